@@ -1,0 +1,107 @@
+"""The one error hierarchy of Tylo.
+
+Every mistake a user can make reaches them as a `TyloError` subclass:
+
+* `CompileError` and its subclasses: found while compiling a kernel. When raised while the
+  kernel is traced, the frontend attaches the user's file, line and column (`location`), and the
+  message shows the source line with a caret.
+* `PlanError` and `GeometryError`: a static object (layout, ownership, atom, tile) was built or
+  combined with a geometry that the seeds reject. Raised by plain Python code in
+  `tylo.compiler`; inside a kernel they become located compile errors too.
+* `LaunchError`: an argument broke a rule at launch time; the message names the argument and the
+  rule, and nothing was launched.
+* `PtxasError`: the assembler failed; the message names the files and the exact command.
+* `DeviceError`: the driver or GPU is missing or failed; one line, raised at launch, never at import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A position in the user's source: 1-based line, 0-based column."""
+
+    filename: str
+    line: int
+    column: int = 0
+    source_line: str = ""
+    end_column: int | None = None
+
+    def render(self) -> str:
+        head = f"{self.filename}:{self.line}:{self.column + 1}"
+        if not self.source_line:
+            return head
+        text = self.source_line.rstrip("\n")
+        stripped = text.lstrip()
+        indent = len(text) - len(stripped)
+        col = max(self.column - indent, 0)
+        width = 1
+        if self.end_column is not None and self.end_column > self.column:
+            width = self.end_column - self.column
+        caret = " " * col + "^" + "~" * (width - 1)
+        return f"{head}\n    {stripped}\n    {caret}"
+
+
+class TyloError(Exception):
+    """Base class of every error Tylo raises for a user's mistake."""
+
+    def __init__(self, message: str, *, location: SourceLocation | None = None):
+        super().__init__(message)
+        self.message = message
+        self.location = location
+
+    def with_location(self, location: SourceLocation) -> "TyloError":
+        self.location = location
+        return self
+
+    def __str__(self) -> str:
+        if self.location is None:
+            return self.message
+        return f"{self.location.render()}\n{type(self).__name__}: {self.message}"
+
+
+class CompileError(TyloError):
+    """A kernel could not be compiled because of its source."""
+
+
+class UnsupportedError(CompileError):
+    """A Python construct or operation that Tylo kernels do not support."""
+
+
+class TypeMismatchError(CompileError):
+    """Values of incompatible types (dtype, ownership, tile kind) were combined."""
+
+
+class PlanError(CompileError):
+    """A static plan (atom, ownership, copy or MMA decomposition) cannot be built as asked."""
+
+
+class GeometryError(PlanError):
+    """A layout, tile, window or operand geometry that the hardware or the API rejects."""
+
+
+class LayoutError(GeometryError):
+    """An operation of the layout algebra is not defined for its operands."""
+
+
+class LaunchError(TyloError):
+    """A kernel launch was refused before anything ran."""
+
+
+class ArgumentError(LaunchError):
+    """An argument does not satisfy the kernel's signature or specialization."""
+
+    def __init__(self, argument: str, rule: str):
+        super().__init__(f"argument '{argument}': {rule}")
+        self.argument = argument
+        self.rule = rule
+
+
+class DeviceError(LaunchError):
+    """No usable CUDA driver or GPU, or a driver call failed."""
+
+
+class PtxasError(TyloError):
+    """ptxas rejected the PTX Tylo generated."""

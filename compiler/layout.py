@@ -1,0 +1,560 @@
+"""Layouts: hierarchical maps from logical coordinates to element offsets, and their algebra.
+
+A `Layout` pairs a shape with a congruent stride (nested tuples, see `int_tuple`). Offsets are in
+*elements* of whatever the layout indexes; byte units never appear here. The free functions
+follow CuTe's C++ semantics (include/cute/layout.hpp) where the Julia seeds are silent; the
+places where we chose C++ over pycute, or are stricter than both, are marked "Semantics".
+
+Every operation that is undefined for its operands raises `LayoutError` with a message naming
+the operands and the condition that failed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import int_tuple as it
+from .errors import LayoutError
+from .int_tuple import add, fmt, is_const, is_int, is_tuple, mul, require_static
+
+__all__ = [
+    "Layout", "make_layout", "size", "cosize", "rank", "depth", "coalesce", "filter_layout",
+    "compose", "complement", "logical_divide", "tile", "parse_layout",
+]
+
+
+def _tree_key(t: Any) -> Any:
+    """Hashable stand-in for an int tuple: runtime leaves compare by identity, never by ``==``."""
+    if is_tuple(t):
+        return tuple(_tree_key(e) for e in t)
+    return t if is_int(t) else ("?", id(t))
+
+
+class Layout:
+    """A map from coordinates to element offsets: ``shape:stride``.
+
+    ``Layout(shape, stride=None)``: ``shape`` and ``stride`` are nested tuples (lists are
+    accepted and become tuples) or single leaves; the default stride is the compact
+    column-major one, ``prefix_product(shape)``. Static extents must be positive and static
+    strides non-negative; leaves may be runtime values (see `int_tuple`).
+
+    Raises `LayoutError` when shape and stride are not congruent or a leaf is invalid.
+
+    Layouts are immutable and hashable; two layouts are equal when their shapes and strides are
+    (runtime leaves compare by identity). ``str`` gives CuTe's form ``(4,(2,3)):(1,(4,8))``.
+    """
+
+    __slots__ = ("_shape", "_stride")
+
+    def __init__(self, shape: Any, stride: Any = None):
+        shape = it.normalize(shape, "shape")
+        stride = it.prefix_product(shape) if stride is None else it.normalize(stride, "stride")
+        if not it.congruent(shape, stride):
+            raise LayoutError(f"Layout({fmt(shape)}, {fmt(stride)}): shape and stride are not congruent")
+        for s in it.leaves(shape):
+            if is_int(s) and s <= 0:
+                raise LayoutError(f"Layout({fmt(shape)}, {fmt(stride)}): extent {s} is not positive")
+        for d in it.leaves(stride):
+            if is_int(d) and d < 0:
+                raise LayoutError(f"Layout({fmt(shape)}, {fmt(stride)}): stride {d} is negative")
+        object.__setattr__(self, "_shape", shape)
+        object.__setattr__(self, "_stride", stride)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Layout is immutable")
+
+    @property
+    def shape(self) -> Any:
+        """The shape: an extent or a nested tuple of extents."""
+        return self._shape
+
+    @property
+    def stride(self) -> Any:
+        """The stride, congruent to the shape, in elements."""
+        return self._stride
+
+    def __call__(self, *coords: Any) -> Any:
+        """Offset (elements) of a zero-based coordinate: ``l(i)``, ``l((i, j))`` or ``l(i, j)``.
+
+        An int decomposes first-mode-fastest over the whole shape (the last mode is not reduced,
+        CuTe's ``crd2idx``); a tuple is matched mode by mode. Coordinates are assumed in range.
+        With runtime leaves the result is an expression built through their operators, without
+        stride-0 terms or multiplications by 1.
+        """
+        if not coords:
+            raise LayoutError(f"{self}: evaluation needs a coordinate")
+        crd = it.normalize(coords[0] if len(coords) == 1 else coords, "coordinate")
+        return it.crd2idx(crd, self._shape, self._stride)
+
+    def size(self) -> Any:
+        """Number of coordinates: the product of the shape (may be a runtime value)."""
+        return it.product(self._shape)
+
+    def cosize(self) -> Any:
+        """Storage elements up to the largest offset, holes included: ``max offset + 1``.
+
+        With non-negative strides this is ``sum((s-1)*d) + 1`` over the leaves.
+        """
+        acc: Any = 1
+        for s, d in zip(it.leaves(self._shape), it.leaves(self._stride)):
+            acc = add(acc, mul(it.sub(s, 1), d))
+        return acc
+
+    def rank(self) -> int:
+        """Number of top-level modes (1 for an int shape)."""
+        return it.rank(self._shape)
+
+    def depth(self) -> int:
+        """Nesting depth of the shape (0 for an int shape)."""
+        return it.depth(self._shape)
+
+    def is_static(self) -> bool:
+        """True when every shape and stride leaf is a Python int."""
+        return it.is_static(self._shape) and it.is_static(self._stride)
+
+    def __getitem__(self, i: int) -> "Layout":
+        """Mode ``i`` as a layout; a layout with an int shape is its own mode 0."""
+        if not is_tuple(self._shape):
+            if i in (0, -1):
+                return self
+            raise LayoutError(f"{self}: no mode {i} in a rank-1 layout")
+        try:
+            return Layout(self._shape[i], self._stride[i])
+        except IndexError:
+            raise LayoutError(f"{self}: no mode {i} in a rank-{self.rank()} layout") from None
+
+    def modes(self) -> tuple["Layout", ...]:
+        """The top-level modes as layouts."""
+        return tuple(self[i] for i in range(self.rank()))
+
+    def __iter__(self):
+        """Iterate over the top-level modes (see `modes`)."""
+        return iter(self.modes())
+
+    def _key(self) -> Any:
+        return (_tree_key(self._shape), _tree_key(self._stride))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Layout):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __str__(self) -> str:
+        return f"{fmt(self._shape)}:{fmt(self._stride)}"
+
+    __repr__ = __str__
+
+
+# ---------------------------------------------------------------------------------------------
+# Small free functions
+
+
+def _composed_type():
+    from .swizzle import ComposedLayout, Swizzle  # swizzle imports this module
+
+    return Swizzle, ComposedLayout
+
+
+def make_layout(*layouts: Layout) -> Layout:
+    """Concatenate layouts as the modes of a new one: ``make_layout(a, b)`` is ``(a,b)``.
+
+    Raises `LayoutError` for an argument that is not a `Layout`.
+    """
+    for x in layouts:
+        if not isinstance(x, Layout):
+            raise LayoutError(f"make_layout: {x!r} is not a Layout")
+    return Layout(tuple(x.shape for x in layouts), tuple(x.stride for x in layouts))
+
+
+def size(x: Any) -> Any:
+    """Size of a layout-like object (its domain), or the product of an int tuple."""
+    return x.size() if hasattr(x, "size") else it.product(x)
+
+
+def cosize(x: Any) -> Any:
+    """Cosize of a layout-like object: its largest offset + 1, in elements."""
+    return x.cosize()
+
+
+def rank(x: Any) -> int:
+    """Number of top-level modes of a layout-like object or an int tuple."""
+    return x.rank() if hasattr(x, "rank") else it.rank(x)
+
+
+def depth(x: Any) -> int:
+    """Nesting depth of a layout-like object or an int tuple."""
+    return x.depth() if hasattr(x, "depth") else it.depth(x)
+
+
+def _flat_modes(layout: Layout) -> list[tuple[Any, Any]]:
+    return list(zip(it.leaves(layout.shape), it.leaves(layout.stride)))
+
+
+def _from_modes(modes: list[tuple[Any, Any]]) -> Layout:
+    if not modes:
+        return Layout(1, 0)
+    if len(modes) == 1:
+        return Layout(*modes[0])
+    return Layout(tuple(s for s, _ in modes), tuple(d for _, d in modes))
+
+
+def _mergeable(prev: tuple[Any, Any], d: Any) -> bool:
+    ps, pd = prev
+    return is_int(ps) and is_int(pd) and is_int(d) and ps * pd == d
+
+
+def _merge_modes(modes: list[tuple[Any, Any]], ctx: str | None) -> list[tuple[Any, Any]]:
+    """Drop extent-1 modes and merge ``s0:d0 ++ s1:(s0*d0)``.
+
+    With a context the decisions are strict (a runtime leaf that a decision needs raises);
+    without one they are conservative (runtime modes are kept and never merged).
+    """
+    out: list[tuple[Any, Any]] = []
+    for k, (s, d) in enumerate(modes):
+        if ctx is not None:
+            require_static(s, f"extent of flat mode {k}", ctx)
+        if is_const(s, 1):
+            continue
+        if out:
+            if ctx is not None:
+                require_static(out[-1][1], f"stride of flat mode {k - 1}", ctx)
+                require_static(d, f"stride of flat mode {k}", ctx)
+            if _mergeable(out[-1], d):
+                out[-1] = (mul(out[-1][0], s), out[-1][1])
+                continue
+        out.append((s, d))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Coalesce and filter
+
+
+def coalesce(layout: Any, profile: Any = None) -> Any:
+    """The same function of ``size(layout)`` indices with the fewest modes.
+
+    Flattens, drops extent-1 modes and merges neighbours ``s0:d0 ++ s1:(s0*d0)`` into
+    ``(s0*s1):d0``. The result has depth <= 1 (an int shape when one mode remains, ``1:0``
+    when none does). With a tuple ``profile`` the operation applies by mode (mode ``i`` with
+    ``profile[i]``, modes beyond the profile kept unchanged); an int profile means the whole
+    layout. A `ComposedLayout` keeps its swizzle and coalesces its inner layout.
+
+    Raises `LayoutError` when a decision needs a runtime leaf (an extent, or the strides of two
+    neighbouring modes), or when the profile has more modes than the layout. (C++ instead keeps
+    runtime modes unmerged; `compose` does that internally, where it is always safe.)
+    """
+    _, composed = _composed_type()
+    if isinstance(layout, composed):
+        return composed(layout.swizzle, coalesce(layout.layout, profile))
+    if not isinstance(layout, Layout):
+        raise LayoutError(f"coalesce: {layout!r} is not a Layout")
+    if is_tuple(profile):
+        if len(profile) > layout.rank():
+            raise LayoutError(f"coalesce({layout}, {fmt(profile)}): profile has more modes than the layout")
+        modes = [coalesce(layout[i], profile[i]) for i in range(len(profile))]
+        return make_layout(*modes, *layout.modes()[len(profile):])
+    return _from_modes(_merge_modes(_flat_modes(layout), f"coalesce({layout})"))
+
+
+def filter_layout(layout: Layout) -> Layout:
+    """`coalesce` after setting the extent of every stride-0 mode to 1 (CuTe's ``filter``).
+
+    The result enumerates the distinct offsets of an injective-up-to-broadcast layout.
+    Raises `LayoutError` on runtime leaves.
+    """
+    ctx = f"filter({layout})"
+    require_static(layout.stride, "a stride", ctx)
+    shape = it.transform_leaves(lambda s, d: 1 if d == 0 else s, layout.shape, layout.stride)
+    return coalesce(Layout(shape, layout.stride))
+
+
+def _coalesce_x(layout: Layout) -> list[tuple[Any, Any]]:
+    """Flat modes of ``layout`` coalesced conservatively, keeping the last mode's stride.
+
+    Only the extents of all but the last mode and the stride of the last mode are meaningful:
+    the last stride is the one an index past the end ("extension") continues with, even when
+    the last extent is 1 (CuTe's ``coalesce_x``).
+    """
+    modes = _flat_modes(layout) or [(1, 0)]
+    *init, (ls, ld) = modes
+    out = _merge_modes(init, None)
+    if out and _mergeable(out[-1], ld):
+        out[-1] = (mul(out[-1][0], ls), out[-1][1])
+    else:
+        out.append((ls, ld))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Composition
+
+
+def _tiler_str(b: Any) -> str:
+    if is_tuple(b):
+        return "<" + ",".join(_tiler_str(x) for x in b) + ">"
+    return str(b) if isinstance(b, Layout) or is_int(b) else repr(b)
+
+
+def compose(a: Any, b: Any) -> Any:
+    """Functional composition: ``compose(a, b)(c) == a(b(c))`` for every ``c`` in b's domain.
+
+    ``a`` is a `Layout`, a `Swizzle` or a `ComposedLayout`; ``b`` is a `Layout`, an int ``n``
+    (meaning ``n:1``) or a tuple of such tilers applied by mode. The result has b's shape (its
+    modes may be further factored). Indices past the end of ``a`` extend a's last mode.
+
+    Semantics (C++ over pycute):
+
+    * ``b`` may be larger than a's domain: a's last mode is extended with its own stride, even
+      when its extent is 1 (``(4,3,1):(3,1,0) o 24`` is ``(4,3,2):(3,1,0)``; pycute refuses).
+    * ``compose(1:1, 4:1)`` is ``4:1`` (pycute gives ``4:0``).
+    * a tuple tiler with fewer modes than ``a`` **drops** a's extra modes: the result keeps
+      b's domain (pycute keeps them). `logical_divide` keeps them.
+    * Stricter than C++, so that the defining property always holds: when a stride of b does
+      not divide, and is not divided by, the extent of a mode of a, b must end inside that
+      mode; and the modes of b must not overlap on a mode of a (on each flat mode of a, the
+      largest offsets b's modes put into it must sum below its extent, otherwise a(b(c))
+      carries and is not the sum of the per-mode results). C++ accepts both and returns a
+      layout that is not a(b(c)), e.g. ``(3,3):(1,10) o (2,2):(1,2)``.
+
+    Raises `LayoutError` when a divisibility or overlap condition fails, when one needs a
+    runtime leaf, when a tuple tiler has more modes than ``a``, or for unsupported operands.
+    """
+    swizzle, composed = _composed_type()
+    if isinstance(a, swizzle):
+        if isinstance(b, int) or isinstance(b, Layout):
+            return composed(a, Layout(b) if not isinstance(b, Layout) else b)
+        raise LayoutError(f"compose({a}, {_tiler_str(b)}): a swizzle composes with a Layout or an int")
+    if isinstance(a, composed):
+        return composed(a.swizzle, compose(a.layout, b))
+    if not isinstance(a, Layout):
+        raise LayoutError(f"compose: {a!r} is not a Layout, Swizzle or ComposedLayout")
+    ctx = f"compose({a}, {_tiler_str(b)})"
+    if is_tuple(b):
+        if len(b) > a.rank():
+            raise LayoutError(f"{ctx}: the tiler has {len(b)} modes, the layout only {a.rank()}")
+        return make_layout(*(compose(a[i], b[i]) for i in range(len(b))))
+    if not isinstance(b, Layout):
+        if not it.is_leaf(b) or isinstance(b, composed):
+            raise LayoutError(f"{ctx}: the right operand must be a Layout, an int or a tuple of tilers")
+        b = Layout(b)
+    lhs = _coalesce_x(a)
+    reach = [0] * len(lhs)
+    result = _compose_impl(lhs, b.shape, b.stride, ctx, reach)
+    for (s, d), r in zip(lhs[:-1], reach):
+        if r and r >= s:
+            raise LayoutError(
+                f"{ctx}: the modes of the right layout overlap on mode {s}:{fmt(d)} of the "
+                f"flattened left layout: their largest offsets into it sum to {r} >= {s}, so "
+                f"a(b(c)) carries into the next mode and is not a layout of b's shape")
+    return result
+
+
+def _compose_impl(lhs: list[tuple[Any, Any]], rs: Any, rd: Any, ctx: str, reach: list) -> Layout:
+    """Compose the flat modes ``lhs`` of a with one mode ``rs:rd`` of b (recursing over b).
+
+    ``reach[k]`` accumulates, over b's leaves, the largest offset each puts into flat mode k of
+    a; `compose` checks afterwards that they cannot carry (the right-distributivity condition).
+    """
+    if is_tuple(rs):
+        return make_layout(*(_compose_impl(lhs, s, d, ctx, reach) for s, d in zip(rs, rd)))
+    if is_const(rd, 0):
+        return Layout(rs, rd)
+    if len(lhs) == 1:
+        return Layout(rs, mul(rd, lhs[0][1]))
+    if is_const(rs, 1):
+        return Layout(1, 0)
+    result: list[tuple[Any, Any]] = []
+    for k, (s, d) in enumerate(lhs[:-1]):
+        if is_const(rs, 1):
+            break
+        require_static(s, f"extent of flat mode {k} of the left layout", ctx)
+        require_static(rd, f"stride {fmt(rd)} of the right layout", ctx)
+        if rd % s == 0:  # b's step jumps over this whole mode
+            rd //= s
+            continue
+        require_static(rs, "extent of the right layout", ctx)
+        n = it.ceil_div(s, rd)
+        if rs <= n:  # b ends inside this mode
+            result.append((rs, mul(rd, d)))
+            reach[k] += (rs - 1) * rd
+            rs = 1
+            break
+        if s % rd != 0:
+            raise LayoutError(
+                f"{ctx}: stride divisibility fails: stride {rd} and extent {s} of mode "
+                f"{s}:{fmt(d)} do not divide one another, and {rs} elements do not fit in "
+                f"ceil({s}/{rd}) = {n}")
+        if rs % n != 0:
+            raise LayoutError(
+                f"{ctx}: shape divisibility fails: extent {rs} is not divisible by {n} "
+                f"(= extent {s} of mode {s}:{fmt(d)} / stride {rd})")
+        result.append((n, mul(rd, d)))
+        reach[k] += (n - 1) * rd
+        rs //= n
+        rd = 1
+    if not result:
+        return Layout(rs, mul(rd, lhs[-1][1]))
+    if not is_const(rs, 1):
+        result.append((rs, mul(rd, lhs[-1][1])))
+    return _from_modes(result)
+
+
+# ---------------------------------------------------------------------------------------------
+# Complement and divide
+
+
+def complement(layout: Layout, cotarget: Any = None) -> Layout:
+    """The layout of the offsets ``layout`` skips, repeated until ``cotarget`` is covered.
+
+    ``cotarget`` is an int or a shape (only its product matters); it defaults to
+    ``cosize(filter(layout))`` (CuTe's default). The result R is ordered (strictly increasing
+    offsets), its offsets are disjoint from ``layout``'s except 0, and
+    ``size(filter(layout)) * size(R) >= cotarget``; for a compact layout's sub-layout L and
+    that layout's size N, ``make_layout(L, complement(L, N))`` is a bijection onto ``[0, N)``.
+    Stride-0 and extent-1 modes of ``layout`` are ignored (``filter``). The result is coalesced.
+
+    Raises `LayoutError` for runtime leaves, or when the sorted strides do not nest (each stride
+    must be a multiple of the extent covered by the smaller modes: otherwise the layout is not
+    injective and no complement exists; C++ silently rounds there).
+    """
+    ctx = f"complement({layout}{'' if cotarget is None else ', ' + fmt(cotarget)})"
+    require_static(layout.shape, "an extent", ctx)
+    require_static(layout.stride, "a stride", ctx)
+    f = filter_layout(layout)
+    target = f.cosize() if cotarget is None else it.product(it.normalize(cotarget, "cotarget"))
+    require_static(target, "the cotarget", ctx)
+    modes = sorted((d, s) for s, d in _flat_modes(f) if d != 0)
+    shapes: list[int] = []
+    strides = [1]
+    for d, s in modes:
+        if d % strides[-1] != 0:
+            raise LayoutError(
+                f"{ctx}: stride {d} is not a multiple of {strides[-1]}, the extent covered by "
+                f"the modes with smaller strides; the layout is not complementable")
+        shapes.append(d // strides[-1])
+        strides.append(d * s)
+    shapes.append(it.ceil_div(target, strides[-1]))
+    return coalesce(Layout(tuple(shapes), tuple(strides)))
+
+
+def logical_divide(layout: Any, tiler: Any) -> Any:
+    """Split ``layout`` into (tile, rest): ``compose(layout, (tiler, complement(tiler, size)))``.
+
+    ``tiler`` is a `Layout`, an int ``n`` (``n:1``) or a tuple of tilers applied by mode; modes
+    of ``layout`` beyond the tuple are kept unchanged (C++ and pycute agree). Mode 0 of a
+    1-D result enumerates one tile, mode 1 the tiles. A `ComposedLayout` divides its inner
+    layout. Raises `LayoutError` as `complement` and `compose` do.
+    """
+    _, composed = _composed_type()
+    if isinstance(layout, composed):
+        return composed(layout.swizzle, logical_divide(layout.layout, tiler))
+    if not isinstance(layout, Layout):
+        raise LayoutError(f"logical_divide: {layout!r} is not a Layout")
+    if is_tuple(tiler):
+        if len(tiler) > layout.rank():
+            raise LayoutError(f"logical_divide({layout}, {_tiler_str(tiler)}): "
+                              "the tiler has more modes than the layout")
+        modes = [logical_divide(layout[i], tiler[i]) for i in range(len(tiler))]
+        return make_layout(*modes, *layout.modes()[len(tiler):])
+    if not isinstance(tiler, Layout):
+        tiler = Layout(it.normalize(tiler, "tiler"))
+    return compose(layout, make_layout(tiler, complement(tiler, layout.size())))
+
+
+def tile(layout: Any, tiler: Any) -> Any:
+    """Factor each top-level mode into ``(within_tile, tile_index)``, first component fastest.
+
+    ``tiler`` is a tuple of positive static extents, one per mode (an int for a rank-1 layout).
+    Mode ``i`` of the result is ``compose(layout[i], (t, n/t):(1, t))`` where ``n`` is the
+    mode's size, so ``result((( a, b), ...)) == layout((a + t*b, ...))``. A 16x32 layout
+    tiled by (8,16) has shape ``((8,2),(16,2))``. The result always has a tuple shape of the
+    layout's rank. Coordinates change; storage does not. A `ComposedLayout` tiles its inner
+    layout.
+
+    Raises `LayoutError` on a rank mismatch, a tile extent that does not divide its mode, or a
+    runtime extent.
+    """
+    _, composed = _composed_type()
+    if isinstance(layout, composed):
+        return composed(layout.swizzle, tile(layout.layout, tiler))
+    if not isinstance(layout, Layout):
+        raise LayoutError(f"tile: {layout!r} is not a Layout")
+    tiler = it.normalize(tiler if is_tuple(tiler) or isinstance(tiler, list) else (tiler,), "tiler")
+    ctx = f"tile({layout}, {fmt(tiler)})"
+    if len(tiler) != layout.rank() or any(is_tuple(t) for t in tiler):
+        raise LayoutError(f"{ctx}: expected {layout.rank()} tile extents, one per mode")
+    modes = []
+    for i, t in enumerate(tiler):
+        require_static(t, f"tile extent {i}", ctx)
+        n = layout[i].size()
+        require_static(n, f"size of mode {i}", ctx)
+        if t <= 0 or n % t != 0:
+            raise LayoutError(f"{ctx}: tile extent {t} does not divide mode {i} of extent {n}")
+        modes.append(compose(layout[i], Layout((t, n // t), (1, t))))
+    return make_layout(*modes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing the printed form
+
+
+def parse_layout(text: str) -> Any:
+    """Read back the printed form of a layout: ``(4,(2,3)):(1,(4,8))``, ``8:1``, or a swizzled
+    ``Sw<3,3,3> o (8,64):(64,1)``; ``parse_layout(str(x)) == x`` for static ``x``. A ``?`` leaf
+    reads as the `DYNAMIC` placeholder of IR types. Raises `LayoutError` on malformed text.
+    """
+    src = "".join(text.split())
+    if src.startswith("Sw<"):
+        head, sep, rest = src.partition(">o")
+        fields = head[3:].split(",")
+        if not sep or len(fields) != 3:
+            raise LayoutError(f"parse_layout({text!r}): expected 'Sw<bits,base,shift> o shape:stride'")
+        swizzle, composed = _composed_type()
+        try:
+            bits, base, shift = (int(f) for f in fields)
+        except ValueError:
+            raise LayoutError(f"parse_layout({text!r}): swizzle fields must be integers") from None
+        return composed(swizzle(bits, base, shift), parse_layout(rest))
+    shape, pos = _parse_tuple(src, 0, text)
+    if src[pos:pos + 1] != ":":
+        raise LayoutError(f"parse_layout({text!r}): expected ':' at position {pos}")
+    stride, pos = _parse_tuple(src, pos + 1, text)
+    if pos != len(src):
+        raise LayoutError(f"parse_layout({text!r}): unexpected text at position {pos}")
+    return Layout(shape, stride)
+
+
+def _parse_tuple(src: str, pos: int, text: str) -> tuple[Any, int]:
+    if src[pos:pos + 1] == "(":
+        items = []
+        pos += 1
+        while src[pos:pos + 1] != ")":
+            item, pos = _parse_tuple(src, pos, text)
+            items.append(item)
+            if src[pos:pos + 1] == ",":
+                pos += 1
+            elif src[pos:pos + 1] != ")":
+                raise LayoutError(f"parse_layout({text!r}): expected ',' or ')' at position {pos}")
+        return tuple(items), pos + 1
+    if src[pos:pos + 1] == "?":
+        from .dynamic import DYNAMIC  # the placeholder IR types use for a runtime leaf
+
+        return DYNAMIC, pos + 1
+    end = pos
+    while end < len(src) and src[end].isdigit():
+        end += 1
+    if end == pos:
+        raise LayoutError(f"parse_layout({text!r}): expected an integer or '(' at position {pos}")
+    return int(src[pos:end]), end
+
+
+def __getattr__(name: str) -> Any:
+    """``window`` and ``Window`` live in `tylo.compiler.window`; re-exported here lazily."""
+    if name in ("window", "Window"):
+        from . import window as window_module
+
+        return getattr(window_module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

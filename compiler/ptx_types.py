@@ -1,0 +1,84 @@
+"""PTX fundamental types and register classes: the one table of PTX type suffixes.
+
+Source: PTX ISA section 5.2 "Types" (5.2.1 Fundamental Types, 5.2.5 Packed Data Types) and
+section 5.3 / 9.7 for which register types an instruction type may name
+(https://docs.nvidia.com/cuda/parallel-thread-execution/#fundamental-types). A register of a
+bit-size class (``.b16``, ``.b32``, ``.b64``) may be used by any instruction type of that size;
+``.f32``/``.f64`` registers hold floating-point values; ``.pred`` holds predicates. 8-bit values
+live in 16-bit registers (PTX has no 8-bit register class in practice; nvcc uses ``.b16``).
+Plain Python: imported by the dtype table, the ptx dialect, the lowering and the printer alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PtxType:
+    suffix: str  # as written after an opcode: "s32", "bf16x2"
+    bits: int
+    kind: str  # "b" bits, "s" signed, "u" unsigned, "f" float, "pred"
+    reg: str  # register class that holds a value of this type
+
+
+@dataclass(frozen=True)
+class RegisterClass:
+    name: str  # as declared: ".reg .b32"
+    prefix: str  # virtual register name prefix: "%r"
+    bits: int
+
+
+REGISTER_CLASSES: dict[str, RegisterClass] = {
+    r.name: r
+    for r in (
+        RegisterClass("pred", "%p", 1),
+        RegisterClass("b16", "%rs", 16),
+        RegisterClass("b32", "%r", 32),
+        RegisterClass("b64", "%rd", 64),
+        RegisterClass("f32", "%f", 32),
+        RegisterClass("f64", "%fd", 64),
+    )
+}
+
+PTX_TYPES: dict[str, PtxType] = {
+    t.suffix: t
+    for t in (
+        PtxType("pred", 1, "pred", "pred"),
+        PtxType("b8", 8, "b", "b16"),
+        PtxType("b16", 16, "b", "b16"),
+        PtxType("b32", 32, "b", "b32"),
+        PtxType("b64", 64, "b", "b64"),
+        PtxType("s8", 8, "s", "b16"),
+        PtxType("s16", 16, "s", "b16"),
+        PtxType("s32", 32, "s", "b32"),
+        PtxType("s64", 64, "s", "b64"),
+        PtxType("u8", 8, "u", "b16"),
+        PtxType("u16", 16, "u", "b16"),
+        PtxType("u32", 32, "u", "b32"),
+        PtxType("u64", 64, "u", "b64"),
+        PtxType("f16", 16, "f", "b16"),
+        PtxType("bf16", 16, "f", "b16"),
+        PtxType("e4m3", 8, "f", "b16"),
+        PtxType("e5m2", 8, "f", "b16"),
+        PtxType("f16x2", 32, "f", "b32"),
+        PtxType("bf16x2", 32, "f", "b32"),
+        PtxType("e4m3x2", 16, "f", "b16"),
+        PtxType("e5m2x2", 16, "f", "b16"),
+        PtxType("tf32", 32, "f", "b32"),
+        PtxType("f32", 32, "f", "f32"),
+        PtxType("f64", 64, "f", "f64"),
+    )
+}
+
+
+def ptx_type(suffix: str) -> PtxType:
+    try:
+        return PTX_TYPES[suffix]
+    except KeyError:
+        raise ValueError(f"unknown PTX type suffix '.{suffix}'") from None
+
+
+def register_class(suffix: str) -> RegisterClass:
+    """The register class holding one value of PTX type `suffix`."""
+    return REGISTER_CLASSES[ptx_type(suffix).reg]

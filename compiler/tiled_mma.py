@@ -1,0 +1,144 @@
+"""TiledMMA: a CTA's decomposition of a (TM x TN x K) product into warp MMA atoms.
+
+``TiledMMA(atom, warps=(wm, wn), repeat=(rm, rn), k=K)``: wm x wn warps, warp numbering
+M-fastest (warp = wm_index + wm * wn_index); each warp computes rm x rn atoms; K is a positive
+multiple of the atom's k. Atoms are laid out over the warps first, then repeated (as CuTe's
+TiledMMA does): atom row block ``wm_index + wm * r`` of the tile belongs to warp row wm_index.
+The tile is TM = m * wm * rm rows by TN = n * wn * rn columns.
+
+Each operand is one flat fragment whose ownership covers the CTA's 32 * wm * wn threads; the
+value slots run over (atom slots, M or N repeat, K step), first fastest. No allocation and no
+barrier is implied.
+"""
+
+from __future__ import annotations
+
+from .errors import PlanError
+from .layout import Layout
+from .mma_atom import MMAAtom, _role
+from .ownership import Ownership, restride
+
+
+def _positive_pair(what: str, value) -> tuple[int, int]:
+    pair = tuple(value)
+    if len(pair) != 2 or not all(isinstance(x, int) and x > 0 for x in pair):
+        raise PlanError(f"TiledMMA: {what} {value!r} must be two positive static integers")
+    return pair
+
+
+def _mode(atom_part, *repeats):
+    """One layout mode: the atom's part, then each (extent, stride) repeat of extent > 1."""
+    parts = [atom_part] + [(e, d) for e, d in repeats if e > 1]
+    if len(parts) == 1:
+        return atom_part
+    return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
+
+
+class TiledMMA:
+    """A CTA-level MMA plan over `atom` (see module docstring). Raises PlanError on bad geometry."""
+
+    def __init__(self, atom: MMAAtom, warps=(1, 1), repeat=(1, 1), k: int | None = None):
+        if not isinstance(atom, MMAAtom):
+            raise PlanError(f"TiledMMA: {atom!r} is not an MMAAtom")
+        self.atom = atom
+        self.warps = _positive_pair("warps", warps)
+        self.repeat = _positive_pair("repeat", repeat)
+        k = atom.k if k is None else k
+        if not isinstance(k, int) or k <= 0 or k % atom.k:
+            raise PlanError(
+                f"TiledMMA: K = {k!r} must be a positive multiple of the atom's k = {atom.k}"
+            )
+        self.k = k
+        self._ownerships: dict[str, Ownership] = {}
+
+    @classmethod
+    def of(cls, plan) -> "TiledMMA":
+        """A TiledMMA as is, or the single-warp, single-atom plan of an MMAAtom."""
+        return plan if isinstance(plan, TiledMMA) else cls(plan)
+
+    # -- geometry -------------------------------------------------------------------------------
+    @property
+    def k_steps(self) -> int:
+        return self.k // self.atom.k
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps[0] * self.warps[1]
+
+    @property
+    def tile_shape(self) -> tuple[int, int, int]:
+        """(TM, TN, K)."""
+        m, n, _ = self.atom.shape
+        return (m * self.warps[0] * self.repeat[0], n * self.warps[1] * self.repeat[1], self.k)
+
+    def operand_shape(self, role: str) -> tuple[int, int]:
+        tm, tn, k = self.tile_shape
+        return {"A": (tm, k), "B": (k, tn), "C": (tm, tn)}[_role(role)]
+
+    # -- ownership ------------------------------------------------------------------------------
+    def operand_layout(self, role: str) -> Ownership:
+        """The CTA-wide ownership of operand `role` ("A", "B" or "C")."""
+        r = _role(role)
+        if r not in self._ownerships:
+            self._ownerships[r] = self._operand_layout(r)
+        return self._ownerships[r]
+
+    def _operand_layout(self, r: str) -> Ownership:
+        atom = self.atom.operand_layout(r)
+        m, n, ka = self.atom.shape
+        wm, wn = self.warps
+        rm, rn = self.repeat
+        tm, tn, k = self.tile_shape
+        rows, cols = self.operand_shape(r)
+        inner = restride(atom.layout, atom.rows, rows)
+        lane_shape, lane_stride = inner.shape[0], inner.stride[0]
+        slot_shape, slot_stride = inner.shape[1], inner.stride[1]
+        kk = self.k_steps
+        if r == "A":  # (TM, K): warp rows move m, warp columns replicate
+            threads = _mode((lane_shape, lane_stride), (wm, m), (wn, 0))
+            values = _mode((slot_shape, slot_stride), (rm, m * wm), (kk, rows * ka))
+        elif r == "B":  # (K, TN): warp columns move n, warp rows replicate
+            threads = _mode((lane_shape, lane_stride), (wm, 0), (wn, rows * n))
+            values = _mode((slot_shape, slot_stride), (rn, rows * n * wn), (kk, ka))
+        else:  # (TM, TN)
+            threads = _mode((lane_shape, lane_stride), (wm, m), (wn, rows * n))
+            values = _mode((slot_shape, slot_stride), (rm, m * wm), (rn, rows * n * wn))
+        layout = Layout((threads[0], values[0]), (threads[1], values[1]))
+        return Ownership((rows, cols), layout)
+
+    def atom_slots(self, role: str, i: int, j: int) -> list[int]:
+        """Fragment slots of one atom's operand, in the atom's element order.
+
+        For A, (i, j) = (M repeat, K step); for B, (N repeat, K step); for C, (M repeat, N repeat).
+        """
+        r = _role(role)
+        per_atom = self.atom.operand_layout(r).values
+        first = {"A": self.repeat[0], "B": self.repeat[1], "C": self.repeat[0]}[r]
+        base = per_atom * (i + first * j)
+        return list(range(base, base + per_atom))
+
+    def atoms(self):
+        """The atom instructions one thread issues, as (m repeat, n repeat, k step), k outermost."""
+        for kk in range(self.k_steps):
+            for j in range(self.repeat[1]):
+                for i in range(self.repeat[0]):
+                    yield i, j, kk
+
+    # -- identity -------------------------------------------------------------------------------
+    def _key(self):
+        return (self.atom, self.warps, self.repeat, self.k)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TiledMMA) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __str__(self) -> str:
+        return (
+            f"{self.atom}, warps = ({self.warps[0]},{self.warps[1]}), "
+            f"repeat = ({self.repeat[0]},{self.repeat[1]}), k = {self.k}"
+        )
+
+    def __repr__(self) -> str:
+        return f"TiledMMA({self})"

@@ -1,0 +1,59 @@
+"""The ptx dialect: PTX instructions over virtual registers, printed by the `ptx` target."""
+
+from xdsl.ir import Dialect
+
+from .entry import EntryOp
+from .ops import (
+    AddOp,
+    AndOp,
+    BarSyncOp,
+    BraOp,
+    ConstOp,
+    CvtaOp,
+    CvtOp,
+    DivOp,
+    FmaOp,
+    GetRegisterOp,
+    LabelOp,
+    LdOp,
+    LdParamOp,
+    MaxOp,
+    MinOp,
+    MmaSyncOp,
+    MovOp,
+    MovSymbolOp,
+    MulOp,
+    NegOp,
+    NotOp,
+    OrOp,
+    PackOp,
+    PTXInstruction,
+    RemOp,
+    RetOp,
+    SelpOp,
+    SetpOp,
+    SharedDeclOp,
+    ShlOp,
+    ShrOp,
+    SpecialOp,
+    StOp,
+    SubOp,
+    TrapOp,
+    UnpackOp,
+    XorOp,
+)
+from .registers import RegisterAllocator, RegisterType
+
+PTX = Dialect(
+    "ptx",
+    [
+        EntryOp,
+        AddOp, SubOp, MulOp, DivOp, RemOp, MinOp, MaxOp, AndOp, OrOp, XorOp, ShlOp, ShrOp,
+        FmaOp, MovOp, NegOp, NotOp, ConstOp, SpecialOp, SetpOp, SelpOp, CvtOp, PackOp, UnpackOp,
+        LdParamOp, CvtaOp, LdOp, StOp, SharedDeclOp, MovSymbolOp,
+        BarSyncOp, MmaSyncOp, LabelOp, BraOp, TrapOp, RetOp, GetRegisterOp,
+    ],
+    [RegisterType],
+)
+
+__all__ = ["PTX", "EntryOp", "RegisterType", "RegisterAllocator", "PTXInstruction"]

@@ -1,0 +1,69 @@
+"""The tylo dialect: layouts, ownership, fragments, tiles and the ops over them."""
+
+from xdsl.ir import Dialect
+
+from .attributes import LayoutAttr, OwnershipAttr, TiledMMAAttr, dtype_of, element_type
+from .ops import (
+    BarrierOp,
+    BlockDimOp,
+    BlockIdxOp,
+    CheckOp,
+    GridDimOp,
+    LoadElementOp,
+    LoadFragmentOp,
+    LoadOp,
+    MakeTileOp,
+    MapOp,
+    MMAOp,
+    MMASyncOp,
+    PtrAddOp,
+    SharedAllocOp,
+    SplatOp,
+    StoreElementOp,
+    StoreFragmentOp,
+    StoreOp,
+    ThreadIdxOp,
+    WindowOp,
+    YieldOp,
+)
+from .types import FragmentType, PointerType, TileType
+
+Tylo = Dialect(
+    "tylo",
+    [
+        ThreadIdxOp,
+        BlockIdxOp,
+        BlockDimOp,
+        GridDimOp,
+        BarrierOp,
+        CheckOp,
+        SharedAllocOp,
+        PtrAddOp,
+        LoadOp,
+        StoreOp,
+        MakeTileOp,
+        WindowOp,
+        LoadElementOp,
+        StoreElementOp,
+        LoadFragmentOp,
+        StoreFragmentOp,
+        SplatOp,
+        MapOp,
+        YieldOp,
+        MMAOp,
+        MMASyncOp,
+    ],
+    [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType],
+)
+
+__all__ = [
+    "Tylo",
+    "LayoutAttr",
+    "OwnershipAttr",
+    "TiledMMAAttr",
+    "PointerType",
+    "TileType",
+    "FragmentType",
+    "element_type",
+    "dtype_of",
+]

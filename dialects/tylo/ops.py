@@ -1,0 +1,548 @@
+"""Operations of the tylo dialect.
+
+Fragment-level ops (`load_fragment`, `store_fragment`, `mma`, `splat`, `map`) keep a thread's
+share of a tile as ONE value until `tylo-lower-fragments` expands it into per-slot scalars.
+Element-level ops (`load_element`, `store_element`) address a tile by logical coordinate until
+`tylo-lower-tiles` turns them into pointer arithmetic and `load`/`store`. `mma_sync` is one
+warp MMA instruction on scalars, what `tylo.mma` becomes per atom.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, StringAttr, i1, i32, i64
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    lazy_traits_def,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.traits import HasParent, IsTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from ...compiler.dynamic import is_dynamic
+from ...compiler.int_tuple import is_static, leaves, product
+from .attributes import TiledMMAAttr, dtype_of
+from .types import FragmentType, PointerType, TileType
+
+# ---------------------------------------------------------------------------------------------
+# Thread and block indices (PTX special registers %tid, %ctaid, %ntid, %nctaid; PTX ISA 10).
+
+DIMS = ("x", "y", "z")
+
+
+class _IndexOp(IRDLOperation):
+    dim = prop_def(StringAttr)
+    result = result_def(i32)
+    traits = traits_def(Pure())
+    assembly_format = "$dim attr-dict `:` type($result)"
+
+    def __init__(self, dim: str):
+        super().__init__(properties={"dim": StringAttr(dim)}, result_types=[i32])
+
+    def verify_(self) -> None:
+        if self.dim.data not in DIMS:
+            raise VerifyException(f"dimension '{self.dim.data}' must be x, y or z")
+
+
+@irdl_op_definition
+class ThreadIdxOp(_IndexOp):
+    """The thread's index in its block along `dim` (%tid)."""
+
+    name = "tylo.thread_idx"
+
+
+@irdl_op_definition
+class BlockIdxOp(_IndexOp):
+    """The block's index in the grid along `dim` (%ctaid)."""
+
+    name = "tylo.block_idx"
+
+
+@irdl_op_definition
+class BlockDimOp(_IndexOp):
+    """Threads per block along `dim` (%ntid)."""
+
+    name = "tylo.block_dim"
+
+
+@irdl_op_definition
+class GridDimOp(_IndexOp):
+    """Blocks per grid along `dim` (%nctaid)."""
+
+    name = "tylo.grid_dim"
+
+
+@irdl_op_definition
+class BarrierOp(IRDLOperation):
+    """Wait until every thread of the block arrives; orders their shared-memory accesses (bar.sync 0)."""
+
+    name = "tylo.barrier"
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class CheckOp(IRDLOperation):
+    """Trap (abort the kernel) unless `condition` holds; `message` says what was checked."""
+
+    name = "tylo.check"
+    condition = operand_def(i1)
+    message = prop_def(StringAttr)
+    assembly_format = "$condition `,` $message attr-dict"
+
+    def __init__(self, condition: SSAValue, message: str):
+        super().__init__(operands=[condition], properties={"message": StringAttr(message)})
+
+
+# ---------------------------------------------------------------------------------------------
+# Pointers and tiles.
+
+
+@irdl_op_definition
+class SharedAllocOp(IRDLOperation):
+    """A static shared-memory allocation of `elements` elements, aligned to `align` bytes."""
+
+    name = "tylo.shared_alloc"
+    elements = prop_def(IntegerAttr[I64])
+    align = prop_def(IntegerAttr[I64])
+    result = result_def(PointerType)
+    assembly_format = "$elements `,` `align` $align attr-dict `:` type($result)"
+
+    def __init__(self, element_type: Attribute, elements: int, align: int):
+        super().__init__(
+            properties={"elements": IntegerAttr(elements, i64), "align": IntegerAttr(align, i64)},
+            result_types=[PointerType(element_type, "shared")],
+        )
+
+    def verify_(self) -> None:
+        if self.result.type.space.data != "shared":
+            raise VerifyException("shared_alloc must return a shared pointer")
+        align = self.align.value.data
+        if align <= 0 or align & (align - 1):
+            raise VerifyException(f"alignment {align} must be a power of two")
+        if self.elements.value.data <= 0:
+            raise VerifyException("shared_alloc needs a positive element count")
+
+
+@irdl_op_definition
+class PtrAddOp(IRDLOperation):
+    """`pointer` advanced by `offset` ELEMENTS (not bytes)."""
+
+    name = "tylo.ptr_add"
+    T: ClassVar = VarConstraint("T", base(PointerType))
+    pointer = operand_def(T)
+    offset = operand_def(IntegerType)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$pointer `,` $offset attr-dict `:` type($pointer) `,` type($offset)"
+
+    def __init__(self, pointer: SSAValue, offset: SSAValue):
+        super().__init__(operands=[pointer, offset], result_types=[pointer.type])
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Load one element through a pointer."""
+
+    name = "tylo.load"
+    pointer = operand_def(PointerType)
+    result = result_def()
+    assembly_format = "$pointer attr-dict `:` type($pointer) `->` type($result)"
+
+    def __init__(self, pointer: SSAValue):
+        super().__init__(operands=[pointer], result_types=[pointer.type.element_type])
+
+    def verify_(self) -> None:
+        if self.result.type != self.pointer.type.element_type:
+            raise VerifyException(
+                f"load of {self.pointer.type} must produce {self.pointer.type.element_type}, "
+                f"not {self.result.type}"
+            )
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Store one element through a pointer."""
+
+    name = "tylo.store"
+    value = operand_def()
+    pointer = operand_def(PointerType)
+    assembly_format = "$value `,` $pointer attr-dict `:` type($value) `,` type($pointer)"
+
+    def __init__(self, value: SSAValue, pointer: SSAValue):
+        super().__init__(operands=[value, pointer])
+
+    def verify_(self) -> None:
+        if self.value.type != self.pointer.type.element_type:
+            raise VerifyException(
+                f"store of {self.value.type} through {self.pointer.type}: element types differ"
+            )
+
+
+def affine_part(layout):
+    """The Layout under an optional swizzle (a ComposedLayout keeps its leaves inside)."""
+    return getattr(layout, "layout", layout)
+
+
+def dynamic_leaves(layout) -> int:
+    """Number of runtime (``?``) leaves: shape leaves, then stride leaves."""
+    inner = affine_part(layout)
+    return sum(1 for x in leaves(inner.shape) + leaves(inner.stride) if is_dynamic(x))
+
+
+@irdl_op_definition
+class MakeTileOp(IRDLOperation):
+    """Borrow memory as a tile: `pointer` plus the result type's layout.
+
+    `dynamic` gives the runtime leaves (``?``) of the layout, shape leaves first then stride
+    leaves, each in flattened order.
+    """
+
+    name = "tylo.make_tile"
+    pointer = operand_def(PointerType)
+    dynamic = var_operand_def(i32)
+    result = result_def(TileType)
+    assembly_format = (
+        "$pointer (`[` $dynamic^ `]`)? attr-dict `:` type($pointer) `->` type($result)"
+    )
+
+    def __init__(self, pointer: SSAValue, dynamic: Sequence[SSAValue], tile_type: TileType):
+        super().__init__(operands=[pointer, dynamic], result_types=[tile_type])
+
+    def verify_(self) -> None:
+        t, p = self.result.type, self.pointer.type
+        if t.element_type != p.element_type or t.space != p.space:
+            raise VerifyException(f"tile {t} does not match pointer {p}")
+        if t.window.data:
+            raise VerifyException("make_tile makes a root tile; use tylo.window for a window")
+        need = dynamic_leaves(t.layout.data)
+        if need != len(self.dynamic):
+            raise VerifyException(
+                f"layout {t.layout.data} has {need} runtime leaves but {len(self.dynamic)} "
+                "values were given"
+            )
+
+
+@irdl_op_definition
+class WindowOp(IRDLOperation):
+    """A static-shape window of `tile` at a runtime `origin` (logical, per mode)."""
+
+    name = "tylo.window"
+    tile = operand_def(TileType)
+    origin = var_operand_def(i32)
+    result = result_def(TileType)
+    assembly_format = "$tile `[` $origin `]` attr-dict `:` type($tile) `->` type($result)"
+
+    def __init__(self, tile: SSAValue, origin: Sequence[SSAValue], shape: Sequence[int]):
+        t = tile.type
+        super().__init__(
+            operands=[tile, origin],
+            result_types=[TileType(t.element_type, t.space, t.layout, shape)],
+        )
+
+    def verify_(self) -> None:
+        src, dst = self.tile.type, self.result.type
+        if (src.element_type, src.space, src.layout) != (dst.element_type, dst.space, dst.layout):
+            raise VerifyException(f"window {dst} must keep the element type, space and layout of {src}")
+        if not dst.window.data:
+            raise VerifyException("window result must carry a window shape")
+        if len(self.origin) != len(dst.window.data):
+            raise VerifyException(
+                f"window of rank {len(dst.window.data)} needs {len(dst.window.data)} origin "
+                f"coordinates, got {len(self.origin)}"
+            )
+        for axis, (w, s) in enumerate(zip(dst.window_shape, _top_shape(src))):
+            if isinstance(s, int) and w > s:
+                raise VerifyException(f"window extent {w} exceeds extent {s} of axis {axis}")
+
+
+def _top_shape(t: TileType) -> tuple:
+    shape = t.shape
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    return tuple(product(s) if is_static(s) else None for s in shape)
+
+
+@irdl_op_definition
+class LoadElementOp(IRDLOperation):
+    """Load the element at a logical coordinate of a tile (one coordinate per mode)."""
+
+    name = "tylo.load_element"
+    tile = operand_def(TileType)
+    coord = var_operand_def(i32)
+    result = result_def()
+    assembly_format = "$tile `[` $coord `]` attr-dict `:` type($tile) `->` type($result)"
+
+    def __init__(self, tile: SSAValue, coord: Sequence[SSAValue]):
+        super().__init__(operands=[tile, coord], result_types=[tile.type.element_type])
+
+    def verify_(self) -> None:
+        _verify_coord(self.tile.type, self.coord)
+        if self.result.type != self.tile.type.element_type:
+            raise VerifyException("load_element result must be the tile's element type")
+
+
+@irdl_op_definition
+class StoreElementOp(IRDLOperation):
+    """Store `value` at a logical coordinate of a tile."""
+
+    name = "tylo.store_element"
+    value = operand_def()
+    tile = operand_def(TileType)
+    coord = var_operand_def(i32)
+    assembly_format = (
+        "$value `,` $tile `[` $coord `]` attr-dict `:` type($value) `,` type($tile)"
+    )
+
+    def __init__(self, value: SSAValue, tile: SSAValue, coord: Sequence[SSAValue]):
+        super().__init__(operands=[value, tile, coord])
+
+    def verify_(self) -> None:
+        _verify_coord(self.tile.type, self.coord)
+        if self.value.type != self.tile.type.element_type:
+            raise VerifyException(
+                f"store_element of {self.value.type} into a tile of {self.tile.type.element_type}"
+            )
+
+
+def _verify_coord(t: TileType, coord) -> None:
+    rank = len(_top_shape(t))
+    if len(coord) != rank:
+        raise VerifyException(f"tile of rank {rank} needs {rank} coordinates, got {len(coord)}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Fragments.
+
+
+def _static_tile_shape(t: TileType) -> tuple[int, ...] | None:
+    shape = _top_shape(t)
+    return None if any(s is None for s in shape) else shape
+
+
+@irdl_op_definition
+class LoadFragmentOp(IRDLOperation):
+    """Load this thread's values of `tile` at the coordinates its ownership assigns to `thread`."""
+
+    name = "tylo.load_fragment"
+    tile = operand_def(TileType)
+    thread = operand_def(i32)
+    result = result_def(FragmentType)
+    assembly_format = "$tile `,` $thread attr-dict `:` type($tile) `->` type($result)"
+
+    def __init__(self, tile: SSAValue, thread: SSAValue, fragment_type: FragmentType):
+        super().__init__(operands=[tile, thread], result_types=[fragment_type])
+
+    def verify_(self) -> None:
+        _verify_fragment_tile(self.result.type, self.tile.type)
+
+
+@irdl_op_definition
+class StoreFragmentOp(IRDLOperation):
+    """Store this thread's values of `fragment` into `tile` at their ownership's coordinates."""
+
+    name = "tylo.store_fragment"
+    fragment = operand_def(FragmentType)
+    tile = operand_def(TileType)
+    thread = operand_def(i32)
+    assembly_format = (
+        "$fragment `,` $tile `,` $thread attr-dict `:` type($fragment) `,` type($tile)"
+    )
+
+    def __init__(self, fragment: SSAValue, tile: SSAValue, thread: SSAValue):
+        super().__init__(operands=[fragment, tile, thread])
+
+    def verify_(self) -> None:
+        _verify_fragment_tile(self.fragment.type, self.tile.type)
+
+
+def _verify_fragment_tile(f: FragmentType, t: TileType) -> None:
+    if f.element_type != t.element_type:
+        raise VerifyException(
+            f"fragment of {f.element_type} and tile of {t.element_type}: element types differ"
+        )
+    shape = _static_tile_shape(t)
+    if shape is None:
+        raise VerifyException(
+            f"tile {t} has a runtime shape; take a static window before a fragment access"
+        )
+    own = f.ownership.data
+    if shape != own.shape:
+        raise VerifyException(
+            f"ownership covers a {own.shape[0]}x{own.shape[1]} tile but the tile is "
+            f"{'x'.join(map(str, shape))}"
+        )
+
+
+@irdl_op_definition
+class SplatOp(IRDLOperation):
+    """A fragment holding `value` in every slot."""
+
+    name = "tylo.splat"
+    value = operand_def()
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict `:` type($value) `->` type($result)"
+
+    def __init__(self, value: SSAValue, fragment_type: FragmentType):
+        super().__init__(operands=[value], result_types=[fragment_type])
+
+    def verify_(self) -> None:
+        if self.value.type != self.result.type.element_type:
+            raise VerifyException(
+                f"splat of {self.value.type} into a fragment of {self.result.type.element_type}"
+            )
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminates a `tylo.map` body with the slot's result value."""
+
+    name = "tylo.yield"
+    value = operand_def()
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(MapOp)))
+    assembly_format = "$value attr-dict `:` type($value)"
+
+    def __init__(self, value: SSAValue):
+        super().__init__(operands=[value])
+
+
+@irdl_op_definition
+class MapOp(IRDLOperation):
+    """Apply the body to every slot of fragments of one ownership; the result keeps it.
+
+    The body's block arguments are the inputs' element values of one slot; it yields the
+    result's element value. Values defined outside the body may be used inside it (a scalar
+    broadcast to every slot).
+    """
+
+    name = "tylo.map"
+    inputs = var_operand_def(FragmentType)
+    result = result_def(FragmentType)
+    body = region_def("single_block")
+    traits = traits_def(Pure())
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result) $body"
+
+    def __init__(self, inputs: Sequence[SSAValue], result_type: FragmentType, body: Region):
+        super().__init__(operands=[inputs], result_types=[result_type], regions=[body])
+
+    @staticmethod
+    def build_body(inputs: Sequence[SSAValue]) -> Block:
+        return Block(arg_types=[v.type.element_type for v in inputs])
+
+    def verify_(self) -> None:
+        own = self.result.type.ownership
+        for v in self.inputs:
+            if v.type.ownership != own:
+                raise VerifyException(
+                    f"map input ownership {v.type.ownership.data} differs from the result's "
+                    f"{own.data}"
+                )
+        block = self.body.block
+        want = [v.type.element_type for v in self.inputs]
+        got = [a.type for a in block.args]
+        if got != want:
+            raise VerifyException(f"map body takes {got}, the inputs' element types are {want}")
+        term = block.last_op
+        if not isinstance(term, YieldOp):
+            raise VerifyException("map body must end with tylo.yield")
+        if term.value.type != self.result.type.element_type:
+            raise VerifyException(
+                f"map body yields {term.value.type}, the result holds {self.result.type.element_type}"
+            )
+
+
+# ---------------------------------------------------------------------------------------------
+# MMA.
+
+
+@irdl_op_definition
+class MMAOp(IRDLOperation):
+    """D = A * B + C over fragments in the plan's operand ownerships (collective over the CTA's
+    threads of the plan). Issues the plan's atoms: repeat_m * repeat_n * (K / k) per thread."""
+
+    name = "tylo.mma"
+    plan = prop_def(TiledMMAAttr)
+    a = operand_def(FragmentType)
+    b = operand_def(FragmentType)
+    c = operand_def(FragmentType)
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$plan $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)"
+    )
+
+    def __init__(self, plan: TiledMMAAttr, a: SSAValue, b: SSAValue, c: SSAValue):
+        super().__init__(
+            properties={"plan": plan}, operands=[a, b, c], result_types=[c.type]
+        )
+
+    def verify_(self) -> None:
+        plan = self.plan.data
+        atom = plan.atom
+        for role, value, dtype in (("A", self.a, atom.a), ("B", self.b, atom.b), ("C", self.c, atom.c)):
+            want = plan.operand_layout(role)
+            got = value.type.ownership.data
+            if got != want:
+                raise VerifyException(
+                    f"operand {role} has ownership {got}; the plan needs {want}"
+                )
+            if dtype_of(value.type.element_type) != _signed(dtype):
+                raise VerifyException(
+                    f"operand {role} holds {value.type.element_type}; the atom takes {dtype}"
+                )
+        if self.result.type != self.c.type:
+            raise VerifyException("mma result must have the accumulator's type")
+
+
+def _signed(dtype):
+    from ...compiler import dtypes
+
+    return dtypes.ALL[dtype.name.replace("UInt", "Int")] if dtype.kind == "uint" else dtype
+
+
+@irdl_op_definition
+class MMASyncOp(IRDLOperation):
+    """One warp MMA atom on scalars: results D from A, B, C elements in the atom's slot order."""
+
+    name = "tylo.mma_sync"
+    plan = prop_def(TiledMMAAttr)  # the atom of this plan; warps/repeat are 1
+    a = var_operand_def()
+    b = var_operand_def()
+    c = var_operand_def()
+    d = var_result_def()
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$plan `(` $a `)` `,` `(` $b `)` `,` `(` $c `)` attr-dict `:` "
+        "`(` type($a) `)` `,` `(` type($b) `)` `,` `(` type($c) `)` `->` `(` type($d) `)`"
+    )
+
+    def __init__(self, plan: TiledMMAAttr, a, b, c):
+        super().__init__(
+            properties={"plan": plan},
+            operands=[a, b, c],
+            result_types=[[v.type for v in c]],
+        )
+
+    def verify_(self) -> None:
+        atom = self.plan.data.atom
+        for role, values in (("A", self.a), ("B", self.b), ("C", self.c)):
+            need = atom.operand_layout(role).values
+            if len(values) != need:
+                raise VerifyException(
+                    f"mma_sync {atom}: operand {role} needs {need} values, got {len(values)}"
+                )
+        if [r.type for r in self.d] != [v.type for v in self.c]:
+            raise VerifyException("mma_sync results must have the accumulator's types")

@@ -1,0 +1,1 @@
+"""The Python frontend: decorated kernels, their tracing into the tylo dialect, and launches."""

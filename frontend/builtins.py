@@ -1,0 +1,197 @@
+"""Kernel builtins: thread indices, fragment loads/stores, MMA, barriers, selection.
+
+Each is a plain function that records IR while a kernel is traced. Static arguments (ownerships,
+atoms, plans, shapes) are checked here, so a mistake is a CompileError at the user's line.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+
+from ..compiler import dtypes
+from ..compiler.errors import GeometryError, TypeMismatchError
+from ..compiler.int_tuple import is_int, leaves, product
+from ..compiler.mma_atom import MMAAtom
+from ..compiler.ownership import Ownership
+from ..compiler.tiled_mma import TiledMMA
+from ..dialects.tylo import TiledMMAAttr
+from ..dialects.tylo.ops import (
+    BarrierOp,
+    BlockDimOp,
+    BlockIdxOp,
+    GridDimOp,
+    LoadFragmentOp,
+    MMAOp,
+    StoreFragmentOp,
+    ThreadIdxOp,
+)
+from .fragments import Fragment, fragment_type
+from .scalars import Scalar, as_scalar
+from .tiles import Tile, _index
+from .tracing import current, emit
+
+_DIMS = {0: "x", 1: "y", 2: "z", "x": "x", "y": "y", "z": "z"}
+
+
+def _dim(d) -> str:
+    try:
+        return _DIMS[d]
+    except (KeyError, TypeError):
+        raise GeometryError(f"dimension {d!r} must be 0, 1, 2 or 'x', 'y', 'z'") from None
+
+
+def _index_op(cls, dim) -> Scalar:
+    return Scalar(emit(cls(_dim(dim))).results[0], dtypes.Int32)
+
+
+def thread_idx(dim=0) -> Scalar:
+    """This thread's index in its block along `dim` (Int32, PTX %tid)."""
+    return _index_op(ThreadIdxOp, dim)
+
+
+def block_idx(dim=0) -> Scalar:
+    """This block's index in the grid along `dim` (Int32, PTX %ctaid)."""
+    return _index_op(BlockIdxOp, dim)
+
+
+def grid_dim(dim=0) -> Scalar:
+    """Blocks in the grid along `dim` (Int32, PTX %nctaid)."""
+    return _index_op(GridDimOp, dim)
+
+
+def block_dim(dim=0) -> int:
+    """Threads per block along `dim`: static, the launch's block shape is part of the compile."""
+    return current().block_shape["xyz".index(_dim(dim))]
+
+
+def lane_id():
+    """The thread's lane in its warp: ``thread_idx() % 32`` (1-D blocks)."""
+    return thread_idx() % 32
+
+
+def warp_id():
+    """The thread's warp in its block: ``thread_idx() // 32`` (1-D blocks)."""
+    return thread_idx() // 32
+
+
+def barrier() -> None:
+    """Wait for every thread of the block; orders their shared-memory accesses (bar.sync 0)."""
+    emit(BarrierOp())
+
+
+def select(cond, if_true, if_false):
+    """`if_true` where `cond` holds, else `if_false` (both evaluated; one runtime select)."""
+    c = as_scalar(cond, dtypes.Bool)
+    if c.dtype is not dtypes.Bool:
+        c = c != 0
+    like = if_true if isinstance(if_true, Scalar) else if_false if isinstance(if_false, Scalar) else None
+    a = as_scalar(if_true, like.dtype if like is not None else None)
+    b = as_scalar(if_false, a.dtype)
+    if a.dtype is not b.dtype:
+        raise TypeMismatchError(f"select between {a.dtype} and {b.dtype}")
+    return Scalar(emit(arith.SelectOp(c.value, a.value, b.value)).results[0], a.dtype)
+
+
+def static_range(*args):
+    """A range unrolled while tracing (a plain Python loop), for static bounds."""
+    for a in args:
+        if not is_int(a):
+            raise GeometryError(f"static_range bounds must be static ints, got {a!r}")
+    return range(*args)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fragments and MMA.
+
+
+def _tile_shape(tile: Tile) -> tuple[int, ...]:
+    shape = []
+    for s in tile.shape:
+        if not all(is_int(x) for x in leaves(s)):
+            raise GeometryError(
+                f"tile shape {tile.shape} has a runtime extent; take a static tylo.window first"
+            )
+        shape.append(product(s))
+    return tuple(shape)
+
+
+def _check_fragment_tile(ownership: Ownership, tile: Tile, what: str) -> None:
+    if not isinstance(tile, Tile):
+        raise TypeMismatchError(f"{what}: {tile!r} is not a tile")
+    shape = _tile_shape(tile)
+    if shape != ownership.shape:
+        raise GeometryError(
+            f"{what}: the ownership covers a {ownership.shape[0]}x{ownership.shape[1]} tile, "
+            f"the tile is {'x'.join(map(str, shape))}"
+        )
+
+
+def load_fragment(ownership: Ownership, tile: Tile, thread) -> Fragment:
+    """This thread's values of `tile` at the coordinates `ownership` assigns to `thread`.
+
+    thread: the thread's index in the ownership's thread domain (Int32 or int), usually
+    ``thread_idx()``. The tile's static shape must be the ownership's shape.
+    """
+    if not isinstance(ownership, Ownership):
+        raise TypeMismatchError(f"load_fragment: {ownership!r} is not an Ownership")
+    _check_fragment_tile(ownership, tile, "load_fragment")
+    op = LoadFragmentOp(tile.value, _index(thread, "thread"), fragment_type(tile.dtype, ownership))
+    return Fragment(emit(op).results[0], tile.dtype, ownership)
+
+
+def store(tile: Tile, fragment: Fragment, thread) -> None:
+    """Store this thread's values of `fragment` into `tile` at their ownership's coordinates."""
+    if not isinstance(fragment, Fragment):
+        raise TypeMismatchError(f"store: {fragment!r} is not a fragment")
+    _check_fragment_tile(fragment.ownership, tile, "store")
+    if fragment.dtype is not tile.dtype:
+        raise TypeMismatchError(
+            f"store: a fragment of {fragment.dtype} into a tile of {tile.dtype}; convert with .to()"
+        )
+    emit(StoreFragmentOp(fragment.value, tile.value, _index(thread, "thread")))
+
+
+def _plan(plan) -> TiledMMA:
+    if isinstance(plan, (MMAAtom, TiledMMA)):
+        return TiledMMA.of(plan)
+    raise TypeMismatchError(f"{plan!r} is neither an MMAAtom nor a TiledMMA")
+
+
+def load_a(plan, tile: Tile, thread) -> Fragment:
+    """Load the A (M x K) operand of an atom or tiled MMA from `tile`."""
+    return load_fragment(_plan(plan).operand_layout("A"), tile, thread)
+
+
+def load_b(plan, tile: Tile, thread) -> Fragment:
+    """Load the B (K x N) operand of an atom or tiled MMA from `tile`."""
+    return load_fragment(_plan(plan).operand_layout("B"), tile, thread)
+
+
+def accumulator(plan, dtype=None) -> Fragment:
+    """A zero accumulator (M x N) of an atom or tiled MMA, in its accumulator type."""
+    from .fragments import zeros
+
+    p = _plan(plan)
+    return zeros(p.operand_layout("C"), dtype or p.atom.c)
+
+
+def mma(plan, a: Fragment, b: Fragment, c: Fragment) -> Fragment:
+    """D = A * B + C, collectively over the plan's threads; returns the new accumulator.
+
+    plan: an MMAAtom (one warp, one instruction) or a TiledMMA. The operands must be fragments in
+    the plan's operand ownerships and element types (load them with load_a / load_b / accumulator).
+    """
+    p = _plan(plan)
+    atom = p.atom
+    for role, f, dtype in (("A", a, atom.a), ("B", b, atom.b), ("C", c, atom.c)):
+        if not isinstance(f, Fragment):
+            raise TypeMismatchError(f"mma operand {role}: {f!r} is not a fragment")
+        want = p.operand_layout(role)
+        if f.ownership != want:
+            raise TypeMismatchError(
+                f"mma operand {role} has ownership {f.ownership}; the plan needs {want}"
+            )
+        if f.dtype is not dtype:
+            raise TypeMismatchError(f"mma operand {role} holds {f.dtype}; the atom takes {dtype}")
+    op = MMAOp(TiledMMAAttr(p), a.value, b.value, c.value)
+    return Fragment(emit(op).results[0], c.dtype, c.ownership)

@@ -1,0 +1,141 @@
+"""Tracing a kernel into IR and compiling it: `build_kernel` -> `CompiledKernel`.
+
+`CompiledKernel.asm` maps each stage to its text: ``"tylo"`` (the frontend's IR), one entry per
+pass of the pipeline (its IR after the pass), ``"ptx"`` and ``"cubin"`` (bytes); ``report`` is
+ptxas's resource report (registers, shared memory, spills); ``timings`` the seconds spent in
+tracing, passes and ptxas.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, UnitAttr, i32
+from xdsl.ir import Block, Region
+from xdsl.utils.exceptions import VerifyException
+
+from ..compiler import dtypes
+from ..compiler.errors import CompileError, TyloError
+from ..compiler.int_tuple import is_int
+from ..compiler.layout import Layout
+from ..compiler.signature import ConstexprSpec, DeviceParam, ScalarSpec, TensorSpec
+from ..dialects.tylo import element_type
+from ..passes.pipeline import emit_ptx, run_pipeline
+from .scalars import Scalar
+from .source import locate
+from .tiles import Pointer, Tensor, make_tile, pointer_type
+from .tracing import Tracer
+
+
+@dataclass
+class CompiledKernel:
+    """A compiled kernel: its stages' text, its cubin, and how to pass its parameters."""
+
+    name: str
+    asm: dict
+    report: object
+    device_params: tuple[DeviceParam, ...]
+    specs: tuple
+    block: tuple[int, int, int]
+    arch: str
+    ptx_path: object = None
+    cubin_path: object = None
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def cubin(self) -> bytes:
+        return self.asm["cubin"]
+
+    @property
+    def ptx(self) -> str:
+        return self.asm["ptx"]
+
+    def __repr__(self) -> str:
+        return f"<CompiledKernel {self.name} for {self.arch}, block {self.block}: {self.report}>"
+
+
+def _arg_types(specs) -> list:
+    types = []
+    for _, spec in specs:
+        if isinstance(spec, TensorSpec):
+            types.append(pointer_type(spec.dtype, "global"))
+            types += [i32] * sum(1 for s in spec.shape if s is None)
+            types += [i32] * sum(1 for s in spec.stride if s is None)
+        elif isinstance(spec, ScalarSpec):
+            types.append(element_type(spec.dtype))
+    return types
+
+
+def _proxies(specs, values, args) -> dict:
+    """Python values the kernel body sees for each parameter."""
+    out = {}
+    args = iter(args)
+    for name, spec in specs:
+        if isinstance(spec, ConstexprSpec):
+            out[name] = values[name]
+        elif isinstance(spec, ScalarSpec):
+            out[name] = Scalar(next(args), spec.dtype)
+        else:
+            ptr = Pointer(next(args), spec.dtype, "global")
+            shape = tuple(s if is_int(s) else Scalar(next(args), dtypes.Int32) for s in spec.shape)
+            stride = tuple(s if is_int(s) else Scalar(next(args), dtypes.Int32) for s in spec.stride)
+            out[name] = make_tile(ptr, Layout(shape, stride), "global", Tensor)
+    return out
+
+
+def trace(kernel, specs, values, block) -> ModuleOp:
+    """Run the rewritten kernel function on proxies; return the module of its IR."""
+    body = Block(arg_types=_arg_types(specs))
+    fn_op = func.FuncOp(kernel.fn.__name__, (body.arg_types, []), Region(body))
+    fn_op.attributes["tylo.kernel"] = UnitAttr()
+    fn_op.attributes["tylo.block"] = DenseArrayBase.from_list(i32, list(block))
+    filenames = {kernel.source.filename} | {h.filename for h in kernel.source.helpers()}
+    with Tracer(body, block).active():
+        try:
+            proxies = _proxies(specs, values, body.args)
+            kernel.source.function()(**proxies)
+        except TyloError as e:
+            if e.location is None:
+                e.location = locate(e, filenames)
+            raise e.with_traceback(None) from None
+        except Exception as e:  # a Python error in the kernel's code
+            err = CompileError(f"{type(e).__name__}: {e}", location=locate(e, filenames))
+            raise err from e
+        body.add_op(func.ReturnOp())
+    module = ModuleOp([fn_op])
+    try:
+        module.verify()
+    except VerifyException as e:
+        raise CompileError(f"kernel {kernel.fn.__name__} produced invalid IR: {e}") from e
+    return module
+
+
+def build_kernel(kernel, specs, values, block, arch) -> CompiledKernel:
+    """Trace, run the pipeline, print PTX and assemble it (see the module docstring)."""
+    from ..runtime.ptxas import assemble
+
+    name = kernel.fn.__name__
+    t0 = time.perf_counter()
+    module = trace(kernel, specs, values, block)
+    t1 = time.perf_counter()
+    asm = run_pipeline(module, name, arch)
+    asm["ptx"] = emit_ptx(module)
+    t2 = time.perf_counter()
+    assembly = assemble(asm["ptx"], arch, name)
+    t3 = time.perf_counter()
+    asm["cubin"] = assembly.cubin
+    params = tuple(p for n, spec in specs for p in spec.device_params(n))
+    return CompiledKernel(
+        name=name,
+        asm=asm,
+        report=assembly.report,
+        device_params=params,
+        specs=specs,
+        block=block,
+        arch=arch,
+        ptx_path=assembly.ptx_path,
+        cubin_path=assembly.cubin_path,
+        timings={"trace": t1 - t0, "passes": t2 - t1, "ptxas": t3 - t2},
+    )

@@ -1,0 +1,215 @@
+"""``@tylo.kernel``: JIT compilation, the compile cache, and launches.
+
+    @tylo.kernel
+    def scale(out, x, alpha):
+        i = tylo.block_idx() * tylo.block_dim() + tylo.thread_idx()
+        if i < x.shape[0]:
+            out[i] = x[i] * alpha
+
+    scale[grid, block](out, x, 2.0)            # compile on first use, then launch
+    compiled = scale.compile(out, x, 2.0, block=128)   # compile only: .asm, .report
+
+A launch binds the arguments, derives each parameter's spec (`tylo.runtime.arguments.prepare`),
+and looks the kernel up in an in-memory cache keyed by the source digest (kernel and `@tylo.func`
+helpers), the specs, the block shape, the target, the ptxas version and Tylo's version. A hit
+launches without tracing. A miss traces the function (frontend), runs the pass pipeline, prints
+PTX and assembles it with ptxas.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from types import FunctionType
+
+from ..compiler.errors import CompileError, LaunchError, TyloError
+from ..compiler.layout import Layout
+from ..compiler.mma_atom import MMAAtom
+from ..compiler.ownership import Ownership
+from ..compiler.signature import ConstexprSpec, ScalarSpec, Tensor, TensorSpec, constexpr
+from ..compiler.swizzle import ComposedLayout, Swizzle
+from ..compiler.tiled_mma import TiledMMA
+from .compiled import CompiledKernel, build_kernel
+from .source import TracedSource
+
+VERSION = "0.1.0"
+_STATIC_TYPES = (MMAAtom, TiledMMA, Layout, ComposedLayout, Swizzle, Ownership, str, type(None))
+
+
+def _dims(what: str, value) -> tuple[int, int, int]:
+    dims = (value,) if isinstance(value, int) else tuple(value)
+    if not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and d > 0 for d in dims):
+        raise LaunchError(f"{what} {value!r} must be 1 to 3 positive ints")
+    return dims + (1,) * (3 - len(dims))
+
+
+def _is_static_object(value) -> bool:
+    if isinstance(value, tuple):
+        return all(_is_static_object(v) or isinstance(v, int) for v in value)
+    return isinstance(value, _STATIC_TYPES)
+
+
+class Helper:
+    """``@tylo.func``: a device helper called from kernels; rewritten like a kernel and inlined
+    when traced. Its source is part of the cache key of every kernel that names it."""
+
+    def __init__(self, fn: FunctionType):
+        self.fn = fn
+        self.source = TracedSource(fn)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        from .tracing import tracing
+
+        if not tracing():
+            raise CompileError(f"{self.fn.__qualname__} is a @tylo.func; call it from a kernel")
+        return self.source.function()(*args, **kwargs)
+
+
+class Kernel:
+    """A decorated kernel function (see the module docstring)."""
+
+    def __init__(self, fn: FunctionType):
+        self.fn = fn
+        self.source = TracedSource(fn)
+        try:
+            self.signature = inspect.signature(fn, eval_str=True)
+        except Exception:  # an annotation that cannot be evaluated yet: keep it as written
+            self.signature = inspect.signature(fn)
+        self.cache: dict[tuple, CompiledKernel] = {}
+        functools.update_wrapper(self, fn)
+
+    def __repr__(self) -> str:
+        return f"<tylo.kernel {self.fn.__qualname__}>"
+
+    def __call__(self, *args, **kwargs):
+        raise LaunchError(
+            f"launch {self.fn.__name__} with {self.fn.__name__}[grid, block](...), or compile it "
+            f"with {self.fn.__name__}.compile(...)"
+        )
+
+    def __getitem__(self, config) -> "Launcher":
+        if not isinstance(config, tuple) or len(config) not in (2, 3):
+            raise LaunchError("launch configuration is kernel[grid, block] or kernel[grid, block, shared_bytes]")
+        return Launcher(self, *config)
+
+    # -- binding --------------------------------------------------------------------------------
+    def _bind(self, args, kwargs, describe: bool):
+        from ..runtime import arguments
+
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise LaunchError(f"{self.fn.__name__}: {e}") from None
+        bound.apply_defaults()
+        specs, values = [], {}
+        for name, value in bound.arguments.items():
+            ann = self.signature.parameters[name].annotation
+            if ann is inspect.Parameter.empty and _is_static_object(value):
+                ann = constexpr
+            if describe:
+                spec, launch_value = describe_argument(name, value, ann)
+            else:
+                spec, launch_value = arguments.prepare(name, value, ann)
+            specs.append((name, spec))
+            values[name] = value if isinstance(spec, ConstexprSpec) else launch_value
+        return tuple(specs), values
+
+    def _key(self, specs, block, arch) -> tuple:
+        from ..runtime.ptxas import find_ptxas, ptxas_version
+
+        return (self.source.digest(), specs, block, arch, ptxas_version(find_ptxas()), VERSION)
+
+    def _compiled(self, specs, values, block, arch) -> CompiledKernel:
+        key = self._key(specs, block, arch)
+        hit = self.cache.get(key)
+        if hit is None:
+            hit = build_kernel(self, specs, values, block, arch)
+            self.cache[key] = hit
+        return hit
+
+    def compile(self, *args, block=32, arch: str | None = None, **kwargs) -> CompiledKernel:
+        """Compile for these arguments without launching; works without a GPU.
+
+        Arguments may be device arrays, host (numpy) arrays or ``tylo.Tensor(...)`` descriptions
+        of the arrays to come (a description without strides is row-major with stride 1 on its
+        last axis and 16-byte alignment, as a fresh torch tensor), scalars and static values.
+        Returns a `CompiledKernel` whose ``.asm`` holds every stage's IR, the PTX and the cubin.
+        """
+        from ..runtime import driver
+
+        block = _dims("block", block)
+        arch = arch or driver.target_arch()
+        specs, values = self._bind(args, kwargs, describe=True)
+        return self._compiled(specs, values, block, arch)
+
+
+class Launcher:
+    """``kernel[grid, block]`` or ``kernel[grid, block, shared_bytes]``; call it with arguments."""
+
+    def __init__(self, kernel: Kernel, grid, block, shared_bytes: int = 0):
+        self.kernel = kernel
+        self.grid = _dims("grid", grid)
+        self.block = _dims("block", block)
+        if not isinstance(shared_bytes, int) or shared_bytes < 0:
+            raise LaunchError(f"dynamic shared memory {shared_bytes!r} must be a non-negative int")
+        self.shared_bytes = shared_bytes
+
+    def __call__(self, *args, **kwargs) -> None:
+        from ..runtime import arguments, driver
+        from ..runtime.arrays import DeviceArray
+        from ..runtime.packing import launch_stream, pack
+
+        specs, values = self.kernel._bind(args, kwargs, describe=False)
+        arrays = [(n, v) for n, v in values.items() if isinstance(v, DeviceArray)]
+        device = arguments.common_device(arrays)
+        arch = driver.device_arch(device or 0) if driver.probe() is None else driver.target_arch()
+        compiled = self.kernel._compiled(specs, values, self.block, arch)
+        params = pack(compiled.device_params, values)
+        stream = launch_stream([a for _, a in arrays])
+        driver.launch(compiled.cubin, compiled.name, self.grid, self.block, self.shared_bytes,
+                      stream, params, device)
+
+
+def describe_argument(name: str, value, annotation):
+    """(spec, value) for `compile`: like a launch, but arrays may be descriptions or host arrays."""
+    import numpy as np
+
+    from ..runtime import arguments
+
+    if annotation is constexpr or isinstance(annotation, constexpr):
+        return arguments.prepare(name, value, annotation)
+    if isinstance(value, Tensor):
+        ndim = value.ndim
+        stride = value.stride or (None,) * (ndim - 1) + (1,)
+        return TensorSpec(value.dtype, value.shape or (None,) * ndim, tuple(stride), value.align or 16), None
+    if isinstance(value, np.ndarray):
+        from ..compiler.dtypes import as_dtype
+
+        dtype = as_dtype(value.dtype)
+        strides = tuple(s // value.itemsize for s in value.strides)
+        stride = tuple(1 if s == 1 and e > 1 else None for s, e in zip(strides, value.shape))
+        aligned = all((s * value.itemsize) % 16 == 0 for s, e in zip(strides, value.shape) if e > 1 and s != 1)
+        spec = TensorSpec(dtype, (None,) * value.ndim, stride, 16 if aligned else dtype.bytes)
+        if isinstance(annotation, Tensor):
+            spec = TensorSpec(spec.dtype, annotation.shape or spec.shape,
+                              annotation.stride or spec.stride, annotation.align or spec.align)
+        return spec, None
+    spec, launch_value = arguments.prepare(name, value, annotation)
+    if not isinstance(spec, (TensorSpec, ScalarSpec, ConstexprSpec)):
+        raise TyloError(f"argument '{name}': cannot describe {value!r}")
+    return spec, launch_value
+
+
+def kernel(fn: FunctionType) -> Kernel:
+    """Decorate a Python function as a Tylo kernel (see the module docstring)."""
+    return Kernel(fn)
+
+
+def func(fn: FunctionType) -> Helper:
+    """Decorate a device helper that kernels call (see `Helper`)."""
+    return Helper(fn)
+
+
+__all__ = ["kernel", "func", "Kernel", "Helper", "Launcher", "CompiledKernel", "time"]

@@ -1,0 +1,299 @@
+"""Rewrite a kernel's AST so that control flow on runtime values builds structured IR.
+
+The rewritten function still runs as Python. Only constructs whose condition may be a runtime
+value change, and each keeps exact Python semantics when that value turns out static:
+
+* ``if c:`` evaluates `c` once; static -> the original ``if``; runtime -> the branches become
+  functions of the names they assign and ``__tylo__.if_`` builds an ``scf.if``.
+* ``for i in range(...)`` -> the body becomes a function and ``__tylo__.for_range`` builds an
+  ``scf.for`` (use ``tylo.static_range`` or any other iterable for an unrolled Python loop).
+* ``while c:`` -> static when `c` and every name the body assigns are static, else ``scf.while``.
+* ``a and b``, ``a or b``, ``not a``, ``x if c else y`` and chained comparisons -> calls that
+  short-circuit statically and combine runtime booleans.
+
+Generated nodes take the location of the statement they replace, so errors point at user lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+RT = "__tylo__"
+
+
+def _call(func: str, args: list[ast.expr], node: ast.AST) -> ast.Call:
+    call = ast.Call(
+        func=ast.Attribute(value=ast.Name(RT, ast.Load()), attr=func, ctx=ast.Load()),
+        args=args,
+        keywords=[],
+    )
+    return ast.copy_location(call, node)
+
+
+def _lambda(body: ast.expr) -> ast.Lambda:
+    args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+    return ast.copy_location(ast.Lambda(args=args, body=body), body)
+
+
+class _Assigned(ast.NodeVisitor):
+    """Names bound by statements, not descending into nested scopes."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def _add(self, name: str) -> None:
+        if name not in self.names and not name.startswith("__tylo"):
+            self.names.append(name)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self._add(node.id)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._add(node.name)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._add(node.name)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        pass
+
+    def _skip(self, node) -> None:
+        pass
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _skip
+
+
+def assigned_names(stmts: list[ast.stmt]) -> list[str]:
+    v = _Assigned()
+    for s in stmts:
+        v.visit(s)
+    return v.names
+
+
+class _Jumps(ast.NodeVisitor):
+    """Finds return/break/continue that would leave a runtime region (not inside nested loops
+    or functions for break/continue; not inside nested functions for return)."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, ast.AST]] = []
+        self.loop_depth = 0
+
+    def visit_Return(self, node):
+        self.found.append(("return", node))
+
+    def visit_Break(self, node):
+        if self.loop_depth == 0:
+            self.found.append(("break", node))
+
+    def visit_Continue(self, node):
+        if self.loop_depth == 0:
+            self.found.append(("continue", node))
+
+    def _loop(self, node):
+        self.loop_depth += 1
+        self.generic_visit(node)
+        self.loop_depth -= 1
+
+    visit_For = visit_While = visit_AsyncFor = _loop
+
+    def _scope(self, node):
+        pass
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _scope
+
+
+def _first_jump(stmts: list[ast.stmt]):
+    v = _Jumps()
+    for s in stmts:
+        v.visit(s)
+    return v.found[0] if v.found else None
+
+
+class KernelRewriter(ast.NodeTransformer):
+    """The transformation described in the module docstring."""
+
+    def __init__(self) -> None:
+        self.counter = 0
+
+    def _fresh(self, what: str) -> str:
+        self.counter += 1
+        return f"__tylo_{what}_{self.counter}"
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _values(self, names: list[str], node: ast.AST) -> ast.Tuple:
+        """(get(lambda: a), get(lambda: b), ...): current values, UNBOUND when unassigned."""
+        elts = [_call("get", [_lambda(ast.Name(n, ast.Load()))], node) for n in names]
+        return ast.copy_location(ast.Tuple(elts=elts, ctx=ast.Load()), node)
+
+    def _names_const(self, names: list[str], node: ast.AST) -> ast.Tuple:
+        elts = [ast.copy_location(ast.Constant(n), node) for n in names]
+        return ast.copy_location(ast.Tuple(elts=elts, ctx=ast.Load()), node)
+
+    def _function(self, name: str, params: list[str], body: list[ast.stmt], returns: list[str], node) -> ast.FunctionDef:
+        ret = ast.Return(
+            value=ast.Tuple(elts=[ast.Name(n, ast.Load()) for n in returns], ctx=ast.Load())
+        )
+        fn = ast.FunctionDef(
+            name=name,
+            args=ast.arguments(
+                posonlyargs=[],
+                args=[ast.arg(arg=p) for p in params],
+                kwonlyargs=[],
+                kw_defaults=[],
+                defaults=[],
+            ),
+            body=(body or [ast.Pass()]) + [ret],
+            decorator_list=[],
+            returns=None,
+            type_params=[],
+        )
+        return ast.fix_missing_locations(ast.copy_location(fn, node))
+
+    def _assign(self, names: list[str], value: ast.expr, node) -> ast.stmt:
+        if not names:
+            return ast.copy_location(ast.Expr(value=value), node)
+        target = ast.Tuple(elts=[ast.Name(n, ast.Store()) for n in names], ctx=ast.Store())
+        return ast.fix_missing_locations(ast.copy_location(ast.Assign(targets=[target], value=value), node))
+
+    def _refuse(self, stmts: list[ast.stmt], what: str, node) -> list[ast.stmt] | None:
+        """A raise of UnsupportedError at the first jump leaving a runtime region, if any."""
+        jump = _first_jump(stmts)
+        if jump is None:
+            return None
+        kind, where = jump
+        msg = (
+            f"'{kind}' inside a {what} on a runtime value is not supported: the region becomes "
+            "structured IR. Restructure the code, or make the condition static"
+        )
+        call = _call("unsupported", [ast.Constant(msg)], where)
+        return [ast.fix_missing_locations(ast.copy_location(ast.Expr(value=call), where))]
+
+    # -- statements -----------------------------------------------------------------------------
+    def visit_FunctionDef(self, node: ast.FunctionDef):
+        # nested helper functions are left as Python; the kernel's own body is transformed
+        return node
+
+    def _body(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for s in stmts:
+            r = self.visit(s)
+            out.extend(r if isinstance(r, list) else [r])
+        return out
+
+    def transform_kernel(self, fn: ast.FunctionDef) -> ast.FunctionDef:
+        fn.body = self._body(fn.body)
+        fn.decorator_list = []
+        return ast.fix_missing_locations(fn)
+
+    def visit_If(self, node: ast.If):
+        cond = self._fresh("cond")
+        static_if = ast.If(test=ast.Name(cond, ast.Load()), body=self._body(copy.deepcopy(node.body)),
+                           orelse=self._body(copy.deepcopy(node.orelse)))
+        names = assigned_names(node.body + node.orelse)
+        then_name, else_name = self._fresh("then"), self._fresh("else")
+        refused = self._refuse(node.body + node.orelse, "branch of an if", node)
+        if refused is not None:
+            runtime = refused
+        else:
+            then_fn = self._function(then_name, names, self._body(copy.deepcopy(node.body)), names, node)
+            else_fn = self._function(else_name, names, self._body(copy.deepcopy(node.orelse)), names, node)
+            call = _call("if_", [ast.Name(cond, ast.Load()), ast.Name(then_name, ast.Load()),
+                                 ast.Name(else_name, ast.Load()), self._names_const(names, node),
+                                 self._values(names, node)], node)
+            runtime = [then_fn, else_fn, self._assign(names, call, node)]
+        test = _call("is_static", [ast.Name(cond, ast.Load())], node)
+        out = [
+            ast.Assign(targets=[ast.Name(cond, ast.Store())], value=self.visit(node.test)),
+            ast.If(test=test, body=[static_if], orelse=runtime),
+        ]
+        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in out]
+
+    def visit_For(self, node: ast.For):
+        it = node.iter
+        is_range = (
+            isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+            and not it.keywords
+        )
+        if not is_range:
+            node.iter = self.visit(node.iter)
+            node.body = self._body(node.body)
+            node.orelse = self._body(node.orelse)
+            return node
+        if not isinstance(node.target, ast.Name) or node.orelse:
+            call = _call("unsupported", [ast.Constant(
+                "a runtime 'for ... in range(...)' needs a single loop variable and no 'else'")], node)
+            return ast.fix_missing_locations(ast.copy_location(ast.Expr(value=call), node))
+        refused = self._refuse(node.body, "runtime 'for ... in range(...)' loop "
+                               "(use tylo.static_range for an unrolled loop)", node)
+        if refused is not None:
+            return refused
+        target = node.target.id
+        names = [n for n in assigned_names(node.body) if n != target]
+        body_name = self._fresh("body")
+        body_fn = self._function(body_name, [target] + names, self._body(node.body), names, node)
+        args = ast.Tuple(elts=[self.visit(a) for a in it.args], ctx=ast.Load())
+        call = _call("for_range", [args, ast.Name(body_name, ast.Load()),
+                                   self._names_const(names, node), self._values(names, node)], node)
+        unbind = _call("unbound", [ast.Constant(target)], node)
+        return [body_fn, self._assign(names, call, node),
+                self._assign([target], ast.Tuple(elts=[unbind], ctx=ast.Load()), node)]
+
+    def visit_While(self, node: ast.While):
+        if node.orelse:
+            call = _call("unsupported", [ast.Constant("'while ... else' is not supported in kernels")], node)
+            return ast.fix_missing_locations(ast.copy_location(ast.Expr(value=call), node))
+        names = assigned_names(node.body)
+        cond_name, body_name = self._fresh("cond"), self._fresh("body")
+        cond_fn = self._function(cond_name, names, [], [], node)
+        cond_fn.body = [ast.copy_location(ast.Return(value=self.visit(copy.deepcopy(node.test))), node)]
+        static_loop = ast.While(test=self.visit(copy.deepcopy(node.test)),
+                                body=self._body(copy.deepcopy(node.body)), orelse=[])
+        refused = self._refuse(node.body, "runtime while loop", node)
+        if refused is not None:
+            runtime = refused
+        else:
+            body_fn = self._function(body_name, names, self._body(copy.deepcopy(node.body)), names, node)
+            call = _call("while_", [ast.Name(cond_name, ast.Load()), ast.Name(body_name, ast.Load()),
+                                    self._names_const(names, node), self._values(names, node)], node)
+            runtime = [body_fn, self._assign(names, call, node)]
+        test = _call("static_while", [ast.Name(cond_name, ast.Load()), self._values(names, node)], node)
+        out = [cond_fn, ast.If(test=test, body=[static_loop], orelse=runtime)]
+        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in out]
+
+    # -- expressions ----------------------------------------------------------------------------
+    def visit_BoolOp(self, node: ast.BoolOp):
+        values = [_lambda(self.visit(v)) for v in node.values]
+        return _call("and_" if isinstance(node.op, ast.And) else "or_", values, node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp):
+        node.operand = self.visit(node.operand)
+        if isinstance(node.op, ast.Not):
+            return _call("not_", [node.operand], node)
+        return node
+
+    def visit_IfExp(self, node: ast.IfExp):
+        return _call("ifexp", [self.visit(node.test), _lambda(self.visit(node.body)),
+                               _lambda(self.visit(node.orelse))], node)
+
+    def visit_Compare(self, node: ast.Compare):
+        node = self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        parts = []
+        left = node.left
+        for op, right in zip(node.ops, node.comparators):
+            parts.append(_lambda(ast.copy_location(ast.Compare(left=left, ops=[op], comparators=[right]), node)))
+            left = right
+        return _call("and_", parts, node)
+
+    def visit_Lambda(self, node):
+        return node
+
+    def _comprehension(self, node):
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension

@@ -1,0 +1,296 @@
+"""Runtime scalars: proxy values that record `arith` ops while a kernel is traced.
+
+A `Scalar` wraps one SSA value and its Tylo dtype. Python operators on it record IR; Python
+numbers mixed in become constants of the scalar's dtype. Integer ``//`` and ``%`` round toward
+zero like C and PTX (the same as Python's for non-negative operands). A runtime scalar has no
+Python truth value: ``if x:`` on one builds an `scf.if` (the kernel's AST is rewritten for that);
+``bool(x)`` raises.
+
+Static folding keeps layout arithmetic small: ``x * 1``, ``x + 0``, ``x // 1`` return `x`;
+``x * 0`` returns the Python int 0.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.ir import SSAValue
+
+from ..compiler import dtypes
+from ..compiler.dtypes import DType
+from ..compiler.errors import CompileError, TypeMismatchError
+from ..dialects.tylo import element_type
+from .tracing import emit
+
+_INT_OPS = {
+    "add": (arith.AddiOp, arith.AddiOp),
+    "sub": (arith.SubiOp, arith.SubiOp),
+    "mul": (arith.MuliOp, arith.MuliOp),
+    "floordiv": (arith.DivSIOp, arith.DivUIOp),
+    "mod": (arith.RemSIOp, arith.RemUIOp),
+    "and": (arith.AndIOp, arith.AndIOp),
+    "or": (arith.OrIOp, arith.OrIOp),
+    "xor": (arith.XOrIOp, arith.XOrIOp),
+    "lshift": (arith.ShLIOp, arith.ShLIOp),
+    "rshift": (arith.ShRSIOp, arith.ShRUIOp),
+    "min": (arith.MinSIOp, arith.MinUIOp),
+    "max": (arith.MaxSIOp, arith.MaxUIOp),
+}
+_FLOAT_OPS = {
+    "add": arith.AddfOp,
+    "sub": arith.SubfOp,
+    "mul": arith.MulfOp,
+    "truediv": arith.DivfOp,
+    "min": arith.MinimumfOp,
+    "max": arith.MaximumfOp,
+}
+_BOOL_OPS = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}
+_SYMBOL = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+    "and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>", "min": "min", "max": "max",
+}
+# (signed int, unsigned int, float) predicates of arith.cmpi / arith.cmpf
+_CMP = {
+    "lt": ("slt", "ult", "olt"),
+    "le": ("sle", "ule", "ole"),
+    "gt": ("sgt", "ugt", "ogt"),
+    "ge": ("sge", "uge", "oge"),
+    "eq": ("eq", "eq", "oeq"),
+    "ne": ("ne", "ne", "une"),
+}
+
+
+def constant(value, dtype: DType) -> "Scalar":
+    """Record an arith.constant of `dtype`."""
+    t = element_type(dtype)
+    if dtype.is_float:
+        attr = FloatAttr(float(value), t)
+    else:
+        v = int(value)
+        if dtype is dtypes.Bool:
+            v = 1 if v else 0
+        elif not _fits(v, dtype):
+            raise TypeMismatchError(f"constant {value} does not fit {dtype}")
+        attr = IntegerAttr(v, t, truncate_bits=dtype.kind == "uint")
+    return Scalar(emit(arith.ConstantOp(attr, t)).results[0], dtype)
+
+
+def _fits(v: int, dtype: DType) -> bool:
+    bits = dtype.bits
+    if dtype.kind == "uint":
+        return 0 <= v < (1 << bits)
+    return -(1 << (bits - 1)) <= v < (1 << (bits - 1))
+
+
+def python_dtype(x) -> DType:
+    """The dtype a Python number becomes at runtime: bool, Int32 (Int64 if large), Float32."""
+    if isinstance(x, bool):
+        return dtypes.Bool
+    if isinstance(x, int):
+        return dtypes.Int32 if _fits(x, dtypes.Int32) else dtypes.Int64
+    if isinstance(x, float):
+        return dtypes.Float32
+    raise TypeMismatchError(f"{x!r} ({type(x).__name__}) is not a number a kernel can use")
+
+
+def as_scalar(x, like: DType | None = None) -> "Scalar":
+    """A Scalar for `x`: Scalars pass through; Python numbers become constants of `like`."""
+    if isinstance(x, Scalar):
+        return x
+    if like is not None and isinstance(x, (int, float)) and not isinstance(x, bool):
+        if isinstance(x, float) and not like.is_float:
+            raise TypeMismatchError(f"float {x!r} used with a runtime {like}; convert with .to()")
+        return constant(x, like)
+    return constant(x, python_dtype(x))
+
+
+class Scalar:
+    """A runtime scalar of `dtype` (one SSA value). See the module docstring."""
+
+    __slots__ = ("value", "dtype")
+    __hash__ = object.__hash__
+
+    def __init__(self, value: SSAValue, dtype: DType):
+        self.value = value
+        self.dtype = dtype
+
+    def __repr__(self) -> str:
+        return f"<runtime {self.dtype}>"
+
+    # -- guards ---------------------------------------------------------------------------------
+    def __bool__(self):
+        raise CompileError(
+            f"a runtime {self.dtype} has no Python truth value here; use it in an `if`/`while` "
+            "condition of the kernel body (which becomes IR), or compare with tylo.select"
+        )
+
+    def __index__(self):
+        raise CompileError(
+            f"a runtime {self.dtype} cannot be used where Python needs a static integer "
+            "(a tuple index, a static_range bound, a shape)"
+        )
+
+    def __iter__(self):
+        raise CompileError(f"a runtime {self.dtype} is not iterable")
+
+    # -- binary arithmetic ----------------------------------------------------------------------
+    def _binary(self, other, op: str, reverse: bool = False):
+        if isinstance(other, Scalar) and other.dtype is not self.dtype:
+            raise TypeMismatchError(
+                f"{self.dtype} {_SYMBOL[op]} {other.dtype}: operands have different types; "
+                "convert one with .to(dtype)"
+            )
+        if not isinstance(other, (Scalar, int, float)):
+            return NotImplemented
+        folded = _fold(self, other, op, reverse)
+        if folded is not None:
+            return folded
+        rhs = as_scalar(other, self.dtype)
+        lhs, rhs = (rhs, self) if reverse else (self, rhs)
+        d = self.dtype
+        if d is dtypes.Bool:
+            cls = _BOOL_OPS.get(op)
+        elif d.is_float:
+            cls = _FLOAT_OPS.get(op)
+        else:
+            pair = _INT_OPS.get(op)
+            cls = None if pair is None else pair[d.kind == "uint"]
+        if cls is None:
+            raise TypeMismatchError(f"operator {_SYMBOL[op]} is not defined for {d}")
+        return Scalar(emit(cls(lhs.value, rhs.value)).results[0], d)
+
+    def __add__(self, o): return self._binary(o, "add")
+    def __radd__(self, o): return self._binary(o, "add", True)
+    def __sub__(self, o): return self._binary(o, "sub")
+    def __rsub__(self, o): return self._binary(o, "sub", True)
+    def __mul__(self, o): return self._binary(o, "mul")
+    def __rmul__(self, o): return self._binary(o, "mul", True)
+    def __truediv__(self, o): return self._binary(o, "truediv")
+    def __rtruediv__(self, o): return self._binary(o, "truediv", True)
+    def __floordiv__(self, o): return self._binary(o, "floordiv")
+    def __rfloordiv__(self, o): return self._binary(o, "floordiv", True)
+    def __mod__(self, o): return self._binary(o, "mod")
+    def __rmod__(self, o): return self._binary(o, "mod", True)
+    def __and__(self, o): return self._binary(o, "and")
+    def __rand__(self, o): return self._binary(o, "and", True)
+    def __or__(self, o): return self._binary(o, "or")
+    def __ror__(self, o): return self._binary(o, "or", True)
+    def __xor__(self, o): return self._binary(o, "xor")
+    def __rxor__(self, o): return self._binary(o, "xor", True)
+    def __lshift__(self, o): return self._binary(o, "lshift")
+    def __rlshift__(self, o): return self._binary(o, "lshift", True)
+    def __rshift__(self, o): return self._binary(o, "rshift")
+    def __rrshift__(self, o): return self._binary(o, "rshift", True)
+
+    # -- comparisons ----------------------------------------------------------------------------
+    def _compare(self, other, op: str):
+        if isinstance(other, Scalar) and other.dtype is not self.dtype:
+            raise TypeMismatchError(
+                f"comparing {self.dtype} with {other.dtype}; convert one with .to(dtype)"
+            )
+        if not isinstance(other, (Scalar, int, float)):
+            return NotImplemented
+        rhs = as_scalar(other, self.dtype)
+        s, u, f = _CMP[op]
+        if self.dtype.is_float:
+            result = emit(arith.CmpfOp(self.value, rhs.value, f)).results[0]
+        else:
+            pred = u if self.dtype.kind in ("uint", "bool") else s
+            result = emit(arith.CmpiOp(self.value, rhs.value, pred)).results[0]
+        return Scalar(result, dtypes.Bool)
+
+    def __lt__(self, o): return self._compare(o, "lt")
+    def __le__(self, o): return self._compare(o, "le")
+    def __gt__(self, o): return self._compare(o, "gt")
+    def __ge__(self, o): return self._compare(o, "ge")
+    def __eq__(self, o): return self._compare(o, "eq")  # type: ignore[override]
+    def __ne__(self, o): return self._compare(o, "ne")  # type: ignore[override]
+
+    # -- unary ----------------------------------------------------------------------------------
+    def __neg__(self):
+        if self.dtype.is_float:
+            return Scalar(emit(arith.NegfOp(self.value)).results[0], self.dtype)
+        return 0 - self if self.dtype.kind == "int" else _bad_unary("-", self.dtype)
+
+    def __pos__(self):
+        return self
+
+    def __invert__(self):
+        if self.dtype is dtypes.Bool:
+            return self ^ True
+        if self.dtype.is_int:
+            return self ^ -1 if self.dtype.kind == "int" else self ^ ((1 << self.dtype.bits) - 1)
+        return _bad_unary("~", self.dtype)
+
+    # -- conversion -----------------------------------------------------------------------------
+    def to(self, dtype) -> "Scalar":
+        """Convert to `dtype` (round to nearest even for floats, truncate toward zero to ints)."""
+        return convert(self, dtypes.as_dtype(dtype))
+
+
+def _bad_unary(symbol: str, dtype: DType):
+    raise TypeMismatchError(f"unary {symbol} is not defined for {dtype}")
+
+
+def _fold(x: Scalar, other, op: str, reverse: bool):
+    """Static identities with a Python int operand, so layout arithmetic records no dead ops."""
+    if isinstance(other, bool) or not isinstance(other, int) or not x.dtype.is_int:
+        return None
+    if op == "add" and other == 0:
+        return x
+    if op == "mul" and other == 1:
+        return x
+    if op == "mul" and other == 0:
+        return 0
+    if not reverse and op in ("floordiv",) and other == 1:
+        return x
+    if not reverse and op == "mod" and other == 1:
+        return 0
+    if not reverse and op == "sub" and other == 0:
+        return x
+    if op in ("lshift", "rshift") and not reverse and other == 0:
+        return x
+    return None
+
+
+def convert(x: Scalar, to: DType) -> Scalar:
+    """Record the arith conversion of `x` to dtype `to`."""
+    frm = x.dtype
+    if frm is to:
+        return x
+    t = element_type(to)
+    v = x.value
+    if frm.is_float and to.is_float:
+        op = arith.ExtFOp(v, t) if to.bits > frm.bits else arith.TruncFOp(v, t)
+    elif frm.is_float:
+        if to is dtypes.Bool:
+            return x != 0.0
+        op = arith.FPToSIOp(v, t) if to.kind == "int" else arith.FPToUIOp(v, t)
+    elif to.is_float:
+        op = arith.UIToFPOp(v, t) if frm.kind in ("uint", "bool") else arith.SIToFPOp(v, t)
+    elif to is dtypes.Bool:
+        return x != 0
+    elif to.bits > frm.bits:
+        op = arith.ExtUIOp(v, t) if frm.kind in ("uint", "bool") else arith.ExtSIOp(v, t)
+    elif to.bits < frm.bits:
+        op = arith.TruncIOp(v, t)
+    else:
+        return Scalar(v, to)  # same width, other signedness: same bits
+    return Scalar(emit(op).results[0], to)
+
+
+def scalar_min(a, b):
+    """min of two runtime (or static) values."""
+    if not isinstance(a, Scalar) and not isinstance(b, Scalar):
+        return min(a, b)
+    s = a if isinstance(a, Scalar) else b
+    o = b if s is a else a
+    return s._binary(o, "min")
+
+
+def scalar_max(a, b):
+    if not isinstance(a, Scalar) and not isinstance(b, Scalar):
+        return max(a, b)
+    s = a if isinstance(a, Scalar) else b
+    o = b if s is a else a
+    return s._binary(o, "max")

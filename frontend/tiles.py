@@ -1,0 +1,223 @@
+"""Pointers and tiles while a kernel is traced.
+
+A `Tile` is typed memory seen through a layout: a pointer plus a `Layout` (or a swizzled one)
+whose leaves are static ints or runtime Int32 scalars. `GlobalTile` and `SharedTile` borrow
+memory (the caller owns allocation, lifetime, alignment and synchronization); `window` takes a
+static-shape view at a runtime origin, checked at run time unless ``inbounds=True``. Kernel
+array parameters arrive as `Tensor`s, global tiles with ``shape``/``stride`` attributes.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import i32
+from xdsl.ir import SSAValue
+
+from ..compiler import dtypes
+from ..compiler.dtypes import DType
+from ..compiler.dynamic import DYNAMIC
+from ..compiler.errors import GeometryError, TypeMismatchError
+from ..compiler.int_tuple import is_int, leaves, product, transform_leaves
+from ..compiler.layout import Layout
+from ..compiler.swizzle import ComposedLayout
+from ..dialects.tylo import PointerType, TileType, element_type
+from ..dialects.tylo.ops import (
+    CheckOp,
+    LoadElementOp,
+    MakeTileOp,
+    PtrAddOp,
+    SharedAllocOp,
+    StoreElementOp,
+    WindowOp,
+)
+from .scalars import Scalar, as_scalar
+from .tracing import emit
+
+
+class Pointer:
+    """A runtime pointer to `dtype` elements in `space` ("global" or "shared")."""
+
+    __slots__ = ("value", "dtype", "space")
+    __hash__ = object.__hash__
+
+    def __init__(self, value: SSAValue, dtype: DType, space: str):
+        self.value, self.dtype, self.space = value, dtype, space
+
+    def __repr__(self) -> str:
+        return f"<{self.space} pointer to {self.dtype}>"
+
+    def __add__(self, offset) -> "Pointer":
+        """The pointer `offset` ELEMENTS further."""
+        off = _index(offset, "pointer offset")
+        return Pointer(emit(PtrAddOp(self.value, off)).results[0], self.dtype, self.space)
+
+    __radd__ = __add__
+
+
+def _index(x, what: str) -> SSAValue:
+    """An i32 SSA value for an index (a Python int or a runtime integer scalar)."""
+    if isinstance(x, Scalar):
+        if not x.dtype.is_int:
+            raise TypeMismatchError(f"{what} must be an integer, got a runtime {x.dtype}")
+        if x.dtype is not dtypes.Int32:
+            x = x.to(dtypes.Int32)
+        return x.value
+    if is_int(x):
+        return as_scalar(x, dtypes.Int32).value
+    raise TypeMismatchError(f"{what} must be an integer, got {x!r}")
+
+
+def _split_layout(layout):
+    """(static skeleton with ? leaves, runtime leaf values) of a layout with Scalar leaves."""
+    inner = layout.layout if isinstance(layout, ComposedLayout) else layout
+    dynamic: list[SSAValue] = []
+
+    def skeleton(x):
+        if is_int(x):
+            return x
+        if isinstance(x, Scalar):
+            dynamic.append(_index(x, "layout leaf"))
+            return DYNAMIC
+        raise TypeMismatchError(f"layout leaf {x!r} is neither an int nor a runtime integer")
+
+    shape = transform_leaves(skeleton, inner.shape)
+    stride = transform_leaves(skeleton, inner.stride)
+    static = Layout(shape, stride)
+    if isinstance(layout, ComposedLayout):
+        static = ComposedLayout(layout.swizzle, static)
+    return static, dynamic
+
+
+class Tile:
+    """Typed memory seen through a layout; ``tile[i, j]`` loads, ``tile[i, j] = v`` stores."""
+
+    __hash__ = object.__hash__
+
+    def __init__(self, value: SSAValue, dtype: DType, space: str, layout, shape: tuple):
+        self.value = value
+        self.dtype = dtype
+        self.space = space
+        self.layout = layout  # the root layout, leaves static or runtime
+        self.shape = shape  # this tile's logical shape (per top-level mode)
+
+    def __repr__(self) -> str:
+        return f"<{self.space} tile of {self.dtype}, layout {self.layout}, shape {self.shape}>"
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def _coord(self, key) -> list[SSAValue]:
+        key = key if isinstance(key, tuple) else (key,)
+        if len(key) != self.rank:
+            raise GeometryError(
+                f"a rank-{self.rank} tile takes {self.rank} coordinates, got {len(key)}"
+            )
+        return [_index(k, "tile coordinate") for k in key]
+
+    def __getitem__(self, key) -> Scalar:
+        op = emit(LoadElementOp(self.value, self._coord(key)))
+        return Scalar(op.results[0], self.dtype)
+
+    def __setitem__(self, key, value) -> None:
+        v = as_scalar(value, self.dtype)
+        if v.dtype is not self.dtype:
+            raise TypeMismatchError(f"storing a {v.dtype} into a tile of {self.dtype}")
+        emit(StoreElementOp(v.value, self.value, self._coord(key)))
+
+
+class Tensor(Tile):
+    """A kernel's array parameter: a global tile with ``shape``, ``stride`` and ``ptr``."""
+
+    def __init__(self, value, dtype, layout, ptr: Pointer):
+        super().__init__(value, dtype, "global", layout, tuple(layout.shape))
+        self.stride = tuple(layout.stride)
+        self.ptr = ptr
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+def make_tile(pointer: Pointer, layout, space: str, tile_cls=Tile, **extra) -> Tile:
+    if not isinstance(pointer, Pointer):
+        raise TypeMismatchError(f"{pointer!r} is not a pointer")
+    if pointer.space != space:
+        raise TypeMismatchError(f"a {space} tile needs a {space} pointer, got a {pointer.space} one")
+    if not isinstance(layout, (Layout, ComposedLayout)):
+        raise TypeMismatchError(f"{layout!r} is not a Layout")
+    static, dynamic = _split_layout(layout)
+    t = TileType(element_type(pointer.dtype), space, static)
+    op = emit(MakeTileOp(pointer.value, dynamic, t))
+    shape = layout.shape if isinstance(layout.shape, tuple) else (layout.shape,)
+    if tile_cls is Tile:
+        return Tile(op.results[0], pointer.dtype, space, layout, tuple(shape))
+    return tile_cls(op.results[0], pointer.dtype, layout, pointer, **extra)
+
+
+def GlobalTile(pointer: Pointer, layout) -> Tile:  # noqa: N802 - the seeds' name
+    """Borrow global memory at `pointer` as a tile with `layout` (offsets in elements)."""
+    return make_tile(pointer, layout, "global")
+
+
+def SharedTile(pointer: Pointer, layout) -> Tile:  # noqa: N802 - the seeds' name
+    """Borrow shared memory at `pointer` as a tile with `layout` (offsets in elements)."""
+    return make_tile(pointer, layout, "shared")
+
+
+def shared_alloc(dtype, elements: int, align: int = 16) -> Pointer:
+    """Allocate `elements` elements of static shared memory, aligned to `align` bytes."""
+    dtype = dtypes.as_dtype(dtype)
+    if not is_int(elements) or elements <= 0:
+        raise GeometryError(f"shared_alloc: {elements!r} elements must be a positive static int")
+    if not is_int(align) or align <= 0 or align & (align - 1):
+        raise GeometryError(f"shared_alloc: alignment {align!r} must be a power of two")
+    op = emit(SharedAllocOp(element_type(dtype), elements, align))
+    return Pointer(op.results[0], dtype, "shared")
+
+
+def window(tile: Tile, origin, shape, inbounds: bool = False) -> Tile:
+    """A static-shape view of `tile` at logical `origin` (one coordinate per mode).
+
+    Offsets stay relative to the root tile's base. Static origins are checked now (GeometryError);
+    runtime ones trap at run time when outside the tile, unless ``inbounds=True``.
+    """
+    if not isinstance(tile, Tile):
+        raise TypeMismatchError(f"window of {tile!r}: not a tile")
+    origin = tuple(origin) if isinstance(origin, (tuple, list)) else (origin,)
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if len(origin) != tile.rank or len(shape) != tile.rank:
+        raise GeometryError(
+            f"window of a rank-{tile.rank} tile needs {tile.rank} origin coordinates and extents, "
+            f"got origin {origin} and shape {shape}"
+        )
+    for w in shape:
+        if not is_int(w) or w <= 0:
+            raise GeometryError(f"window extents must be positive static ints, got {shape}")
+    for axis, (o, w, extent) in enumerate(zip(origin, shape, tile.shape)):
+        extent = product(extent) if all(is_int(x) for x in leaves(extent)) else extent
+        if is_int(o) and is_int(extent):
+            if o < 0 or o + w > extent:
+                raise GeometryError(
+                    f"window [{o}, {o + w}) of axis {axis} is outside the tile's extent {extent}"
+                )
+            continue
+        if inbounds:
+            continue
+        if is_int(o) and o < 0:
+            raise GeometryError(f"window origin {o} of axis {axis} is negative")
+        lo = Scalar(_index(o, "window origin"), dtypes.Int32)
+        ok = lo >= 0
+        if not (is_int(extent) and is_int(w) and w > extent):
+            ok = ok & ((lo + w) <= extent)
+        else:
+            raise GeometryError(f"window extent {w} of axis {axis} exceeds the tile's extent {extent}")
+        emit(CheckOp(ok.value, f"window axis {axis} in bounds"))
+    op = emit(WindowOp(tile.value, [_index(o, "window origin") for o in origin], shape))
+    return Tile(op.results[0], tile.dtype, tile.space, tile.layout, shape)
+
+
+def pointer_type(dtype: DType, space: str) -> PointerType:
+    return PointerType(element_type(dtype), space)
+
+
+__all__ = ["Pointer", "Tile", "Tensor", "GlobalTile", "SharedTile", "shared_alloc", "window", "i32"]

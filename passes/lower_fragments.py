@@ -1,0 +1,262 @@
+"""tylo-lower-fragments: expand every fragment into one scalar per slot, by its ownership.
+
+A fragment value becomes the list of its slot values (slot v of this thread holds the element at
+``ownership(thread, v)``); every register index is static, so no runtime register indexing can
+arise. Per op:
+
+* ``tylo.load_fragment`` / ``tylo.store_fragment``: one ``tylo.load_element`` /
+  ``tylo.store_element`` per slot at the slot's coordinate. When the ownership is separable
+  (coordinate = thread base + static slot offset) the thread's base coordinate is computed once.
+* ``tylo.splat``: every slot is the splatted value.
+* ``tylo.map``: the body is cloned once per slot.
+* ``tylo.mma``: one ``tylo.mma_sync`` per atom of the plan, fed by the atom's slots.
+* ``scf.for`` / ``scf.if`` / ``scf.while`` carrying fragments carry their slots instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from ..compiler import dtypes
+from ..compiler.tiled_mma import TiledMMA
+from ..dialects.tylo import FragmentType, TiledMMAAttr
+from ..dialects.tylo.ops import (
+    LoadElementOp,
+    LoadFragmentOp,
+    MapOp,
+    MMAOp,
+    MMASyncOp,
+    SplatOp,
+    StoreElementOp,
+    StoreFragmentOp,
+    YieldOp,
+)
+from ..frontend.scalars import Scalar, as_scalar
+from ..frontend.tracing import Tracer
+
+
+def _is_fragment(v: SSAValue) -> bool:
+    return isinstance(v.type, FragmentType)
+
+
+class _Lowering:
+    def __init__(self) -> None:
+        self.slots: dict[SSAValue, list[SSAValue]] = {}
+        self.dead: list[Operation] = []
+
+    # -- helpers --------------------------------------------------------------------------------
+    def expand(self, values) -> list[SSAValue]:
+        out: list[SSAValue] = []
+        for v in values:
+            out.extend(self.slots[v] if _is_fragment(v) else [v])
+        return out
+
+    def bind(self, old_values, new_values) -> None:
+        """Map old (possibly fragment) values onto the flat list `new_values`."""
+        k = 0
+        for old in old_values:
+            if _is_fragment(old):
+                n = old.type.slots
+                self.slots[old] = list(new_values[k : k + n])
+                k += n
+            else:
+                old.replace_all_uses_with(new_values[k])
+                k += 1
+
+    @staticmethod
+    def flat_types(values) -> list:
+        types = []
+        for v in values:
+            t = v.type
+            types.extend([t.element_type] * t.slots if isinstance(t, FragmentType) else [t])
+        return types
+
+    # -- walking --------------------------------------------------------------------------------
+    def block(self, block: Block) -> None:
+        for op in list(block.ops):
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        handler = getattr(self, "_" + type(op).__name__, None)
+        if handler is not None:
+            handler(op)
+            return
+        if any(_is_fragment(v) for v in op.operands) or any(_is_fragment(r) for r in op.results):
+            raise PassFailedException(f"tylo-lower-fragments: {op.name} on fragments is not supported")
+        for region in op.regions:
+            for b in region.blocks:
+                self.block(b)
+
+    # -- fragment ops ---------------------------------------------------------------------------
+    def _SplatOp(self, op: SplatOp) -> None:
+        self.slots[op.result] = [op.value] * op.result.type.slots
+        self.dead.append(op)
+
+    def _coordinates(self, op: Operation, ownership, thread: SSAValue) -> list[tuple]:
+        with Tracer.before_op(op).active():
+            t = Scalar(thread, dtypes.Int32)
+            coords = []
+            if ownership.separable:
+                r0, c0 = ownership.thread_coordinate(t)
+                for dr, dc in ownership.slot_offsets:
+                    coords.append((r0 + dr, c0 + dc))
+            else:
+                coords = [ownership(t, v) for v in range(ownership.values)]
+            return [
+                tuple(as_scalar(x, dtypes.Int32).value for x in rc) for rc in coords
+            ]
+
+    def _LoadFragmentOp(self, op: LoadFragmentOp) -> None:
+        ownership = op.result.type.ownership.data
+        values = []
+        for coord in self._coordinates(op, ownership, op.thread):
+            load = LoadElementOp(op.tile, list(coord))
+            Rewriter.insert_op(load, InsertPoint.before(op))
+            values.append(load.result)
+        self.slots[op.result] = values
+        self.dead.append(op)
+
+    def _StoreFragmentOp(self, op: StoreFragmentOp) -> None:
+        ownership = op.fragment.type.ownership.data
+        values = self.slots[op.fragment]
+        for coord, value in zip(self._coordinates(op, ownership, op.thread), values):
+            Rewriter.insert_op(StoreElementOp(value, op.tile, list(coord)), InsertPoint.before(op))
+        self.dead.append(op)
+
+    def _MapOp(self, op: MapOp) -> None:
+        inputs = [self.slots[v] for v in op.inputs]
+        body = op.body.block
+        results = []
+        for v in range(op.result.type.slots):
+            mapping = {arg: inp[v] for arg, inp in zip(body.args, inputs)}
+            for inner in body.ops:
+                if isinstance(inner, YieldOp):
+                    results.append(mapping.get(inner.value, inner.value))
+                    break
+                clone = inner.clone(value_mapper=mapping)
+                Rewriter.insert_op(clone, InsertPoint.before(op))
+                for old, new in zip(inner.results, clone.results):
+                    mapping[old] = new
+        self.slots[op.result] = results
+        self.dead.append(op)
+
+    def _MMAOp(self, op: MMAOp) -> None:
+        plan: TiledMMA = op.plan.data
+        atom_plan = TiledMMAAttr(TiledMMA(plan.atom))
+        a, b = self.slots[op.a], self.slots[op.b]
+        acc = list(self.slots[op.c])
+        for i, j, kk in plan.atoms():
+            cs = plan.atom_slots("C", i, j)
+            mma = MMASyncOp(
+                atom_plan,
+                [a[s] for s in plan.atom_slots("A", i, kk)],
+                [b[s] for s in plan.atom_slots("B", j, kk)],
+                [acc[s] for s in cs],
+            )
+            Rewriter.insert_op(mma, InsertPoint.before(op))
+            for s, d in zip(cs, mma.d):
+                acc[s] = d
+        self.slots[op.result] = acc
+        self.dead.append(op)
+
+    # -- structured control flow ----------------------------------------------------------------
+    def _rebuild_block(self, old: Block, leading: list = ()) -> Block:
+        """A block with the old block's (expanded) argument types; the old ops moved into it."""
+        new = Block(arg_types=list(leading) + self.flat_types(old.args[len(leading):]))
+        for a, b in zip(old.args[: len(leading)], new.args[: len(leading)]):
+            a.replace_all_uses_with(b)
+        self.bind(old.args[len(leading):], new.args[len(leading):])
+        for inner in list(old.ops):
+            inner.detach()
+            new.add_op(inner)
+        return new
+
+    def _replace_results(self, old: Operation, new: Operation) -> None:
+        self.bind(old.results, new.results)
+        self.dead.append(old)
+
+    def _ForOp(self, op: scf.ForOp) -> None:
+        if not any(_is_fragment(v) for v in op.iter_args):
+            self.block(op.body.block)
+            return
+        body = self._rebuild_block(op.body.block, [op.body.block.args[0].type])
+        new = scf.ForOp(op.lb, op.ub, op.step, self.expand(op.iter_args), Region(body))
+        Rewriter.insert_op(new, InsertPoint.before(op))
+        self.block(body)
+        self._replace_results(op, new)
+
+    def _IfOp(self, op: scf.IfOp) -> None:
+        if not any(_is_fragment(r) for r in op.results):
+            for region in op.regions:
+                for b in region.blocks:
+                    self.block(b)
+            return
+        regions = []
+        for region in (op.true_region, op.false_region):
+            block = self._rebuild_block(region.block)
+            regions.append(Region(block))
+        new = scf.IfOp(op.cond, self.flat_types(op.results), regions[0], regions[1])
+        Rewriter.insert_op(new, InsertPoint.before(op))
+        for region in new.regions:
+            self.block(region.block)
+        self._replace_results(op, new)
+
+    def _WhileOp(self, op: scf.WhileOp) -> None:
+        if not any(_is_fragment(v) for v in list(op.arguments) + list(op.results)):
+            for region in op.regions:
+                for b in region.blocks:
+                    self.block(b)
+            return
+        before = self._rebuild_block(op.before_region.block)
+        after = self._rebuild_block(op.after_region.block)
+        new = scf.WhileOp(
+            self.expand(op.arguments), self.flat_types(op.results), Region(before), Region(after)
+        )
+        Rewriter.insert_op(new, InsertPoint.before(op))
+        self.block(before)
+        self.block(after)
+        self._replace_results(op, new)
+
+    def _YieldOp(self, op: scf.YieldOp) -> None:
+        if any(_is_fragment(v) for v in op.operands):
+            op.operands = self.expand(op.operands)
+
+    def _ConditionOp(self, op: scf.ConditionOp) -> None:
+        if any(_is_fragment(v) for v in op.args):
+            op.operands = [op.condition, *self.expand(op.args)]
+
+    def erase_dead(self) -> None:
+        for op in reversed(self.dead):
+            op.detach()
+        for op in self.dead:
+            op.drop_all_references()
+        for op in self.dead:
+            for region in op.regions:
+                for b in region.blocks:
+                    for a in b.args:
+                        if a.uses:
+                            raise PassFailedException(
+                                f"tylo-lower-fragments: a value of {op.name} is still used"
+                            )
+
+
+@dataclass(frozen=True)
+class LowerFragments(ModulePass):
+    """Expand fragments into per-slot scalars by their ownership (see module docstring)."""
+
+    name = "tylo-lower-fragments"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lowering = _Lowering()
+        for region in op.regions:
+            for block in region.blocks:
+                lowering.block(block)
+        lowering.erase_dead()

@@ -1,0 +1,112 @@
+"""tylo-lower-tiles: turn element accesses of tiles into pointer arithmetic.
+
+``tylo.load_element %tile[%i, %j]`` becomes ``tylo.ptr_add %ptr, offset`` and ``tylo.load``,
+where ``offset = layout(origin + (i, j))`` in elements: `layout` is the root tile's layout with
+its runtime leaves (the ``tylo.make_tile`` operands) filled in, `origin` the sum of the origins
+of the windows between the root and the accessed tile (a window's offsets stay relative to its
+root's base, which keeps a swizzle's phase). Swizzles apply to the whole offset. Tiles then have
+no users and are erased.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from ..compiler import dtypes
+from ..compiler.dynamic import is_dynamic
+from ..compiler.int_tuple import transform_leaves
+from ..compiler.layout import Layout
+from ..compiler.swizzle import ComposedLayout
+from ..dialects.tylo import TileType
+from ..dialects.tylo.ops import (
+    LoadElementOp,
+    LoadOp,
+    MakeTileOp,
+    PtrAddOp,
+    StoreElementOp,
+    StoreOp,
+    WindowOp,
+)
+from ..frontend.scalars import Scalar, as_scalar
+from ..frontend.tracing import Tracer
+
+
+def tile_root(tile: SSAValue) -> tuple[MakeTileOp, list[SSAValue]]:
+    """The `make_tile` a tile comes from, and the per-mode origin operands of its windows."""
+    origins: list[list[SSAValue]] = []
+    owner = tile.owner
+    while isinstance(owner, WindowOp):
+        origins.append(list(owner.origin))
+        owner = owner.tile.owner
+    if not isinstance(owner, MakeTileOp):
+        raise PassFailedException(
+            f"tylo-lower-tiles: a tile must come from tylo.make_tile or tylo.window, not {owner}"
+        )
+    return owner, origins
+
+
+def runtime_layout(make: MakeTileOp):
+    """The root layout with its ``?`` leaves replaced by Int32 scalars of the op's operands."""
+    layout = make.result.type.layout.data
+    dynamic = iter(Scalar(v, dtypes.Int32) for v in make.dynamic)
+    inner = layout.layout if isinstance(layout, ComposedLayout) else layout
+    fill = lambda x: next(dynamic) if is_dynamic(x) else x  # noqa: E731
+    shape = transform_leaves(fill, inner.shape)
+    stride = transform_leaves(fill, inner.stride)
+    filled = Layout(shape, stride)
+    return ComposedLayout(layout.swizzle, filled) if isinstance(layout, ComposedLayout) else filled
+
+
+def element_pointer(op: Operation, tile: SSAValue, coord) -> SSAValue:
+    """Insert, before `op`, the pointer to the element of `tile` at logical `coord`."""
+    make, origins = tile_root(tile)
+    with Tracer.before_op(op).active():
+        crd = [Scalar(c, dtypes.Int32) for c in coord]
+        for origin in origins:
+            crd = [c + Scalar(o, dtypes.Int32) for c, o in zip(crd, origin)]
+        layout = runtime_layout(make)
+        offset = layout(tuple(crd) if len(crd) > 1 else crd[0])
+        offset = as_scalar(offset, dtypes.Int32)
+    add = PtrAddOp(make.pointer, offset.value)
+    Rewriter.insert_op(add, InsertPoint.before(op))
+    return add.result
+
+
+@dataclass(frozen=True)
+class LowerTiles(ModulePass):
+    """Replace tile element accesses by pointer arithmetic and scalar loads/stores."""
+
+    name = "tylo-lower-tiles"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        tiles: list[Operation] = []
+        for inner in list(op.walk()):
+            if isinstance(inner, LoadElementOp):
+                ptr = element_pointer(inner, inner.tile, inner.coord)
+                load = LoadOp(ptr)
+                Rewriter.replace_op(inner, load)
+            elif isinstance(inner, StoreElementOp):
+                ptr = element_pointer(inner, inner.tile, inner.coord)
+                Rewriter.replace_op(inner, StoreOp(inner.value, ptr))
+            elif isinstance(inner, (MakeTileOp, WindowOp)):
+                tiles.append(inner)
+        for tile_op in reversed(tiles):
+            for use in list(tile_op.results[0].uses):
+                if not isinstance(use.operation, WindowOp):
+                    raise PassFailedException(
+                        f"tylo-lower-tiles: tile used by {use.operation.name}, which has no lowering"
+                    )
+            Rewriter.erase_op(tile_op)
+        for inner in op.walk():
+            for v in list(inner.results) + [a for r in inner.regions for b in r.blocks for a in b.args]:
+                if isinstance(v.type, TileType):
+                    raise PassFailedException(
+                        f"tylo-lower-tiles: {inner.name} still produces a tile"
+                    )

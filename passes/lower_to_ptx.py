@@ -1,0 +1,458 @@
+"""tylo-lower-to-ptx: a kernel (``func.func`` of scalar tylo, arith and cf ops) to ``ptx.entry``.
+
+Every SSA value gets a fresh virtual register (``!ptx.reg<r7>``). Blocks become labels; a block's
+arguments get registers of their own, read with ``ptx.get_register`` after the label, and every
+branch copies its operands into them (through temporaries when a source is also a destination,
+so the copies act in parallel). Parameters are read with ``ld.param`` (pointers are converted
+with ``cvta.to.global``). `tylo.mma_sync` packs its 16-bit (or 8-bit) A/B elements into the
+.b32 registers of ``mma.sync`` (PTX ISA 9.7.14.5.8: low element first).
+
+Options: ``arch`` (``.target``, default sm_90a) and ``version`` (``.version``, default 8.4, the
+first with every mma.sync type Tylo emits: FP8 needs 8.4).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import arith, cf, func
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from ..dialects import ptx
+from ..dialects.ptx import ops as P
+from ..dialects.ptx.registers import RegisterAllocator, RegisterType
+from ..dialects.tylo import PointerType, dtype_of
+from ..compiler.ptx_types import register_class
+from ..dialects.tylo import ops as T
+
+_SPECIAL = {T.ThreadIdxOp: "tid", T.BlockIdxOp: "ctaid", T.BlockDimOp: "ntid", T.GridDimOp: "nctaid"}
+_INT_BINARY = {
+    arith.AddiOp: (P.AddOp, "s", None), arith.SubiOp: (P.SubOp, "s", None),
+    arith.MuliOp: (P.MulOp, "s", "lo"), arith.DivSIOp: (P.DivOp, "s", None),
+    arith.DivUIOp: (P.DivOp, "u", None), arith.RemSIOp: (P.RemOp, "s", None),
+    arith.RemUIOp: (P.RemOp, "u", None), arith.AndIOp: (P.AndOp, "b", None),
+    arith.OrIOp: (P.OrOp, "b", None), arith.XOrIOp: (P.XorOp, "b", None),
+    arith.ShLIOp: (P.ShlOp, "b", None), arith.ShRSIOp: (P.ShrOp, "s", None),
+    arith.ShRUIOp: (P.ShrOp, "u", None), arith.MinSIOp: (P.MinOp, "s", None),
+    arith.MaxSIOp: (P.MaxOp, "s", None), arith.MinUIOp: (P.MinOp, "u", None),
+    arith.MaxUIOp: (P.MaxOp, "u", None),
+}
+_FLOAT_BINARY = {
+    arith.AddfOp: P.AddOp, arith.SubfOp: P.SubOp, arith.MulfOp: P.MulOp,
+    arith.DivfOp: P.DivOp, arith.MinimumfOp: P.MinOp, arith.MaximumfOp: P.MaxOp,
+}
+_CMPI = ["eq", "ne", "lt", "le", "gt", "ge", "lt", "le", "gt", "ge"]  # by arith.cmpi predicate
+_CMPF = [None, "eq", "gt", "ge", "lt", "le", "ne", "num", "equ", "gtu", "geu", "ltu", "leu", "neu", "nan", None]
+
+
+def ptx_type(t: Attribute, kind: str = "b") -> str:
+    """PTX type suffix of a value type; `kind` picks s/u/b for integers."""
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        if width == 1:
+            return "pred"
+        return f"{kind}{max(width, 16) if width < 16 else width}"
+    if isinstance(t, PointerType):
+        return "u64" if t.space.data == "global" else "u32"
+    return dtype_of(t).ptx
+
+
+def reg_class(t: Attribute) -> str:
+    """The register class holding a value of type `t` (pointers: by state space)."""
+    if isinstance(t, PointerType):
+        return "b64" if t.space.data == "global" else "b32"
+    return register_class(ptx_type(t)).name
+
+
+def _class_of(suffix: str) -> str:
+    return register_class(suffix).name
+
+
+def _memory_type(t: Attribute) -> str:
+    """The ld/st type of one element: sized bit types, f32/f64 for those floats."""
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        return {1: "u8", 8: "s8"}.get(width, f"b{width}")
+    if isinstance(t, (Float32Type, Float64Type)):
+        return ptx_type(t)
+    return f"b{dtype_of(t).bits}"
+
+
+def _float_bits(value: float, t: Attribute) -> int:
+    if isinstance(t, Float32Type):
+        return struct.unpack("<I", struct.pack("<f", value))[0]
+    if isinstance(t, Float64Type):
+        return struct.unpack("<Q", struct.pack("<d", value))[0]
+    if isinstance(t, BFloat16Type):
+        return int(np.array(value, dtype=ml_dtypes.bfloat16).view(np.uint16))
+    if isinstance(t, Float16Type):
+        return int(np.array(value, dtype=np.float16).view(np.uint16))
+    return int(np.array(value, dtype=dtype_of(t).numpy).view(np.uint8))
+
+
+class _Kernel:
+    """Lowers one func.func into the flat op list of a ptx.entry."""
+
+    def __init__(self, fn: func.FuncOp):
+        self.fn = fn
+        self.alloc = RegisterAllocator()
+        self.body: list[Operation] = []
+        self.decls: list[Operation] = []
+        self.regs: dict[SSAValue, SSAValue] = {}
+        self.params: list[str] = []
+        blocks = list(fn.body.blocks)
+        self.labels = {b: f"$L__BB{i}" for i, b in enumerate(blocks)}
+        self.arg_regs = {a: self.alloc.new(reg_class(a.type)) for b in blocks[1:] for a in b.args}
+        self.next_block: dict[Block, Block | None] = {
+            b: (blocks[i + 1] if i + 1 < len(blocks) else None) for i, b in enumerate(blocks)
+        }
+
+    # -- helpers --------------------------------------------------------------------------------
+    def emit(self, op: Operation) -> Operation:
+        self.body.append(op)
+        return op
+
+    def new(self, cls_or_type: str) -> RegisterType:
+        return self.alloc.new(cls_or_type)
+
+    def get(self, v: SSAValue) -> SSAValue:
+        try:
+            return self.regs[v]
+        except KeyError:
+            raise PassFailedException(f"tylo-lower-to-ptx: {v} used before it is defined") from None
+
+    def set(self, v: SSAValue, op: Operation) -> None:
+        self.regs[v] = op.results[0]
+
+    def const(self, suffix: str, bits: int) -> SSAValue:
+        return self.emit(P.ConstOp(suffix, bits, self.new(_class_of(suffix)))).results[0]
+
+    # -- driver ---------------------------------------------------------------------------------
+    def run(self) -> ptx.EntryOp:
+        blocks = list(self.fn.body.blocks)
+        for i, arg in enumerate(blocks[0].args):
+            self.param(i, arg)
+        for b in blocks:
+            if b is not blocks[0]:
+                self.emit(P.LabelOp(self.labels[b]))
+                for a in b.args:
+                    self.regs[a] = self.emit(P.GetRegisterOp(self.arg_regs[a])).results[0]
+            for op in b.ops:
+                self.lower(op)
+        block_attr = self.fn.attributes.get("tylo.block")
+        reqntid = list(block_attr.get_values()) if isinstance(block_attr, DenseArrayBase) else None
+        return ptx.EntryOp(
+            self.fn.sym_name.data, self.params, Region(Block(self.decls + self.body)), reqntid
+        )
+
+    def param(self, index: int, arg: SSAValue) -> None:
+        t = arg.type
+        if isinstance(t, PointerType):
+            self.params.append("u64")
+            raw = self.emit(P.LdParamOp("u64", index, self.new("b64"))).results[0]
+            if t.space.data != "global":
+                raise PassFailedException("tylo-lower-to-ptx: kernel pointer parameters are global")
+            self.regs[arg] = self.emit(P.CvtaOp("global", raw, self.new("b64"))).results[0]
+            return
+        suffix = ptx_type(t, "s")
+        if suffix == "pred":
+            self.params.append("u8")
+            byte = self.emit(P.LdParamOp("u8", index, self.new("b16"))).results[0]
+            zero = self.const("u16", 0)
+            self.regs[arg] = self.emit(P.SetpOp("ne", "u16", byte, zero, self.new("pred"))).results[0]
+            return
+        self.params.append(suffix)
+        self.regs[arg] = self.emit(P.LdParamOp(suffix, index, self.new(_class_of(suffix)))).results[0]
+
+    def lower(self, op: Operation) -> None:
+        for cls in type(op).__mro__:
+            handler = getattr(self, "_" + cls.__name__, None)
+            if handler is not None:
+                handler(op)
+                return
+        if type(op) in _INT_BINARY or type(op) in _FLOAT_BINARY:
+            self._binary(op)
+            return
+        if type(op) in _SPECIAL:
+            d = op.dim.data
+            self.set(op.result, self.emit(P.SpecialOp(f"%{_SPECIAL[type(op)]}.{d}", self.new("b32"))))
+            return
+        raise PassFailedException(f"tylo-lower-to-ptx: no PTX lowering for {op.name}")
+
+    # -- arith ----------------------------------------------------------------------------------
+    def _ConstantOp(self, op: arith.ConstantOp) -> None:
+        t = op.result.type
+        value = op.value
+        if isinstance(value, FloatAttr):
+            suffix = ptx_type(t) if isinstance(t, (Float32Type, Float64Type)) else "b16"
+            bits = _float_bits(value.value.data, t)
+        else:
+            suffix = ptx_type(t, "b")
+            bits = value.value.data
+            if suffix != "pred":
+                bits &= (1 << int(suffix[1:])) - 1
+        self.set(op.result, self.emit(P.ConstOp(suffix, bits, self.new(reg_class(t)))))
+
+    def _binary(self, op: Operation) -> None:
+        t = op.result.type
+        lhs, rhs = self.get(op.operands[0]), self.get(op.operands[1])
+        if type(op) in _FLOAT_BINARY:
+            cls = _FLOAT_BINARY[type(op)]
+            suffix = ptx_type(t)
+            if cls in (P.MinOp, P.MaxOp):
+                mode = "NaN"
+            elif cls is P.DivOp or suffix in ("bf16", "f16"):
+                mode = "rn"
+            else:
+                mode = None
+            if cls is P.DivOp and suffix in ("bf16", "f16"):
+                self._via_f32(op, P.DivOp, lhs, rhs, suffix)
+                return
+        else:
+            cls, kind, mode = _INT_BINARY[type(op)]
+            suffix = ptx_type(t, kind)
+            if suffix == "pred":
+                if cls not in (P.AndOp, P.OrOp, P.XorOp):
+                    raise PassFailedException(f"tylo-lower-to-ptx: {op.name} on i1")
+            elif cls in (P.ShlOp, P.ShrOp) and suffix.endswith("64"):
+                rhs = self.emit(P.CvtOp("u32", "u64", rhs, self.new("b32"))).results[0]
+        self.set(op.results[0], self.emit(cls(suffix, lhs, rhs, self.new(reg_class(t)), mode=mode)))
+
+    def _via_f32(self, op, cls, lhs, rhs, suffix) -> None:
+        a = self.emit(P.CvtOp("f32", suffix, lhs, self.new("f32"))).results[0]
+        b = self.emit(P.CvtOp("f32", suffix, rhs, self.new("f32"))).results[0]
+        c = self.emit(cls("f32", a, b, self.new("f32"), mode="rn")).results[0]
+        self.set(op.results[0], self.emit(P.CvtOp(suffix, "f32", c, self.new("b16"), mode="rn")))
+
+    def _NegfOp(self, op: arith.NegfOp) -> None:
+        t = op.result.type
+        self.set(op.result, self.emit(P.NegOp(ptx_type(t), self.get(op.operand), self.new(reg_class(t)))))
+
+    def _CmpiOp(self, op: arith.CmpiOp) -> None:
+        pred = op.predicate.value.data
+        t = op.lhs.type
+        a, b = self.get(op.lhs), self.get(op.rhs)
+        if ptx_type(t) == "pred":
+            x = self.emit(P.XorOp("pred", a, b, self.new("pred"))).results[0]
+            if pred == 0:
+                x = self.emit(P.NotOp("pred", x, self.new("pred"))).results[0]
+            elif pred != 1:
+                raise PassFailedException("tylo-lower-to-ptx: ordered comparison of i1")
+            self.regs[op.result] = x
+            return
+        suffix = ptx_type(t, "u" if pred >= 6 else "s")
+        self.set(op.result, self.emit(P.SetpOp(_CMPI[pred], suffix, a, b, self.new("pred"))))
+
+    def _CmpfOp(self, op: arith.CmpfOp) -> None:
+        cmp = _CMPF[op.predicate.value.data]
+        if cmp is None:
+            raise PassFailedException("tylo-lower-to-ptx: constant float comparisons are not lowered")
+        t = op.lhs.type
+        a, b = self.get(op.lhs), self.get(op.rhs)
+        self.set(op.result, self.emit(P.SetpOp(cmp, ptx_type(t), a, b, self.new("pred"))))
+
+    def _SelectOp(self, op: arith.SelectOp) -> None:
+        t = op.result.type
+        c, a, b = self.get(op.cond), self.get(op.lhs), self.get(op.rhs)
+        if ptx_type(t) == "pred":
+            ta = self.emit(P.AndOp("pred", c, a, self.new("pred"))).results[0]
+            nc = self.emit(P.NotOp("pred", c, self.new("pred"))).results[0]
+            fb = self.emit(P.AndOp("pred", nc, b, self.new("pred"))).results[0]
+            self.set(op.result, self.emit(P.OrOp("pred", ta, fb, self.new("pred"))))
+            return
+        cls = reg_class(t)
+        self.set(op.result, self.emit(P.SelpOp(cls, a, b, c, self.new(cls))))
+
+    def _cvt(self, op: Operation, to: str, frm: str, mode: str | None = None) -> None:
+        src = self.get(op.operands[0])
+        t = op.results[0].type
+        if frm == "pred":
+            one, zero = self.const(to, 1), self.const(to, 0)
+            self.set(op.results[0], self.emit(P.SelpOp(to, one, zero, src, self.new(reg_class(t)))))
+            return
+        self.set(op.results[0], self.emit(P.CvtOp(to, frm, src, self.new(reg_class(t)), mode=mode)))
+
+    def _ExtSIOp(self, op):
+        self._cvt(op, ptx_type(op.result.type, "s"), ptx_type(op.input.type, "s"))
+
+    def _ExtUIOp(self, op):
+        self._cvt(op, ptx_type(op.result.type, "u"), ptx_type(op.input.type, "u"))
+
+    def _TruncIOp(self, op):
+        self._cvt(op, ptx_type(op.result.type, "u"), ptx_type(op.input.type, "u"))
+
+    def _SIToFPOp(self, op):
+        self._cvt(op, ptx_type(op.result.type), ptx_type(op.input.type, "s"), "rn")
+
+    def _UIToFPOp(self, op):
+        self._cvt(op, ptx_type(op.result.type), ptx_type(op.input.type, "u"), "rn")
+
+    def _FPToSIOp(self, op):
+        self._cvt(op, ptx_type(op.result.type, "s"), ptx_type(op.input.type), "rzi")
+
+    def _FPToUIOp(self, op):
+        self._cvt(op, ptx_type(op.result.type, "u"), ptx_type(op.input.type), "rzi")
+
+    def _ExtFOp(self, op):
+        self._cvt(op, ptx_type(op.result.type), ptx_type(op.input.type))
+
+    def _TruncFOp(self, op):
+        self._cvt(op, ptx_type(op.result.type), ptx_type(op.input.type), "rn.satfinite" if dtype_of(op.result.type).bits == 8 else "rn")
+
+    # -- tylo -----------------------------------------------------------------------------------
+    def _PtrAddOp(self, op: T.PtrAddOp) -> None:
+        ptr, off = self.get(op.pointer), self.get(op.offset)
+        t = op.pointer.type
+        size = dtype_of(t.element_type).bytes
+        if t.space.data == "global":
+            scale = self.const("s32", size)
+            wide = self.emit(P.MulOp("s32", off, scale, self.new("b64"), mode="wide")).results[0]
+            self.set(op.result, self.emit(P.AddOp("s64", ptr, wide, self.new("b64"))))
+        else:
+            scale = self.const("s32", size)
+            self.set(op.result, self.emit(P.FmaOp("s32", off, scale, ptr, self.new("b32"))))
+
+    def _LoadOp(self, op: T.LoadOp) -> None:
+        t = op.result.type
+        mem = _memory_type(t)
+        space = op.pointer.type.space.data
+        if ptx_type(t) == "pred":
+            byte = self.emit(P.LdOp(space, "u8", self.get(op.pointer), self.new("b16"))).results[0]
+            zero = self.const("u16", 0)
+            self.set(op.result, self.emit(P.SetpOp("ne", "u16", byte, zero, self.new("pred"))))
+            return
+        self.set(op.result, self.emit(P.LdOp(space, mem, self.get(op.pointer), self.new(reg_class(t)))))
+
+    def _StoreOp(self, op: T.StoreOp) -> None:
+        t = op.value.type
+        value = self.get(op.value)
+        space = op.pointer.type.space.data
+        if ptx_type(t) == "pred":
+            one, zero = self.const("u16", 1), self.const("u16", 0)
+            value = self.emit(P.SelpOp("b16", one, zero, value, self.new("b16"))).results[0]
+        self.emit(P.StOp(space, _memory_type(t), self.get(op.pointer), value))
+
+    def _SharedAllocOp(self, op: T.SharedAllocOp) -> None:
+        name = f"__tylo_smem_{len(self.decls)}"
+        size = op.elements.value.data * dtype_of(op.result.type.element_type).bytes
+        self.decls.append(P.SharedDeclOp(name, size, op.align.value.data))
+        self.set(op.result, self.emit(P.MovSymbolOp(name, self.new("b32"))))
+
+    def _BarrierOp(self, op: T.BarrierOp) -> None:
+        self.emit(P.BarSyncOp(0))
+
+    def _CheckOp(self, op: T.CheckOp) -> None:
+        self.emit(P.TrapOp(self.get(op.condition), negate=True))
+
+    def _MMASyncOp(self, op: T.MMASyncOp) -> None:
+        atom = op.plan.data.atom
+        d_type, a_type, b_type, c_type = atom.instruction.ptx_types
+        a = self._pack([self.get(v) for v in op.a], atom.a, a_type)
+        b = self._pack([self.get(v) for v in op.b], atom.b, b_type)
+        c = [self.get(v) for v in op.c]
+        d = [self.new(_class_of(d_type)) for _ in op.d]
+        mma = self.emit(
+            P.MmaSyncOp(atom.instruction.ptx_shape, ".".join(atom.instruction.ptx_types), a, b, c, d)
+        )
+        for old, new in zip(op.d, mma.results):
+            self.regs[old] = new
+
+    def _pack(self, values: list[SSAValue], dtype, ptx_suffix: str) -> list[SSAValue]:
+        """Pack elements into .b32 registers, low element first (PTX ISA 9.7.14.5.8)."""
+        if ptx_suffix == "tf32":
+            return [self.emit(P.CvtOp("tf32", "f32", v, self.new("b32"), mode="rna")).results[0] for v in values]
+        if dtype.bits == 32:
+            return values
+        if dtype.bits == 16:
+            return [
+                self.emit(P.PackOp(values[i : i + 2], self.new("b32"))).results[0]
+                for i in range(0, len(values), 2)
+            ]
+        words = []
+        mask = self.const("b32", 0xFF)
+        for i in range(0, len(values), 4):
+            word = None
+            for k, v in enumerate(values[i : i + 4]):
+                w = self.emit(P.CvtOp("u32", "u16", v, self.new("b32"))).results[0]
+                w = self.emit(P.AndOp("b32", w, mask, self.new("b32"))).results[0]
+                if k:
+                    w = self.emit(P.ShlOp("b32", w, self.const("b32", 8 * k), self.new("b32"))).results[0]
+                word = w if word is None else self.emit(P.OrOp("b32", word, w, self.new("b32"))).results[0]
+            words.append(word)
+        return words
+
+    # -- control flow ---------------------------------------------------------------------------
+    def _ReturnOp(self, op: func.ReturnOp) -> None:
+        self.emit(P.RetOp())
+
+    def _copy_to(self, dest: Block, operands) -> None:
+        """Copy branch operands into `dest`'s argument registers, as one parallel copy."""
+        targets = [self.arg_regs[a] for a in dest.args]
+        sources = [self.get(v) for v in operands]
+        if any(s.type in targets for s in sources):
+            sources = [self.emit(P.MovOp(s.type.reg_class.data, s, self.new(s.type.reg_class.data))).results[0] for s in sources]
+        for s, t in zip(sources, targets):
+            if s.type != t:
+                self.emit(P.MovOp(t.reg_class.data, s, t))
+
+    def _jump(self, current: Block, dest: Block) -> None:
+        if self.next_block.get(current) is not dest:
+            self.emit(P.BraOp(self.labels[dest]))
+
+    def _BranchOp(self, op: cf.BranchOp) -> None:
+        self._copy_to(op.successor, op.arguments)
+        self._jump(op.parent_block(), op.successor)
+
+    def _ConditionalBranchOp(self, op: cf.ConditionalBranchOp) -> None:
+        here = op.parent_block()
+        cond = self.get(op.cond)
+        then, other = op.then_block, op.else_block
+        if not op.then_arguments:
+            self.emit(P.BraOp(self.labels[then], cond))
+            self._copy_to(other, op.else_arguments)
+            self._jump(here, other)
+            return
+        stub = f"{self.labels[here]}_else"
+        self.emit(P.BraOp(stub, cond, negate=True))
+        self._copy_to(then, op.then_arguments)
+        self.emit(P.BraOp(self.labels[then]))
+        self.emit(P.LabelOp(stub))
+        self._copy_to(other, op.else_arguments)
+        self._jump(here, other)
+
+
+@dataclass(frozen=True)
+class LowerToPtx(ModulePass):
+    """Lower kernels (func.func with the tylo.kernel attribute) to ptx.entry."""
+
+    name = "tylo-lower-to-ptx"
+
+    arch: str = "sm_90a"
+    version: str = "8.4"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in list(op.ops):
+            if isinstance(fn, func.FuncOp):
+                entry = _Kernel(fn).run()
+                op.body.block.insert_op_before(entry, fn)
+                fn.detach()
+                fn.erase()
+        op.attributes["ptx.version"] = StringAttr(self.version)
+        op.attributes["ptx.target"] = StringAttr(self.arch)

@@ -1,0 +1,75 @@
+"""The compile pipeline: the passes every kernel goes through, with IR dumps between them.
+
+`PIPELINE` names the passes in order. `run_pipeline` applies them to a module and returns the
+textual IR after every stage (the frontend's output first, as ``"tylo"``); with
+``TYLO_DUMP_IR=1`` each stage is also printed to stderr, and with ``TYLO_DUMP_IR=<dir>`` written
+to ``<dir>/<kernel>.<index>.<stage>.mlir``. `emit_ptx` prints the final module as PTX text.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
+
+from ..compiler import knobs
+from ..compiler.errors import CompileError
+from ..dialects.ptx.target import print_ptx
+from .lower_fragments import LowerFragments
+from .lower_scf import LowerScf
+from .lower_tiles import LowerTiles
+from .lower_to_ptx import LowerToPtx
+from .universe import make_context
+
+
+def pipeline(arch: str) -> list[ModulePass]:
+    """The passes of a compile for `arch`, in order."""
+    return [
+        LowerFragments(),
+        LowerTiles(),
+        CanonicalizePass(),
+        CommonSubexpressionElimination(),
+        LowerScf(),
+        LowerToPtx(arch=arch),
+    ]
+
+
+def _dump(kernel: str, index: int, stage: str, text: str) -> None:
+    target = knobs.dump_ir()
+    if target is None:
+        return
+    if target == "stderr":
+        print(f"// ----- {kernel}: IR after {stage} -----\n{text}", file=sys.stderr)
+        return
+    path = Path(target)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / f"{kernel}.{index:02d}.{stage}.mlir").write_text(text)
+
+
+def run_pipeline(module: ModuleOp, kernel: str, arch: str, ctx: Context | None = None) -> dict[str, str]:
+    """Apply the pipeline in place; return {stage name: IR text}, starting with "tylo"."""
+    ctx = ctx or make_context()
+    stages = {"tylo": str(module)}
+    _dump(kernel, 0, "tylo", stages["tylo"])
+    for i, p in enumerate(pipeline(arch), start=1):
+        try:
+            p.apply(ctx, module)
+            module.verify()
+        except (PassFailedException, VerifyException, DiagnosticException) as e:
+            raise CompileError(f"pass {p.name} failed on kernel '{kernel}': {e}") from e
+        stages[p.name] = str(module)
+        _dump(kernel, i, p.name, stages[p.name])
+    return stages
+
+
+def emit_ptx(module: ModuleOp) -> str:
+    out = io.StringIO()
+    print_ptx(module, out)
+    return out.getvalue()

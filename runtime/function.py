@@ -1,0 +1,111 @@
+"""A kernel loaded in one context, and the checks of a launch configuration.
+
+Limits (CUDA C++ Programming Guide, "Features and Technical Specifications"; the same for every
+compute capability since 3.0): at most 1024 threads per block, block dimensions at most
+(1024, 1024, 64), grid dimensions at most (2^31-1, 65535, 65535), and 48 KiB of shared memory
+(static + dynamic) per block unless the function opts in to more with
+``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``, which the device bounds by
+``CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`` (minus the static shared memory).
+The opt-in is set once per function and size increase, not per launch.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from ..compiler.errors import LaunchError
+
+MAX_BLOCK = (1024, 1024, 64)
+MAX_THREADS_PER_BLOCK = 1024
+MAX_GRID = (2**31 - 1, 65535, 65535)
+DEFAULT_SHARED_LIMIT = 48 * 1024
+
+
+class Function:
+    """A loaded kernel in one context, with what launching it needs cached."""
+
+    def __init__(self, cu: Any, handle: Any, name: str, device: int,
+                 check: Callable[[Any, str], Any], *, max_threads: int, static_shared: int,
+                 optin_shared: int):
+        self._cu = cu  # the cuda.bindings.driver module (or a test double)
+        self._check = check  # driver._check: CUresult -> DeviceError
+        self.handle = handle
+        self.name = name
+        self.device = device
+        self.max_threads = int(max_threads)  # CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+        self.static_shared = int(static_shared)  # CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+        self.optin_shared = int(optin_shared)  # the device's opt-in maximum per block
+        # dynamic bytes a launch may use without (further) opt-in: static + dynamic <= 48 KiB
+        self.dynamic_shared_set = DEFAULT_SHARED_LIMIT - self.static_shared
+
+    def _opt_in(self, shared_bytes: int) -> None:
+        limit = self.optin_shared - self.static_shared
+        if shared_bytes > limit:
+            raise LaunchError(
+                f"kernel '{self.name}' asks for {shared_bytes} bytes of dynamic shared memory "
+                f"(+ {self.static_shared} static), but device {self.device} allows at most "
+                f"{self.optin_shared} bytes per block"
+            )
+        cu = self._cu
+        attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        self._check(cu.cuFuncSetAttribute(self.handle, attr, shared_bytes),
+                    f"cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES={shared_bytes})")
+        self.dynamic_shared_set = shared_bytes
+
+    def launch(self, grid: Any, block: Any, shared_bytes: int = 0, stream: Any = 0,
+               params: Any = None) -> None:
+        """Launch on `stream` (an int handle, 0 = legacy default, or an object with
+        ``cuda_stream``/``ptr``); `params` is `packing.PackedParams`, a ``void**`` address or
+        None. The function's context must be current (the module-level `launch` sees to it).
+        `LaunchError` for a bad configuration, `DeviceError` if the driver refuses."""
+        gx, gy, gz = _dims("grid", grid, MAX_GRID)
+        bx, by, bz = _dims("block", block, MAX_BLOCK)
+        threads = bx * by * bz
+        if threads > min(MAX_THREADS_PER_BLOCK, self.max_threads):
+            raise LaunchError(
+                f"block {(bx, by, bz)} has {threads} threads; kernel '{self.name}' allows at "
+                f"most {min(MAX_THREADS_PER_BLOCK, self.max_threads)}"
+            )
+        if (isinstance(shared_bytes, bool) or not hasattr(type(shared_bytes), "__index__")
+                or shared_bytes < 0):
+            raise LaunchError(f"shared_bytes must be a non-negative int, not {shared_bytes!r}")
+        shared_bytes = operator.index(shared_bytes)
+        if shared_bytes > self.dynamic_shared_set:
+            self._opt_in(shared_bytes)
+        address = getattr(params, "address", params) or 0
+        self._check(
+            self._cu.cuLaunchKernel(self.handle, gx, gy, gz, bx, by, bz, shared_bytes,
+                                    _stream_handle(stream), address, 0),
+            f"cuLaunchKernel({self.name})",
+        )
+
+
+def _dims(what: str, value: Any, limits: tuple[int, int, int]) -> tuple[int, int, int]:
+    try:
+        items = (value,) if not hasattr(value, "__iter__") else tuple(value)
+        if not 1 <= len(items) <= 3 or any(isinstance(d, bool) for d in items):
+            raise TypeError
+        dims = tuple(operator.index(d) for d in items) + (1,) * (3 - len(items))
+    except TypeError:
+        raise LaunchError(
+            f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}"
+        ) from None
+    for axis, (d, limit) in enumerate(zip(dims, limits)):
+        if not 1 <= d <= limit:
+            raise LaunchError(
+                f"{what} {dims}: dimension {'xyz'[axis]} is {d}; it must be in [1, {limit}]"
+            )
+    return dims  # type: ignore[return-value]
+
+
+def _stream_handle(stream: Any) -> int:
+    if stream is None:
+        return 0
+    if isinstance(stream, int):
+        return stream
+    for attr in ("cuda_stream", "ptr", "handle"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    return int(stream)

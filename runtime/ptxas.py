@@ -1,0 +1,204 @@
+"""Assemble PTX into a cubin with ptxas, and read the resources it reports.
+
+Where ptxas comes from, in order (`find_ptxas`):
+
+1. ``TYLO_PTXAS`` (`tylo.compiler.knobs.ptxas_path`), which must name an executable file;
+2. the nvidia-cuda-nvcc wheel, found with ``cuda.pathfinder.find_nvidia_binary_utility``;
+3. ``ptxas`` on ``PATH``.
+
+`assemble` writes ``<name>-<digest>.ptx`` and ``.cubin`` into ``TYLO_KEEP_DIR`` or a fresh
+temporary directory and leaves them there, so that a user can read or re-run them. It runs
+``ptxas -arch=<arch> -v -O3 <TYLO_PTXAS_OPTIONS> file.ptx -o file.cubin`` and parses the ``-v``
+report (printed by ptxas on stderr; its format is that of ptxas 12.x/13.x, e.g.
+``ptxas info    : Used 12 registers, used 1 barriers, 1024 bytes smem``).
+A failure raises `PtxasError` with the PTX path, the exact command and ptxas's output.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..compiler import knobs
+from ..compiler.errors import PtxasError, TyloError
+
+
+def find_ptxas() -> str:
+    """The path of the ptxas executable; `TyloError` when there is none."""
+    override = knobs.ptxas_path()
+    if override is not None:
+        path = Path(override).expanduser()
+        if not path.is_file() or not os.access(path, os.X_OK):
+            raise TyloError(
+                f"TYLO_PTXAS={override!r} is not an executable file; point it at ptxas or unset it"
+            )
+        return str(path)
+    found = _wheel_ptxas() or shutil.which("ptxas")
+    if not found:
+        raise TyloError(
+            "ptxas not found: set TYLO_PTXAS, install the nvidia-cuda-nvcc wheel "
+            "(pip install nvidia-cuda-nvcc) or put the CUDA toolkit's bin directory on PATH"
+        )
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def _wheel_ptxas() -> str | None:
+    try:
+        from cuda.pathfinder import find_nvidia_binary_utility
+    except ImportError:  # cuda-pathfinder older than 1.3 has no binary-utility lookup
+        return None
+    try:
+        return find_nvidia_binary_utility("ptxas")
+    except Exception:  # noqa: BLE001 - an unusual layout means "not found", not a crash
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def ptxas_version(path: str) -> str:
+    """The release of the ptxas at `path`, e.g. ``"13.0.88"`` (from ``ptxas --version``)."""
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise TyloError(f"cannot run {path}: {exc}") from None
+    match = re.search(r"\bV(\d+\.\d+\.\d+)", out.stdout + out.stderr)
+    if match is None:
+        raise TyloError(f"cannot read the version of {path} from: {out.stdout.strip()!r}")
+    return match.group(1)
+
+
+@dataclass(frozen=True)
+class ResourceReport:
+    """What ptxas -v reports for one entry function. All sizes are in bytes per thread block,
+    except the stack and spill sizes, which are per thread; `registers` is per thread."""
+
+    name: str
+    arch: str
+    registers: int = 0
+    barriers: int = 0
+    shared_bytes: int = 0  # static shared memory (dynamic shared memory is chosen at launch)
+    stack_frame_bytes: int = 0
+    cumulative_stack_bytes: int = 0
+    spill_store_bytes: int = 0
+    spill_load_bytes: int = 0
+    constant_bytes: int = 0  # sum of the cmem[N] banks ptxas prints (recent ptxas prints none)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.name}: {self.registers} registers, {self.shared_bytes} bytes smem, "
+            f"{self.stack_frame_bytes} bytes stack, {self.spill_store_bytes}/"
+            f"{self.spill_load_bytes} bytes spill stores/loads"
+        )
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
+_FRAME = re.compile(
+    r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
+)
+_USED = re.compile(r"Used (\d+) registers")
+_FIELDS = {
+    "barriers": re.compile(r"used (\d+) barriers"),
+    "shared_bytes": re.compile(r"(\d+) bytes smem"),
+    "cumulative_stack_bytes": re.compile(r"(\d+) bytes cumulative stack size"),
+}
+_CMEM = re.compile(r"(\d+) bytes cmem\[\d+\]")
+
+
+def parse_report(log: str, name: str) -> ResourceReport:
+    """The `ResourceReport` of entry `name` in a ptxas ``-v`` log; `PtxasError` if it is absent."""
+    sections: dict[str, tuple[str, list[str]]] = {}
+    current: list[str] | None = None
+    for line in log.splitlines():
+        entry = _ENTRY.search(line)
+        if entry:
+            current = []
+            sections[entry.group(1)] = (entry.group(2), current)
+        elif current is not None:
+            current.append(line)
+    if name not in sections:
+        listed = ", ".join(sections) or "none"
+        raise PtxasError(f"ptxas reported no entry function '{name}' (entries: {listed})")
+    arch, lines = sections[name]
+    values: dict[str, int] = {}
+    for line in lines:
+        frame = _FRAME.search(line)
+        if frame and "stack_frame_bytes" not in values:
+            values["stack_frame_bytes"] = int(frame.group(1))
+            values["spill_store_bytes"] = int(frame.group(2))
+            values["spill_load_bytes"] = int(frame.group(3))
+        used = _USED.search(line)
+        if used:
+            values["registers"] = int(used.group(1))
+            for key, pattern in _FIELDS.items():
+                found = pattern.search(line)
+                if found:
+                    values[key] = int(found.group(1))
+            values["constant_bytes"] = sum(int(b) for b in _CMEM.findall(line))
+    return ResourceReport(name=name, arch=arch, **values)
+
+
+@dataclass(frozen=True)
+class Assembly:
+    """The result of `assemble`: the cubin, ptxas's report and log, and where the files are."""
+
+    cubin: bytes
+    report: ResourceReport
+    log: str
+    command: list[str]
+    ptx_path: Path
+    cubin_path: Path
+
+
+def _output_dir() -> Path:
+    keep = knobs.keep_dir()
+    if keep is None:
+        return Path(tempfile.mkdtemp(prefix="tylo-"))
+    keep.mkdir(parents=True, exist_ok=True)
+    return keep
+
+
+def assemble(ptx: str, arch: str, name: str) -> Assembly:
+    """Run ptxas on `ptx` for `arch` (e.g. ``"sm_90a"``) and report on entry function `name`.
+
+    Raises `PtxasError` (ptxas failed: the message has the .ptx path, the shell-quoted command
+    and ptxas's output) or `TyloError` (no ptxas).
+    """
+    ptxas = find_ptxas()
+    digest = hashlib.sha256(f"{arch}\0{ptx}".encode()).hexdigest()[:12]
+    directory = _output_dir()
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "kernel"
+    ptx_path = directory / f"{stem}-{digest}.ptx"
+    cubin_path = directory / f"{stem}-{digest}.cubin"
+    ptx_path.write_text(ptx)
+    extra = knobs.ptxas_options()
+    opt = [] if any(re.fullmatch(r"-O\d|--opt-level(=.*)?", o) for o in extra) else ["-O3"]
+    command = [ptxas, f"-arch={arch}", "-v", *opt, *extra, str(ptx_path), "-o", str(cubin_path)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise PtxasError(
+            f"cannot run ptxas on {ptx_path}: {exc}\n  command: {shlex.join(command)}"
+        ) from None
+    log = done.stderr + done.stdout
+    if done.returncode != 0 or not cubin_path.is_file():
+        raise PtxasError(
+            f"ptxas failed (exit status {done.returncode}) on {ptx_path}\n"
+            f"  command: {shlex.join(command)}\n"
+            + "\n".join("  " + line for line in log.rstrip().splitlines())
+        )
+    return Assembly(
+        cubin=cubin_path.read_bytes(),
+        report=parse_report(log, name),
+        log=log,
+        command=command,
+        ptx_path=ptx_path,
+        cubin_path=cubin_path,
+    )

@@ -1,0 +1,166 @@
+"""Fixtures of the runtime tests: the PTX test kernels and a fake CUDA driver.
+
+The fake driver stands in for ``cuda.bindings.driver`` (same call shapes: every call returns a
+``(CUresult, *values)`` tuple) and records each call, so that context handling, module caching,
+the shared-memory opt-in and launch validation are tested without a GPU.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+
+import pytest
+
+from tylo.runtime import driver as driver_module
+
+PTX_DIR = Path(__file__).parent / "ptx"
+
+
+def ptx_source(name: str, arch: str = "sm_90a") -> str:
+    """The test kernel ``ptx/<name>.ptx``, retargeted to `arch` if that is not sm_90a."""
+    text = (PTX_DIR / f"{name}.ptx").read_text()
+    if arch != "sm_90a":
+        text = text.replace(".target sm_90a", f".target {arch}")
+        text = text.replace(".version 8.0", ".version 8.8")
+    return text
+
+
+@pytest.fixture(scope="session")
+def load_ptx():
+    return ptx_source
+
+
+class CUresult(enum.IntEnum):
+    CUDA_SUCCESS = 0
+    CUDA_ERROR_INVALID_VALUE = 1
+    CUDA_ERROR_NO_DEVICE = 100
+    CUDA_ERROR_NOT_FOUND = 500
+    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701
+
+
+OK = CUresult.CUDA_SUCCESS
+
+
+class FakeDriver:
+    """A recording stand-in for ``cuda.bindings.driver``. Context handles are 1000 + device."""
+
+    CUresult = CUresult
+
+    class CUdevice_attribute:  # noqa: N801 - the bindings' spelling
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = "cc_major"
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = "cc_minor"
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = "optin"
+
+    class CUfunction_attribute:  # noqa: N801
+        CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = "max_threads"
+        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = "static_smem"
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = "max_dynamic_smem"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+        self.devices = 1
+        self.cc = (9, 0)
+        self.optin = 227 * 1024
+        self.static_smem = 0
+        self.max_threads = 1024
+        self.kernels = {"k"}
+        self.init_result: object = OK
+        self.launch_result = OK
+        self.current = 0
+        self.stack: list[int] = []
+        self.launches: list[tuple] = []
+
+    def names(self) -> list[str]:
+        return [c[0] for c in self.calls]
+
+    def _log(self, *call: object) -> None:
+        self.calls.append(call)
+
+    def cuInit(self, flags):  # noqa: N802
+        self._log("cuInit")
+        if isinstance(self.init_result, Exception):
+            raise self.init_result
+        return (self.init_result,)
+
+    def cuDeviceGetCount(self):  # noqa: N802
+        self._log("cuDeviceGetCount")
+        return OK, self.devices
+
+    def cuDeviceGet(self, ordinal):  # noqa: N802
+        self._log("cuDeviceGet", ordinal)
+        return OK, ordinal
+
+    def cuDeviceGetAttribute(self, attr, dev):  # noqa: N802
+        self._log("cuDeviceGetAttribute", attr, dev)
+        return OK, {"cc_major": self.cc[0], "cc_minor": self.cc[1], "optin": self.optin}[attr]
+
+    def cuCtxGetCurrent(self):  # noqa: N802
+        self._log("cuCtxGetCurrent")
+        return OK, self.current
+
+    def cuCtxGetDevice(self):  # noqa: N802
+        self._log("cuCtxGetDevice")
+        return OK, self.current - 1000
+
+    def cuDevicePrimaryCtxRetain(self, dev):  # noqa: N802
+        self._log("cuDevicePrimaryCtxRetain", dev)
+        return OK, 1000 + dev
+
+    def cuCtxSetCurrent(self, ctx):  # noqa: N802
+        self._log("cuCtxSetCurrent", ctx)
+        self.current = ctx
+        return (OK,)
+
+    def cuCtxPushCurrent(self, ctx):  # noqa: N802
+        self._log("cuCtxPushCurrent", ctx)
+        self.stack.append(self.current)
+        self.current = ctx
+        return (OK,)
+
+    def cuCtxPopCurrent(self):  # noqa: N802
+        self._log("cuCtxPopCurrent")
+        popped, self.current = self.current, self.stack.pop()
+        return OK, popped
+
+    def cuModuleLoadData(self, image):  # noqa: N802
+        self._log("cuModuleLoadData", len(image))
+        return OK, ("module", self.current, bytes(image))
+
+    def cuModuleGetFunction(self, module, name):  # noqa: N802
+        self._log("cuModuleGetFunction", name)
+        if name.decode() not in self.kernels:
+            return (CUresult.CUDA_ERROR_NOT_FOUND,)
+        return OK, ("function", module, name.decode())
+
+    def cuFuncGetAttribute(self, attr, fn):  # noqa: N802
+        self._log("cuFuncGetAttribute", attr)
+        return OK, {"max_threads": self.max_threads, "static_smem": self.static_smem}[attr]
+
+    def cuFuncSetAttribute(self, fn, attr, value):  # noqa: N802
+        self._log("cuFuncSetAttribute", attr, value)
+        return (OK,)
+
+    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, smem, stream, params, extra):  # noqa: N802
+        self._log("cuLaunchKernel")
+        self.launches.append((f[2], (gx, gy, gz), (bx, by, bz), smem, stream, params, extra,
+                              self.current))
+        return (self.launch_result,)
+
+    def cuCtxSynchronize(self):  # noqa: N802
+        self._log("cuCtxSynchronize")
+        return (OK,)
+
+    def cuGetErrorString(self, err):  # noqa: N802
+        return OK, b"fake description"
+
+
+@pytest.fixture
+def fake_driver(monkeypatch):
+    """Route tylo.runtime.driver to a `FakeDriver`, with fresh caches."""
+    import cuda.bindings
+
+    fake = FakeDriver()
+    monkeypatch.setattr(cuda.bindings, "driver", fake, raising=False)
+    monkeypatch.setattr(driver_module, "_state", driver_module._State())
+    return fake

@@ -1,0 +1,110 @@
+"""ptxas discovery, assembly, the -v report, and its failures (no GPU needed)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+
+import pytest
+
+from tylo.compiler.errors import PtxasError, TyloError
+from tylo.runtime import ptxas
+from tylo.runtime.ptxas import ResourceReport, assemble, find_ptxas, parse_report, ptxas_version
+
+
+def test_find_ptxas_and_version():
+    path = find_ptxas()
+    assert os.access(path, os.X_OK)
+    assert re.fullmatch(r"\d+\.\d+\.\d+", ptxas_version(path))
+
+
+def test_assemble_vector_add(load_ptx):
+    result = assemble(load_ptx("vadd"), "sm_90a", "vadd")
+    assert result.cubin[:4] == b"\x7fELF"
+    assert result.cubin_path.read_bytes() == result.cubin
+    assert result.ptx_path.read_text() == load_ptx("vadd")
+    assert result.command[1:4] == ["-arch=sm_90a", "-v", "-O3"]
+    report = result.report
+    assert (report.name, report.arch) == ("vadd", "sm_90a")
+    assert 0 < report.registers <= 255
+    assert (report.shared_bytes, report.stack_frame_bytes) == (0, 0)
+    assert (report.spill_store_bytes, report.spill_load_bytes) == (0, 0)
+    assert str(report) == (
+        f"vadd: {report.registers} registers, 0 bytes smem, 0 bytes stack, "
+        "0/0 bytes spill stores/loads"
+    )
+    assert "Compiling entry function 'vadd'" in result.log
+
+
+def test_report_of_one_entry_among_several(load_ptx):
+    source = load_ptx("resources")
+    k1 = assemble(source, "sm_90a", "k1").report
+    assert (k1.shared_bytes, k1.barriers, k1.stack_frame_bytes) == (1024, 1, 64)
+    k2 = assemble(source, "sm_90a", "k2").report
+    assert (k2.shared_bytes, k2.barriers, k2.stack_frame_bytes) == (0, 0, 0)
+    with pytest.raises(PtxasError, match=r"no entry function 'k3' \(entries: k2, k1\)"):
+        assemble(source, "sm_90a", "k3")
+
+
+def test_parse_report_older_format():
+    log = """\
+ptxas info    : 0 bytes gmem, 8 bytes cmem[4]
+ptxas info    : Compiling entry function 'gemm' for 'sm_80'
+ptxas info    : Function properties for gemm
+    24 bytes stack frame, 16 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 255 registers, 49152 bytes smem, 400 bytes cmem[0], 8 bytes cmem[2]
+"""
+    report = parse_report(log, "gemm")
+    assert report == ResourceReport(
+        name="gemm", arch="sm_80", registers=255, shared_bytes=49152, stack_frame_bytes=24,
+        spill_store_bytes=16, spill_load_bytes=12, constant_bytes=408,
+    )
+    assert str(report) == (
+        "gemm: 255 registers, 49152 bytes smem, 24 bytes stack, 16/12 bytes spill stores/loads"
+    )
+
+
+def test_ptxas_error_names_file_command_and_output(load_ptx):
+    with pytest.raises(PtxasError) as info:
+        assemble(load_ptx("bad"), "sm_90a", "broken")
+    message = str(info.value)
+    ptx_files = re.findall(r"\S+broken-[0-9a-f]+\.ptx", message)
+    assert ptx_files and os.path.isfile(ptx_files[0])
+    command = re.search(r"command: (.*)", message).group(1)
+    argv = shlex.split(command)
+    assert argv[0] == find_ptxas() and "-arch=sm_90a" in argv and ptx_files[0] in argv
+    assert "frobnicate" in message and "line 9" in message
+
+
+def test_missing_ptxas_override(monkeypatch, tmp_path, load_ptx):
+    missing = tmp_path / "no-such-ptxas"
+    monkeypatch.setenv("TYLO_PTXAS", str(missing))
+    with pytest.raises(TyloError, match=rf"TYLO_PTXAS='{re.escape(str(missing))}' is not an"):
+        find_ptxas()
+    with pytest.raises(TyloError, match="TYLO_PTXAS"):
+        assemble(load_ptx("vadd"), "sm_90a", "vadd")
+
+
+def test_ptxas_override_is_used(monkeypatch):
+    real = find_ptxas()
+    monkeypatch.setenv("TYLO_PTXAS", real)
+    assert find_ptxas() == real
+
+
+def test_no_ptxas_anywhere(monkeypatch):
+    monkeypatch.delenv("TYLO_PTXAS", raising=False)
+    monkeypatch.setattr(ptxas, "_wheel_ptxas", lambda: None)
+    monkeypatch.setenv("PATH", "")
+    with pytest.raises(TyloError, match="ptxas not found"):
+        find_ptxas()
+
+
+def test_keep_dir_and_options(monkeypatch, tmp_path, load_ptx):
+    monkeypatch.setenv("TYLO_KEEP_DIR", str(tmp_path / "keep"))
+    monkeypatch.setenv("TYLO_PTXAS_OPTIONS", "-O0 --warn-on-spills")
+    result = assemble(load_ptx("vadd"), "sm_90a", "vadd")
+    assert result.ptx_path.parent == tmp_path / "keep"
+    assert result.cubin_path.is_file()
+    assert "-O3" not in result.command
+    assert result.command[-5:-3] == ["-O0", "--warn-on-spills"]

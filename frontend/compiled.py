@@ -69,18 +69,30 @@ def _arg_types(specs) -> list:
 
 
 def _proxies(specs, values, args) -> dict:
-    """Python values the kernel body sees for each parameter."""
+    """Python values the kernel body sees for each parameter (arguments named after them)."""
     out = {}
     args = iter(args)
+
+    def arg(hint: str):
+        value = next(args)
+        value.name_hint = hint
+        return value
+
     for name, spec in specs:
         if isinstance(spec, ConstexprSpec):
             out[name] = values[name]
         elif isinstance(spec, ScalarSpec):
-            out[name] = Scalar(next(args), spec.dtype)
+            out[name] = Scalar(arg(name), spec.dtype)
         else:
-            ptr = Pointer(next(args), spec.dtype, "global")
-            shape = tuple(s if is_int(s) else Scalar(next(args), dtypes.Int32) for s in spec.shape)
-            stride = tuple(s if is_int(s) else Scalar(next(args), dtypes.Int32) for s in spec.stride)
+            ptr = Pointer(arg(name), spec.dtype, "global")
+            shape = tuple(
+                s if is_int(s) else Scalar(arg(f"{name}_shape{i}"), dtypes.Int32)
+                for i, s in enumerate(spec.shape)
+            )
+            stride = tuple(
+                s if is_int(s) else Scalar(arg(f"{name}_stride{i}"), dtypes.Int32)
+                for i, s in enumerate(spec.stride)
+            )
             out[name] = make_tile(ptr, Layout(shape, stride), "global", Tensor)
     return out
 

@@ -111,6 +111,10 @@ def _conform(v, like, name: str):
     raise TypeMismatchError(f"'{name}' is {like!r} on one path and {v!r} on another")
 
 
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float))
+
+
 def _promote(v):
     """Python numbers carried by a runtime loop become runtime scalars."""
     if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -144,6 +148,13 @@ def if_(cond, then_fn, else_fn, names, values):
             carried.append(i)
         elif _unchanged(a, b):
             merged[i] = a
+        elif _is_number(a) and _is_number(b):  # two constants: the value becomes runtime
+            dtype = dtypes.Float32 if isinstance(a, float) or isinstance(b, float) else None
+            with tracer.inside(blocks[0]):
+                outs[0][i] = as_scalar(a, dtype) if dtype else _promote(a)
+            with tracer.inside(blocks[1]):
+                outs[1][i] = as_scalar(b, outs[0][i].dtype)
+            carried.append(i)
         else:
             raise CompileError(
                 f"'{name}' is a compile-time value that the branches of a runtime if set "

@@ -190,6 +190,7 @@ class KernelRewriter(ast.NodeTransformer):
         return ast.fix_missing_locations(fn)
 
     def visit_If(self, node: ast.If):
+        loc = node.test  # errors about a runtime if point at its condition
         cond = self._fresh("cond")
         static_if = ast.If(test=ast.Name(cond, ast.Load()), body=self._body(copy.deepcopy(node.body)),
                            orelse=self._body(copy.deepcopy(node.orelse)))
@@ -199,18 +200,18 @@ class KernelRewriter(ast.NodeTransformer):
         if refused is not None:
             runtime = refused
         else:
-            then_fn = self._function(then_name, names, self._body(copy.deepcopy(node.body)), names, node)
-            else_fn = self._function(else_name, names, self._body(copy.deepcopy(node.orelse)), names, node)
+            then_fn = self._function(then_name, names, self._body(copy.deepcopy(node.body)), names, loc)
+            else_fn = self._function(else_name, names, self._body(copy.deepcopy(node.orelse)), names, loc)
             call = _call("if_", [ast.Name(cond, ast.Load()), ast.Name(then_name, ast.Load()),
-                                 ast.Name(else_name, ast.Load()), self._names_const(names, node),
-                                 self._values(names, node)], node)
-            runtime = [then_fn, else_fn, self._assign(names, call, node)]
-        test = _call("is_static", [ast.Name(cond, ast.Load())], node)
+                                 ast.Name(else_name, ast.Load()), self._names_const(names, loc),
+                                 self._values(names, loc)], loc)
+            runtime = [then_fn, else_fn, self._assign(names, call, loc)]
+        test = _call("is_static", [ast.Name(cond, ast.Load())], loc)
         out = [
             ast.Assign(targets=[ast.Name(cond, ast.Store())], value=self.visit(node.test)),
             ast.If(test=test, body=[static_if], orelse=runtime),
         ]
-        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in out]
+        return [ast.fix_missing_locations(ast.copy_location(s, loc)) for s in out]
 
     def visit_For(self, node: ast.For):
         it = node.iter
@@ -231,38 +232,40 @@ class KernelRewriter(ast.NodeTransformer):
                                "(use tylo.static_range for an unrolled loop)", node)
         if refused is not None:
             return refused
+        loc = it  # errors about a runtime loop point at its range(...)
         target = node.target.id
         names = [n for n in assigned_names(node.body) if n != target]
         body_name = self._fresh("body")
-        body_fn = self._function(body_name, [target] + names, self._body(node.body), names, node)
+        body_fn = self._function(body_name, [target] + names, self._body(node.body), names, loc)
         args = ast.Tuple(elts=[self.visit(a) for a in it.args], ctx=ast.Load())
         call = _call("for_range", [args, ast.Name(body_name, ast.Load()),
-                                   self._names_const(names, node), self._values(names, node)], node)
-        unbind = _call("unbound", [ast.Constant(target)], node)
-        return [body_fn, self._assign(names, call, node),
-                self._assign([target], ast.Tuple(elts=[unbind], ctx=ast.Load()), node)]
+                                   self._names_const(names, loc), self._values(names, loc)], loc)
+        unbind = _call("unbound", [ast.Constant(target)], loc)
+        return [body_fn, self._assign(names, call, loc),
+                self._assign([target], ast.Tuple(elts=[unbind], ctx=ast.Load()), loc)]
 
     def visit_While(self, node: ast.While):
         if node.orelse:
             call = _call("unsupported", [ast.Constant("'while ... else' is not supported in kernels")], node)
             return ast.fix_missing_locations(ast.copy_location(ast.Expr(value=call), node))
+        loc = node.test
         names = assigned_names(node.body)
         cond_name, body_name = self._fresh("cond"), self._fresh("body")
-        cond_fn = self._function(cond_name, names, [], [], node)
-        cond_fn.body = [ast.copy_location(ast.Return(value=self.visit(copy.deepcopy(node.test))), node)]
+        cond_fn = self._function(cond_name, names, [], [], loc)
+        cond_fn.body = [ast.copy_location(ast.Return(value=self.visit(copy.deepcopy(node.test))), loc)]
         static_loop = ast.While(test=self.visit(copy.deepcopy(node.test)),
                                 body=self._body(copy.deepcopy(node.body)), orelse=[])
         refused = self._refuse(node.body, "runtime while loop", node)
         if refused is not None:
             runtime = refused
         else:
-            body_fn = self._function(body_name, names, self._body(copy.deepcopy(node.body)), names, node)
+            body_fn = self._function(body_name, names, self._body(copy.deepcopy(node.body)), names, loc)
             call = _call("while_", [ast.Name(cond_name, ast.Load()), ast.Name(body_name, ast.Load()),
-                                    self._names_const(names, node), self._values(names, node)], node)
-            runtime = [body_fn, self._assign(names, call, node)]
-        test = _call("static_while", [ast.Name(cond_name, ast.Load()), self._values(names, node)], node)
+                                    self._names_const(names, loc), self._values(names, loc)], loc)
+            runtime = [body_fn, self._assign(names, call, loc)]
+        test = _call("static_while", [ast.Name(cond_name, ast.Load()), self._values(names, loc)], loc)
         out = [cond_fn, ast.If(test=test, body=[static_loop], orelse=runtime)]
-        return [ast.fix_missing_locations(ast.copy_location(s, node)) for s in out]
+        return [ast.fix_missing_locations(ast.copy_location(s, loc)) for s in out]
 
     # -- expressions ----------------------------------------------------------------------------
     def visit_BoolOp(self, node: ast.BoolOp):

@@ -139,7 +139,13 @@ class _Kernel:
             raise PassFailedException(f"tylo-lower-to-ptx: {v} used before it is defined") from None
 
     def set(self, v: SSAValue, op: Operation) -> None:
-        self.regs[v] = op.results[0]
+        self.bind(v, op.results[0])
+
+    def bind(self, v: SSAValue, reg: SSAValue) -> None:
+        """`reg` holds tylo value `v` (and takes its name, for legible dumps)."""
+        if v.name_hint is not None and reg.name_hint is None:
+            reg.name_hint = v.name_hint
+        self.regs[v] = reg
 
     def const(self, suffix: str, bits: int) -> SSAValue:
         return self.emit(P.ConstOp(suffix, bits, self.new(_class_of(suffix)))).results[0]
@@ -153,7 +159,7 @@ class _Kernel:
             if b is not blocks[0]:
                 self.emit(P.LabelOp(self.labels[b]))
                 for a in b.args:
-                    self.regs[a] = self.emit(P.GetRegisterOp(self.arg_regs[a])).results[0]
+                    self.bind(a, self.emit(P.GetRegisterOp(self.arg_regs[a])).results[0])
             for op in b.ops:
                 self.lower(op)
         block_attr = self.fn.attributes.get("tylo.block")
@@ -169,17 +175,17 @@ class _Kernel:
             raw = self.emit(P.LdParamOp("u64", index, self.new("b64"))).results[0]
             if t.space.data != "global":
                 raise PassFailedException("tylo-lower-to-ptx: kernel pointer parameters are global")
-            self.regs[arg] = self.emit(P.CvtaOp("global", raw, self.new("b64"))).results[0]
+            self.bind(arg, self.emit(P.CvtaOp("global", raw, self.new("b64"))).results[0])
             return
         suffix = ptx_type(t, "s")
         if suffix == "pred":
             self.params.append("u8")
             byte = self.emit(P.LdParamOp("u8", index, self.new("b16"))).results[0]
             zero = self.const("u16", 0)
-            self.regs[arg] = self.emit(P.SetpOp("ne", "u16", byte, zero, self.new("pred"))).results[0]
+            self.bind(arg, self.emit(P.SetpOp("ne", "u16", byte, zero, self.new("pred"))).results[0])
             return
         self.params.append(suffix)
-        self.regs[arg] = self.emit(P.LdParamOp(suffix, index, self.new(_class_of(suffix)))).results[0]
+        self.bind(arg, self.emit(P.LdParamOp(suffix, index, self.new(_class_of(suffix)))).results[0])
 
     def lower(self, op: Operation) -> None:
         for cls in type(op).__mro__:
@@ -255,7 +261,7 @@ class _Kernel:
                 x = self.emit(P.NotOp("pred", x, self.new("pred"))).results[0]
             elif pred != 1:
                 raise PassFailedException("tylo-lower-to-ptx: ordered comparison of i1")
-            self.regs[op.result] = x
+            self.bind(op.result, x)
             return
         suffix = ptx_type(t, "u" if pred >= 6 else "s")
         self.set(op.result, self.emit(P.SetpOp(_CMPI[pred], suffix, a, b, self.new("pred"))))
@@ -372,7 +378,7 @@ class _Kernel:
             P.MmaSyncOp(atom.instruction.ptx_shape, ".".join(atom.instruction.ptx_types), a, b, c, d)
         )
         for old, new in zip(op.d, mma.results):
-            self.regs[old] = new
+            self.bind(old, new)
 
     def _pack(self, values: list[SSAValue], dtype, ptx_suffix: str) -> list[SSAValue]:
         """Pack elements into .b32 registers, low element first (PTX ISA 9.7.14.5.8)."""

@@ -1,0 +1,89 @@
+// RUN: tylo-opt %s | tylo-opt | filecheck %s
+// Every ptx op round-trips through print and parse.
+
+// CHECK:      ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+// CHECK-NEXT:   ptx.shared_decl "buf"[64] align 16
+// CHECK-NEXT:   %p = ptx.ld_param "u64"[0] : !ptx.reg<rd1>
+// CHECK-NEXT:   %g = ptx.cvta "global" %p : !ptx.reg<rd1> -> !ptx.reg<rd2>
+// CHECK-NEXT:   %n = ptx.ld_param "s32"[1] : !ptx.reg<r1>
+// CHECK-NEXT:   %x = ptx.ld_param "f32"[2] : !ptx.reg<f1>
+// CHECK-NEXT:   %t = ptx.special "%laneid" : !ptx.reg<r2>
+// CHECK-NEXT:   %c = ptx.const "b32"(7) : !ptx.reg<r3>
+// CHECK-NEXT:   %a = ptx.add "s32" %t, %c : (!ptx.reg<r2>, !ptx.reg<r3>) -> !ptx.reg<r4>
+// CHECK-NEXT:   %s = ptx.sub "s32" %a, %c : (!ptx.reg<r4>, !ptx.reg<r3>) -> !ptx.reg<r5>
+// CHECK-NEXT:   %m = ptx.mul "s32" "hi" %a, %s : (!ptx.reg<r4>, !ptx.reg<r5>) -> !ptx.reg<r6>
+// CHECK-NEXT:   %d = ptx.div "u32" %m, %c : (!ptx.reg<r6>, !ptx.reg<r3>) -> !ptx.reg<r7>
+// CHECK-NEXT:   %r = ptx.rem "u32" %m, %c : (!ptx.reg<r6>, !ptx.reg<r3>) -> !ptx.reg<r8>
+// CHECK-NEXT:   %mn = ptx.min "s32" %d, %r : (!ptx.reg<r7>, !ptx.reg<r8>) -> !ptx.reg<r9>
+// CHECK-NEXT:   %mx = ptx.max "s32" %d, %r : (!ptx.reg<r7>, !ptx.reg<r8>) -> !ptx.reg<r10>
+// CHECK-NEXT:   %an = ptx.and "b32" %mn, %mx : (!ptx.reg<r9>, !ptx.reg<r10>) -> !ptx.reg<r11>
+// CHECK-NEXT:   %o = ptx.or "b32" %an, %mx : (!ptx.reg<r11>, !ptx.reg<r10>) -> !ptx.reg<r12>
+// CHECK-NEXT:   %xo = ptx.xor "b32" %o, %mx : (!ptx.reg<r12>, !ptx.reg<r10>) -> !ptx.reg<r13>
+// CHECK-NEXT:   %sl = ptx.shl "b32" %xo, %c : (!ptx.reg<r13>, !ptx.reg<r3>) -> !ptx.reg<r14>
+// CHECK-NEXT:   %sr = ptx.shr "s32" %sl, %c : (!ptx.reg<r14>, !ptx.reg<r3>) -> !ptx.reg<r15>
+// CHECK-NEXT:   %f = ptx.fma "s32" %sr, %c, %a : (!ptx.reg<r15>, !ptx.reg<r3>, !ptx.reg<r4>) -> !ptx.reg<r16>
+// CHECK-NEXT:   %mv = ptx.mov "b32" %f : !ptx.reg<r16> -> !ptx.reg<r17>
+// CHECK-NEXT:   %ng = ptx.neg "f32" %x : !ptx.reg<f1> -> !ptx.reg<f2>
+// CHECK-NEXT:   %nt = ptx.not "b32" %mv : !ptx.reg<r17> -> !ptx.reg<r18>
+// CHECK-NEXT:   %pr = ptx.setp "ge" "s32" %nt, %n : (!ptx.reg<r18>, !ptx.reg<r1>) -> !ptx.reg<p1>
+// CHECK-NEXT:   %sel = ptx.selp "b32" %nt, %n, %pr : (!ptx.reg<r18>, !ptx.reg<r1>, !ptx.reg<p1>) -> !ptx.reg<r19>
+// CHECK-NEXT:   %cv = ptx.cvt "rn" "f32" "s32" %sel : !ptx.reg<r19> -> !ptx.reg<f3>
+// CHECK-NEXT:   %h = ptx.cvt "rn" "bf16" "f32" %cv : !ptx.reg<f3> -> !ptx.reg<rs1>
+// CHECK-NEXT:   %pk = ptx.pack %h, %h : (!ptx.reg<rs1>, !ptx.reg<rs1>) -> !ptx.reg<r20>
+// CHECK-NEXT:   %lo, %hi = ptx.unpack %pk : !ptx.reg<r20> -> (!ptx.reg<rs2>, !ptx.reg<rs3>)
+// CHECK-NEXT:   %sm = ptx.mov_symbol "buf" : !ptx.reg<r21>
+// CHECK-NEXT:   ptx.st "shared" "f32"[%sm, 4], %cv : !ptx.reg<r21>, !ptx.reg<f3>
+// CHECK-NEXT:   %ld = ptx.ld "global" "b16"[%g, 2] : !ptx.reg<rd2> -> !ptx.reg<rs4>
+// CHECK-NEXT:   ptx.bar_sync 1
+// CHECK-NEXT:   %d0, %d1, %d2, %d3 = ptx.mma_sync "m16n8k16" "f32.bf16.bf16.f32"(%pk, %pk, %pk, %pk), (%pk, %pk), (%cv, %cv, %cv, %cv) : (!ptx.reg<r20>, !ptx.reg<r20>, !ptx.reg<r20>, !ptx.reg<r20>), (!ptx.reg<r20>, !ptx.reg<r20>), (!ptx.reg<f3>, !ptx.reg<f3>, !ptx.reg<f3>, !ptx.reg<f3>) -> (!ptx.reg<f4>, !ptx.reg<f5>, !ptx.reg<f6>, !ptx.reg<f7>)
+// CHECK-NEXT:   ptx.bra "L" if %pr : !ptx.reg<p1> {negate}
+// CHECK-NEXT:   ptx.bra "L"
+// CHECK-NEXT:   ptx.label "L"
+// CHECK-NEXT:   %gr = ptx.get_register : !ptx.reg<r1>
+// CHECK-NEXT:   ptx.trap if %pr : !ptx.reg<p1>
+// CHECK-NEXT:   ptx.trap
+// CHECK-NEXT:   ptx.ret
+// CHECK-NEXT: }
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  ptx.shared_decl "buf"[64] align 16
+  %p = ptx.ld_param "u64"[0] : !ptx.reg<rd1>
+  %g = ptx.cvta "global" %p : !ptx.reg<rd1> -> !ptx.reg<rd2>
+  %n = ptx.ld_param "s32"[1] : !ptx.reg<r1>
+  %x = ptx.ld_param "f32"[2] : !ptx.reg<f1>
+  %t = ptx.special "%laneid" : !ptx.reg<r2>
+  %c = ptx.const "b32"(7) : !ptx.reg<r3>
+  %a = ptx.add "s32" %t, %c : (!ptx.reg<r2>, !ptx.reg<r3>) -> !ptx.reg<r4>
+  %s = ptx.sub "s32" %a, %c : (!ptx.reg<r4>, !ptx.reg<r3>) -> !ptx.reg<r5>
+  %m = ptx.mul "s32" "hi" %a, %s : (!ptx.reg<r4>, !ptx.reg<r5>) -> !ptx.reg<r6>
+  %d = ptx.div "u32" %m, %c : (!ptx.reg<r6>, !ptx.reg<r3>) -> !ptx.reg<r7>
+  %r = ptx.rem "u32" %m, %c : (!ptx.reg<r6>, !ptx.reg<r3>) -> !ptx.reg<r8>
+  %mn = ptx.min "s32" %d, %r : (!ptx.reg<r7>, !ptx.reg<r8>) -> !ptx.reg<r9>
+  %mx = ptx.max "s32" %d, %r : (!ptx.reg<r7>, !ptx.reg<r8>) -> !ptx.reg<r10>
+  %an = ptx.and "b32" %mn, %mx : (!ptx.reg<r9>, !ptx.reg<r10>) -> !ptx.reg<r11>
+  %o = ptx.or "b32" %an, %mx : (!ptx.reg<r11>, !ptx.reg<r10>) -> !ptx.reg<r12>
+  %xo = ptx.xor "b32" %o, %mx : (!ptx.reg<r12>, !ptx.reg<r10>) -> !ptx.reg<r13>
+  %sl = ptx.shl "b32" %xo, %c : (!ptx.reg<r13>, !ptx.reg<r3>) -> !ptx.reg<r14>
+  %sr = ptx.shr "s32" %sl, %c : (!ptx.reg<r14>, !ptx.reg<r3>) -> !ptx.reg<r15>
+  %f = ptx.fma "s32" %sr, %c, %a : (!ptx.reg<r15>, !ptx.reg<r3>, !ptx.reg<r4>) -> !ptx.reg<r16>
+  %mv = ptx.mov "b32" %f : !ptx.reg<r16> -> !ptx.reg<r17>
+  %ng = ptx.neg "f32" %x : !ptx.reg<f1> -> !ptx.reg<f2>
+  %nt = ptx.not "b32" %mv : !ptx.reg<r17> -> !ptx.reg<r18>
+  %pr = ptx.setp "ge" "s32" %nt, %n : (!ptx.reg<r18>, !ptx.reg<r1>) -> !ptx.reg<p1>
+  %sel = ptx.selp "b32" %nt, %n, %pr : (!ptx.reg<r18>, !ptx.reg<r1>, !ptx.reg<p1>) -> !ptx.reg<r19>
+  %cv = ptx.cvt "rn" "f32" "s32" %sel : !ptx.reg<r19> -> !ptx.reg<f3>
+  %h = ptx.cvt "rn" "bf16" "f32" %cv : !ptx.reg<f3> -> !ptx.reg<rs1>
+  %pk = ptx.pack %h, %h : (!ptx.reg<rs1>, !ptx.reg<rs1>) -> !ptx.reg<r20>
+  %lo, %hi = ptx.unpack %pk : !ptx.reg<r20> -> (!ptx.reg<rs2>, !ptx.reg<rs3>)
+  %sm = ptx.mov_symbol "buf" : !ptx.reg<r21>
+  ptx.st "shared" "f32"[%sm, 4], %cv : !ptx.reg<r21>, !ptx.reg<f3>
+  %ld = ptx.ld "global" "b16"[%g, 2] : !ptx.reg<rd2> -> !ptx.reg<rs4>
+  ptx.bar_sync 1
+  %d0, %d1, %d2, %d3 = ptx.mma_sync "m16n8k16" "f32.bf16.bf16.f32"(%pk, %pk, %pk, %pk), (%pk, %pk), (%cv, %cv, %cv, %cv) : (!ptx.reg<r20>, !ptx.reg<r20>, !ptx.reg<r20>, !ptx.reg<r20>), (!ptx.reg<r20>, !ptx.reg<r20>), (!ptx.reg<f3>, !ptx.reg<f3>, !ptx.reg<f3>, !ptx.reg<f3>) -> (!ptx.reg<f4>, !ptx.reg<f5>, !ptx.reg<f6>, !ptx.reg<f7>)
+  ptx.bra "L" if %pr : !ptx.reg<p1> {negate}
+  ptx.bra "L"
+  ptx.label "L"
+  %gr = ptx.get_register : !ptx.reg<r1>
+  ptx.trap if %pr : !ptx.reg<p1>
+  ptx.trap
+  ptx.ret
+}

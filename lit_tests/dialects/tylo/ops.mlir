@@ -1,0 +1,70 @@
+// RUN: tylo-opt %s | tylo-opt | filecheck %s
+// Every tylo op, attribute and type round-trips through print and parse.
+
+// CHECK:      func.func @k(%p: !tylo.ptr<bf16, global>, %m: i32, %ld: i32, %fp: !tylo.ptr<f32, global>) {
+// CHECK-NEXT:   %t = tylo.thread_idx "x" : i32
+// CHECK-NEXT:   %tile = tylo.make_tile %p[%m, %m, %ld] : !tylo.ptr<bf16, global> -> !tylo.tile<bf16, global, (?,?):(?,1)>
+// CHECK-NEXT:   %w = tylo.window %tile[%t, %t] : !tylo.tile<bf16, global, (?,?):(?,1)> -> !tylo.tile<bf16, global, (?,?):(?,1), [16,16]>
+// CHECK-NEXT:   %a = tylo.load_fragment %w, %t : !tylo.tile<bf16, global, (?,?):(?,1), [16,16]> -> !tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>>
+// CHECK-NEXT:   %e = tylo.load_element %w[%t, %t] : !tylo.tile<bf16, global, (?,?):(?,1), [16,16]> -> bf16
+// CHECK-NEXT:   %f = tylo.map %a : (!tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>>) -> !tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>> {
+// CHECK-NEXT:   ^bb0(%x: bf16):
+// CHECK-NEXT:     %y = arith.addf %x, %e : bf16
+// CHECK-NEXT:     tylo.yield %y : bf16
+// CHECK-NEXT:   }
+// CHECK-NEXT:   %z = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:   %c = tylo.splat %z : f32 -> !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>
+// CHECK-NEXT:   %s = tylo.shared_alloc 256, align 16 : !tylo.ptr<bf16, shared>
+// CHECK-NEXT:   %st = tylo.make_tile %s : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, Sw<3,3,3> o (8,64):(64,1)>
+// CHECK-NEXT:   %q = tylo.ptr_add %p, %t : !tylo.ptr<bf16, global>, i32
+// CHECK-NEXT:   %v = tylo.load %q : !tylo.ptr<bf16, global> -> bf16
+// CHECK-NEXT:   tylo.store %v, %q : bf16, !tylo.ptr<bf16, global>
+// CHECK-NEXT:   tylo.barrier
+// CHECK-NEXT:   %ok = arith.constant true
+// CHECK-NEXT:   tylo.check %ok, "always"
+// CHECK-NEXT:   %b = tylo.block_idx "y" : i32
+// CHECK-NEXT:   %bd = tylo.block_dim "x" : i32
+// CHECK-NEXT:   %gd = tylo.grid_dim "z" : i32
+// CHECK-NEXT:   tylo.store_element %v, %w[%t, %b] : bf16, !tylo.tile<bf16, global, (?,?):(?,1), [16,16]>
+// CHECK-NEXT:   %cp = tylo.ptr_add %s, %t : !tylo.ptr<bf16, shared>, i32
+// CHECK-NEXT:   %cf = tylo.make_tile %fp : !tylo.ptr<f32, global> -> !tylo.tile<f32, global, (16,8):(8,1)>
+// CHECK-NEXT:   tylo.store_fragment %c, %cf, %t : !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>, !tylo.tile<f32, global, (16,8):(8,1)>
+// CHECK-NEXT:   %bt = tylo.make_tile %p
+// CHECK-NEXT:   %bf = tylo.load_fragment %bt, %t
+// CHECK-NEXT:   %d = tylo.mma <m16n8k16, bf16, bf16, f32, warps = (1,1), repeat = (1,1), k = 16> %a, %bf, %c :
+// CHECK-NEXT:   %d0, %d1, %d2, %d3 = tylo.mma_sync <m16n8k16, bf16, bf16, f32, warps = (1,1), repeat = (1,1), k = 16>(%v, %v, %v, %v, %v, %v, %v, %v), (%v, %v, %v, %v), (%z, %z, %z, %z)
+// CHECK-NEXT:   func.return
+func.func @k(%p: !tylo.ptr<bf16, global>, %m: i32, %ld: i32, %fp: !tylo.ptr<f32, global>) {
+  %t = tylo.thread_idx "x" : i32
+  %tile = tylo.make_tile %p [%m, %m, %ld] : !tylo.ptr<bf16, global> -> !tylo.tile<bf16, global, (?,?):(?,1)>
+  %w = tylo.window %tile [%t, %t] : !tylo.tile<bf16, global, (?,?):(?,1)> -> !tylo.tile<bf16, global, (?,?):(?,1), [16,16]>
+  %a = tylo.load_fragment %w, %t : !tylo.tile<bf16, global, (?,?):(?,1), [16,16]> -> !tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>>
+  %e = tylo.load_element %w [%t, %t] : !tylo.tile<bf16, global, (?,?):(?,1), [16,16]> -> bf16
+  %f = tylo.map %a : (!tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>>) -> !tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>> {
+  ^bb0(%x: bf16):
+    %y = arith.addf %x, %e : bf16
+    tylo.yield %y : bf16
+  }
+  %z = arith.constant 0.0 : f32
+  %c = tylo.splat %z : f32 -> !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>
+  %s = tylo.shared_alloc 256, align 16 : !tylo.ptr<bf16, shared>
+  %st = tylo.make_tile %s : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, Sw<3,3,3> o (8,64):(64,1)>
+  %q = tylo.ptr_add %p, %t : !tylo.ptr<bf16, global>, i32
+  %v = tylo.load %q : !tylo.ptr<bf16, global> -> bf16
+  tylo.store %v, %q : bf16, !tylo.ptr<bf16, global>
+  tylo.barrier
+  %ok = arith.constant true
+  tylo.check %ok, "always"
+  %b = tylo.block_idx "y" : i32
+  %bd = tylo.block_dim "x" : i32
+  %gd = tylo.grid_dim "z" : i32
+  tylo.store_element %v, %w[%t, %b] : bf16, !tylo.tile<bf16, global, (?,?):(?,1), [16,16]>
+  %cp = tylo.ptr_add %s, %t : !tylo.ptr<bf16, shared>, i32
+  %cf = tylo.make_tile %fp : !tylo.ptr<f32, global> -> !tylo.tile<f32, global, (16,8):(8,1)>
+  tylo.store_fragment %c, %cf, %t : !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>, !tylo.tile<f32, global, (16,8):(8,1)>
+  %bt = tylo.make_tile %p : !tylo.ptr<bf16, global> -> !tylo.tile<bf16, global, (16,8):(8,1)>
+  %bf = tylo.load_fragment %bt, %t : !tylo.tile<bf16, global, (16,8):(8,1)> -> !tylo.fragment<bf16, #tylo.ownership<(16,8), ((4,8),(2,2)):((2,16),(1,8))>>
+  %d = tylo.mma <m16n8k16, bf16, bf16, f32, warps = (1,1), repeat = (1,1), k = 16> %a, %bf, %c : !tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>>, !tylo.fragment<bf16, #tylo.ownership<(16,8), ((4,8),(2,2)):((2,16),(1,8))>>, !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>> -> !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>
+  %d0, %d1, %d2, %d3 = tylo.mma_sync <m16n8k16, bf16, bf16, f32, warps = (1,1), repeat = (1,1), k = 16>(%v, %v, %v, %v, %v, %v, %v, %v), (%v, %v, %v, %v), (%z, %z, %z, %z) : (bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16), (bf16, bf16, bf16, bf16), (f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return
+}

@@ -1,0 +1,47 @@
+// RUN: tylo-opt %s -p tylo-lower-tiles | filecheck %s
+
+// A window's origin adds to the coordinate, per mode; the root layout's runtime stride (%ld)
+// comes from tylo.make_tile; the offset is in elements; tiles disappear.
+// CHECK-LABEL: func.func @window
+// CHECK-NEXT:  %[[ROW:.*]] = arith.addi %i, %r : i32
+// CHECK-NEXT:  %[[COL:.*]] = arith.addi %j, %c : i32
+// CHECK-NEXT:  %[[SCALED:.*]] = arith.muli %[[ROW]], %ld : i32
+// CHECK-NEXT:  %[[OFF:.*]] = arith.addi %[[SCALED]], %[[COL]] : i32
+// CHECK-NEXT:  %[[PTR:.*]] = tylo.ptr_add %p, %[[OFF]] : !tylo.ptr<bf16, global>, i32
+// CHECK-NEXT:  %x = tylo.load %[[PTR]] : !tylo.ptr<bf16, global> -> bf16
+// CHECK:       %[[PTR2:.*]] = tylo.ptr_add %p, %{{.*}} : !tylo.ptr<bf16, global>, i32
+// CHECK-NEXT:  tylo.store %v, %[[PTR2]] : bf16, !tylo.ptr<bf16, global>
+// CHECK-NOT:   tylo.tile
+func.func @window(%p: !tylo.ptr<bf16, global>, %m: i32, %n: i32, %ld: i32, %r: i32, %c: i32, %i: i32, %j: i32, %v: bf16) {
+  %tile = tylo.make_tile %p[%m, %n, %ld] : !tylo.ptr<bf16, global> -> !tylo.tile<bf16, global, (?,?):(?,1)>
+  %w = tylo.window %tile[%r, %c] : !tylo.tile<bf16, global, (?,?):(?,1)> -> !tylo.tile<bf16, global, (?,?):(?,1), [16,16]>
+  %x = tylo.load_element %w[%i, %j] : !tylo.tile<bf16, global, (?,?):(?,1), [16,16]> -> bf16
+  tylo.store_element %v, %w[%j, %i] : bf16, !tylo.tile<bf16, global, (?,?):(?,1), [16,16]>
+  func.return
+}
+
+// A swizzle applies to the whole offset: Sw<3,3,3> xors bits 6..8 into bits 3..5 (mask 448).
+// CHECK-LABEL: func.func @swizzled
+// CHECK:       %[[LIN:.*]] = arith.addi %{{.*}}, %j : i32
+// CHECK-NEXT:  %[[MASK:.*]] = arith.constant 448 : i32
+// CHECK-NEXT:  %[[HI:.*]] = arith.andi %[[LIN]], %[[MASK]] : i32
+// CHECK-NEXT:  %[[THREE:.*]] = arith.constant 3 : i32
+// CHECK-NEXT:  %[[SH:.*]] = arith.shrsi %[[HI]], %[[THREE]] : i32
+// CHECK-NEXT:  %[[SW:.*]] = arith.xori %[[LIN]], %[[SH]] : i32
+// CHECK-NEXT:  tylo.ptr_add %p, %[[SW]] : !tylo.ptr<bf16, shared>, i32
+func.func @swizzled(%p: !tylo.ptr<bf16, shared>, %i: i32, %j: i32) {
+  %tile = tylo.make_tile %p : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, Sw<3,3,3> o (8,64):(64,1)>
+  %x = tylo.load_element %tile[%i, %j] : !tylo.tile<bf16, shared, Sw<3,3,3> o (8,64):(64,1)> -> bf16
+  func.return
+}
+
+// Hierarchical modes: a row index decomposes over (8,2):(1,64) (first mode fastest).
+// CHECK-LABEL: func.func @tiled
+// CHECK:       arith.remsi %i
+// CHECK:       arith.divsi %i
+// CHECK:       tylo.ptr_add %p
+func.func @tiled(%p: !tylo.ptr<f32, global>, %i: i32, %j: i32) {
+  %tile = tylo.make_tile %p : !tylo.ptr<f32, global> -> !tylo.tile<f32, global, ((8,2),8):((1,64),8)>
+  %x = tylo.load_element %tile[%i, %j] : !tylo.tile<f32, global, ((8,2),8):((1,64),8)> -> f32
+  func.return
+}

@@ -1,0 +1,113 @@
+// RUN: tylo-opt %s -p tylo-lower-to-ptx --split-input-file | filecheck %s
+
+// Parameters: pointers are read with ld.param.u64 then cvta.to.global; an i1 travels as a u8.
+// Shared allocations become kernel-scope .shared declarations; element offsets scale by the
+// element size (mul.wide for 64-bit global addresses, mad.lo for 32-bit shared addresses).
+// CHECK-LABEL: ptx.entry "k" ["u64", "s32", "f32", "u8"] reqntid [64, 1, 1] {
+// CHECK-NEXT:  ptx.shared_decl "__tylo_smem_0"[256] align 16
+// CHECK-NEXT:  %[[RAW:.*]] = ptx.ld_param "u64"[0] : !ptx.reg<rd1>
+// CHECK-NEXT:  %[[P:.*]] = ptx.cvta "global" %[[RAW]] : !ptx.reg<rd1> -> !ptx.reg<rd2>
+// CHECK-NEXT:  %[[N:.*]] = ptx.ld_param "s32"[1] : !ptx.reg<r1>
+// CHECK-NEXT:  %[[S:.*]] = ptx.ld_param "f32"[2] : !ptx.reg<f1>
+// CHECK-NEXT:  %[[BYTE:.*]] = ptx.ld_param "u8"[3] : !ptx.reg<rs1>
+// CHECK:       %[[FLAG:.*]] = ptx.setp "ne" "u16" %[[BYTE]]
+// CHECK-NEXT:  %[[T:.*]] = ptx.special "%tid.x" : !ptx.reg<r2>
+// CHECK-NEXT:  ptx.special "%ctaid.y" : !ptx.reg<r3>
+// CHECK:       ptx.mul "s32" "lo"
+// CHECK:       ptx.div "s32"
+// CHECK:       ptx.shr "u32"
+// CHECK:       %[[LT:.*]] = ptx.setp "lt" "s32" %[[T]], %[[N]]
+// CHECK-NEXT:  %[[OK:.*]] = ptx.and "pred" %[[LT]], %[[FLAG]]
+// CHECK-NEXT:  ptx.trap if %[[OK]] : !ptx.reg<p3> {negate}
+// CHECK-NEXT:  %[[FOUR:.*]] = ptx.const "s32"(4) : !ptx.reg<r8>
+// CHECK-NEXT:  %[[WIDE:.*]] = ptx.mul "s32" "wide" %[[T]], %[[FOUR]] : (!ptx.reg<r2>, !ptx.reg<r8>) -> !ptx.reg<rd3>
+// CHECK-NEXT:  %[[ADDR:.*]] = ptx.add "s64" %[[P]], %[[WIDE]]
+// CHECK-NEXT:  %[[X:.*]] = ptx.ld "global" "f32"[%[[ADDR]], 0]
+// CHECK-NEXT:  %[[Y:.*]] = ptx.mul "f32" %[[X]], %[[S]]
+// CHECK-NEXT:  %[[HALF:.*]] = ptx.const "f32"(1056964608) : !ptx.reg<f4>
+// CHECK-NEXT:  %[[GT:.*]] = ptx.setp "gt" "f32" %[[Y]], %[[HALF]]
+// CHECK-NEXT:  %[[Z:.*]] = ptx.selp "f32" %[[Y]], %[[HALF]], %[[GT]]
+// CHECK-NEXT:  %[[H:.*]] = ptx.cvt "rn" "bf16" "f32" %[[Z]] : !ptx.reg<f5> -> !ptx.reg<rs3>
+// CHECK-NEXT:  %[[W:.*]] = ptx.cvt "f32" "bf16" %[[H]]
+// CHECK-NEXT:  %[[SM:.*]] = ptx.mov_symbol "__tylo_smem_0" : !ptx.reg<r9>
+// CHECK-NEXT:  %[[FOUR2:.*]] = ptx.const "s32"(4)
+// CHECK-NEXT:  %[[SP:.*]] = ptx.fma "s32" %[[T]], %[[FOUR2]], %[[SM]]
+// CHECK-NEXT:  ptx.st "shared" "f32"[%[[SP]], 0], %[[W]]
+// CHECK-NEXT:  ptx.bar_sync 0
+// CHECK-NEXT:  %[[V:.*]] = ptx.ld "shared" "f32"[%[[SP]], 0]
+// CHECK-NEXT:  ptx.st "global" "f32"[%[[ADDR]], 0], %[[V]]
+// CHECK-NEXT:  ptx.ret
+func.func @k(%p: !tylo.ptr<f32, global>, %n: i32, %s: f32, %flag: i1) attributes {tylo.kernel, tylo.block = array<i32: 64, 1, 1>} {
+  %t = tylo.thread_idx "x" : i32
+  %b = tylo.block_idx "y" : i32
+  %c4 = arith.constant 4 : i32
+  %q = arith.muli %t, %c4 : i32
+  %d = arith.divsi %q, %c4 : i32
+  %e = arith.shrui %d, %c4 : i32
+  %lt = arith.cmpi slt, %t, %n : i32
+  %ok = arith.andi %lt, %flag : i1
+  tylo.check %ok, "in bounds"
+  %ptr = tylo.ptr_add %p, %t : !tylo.ptr<f32, global>, i32
+  %x = tylo.load %ptr : !tylo.ptr<f32, global> -> f32
+  %y = arith.mulf %x, %s : f32
+  %half = arith.constant 0.5 : f32
+  %gt = arith.cmpf ogt, %y, %half : f32
+  %z = arith.select %gt, %y, %half : f32
+  %h = arith.truncf %z : f32 to bf16
+  %w = arith.extf %h : bf16 to f32
+  %sm = tylo.shared_alloc 64, align 16 : !tylo.ptr<f32, shared>
+  %sp = tylo.ptr_add %sm, %t : !tylo.ptr<f32, shared>, i32
+  tylo.store %w, %sp : f32, !tylo.ptr<f32, shared>
+  tylo.barrier
+  %v = tylo.load %sp : !tylo.ptr<f32, shared> -> f32
+  tylo.store %v, %ptr : f32, !tylo.ptr<f32, global>
+  func.return
+}
+
+// -----
+
+// Block arguments get registers of their own; a branch copies into them through temporaries
+// (the swap of %a and %b must not clobber), and the target block reads them back.
+// CHECK-LABEL: ptx.entry "swap" ["s32"] {
+// CHECK:       ptx.label "$L__BB1"
+// CHECK-NEXT:  %[[I:.*]] = ptx.get_register : !ptx.reg<r1>
+// CHECK-NEXT:  %[[A:.*]] = ptx.get_register : !ptx.reg<r2>
+// CHECK-NEXT:  %[[B:.*]] = ptx.get_register : !ptx.reg<r3>
+// CHECK:       ptx.bra "$L__BB2" if %{{.*}} : !ptx.reg<p1>
+// CHECK-NEXT:  ptx.bra "$L__BB3"
+// CHECK-NEXT:  ptx.label "$L__BB2"
+// CHECK-NEXT:  %[[NEXT:.*]] = ptx.add "s32" %[[I]]
+// CHECK-NEXT:  %[[T0:.*]] = ptx.mov "b32" %[[NEXT]] : !ptx.reg<r7> -> !ptx.reg<r8>
+// CHECK-NEXT:  %[[T1:.*]] = ptx.mov "b32" %[[B]] : !ptx.reg<r3> -> !ptx.reg<r9>
+// CHECK-NEXT:  %[[T2:.*]] = ptx.mov "b32" %[[A]] : !ptx.reg<r2> -> !ptx.reg<r10>
+// CHECK-NEXT:  ptx.mov "b32" %[[T0]] : !ptx.reg<r8> -> !ptx.reg<r1>
+// CHECK-NEXT:  ptx.mov "b32" %[[T1]] : !ptx.reg<r9> -> !ptx.reg<r2>
+// CHECK-NEXT:  ptx.mov "b32" %[[T2]] : !ptx.reg<r10> -> !ptx.reg<r3>
+// CHECK-NEXT:  ptx.bra "$L__BB1"
+// CHECK-NEXT:  ptx.label "$L__BB3"
+// CHECK-NEXT:  ptx.ret
+func.func @swap(%n: i32) attributes {tylo.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  cf.br ^head(%c0, %c1, %c0 : i32, i32, i32)
+^head(%i: i32, %a: i32, %b: i32):
+  %more = arith.cmpi slt, %i, %n : i32
+  cf.cond_br %more, ^body, ^exit
+^body:
+  %next = arith.addi %i, %c1 : i32
+  cf.br ^head(%next, %b, %a : i32, i32, i32)
+^exit:
+  func.return
+}
+
+// -----
+
+// mma_sync packs two bf16 elements per .b32 register, low element first.
+// CHECK-LABEL: ptx.entry "mma"
+// CHECK:       %[[A01:.*]] = ptx.pack %a0, %a1 : (!ptx.reg<rs{{.*}}>, !ptx.reg<rs{{.*}}>) -> !ptx.reg<r1>
+// CHECK:       %[[B01:.*]] = ptx.pack %b0, %b1
+// CHECK:       %d0, %d1, %d2, %d3 = ptx.mma_sync "m16n8k16" "f32.bf16.bf16.f32"(%[[A01]], %{{.*}}, %{{.*}}, %{{.*}}), (%[[B01]], %{{.*}}), (%c0, %c1, %c2, %c3)
+func.func @mma(%a0: bf16, %a1: bf16, %a2: bf16, %a3: bf16, %a4: bf16, %a5: bf16, %a6: bf16, %a7: bf16, %b0: bf16, %b1: bf16, %b2: bf16, %b3: bf16, %c0: f32, %c1: f32, %c2: f32, %c3: f32) attributes {tylo.kernel} {
+  %d0, %d1, %d2, %d3 = tylo.mma_sync <m16n8k16, bf16, bf16, f32, warps = (1,1), repeat = (1,1), k = 16>(%a0, %a1, %a2, %a3, %a4, %a5, %a6, %a7), (%b0, %b1, %b2, %b3), (%c0, %c1, %c2, %c3) : (bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16), (bf16, bf16, bf16, bf16), (f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return
+}

@@ -130,10 +130,12 @@ class Ownership:
 
     @cached_property
     def separable(self) -> bool:
-        """True when coordinate(t, v) == coordinate(t, 0) + coordinate(0, v) for all t, v.
+        """True when a kernel can compute one base coordinate per thread and add static offsets.
 
-        Then a kernel computes one runtime base coordinate per thread and adds static slot
-        offsets; otherwise each slot's coordinate is computed from the full layout.
+        That needs coordinate(t, v) == coordinate(t, 0) + coordinate(0, v) for all t, v, and
+        every leaf of the thread mode to move rows or columns without carrying from one into the
+        other (so the base is two small layouts of the thread index). Otherwise each slot's
+        coordinate is computed from the full layout: correct, with more index arithmetic.
         """
         if self._thread_layouts is None:
             return False

@@ -14,14 +14,18 @@ barrier is implied.
 from __future__ import annotations
 
 from .errors import PlanError
+from .int_tuple import is_int
 from .layout import Layout
 from .mma_atom import MMAAtom, _role
 from .ownership import Ownership, restride
 
 
 def _positive_pair(what: str, value) -> tuple[int, int]:
-    pair = tuple(value)
-    if len(pair) != 2 or not all(isinstance(x, int) and x > 0 for x in pair):
+    try:
+        pair = tuple(value)
+    except TypeError:
+        pair = ()
+    if len(pair) != 2 or not all(is_int(x) and x > 0 for x in pair):
         raise PlanError(f"TiledMMA: {what} {value!r} must be two positive static integers")
     return pair
 

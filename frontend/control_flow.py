@@ -17,22 +17,7 @@ from .fragments import Fragment, fragment_type
 from .scalars import Scalar, as_scalar, python_dtype
 from .tiles import Pointer, Tile
 from .tracing import current, emit
-
-
-class Unbound:
-    """A name with no value after a runtime region (bound on one path only, or a loop index)."""
-
-    def __init__(self, name: str, why: str):
-        self.name, self.why = name, why
-
-    def __repr__(self) -> str:
-        return f"<unbound {self.name}>"
-
-    def _fail(self, *args, **kwargs):
-        raise CompileError(f"'{self.name}' has no value here: {self.why}")
-
-    __getattr__ = __call__ = __bool__ = __add__ = __radd__ = __mul__ = __rmul__ = _fail  # type: ignore[assignment]
-    __sub__ = __rsub__ = __getitem__ = __iter__ = __index__ = __lt__ = __gt__ = _fail  # type: ignore[assignment]
+from .unbound import Unbound
 
 
 _UNSET = Unbound("?", "it was not assigned before this point")

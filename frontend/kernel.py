@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import time
 from types import FunctionType
 
 from ..compiler.errors import CompileError, LaunchError, TyloError
@@ -164,7 +163,7 @@ class Launcher:
         specs, values = self.kernel._bind(args, kwargs, describe=False)
         arrays = [(n, v) for n, v in values.items() if isinstance(v, DeviceArray)]
         device = arguments.common_device(arrays)
-        arch = driver.device_arch(device or 0) if driver.probe() is None else driver.target_arch()
+        arch = driver.target_arch(device)
         compiled = self.kernel._compiled(specs, values, self.block, arch)
         params = pack(compiled.device_params, values)
         stream = launch_stream([a for _, a in arrays])
@@ -212,4 +211,4 @@ def func(fn: FunctionType) -> Helper:
     return Helper(fn)
 
 
-__all__ = ["kernel", "func", "Kernel", "Helper", "Launcher", "CompiledKernel", "time"]
+__all__ = ["kernel", "func", "Kernel", "Helper", "Launcher", "CompiledKernel"]

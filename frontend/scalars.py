@@ -21,6 +21,7 @@ from ..compiler.dtypes import DType
 from ..compiler.errors import CompileError, TypeMismatchError
 from ..dialects.tylo import element_type
 from .tracing import emit
+from .unbound import Unbound
 
 _INT_OPS = {
     "add": (arith.AddiOp, arith.AddiOp),
@@ -84,6 +85,8 @@ def _fits(v: int, dtype: DType) -> bool:
 
 def python_dtype(x) -> DType:
     """The dtype a Python number becomes at runtime: bool, Int32 (Int64 if large), Float32."""
+    if isinstance(x, Unbound):
+        x.fail()
     if isinstance(x, bool):
         return dtypes.Bool
     if isinstance(x, int):

@@ -9,7 +9,6 @@ array parameters arrive as `Tensor`s, global tiles with ``shape``/``stride`` att
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
 from ..compiler import dtypes
@@ -220,4 +219,4 @@ def pointer_type(dtype: DType, space: str) -> PointerType:
     return PointerType(element_type(dtype), space)
 
 
-__all__ = ["Pointer", "Tile", "Tensor", "GlobalTile", "SharedTile", "shared_alloc", "window", "i32"]
+__all__ = ["Pointer", "Tile", "Tensor", "GlobalTile", "SharedTile", "shared_alloc", "window"]

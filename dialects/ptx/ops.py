@@ -27,6 +27,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from ...compiler.mma_atom import MMA_INSTRUCTIONS, MMAAtom
 from ...compiler.ptx_types import PTX_TYPES, REGISTER_CLASSES, register_class
 from .registers import RegisterType, reg_class_of
 
@@ -99,8 +100,12 @@ class BinaryInstruction(PTXInstruction, ABC):
         _want(self.rhs, "b32" if self.OPCODE in ("shl", "shr") else cls, f"{self.name} operand b")
         out = cls
         if self.mode is not None and self.mode.data == "wide":
-            bits = PTX_TYPES[self.type.data].bits * 2
-            out = {32: "b32", 64: "b64"}[bits]
+            t = PTX_TYPES[self.type.data]
+            if t.kind not in ("s", "u") or t.bits not in (16, 32):
+                raise VerifyException(
+                    f"{self.name} mode wide needs a 16- or 32-bit integer type, got .{t.suffix}"
+                )
+            out = {16: "b32", 32: "b64"}[t.bits]
         _want(self.result, out, f"{self.name} result")
 
     def assembly_line(self) -> str:
@@ -434,6 +439,18 @@ class CvtOp(PTXInstruction):
         return f"cvt{mode}.{self.to.data}.{self.frm.data} {_r(self.result)}, {_r(self.source)};"
 
 
+def _fills(whole: str, parts: list[str]) -> bool:
+    """mov's vector operand: 2 or 4 registers of one bit class (.b16 or .b32) that together
+    make up a .b32 or .b64 register (9.7.9.1 mov)."""
+    return (
+        whole in ("b32", "b64")
+        and len(parts) in (2, 4)
+        and len(set(parts)) == 1
+        and parts[0] in ("b16", "b32")
+        and len(parts) * REGISTER_CLASSES[parts[0]].bits == REGISTER_CLASSES[whole].bits
+    )
+
+
 @irdl_op_definition
 class PackOp(PTXInstruction):
     """``mov.b32 d, {lo, hi};``: two .b16 registers into one .b32, low first (9.7.9.1 mov)."""
@@ -448,11 +465,10 @@ class PackOp(PTXInstruction):
 
     def verify_(self) -> None:
         classes = [reg_class_of(p) for p in self.parts]
-        bits = sum(REGISTER_CLASSES[c].bits for c in classes)
-        out = REGISTER_CLASSES[reg_class_of(self.result)]
-        if any(c not in ("b16", "b32") for c in classes) or bits != out.bits or out.name not in ("b32", "b64"):
+        out = reg_class_of(self.result)
+        if not _fills(out, classes):
             raise VerifyException(
-                f"pack of {classes} into .{out.name}: parts must be bit registers filling the result"
+                f"pack of {classes} into .{out}: parts must be bit registers filling the result"
             )
 
     def assembly_line(self) -> str:
@@ -474,9 +490,12 @@ class UnpackOp(PTXInstruction):
         super().__init__(operands=[source], result_types=[parts])
 
     def verify_(self) -> None:
-        bits = sum(REGISTER_CLASSES[reg_class_of(p)].bits for p in self.parts)
-        if bits != REGISTER_CLASSES[reg_class_of(self.source)].bits:
-            raise VerifyException("unpack parts must fill the source register")
+        classes = [reg_class_of(p) for p in self.parts]
+        src = reg_class_of(self.source)
+        if not _fills(src, classes):
+            raise VerifyException(
+                f"unpack of .{src} into {classes}: parts must be bit registers filling the source"
+            )
 
     def assembly_line(self) -> str:
         src = REGISTER_CLASSES[reg_class_of(self.source)]
@@ -505,7 +524,9 @@ class LdParamOp(PTXInstruction):
         _check_type(self.type.data)
         _want(self.result, register_class(self.type.data).name, "ld.param result")
         entry = self.parent_op()
-        if entry is not None and entry.name == "ptx.entry":
+        if entry is not None and entry.name != "ptx.entry":
+            raise VerifyException(f"ld.param must be directly inside a ptx.entry, not {entry.name}")
+        if entry is not None:
             params = [p.data for p in entry.params.data]
             i = self.index.value.data
             if not 0 <= i < len(params):
@@ -629,6 +650,13 @@ class SharedDeclOp(PTXInstruction):
             properties={"sym_name": StringAttr(sym_name), "bytes": IntegerAttr(bytes, i64), "align": IntegerAttr(align, i64)}
         )
 
+    def verify_(self) -> None:
+        align = self.align.value.data
+        if align <= 0 or align & (align - 1):
+            raise VerifyException(f"alignment {align} must be a power of two")
+        if self.bytes.value.data <= 0:
+            raise VerifyException("shared_decl needs a positive byte count")
+
     def assembly_line(self) -> str:
         return f".shared .align {self.align.value.data} .b8 {self.sym_name.data}[{self.bytes.value.data}];"
 
@@ -667,8 +695,23 @@ class BarSyncOp(PTXInstruction):
     def __init__(self, barrier: int = 0):
         super().__init__(properties={"barrier": IntegerAttr(barrier, i64)})
 
+    def verify_(self) -> None:
+        if not 0 <= self.barrier.value.data <= 15:
+            raise VerifyException(f"barrier {self.barrier.value.data} must be in 0..15")
+
     def assembly_line(self) -> str:
         return f"bar.sync {self.barrier.value.data};"
+
+
+def _mma_registers(shape: str, types: str) -> dict[str, int] | None:
+    """Registers per operand (A, B, C, D) of the table's mma.sync of this shape and D.A.B.C
+    types, or None when the table has no such instruction."""
+    for ins in MMA_INSTRUCTIONS.values():
+        if ins.ptx_shape == shape and ".".join(ins.ptx_types) == types:
+            atom = MMAAtom(ins.shape, ins.a, ins.c, b=ins.b)
+            need = {r: atom.operand_layout(r).values // ins.register_elements(r) for r in "ABC"}
+            return need | {"D": need["C"]}
+    return None
 
 
 @irdl_op_definition
@@ -697,9 +740,16 @@ class MmaSyncOp(PTXInstruction):
         )
 
     def verify_(self) -> None:
+        need = _mma_registers(self.shape.data, self.types.data)
+        if need is None:
+            raise VerifyException(
+                f"mma.sync.{self.shape.data} with types '{self.types.data}' is not an "
+                "instruction of the MMA table"
+            )
+        for what, vals in (("A", self.a), ("B", self.b), ("C", self.c), ("D", self.d)):
+            if len(vals) != need[what]:
+                raise VerifyException(f"mma {what} needs {need[what]} registers, got {len(vals)}")
         dt, at, bt, ct = self.types.data.split(".")
-        for t in (dt, at, bt, ct):
-            _check_type(t)
         for vals, t, what in ((self.a, at, "A"), (self.b, bt, "B")):
             for v in vals:
                 _want(v, "b32", f"mma {what} register")
@@ -779,6 +829,12 @@ class TrapOp(PTXInstruction):
     def __init__(self, predicate=None, negate: bool = False):
         props = {"negate": UnitAttr()} if negate else {}
         super().__init__(operands=[[predicate] if predicate is not None else []], properties=props)
+
+    def verify_(self) -> None:
+        if self.predicate is not None:
+            _want(self.predicate, "pred", "trap predicate")
+        elif self.negate is not None:
+            raise VerifyException("negate needs a predicate")
 
     def assembly_line(self) -> str:
         if self.predicate is None:

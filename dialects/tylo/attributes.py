@@ -99,6 +99,7 @@ def format_int_tuple(t) -> str:
 
 def parse_layout(parser: AttrParser) -> Layout | ComposedLayout:
     """``shape:stride`` or ``Sw<b,m,s> o shape:stride``."""
+    pos = parser.pos
     if parser.parse_optional_keyword("Sw"):
         parser.parse_punctuation("<")
         bits = parser.parse_integer(allow_boolean=False)
@@ -108,8 +109,11 @@ def parse_layout(parser: AttrParser) -> Layout | ComposedLayout:
         shift = parser.parse_integer(allow_boolean=False)
         parser.parse_punctuation(">")
         parser.parse_keyword("o")
-        return ComposedLayout(Swizzle(bits, base, shift), parse_layout(parser))
-    pos = parser.pos
+        inner = parse_layout(parser)
+        try:
+            return ComposedLayout(Swizzle(bits, base, shift), inner)
+        except TyloError as e:
+            parser.raise_error(str(e), pos, parser.pos)
     shape = parse_int_tuple(parser)
     parser.parse_punctuation(":")
     stride = parse_int_tuple(parser)

@@ -35,7 +35,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.dynamic import is_dynamic
 from ...compiler.int_tuple import is_static, leaves, product
-from .attributes import TiledMMAAttr, dtype_of
+from .attributes import TiledMMAAttr, dtype_of, element_type
 from .types import FragmentType, PointerType, TileType
 
 # ---------------------------------------------------------------------------------------------
@@ -538,11 +538,17 @@ class MMASyncOp(IRDLOperation):
 
     def verify_(self) -> None:
         atom = self.plan.data.atom
-        for role, values in (("A", self.a), ("B", self.b), ("C", self.c)):
+        for role, values, dtype in (("A", self.a, atom.a), ("B", self.b, atom.b), ("C", self.c, atom.c)):
             need = atom.operand_layout(role).values
             if len(values) != need:
                 raise VerifyException(
                     f"mma_sync {atom}: operand {role} needs {need} values, got {len(values)}"
                 )
+            want = element_type(dtype)
+            for v in values:
+                if v.type != want:
+                    raise VerifyException(
+                        f"mma_sync {atom}: operand {role} holds {v.type}; the atom takes {want}"
+                    )
         if [r.type for r in self.d] != [v.type for v in self.c]:
             raise VerifyException("mma_sync results must have the accumulator's types")

@@ -21,7 +21,6 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.int_tuple import product
 from .attributes import LayoutAttr, OwnershipAttr, dtype_of, parse_layout
 
 MEMORY_SPACES = ("global", "shared")
@@ -170,6 +169,3 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
         if not isinstance(self.ownership, OwnershipAttr):
             raise VerifyException(f"{self.ownership} is not a #tylo.ownership")
 
-
-def tile_size(t: TileType):
-    return product(t.shape)

@@ -90,6 +90,31 @@ def bench(torch, M: int, N: int, K: int) -> None:
           f"{t_torch:.3f} ms = {tf_torch:.1f} TFLOP/s | ratio {tf_tylo / tf_torch:.3f}")
 
 
+def timing(torch) -> None:
+    """A cold compile (trace, passes, ptxas, module load) and the host cost of a cached launch."""
+    import time
+
+    A = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
+    B = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
+    C = torch.empty(256, 256, device="cuda")
+    gemm.cache.clear()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    launch(C, A, B)
+    torch.cuda.synchronize()
+    cold = time.perf_counter() - t0
+    (compiled,) = gemm.cache.values()
+    parts = ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in compiled.timings.items())
+    print(f"cold compile + first launch: {cold:.2f} s ({parts}); ptxas: {compiled.report}")
+    calls = 200
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        launch(C, A, B)
+    host = (time.perf_counter() - t0) / calls
+    torch.cuda.synchronize()
+    print(f"cached launch: {host * 1e6:.1f} us per call on the host (no tracing, no compile)")
+
+
 def compile_only() -> None:
     desc = tylo.Tensor
     compiled = gemm.compile(desc(Float32, 2), desc(BFloat16, 2), desc(BFloat16, 2), PLAN,
@@ -120,6 +145,7 @@ def main() -> int:
         return 0
     errors = [check(torch, 4096, 4096, 4096), check(torch, 1024, 3072, 512)]
     if args.bench:
+        timing(torch)
         bench(torch, 4096, 4096, 4096)
         bench(torch, 1024, 3072, 512)
     return 0 if all(e < 1e-2 for e in errors) else 1

@@ -1,0 +1,263 @@
+"""MMAAtom and MMA_INSTRUCTIONS: every operand ownership against the PTX ISA fragment formulas.
+
+The formulas below are transcribed independently from shared/facts/ptx_isa.md section 1
+("mma.sync fragments"): `lane` is %laneid, g = lane >> 2, t = lane % 4, and i is the element
+index of the lane's fragment, low half of each register first. Each returns (row, col) of the
+operand: A is M x K (row m, col k), B is K x N (row k, col n), C/D is M x N.
+"""
+
+import pytest
+
+from tylo.compiler import dtypes
+from tylo.compiler.dtypes import (
+    BFloat16, Float8E4M3, Float8E5M2, Float16, Float32, Float64, Int8, Int32, UInt8,
+)
+from tylo.compiler.errors import PlanError
+from tylo.compiler.mma_atom import MMA_INSTRUCTIONS, MMAAtom, operand_layout
+from tylo.compiler.ownership import Ownership
+
+
+def _gt(lane):
+    return lane >> 2, lane % 4
+
+
+# --- 1.1 m16n8k16, 16-bit A/B -------------------------------------------------------------------
+def a_m16n8k16_16bit(lane, i):
+    g, t = _gt(lane)
+    return g + 8 * (i in (2, 3, 6, 7)), 2 * t + (i & 1) + 8 * (i >= 4)
+
+
+def b_m16n8k16_16bit(lane, i):
+    g, t = _gt(lane)
+    return 2 * t + (i & 1) + 8 * (i >= 2), g
+
+
+# --- C/D of every m16n8 shape (1.1, "same as 1.1" in 1.2-1.4) --------------------------------
+def c_m16n8(lane, i):
+    g, t = _gt(lane)
+    return g + 8 * (i >= 2), 2 * t + (i & 1)
+
+
+# --- 1.2 m16n8k8, 16-bit A/B ----------------------------------------------------------------------
+def a_m16n8k8_16bit(lane, i):
+    g, t = _gt(lane)
+    return g + 8 * (i >= 2), 2 * t + (i & 1)
+
+
+def b_m16n8k8_16bit(lane, i):
+    g, t = _gt(lane)
+    return 2 * t + i, g
+
+
+# --- 1.3 m16n8k8, tf32 A/B -----------------------------------------------------------------------
+def a_m16n8k8_tf32(lane, i):
+    g, t = _gt(lane)
+    return g + 8 * (i in (1, 3)), t + 4 * (i >= 2)
+
+
+def b_m16n8k8_tf32(lane, i):
+    g, t = _gt(lane)
+    return t + 4 * (i == 1), g
+
+
+# --- 1.4 m16n8k32, 8-bit A/B ---------------------------------------------------------------------
+def a_m16n8k32_8bit(lane, i):
+    g, t = _gt(lane)
+    return g + 8 * (4 <= i < 8 or i >= 12), 4 * t + (i & 3) + 16 * (i >= 8)
+
+
+def b_m16n8k32_8bit(lane, i):
+    g, t = _gt(lane)
+    return 4 * t + (i & 3) + 16 * (i >= 4), g
+
+
+# family -> {role: (formula, elements per lane, registers per lane)} from the section-1 tables.
+FAMILIES = {
+    "m16n8k16 16-bit": {"A": (a_m16n8k16_16bit, 8, 4), "B": (b_m16n8k16_16bit, 4, 2),
+                        "C": (c_m16n8, 4, 4)},
+    "m16n8k8 16-bit": {"A": (a_m16n8k8_16bit, 4, 2), "B": (b_m16n8k8_16bit, 2, 1),
+                       "C": (c_m16n8, 4, 4)},
+    "m16n8k8 tf32": {"A": (a_m16n8k8_tf32, 4, 4), "B": (b_m16n8k8_tf32, 2, 2),
+                     "C": (c_m16n8, 4, 4)},
+    "m16n8k32 8-bit": {"A": (a_m16n8k32_8bit, 16, 4), "B": (b_m16n8k32_8bit, 8, 2),
+                       "C": (c_m16n8, 4, 4)},
+}
+
+
+def family(instruction):
+    shape, a, b = instruction.shape, instruction.a, instruction.b
+    if shape == (16, 8, 16) and a.bits == b.bits == 16:
+        return "m16n8k16 16-bit"
+    if shape == (16, 8, 8) and a is b is Float32:
+        return "m16n8k8 tf32"
+    if shape == (16, 8, 8) and a.bits == b.bits == 16:
+        return "m16n8k8 16-bit"
+    if shape == (16, 8, 32) and a.bits == b.bits == 8:
+        return "m16n8k32 8-bit"
+    raise AssertionError(f"no PTX formula family for {instruction}")
+
+
+ROWS = list(MMA_INSTRUCTIONS.values())
+ROW_IDS = [f"{r.ptx_shape}-{r.a}-{r.b}-{r.c}" for r in ROWS]
+
+
+def atom_of(row):
+    return MMAAtom(row.shape, row.a, row.c, b=row.b)
+
+
+def test_the_table_covers_the_expected_instructions():
+    assert {family(r) for r in ROWS} == set(FAMILIES)
+    assert len(ROWS) == 2 * 2 + 1 + 4 + 4  # bf16/f16 x 2 shapes, tf32, fp8 pairs, int8 pairs
+    for r in ROWS:
+        assert r.c is (Int32 if r.a.is_int else Float32)
+        assert r.min_sm == (89 if r.a.bits == 8 and r.a.is_float else 80)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ROW_IDS)
+@pytest.mark.parametrize("role", ["A", "B", "C"])
+def test_ownership_table_equals_the_ptx_formula(row, role):
+    formula, elements, registers = FAMILIES[family(row)][role]
+    own = atom_of(row).operand_layout(role)
+    m, n, k = row.shape
+    assert own.shape == {"A": (m, k), "B": (k, n), "C": (m, n)}[role]
+    assert (own.threads, own.values) == (32, elements)
+    assert own.table() == [[formula(lane, i) for i in range(elements)] for lane in range(32)]
+    assert row.register_elements(role) * registers == elements
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ROW_IDS)
+@pytest.mark.parametrize("role", ["A", "B", "C"])
+def test_ownership_is_complete_injective_and_separable(row, role):
+    own = atom_of(row).operand_layout(role)
+    assert own.is_complete() and own.is_injective()
+    assert own.threads * own.values == own.rows * own.cols
+    assert own.separable
+
+
+# Worked examples of ptx_isa.md section 1: (family, role, lane) -> {element i: (row, col)}.
+EXAMPLES = [
+    ("m16n8k16 16-bit", "A", 0, dict(enumerate(
+        [(0, 0), (0, 1), (8, 0), (8, 1), (0, 8), (0, 9), (8, 8), (8, 9)]))),
+    ("m16n8k16 16-bit", "A", 5, dict(enumerate(
+        [(1, 2), (1, 3), (9, 2), (9, 3), (1, 10), (1, 11), (9, 10), (9, 11)]))),
+    ("m16n8k16 16-bit", "A", 31, {0: (7, 6), 7: (15, 15)}),
+    ("m16n8k16 16-bit", "B", 5, dict(enumerate([(2, 1), (3, 1), (10, 1), (11, 1)]))),
+    ("m16n8k16 16-bit", "B", 31, {0: (6, 7), 3: (15, 7)}),
+    ("m16n8k16 16-bit", "C", 5, dict(enumerate([(1, 2), (1, 3), (9, 2), (9, 3)]))),
+    ("m16n8k16 16-bit", "C", 31, {3: (15, 7)}),
+    # "lane 5, A reg 2 (= a4,a5) -> (row 1, cols 10,11)"; "lane 5, C reg 2 -> (row 9, col 2)".
+    ("m16n8k16 16-bit", "A", 5, {4: (1, 10), 5: (1, 11)}),
+    ("m16n8k16 16-bit", "C", 5, {2: (9, 2)}),
+    ("m16n8k8 16-bit", "A", 5, dict(enumerate([(1, 2), (1, 3), (9, 2), (9, 3)]))),
+    ("m16n8k8 16-bit", "B", 5, {0: (2, 1), 1: (3, 1)}),
+    ("m16n8k8 16-bit", "A", 31, {3: (15, 7)}),
+    ("m16n8k8 16-bit", "B", 31, {1: (7, 7)}),
+    ("m16n8k8 tf32", "A", 0, dict(enumerate([(0, 0), (8, 0), (0, 4), (8, 4)]))),
+    ("m16n8k8 tf32", "A", 5, dict(enumerate([(1, 1), (9, 1), (1, 5), (9, 5)]))),
+    ("m16n8k8 tf32", "B", 5, {0: (1, 1), 1: (5, 1)}),
+    ("m16n8k8 tf32", "A", 31, {3: (15, 7)}),
+    ("m16n8k8 tf32", "B", 31, {1: (7, 7)}),
+    ("m16n8k32 8-bit", "A", 5, {
+        **{i: (1, 4 + i) for i in range(4)}, **{4 + i: (9, 4 + i) for i in range(4)},
+        **{8 + i: (1, 20 + i) for i in range(4)}, **{12 + i: (9, 20 + i) for i in range(4)}}),
+    ("m16n8k32 8-bit", "B", 5, {
+        **{i: (4 + i, 1) for i in range(4)}, **{4 + i: (20 + i, 1) for i in range(4)}}),
+    ("m16n8k32 8-bit", "A", 31, {15: (15, 31)}),
+    ("m16n8k32 8-bit", "B", 31, {7: (31, 7)}),
+    ("m16n8k32 8-bit", "A", 1, {8 + i: (0, 20 + i) for i in range(4)}),  # lane 1, A reg 2
+]
+
+
+@pytest.mark.parametrize("fam, role, lane, expected", EXAMPLES,
+                         ids=[f"{f}-{r}-lane{l}" for f, r, l, _ in EXAMPLES])
+def test_worked_examples(fam, role, lane, expected):
+    rows = [r for r in ROWS if family(r) == fam]
+    assert rows
+    for row in rows:
+        own = atom_of(row).operand_layout(role)
+        assert {i: own(lane, i) for i in expected} == expected
+        formula = FAMILIES[fam][role][0]
+        assert {i: formula(lane, i) for i in expected} == expected  # the transcription, too
+
+
+def test_m16n8k32_register_packing_note():
+    # "A reg j holds 4 consecutive k of one row": reg0 (g, 4t..), reg1 (g+8, 4t..),
+    # reg2 (g, 16+4t..), reg3 (g+8, 16+4t..).
+    own = MMAAtom((16, 8, 32), Int8, Int32).operand_layout("A")
+    for lane in range(32):
+        g, t = _gt(lane)
+        for j, (r, c) in enumerate([(g, 4 * t), (g + 8, 4 * t), (g, 16 + 4 * t), (g + 8, 16 + 4 * t)]):
+            assert [own(lane, 4 * j + e) for e in range(4)] == [(r, c + e) for e in range(4)]
+
+
+# --- MMAAtom construction -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    (((16, 8, 16), Float64), {}),
+    (((8, 8, 4), BFloat16), {}),
+    (((16, 8, 16), BFloat16), {"b": Float16}),
+    (((16, 8, 16), Float16), {"b": BFloat16}),
+    (((16, 8, 16), BFloat16, BFloat16), {}),
+    (((16, 8, 32), Int8, Float32), {}),
+    (((16, 8, 32), Float8E4M3, Float32), {"b": Int8}),
+    (((16, 8, 16), Float32), {}),
+    (((16, 8, 8), Int8, Int32), {}),
+])
+def test_atom_rejects_combinations_without_an_instruction(args, kwargs):
+    with pytest.raises(PlanError, match="no mma.sync instruction") as info:
+        MMAAtom(*args, **kwargs)
+    message = str(info.value)
+    assert "supported:" in message
+    for (shape, a, b, c) in MMA_INSTRUCTIONS:
+        assert f"m{shape[0]}n{shape[1]}k{shape[2]} {a}x{b}->{c}" in message
+    assert str(tuple(args[0])) in message
+
+
+def test_atom_accepts_mixed_fp8_through_b():
+    atom = MMAAtom((16, 8, 32), Float8E4M3, Float32, b=Float8E5M2)
+    assert (atom.a, atom.b, atom.c) == (Float8E4M3, Float8E5M2, Float32)
+    assert atom.instruction.ptx_types == ("f32", "e4m3", "e5m2", "f32")
+    assert atom.instruction.ptx_shape == "m16n8k32" and atom.instruction.min_sm == 89
+    assert atom != MMAAtom((16, 8, 32), Float8E4M3, Float32)
+    assert atom == MMAAtom((16, 8, 32), Float8E4M3, b=Float8E5M2)
+
+
+def test_float32_inputs_select_tf32():
+    atom = MMAAtom((16, 8, 8), Float32)
+    assert atom.instruction.ptx_types == ("f32", "tf32", "tf32", "f32")
+    assert atom.instruction.register_elements("A") == 1
+    assert atom.operand_layout("A").table() == [
+        [a_m16n8k8_tf32(lane, i) for i in range(4)] for lane in range(32)]
+
+
+def test_ptx_types_of_16_and_8_bit_atoms():
+    assert MMAAtom((16, 8, 16), BFloat16).instruction.ptx_types == ("f32", "bf16", "bf16", "f32")
+    assert MMAAtom((16, 8, 8), Float16).instruction.ptx_types == ("f32", "f16", "f16", "f32")
+    atom = MMAAtom((16, 8, 32), UInt8, Int32, b=Int8)
+    assert atom.instruction.ptx_types == ("s32", "u8", "s8", "s32")
+    assert [atom.instruction.register_elements(r) for r in "ABC"] == [4, 4, 1]
+
+
+def test_atom_geometry_identity_and_printing():
+    atom = MMAAtom([16, 8, 16], "bf16")
+    assert atom == MMAAtom((16, 8, 16), BFloat16, Float32) and hash(atom) == hash(
+        MMAAtom((16, 8, 16), dtypes.BFloat16))
+    assert (atom.m, atom.n, atom.k) == (16, 8, 16)
+    assert [atom.operand_shape(r) for r in ("A", "B", "C", "accumulator", "D")] == [
+        (16, 16), (16, 8), (16, 8), (16, 8), (16, 8)]
+    assert str(atom) == "m16n8k16, bf16, bf16, f32"
+    assert atom != MMAAtom((16, 8, 16), Float16)
+
+
+def test_operand_layout_roles():
+    atom = MMAAtom((16, 8, 16), BFloat16)
+    c = atom.operand_layout("C")
+    assert isinstance(c, Ownership)
+    assert atom.operand_layout("accumulator") is c and atom.operand_layout("D") is c
+    assert operand_layout(atom, "A") == atom.operand_layout("A")
+    for bad in ("E", "a", "", "acc"):
+        with pytest.raises(PlanError, match="operand role"):
+            atom.operand_layout(bad)
+        with pytest.raises(PlanError, match="operand role"):
+            atom.operand_shape(bad)

@@ -1,0 +1,133 @@
+"""The compile cache (a second launch with the same signature does not trace), launch-time
+argument checks through a kernel (refused before anything compiles or runs), and the one-line
+error of a launch on a machine without a GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tylo
+from tylo import Float32
+from tylo.frontend import kernel as kernel_module
+from tylo.runtime import driver
+
+
+class FakeDeviceArray:
+    """Describes device memory through __cuda_array_interface__ (never dereferenced here)."""
+
+    def __init__(self, shape, typestr="<f4", ptr=0x7F0000000000, strides=None):
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape), "typestr": typestr, "data": (ptr, False),
+            "strides": strides, "version": 3,
+        }
+
+
+@tylo.kernel
+def scale(out, x, alpha):
+    i = tylo.block_idx() * tylo.block_dim() + tylo.thread_idx()
+    if i < x.shape[0]:
+        out[i] = x[i] * alpha
+
+
+@tylo.kernel
+def shift(out, x, amount: tylo.constexpr):
+    i = tylo.thread_idx()
+    out[i] = x[i] + amount
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """Counts compiles (traces) of every kernel."""
+    calls = []
+    real = kernel_module.build_kernel
+
+    def counting(kernel, *args):
+        calls.append(kernel.fn.__name__)
+        return real(kernel, *args)
+
+    monkeypatch.setattr(kernel_module, "build_kernel", counting)
+    return calls
+
+
+def test_compile_is_cached_per_signature(builds):
+    scale.cache.clear()
+    desc = tylo.Tensor(Float32, 1)
+    first = scale.compile(desc, desc, 2.0, block=128)
+    again = scale.compile(desc, desc, 3.0, block=128)  # another float: same signature
+    assert again is first and builds == ["scale"]
+    other_block = scale.compile(desc, desc, 2.0, block=64)
+    assert other_block is not first and builds == ["scale", "scale"]
+    unaligned = tylo.Tensor(Float32, 1, align=4)  # another specialization: another kernel
+    assert scale.compile(unaligned, desc, 2.0, block=128) is not first
+    assert builds == ["scale", "scale", "scale"]
+
+
+def test_constexpr_values_are_part_of_the_key(builds):
+    shift.cache.clear()
+    desc = tylo.Tensor(Float32, 1)
+    a = shift.compile(desc, desc, 1.0)
+    b = shift.compile(desc, desc, 2.0)
+    assert a is not b and len(builds) == 2
+    assert "arith.constant 1.000000e+00" in a.asm["tylo"]
+    assert "arith.constant 2.000000e+00" in b.asm["tylo"]
+    assert shift.compile(desc, desc, 1.0) is a and len(builds) == 2
+
+
+def test_compiled_kernel_holds_every_stage():
+    c = scale.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), 2.0, block=128)
+    stages = list(c.asm)
+    assert stages[0] == "tylo" and stages[-2:] == ["ptx", "cubin"]
+    assert "tylo-lower-fragments" in stages and "tylo-lower-to-ptx" in stages
+    assert ".visible .entry scale(" in c.ptx and isinstance(c.cubin, bytes) and c.cubin
+    assert c.report.registers > 0 and "registers" in str(c.report)
+    assert c.ptx_path.read_text() == c.ptx
+
+
+def test_dump_ir_writes_every_stage(tmp_path, monkeypatch):
+    monkeypatch.setenv("TYLO_DUMP_IR", str(tmp_path))
+    shift.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), 7.5)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names[0] == "shift.00.tylo.mlir" and names[-1] == "shift.06.tylo-lower-to-ptx.mlir"
+    assert "ptx.entry" in (tmp_path / names[-1]).read_text()
+
+
+def test_host_array_is_refused_before_compiling(builds):
+    out = FakeDeviceArray((256,))
+    with pytest.raises(tylo.ArgumentError, match="argument 'x': .*CPU"):
+        scale[(2,), (128,)](out, np.zeros(256, np.float32), 2.0)
+    assert builds == []
+
+
+def test_wrong_annotation_dtype_is_refused(builds):
+    @tylo.kernel
+    def typed(out: tylo.Tensor(Float32, 1)):
+        out[0] = 1.0
+
+    with pytest.raises(tylo.ArgumentError, match="argument 'out'"):
+        typed[(1,), (32,)](FakeDeviceArray((4,), typestr="<i4"))
+    assert builds == []
+
+
+@pytest.mark.skipif(driver.probe() is None, reason="this machine has a GPU")
+def test_launch_without_gpu_is_one_line_after_compiling_once(builds):
+    scale.cache.clear()
+    out, x = FakeDeviceArray((256,)), FakeDeviceArray((256,), ptr=0x7F0000010000)
+    for _ in range(2):
+        with pytest.raises(tylo.DeviceError) as info:
+            scale[(2,), (128,)](out, x, 2.0)
+        assert "\n" not in str(info.value)
+    assert builds == ["scale"]  # compiled once; the second launch hit the cache
+
+
+@pytest.mark.skipif(driver.probe() is None, reason="launches fake pointers: only without a GPU")
+def test_a_launch_reuses_the_kernel_compile_described():
+    """compile() with a description builds the kernel a launch of such arrays then uses."""
+    scale.cache.clear()
+    compiled = scale.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), 2.0, block=128)
+    out, x = FakeDeviceArray((256,)), FakeDeviceArray((256,), ptr=0x7F0000010000)
+    try:
+        scale[(2,), (128,)](out, x, 2.0)
+    except tylo.DeviceError:
+        pass  # no GPU here; the kernel was looked up before the driver was needed
+    assert list(scale.cache.values()) == [compiled]

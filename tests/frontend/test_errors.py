@@ -1,0 +1,84 @@
+"""Mistakes in kernel code are TyloErrors that name the user's file and line, show the source
+line with a caret, and say what is wrong. Nothing runs: these only compile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import tylo
+from tylo import BFloat16, Float32, Int32
+
+import kernels_with_errors as K
+
+SOURCE = Path(K.__file__).read_text().splitlines()
+
+
+def line_of(marker: str) -> int:
+    for number, text in enumerate(SOURCE, start=1):
+        if f"# ERR:{marker}" in text:
+            return number
+    raise AssertionError(marker)
+
+
+def compile_error(kernel, *args, **kwargs) -> tylo.TyloError:
+    with pytest.raises(tylo.TyloError) as info:
+        kernel.compile(*args, **kwargs)
+    return info.value
+
+
+F32, BF16, I32 = tylo.Tensor(Float32, 2), tylo.Tensor(BFloat16, 2), tylo.Tensor(Int32, 1)
+
+CASES = [
+    # (kernel, args, error class, marker of the line it points at, message fragment)
+    (K.truth_of_runtime, (tylo.Tensor(Float32, 1), 4), tylo.CompileError, "truth", "no Python truth value"),
+    (K.float_into_int, (I32, 4), tylo.TypeMismatchError, "float_int", "float 1.5 used with a runtime Int32"),
+    (K.break_in_runtime_loop, (I32, 4), tylo.UnsupportedError, "break", "'break' inside a runtime"),
+    (K.no_such_atom, (tylo.Tensor(Float32, 1),), tylo.PlanError, "atom", "no mma.sync instruction"),
+    (K.fragment_tile_mismatch, (F32, BF16), tylo.GeometryError, "shape", "covers a 16x16 tile, the tile is 16x8"),
+    (K.static_window_outside, (tylo.Tensor(BFloat16, shape=(8, 8), stride=(8, 1)),), tylo.GeometryError, "window",
+     "window [4, 12) of axis 0 is outside the tile's extent 8"),
+    (K.python_name_error, (tylo.Tensor(Float32, 1),), tylo.CompileError, "name", "NameError"),
+    (K.one_branch_only, (tylo.Tensor(Float32, 1), 4), tylo.CompileError, "unbound",
+     "'y' has no value here: it is assigned on one branch of a runtime if only"),
+    (K.wrong_operand, (F32, BF16, BF16), tylo.TypeMismatchError, "operand", "mma operand A has ownership"),
+    (K.negative_step, (tylo.Tensor(Float32, 1), 4), tylo.UnsupportedError, "step", "positive step"),
+    (K.return_in_runtime_branch, (tylo.Tensor(Float32, 1), 4), tylo.UnsupportedError, "return", "'return' inside"),
+    (K.bad_tiled_mma, (tylo.Tensor(Float32, 1),), tylo.PlanError, "tiled", "positive multiple of the atom's k = 16"),
+]
+
+
+@pytest.mark.parametrize("kernel, args, cls, marker, fragment", CASES, ids=[c[3] for c in CASES])
+def test_error_names_file_line_and_caret(kernel, args, cls, marker, fragment):
+    err = compile_error(kernel, *args)
+    assert isinstance(err, cls), f"{type(err).__name__}: {err}"
+    assert err.location is not None, str(err)
+    assert err.location.filename == K.__file__
+    assert err.location.line == line_of(marker), str(err)
+    text = str(err)
+    head, source, caret, message = text.splitlines()[:4]
+    assert head.startswith(f"{K.__file__}:{line_of(marker)}:")
+    assert source.strip() == SOURCE[line_of(marker) - 1].strip()
+    assert caret.strip().startswith("^")
+    assert fragment in message, message
+
+
+def test_changed_compile_time_value_points_at_the_loop():
+    err = compile_error(K.static_changed_in_loop, tylo.Tensor(Float32, 1), 4)
+    assert "'label' is a compile-time value ('a') changed inside a runtime for loop" in str(err)
+    loop_line = next(i for i, t in enumerate(SOURCE, 1) if "for k in range(n):" in t and i > line_of("name"))
+    assert err.location.line == loop_line
+
+
+def test_caret_underlines_the_failing_expression():
+    err = compile_error(K.float_into_int, I32, 4)
+    source_line, caret_line = str(err).splitlines()[1:3]
+    start = caret_line.index("^")
+    underlined = source_line[start : start + len(caret_line.strip())]
+    assert underlined == "i + 1.5"
+
+
+def test_calling_a_kernel_directly_is_refused():
+    with pytest.raises(tylo.LaunchError, match=r"truth_of_runtime\[grid, block\]"):
+        K.truth_of_runtime(None, 1)

@@ -12,10 +12,10 @@ from xdsl.ir import Region, SSAValue
 
 from ..compiler import dtypes
 from ..compiler.dtypes import DType
-from ..compiler.errors import CompileError, TypeMismatchError
+from ..compiler.errors import CompileError, GeometryError, TypeMismatchError, UnsupportedError
 from ..compiler.ownership import Ownership
 from ..dialects.tylo import FragmentType, element_type
-from ..dialects.tylo.ops import MapOp, SplatOp, YieldOp
+from ..dialects.tylo.ops import MapOp, SlotOp, SplatOp, YieldOp
 from .scalars import Scalar, as_scalar
 from .tracing import current, emit
 
@@ -43,8 +43,19 @@ class Fragment:
 
     def __iter__(self):
         raise CompileError(
-            "a fragment is not iterable: its slots become registers only when it is lowered"
+            "a fragment is not iterable: index it with static slot numbers, fragment[v]"
         )
+
+    def __getitem__(self, slot) -> Scalar:
+        """The value this thread holds in slot `slot` (a static int in [0, slots))."""
+        if isinstance(slot, Scalar) or not isinstance(slot, int) or isinstance(slot, bool):
+            raise UnsupportedError(
+                f"fragment slots are indexed by static ints (no runtime register indexing), "
+                f"got {slot!r}"
+            )
+        if not 0 <= slot < self.slots:
+            raise GeometryError(f"slot {slot} is outside this fragment's {self.slots} slots")
+        return Scalar(emit(SlotOp(self.value, slot)).results[0], self.dtype)
 
     # -- elementwise ----------------------------------------------------------------------------
     def _map(self, other, op: str, reverse: bool = False) -> "Fragment":

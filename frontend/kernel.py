@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from types import FunctionType
 
 from ..compiler.errors import CompileError, LaunchError, TyloError
@@ -34,6 +35,19 @@ from .source import TracedSource
 
 VERSION = "0.1.0"
 _STATIC_TYPES = (MMAAtom, TiledMMA, Layout, ComposedLayout, Swizzle, Ownership, str, type(None))
+
+
+def toolchain() -> tuple[str, str]:
+    """(ptxas path, ptxas version): part of every cache key; looked up once per TYLO_PTXAS value."""
+    return _toolchain(os.environ.get("TYLO_PTXAS"))
+
+
+@functools.lru_cache(maxsize=8)
+def _toolchain(_override: str | None) -> tuple[str, str]:
+    from ..runtime.ptxas import find_ptxas, ptxas_version
+
+    path = find_ptxas()
+    return path, ptxas_version(path)
 
 
 def _dims(what: str, value) -> tuple[int, int, int]:
@@ -77,6 +91,13 @@ class Kernel:
         except Exception:  # an annotation that cannot be evaluated yet: keep it as written
             self.signature = inspect.signature(fn)
         self.cache: dict[tuple, CompiledKernel] = {}
+        self.annotations = [
+            (name, p.annotation) for name, p in self.signature.parameters.items()
+        ]
+        self.positional_only_fast = all(
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            for p in self.signature.parameters.values()
+        )
         functools.update_wrapper(self, fn)
 
     def __repr__(self) -> str:
@@ -97,14 +118,18 @@ class Kernel:
     def _bind(self, args, kwargs, describe: bool):
         from ..runtime import arguments
 
-        try:
-            bound = self.signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise LaunchError(f"{self.fn.__name__}: {e}") from None
-        bound.apply_defaults()
+        if not kwargs and self.positional_only_fast and len(args) == len(self.annotations):
+            items = [(name, value, ann) for (name, ann), value in zip(self.annotations, args)]
+        else:
+            try:
+                bound = self.signature.bind(*args, **kwargs)
+            except TypeError as e:
+                raise LaunchError(f"{self.fn.__name__}: {e}") from None
+            bound.apply_defaults()
+            params = self.signature.parameters
+            items = [(n, v, params[n].annotation) for n, v in bound.arguments.items()]
         specs, values = [], {}
-        for name, value in bound.arguments.items():
-            ann = self.signature.parameters[name].annotation
+        for name, value, ann in items:
             if ann is inspect.Parameter.empty and _is_static_object(value):
                 ann = constexpr
             if describe:
@@ -116,9 +141,7 @@ class Kernel:
         return tuple(specs), values
 
     def _key(self, specs, block, arch) -> tuple:
-        from ..runtime.ptxas import find_ptxas, ptxas_version
-
-        return (self.source.digest(), specs, block, arch, ptxas_version(find_ptxas()), VERSION)
+        return (self.source.digest(), specs, block, arch, toolchain(), VERSION)
 
     def _compiled(self, specs, values, block, arch) -> CompiledKernel:
         key = self._key(specs, block, arch)

@@ -7,7 +7,7 @@ arise. Per op:
 * ``tylo.load_fragment`` / ``tylo.store_fragment``: one ``tylo.load_element`` /
   ``tylo.store_element`` per slot at the slot's coordinate. When the ownership is separable
   (coordinate = thread base + static slot offset) the thread's base coordinate is computed once.
-* ``tylo.splat``: every slot is the splatted value.
+* ``tylo.splat``: every slot is the splatted value; ``tylo.slot`` reads one slot.
 * ``tylo.map``: the body is cloned once per slot.
 * ``tylo.mma``: one ``tylo.mma_sync`` per atom of the plan, fed by the atom's slots.
 * ``scf.for`` / ``scf.if`` / ``scf.while`` carrying fragments carry their slots instead.
@@ -34,6 +34,7 @@ from ..dialects.tylo.ops import (
     MapOp,
     MMAOp,
     MMASyncOp,
+    SlotOp,
     SplatOp,
     StoreElementOp,
     StoreFragmentOp,
@@ -98,6 +99,10 @@ class _Lowering:
     # -- fragment ops ---------------------------------------------------------------------------
     def _SplatOp(self, op: SplatOp) -> None:
         self.slots[op.result] = [op.value] * op.result.type.slots
+        self.dead.append(op)
+
+    def _SlotOp(self, op: SlotOp) -> None:
+        op.result.replace_all_uses_with(self.slots[op.fragment][op.slot.value.data])
         self.dead.append(op)
 
     def _coordinates(self, op: Operation, ownership, thread: SSAValue) -> list[tuple]:

@@ -94,22 +94,28 @@ def as_device_array(name: str, value: object) -> DeviceArray | None:
     return None
 
 
+_TORCH_DTYPES: dict[object, DType] = {}
+"""torch dtype objects -> DType, filled as they are met (a dict lookup on every launch)."""
+
+
 def _from_torch(name: str, t: object) -> DeviceArray:
-    device = t.device  # type: ignore[attr-defined]
-    if device.type != "cuda":
-        raise cpu_error(name, str(device))
-    torch_name = str(t.dtype).removeprefix("torch.")  # type: ignore[attr-defined]
-    dtype = dtypes.BY_TORCH.get(torch_name)
+    if not t.is_cuda:  # type: ignore[attr-defined]
+        raise cpu_error(name, str(t.device))  # type: ignore[attr-defined]
+    dtype = _TORCH_DTYPES.get(t.dtype)  # type: ignore[attr-defined]
     if dtype is None:
-        raise _unsupported(name, t.dtype)  # type: ignore[attr-defined]
+        dtype = dtypes.BY_TORCH.get(str(t.dtype).removeprefix("torch."))  # type: ignore[attr-defined]
+        if dtype is None:
+            raise _unsupported(name, t.dtype)  # type: ignore[attr-defined]
+        _TORCH_DTYPES[t.dtype] = dtype  # type: ignore[attr-defined]
     return DeviceArray(
-        ptr=t.data_ptr(),  # type: ignore[attr-defined]
-        dtype=dtype,
-        shape=tuple(int(s) for s in t.shape),  # type: ignore[attr-defined]
-        strides=tuple(int(s) for s in t.stride()),  # type: ignore[attr-defined]
-        device=device.index,
-        owner=t,
-        kind="torch",
+        t.data_ptr(),  # type: ignore[attr-defined]
+        dtype,
+        tuple(t.shape),  # type: ignore[attr-defined]
+        t.stride(),  # type: ignore[attr-defined]
+        t.get_device(),  # type: ignore[attr-defined]
+        None,
+        t,
+        "torch",
     )
 
 

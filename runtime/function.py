@@ -39,6 +39,7 @@ class Function:
         self.optin_shared = int(optin_shared)  # the device's opt-in maximum per block
         # dynamic bytes a launch may use without (further) opt-in: static + dynamic <= 48 KiB
         self.dynamic_shared_set = DEFAULT_SHARED_LIMIT - self.static_shared
+        self._configs: dict[tuple, tuple] = {}  # (grid, block) as given -> validated dims
 
     def _opt_in(self, shared_bytes: int) -> None:
         limit = self.optin_shared - self.static_shared
@@ -54,24 +55,37 @@ class Function:
                     f"cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES={shared_bytes})")
         self.dynamic_shared_set = shared_bytes
 
-    def launch(self, grid: Any, block: Any, shared_bytes: int = 0, stream: Any = 0,
-               params: Any = None) -> None:
-        """Launch on `stream` (an int handle, 0 = legacy default, or an object with
-        ``cuda_stream``/``ptr``); `params` is `packing.PackedParams`, a ``void**`` address or
-        None. The function's context must be current (the module-level `launch` sees to it).
-        `LaunchError` for a bad configuration, `DeviceError` if the driver refuses."""
-        gx, gy, gz = _dims("grid", grid, MAX_GRID)
-        bx, by, bz = _dims("block", block, MAX_BLOCK)
+    def _configure(self, grid: Any, block: Any) -> tuple:
+        dims = _dims("grid", grid, MAX_GRID), _dims("block", block, MAX_BLOCK)
+        bx, by, bz = dims[1]
         threads = bx * by * bz
         if threads > min(MAX_THREADS_PER_BLOCK, self.max_threads):
             raise LaunchError(
                 f"block {(bx, by, bz)} has {threads} threads; kernel '{self.name}' allows at "
                 f"most {min(MAX_THREADS_PER_BLOCK, self.max_threads)}"
             )
-        if (isinstance(shared_bytes, bool) or not hasattr(type(shared_bytes), "__index__")
-                or shared_bytes < 0):
+        try:
+            self._configs[(grid, block)] = dims
+        except TypeError:
+            pass
+        return dims
+
+    def launch(self, grid: Any, block: Any, shared_bytes: int = 0, stream: Any = 0,
+               params: Any = None) -> None:
+        """Launch on `stream` (an int handle, 0 = legacy default, or an object with
+        ``cuda_stream``/``ptr``); `params` is `packing.PackedParams`, a ``void**`` address or
+        None. The function's context must be current (the module-level `launch` sees to it).
+        `LaunchError` for a bad configuration, `DeviceError` if the driver refuses."""
+        try:
+            (gx, gy, gz), (bx, by, bz) = self._configs[(grid, block)]
+        except (KeyError, TypeError):  # not seen yet, or unhashable (a list): validate
+            (gx, gy, gz), (bx, by, bz) = self._configure(grid, block)
+        if type(shared_bytes) is not int:
+            if isinstance(shared_bytes, bool) or not hasattr(type(shared_bytes), "__index__"):
+                raise LaunchError(f"shared_bytes must be a non-negative int, not {shared_bytes!r}")
+            shared_bytes = operator.index(shared_bytes)
+        if shared_bytes < 0:
             raise LaunchError(f"shared_bytes must be a non-negative int, not {shared_bytes!r}")
-        shared_bytes = operator.index(shared_bytes)
         if shared_bytes > self.dynamic_shared_set:
             self._opt_in(shared_bytes)
         address = getattr(params, "address", params) or 0

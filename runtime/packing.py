@@ -18,6 +18,7 @@ import ctypes
 import functools
 import struct
 import sys
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -76,24 +77,37 @@ class Packer:
             + "".join(f"{_CODES[p.ptx_type]}{8 - struct.calcsize(_CODES[p.ptx_type])}x"
                       for p in params)
         )
-        self.getters = [_getter(p) for p in params]
-        self.plain = [p.ptx_type not in ("f16", "bf16") for p in params]
+        self.values = struct.Struct("<" + self.struct.format[1 + n:])
+        self.steps = [(p.source, p.field != "value", _getter(p), p.ptx_type) for p in params]
+        self._local = threading.local()
+
+    def _buffer(self):
+        """This thread's parameter buffer, its pointer half written once (the driver copies the
+        values during cuLaunchKernel, so the buffer is free again when the call returns)."""
+        local = self._local
+        buffer = getattr(local, "buffer", None)
+        if buffer is None:
+            buffer = ctypes.create_string_buffer(max(self.struct.size, 8))
+            base = ctypes.addressof(buffer)
+            slots = base + 8 * self.count
+            struct.pack_into("<" + "Q" * self.count, buffer, 0, *(slots + 8 * i for i in range(self.count)))
+            local.buffer, local.base = buffer, base
+        return buffer, local.base
 
     def pack(self, values: Mapping[str, object]) -> "PackedParams":
         out = []
-        for p, get, plain in zip(self.params, self.getters, self.plain):
-            value = values[p.source]
-            if p.field != "value" and not isinstance(value, DeviceArray):
-                value = as_device_array(p.source, value)
+        for source, is_array, get, ptx_type in self.steps:
+            value = values[source]
+            if is_array and not isinstance(value, DeviceArray):
+                value = as_device_array(source, value)
                 if value is None:
-                    raise ArgumentError(p.source, "is not a device array")
+                    raise ArgumentError(source, "is not a device array")
             v = get(value)
-            out.append(v if plain and type(v) in (int, float) else _convert(p.ptx_type, v))
-        buffer = ctypes.create_string_buffer(max(self.struct.size, 8))
-        base = ctypes.addressof(buffer)
-        slots = base + 8 * self.count
+            out.append(v if type(v) in (int, float) and ptx_type not in ("f16", "bf16")
+                       else _convert(ptx_type, v))
+        buffer, base = self._buffer()
         try:
-            self.struct.pack_into(buffer, 0, *(slots + 8 * i for i in range(self.count)), *out)
+            self.values.pack_into(buffer, 8 * self.count, *out)
         except struct.error:
             self._explain(out)
             raise
@@ -138,6 +152,14 @@ def pack(device_params: Sequence[DeviceParam], values: Mapping[str, object]) -> 
     return packer(tuple(device_params)).pack(values)
 
 
+def _torch_stream(device: int) -> int:
+    torch = sys.modules["torch"]
+    raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)  # as Triton
+    if raw is not None:
+        return int(raw(device))
+    return int(torch.cuda.current_stream(device).cuda_stream)
+
+
 def launch_stream(arrays: Iterable[object]) -> int:
     """The stream handle to launch on, from the first array that implies one: a torch tensor ->
     ``torch.cuda.current_stream(device).cuda_stream``; a CuPy array -> CuPy's current stream;
@@ -147,8 +169,7 @@ def launch_stream(arrays: Iterable[object]) -> int:
         if a is None:
             continue
         if a.kind == "torch":
-            torch = sys.modules["torch"]
-            return int(torch.cuda.current_stream(a.device).cuda_stream)
+            return _torch_stream(a.device)
         if a.kind == "cupy":
             cupy = sys.modules["cupy"]
             return int(cupy.cuda.get_current_stream().ptr)

@@ -407,6 +407,33 @@ class SplatOp(IRDLOperation):
 
 
 @irdl_op_definition
+class SlotOp(IRDLOperation):
+    """The value this thread holds in static slot `slot` of a fragment (no register indexing at
+    run time: the slot is a constant)."""
+
+    name = "tylo.slot"
+    fragment = operand_def(FragmentType)
+    slot = prop_def(IntegerAttr[I64])
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$fragment `[` $slot `]` attr-dict `:` type($fragment) `->` type($result)"
+
+    def __init__(self, fragment: SSAValue, slot: int):
+        super().__init__(
+            operands=[fragment],
+            properties={"slot": IntegerAttr(slot, i64)},
+            result_types=[fragment.type.element_type],
+        )
+
+    def verify_(self) -> None:
+        slots = self.fragment.type.slots
+        if not 0 <= self.slot.value.data < slots:
+            raise VerifyException(f"slot {self.slot.value.data} is outside the fragment's {slots} slots")
+        if self.result.type != self.fragment.type.element_type:
+            raise VerifyException("slot result must be the fragment's element type")
+
+
+@irdl_op_definition
 class YieldOp(IRDLOperation):
     """Terminates a `tylo.map` body with the slot's result value."""
 

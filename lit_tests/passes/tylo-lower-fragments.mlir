@@ -59,3 +59,18 @@ func.func @carried(%p: !tylo.ptr<f32, global>, %n: i32) {
   tylo.store_fragment %r, %tile, %t : !tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>>, !tylo.tile<f32, global, (32,2):(2,1)>
   func.return
 }
+
+// -----
+
+// tylo.slot reads one slot: after lowering it is that slot's value itself.
+// CHECK-LABEL: func.func @slot
+// CHECK:       %[[X:.*]] = tylo.load_element %{{.*}} : !tylo.tile<f32, global, (32,2):(2,1)> -> f32
+// CHECK-NEXT:  %[[Y:.*]] = tylo.load_element %{{.*}} : !tylo.tile<f32, global, (32,2):(2,1)> -> f32
+// CHECK-NEXT:  func.return %[[Y]] : f32
+func.func @slot(%p: !tylo.ptr<f32, global>) -> f32 {
+  %t = tylo.thread_idx "x" : i32
+  %tile = tylo.make_tile %p : !tylo.ptr<f32, global> -> !tylo.tile<f32, global, (32,2):(2,1)>
+  %f = tylo.load_fragment %tile, %t : !tylo.tile<f32, global, (32,2):(2,1)> -> !tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>>
+  %s = tylo.slot %f[1] : !tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>> -> f32
+  func.return %s : f32
+}

@@ -171,6 +171,10 @@ CASES = [
          "(16,8):(8,1)>", "(16,16):(16,1)>", "ownership covers a 16x8 tile but the tile is 16x16"),
     # -- splat and map ---------------------------------------------------------------------------
     case("splat-type", SPLAT_C, "%z : f32", "%v : bf16", "splat of bf16 into a fragment of f32"),
+    case("slot-range", SPLAT_C + f"%e = tylo.slot %c[3] : {FC} -> f32", "%c[3]", "%c[4]",
+         "slot 4 is outside the fragment's 4 slots"),
+    case("slot-type", SPLAT_C + f"%e = tylo.slot %c[0] : {FC} -> f32", "-> f32", "-> bf16",
+         "slot result must be the fragment's element type"),
     case("map-input-ownership", MAP, (f"-> {FC}\n", f"({FC})"),
          (f"-> !tylo.fragment<f32, {OB}>\n", f"(!tylo.fragment<f32, {OB}>)"),
          f"map input ownership {own(OB)} differs from the result's {own(OC)}"),

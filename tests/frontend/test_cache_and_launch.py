@@ -131,3 +131,39 @@ def test_a_launch_reuses_the_kernel_compile_described():
     except tylo.DeviceError:
         pass  # no GPU here; the kernel was looked up before the driver was needed
     assert list(scale.cache.values()) == [compiled]
+
+
+@tylo.func
+def clamp_add(x, y, limit):
+    """A device helper with a runtime branch: rewritten and inlined like kernel code."""
+    s = x + y
+    if s > limit:
+        s = limit
+    return s
+
+
+@tylo.kernel
+def uses_helper(out, x, limit):
+    i = tylo.thread_idx()
+    out[i] = clamp_add(x[i], x[i], limit)
+
+
+def test_helpers_are_inlined_and_part_of_the_key():
+    c = uses_helper.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), 1.0)
+    ir = c.asm["tylo"]
+    assert "scf.if" in ir and "func.call" not in ir
+    helper_digest = clamp_add.source.digest()
+    assert [h.digest() for h in uses_helper.source.helpers()] == [helper_digest]
+    with pytest.raises(tylo.CompileError, match="call it from a kernel"):
+        clamp_add(1.0, 2.0, 3.0)
+
+
+@tylo.kernel
+def runtime_slot(out, x):
+    f = tylo.zeros(tylo.MMAAtom((16, 8, 16), tylo.BFloat16).operand_layout("C"))
+    out[0] = f[tylo.thread_idx()]
+
+
+def test_fragment_slots_take_static_indices_only():
+    with pytest.raises(tylo.UnsupportedError, match="no runtime register indexing"):
+        runtime_slot.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1))

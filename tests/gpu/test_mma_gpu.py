@@ -78,6 +78,38 @@ def test_tiled_mma_matches_exact_product(plan):
     assert torch.equal(got, ref)
 
 
+@tylo.kernel
+def dump_slots(out, A, B, atom: tylo.constexpr):
+    """out[lane, slot] = the value this lane holds in that accumulator slot after the mma."""
+    M, N, K = atom.shape
+    lane = tylo.thread_idx()
+    a = tylo.load_a(atom, tylo.window(A, (0, 0), (M, K)), lane)
+    b = tylo.load_b(atom, tylo.window(B, (0, 0), (K, N)), lane)
+    d = tylo.mma(atom, a, b, tylo.accumulator(atom))
+    for v in tylo.static_range(atom.operand_layout("C").values):
+        out[lane, v] = d[v]
+
+
+@pytest.mark.parametrize("atom", [a for a in ATOMS if a.c is Float32], ids=str)
+def test_each_lane_and_slot_holds_its_ownership_coordinate(atom):
+    """A[m, 0] = m, A[m, 1] = 1, B[0, n] = 1, B[1, n] = 16 n, so D[m, n] = m + 16 n exactly; each
+    lane writes, per slot, the value it holds; decoded, it is the ownership's coordinate."""
+    M, N, K = atom.shape
+    A = torch.zeros(M, K, device="cuda")
+    A[:, 0] = torch.arange(M)
+    A[:, 1] = 1
+    B = torch.zeros(K, N, device="cuda")
+    B[0, :] = 1
+    B[1, :] = 16 * torch.arange(N)
+    own = atom.operand_layout("C")
+    out = torch.full((32, own.values), -1.0, device="cuda")
+    dump_slots[(1,), (32,)](out, A.to(TORCH[atom.a]), B.to(TORCH[atom.b]), atom)
+    torch.cuda.synchronize()
+    held = out.cpu().to(torch.int64)
+    got = [[(int(x) % 16, int(x) // 16) for x in row] for row in held]
+    assert got == tylo.ownership_table(own)
+
+
 def test_accumulator_slots_hold_their_coordinates():
     """A[m, 0] = m, A[m, 1] = 1, B[0, n] = 1, B[1, n] = 16 n: D[m, n] = m + 16 n exactly."""
     atom = MMAAtom((16, 8, 16), BFloat16, Float32)

@@ -55,6 +55,13 @@ class FakeTensor:
         self.shape, self._stride, self._ptr = tuple(shape), tuple(stride), ptr
         self.dtype, self.device = FakeTorchDtype(dtype), FakeTorchDevice(*device)
 
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    def get_device(self):
+        return self.device.index if self.is_cuda else -1
+
     def data_ptr(self):
         return self._ptr
 

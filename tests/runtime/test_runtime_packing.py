@@ -84,6 +84,10 @@ def test_launch_stream_from_torch(monkeypatch):
         dtype = "torch.float32"
         shape = (4,)
         device = types.SimpleNamespace(type="cuda", index=1)
+        is_cuda = True
+
+        def get_device(self):
+            return 1
 
         def data_ptr(self):
             return BASE

@@ -14,6 +14,7 @@
 // CHECK-NEXT:   }
 // CHECK-NEXT:   %z = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:   %c = tylo.splat %z : f32 -> !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>
+// CHECK-NEXT:   %c3 = tylo.slot %c[3] : !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>> -> f32
 // CHECK-NEXT:   %s = tylo.shared_alloc 256, align 16 : !tylo.ptr<bf16, shared>
 // CHECK-NEXT:   %st = tylo.make_tile %s : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, Sw<3,3,3> o (8,64):(64,1)>
 // CHECK-NEXT:   %q = tylo.ptr_add %p, %t : !tylo.ptr<bf16, global>, i32
@@ -47,6 +48,7 @@ func.func @k(%p: !tylo.ptr<bf16, global>, %m: i32, %ld: i32, %fp: !tylo.ptr<f32,
   }
   %z = arith.constant 0.0 : f32
   %c = tylo.splat %z : f32 -> !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>
+  %c3 = tylo.slot %c[3] : !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>> -> f32
   %s = tylo.shared_alloc 256, align 16 : !tylo.ptr<bf16, shared>
   %st = tylo.make_tile %s : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, Sw<3,3,3> o (8,64):(64,1)>
   %q = tylo.ptr_add %p, %t : !tylo.ptr<bf16, global>, i32

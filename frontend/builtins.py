@@ -17,7 +17,6 @@ from ..compiler.tiled_mma import TiledMMA
 from ..dialects.tylo import TiledMMAAttr
 from ..dialects.tylo.ops import (
     BarrierOp,
-    BlockDimOp,
     BlockIdxOp,
     GridDimOp,
     LoadFragmentOp,

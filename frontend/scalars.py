@@ -281,19 +281,3 @@ def convert(x: Scalar, to: DType) -> Scalar:
         return Scalar(v, to)  # same width, other signedness: same bits
     return Scalar(emit(op).results[0], to)
 
-
-def scalar_min(a, b):
-    """min of two runtime (or static) values."""
-    if not isinstance(a, Scalar) and not isinstance(b, Scalar):
-        return min(a, b)
-    s = a if isinstance(a, Scalar) else b
-    o = b if s is a else a
-    return s._binary(o, "min")
-
-
-def scalar_max(a, b):
-    if not isinstance(a, Scalar) and not isinstance(b, Scalar):
-        return max(a, b)
-    s = a if isinstance(a, Scalar) else b
-    o = b if s is a else a
-    return s._binary(o, "max")

@@ -135,8 +135,16 @@ def _parse_pair(parser: AttrParser) -> tuple[int, int]:
 # ---------------------------------------------------------------------------------------------
 
 
+class _Printed:
+    """Prints a Data attribute as ``<str(data)>``: the objects' own text is the IR syntax."""
+
+    def print_parameter(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(str(self.data))
+
+
 @irdl_attr_definition
-class LayoutAttr(Data[Layout | ComposedLayout]):
+class LayoutAttr(_Printed, Data[Layout | ComposedLayout]):
     """A static layout (runtime leaves as ``?``), optionally composed with a swizzle."""
 
     name = "tylo.layout"
@@ -146,13 +154,9 @@ class LayoutAttr(Data[Layout | ComposedLayout]):
         with parser.in_angle_brackets():
             return parse_layout(parser)
 
-    def print_parameter(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_string(str(self.data))
-
 
 @irdl_attr_definition
-class OwnershipAttr(Data[Ownership]):
+class OwnershipAttr(_Printed, Data[Ownership]):
     """A thread/value ownership over a static (rows, cols) tile."""
 
     name = "tylo.ownership"
@@ -169,13 +173,9 @@ class OwnershipAttr(Data[Ownership]):
             except TyloError as e:
                 parser.raise_error(str(e), pos, parser.pos)
 
-    def print_parameter(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_string(str(self.data))
-
 
 @irdl_attr_definition
-class TiledMMAAttr(Data[TiledMMA]):
+class TiledMMAAttr(_Printed, Data[TiledMMA]):
     """An MMA plan: atom shape and types, warps, repeats and K per step."""
 
     name = "tylo.tiled_mma"
@@ -206,10 +206,6 @@ class TiledMMAAttr(Data[TiledMMA]):
                 return TiledMMA(atom, fields["warps"], fields["repeat"], fields["k"])
             except (TyloError, KeyError, ValueError) as e:
                 parser.raise_error(f"invalid tiled_mma: {e}", pos, parser.pos)
-
-    def print_parameter(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_string(str(self.data))
 
 
 def _parse_mnk(token: str) -> tuple[int, int, int]:

@@ -22,7 +22,6 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
-    opt_prop_def,
     prop_def,
     region_def,
     result_def,

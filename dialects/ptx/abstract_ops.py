@@ -1,0 +1,140 @@
+"""Abstract bases of the ptx dialect: an op is one PTX instruction printing one line.
+
+`PTXInstruction.assembly_line` gives the line; the bases below know their operand shapes
+(binary, unary, memory). Helpers check register classes against the PTX type table
+(`tylo.compiler.ptx_types`, PTX ISA 5.2).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr
+from xdsl.irdl import IRDLOperation, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.utils.exceptions import VerifyException
+
+from ...compiler.ptx_types import PTX_TYPES, register_class
+from .registers import RegisterType, reg_class_of
+
+SPECIAL_REGISTERS = tuple(
+    f"%{r}.{d}" for r in ("tid", "ntid", "ctaid", "nctaid") for d in "xyz"
+) + ("%laneid", "%warpid")
+"""PTX ISA 10 "Special Registers" that `ptx.special` reads (all .u32)."""
+
+COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")
+"""setp comparison operators for integers (PTX ISA 9.7.1.x, 9.7.3.x "setp")."""
+
+STATE_SPACES = {"global": "b64", "shared": "b32", "param": "b64"}
+"""Address register class per state space: 64-bit generic-width addresses for .global, 32-bit
+addresses for .shared::cta (PTX ISA 6.4 "Addresses as Operands")."""
+
+
+def _r(value) -> str:
+    return value.type.register_name
+
+
+def _want(value, cls: str, what: str) -> None:
+    got = reg_class_of(value)
+    if got != cls:
+        raise VerifyException(f"{what} must be a .{cls} register, got .{got} ({_r(value)})")
+
+
+def _check_type(suffix: str) -> None:
+    if suffix not in PTX_TYPES:
+        raise VerifyException(f"'.{suffix}' is not a PTX type")
+
+
+class PTXInstruction(IRDLOperation, ABC):
+    """An op that prints one line of PTX."""
+
+    @abstractmethod
+    def assembly_line(self) -> str: ...
+
+
+# ---------------------------------------------------------------------------------------------
+# Arithmetic (PTX ISA 9.7.1 integer, 9.7.3 floating point, 9.7.8 logic and shift).
+
+
+class BinaryInstruction(PTXInstruction, ABC):
+    """``opcode{.mode}.type d, a, b;`` with d, a, b of the type's register class.
+
+    Mode ``wide`` (mul) writes a result twice the operands' width; shifts take a .b32 amount.
+    """
+
+    OPCODE: ClassVar[str]
+    type = prop_def(StringAttr)
+    mode = opt_prop_def(StringAttr)
+    lhs = operand_def(RegisterType)
+    rhs = operand_def(RegisterType)
+    result = result_def(RegisterType)
+    assembly_format = (
+        "$type ($mode^)? $lhs `,` $rhs attr-dict `:` "
+        "`(` type($lhs) `,` type($rhs) `)` `->` type($result)"
+    )
+
+    def __init__(self, type: str, lhs, rhs, result: RegisterType, mode: str | None = None):
+        props = {"type": StringAttr(type)}
+        if mode:
+            props["mode"] = StringAttr(mode)
+        super().__init__(operands=[lhs, rhs], result_types=[result], properties=props)
+
+    def verify_(self) -> None:
+        _check_type(self.type.data)
+        cls = register_class(self.type.data).name
+        _want(self.lhs, cls, f"{self.name} operand a")
+        _want(self.rhs, "b32" if self.OPCODE in ("shl", "shr") else cls, f"{self.name} operand b")
+        out = cls
+        if self.mode is not None and self.mode.data == "wide":
+            t = PTX_TYPES[self.type.data]
+            if t.kind not in ("s", "u") or t.bits not in (16, 32):
+                raise VerifyException(
+                    f"{self.name} mode wide needs a 16- or 32-bit integer type, got .{t.suffix}"
+                )
+            out = {16: "b32", 32: "b64"}[t.bits]
+        _want(self.result, out, f"{self.name} result")
+
+    def assembly_line(self) -> str:
+        mode = f".{self.mode.data}" if self.mode is not None else ""
+        return f"{self.OPCODE}{mode}.{self.type.data} {_r(self.result)}, {_r(self.lhs)}, {_r(self.rhs)};"
+
+
+
+class UnaryInstruction(PTXInstruction, ABC):
+    OPCODE: ClassVar[str]
+    type = prop_def(StringAttr)
+    source = operand_def(RegisterType)
+    result = result_def(RegisterType)
+    assembly_format = "$type $source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, type: str, source, result: RegisterType):
+        super().__init__(operands=[source], result_types=[result], properties={"type": StringAttr(type)})
+
+    def verify_(self) -> None:
+        _check_type(self.type.data)
+        cls = register_class(self.type.data).name
+        _want(self.source, cls, f"{self.name} source")
+        _want(self.result, cls, f"{self.name} result")
+
+    def assembly_line(self) -> str:
+        return f"{self.OPCODE}.{self.type.data} {_r(self.result)}, {_r(self.source)};"
+
+
+
+class _MemoryInstruction(PTXInstruction, ABC):
+    space = prop_def(StringAttr)
+    type = prop_def(StringAttr)
+    offset = prop_def(IntegerAttr[I64])
+
+    def _check_address(self, address) -> None:
+        _check_type(self.type.data)
+        space = self.space.data
+        if space not in STATE_SPACES:
+            raise VerifyException(f"state space '{space}' is not one of {tuple(STATE_SPACES)}")
+        _want(address, STATE_SPACES[space], f"{space} address")
+
+    def _address(self, address) -> str:
+        off = self.offset.value.data
+        return f"[{_r(address)}{'+' + str(off) if off > 0 else str(off) if off else ''}]"
+
+

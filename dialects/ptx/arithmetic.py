@@ -1,0 +1,404 @@
+"""Arithmetic, comparison, selection, conversion and register moves (PTX ISA 9.7.1 integer,
+9.7.3 floating point, 9.7.7 comparison and selection, 9.7.8 logic and shift, 9.7.9 data movement
+and conversion). Each op prints one PTX line; sections are cited per op.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from ...compiler.ptx_types import PTX_TYPES, REGISTER_CLASSES, register_class
+from .abstract_ops import (
+    COMPARISONS,
+    SPECIAL_REGISTERS,
+    _r,
+    _want,
+    _check_type,
+    PTXInstruction,
+    BinaryInstruction,
+    UnaryInstruction,
+)
+from .registers import RegisterType, reg_class_of
+
+@irdl_op_definition
+class AddOp(BinaryInstruction):
+    """d = a + b (PTX ISA 9.7.1.1 add, 9.7.3.1 add)."""
+
+    name = "ptx.add"
+    OPCODE: ClassVar[str] = "add"
+
+
+@irdl_op_definition
+class SubOp(BinaryInstruction):
+    """d = a - b (9.7.1.2 sub, 9.7.3.2 sub)."""
+
+    name = "ptx.sub"
+    OPCODE: ClassVar[str] = "sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryInstruction):
+    """d = a * b; integer modes lo, hi, wide (9.7.1.3 mul, 9.7.3.3 mul)."""
+
+    name = "ptx.mul"
+    OPCODE: ClassVar[str] = "mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryInstruction):
+    """d = a / b; floats take .rn, .approx or .full (9.7.1.6 div, 9.7.3.8 div)."""
+
+    name = "ptx.div"
+    OPCODE: ClassVar[str] = "div"
+
+
+@irdl_op_definition
+class RemOp(BinaryInstruction):
+    """d = a % b for integers (9.7.1.7 rem)."""
+
+    name = "ptx.rem"
+    OPCODE: ClassVar[str] = "rem"
+
+
+@irdl_op_definition
+class MinOp(BinaryInstruction):
+    """d = min(a, b) (9.7.1.10 min, 9.7.3.11 min)."""
+
+    name = "ptx.min"
+    OPCODE: ClassVar[str] = "min"
+
+
+@irdl_op_definition
+class MaxOp(BinaryInstruction):
+    """d = max(a, b) (9.7.1.11 max, 9.7.3.12 max)."""
+
+    name = "ptx.max"
+    OPCODE: ClassVar[str] = "max"
+
+
+@irdl_op_definition
+class AndOp(BinaryInstruction):
+    """Bitwise and (9.7.8.1 and)."""
+
+    name = "ptx.and"
+    OPCODE: ClassVar[str] = "and"
+
+
+@irdl_op_definition
+class OrOp(BinaryInstruction):
+    """Bitwise or (9.7.8.2 or)."""
+
+    name = "ptx.or"
+    OPCODE: ClassVar[str] = "or"
+
+
+@irdl_op_definition
+class XorOp(BinaryInstruction):
+    """Bitwise exclusive or (9.7.8.3 xor)."""
+
+    name = "ptx.xor"
+    OPCODE: ClassVar[str] = "xor"
+
+
+@irdl_op_definition
+class ShlOp(BinaryInstruction):
+    """Shift left by a .b32 amount (9.7.8.7 shl)."""
+
+    name = "ptx.shl"
+    OPCODE: ClassVar[str] = "shl"
+
+
+@irdl_op_definition
+class ShrOp(BinaryInstruction):
+    """Shift right by a .b32 amount; .s types shift arithmetically (9.7.8.8 shr)."""
+
+    name = "ptx.shr"
+    OPCODE: ClassVar[str] = "shr"
+
+
+@irdl_op_definition
+class FmaOp(PTXInstruction):
+    """d = a * b + c: ``mad.lo`` for integers, ``fma.rn`` for floats (9.7.1.4, 9.7.3.6)."""
+
+    name = "ptx.fma"
+    type = prop_def(StringAttr)
+    a = operand_def(RegisterType)
+    b = operand_def(RegisterType)
+    c = operand_def(RegisterType)
+    result = result_def(RegisterType)
+    assembly_format = (
+        "$type $a `,` $b `,` $c attr-dict `:` "
+        "`(` type($a) `,` type($b) `,` type($c) `)` `->` type($result)"
+    )
+
+    def __init__(self, type: str, a, b, c, result: RegisterType):
+        super().__init__(operands=[a, b, c], result_types=[result], properties={"type": StringAttr(type)})
+
+    def verify_(self) -> None:
+        _check_type(self.type.data)
+        cls = register_class(self.type.data).name
+        for v, what in ((self.a, "a"), (self.b, "b"), (self.c, "c"), (self.result, "result")):
+            _want(v, cls, f"fma {what}")
+
+    def assembly_line(self) -> str:
+        t = self.type.data
+        op = "fma.rn" if PTX_TYPES[t].kind == "f" else "mad.lo"
+        return f"{op}.{t} {_r(self.result)}, {_r(self.a)}, {_r(self.b)}, {_r(self.c)};"
+
+
+@irdl_op_definition
+class MovOp(UnaryInstruction):
+    """Copy a register (9.7.9.1 mov)."""
+
+    name = "ptx.mov"
+    OPCODE: ClassVar[str] = "mov"
+
+
+@irdl_op_definition
+class NegOp(UnaryInstruction):
+    """d = -a (9.7.1.8, 9.7.3.9)."""
+
+    name = "ptx.neg"
+    OPCODE: ClassVar[str] = "neg"
+
+
+@irdl_op_definition
+class NotOp(UnaryInstruction):
+    """Bitwise or predicate not (9.7.8.4)."""
+
+    name = "ptx.not"
+    OPCODE: ClassVar[str] = "not"
+
+
+@irdl_op_definition
+class ConstOp(PTXInstruction):
+    """``mov.type d, immediate;``: `bits` is the value's bit pattern (floats print as 0f/0d hex)."""
+
+    name = "ptx.const"
+    type = prop_def(StringAttr)
+    bits = prop_def(IntegerAttr[I64])
+    result = result_def(RegisterType)
+    assembly_format = "$type `(` $bits `)` attr-dict `:` type($result)"
+
+    def __init__(self, type: str, bits: int, result: RegisterType):
+        super().__init__(
+            result_types=[result], properties={"type": StringAttr(type), "bits": IntegerAttr(bits, i64)}
+        )
+
+    def verify_(self) -> None:
+        _check_type(self.type.data)
+        _want(self.result, register_class(self.type.data).name, "const result")
+
+    def assembly_line(self) -> str:
+        t, bits = self.type.data, self.bits.value.data
+        if t == "f32":
+            imm = f"0f{bits & 0xFFFFFFFF:08X}"
+        elif t == "f64":
+            imm = f"0d{bits & 0xFFFFFFFFFFFFFFFF:016X}"
+        elif t == "pred":
+            return f"setp.ne.u32 {_r(self.result)}, {1 if bits else 0}, 0;"
+        else:
+            imm = str(bits)
+        return f"mov.{t} {_r(self.result)}, {imm};"
+
+
+@irdl_op_definition
+class SpecialOp(PTXInstruction):
+    """Read a special register such as %tid.x into a .b32 register (10 "Special Registers")."""
+
+    name = "ptx.special"
+    register = prop_def(StringAttr)
+    result = result_def(RegisterType)
+    assembly_format = "$register attr-dict `:` type($result)"
+
+    def __init__(self, register: str, result: RegisterType):
+        super().__init__(result_types=[result], properties={"register": StringAttr(register)})
+
+    def verify_(self) -> None:
+        if self.register.data not in SPECIAL_REGISTERS:
+            raise VerifyException(f"'{self.register.data}' is not a special register Tylo reads")
+        _want(self.result, "b32", "special register copy")
+
+    def assembly_line(self) -> str:
+        return f"mov.u32 {_r(self.result)}, {self.register.data};"
+
+
+@irdl_op_definition
+class SetpOp(PTXInstruction):
+    """p = a cmp b (9.7.1.x/9.7.3.x setp): compare, write a predicate."""
+
+    name = "ptx.setp"
+    cmp = prop_def(StringAttr)
+    type = prop_def(StringAttr)
+    lhs = operand_def(RegisterType)
+    rhs = operand_def(RegisterType)
+    result = result_def(RegisterType)
+    assembly_format = (
+        "$cmp $type $lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
+    )
+
+    def __init__(self, cmp: str, type: str, lhs, rhs, result: RegisterType):
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[result],
+            properties={"cmp": StringAttr(cmp), "type": StringAttr(type)},
+        )
+
+    def verify_(self) -> None:
+        _check_type(self.type.data)
+        float_cmps = ("equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan")
+        if self.cmp.data not in COMPARISONS + float_cmps:
+            raise VerifyException(f"'{self.cmp.data}' is not a setp comparison")
+        cls = register_class(self.type.data).name
+        _want(self.lhs, cls, "setp a")
+        _want(self.rhs, cls, "setp b")
+        _want(self.result, "pred", "setp result")
+
+    def assembly_line(self) -> str:
+        return f"setp.{self.cmp.data}.{self.type.data} {_r(self.result)}, {_r(self.lhs)}, {_r(self.rhs)};"
+
+
+@irdl_op_definition
+class SelpOp(PTXInstruction):
+    """d = p ? a : b (9.7.7.1 selp)."""
+
+    name = "ptx.selp"
+    type = prop_def(StringAttr)
+    if_true = operand_def(RegisterType)
+    if_false = operand_def(RegisterType)
+    predicate = operand_def(RegisterType)
+    result = result_def(RegisterType)
+    assembly_format = (
+        "$type $if_true `,` $if_false `,` $predicate attr-dict `:` "
+        "`(` type($if_true) `,` type($if_false) `,` type($predicate) `)` `->` type($result)"
+    )
+
+    def __init__(self, type: str, if_true, if_false, predicate, result: RegisterType):
+        super().__init__(
+            operands=[if_true, if_false, predicate],
+            result_types=[result],
+            properties={"type": StringAttr(type)},
+        )
+
+    def verify_(self) -> None:
+        _check_type(self.type.data)
+        cls = register_class(self.type.data).name
+        _want(self.if_true, cls, "selp a")
+        _want(self.if_false, cls, "selp b")
+        _want(self.predicate, "pred", "selp predicate")
+        _want(self.result, cls, "selp result")
+
+    def assembly_line(self) -> str:
+        return (
+            f"selp.{self.type.data} {_r(self.result)}, {_r(self.if_true)}, "
+            f"{_r(self.if_false)}, {_r(self.predicate)};"
+        )
+
+
+@irdl_op_definition
+class CvtOp(PTXInstruction):
+    """Convert between types with an optional rounding/saturation mode (9.7.9.21 cvt)."""
+
+    name = "ptx.cvt"
+    to = prop_def(StringAttr)
+    frm = prop_def(StringAttr)
+    mode = opt_prop_def(StringAttr)
+    source = operand_def(RegisterType)
+    result = result_def(RegisterType)
+    assembly_format = (
+        "($mode^)? $to $frm $source attr-dict `:` type($source) `->` type($result)"
+    )
+
+    def __init__(self, to: str, frm: str, source, result: RegisterType, mode: str | None = None):
+        props = {"to": StringAttr(to), "frm": StringAttr(frm)}
+        if mode:
+            props["mode"] = StringAttr(mode)
+        super().__init__(operands=[source], result_types=[result], properties=props)
+
+    def verify_(self) -> None:
+        for t in (self.to.data, self.frm.data):
+            _check_type(t)
+        _want(self.source, register_class(self.frm.data).name, "cvt source")
+        _want(self.result, register_class(self.to.data).name, "cvt result")
+
+    def assembly_line(self) -> str:
+        mode = "".join(f".{m}" for m in self.mode.data.split(".")) if self.mode is not None else ""
+        return f"cvt{mode}.{self.to.data}.{self.frm.data} {_r(self.result)}, {_r(self.source)};"
+
+
+def _fills(whole: str, parts: list[str]) -> bool:
+    """mov's vector operand: 2 or 4 registers of one bit class (.b16 or .b32) that together
+    make up a .b32 or .b64 register (9.7.9.1 mov)."""
+    return (
+        whole in ("b32", "b64")
+        and len(parts) in (2, 4)
+        and len(set(parts)) == 1
+        and parts[0] in ("b16", "b32")
+        and len(parts) * REGISTER_CLASSES[parts[0]].bits == REGISTER_CLASSES[whole].bits
+    )
+
+
+@irdl_op_definition
+class PackOp(PTXInstruction):
+    """``mov.b32 d, {lo, hi};``: two .b16 registers into one .b32, low first (9.7.9.1 mov)."""
+
+    name = "ptx.pack"
+    parts = var_operand_def(RegisterType)
+    result = result_def(RegisterType)
+    assembly_format = "$parts attr-dict `:` `(` type($parts) `)` `->` type($result)"
+
+    def __init__(self, parts, result: RegisterType):
+        super().__init__(operands=[parts], result_types=[result])
+
+    def verify_(self) -> None:
+        classes = [reg_class_of(p) for p in self.parts]
+        out = reg_class_of(self.result)
+        if not _fills(out, classes):
+            raise VerifyException(
+                f"pack of {classes} into .{out}: parts must be bit registers filling the result"
+            )
+
+    def assembly_line(self) -> str:
+        out = REGISTER_CLASSES[reg_class_of(self.result)]
+        parts = ", ".join(_r(p) for p in self.parts)
+        return f"mov.b{out.bits} {_r(self.result)}, {{{parts}}};"
+
+
+@irdl_op_definition
+class UnpackOp(PTXInstruction):
+    """``mov.b32 {lo, hi}, s;``: split a register into .b16 parts, low first (9.7.9.1 mov)."""
+
+    name = "ptx.unpack"
+    source = operand_def(RegisterType)
+    parts = var_result_def(RegisterType)
+    assembly_format = "$source attr-dict `:` type($source) `->` `(` type($parts) `)`"
+
+    def __init__(self, source, parts):
+        super().__init__(operands=[source], result_types=[parts])
+
+    def verify_(self) -> None:
+        classes = [reg_class_of(p) for p in self.parts]
+        src = reg_class_of(self.source)
+        if not _fills(src, classes):
+            raise VerifyException(
+                f"unpack of .{src} into {classes}: parts must be bit registers filling the source"
+            )
+
+    def assembly_line(self) -> str:
+        src = REGISTER_CLASSES[reg_class_of(self.source)]
+        parts = ", ".join(_r(p) for p in self.parts)
+        return f"mov.b{src.bits} {{{parts}}}, {_r(self.source)};"
+
+

@@ -1,0 +1,214 @@
+"""Synchronization, warp MMA and control flow (PTX ISA 9.7.12, 9.7.13.1 bar, 9.7.14.5.14 mma).
+
+Control flow is flat, as PTX is: labels, predicated branches, and `ptx.get_register` to name a
+register's current value after a label.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, UnitAttr, i64
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from ...compiler.mma_atom import MMA_INSTRUCTIONS, MMAAtom
+from ...compiler.ptx_types import register_class
+from .abstract_ops import _r, _want, PTXInstruction
+from .registers import RegisterType
+
+# ---------------------------------------------------------------------------------------------
+# Synchronization and matrix instructions.
+
+
+@irdl_op_definition
+class BarSyncOp(PTXInstruction):
+    """Block-wide barrier ``bar.sync id;`` (9.7.13.1 bar)."""
+
+    name = "ptx.bar_sync"
+    barrier = prop_def(IntegerAttr[I64])
+    assembly_format = "$barrier attr-dict"
+
+    def __init__(self, barrier: int = 0):
+        super().__init__(properties={"barrier": IntegerAttr(barrier, i64)})
+
+    def verify_(self) -> None:
+        if not 0 <= self.barrier.value.data <= 15:
+            raise VerifyException(f"barrier {self.barrier.value.data} must be in 0..15")
+
+    def assembly_line(self) -> str:
+        return f"bar.sync {self.barrier.value.data};"
+
+
+def _mma_registers(shape: str, types: str) -> dict[str, int] | None:
+    """Registers per operand (A, B, C, D) of the table's mma.sync of this shape and D.A.B.C
+    types, or None when the table has no such instruction."""
+    for ins in MMA_INSTRUCTIONS.values():
+        if ins.ptx_shape == shape and ".".join(ins.ptx_types) == types:
+            atom = MMAAtom(ins.shape, ins.a, ins.c, b=ins.b)
+            need = {r: atom.operand_layout(r).values // ins.register_elements(r) for r in "ABC"}
+            return need | {"D": need["C"]}
+    return None
+
+
+@irdl_op_definition
+class MmaSyncOp(PTXInstruction):
+    """Warp MMA ``mma.sync.aligned.shape.row.col.dtype.atype.btype.ctype {d}, {a}, {b}, {c};``
+    (9.7.14.5.14 mma). Registers hold packed elements, low element first (9.7.14.5.8 ff.)."""
+
+    name = "ptx.mma_sync"
+    shape = prop_def(StringAttr)
+    types = prop_def(StringAttr)  # "f32.bf16.bf16.f32": D, A, B, C
+    a = var_operand_def(RegisterType)
+    b = var_operand_def(RegisterType)
+    c = var_operand_def(RegisterType)
+    d = var_result_def(RegisterType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$shape $types `(` $a `)` `,` `(` $b `)` `,` `(` $c `)` attr-dict `:` "
+        "`(` type($a) `)` `,` `(` type($b) `)` `,` `(` type($c) `)` `->` `(` type($d) `)`"
+    )
+
+    def __init__(self, shape: str, types: str, a, b, c, d):
+        super().__init__(
+            operands=[a, b, c],
+            result_types=[d],
+            properties={"shape": StringAttr(shape), "types": StringAttr(types)},
+        )
+
+    def verify_(self) -> None:
+        need = _mma_registers(self.shape.data, self.types.data)
+        if need is None:
+            raise VerifyException(
+                f"mma.sync.{self.shape.data} with types '{self.types.data}' is not an "
+                "instruction of the MMA table"
+            )
+        for what, vals in (("A", self.a), ("B", self.b), ("C", self.c), ("D", self.d)):
+            if len(vals) != need[what]:
+                raise VerifyException(f"mma {what} needs {need[what]} registers, got {len(vals)}")
+        dt, at, bt, ct = self.types.data.split(".")
+        for vals, t, what in ((self.a, at, "A"), (self.b, bt, "B")):
+            for v in vals:
+                _want(v, "b32", f"mma {what} register")
+        for vals, t, what in ((self.c, ct, "C"), (self.d, dt, "D")):
+            for v in vals:
+                _want(v, register_class(t).name, f"mma {what} register")
+
+    def assembly_line(self) -> str:
+        def group(vals) -> str:
+            return "{" + ", ".join(_r(v) for v in vals) + "}"
+
+        return (
+            f"mma.sync.aligned.{self.shape.data}.row.col.{self.types.data} "
+            f"{group(self.d)}, {group(self.a)}, {group(self.b)}, {group(self.c)};"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Control flow (9.7.12): flat, as PTX is.
+
+
+@irdl_op_definition
+class LabelOp(PTXInstruction):
+    """A branch target ``name:``."""
+
+    name = "ptx.label"
+    label = prop_def(StringAttr)
+    assembly_format = "$label attr-dict"
+
+    def __init__(self, label: str):
+        super().__init__(properties={"label": StringAttr(label)})
+
+    def assembly_line(self) -> str:
+        return f"{self.label.data}:"
+
+
+@irdl_op_definition
+class BraOp(PTXInstruction):
+    """Branch to `label`, under an optional predicate (``@p`` or ``@!p`` when `negate`)."""
+
+    name = "ptx.bra"
+    label = prop_def(StringAttr)
+    negate = opt_prop_def(UnitAttr)
+    predicate = opt_operand_def(RegisterType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$label (`if` $predicate^ `:` type($predicate))? attr-dict"
+
+    def __init__(self, label: str, predicate=None, negate: bool = False):
+        props = {"label": StringAttr(label)}
+        if negate:
+            props["negate"] = UnitAttr()
+        super().__init__(operands=[[predicate] if predicate is not None else []], properties=props)
+
+    def verify_(self) -> None:
+        if self.predicate is not None:
+            _want(self.predicate, "pred", "branch predicate")
+        elif self.negate is not None:
+            raise VerifyException("negate needs a predicate")
+
+    def assembly_line(self) -> str:
+        if self.predicate is None:
+            return f"bra.uni {self.label.data};"
+        bang = "!" if self.negate is not None else ""
+        return f"@{bang}{_r(self.predicate)} bra {self.label.data};"
+
+
+@irdl_op_definition
+class TrapOp(PTXInstruction):
+    """Abort the kernel (9.7.12.x trap), under an optional predicate like `ptx.bra`."""
+
+    name = "ptx.trap"
+    negate = opt_prop_def(UnitAttr)
+    predicate = opt_operand_def(RegisterType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "(`if` $predicate^ `:` type($predicate))? attr-dict"
+
+    def __init__(self, predicate=None, negate: bool = False):
+        props = {"negate": UnitAttr()} if negate else {}
+        super().__init__(operands=[[predicate] if predicate is not None else []], properties=props)
+
+    def verify_(self) -> None:
+        if self.predicate is not None:
+            _want(self.predicate, "pred", "trap predicate")
+        elif self.negate is not None:
+            raise VerifyException("negate needs a predicate")
+
+    def assembly_line(self) -> str:
+        if self.predicate is None:
+            return "trap;"
+        bang = "!" if self.negate is not None else ""
+        return f"@{bang}{_r(self.predicate)} trap;"
+
+
+@irdl_op_definition
+class RetOp(PTXInstruction):
+    """Return from the kernel (9.7.12.8 ret)."""
+
+    name = "ptx.ret"
+    assembly_format = "attr-dict"
+
+    def assembly_line(self) -> str:
+        return "ret;"
+
+
+@irdl_op_definition
+class GetRegisterOp(IRDLOperation):
+    """The current value of a register, as an SSA value; prints no PTX (like riscv.get_register).
+
+    Used after a label for registers that several paths write (loop-carried values)."""
+
+    name = "ptx.get_register"
+    result = result_def(RegisterType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, result: RegisterType):
+        super().__init__(result_types=[result])

@@ -1,0 +1,174 @@
+"""Memory instructions: kernel parameters, state-space addresses, loads and stores, shared
+declarations (PTX ISA 5.1 state spaces, 9.7.9.8 ld, 9.7.9.10 st, 9.7.9.18 cvta, 5.1.6 .param).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.utils.exceptions import VerifyException
+
+from ...compiler.ptx_types import register_class
+from .abstract_ops import _r, _want, _check_type, PTXInstruction, _MemoryInstruction
+from .registers import RegisterType
+
+# ---------------------------------------------------------------------------------------------
+# Memory (PTX ISA 9.7.9.8 ld, 9.7.9.10 st, 9.7.9.18 cvta, 5.1.6 .param).
+
+
+@irdl_op_definition
+class LdParamOp(PTXInstruction):
+    """Read kernel parameter `index` of the enclosing entry (``ld.param.type d, [entry_param_i];``)."""
+
+    name = "ptx.ld_param"
+    type = prop_def(StringAttr)
+    index = prop_def(IntegerAttr[I64])
+    result = result_def(RegisterType)
+    assembly_format = "$type `[` $index `]` attr-dict `:` type($result)"
+
+    def __init__(self, type: str, index: int, result: RegisterType):
+        super().__init__(result_types=[result], properties={"type": StringAttr(type), "index": IntegerAttr(index, i64)})
+
+    def verify_(self) -> None:
+        _check_type(self.type.data)
+        _want(self.result, register_class(self.type.data).name, "ld.param result")
+        entry = self.parent_op()
+        if entry is not None and entry.name != "ptx.entry":
+            raise VerifyException(f"ld.param must be directly inside a ptx.entry, not {entry.name}")
+        if entry is not None:
+            params = [p.data for p in entry.params.data]
+            i = self.index.value.data
+            if not 0 <= i < len(params):
+                raise VerifyException(f"parameter {i} does not exist ({len(params)} parameters)")
+            if params[i] != self.type.data:
+                raise VerifyException(f"parameter {i} is .{params[i]}, read as .{self.type.data}")
+
+    def assembly_line(self) -> str:
+        entry = self.parent_op()
+        assert entry is not None and entry.name == "ptx.entry", "ld_param outside an entry"
+        return (
+            f"ld.param.{self.type.data} {_r(self.result)}, "
+            f"[{entry.sym_name.data}_param_{self.index.value.data}];"
+        )
+
+
+@irdl_op_definition
+class CvtaOp(PTXInstruction):
+    """Convert a generic address to a state-space address (``cvta.to.global.u64``)."""
+
+    name = "ptx.cvta"
+    space = prop_def(StringAttr)
+    source = operand_def(RegisterType)
+    result = result_def(RegisterType)
+    assembly_format = "$space $source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, space: str, source, result: RegisterType):
+        super().__init__(operands=[source], result_types=[result], properties={"space": StringAttr(space)})
+
+    def verify_(self) -> None:
+        if self.space.data != "global":
+            raise VerifyException("cvta.to is only used for .global here")
+        _want(self.source, "b64", "cvta source")
+        _want(self.result, "b64", "cvta result")
+
+    def assembly_line(self) -> str:
+        return f"cvta.to.{self.space.data}.u64 {_r(self.result)}, {_r(self.source)};"
+
+
+@irdl_op_definition
+class LdOp(_MemoryInstruction):
+    """``ld.space.type d, [a+offset];`` (9.7.9.8). `offset` is in bytes."""
+
+    name = "ptx.ld"
+    address = operand_def(RegisterType)
+    result = result_def(RegisterType)
+    assembly_format = (
+        "$space $type `[` $address `,` $offset `]` attr-dict `:` type($address) `->` type($result)"
+    )
+
+    def __init__(self, space: str, type: str, address, result: RegisterType, offset: int = 0):
+        super().__init__(
+            operands=[address],
+            result_types=[result],
+            properties={"space": StringAttr(space), "type": StringAttr(type), "offset": IntegerAttr(offset, i64)},
+        )
+
+    def verify_(self) -> None:
+        self._check_address(self.address)
+        _want(self.result, register_class(self.type.data).name, "ld result")
+
+    def assembly_line(self) -> str:
+        return f"ld.{self.space.data}.{self.type.data} {_r(self.result)}, {self._address(self.address)};"
+
+
+@irdl_op_definition
+class StOp(_MemoryInstruction):
+    """``st.space.type [a+offset], v;`` (9.7.9.10). `offset` is in bytes."""
+
+    name = "ptx.st"
+    address = operand_def(RegisterType)
+    value = operand_def(RegisterType)
+    assembly_format = (
+        "$space $type `[` $address `,` $offset `]` `,` $value attr-dict `:` "
+        "type($address) `,` type($value)"
+    )
+
+    def __init__(self, space: str, type: str, address, value, offset: int = 0):
+        super().__init__(
+            operands=[address, value],
+            properties={"space": StringAttr(space), "type": StringAttr(type), "offset": IntegerAttr(offset, i64)},
+        )
+
+    def verify_(self) -> None:
+        self._check_address(self.address)
+        _want(self.value, register_class(self.type.data).name, "st value")
+
+    def assembly_line(self) -> str:
+        return f"st.{self.space.data}.{self.type.data} {self._address(self.address)}, {_r(self.value)};"
+
+
+@irdl_op_definition
+class SharedDeclOp(PTXInstruction):
+    """Declare a kernel-scope shared array: ``.shared .align A .b8 name[bytes];`` (5.1.5)."""
+
+    name = "ptx.shared_decl"
+    sym_name = prop_def(StringAttr)
+    bytes = prop_def(IntegerAttr[I64])
+    align = prop_def(IntegerAttr[I64])
+    assembly_format = "$sym_name `[` $bytes `]` `align` $align attr-dict"
+
+    def __init__(self, sym_name: str, bytes: int, align: int):
+        super().__init__(
+            properties={"sym_name": StringAttr(sym_name), "bytes": IntegerAttr(bytes, i64), "align": IntegerAttr(align, i64)}
+        )
+
+    def verify_(self) -> None:
+        align = self.align.value.data
+        if align <= 0 or align & (align - 1):
+            raise VerifyException(f"alignment {align} must be a power of two")
+        if self.bytes.value.data <= 0:
+            raise VerifyException("shared_decl needs a positive byte count")
+
+    def assembly_line(self) -> str:
+        return f".shared .align {self.align.value.data} .b8 {self.sym_name.data}[{self.bytes.value.data}];"
+
+
+@irdl_op_definition
+class MovSymbolOp(PTXInstruction):
+    """The .shared address of a declared array: ``mov.u32 d, name;`` (9.7.9.1 mov)."""
+
+    name = "ptx.mov_symbol"
+    symbol = prop_def(StringAttr)
+    result = result_def(RegisterType)
+    assembly_format = "$symbol attr-dict `:` type($result)"
+
+    def __init__(self, symbol: str, result: RegisterType):
+        super().__init__(result_types=[result], properties={"symbol": StringAttr(symbol)})
+
+    def verify_(self) -> None:
+        _want(self.result, "b32", "shared address")
+
+    def assembly_line(self) -> str:
+        return f"mov.u32 {_r(self.result)}, {self.symbol.data};"
+
+

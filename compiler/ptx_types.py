@@ -82,3 +82,23 @@ def ptx_type(suffix: str) -> PtxType:
 def register_class(suffix: str) -> RegisterClass:
     """The register class holding one value of PTX type `suffix`."""
     return REGISTER_CLASSES[ptx_type(suffix).reg]
+
+
+# PTX ISA version printed for a target: the first release with every instruction Tylo may emit
+# for it. 8.4 brings FP8 mma.sync (sm_89/sm_90); newer targets need the release that introduced
+# them (PTX ISA "Release Notes": sm_100a/sm_101a 8.6, sm_120a 8.7, sm_103a/sm_121a 8.8, sm_110a 9.0).
+PTX_VERSION_BY_SM = {100: "8.6", 101: "8.6", 103: "8.8", 110: "9.0", 120: "8.7", 121: "8.8"}
+DEFAULT_PTX_VERSION = "8.4"
+
+
+def arch_number(arch: str) -> int:
+    """``"sm_90a"`` -> 90, ``"sm_100a"`` -> 100."""
+    digits = arch.removeprefix("sm_").rstrip("abf")
+    if not digits.isdigit():
+        raise ValueError(f"'{arch}' is not an sm_XY target")
+    return int(digits)
+
+
+def ptx_version(arch: str) -> str:
+    """The ``.version`` Tylo prints for target `arch`."""
+    return PTX_VERSION_BY_SM.get(arch_number(arch), DEFAULT_PTX_VERSION)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from xdsl.dialects import arith
 
 from ..compiler import dtypes
-from ..compiler.errors import GeometryError, TypeMismatchError
+from ..compiler.errors import GeometryError, PlanError, TypeMismatchError
+from ..compiler.ptx_types import arch_number
 from ..compiler.int_tuple import is_int, leaves, product
 from ..compiler.mma_atom import MMAAtom
 from ..compiler.ownership import Ownership
@@ -39,13 +40,13 @@ def _dim(d) -> str:
         raise GeometryError(f"dimension {d!r} must be 0, 1, 2 or 'x', 'y', 'z'") from None
 
 
-def _index_op(cls, dim) -> Scalar:
-    return Scalar(emit(cls(_dim(dim))).results[0], dtypes.Int32)
+def _index_op(cls, dim, upper: int | None = None) -> Scalar:
+    return Scalar(emit(cls(_dim(dim))).results[0], dtypes.Int32, upper)
 
 
 def thread_idx(dim=0) -> Scalar:
-    """This thread's index in its block along `dim` (Int32, PTX %tid)."""
-    return _index_op(ThreadIdxOp, dim)
+    """This thread's index in its block along `dim` (Int32, PTX %tid), in [0, block_dim(dim))."""
+    return _index_op(ThreadIdxOp, dim, block_dim(dim))
 
 
 def block_idx(dim=0) -> Scalar:
@@ -91,6 +92,23 @@ def select(cond, if_true, if_false):
     return Scalar(emit(arith.SelectOp(c.value, a.value, b.value)).results[0], a.dtype)
 
 
+def minimum(a, b):
+    """The smaller of two values (static ints/floats stay static; runtime: arith.min*)."""
+    return _min_max(a, b, "min")
+
+
+def maximum(a, b):
+    """The larger of two values (static ints/floats stay static; runtime: arith.max*)."""
+    return _min_max(a, b, "max")
+
+
+def _min_max(a, b, op: str):
+    if not isinstance(a, Scalar) and not isinstance(b, Scalar):
+        return min(a, b) if op == "min" else max(a, b)
+    runtime, other = (a, b) if isinstance(a, Scalar) else (b, a)
+    return runtime._binary(other, op)
+
+
 def static_range(*args):
     """A range unrolled while tracing (a plain Python loop), for static bounds."""
     for a in args:
@@ -114,6 +132,28 @@ def _tile_shape(tile: Tile) -> tuple[int, ...]:
     return tuple(shape)
 
 
+def _check_thread(ownership: Ownership, thread, what: str) -> None:
+    """The thread index must range over exactly the ownership's threads, when that is known."""
+    n = ownership.threads
+    if isinstance(thread, int) and not isinstance(thread, bool):
+        if not 0 <= thread < n:
+            raise GeometryError(f"{what}: thread {thread} is outside the ownership's {n} threads")
+        return
+    upper = getattr(thread, "upper", None)
+    if upper is None or upper == n:
+        return
+    if upper > n:
+        raise GeometryError(
+            f"{what}: the thread index ranges over [0, {upper}) but the ownership covers {n} "
+            f"threads; threads from {n} on would address outside the tile: pass "
+            f"thread_idx() % {n} (and guard), or launch {n} threads"
+        )
+    raise GeometryError(
+        f"{what}: the ownership needs {n} threads but the thread index only reaches {upper}; "
+        f"launch {n} threads (block={n})"
+    )
+
+
 def _check_fragment_tile(ownership: Ownership, tile: Tile, what: str) -> None:
     if not isinstance(tile, Tile):
         raise TypeMismatchError(f"{what}: {tile!r} is not a tile")
@@ -125,15 +165,18 @@ def _check_fragment_tile(ownership: Ownership, tile: Tile, what: str) -> None:
         )
 
 
-def load_fragment(ownership: Ownership, tile: Tile, thread) -> Fragment:
+def load_fragment(ownership: Ownership, tile: Tile, thread, what: str = "load_fragment") -> Fragment:
     """This thread's values of `tile` at the coordinates `ownership` assigns to `thread`.
 
     thread: the thread's index in the ownership's thread domain (Int32 or int), usually
-    ``thread_idx()``. The tile's static shape must be the ownership's shape.
+    ``thread_idx()``; when its range is known statically (from the block shape) it must be the
+    ownership's thread count. The tile's static shape must be the ownership's shape.
+    Raises GeometryError / TypeMismatchError.
     """
     if not isinstance(ownership, Ownership):
-        raise TypeMismatchError(f"load_fragment: {ownership!r} is not an Ownership")
-    _check_fragment_tile(ownership, tile, "load_fragment")
+        raise TypeMismatchError(f"{what}: {ownership!r} is not an Ownership")
+    _check_fragment_tile(ownership, tile, what)
+    _check_thread(ownership, thread, what)
     op = LoadFragmentOp(tile.value, _index(thread, "thread"), fragment_type(tile.dtype, ownership))
     return Fragment(emit(op).results[0], tile.dtype, ownership)
 
@@ -143,6 +186,7 @@ def store(tile: Tile, fragment: Fragment, thread) -> None:
     if not isinstance(fragment, Fragment):
         raise TypeMismatchError(f"store: {fragment!r} is not a fragment")
     _check_fragment_tile(fragment.ownership, tile, "store")
+    _check_thread(fragment.ownership, thread, "store")
     if fragment.dtype is not tile.dtype:
         raise TypeMismatchError(
             f"store: a fragment of {fragment.dtype} into a tile of {tile.dtype}; convert with .to()"
@@ -156,14 +200,22 @@ def _plan(plan) -> TiledMMA:
     raise TypeMismatchError(f"{plan!r} is neither an MMAAtom nor a TiledMMA")
 
 
+def _load_operand(plan, role: str, tile: Tile, thread, what: str) -> Fragment:
+    p = _plan(plan)
+    want = {"A": p.atom.a, "B": p.atom.b}[role]
+    if isinstance(tile, Tile) and tile.dtype is not want:
+        raise TypeMismatchError(f"{what}: the tile holds {tile.dtype}; the atom's {role} is {want}")
+    return load_fragment(p.operand_layout(role), tile, thread, what)
+
+
 def load_a(plan, tile: Tile, thread) -> Fragment:
-    """Load the A (M x K) operand of an atom or tiled MMA from `tile`."""
-    return load_fragment(_plan(plan).operand_layout("A"), tile, thread)
+    """Load the A (M x K) operand of an atom or tiled MMA from `tile` (of the atom's A type)."""
+    return _load_operand(plan, "A", tile, thread, "load_a")
 
 
 def load_b(plan, tile: Tile, thread) -> Fragment:
-    """Load the B (K x N) operand of an atom or tiled MMA from `tile`."""
-    return load_fragment(_plan(plan).operand_layout("B"), tile, thread)
+    """Load the B (K x N) operand of an atom or tiled MMA from `tile` (of the atom's B type)."""
+    return _load_operand(plan, "B", tile, thread, "load_b")
 
 
 def accumulator(plan, dtype=None) -> Fragment:
@@ -182,6 +234,12 @@ def mma(plan, a: Fragment, b: Fragment, c: Fragment) -> Fragment:
     """
     p = _plan(plan)
     atom = p.atom
+    arch = current().arch
+    if arch_number(arch) < atom.instruction.min_sm:
+        raise PlanError(
+            f"mma {atom}: mma.sync {atom.instruction.ptx_shape} with these types needs "
+            f"sm_{atom.instruction.min_sm} or later; this kernel compiles for {arch}"
+        )
     for role, f, dtype in (("A", a, atom.a), ("B", b, atom.b), ("C", c, atom.c)):
         if not isinstance(f, Fragment):
             raise TypeMismatchError(f"mma operand {role}: {f!r} is not a fragment")

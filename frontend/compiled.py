@@ -97,14 +97,14 @@ def _proxies(specs, values, args) -> dict:
     return out
 
 
-def trace(kernel, specs, values, block) -> ModuleOp:
+def trace(kernel, specs, values, block, arch: str = "sm_90a") -> ModuleOp:
     """Run the rewritten kernel function on proxies; return the module of its IR."""
     body = Block(arg_types=_arg_types(specs))
     fn_op = func.FuncOp(kernel.fn.__name__, (body.arg_types, []), Region(body))
     fn_op.attributes["tylo.kernel"] = UnitAttr()
     fn_op.attributes["tylo.block"] = DenseArrayBase.from_list(i32, list(block))
     filenames = {kernel.source.filename} | {h.filename for h in kernel.source.helpers()}
-    with Tracer(body, block).active():
+    with Tracer(body, block, arch).active():
         try:
             proxies = _proxies(specs, values, body.args)
             kernel.source.function()(**proxies)
@@ -130,7 +130,7 @@ def build_kernel(kernel, specs, values, block, arch) -> CompiledKernel:
 
     name = kernel.fn.__name__
     t0 = time.perf_counter()
-    module = trace(kernel, specs, values, block)
+    module = trace(kernel, specs, values, block, arch)
     t1 = time.perf_counter()
     asm = run_pipeline(module, name, arch)
     asm["ptx"] = emit_ptx(module)

@@ -100,6 +100,16 @@ def _is_number(v) -> bool:
     return isinstance(v, (int, float))
 
 
+def _common_dtype(a, b):
+    """The runtime dtype two Python constants share: Bool, an integer, or Float32."""
+    if isinstance(a, bool) and isinstance(b, bool):
+        return dtypes.Bool
+    if isinstance(a, float) or isinstance(b, float):
+        return dtypes.Float32
+    wide = python_dtype(int(a)) is dtypes.Int64 or python_dtype(int(b)) is dtypes.Int64
+    return dtypes.Int64 if wide else dtypes.Int32
+
+
 def _promote(v):
     """Python numbers carried by a runtime loop become runtime scalars."""
     if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -134,11 +144,11 @@ def if_(cond, then_fn, else_fn, names, values):
         elif _unchanged(a, b):
             merged[i] = a
         elif _is_number(a) and _is_number(b):  # two constants: the value becomes runtime
-            dtype = dtypes.Float32 if isinstance(a, float) or isinstance(b, float) else None
+            dtype = _common_dtype(a, b)
             with tracer.inside(blocks[0]):
-                outs[0][i] = as_scalar(a, dtype) if dtype else _promote(a)
+                outs[0][i] = as_scalar(a, dtype)
             with tracer.inside(blocks[1]):
-                outs[1][i] = as_scalar(b, outs[0][i].dtype)
+                outs[1][i] = as_scalar(b, dtype)
             carried.append(i)
         else:
             raise CompileError(
@@ -257,29 +267,29 @@ def while_(cond_fn, body_fn, names, values):
 
 
 def and_(*thunks):
-    """``a and b and ...``: Python semantics while operands are static; runtime operands are
-    all evaluated and combined with a bitwise and of booleans (no short circuit)."""
-    acc = None
-    for thunk in thunks:
-        v = thunk()
-        if acc is None and is_static(v):
-            if not v:
-                return v
-            continue
-        acc = _condition(v) if acc is None else acc & _condition(v)
-    return acc if acc is not None else v
+    """``a and b and ...`` with Python's short circuit: static operands decide in Python; a
+    runtime operand guards the rest with an ``scf.if``, so ``i < n and x[i] > 0`` never reads
+    ``x[i]`` when ``i >= n``. A runtime result is a Bool."""
+    v = thunks[0]()
+    rest = thunks[1:]
+    if is_static(v):
+        return v if not v or not rest else and_(*rest)
+    if not rest:
+        return v
+    then = lambda _: (_condition(and_(*rest)),)  # noqa: E731
+    return if_(_condition(v), then, lambda _: (False,), ("and",), (_UNSET,))[0]
 
 
 def or_(*thunks):
-    acc = None
-    for thunk in thunks:
-        v = thunk()
-        if acc is None and is_static(v):
-            if v:
-                return v
-            continue
-        acc = _condition(v) if acc is None else acc | _condition(v)
-    return acc if acc is not None else v
+    """``a or b or ...`` with Python's short circuit (see `and_`)."""
+    v = thunks[0]()
+    rest = thunks[1:]
+    if is_static(v):
+        return v if v or not rest else or_(*rest)
+    if not rest:
+        return v
+    other = lambda _: (_condition(or_(*rest)),)  # noqa: E731
+    return if_(_condition(v), lambda _: (True,), other, ("or",), (_UNSET,))[0]
 
 
 def not_(v):
@@ -287,12 +297,12 @@ def not_(v):
 
 
 def ifexp(cond, then_thunk, else_thunk):
-    """``x if c else y``: static c picks one; runtime c evaluates both and selects."""
+    """``x if c else y``: a static c picks one side in Python; a runtime c builds an ``scf.if``
+    that evaluates only the chosen side."""
     if is_static(cond):
         return then_thunk() if cond else else_thunk()
-    from .builtins import select
-
-    return select(cond, then_thunk(), else_thunk())
+    name = ("the conditional expression",)
+    return if_(cond, lambda _: (then_thunk(),), lambda _: (else_thunk(),), name, (_UNSET,))[0]
 
 
 __all__ = [

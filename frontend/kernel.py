@@ -161,10 +161,13 @@ class Kernel:
         """
         from ..runtime import driver
 
-        block = _dims("block", block)
-        arch = arch or driver.target_arch()
-        specs, values = self._bind(args, kwargs, describe=True)
-        return self._compiled(specs, values, block, arch)
+        try:
+            block = _dims("block", block)
+            arch = arch or driver.target_arch()
+            specs, values = self._bind(args, kwargs, describe=True)
+            return self._compiled(specs, values, block, arch)
+        except TyloError as e:  # the user's mistake: no Tylo-internal frames in the traceback
+            raise e.with_traceback(None) from None
 
 
 class Launcher:
@@ -179,6 +182,12 @@ class Launcher:
         self.shared_bytes = shared_bytes
 
     def __call__(self, *args, **kwargs) -> None:
+        try:
+            self._launch(args, kwargs)
+        except TyloError as e:  # the user's mistake: no Tylo-internal frames in the traceback
+            raise e.with_traceback(None) from None
+
+    def _launch(self, args, kwargs) -> None:
         from ..runtime import arguments, driver
         from ..runtime.arrays import DeviceArray
         from ..runtime.packing import launch_stream, pack
@@ -195,33 +204,49 @@ class Launcher:
 
 
 def describe_argument(name: str, value, annotation):
-    """(spec, value) for `compile`: like a launch, but arrays may be descriptions or host arrays."""
+    """(spec, value) for `compile`: like a launch, but arrays may be descriptions or host arrays.
+
+    A numpy array stands for a device array of its dtype, shape and strides at a 16-byte aligned
+    address and goes through the launch rules; a ``tylo.Tensor(...)`` description gives the spec
+    itself (without strides: row-major, stride 1 on the last axis, 16-byte aligned). Both are
+    checked against the parameter's annotation (ArgumentError when they disagree).
+    """
     import numpy as np
 
     from ..runtime import arguments
+    from ..runtime.arrays import DeviceArray
 
-    if annotation is constexpr or isinstance(annotation, constexpr):
-        return arguments.prepare(name, value, annotation)
-    if isinstance(value, Tensor):
-        ndim = value.ndim
-        stride = value.stride or (None,) * (ndim - 1) + (1,)
-        return TensorSpec(value.dtype, value.shape or (None,) * ndim, tuple(stride), value.align or 16), None
     if isinstance(value, np.ndarray):
         from ..compiler.dtypes import as_dtype
 
-        dtype = as_dtype(value.dtype)
         strides = tuple(s // value.itemsize for s in value.strides)
-        stride = tuple(1 if s == 1 and e > 1 else None for s, e in zip(strides, value.shape))
-        aligned = all((s * value.itemsize) % 16 == 0 for s, e in zip(strides, value.shape) if e > 1 and s != 1)
-        spec = TensorSpec(dtype, (None,) * value.ndim, stride, 16 if aligned else dtype.bytes)
-        if isinstance(annotation, Tensor):
-            spec = TensorSpec(spec.dtype, annotation.shape or spec.shape,
-                              annotation.stride or spec.stride, annotation.align or spec.align)
-        return spec, None
-    spec, launch_value = arguments.prepare(name, value, annotation)
-    if not isinstance(spec, (TensorSpec, ScalarSpec, ConstexprSpec)):
-        raise TyloError(f"argument '{name}': cannot describe {value!r}")
-    return spec, launch_value
+        array = DeviceArray(0, as_dtype(value.dtype), tuple(value.shape), strides, kind="host")
+        return arguments.prepare(name, array, annotation)[0], None
+    if isinstance(value, Tensor):
+        return _described_spec(name, value, annotation), None
+    return arguments.prepare(name, value, annotation)
+
+
+def _described_spec(name: str, d: Tensor, annotation) -> TensorSpec:
+    from ..compiler.errors import ArgumentError
+
+    shape = list(d.shape or (None,) * d.ndim)
+    stride = list(d.stride or (None,) * (d.ndim - 1) + (1,))
+    align = d.align or 16
+    if isinstance(annotation, Tensor):
+        if (annotation.dtype, annotation.ndim) != (d.dtype, d.ndim):
+            raise ArgumentError(name, f"is described as {d.dtype} of rank {d.ndim}, but the "
+                                      f"annotation asks for {annotation.dtype} of rank {annotation.ndim}")
+        for what, mine, fixed in (("shape", shape, annotation.shape), ("stride", stride, annotation.stride)):
+            for axis, want in enumerate(fixed or ()):
+                if want is None:
+                    continue
+                if mine[axis] not in (None, want):
+                    raise ArgumentError(name, f"{what} {mine[axis]} on axis {axis} differs from the "
+                                              f"annotation's {want}")
+                mine[axis] = want
+        align = annotation.align or align
+    return TensorSpec(d.dtype, tuple(shape), tuple(stride), align)
 
 
 def kernel(fn: FunctionType) -> Kernel:

@@ -160,15 +160,24 @@ class KernelRewriter(ast.NodeTransformer):
         return ast.fix_missing_locations(ast.copy_location(ast.Assign(targets=[target], value=value), node))
 
     def _refuse(self, stmts: list[ast.stmt], what: str, node) -> list[ast.stmt] | None:
-        """A raise of UnsupportedError at the first jump leaving a runtime region, if any."""
+        """A raise of UnsupportedError at the first jump leaving a runtime region, if any.
+
+        `what` is "if", "for" or "while"; the message says what to write instead."""
         jump = _first_jump(stmts)
         if jump is None:
             return None
         kind, where = jump
-        msg = (
-            f"'{kind}' inside a {what} on a runtime value is not supported: the region becomes "
-            "structured IR. Restructure the code, or make the condition static"
+        region = {
+            "if": "a branch of an if on a runtime value",
+            "for": "a runtime loop (for ... in range(...))",
+            "while": "a runtime while loop",
+        }[what]
+        advice = (
+            "put the rest of the kernel under the opposite condition (if i < n: ...)"
+            if kind == "return"
+            else "loop with while and a flag, or use tylo.static_range for an unrolled loop"
         )
+        msg = f"'{kind}' inside {region} is not supported (it becomes structured IR): {advice}"
         call = _call("unsupported", [ast.Constant(msg)], where)
         return [ast.fix_missing_locations(ast.copy_location(ast.Expr(value=call), where))]
 
@@ -196,7 +205,7 @@ class KernelRewriter(ast.NodeTransformer):
                            orelse=self._body(copy.deepcopy(node.orelse)))
         names = assigned_names(node.body + node.orelse)
         then_name, else_name = self._fresh("then"), self._fresh("else")
-        refused = self._refuse(node.body + node.orelse, "branch of an if", node)
+        refused = self._refuse(node.body + node.orelse, "if", node)
         if refused is not None:
             runtime = refused
         else:
@@ -228,8 +237,7 @@ class KernelRewriter(ast.NodeTransformer):
             call = _call("unsupported", [ast.Constant(
                 "a runtime 'for ... in range(...)' needs a single loop variable and no 'else'")], node)
             return ast.fix_missing_locations(ast.copy_location(ast.Expr(value=call), node))
-        refused = self._refuse(node.body, "runtime 'for ... in range(...)' loop "
-                               "(use tylo.static_range for an unrolled loop)", node)
+        refused = self._refuse(node.body, "for", node)
         if refused is not None:
             return refused
         loc = it  # errors about a runtime loop point at its range(...)
@@ -255,7 +263,7 @@ class KernelRewriter(ast.NodeTransformer):
         cond_fn.body = [ast.copy_location(ast.Return(value=self.visit(copy.deepcopy(node.test))), loc)]
         static_loop = ast.While(test=self.visit(copy.deepcopy(node.test)),
                                 body=self._body(copy.deepcopy(node.body)), orelse=[])
-        refused = self._refuse(node.body, "runtime while loop", node)
+        refused = self._refuse(node.body, "while", node)
         if refused is not None:
             runtime = refused
         else:

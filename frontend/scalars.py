@@ -108,14 +108,20 @@ def as_scalar(x, like: DType | None = None) -> "Scalar":
 
 
 class Scalar:
-    """A runtime scalar of `dtype` (one SSA value). See the module docstring."""
+    """A runtime scalar of `dtype` (one SSA value). See the module docstring.
 
-    __slots__ = ("value", "dtype")
+    `upper`, when known, is a static exclusive bound of a value known to lie in [0, upper): a
+    thread index is bounded by the block shape, and ``%``, ``//``, ``&``, ``+`` and ``*`` with
+    static non-negative ints keep a bound. Builtins use it to check thread indices statically.
+    """
+
+    __slots__ = ("value", "dtype", "upper")
     __hash__ = object.__hash__
 
-    def __init__(self, value: SSAValue, dtype: DType):
+    def __init__(self, value: SSAValue, dtype: DType, upper: int | None = None):
         self.value = value
         self.dtype = dtype
+        self.upper = upper
 
     def __repr__(self) -> str:
         return f"<runtime {self.dtype}>"
@@ -123,8 +129,9 @@ class Scalar:
     # -- guards ---------------------------------------------------------------------------------
     def __bool__(self):
         raise CompileError(
-            f"a runtime {self.dtype} has no Python truth value here; use it in an `if`/`while` "
-            "condition of the kernel body (which becomes IR), or compare with tylo.select"
+            f"a runtime {self.dtype} has no Python truth value here: use it as an if/while "
+            "condition of the kernel body (which becomes IR), tylo.select for a value, or "
+            "tylo.minimum / tylo.maximum instead of min / max"
         )
 
     def __index__(self):
@@ -160,7 +167,8 @@ class Scalar:
             cls = None if pair is None else pair[d.kind == "uint"]
         if cls is None:
             raise TypeMismatchError(f"operator {_SYMBOL[op]} is not defined for {d}")
-        return Scalar(emit(cls(lhs.value, rhs.value)).results[0], d)
+        upper = None if reverse else _bound(self.upper, other, op)
+        return Scalar(emit(cls(lhs.value, rhs.value)).results[0], d, upper)
 
     def __add__(self, o): return self._binary(o, "add")
     def __radd__(self, o): return self._binary(o, "add", True)
@@ -229,6 +237,27 @@ class Scalar:
     def to(self, dtype) -> "Scalar":
         """Convert to `dtype` (round to nearest even for floats, truncate toward zero to ints)."""
         return convert(self, dtypes.as_dtype(dtype))
+
+
+def _bound(upper: int | None, other, op: str) -> int | None:
+    """The exclusive bound of ``x op other`` for x in [0, upper), when it stays non-negative."""
+    if upper is None:
+        return None
+    if isinstance(other, Scalar):
+        return upper + other.upper - 1 if op == "add" and other.upper is not None else None
+    if isinstance(other, bool) or not isinstance(other, int) or other < 0:
+        return None
+    if op == "mod" and other > 0:
+        return min(upper, other)
+    if op == "floordiv" and other > 0:
+        return -(-upper // other)
+    if op == "and":
+        return min(upper, other + 1)
+    if op == "add":
+        return upper + other
+    if op == "mul":
+        return (upper - 1) * other + 1
+    return None
 
 
 def _bad_unary(symbol: str, dtype: DType):

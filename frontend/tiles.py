@@ -200,16 +200,17 @@ def window(tile: Tile, origin, shape, inbounds: bool = False) -> Tile:
                     f"window [{o}, {o + w}) of axis {axis} is outside the tile's extent {extent}"
                 )
             continue
-        if inbounds:
-            continue
+        if is_int(extent) and w > extent:
+            raise GeometryError(f"window extent {w} of axis {axis} exceeds the tile's extent {extent}")
         if is_int(o) and o < 0:
             raise GeometryError(f"window origin {o} of axis {axis} is negative")
-        lo = Scalar(_index(o, "window origin"), dtypes.Int32)
-        ok = lo >= 0
-        if not (is_int(extent) and is_int(w) and w > extent):
-            ok = ok & ((lo + w) <= extent)
+        if inbounds:
+            continue
+        if is_int(o):  # a static origin: only the far edge depends on the runtime extent
+            ok = Scalar(_index(o + w, "window end"), dtypes.Int32) <= extent
         else:
-            raise GeometryError(f"window extent {w} of axis {axis} exceeds the tile's extent {extent}")
+            lo = Scalar(_index(o, "window origin"), dtypes.Int32)
+            ok = (lo >= 0) & ((lo + w) <= extent)
         emit(CheckOp(ok.value, f"window axis {axis} in bounds"))
     op = emit(WindowOp(tile.value, [_index(o, "window origin") for o in origin], shape))
     return Tile(op.results[0], tile.dtype, tile.space, tile.layout, shape)

@@ -24,10 +24,16 @@ _state = threading.local()
 class Tracer:
     """Holds the block ops are appended to, and the kernel's static facts (block shape)."""
 
-    def __init__(self, block: Block | None = None, block_shape: tuple[int, int, int] = (1, 1, 1)):
+    def __init__(
+        self,
+        block: Block | None = None,
+        block_shape: tuple[int, int, int] = (1, 1, 1),
+        arch: str = "sm_90a",
+    ):
         self.block = block
         self.before: Operation | None = None  # insert before this op instead of appending
         self.block_shape = block_shape
+        self.arch = arch  # the target the kernel compiles for
 
     @classmethod
     def before_op(cls, op: Operation) -> "Tracer":

@@ -7,8 +7,8 @@ so the copies act in parallel). Parameters are read with ``ld.param`` (pointers 
 with ``cvta.to.global``). `tylo.mma_sync` packs its 16-bit (or 8-bit) A/B elements into the
 .b32 registers of ``mma.sync`` (PTX ISA 9.7.14.5.8: low element first).
 
-Options: ``arch`` (``.target``, default sm_90a) and ``version`` (``.version``, default 8.4, the
-first with every mma.sync type Tylo emits: FP8 needs 8.4).
+Options: ``arch`` (``.target``, default sm_90a) and ``version`` (``.version``; by default the one
+`tylo.compiler.ptx_types.ptx_version` gives for the arch: 8.4 up to sm_90a).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from ..dialects import ptx
 from ..dialects.ptx import ops as P
 from ..dialects.ptx.registers import RegisterAllocator, RegisterType
 from ..dialects.tylo import PointerType, dtype_of
-from ..compiler.ptx_types import register_class
+from ..compiler.ptx_types import ptx_version, register_class
 from ..dialects.tylo import ops as T
 
 _SPECIAL = {T.ThreadIdxOp: "tid", T.BlockIdxOp: "ctaid", T.BlockDimOp: "ntid", T.GridDimOp: "nctaid"}
@@ -451,7 +451,7 @@ class LowerToPtx(ModulePass):
     name = "tylo-lower-to-ptx"
 
     arch: str = "sm_90a"
-    version: str = "8.4"
+    version: str = ""  # empty: the table's version for `arch` (compiler.ptx_types.ptx_version)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in list(op.ops):
@@ -460,5 +460,5 @@ class LowerToPtx(ModulePass):
                 op.body.block.insert_op_before(entry, fn)
                 fn.detach()
                 fn.erase()
-        op.attributes["ptx.version"] = StringAttr(self.version)
+        op.attributes["ptx.version"] = StringAttr(self.version or ptx_version(self.arch))
         op.attributes["ptx.target"] = StringAttr(self.arch)

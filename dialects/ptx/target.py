@@ -14,13 +14,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.target import Target
 
-from ...compiler.ptx_types import REGISTER_CLASSES
+from ...compiler.ptx_types import REGISTER_CLASSES, ptx_version
 from .entry import EntryOp
 from .ops import GetRegisterOp, LabelOp, PTXInstruction
 from .registers import RegisterType
 
-DEFAULT_VERSION = "8.4"
 DEFAULT_TARGET = "sm_90a"
+DEFAULT_VERSION = ptx_version(DEFAULT_TARGET)
 
 
 def _module_attr(module: ModuleOp, name: str, default: str) -> str:

@@ -140,7 +140,7 @@ def main() -> int:
     except ImportError:
         torch = None
     if reason is not None or torch is None or not torch.cuda.is_available():
-        print(f"({reason or 'torch with CUDA is not installed'})")
+        print(f"No GPU run here ({reason or 'torch with CUDA is not installed'}).")
         compile_only()
         return 0
     errors = [check(torch, 4096, 4096, 4096), check(torch, 1024, 3072, 512)]

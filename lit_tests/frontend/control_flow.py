@@ -66,3 +66,24 @@ def loops(out, n):
 # CHECK-NEXT:  %[[S2:.*]] = arith.addi %[[S1]], %[[TWO]] : i32
 # CHECK:       tylo.store_element %[[S2]]
 print(loops.compile(tylo.Tensor(Int32, 1), 100).asm["tylo"])
+
+
+@tylo.kernel
+def guarded(y, x, n):
+    i = tylo.thread_idx()
+    if i < n and x[i] > 0.0:  # short circuit: x[i] is read only when i < n
+        y[i] = x[i]
+
+
+# CHECK-LABEL: func.func @guarded
+# CHECK:       %[[IN:.*]] = arith.cmpi slt, %{{.*}}, %n : i32
+# CHECK-NEXT:  %[[BOTH:.*]] = scf.if %[[IN]] -> (i1) {
+# CHECK-NEXT:    tylo.load_element %{{.*}}
+# CHECK:         arith.cmpf ogt
+# CHECK:         scf.yield %{{.*}} : i1
+# CHECK-NEXT:  } else {
+# CHECK-NEXT:    %[[NO:.*]] = arith.constant false
+# CHECK-NEXT:    scf.yield %[[NO]] : i1
+# CHECK-NEXT:  }
+# CHECK-NEXT:  scf.if %[[BOTH]] {
+print(guarded.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), 10).asm["tylo"])

@@ -93,3 +93,21 @@ def return_in_runtime_branch(out, n):
 @tylo.kernel
 def bad_tiled_mma(out):
     plan = TiledMMA(ATOM, warps=(2, 2), repeat=(1, 1), k=24)  # ERR:tiled
+
+
+PLAN = TiledMMA(ATOM, warps=(2, 4), repeat=(1, 1), k=16)  # 256 threads
+
+
+@tylo.kernel
+def block_too_small(C, A):
+    t = tylo.thread_idx()
+    a = tylo.load_a(PLAN, tylo.window(A, (0, 0), (32, 16)), t)  # ERR:threads
+
+
+@tylo.kernel
+def fp8_on_ampere(C, A, B):
+    atom = MMAAtom((16, 8, 32), tylo.Float8E4M3, Float32)
+    t = tylo.thread_idx()
+    a = tylo.load_a(atom, tylo.window(A, (0, 0), (16, 32)), t)
+    b = tylo.load_b(atom, tylo.window(B, (0, 0), (32, 8)), t)
+    d = tylo.mma(atom, a, b, tylo.accumulator(atom))  # ERR:min_sm

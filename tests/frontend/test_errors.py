@@ -64,6 +64,37 @@ def test_error_names_file_line_and_caret(kernel, args, cls, marker, fragment):
     assert fragment in message, message
 
 
+def test_thread_index_must_span_the_ownership():
+    err = compile_error(K.block_too_small, F32, BF16, block=64)
+    assert isinstance(err, tylo.GeometryError) and err.location.line == line_of("threads")
+    assert "ownership needs 256 threads but the thread index only reaches 64" in str(err)
+    err = compile_error(K.block_too_small, F32, BF16, block=512)
+    assert "ranges over [0, 512) but the ownership covers 256 threads" in str(err)
+    K.block_too_small.compile(F32, BF16, block=256)  # the plan's thread count compiles
+
+
+def test_atom_newer_than_the_target_is_refused():
+    fp8 = tylo.Tensor(tylo.Float8E4M3, 2)
+    err = compile_error(K.fp8_on_ampere, F32, fp8, fp8, arch="sm_80")
+    assert isinstance(err, tylo.PlanError) and err.location.line == line_of("min_sm")
+    assert "needs sm_89 or later; this kernel compiles for sm_80" in str(err)
+    assert "mma.sync.aligned.m16n8k32" in K.fp8_on_ampere.compile(F32, fp8, fp8, arch="sm_90a").ptx
+
+
+def test_descriptions_are_checked_against_annotations():
+    @tylo.kernel
+    def fill(y: tylo.Tensor(Float32, 1)):
+        y[0] = 1.0
+
+    with pytest.raises(tylo.ArgumentError, match="argument 'y': is described as Float16 of rank 1"):
+        fill.compile(tylo.Tensor(tylo.Float16, 1))
+    with pytest.raises(tylo.ArgumentError, match="argument 'y'"):
+        import numpy as np
+
+        fill.compile(np.zeros(4, np.float64))
+    assert fill.compile(np.zeros(4, np.float32)).specs[0][1].dtype is Float32
+
+
 def test_changed_compile_time_value_points_at_the_loop():
     err = compile_error(K.static_changed_in_loop, tylo.Tensor(Float32, 1), 4)
     assert "'label' is a compile-time value ('a') changed inside a runtime for loop" in str(err)

@@ -91,6 +91,7 @@ class Kernel:
         except Exception:  # an annotation that cannot be evaluated yet: keep it as written
             self.signature = inspect.signature(fn)
         self.cache: dict[tuple, CompiledKernel] = {}
+        self._launchers: dict[tuple, Launcher] = {}
         self.annotations = [
             (name, p.annotation) for name, p in self.signature.parameters.items()
         ]
@@ -98,6 +99,11 @@ class Kernel:
             p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
             for p in self.signature.parameters.values()
         )
+        self.constexpr_params = [
+            a is constexpr or isinstance(a, constexpr) for _, a in self.annotations
+        ]
+        # launch fast path: (argument fingerprints, block) -> (compiled kernel, device)
+        self.fast: dict[tuple, tuple[CompiledKernel, int | None]] = {}
         functools.update_wrapper(self, fn)
 
     def __repr__(self) -> str:
@@ -112,7 +118,16 @@ class Kernel:
     def __getitem__(self, config) -> "Launcher":
         if not isinstance(config, tuple) or len(config) not in (2, 3):
             raise LaunchError("launch configuration is kernel[grid, block] or kernel[grid, block, shared_bytes]")
-        return Launcher(self, *config)
+        try:
+            return self._launchers[config]
+        except (KeyError, TypeError):  # new, or unhashable (lists): validate
+            launcher = Launcher(self, *config)
+            try:
+                if len(self._launchers) < 256:
+                    self._launchers[config] = launcher
+            except TypeError:
+                pass
+            return launcher
 
     # -- binding --------------------------------------------------------------------------------
     def _bind(self, args, kwargs, describe: bool):
@@ -192,15 +207,44 @@ class Launcher:
         from ..runtime.arrays import DeviceArray
         from ..runtime.packing import launch_stream, pack
 
-        specs, values = self.kernel._bind(args, kwargs, describe=False)
-        arrays = [(n, v) for n, v in values.items() if isinstance(v, DeviceArray)]
-        device = arguments.common_device(arrays)
-        arch = driver.target_arch(device)
-        compiled = self.kernel._compiled(specs, values, self.block, arch)
+        kernel = self.kernel
+        fast_key, values = self._fingerprint(args, kwargs)
+        hit = kernel.fast.get(fast_key) if fast_key is not None else None
+        if hit is None:
+            specs, values = kernel._bind(args, kwargs, describe=False)
+            arrays = [(n, v) for n, v in values.items() if isinstance(v, DeviceArray)]
+            device = arguments.common_device(arrays)
+            compiled = kernel._compiled(specs, values, self.block, driver.target_arch(device))
+            if fast_key is not None and len(kernel.fast) < 1024:
+                kernel.fast[fast_key] = (compiled, device)
+        else:
+            compiled, device = hit
         params = pack(compiled.device_params, values)
-        stream = launch_stream([a for _, a in arrays])
+        stream = launch_stream([v for v in values.values() if isinstance(v, DeviceArray)])
         driver.launch(compiled.cubin, compiled.name, self.grid, self.block, self.shared_bytes,
                       stream, params, device)
+
+    def _fingerprint(self, args, kwargs):
+        """(key of the fast path, launch values), or (None, None) when the call needs binding."""
+        from ..runtime.arguments import quick
+
+        kernel = self.kernel
+        if kwargs or not kernel.positional_only_fast or len(args) != len(kernel.annotations):
+            return None, None
+        parts, values = [self.block], {}
+        for (name, _), is_constexpr, value in zip(kernel.annotations, kernel.constexpr_params, args):
+            if is_constexpr or _is_static_object(value):
+                try:
+                    parts.append(("constexpr", type(value), value, hash(value)))
+                except TypeError:
+                    return None, None
+                continue
+            q = quick(name, value)
+            if q is None:
+                return None, None
+            parts.append(q[0])
+            values[name] = q[1]
+        return tuple(parts), values
 
 
 def describe_argument(name: str, value, annotation):

@@ -167,3 +167,18 @@ def runtime_slot(out, x):
 def test_fragment_slots_take_static_indices_only():
     with pytest.raises(tylo.UnsupportedError, match="no runtime register indexing"):
         runtime_slot.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1))
+
+
+@pytest.mark.skipif(driver.probe() is None, reason="launches fake pointers: only without a GPU")
+def test_launch_fast_path_keys_on_what_the_specialization_depends_on(builds):
+    scale.cache.clear()
+    scale.fast.clear()
+    out, x = FakeDeviceArray((256,)), FakeDeviceArray((256,), ptr=0x7F0000010000)
+    strided = FakeDeviceArray((256,), ptr=0x7F0000020000, strides=(8,))
+    for args in [(out, x, 2.0), (out, x, 3.0), (out, strided, 2.0), (out, x, 2.0)]:
+        with pytest.raises(tylo.DeviceError):
+            scale[(2,), (128,)](*args)
+    assert builds == ["scale", "scale"]  # contiguous and strided x: two specializations
+    assert len(scale.fast) == 2  # another alpha reuses the first entry
+    with pytest.raises(tylo.ArgumentError, match="argument 'x'"):
+        scale[(2,), (128,)](out, np.zeros(256, np.float32), 2.0)  # still checked

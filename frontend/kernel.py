@@ -23,13 +23,17 @@ import inspect
 import os
 from types import FunctionType
 
-from ..compiler.errors import CompileError, LaunchError, TyloError
+from ..compiler.dtypes import as_dtype
+from ..compiler.errors import ArgumentError, CompileError, LaunchError, TyloError
 from ..compiler.layout import Layout
 from ..compiler.mma_atom import MMAAtom
 from ..compiler.ownership import Ownership
-from ..compiler.signature import ConstexprSpec, ScalarSpec, Tensor, TensorSpec, constexpr
+from ..compiler.signature import ConstexprSpec, Tensor, TensorSpec, constexpr
 from ..compiler.swizzle import ComposedLayout, Swizzle
 from ..compiler.tiled_mma import TiledMMA
+from ..runtime import arguments, driver
+from ..runtime.arrays import DeviceArray
+from ..runtime.packing import launch_stream, pack
 from .compiled import CompiledKernel, build_kernel
 from .source import TracedSource
 
@@ -131,8 +135,6 @@ class Kernel:
 
     # -- binding --------------------------------------------------------------------------------
     def _bind(self, args, kwargs, describe: bool):
-        from ..runtime import arguments
-
         if not kwargs and self.positional_only_fast and len(args) == len(self.annotations):
             items = [(name, value, ann) for (name, ann), value in zip(self.annotations, args)]
         else:
@@ -174,8 +176,6 @@ class Kernel:
         last axis and 16-byte alignment, as a fresh torch tensor), scalars and static values.
         Returns a `CompiledKernel` whose ``.asm`` holds every stage's IR, the PTX and the cubin.
         """
-        from ..runtime import driver
-
         try:
             block = _dims("block", block)
             arch = arch or driver.target_arch()
@@ -203,10 +203,6 @@ class Launcher:
             raise e.with_traceback(None) from None
 
     def _launch(self, args, kwargs) -> None:
-        from ..runtime import arguments, driver
-        from ..runtime.arrays import DeviceArray
-        from ..runtime.packing import launch_stream, pack
-
         kernel = self.kernel
         fast_key, values = self._fingerprint(args, kwargs)
         hit = kernel.fast.get(fast_key) if fast_key is not None else None
@@ -226,8 +222,6 @@ class Launcher:
 
     def _fingerprint(self, args, kwargs):
         """(key of the fast path, launch values), or (None, None) when the call needs binding."""
-        from ..runtime.arguments import quick
-
         kernel = self.kernel
         if kwargs or not kernel.positional_only_fast or len(args) != len(kernel.annotations):
             return None, None
@@ -239,7 +233,7 @@ class Launcher:
                 except TypeError:
                     return None, None
                 continue
-            q = quick(name, value)
+            q = arguments.quick(name, value)
             if q is None:
                 return None, None
             parts.append(q[0])
@@ -257,12 +251,7 @@ def describe_argument(name: str, value, annotation):
     """
     import numpy as np
 
-    from ..runtime import arguments
-    from ..runtime.arrays import DeviceArray
-
     if isinstance(value, np.ndarray):
-        from ..compiler.dtypes import as_dtype
-
         strides = tuple(s // value.itemsize for s in value.strides)
         array = DeviceArray(0, as_dtype(value.dtype), tuple(value.shape), strides, kind="host")
         return arguments.prepare(name, array, annotation)[0], None
@@ -272,8 +261,6 @@ def describe_argument(name: str, value, annotation):
 
 
 def _described_spec(name: str, d: Tensor, annotation) -> TensorSpec:
-    from ..compiler.errors import ArgumentError
-
     shape = list(d.shape or (None,) * d.ndim)
     stride = list(d.stride or (None,) * (d.ndim - 1) + (1,))
     align = d.align or 16

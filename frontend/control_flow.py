@@ -13,7 +13,7 @@ from xdsl.ir import Block, Region
 
 from ..compiler import dtypes
 from ..compiler.errors import CompileError, TypeMismatchError, UnsupportedError
-from .fragments import Fragment, fragment_type
+from .fragments import Fragment
 from .scalars import Scalar, as_scalar, python_dtype
 from .tiles import Pointer, Tile
 from .tracing import current, emit
@@ -307,5 +307,5 @@ def ifexp(cond, then_thunk, else_thunk):
 
 __all__ = [
     "get", "unbound", "unsupported", "is_static", "if_", "for_range", "static_while", "while_",
-    "and_", "or_", "not_", "ifexp", "fragment_type",
+    "and_", "or_", "not_", "ifexp",
 ]

@@ -35,11 +35,11 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from ..compiler.ptx_types import ptx_version, register_class
 from ..dialects import ptx
 from ..dialects.ptx import ops as P
 from ..dialects.ptx.registers import RegisterAllocator, RegisterType
 from ..dialects.tylo import PointerType, dtype_of
-from ..compiler.ptx_types import ptx_version, register_class
 from ..dialects.tylo import ops as T
 
 _SPECIAL = {T.ThreadIdxOp: "tid", T.BlockIdxOp: "ctaid", T.BlockDimOp: "ntid", T.GridDimOp: "nctaid"}
@@ -68,7 +68,7 @@ def ptx_type(t: Attribute, kind: str = "b") -> str:
         width = t.width.data
         if width == 1:
             return "pred"
-        return f"{kind}{max(width, 16) if width < 16 else width}"
+        return f"{kind}{max(width, 16)}"  # 8-bit values live in 16-bit registers
     if isinstance(t, PointerType):
         return "u64" if t.space.data == "global" else "u32"
     return dtype_of(t).ptx

@@ -225,7 +225,7 @@ class Launcher:
         kernel = self.kernel
         if kwargs or not kernel.positional_only_fast or len(args) != len(kernel.annotations):
             return None, None
-        parts, values = [self.block], {}
+        parts, values = [self.block, toolchain()], {}  # what the compile key adds to the specs
         for (name, _), is_constexpr, value in zip(kernel.annotations, kernel.constexpr_params, args):
             if is_constexpr or _is_static_object(value):
                 try:

@@ -33,6 +33,7 @@ from ..compiler.swizzle import ComposedLayout, Swizzle
 from ..compiler.tiled_mma import TiledMMA
 from ..runtime import arguments, driver
 from ..runtime.arrays import DeviceArray
+from ..runtime.function import launch_dims
 from ..runtime.packing import launch_stream, pack
 from .compiled import CompiledKernel, build_kernel
 from .source import TracedSource
@@ -54,11 +55,12 @@ def _toolchain(_override: str | None) -> tuple[str, str]:
     return path, ptxas_version(path)
 
 
-def _dims(what: str, value) -> tuple[int, int, int]:
-    dims = (value,) if isinstance(value, int) else tuple(value)
-    if not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and d > 0 for d in dims):
-        raise LaunchError(f"{what} {value!r} must be 1 to 3 positive ints")
-    return dims + (1,) * (3 - len(dims))
+def _is_constexpr(annotation, value) -> bool:
+    """Whether a parameter is compile-time: annotated constexpr, or unannotated and given a
+    static Tylo object (a layout, atom, plan, ownership, ...)."""
+    if annotation is constexpr or isinstance(annotation, constexpr):
+        return True
+    return annotation is inspect.Parameter.empty and _is_static_object(value)
 
 
 def _is_static_object(value) -> bool:
@@ -103,9 +105,6 @@ class Kernel:
             p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
             for p in self.signature.parameters.values()
         )
-        self.constexpr_params = [
-            a is constexpr or isinstance(a, constexpr) for _, a in self.annotations
-        ]
         # launch fast path: (argument fingerprints, block) -> (compiled kernel, device)
         self.fast: dict[tuple, tuple[CompiledKernel, int | None]] = {}
         functools.update_wrapper(self, fn)
@@ -147,7 +146,7 @@ class Kernel:
             items = [(n, v, params[n].annotation) for n, v in bound.arguments.items()]
         specs, values = [], {}
         for name, value, ann in items:
-            if ann is inspect.Parameter.empty and _is_static_object(value):
+            if _is_constexpr(ann, value):
                 ann = constexpr
             if describe:
                 spec, launch_value = describe_argument(name, value, ann)
@@ -177,7 +176,7 @@ class Kernel:
         Returns a `CompiledKernel` whose ``.asm`` holds every stage's IR, the PTX and the cubin.
         """
         try:
-            block = _dims("block", block)
+            block = launch_dims("block", block)
             arch = arch or driver.target_arch()
             specs, values = self._bind(args, kwargs, describe=True)
             return self._compiled(specs, values, block, arch)
@@ -190,8 +189,8 @@ class Launcher:
 
     def __init__(self, kernel: Kernel, grid, block, shared_bytes: int = 0):
         self.kernel = kernel
-        self.grid = _dims("grid", grid)
-        self.block = _dims("block", block)
+        self.grid = launch_dims("grid", grid)
+        self.block = launch_dims("block", block)
         if not isinstance(shared_bytes, int) or shared_bytes < 0:
             raise LaunchError(f"dynamic shared memory {shared_bytes!r} must be a non-negative int")
         self.shared_bytes = shared_bytes
@@ -226,8 +225,8 @@ class Launcher:
         if kwargs or not kernel.positional_only_fast or len(args) != len(kernel.annotations):
             return None, None
         parts, values = [self.block, toolchain()], {}  # what the compile key adds to the specs
-        for (name, _), is_constexpr, value in zip(kernel.annotations, kernel.constexpr_params, args):
-            if is_constexpr or _is_static_object(value):
+        for (name, ann), value in zip(kernel.annotations, args):
+            if _is_constexpr(ann, value):
                 try:
                     parts.append(("constexpr", type(value), value, hash(value)))
                 except TypeError:

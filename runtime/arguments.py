@@ -158,23 +158,7 @@ def _auto_align(a: DeviceArray) -> int:
     return max(AUTO_ALIGN if ok else a.dtype.bytes, a.dtype.bytes)
 
 
-_SPECS: dict[tuple, TensorSpec] = {}
-"""Specs already derived, by everything a spec and its rules depend on (see `_specialize_tensor`)."""
-
-
 def _specialize_tensor(name: str, a: DeviceArray, ann: Tensor | None) -> TensorSpec:
-    # The rules and the spec depend only on the annotation, dtype, shape, strides and the
-    # pointer's alignment (every alignment checked divides 16): repeated launches skip them.
-    key = (ann, a.dtype, a.shape, a.strides, a.ptr % AUTO_ALIGN)
-    spec = _SPECS.get(key)
-    if spec is None:
-        spec = _derive_tensor_spec(name, a, ann)
-        if len(_SPECS) < 4096:
-            _SPECS[key] = spec
-    return spec
-
-
-def _derive_tensor_spec(name: str, a: DeviceArray, ann: Tensor | None) -> TensorSpec:
     if ann is not None:
         _tensor_rules(name, a, ann.dtype, ann.ndim, ann.shape, ann.stride, ann.align, ANNOTATION)
     else:

@@ -56,7 +56,7 @@ class Function:
         self.dynamic_shared_set = shared_bytes
 
     def _configure(self, grid: Any, block: Any) -> tuple:
-        dims = _dims("grid", grid, MAX_GRID), _dims("block", block, MAX_BLOCK)
+        dims = launch_dims("grid", grid), launch_dims("block", block)
         bx, by, bz = dims[1]
         threads = bx * by * bz
         if threads > min(MAX_THREADS_PER_BLOCK, self.max_threads):
@@ -94,6 +94,12 @@ class Function:
                                     _stream_handle(stream), address, 0),
             f"cuLaunchKernel({self.name})",
         )
+
+
+def launch_dims(what: str, value: Any) -> tuple[int, int, int]:
+    """`value` ("grid" or "block": an int or 1 to 3 ints) as three dims within the CUDA limits;
+    LaunchError otherwise."""
+    return _dims(what, value, MAX_GRID if what == "grid" else MAX_BLOCK)
 
 
 def _dims(what: str, value: Any, limits: tuple[int, int, int]) -> tuple[int, int, int]:

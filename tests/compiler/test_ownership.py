@@ -1,16 +1,15 @@
 """Ownership: construction, tables, separability and evaluation at a runtime thread index.
 
-`Rt` is a tiny stand-in for a runtime integer (a kernel's thread index): each operator returns a
-new `Rt` that records its expression text and can be evaluated for a concrete thread. Asking its
-truth or comparing it with ``==`` raises, so no static decision can be taken on a runtime value.
+`Rt` (tests/compiler/runtime_int.py) stands in for a runtime thread index: it records its
+expression and evaluates it for a concrete thread; asking its truth or comparing it with ``==``
+raises, so no static decision can be taken on a runtime value.
 """
-
-import operator
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from layout_strategies import layouts
+from runtime_int import RuntimeInt as Rt
 
 from tylo.compiler.dtypes import BFloat16, Float32, Int8, Int32
 from tylo.compiler.errors import GeometryError
@@ -22,50 +21,8 @@ from tylo.compiler.tiled_mma import TiledMMA
 FAST = settings(max_examples=60, deadline=None)
 
 
-class Rt:
-    """A runtime integer: `text` is its expression, `at(t)` its value when the thread is t."""
-
-    def __init__(self, text, fn, log):
-        self.text, self.fn, self.log = text, fn, log
-
-    def at(self, t):
-        return self.fn(t)
-
-    def _op(self, sym, op, other, reflected=False):
-        if isinstance(other, Rt):
-            other_text, other_fn = other.text, other.fn
-        elif isinstance(other, int) and not isinstance(other, bool):
-            other_text, other_fn = str(other), (lambda t, o=other: o)
-        else:
-            return NotImplemented
-        if reflected:
-            text, fn = f"({other_text} {sym} {self.text})", lambda t: op(other_fn(t), self.fn(t))
-        else:
-            text, fn = f"({self.text} {sym} {other_text})", lambda t: op(self.fn(t), other_fn(t))
-        self.log.append(text)
-        return Rt(text, fn, self.log)
-
-    def __eq__(self, other):
-        raise AssertionError(f"compared runtime value {self.text} with ==")
-
-    def __bool__(self):
-        raise AssertionError(f"asked for the truth of runtime value {self.text}")
-
-    __hash__ = object.__hash__
-
-    def __repr__(self):
-        return self.text
-
-
-for _name, _sym, _op in [("add", "+", operator.add), ("sub", "-", operator.sub),
-                         ("mul", "*", operator.mul), ("floordiv", "//", operator.floordiv),
-                         ("mod", "%", operator.mod)]:
-    setattr(Rt, f"__{_name}__", lambda self, o, s=_sym, f=_op: self._op(s, f, o))
-    setattr(Rt, f"__r{_name}__", lambda self, o, s=_sym, f=_op: self._op(s, f, o, reflected=True))
-
-
 def thread_index():
-    return Rt("tid", lambda t: t, [])
+    return Rt("tid", [], lambda t: t)
 
 
 def at(x, t):
@@ -121,8 +78,8 @@ def direct(own, t, v):
 
 
 @pytest.mark.parametrize("shape, layout, message", [
-    ((4, 4), Layout((4, 4), (Rt("s", None, []), 1)), "static Layout"),
-    ((4, 4), Layout((Rt("n", None, []), 4)), "static Layout"),
+    ((4, 4), Layout((4, 4), (Rt("s", []), 1)), "static Layout"),
+    ((4, 4), Layout((Rt("n", []), 4)), "static Layout"),
     ((4, 4), "(4,4):(1,4)", "static Layout"),
     ((4, 4), Layout((2, 2, 4)), "two modes"),
     ((4, 4), Layout(16), "two modes"),

@@ -1,12 +1,14 @@
 """Runtime leaves: layouts over values known only at run time record minimal expressions.
 
-`Sym` stands in for the tracing proxies of the frontend: each operator returns a new `Sym` whose
-text is the expression and appends that text to its recorder's log, so a test sees both the
-result and every operation that was recorded. Comparing a `Sym` with ``==`` or testing its truth
-raises, so the algebra cannot silently make a static decision about a runtime value.
+`Sym` (tests/compiler/runtime_int.py) stands in for the tracing proxies of the frontend: each
+operator returns a new `Sym` whose text is the expression and appends that text to its
+recorder's log, so a test sees both the result and every operation that was recorded. Comparing a
+`Sym` with ``==`` or testing its truth raises, so the algebra cannot silently make a static
+decision about a runtime value.
 """
 
 import pytest
+from runtime_int import RuntimeInt as Sym
 
 from tylo.compiler.errors import LayoutError
 from tylo.compiler.layout import Layout, coalesce, compose, complement, tile
@@ -19,37 +21,7 @@ class Recorder:
         self.ops = []
 
     def sym(self, name):
-        return Sym(name, self)
-
-
-class Sym:
-    def __init__(self, text, recorder):
-        self.text, self.rec = text, recorder
-
-    def _binary(self, op, other, reflected=False):
-        other_text = other.text if isinstance(other, Sym) else str(other)
-        text = f"({other_text} {op} {self.text})" if reflected else f"({self.text} {op} {other_text})"
-        self.rec.ops.append(text)
-        return Sym(text, self.rec)
-
-    def __eq__(self, other):
-        raise AssertionError(f"compared runtime value {self.text} with ==")
-
-    def __bool__(self):
-        raise AssertionError(f"asked for the truth of runtime value {self.text}")
-
-    __hash__ = object.__hash__
-
-    def __repr__(self):
-        return self.text
-
-
-for _name, _op in [("add", "+"), ("sub", "-"), ("mul", "*"), ("floordiv", "//"), ("mod", "%"),
-                   ("and", "&"), ("xor", "^"), ("or", "|"), ("rshift", ">>"), ("lshift", "<<")]:
-    setattr(Sym, f"__{_name}__", lambda self, o, _op=_op: self._binary(_op, o))
-    setattr(Sym, f"__r{_name}__", lambda self, o, _op=_op: self._binary(_op, o, reflected=True))
-for _name, _op in [("ge", ">="), ("le", "<="), ("gt", ">"), ("lt", "<")]:
-    setattr(Sym, f"__{_name}__", lambda self, o, _op=_op: self._binary(_op, o))
+        return Sym(name, self.ops)
 
 
 @pytest.fixture

@@ -108,9 +108,15 @@ BY_NUMPY: dict[np.dtype, DType] = {
 
 
 def as_dtype(value: object, what: str = "dtype") -> DType:
-    """Resolve a DType, a name (``"bfloat16"``, ``"bf16"``), a numpy dtype or a torch dtype."""
+    """Resolve a DType, a name (``"bfloat16"``, ``"bf16"``), a numpy dtype or a torch dtype.
+
+    Raises TypeMismatchError (naming ``what``) for anything else, ``None`` included (numpy
+    would read ``None`` as float64).
+    """
     if isinstance(value, DType):
         return value
+    if value is None:
+        raise TypeMismatchError(f"{what}: None is not an element type")
     if isinstance(value, str):
         for table in (ALL, BY_PTX, BY_TORCH):
             if value in table:

@@ -105,3 +105,13 @@ class DeviceError(LaunchError):
 
 class PtxasError(TyloError):
     """ptxas rejected the PTX Tylo generated."""
+
+
+class PictureError(TyloError):
+    """A picture (`tylo.viz`) cannot be drawn or written as asked (an unknown option or file
+    type)."""
+
+
+class NoRasterizerError(PictureError):
+    """A PNG was asked for and no SVG rasterizer (cairosvg, rsvg-convert, inkscape) is
+    installed."""

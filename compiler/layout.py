@@ -7,6 +7,11 @@ places where we chose C++ over pycute, or are stricter than both, are marked "Se
 
 Every operation that is undefined for its operands raises `LayoutError` with a message naming
 the operands and the condition that failed.
+
+The rest of the algebra lives beside this module: `divide` (zipped/tiled/flat divides),
+`product` (logical, zipped, tiled, flat, blocked and raked products), `inverse` (right and
+left inverses) and `slicing` (``slice_layout``, ``dice``, ``slice_offset``; a ``None`` in a
+coordinate is CuTe's ``_``).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from .errors import LayoutError
 from .int_tuple import add, fmt, is_const, is_int, is_tuple, mul, require_static
 
 __all__ = [
-    "Layout", "make_layout", "size", "cosize", "rank", "depth", "coalesce", "filter_layout",
+    "Layout", "LayoutLeft", "LayoutRight", "make_layout", "size", "cosize", "rank", "depth", "coalesce", "filter_layout", "filter",
     "compose", "complement", "logical_divide", "tile", "parse_layout",
 ]
 
@@ -80,9 +85,17 @@ class Layout:
         CuTe's ``crd2idx``); a tuple is matched mode by mode. Coordinates are assumed in range.
         With runtime leaves the result is an expression built through their operators, without
         stride-0 terms or multiplications by 1.
+
+        A coordinate holding ``None`` (CuTe's ``_``) slices instead: ``l(None, 3)`` is the
+        sub-layout `tylo.compiler.slicing.slice_layout` returns (the offset is dropped, as in
+        CuTe's ``operator()``).
         """
         if not coords:
             raise LayoutError(f"{self}: evaluation needs a coordinate")
+        if not (len(coords) == 1 and is_int(coords[0])) and _has_none(coords):
+            from .slicing import slice_layout  # slicing imports this module
+
+            return slice_layout(self, coords[0] if len(coords) == 1 else coords)
         crd = it.normalize(coords[0] if len(coords) == 1 else coords, "coordinate")
         return it.crd2idx(crd, self._shape, self._stride)
 
@@ -152,21 +165,72 @@ class Layout:
 # Small free functions
 
 
+def _has_none(x: Any) -> bool:
+    if isinstance(x, (tuple, list)):
+        return any(_has_none(e) for e in x)
+    return x is None
+
+
 def _composed_type():
     from .swizzle import ComposedLayout, Swizzle  # swizzle imports this module
 
     return Swizzle, ComposedLayout
 
 
-def make_layout(*layouts: Layout) -> Layout:
-    """Concatenate layouts as the modes of a new one: ``make_layout(a, b)`` is ``(a,b)``.
+class _MajorOrder:
+    """`LayoutLeft` / `LayoutRight`: the compact column- or row-major stride of a shape."""
 
-    Raises `LayoutError` for an argument that is not a `Layout`.
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+#: Compact column-major strides, first mode fastest (CuTe's ``LayoutLeft``; the default).
+LayoutLeft = _MajorOrder("LayoutLeft")
+#: Compact row-major strides, last mode fastest, recursively (CuTe's ``LayoutRight``).
+LayoutRight = _MajorOrder("LayoutRight")
+
+
+def _row_major_stride(shape: Any) -> Any:
+    """Strides of a compact row-major layout of `shape`: the last leaf moves by 1."""
+    sizes = list(it.leaves(shape))
+    strides, step = [0] * len(sizes), 1
+    for i in reversed(range(len(sizes))):
+        strides[i] = step
+        step = mul(step, sizes[i])
+    pending = iter(strides)
+    return it.transform_leaves(lambda _: next(pending), shape)
+
+
+def make_layout(*args: Any) -> Layout:
+    """Make a layout, as CuTe's ``make_layout`` does:
+
+    * ``make_layout(a, b, ...)`` with `Layout` arguments concatenates them as the modes of a new
+      layout: ``make_layout(a, b)`` is ``(a,b)``;
+    * ``make_layout(shape)`` is the compact column-major layout of ``shape``;
+    * ``make_layout(shape, stride)`` is ``Layout(shape, stride)``;
+    * ``make_layout(shape, LayoutLeft)`` / ``make_layout(shape, LayoutRight)``: compact
+      column-major / row-major (``make_layout((4, 8), LayoutRight)`` is ``(4,8):(8,1)``).
+
+    Raises `LayoutError` for a mix of layouts and shapes, or what `Layout` refuses.
     """
-    for x in layouts:
-        if not isinstance(x, Layout):
-            raise LayoutError(f"make_layout: {x!r} is not a Layout")
-    return Layout(tuple(x.shape for x in layouts), tuple(x.stride for x in layouts))
+    if args and all(isinstance(x, Layout) for x in args):
+        return Layout(tuple(x.shape for x in args), tuple(x.stride for x in args))
+    if not 1 <= len(args) <= 2 or any(isinstance(x, Layout) for x in args):
+        raise LayoutError(
+            f"make_layout{tuple(args)!r}: expected layouts to concatenate, or a shape and an "
+            "optional stride (or LayoutLeft / LayoutRight)")
+    shape = it.normalize(args[0], "shape")
+    stride = args[1] if len(args) == 2 else LayoutLeft
+    if stride is LayoutLeft:
+        return Layout(shape)
+    if stride is LayoutRight:
+        return Layout(shape, _row_major_stride(shape))
+    return Layout(shape, stride)
 
 
 def size(x: Any) -> Any:
@@ -259,16 +323,35 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
     return _from_modes(_merge_modes(_flat_modes(layout), f"coalesce({layout})"))
 
 
-def filter_layout(layout: Layout) -> Layout:
+def filter_layout(layout: Any, profile: Any = None) -> Any:
     """`coalesce` after setting the extent of every stride-0 mode to 1 (CuTe's ``filter``).
 
-    The result enumerates the distinct offsets of an injective-up-to-broadcast layout.
-    Raises `LayoutError` on runtime leaves.
+    The result enumerates the distinct offsets of an injective-up-to-broadcast layout; it has
+    depth <= 1 and is ``1:0`` when nothing is left. With a tuple ``profile`` it applies by mode
+    (mode ``i`` filtered with ``profile[i]``, modes beyond the profile kept), as `coalesce`.
+    A `ComposedLayout` keeps its swizzle and filters its inner layout. ``filter`` is the short
+    name (CuTe's).
+
+    Raises `LayoutError` on runtime leaves, for a profile with more modes than the layout, or
+    for an argument that is not a layout.
     """
+    _, composed = _composed_type()
+    if isinstance(layout, composed):
+        return composed(layout.swizzle, filter_layout(layout.layout, profile))
+    if not isinstance(layout, Layout):
+        raise LayoutError(f"filter: {layout!r} is not a Layout")
+    if is_tuple(profile):
+        if len(profile) > layout.rank():
+            raise LayoutError(f"filter({layout}, {fmt(profile)}): profile has more modes than the layout")
+        modes = [filter_layout(layout[i], profile[i]) for i in range(len(profile))]
+        return make_layout(*modes, *layout.modes()[len(profile):])
     ctx = f"filter({layout})"
     require_static(layout.stride, "a stride", ctx)
     shape = it.transform_leaves(lambda s, d: 1 if d == 0 else s, layout.shape, layout.stride)
     return coalesce(Layout(shape, layout.stride))
+
+
+filter = filter_layout  # noqa: A001 - CuTe's name; shadows the builtin only inside this module
 
 
 def _coalesce_x(layout: Layout) -> list[tuple[Any, Any]]:
@@ -292,9 +375,12 @@ def _coalesce_x(layout: Layout) -> list[tuple[Any, Any]]:
 # Composition
 
 
-def _tiler_str(b: Any) -> str:
-    if is_tuple(b):
-        return "<" + ",".join(_tiler_str(x) for x in b) + ">"
+def tiler_str(b: Any) -> str:
+    """A tiler as error messages show it: ``<4:1,_,8>`` (``_`` keeps a mode)."""
+    if b is None:
+        return "_"
+    if is_tuple(b) or isinstance(b, list):
+        return "<" + ",".join(tiler_str(x) for x in b) + ">"
     return str(b) if isinstance(b, Layout) or is_int(b) else repr(b)
 
 
@@ -302,8 +388,9 @@ def compose(a: Any, b: Any) -> Any:
     """Functional composition: ``compose(a, b)(c) == a(b(c))`` for every ``c`` in b's domain.
 
     ``a`` is a `Layout`, a `Swizzle` or a `ComposedLayout`; ``b`` is a `Layout`, an int ``n``
-    (meaning ``n:1``) or a tuple of such tilers applied by mode. The result has b's shape (its
-    modes may be further factored). Indices past the end of ``a`` extend a's last mode.
+    (meaning ``n:1``) or a tuple of such tilers applied by mode, where ``None`` (CuTe's ``_``)
+    keeps that mode of ``a`` as it is (``b = None`` returns ``a``). The result has b's shape
+    (its modes may be further factored). Indices past the end of ``a`` extend a's last mode.
 
     Semantics (C++ over pycute):
 
@@ -323,19 +410,23 @@ def compose(a: Any, b: Any) -> Any:
     runtime leaf, when a tuple tiler has more modes than ``a``, or for unsupported operands.
     """
     swizzle, composed = _composed_type()
+    if b is None:
+        return a
     if isinstance(a, swizzle):
         if isinstance(b, int) or isinstance(b, Layout):
             return composed(a, Layout(b) if not isinstance(b, Layout) else b)
-        raise LayoutError(f"compose({a}, {_tiler_str(b)}): a swizzle composes with a Layout or an int")
+        raise LayoutError(f"compose({a}, {tiler_str(b)}): a swizzle composes with a Layout or an int")
     if isinstance(a, composed):
         return composed(a.swizzle, compose(a.layout, b))
     if not isinstance(a, Layout):
         raise LayoutError(f"compose: {a!r} is not a Layout, Swizzle or ComposedLayout")
-    ctx = f"compose({a}, {_tiler_str(b)})"
+    ctx = f"compose({a}, {tiler_str(b)})"
     if is_tuple(b):
         if len(b) > a.rank():
             raise LayoutError(f"{ctx}: the tiler has {len(b)} modes, the layout only {a.rank()}")
         return make_layout(*(compose(a[i], b[i]) for i in range(len(b))))
+    if isinstance(b, list):
+        return compose(a, tuple(b))
     if not isinstance(b, Layout):
         if not it.is_leaf(b) or isinstance(b, composed):
             raise LayoutError(f"{ctx}: the right operand must be a Layout, an int or a tuple of tilers")
@@ -416,10 +507,13 @@ def complement(layout: Layout, cotarget: Any = None) -> Layout:
     that layout's size N, ``make_layout(L, complement(L, N))`` is a bijection onto ``[0, N)``.
     Stride-0 and extent-1 modes of ``layout`` are ignored (``filter``). The result is coalesced.
 
-    Raises `LayoutError` for runtime leaves, or when the sorted strides do not nest (each stride
-    must be a multiple of the extent covered by the smaller modes: otherwise the layout is not
-    injective and no complement exists; C++ silently rounds there).
+    Raises `LayoutError` for an argument that is not a `Layout`, for runtime leaves, or when the
+    sorted strides do not nest (each stride must be a multiple of the extent covered by the
+    smaller modes: otherwise the layout is not injective and no complement exists; C++
+    silently rounds there).
     """
+    if not isinstance(layout, Layout):
+        raise LayoutError(f"complement: {layout!r} is not a Layout")
     ctx = f"complement({layout}{'' if cotarget is None else ', ' + fmt(cotarget)})"
     require_static(layout.shape, "an extent", ctx)
     require_static(layout.stride, "a stride", ctx)
@@ -444,18 +538,26 @@ def logical_divide(layout: Any, tiler: Any) -> Any:
     """Split ``layout`` into (tile, rest): ``compose(layout, (tiler, complement(tiler, size)))``.
 
     ``tiler`` is a `Layout`, an int ``n`` (``n:1``) or a tuple of tilers applied by mode; modes
-    of ``layout`` beyond the tuple are kept unchanged (C++ and pycute agree). Mode 0 of a
-    1-D result enumerates one tile, mode 1 the tiles. A `ComposedLayout` divides its inner
-    layout. Raises `LayoutError` as `complement` and `compose` do.
+    of ``layout`` beyond the tuple are kept unchanged (C++ and pycute agree), and so is a mode
+    whose tiler entry is ``None`` (CuTe's ``_``). Mode 0 of a 1-D result enumerates one tile,
+    mode 1 the tiles; ``result((i, j)) == layout(make_layout(tiler, complement(tiler,
+    size(layout)))((i, j)))``. A tiler that does not divide the layout's size is accepted where
+    the composition is defined (``6:1`` by 4 is ``(4,2):(1,4)``): the last tile then runs past
+    the end of ``layout``, whose last mode is extended, as in C++. A `ComposedLayout` divides
+    its inner layout. Raises `LayoutError` as `complement` and `compose` do.
     """
+    if tiler is None:
+        return layout
     _, composed = _composed_type()
     if isinstance(layout, composed):
         return composed(layout.swizzle, logical_divide(layout.layout, tiler))
     if not isinstance(layout, Layout):
         raise LayoutError(f"logical_divide: {layout!r} is not a Layout")
+    if isinstance(tiler, list):
+        tiler = tuple(tiler)
     if is_tuple(tiler):
         if len(tiler) > layout.rank():
-            raise LayoutError(f"logical_divide({layout}, {_tiler_str(tiler)}): "
+            raise LayoutError(f"logical_divide({layout}, {tiler_str(tiler)}): "
                               "the tiler has more modes than the layout")
         modes = [logical_divide(layout[i], tiler[i]) for i in range(len(tiler))]
         return make_layout(*modes, *layout.modes()[len(tiler):])

@@ -5,7 +5,8 @@ accumulator) combination, the PTX instruction and the thread/value ownership of 
 B (K x N) and accumulator (M x N) operands. Ownership layouts map (lane, element i) to a
 column-major logical index; they restate the fragment formulas of PTX ISA section 9.7.14.5
 "Matrix Fragments for mma.m16n8k*" (anchors #warp-level-matrix-fragment-mma-16816-float,
--1688, -16832; see shared/facts/ptx_isa.md), where element i of a lane is the i-th element of
+-1688, -16832, and -1684 (tf32 m16n8k4) and -16816-i8-f8 (8-bit integer m16n8k16), whose
+formulas are not in docs/facts/ptx_isa.md), where element i of a lane is the i-th element of
 its operand registers, low half first. tests/compiler/test_mma_atom.py checks every layout against
 those formulas, and a GPU test checks them against the hardware.
 """
@@ -37,6 +38,7 @@ class MMAInstruction:
 
     @property
     def ptx_shape(self) -> str:
+        """The PTX shape qualifier, e.g. ``m16n8k16``."""
         m, n, k = self.shape
         return f"m{m}n{n}k{k}"
 
@@ -58,10 +60,14 @@ _B16816 = _L(((4, 8), (2, 2)), ((2, 16), (1, 8)))
 _C168 = _L(((4, 8), (2, 2)), ((32, 1), (16, 8)))
 _A1688 = _L(((4, 8), (2, 2)), ((32, 1), (16, 8)))
 _B1688 = _L(((4, 8), 2), ((2, 8), 1))
+_A1684_TF32 = _L(((4, 8), 2), ((16, 1), 8))
+_B1684_TF32 = _L(((4, 8), 1), ((1, 4), 0))
 _A1688_TF32 = _L(((4, 8), (2, 2)), ((16, 1), (8, 64)))
 _B1688_TF32 = _L(((4, 8), 2), ((1, 8), 4))
 _A16832 = _L(((4, 8), (4, 2, 2)), ((64, 1), (16, 8, 256)))
 _B16832 = _L(((4, 8), (4, 2)), ((4, 32), (1, 16)))
+_A16816_I8 = _L(((4, 8), (4, 2)), ((64, 1), (16, 8)))
+_B16816_I8 = _L(((4, 8), 4), ((4, 16), 1))
 
 
 def _rows() -> list[MMAInstruction]:
@@ -70,15 +76,16 @@ def _rows() -> list[MMAInstruction]:
     for t in (d.BFloat16, d.Float16):
         rows.append(MMAInstruction((16, 8, 16), t, t, d.Float32, _A16816, _B16816, _C168, 80))
         rows.append(MMAInstruction((16, 8, 8), t, t, d.Float32, _A1688, _B1688, _C168, 80))
-    rows.append(
-        MMAInstruction((16, 8, 8), d.Float32, d.Float32, d.Float32, _A1688_TF32, _B1688_TF32, _C168, 80)
-    )
+    for shape, a_layout, b_layout in (((16, 8, 4), _A1684_TF32, _B1684_TF32),
+                                      ((16, 8, 8), _A1688_TF32, _B1688_TF32)):
+        rows.append(MMAInstruction(shape, d.Float32, d.Float32, d.Float32, a_layout, b_layout, _C168, 80))
     for a in (d.Float8E4M3, d.Float8E5M2):
         for b in (d.Float8E4M3, d.Float8E5M2):
             rows.append(MMAInstruction((16, 8, 32), a, b, d.Float32, _A16832, _B16832, _C168, 89))
     for a in (d.Int8, d.UInt8):
         for b in (d.Int8, d.UInt8):
             rows.append(MMAInstruction((16, 8, 32), a, b, d.Int32, _A16832, _B16832, _C168, 80))
+            rows.append(MMAInstruction((16, 8, 16), a, b, d.Int32, _A16816_I8, _B16816_I8, _C168, 80))
     return rows
 
 
@@ -89,7 +96,52 @@ MMA_INSTRUCTIONS: dict[tuple, MMAInstruction] = {
 ROLES = {"A": "A", "B": "B", "C": "C", "accumulator": "C", "Accumulator": "C", "D": "C"}
 
 
-class MMAAtom:
+class ShapedAtom:
+    """What an MMA atom of shape (m, n, k) and element types a, b, c shares: the ``m``, ``n``,
+    ``k`` accessors, `operand_shape`, and equality, hash and repr by (shape, a, b, c) within
+    one class. Subclasses set ``shape``, ``a``, ``b`` and ``c`` and define ``__str__``."""
+
+    shape: tuple[int, int, int]
+    a: DType
+    b: DType
+    c: DType
+
+    @property
+    def m(self) -> int:
+        """Rows of A and of the accumulator."""
+        return self.shape[0]
+
+    @property
+    def n(self) -> int:
+        """Columns of B and of the accumulator."""
+        return self.shape[1]
+
+    @property
+    def k(self) -> int:
+        """The instruction's K: columns of A, rows of B (elements)."""
+        return self.shape[2]
+
+    def operand_shape(self, role: str) -> tuple[int, int]:
+        """(rows, cols) of A (m, k), B (k, n) or the accumulator (m, n), in elements.
+
+        Raises PlanError for a role other than "A", "B" or "C" (also "accumulator", "D")."""
+        m, n, k = self.shape
+        return {"A": (m, k), "B": (k, n), "C": (m, n)}[_role(role)]
+
+    def _key(self):
+        return (self.shape, self.a, self.b, self.c)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.shape}, {self.a}, {self.c}, b={self.b})"
+
+
+class MMAAtom(ShapedAtom):
     """A warp-collective ``mma.sync`` instruction: ``MMAAtom((16, 8, 16), BFloat16, Float32)``.
 
     shape: (m, n, k). a: element type of A (and of B unless `b` is given). c: accumulator type.
@@ -100,7 +152,7 @@ class MMAAtom:
     """
 
     def __init__(self, shape, a, c=dtypes.Float32, *, b=None):
-        shape = tuple(shape)
+        shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
         a = dtypes.as_dtype(a, "MMAAtom A type")
         b = a if b is None else dtypes.as_dtype(b, "MMAAtom B type")
         c = dtypes.as_dtype(c, "MMAAtom accumulator type")
@@ -117,41 +169,20 @@ class MMAAtom:
         self.a, self.b, self.c = a, b, c
         self.instruction = MMA_INSTRUCTIONS[key]
 
-    @property
-    def m(self) -> int:
-        return self.shape[0]
-
-    @property
-    def n(self) -> int:
-        return self.shape[1]
-
-    @property
-    def k(self) -> int:
-        return self.shape[2]
-
-    def operand_shape(self, role: str) -> tuple[int, int]:
-        m, n, k = self.shape
-        return {"A": (m, k), "B": (k, n), "C": (m, n)}[_role(role)]
-
     def operand_layout(self, role: str) -> Ownership:
-        """The ownership of operand `role` ("A", "B" or "C"/"accumulator") over 32 lanes."""
+        """The ownership of operand `role` over the warp's 32 lanes: (lane, element i) ->
+        (row, col) of A (m, k), B (k, n) or the accumulator "C"/"accumulator" (m, n), element
+        i being the i-th element of the lane's operand registers, low half first (2 per 32-bit
+        register for 16-bit types, 4 for 8-bit, 1 for tf32/f32/s32).
+
+        Source: PTX ISA 9.7.14.5 "Matrix Fragments for mma.m16n8k*" (the anchors in the module
+        docstring), restated in docs/facts/ptx_isa.md section 1.
+        Raises PlanError for a role other than "A", "B" or "C"."""
         return _atom_ownership(self.instruction, _role(role))
-
-    def _key(self):
-        return (self.shape, self.a, self.b, self.c)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, MMAAtom) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
 
     def __str__(self) -> str:
         m, n, k = self.shape
         return f"m{m}n{n}k{k}, {self.a.ptx}, {self.b.ptx}, {self.c.ptx}"
-
-    def __repr__(self) -> str:
-        return f"MMAAtom({self.shape}, {self.a}, {self.c}, b={self.b})"
 
 
 @functools.lru_cache(maxsize=None)
@@ -165,10 +196,13 @@ def _atom_ownership(instruction: MMAInstruction, role: str) -> Ownership:
 def _role(role: str) -> str:
     try:
         return ROLES[role]
-    except KeyError:
-        raise PlanError(f"operand role {role!r}: expected 'A', 'B' or 'C' (accumulator)") from None
+    except (KeyError, TypeError):
+        raise PlanError(f"operand role {role!r}: expected 'A', 'B' or 'C' (also 'D', 'accumulator')") from None
 
 
 def operand_layout(atom, role: str) -> Ownership:
-    """The thread/value ownership of an atom's (or tiled MMA's) A, B or accumulator operand."""
+    """The thread/value ownership of an atom's (or tiled MMA's, or WGMMA64 plan's) A, B or
+    accumulator operand: ``atom.operand_layout(role)`` (see `MMAAtom.operand_layout` for the
+    shapes and the PTX ISA source). Raises PlanError for an unknown role, and for roles the
+    atom's threads do not own (WGMMA64 and Tcgen05MMA A/B live in shared memory)."""
     return atom.operand_layout(role)

@@ -15,19 +15,9 @@ from functools import cached_property
 import numpy as np
 
 from .errors import GeometryError
-from .int_tuple import is_static, leaves, product
+from .int_tuple import is_int, is_static, product
 from .layout import Layout
-
-
-def static_offsets(layout: Layout) -> np.ndarray:
-    """layout(i) for every i in range(size(layout)) of a static layout, vectorized."""
-    index = np.arange(product(layout.shape), dtype=np.int64)
-    out = np.zeros_like(index)
-    step = 1
-    for extent, stride in zip(leaves(layout.shape), leaves(layout.stride)):
-        out += (index // step) % extent * stride
-        step *= extent
-    return out
+from .offsets import offset_grid, static_offsets
 
 
 def _map_leaves(f, t):
@@ -42,12 +32,13 @@ class Ownership:
     shape: static (rows, cols) of the logical tile.
     layout: a static rank-2 `Layout`: mode 0 over threads, mode 1 over value slots; its values
         are column-major indices into `shape`.
-    Raises GeometryError when the layout is not static, not rank 2, or maps outside the tile.
+    Raises GeometryError when the shape is not two positive static ints, the layout is not
+    static, not rank 2, or maps outside the tile.
     """
 
     def __init__(self, shape: tuple[int, int], layout: Layout):
-        shape = tuple(shape)
-        if len(shape) != 2 or not all(isinstance(s, int) and s > 0 for s in shape):
+        shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        if len(shape) != 2 or not all(is_int(s) and s > 0 for s in shape):
             raise GeometryError(f"Ownership: shape {shape} must be two positive static extents")
         if not isinstance(layout, Layout) or not is_static(layout.shape) or not is_static(layout.stride):
             raise GeometryError(f"Ownership: layout {layout} must be a static Layout")
@@ -67,8 +58,7 @@ class Ownership:
     @cached_property
     def _indices(self) -> np.ndarray:
         """indices[t, v]: the column-major logical index held by thread t in slot v."""
-        flat = static_offsets(self.layout)
-        return flat.reshape(self.values, self.threads).T
+        return offset_grid(self.layout)
 
     @cached_property
     def _coords(self) -> np.ndarray:
@@ -79,18 +69,22 @@ class Ownership:
     # -- sizes ----------------------------------------------------------------------------------
     @property
     def threads(self) -> int:
+        """Threads: the size of the layout's mode 0."""
         return product(self.layout.shape[0])
 
     @property
     def values(self) -> int:
+        """Value slots per thread: the size of the layout's mode 1."""
         return product(self.layout.shape[1])
 
     @property
     def rows(self) -> int:
+        """Extent of logical axis 0."""
         return self.shape[0]
 
     @property
     def cols(self) -> int:
+        """Extent of logical axis 1."""
         return self.shape[1]
 
     # -- evaluation -----------------------------------------------------------------------------
@@ -181,9 +175,19 @@ class Ownership:
         return f"Ownership({self})"
 
 
+def require_ownership(x, where: str) -> Ownership:
+    """``x`` when it is an `Ownership`; GeometryError naming ``where`` otherwise."""
+    if not isinstance(x, Ownership):
+        raise GeometryError(f"{where}: {x!r} is not an Ownership")
+    return x
+
+
 def ownership_table(ownership: Ownership) -> list[list[tuple[int, int]]]:
-    """Logical coordinate of every (thread, slot) pair, zero-based: table[thread][slot]."""
-    return ownership.table()
+    """Logical coordinate of every (thread, slot) pair, zero-based: table[thread][slot] =
+    (row, col), a list of ``threads`` lists of ``values`` pairs.
+
+    Raises GeometryError when ``ownership`` is not an `Ownership`."""
+    return require_ownership(ownership, "ownership_table").table()
 
 
 def restride(layout: Layout, rows: int, new_rows: int) -> Layout:

@@ -5,13 +5,23 @@ section 5.3 / 9.7 for which register types an instruction type may name
 (https://docs.nvidia.com/cuda/parallel-thread-execution/#fundamental-types). A register of a
 bit-size class (``.b16``, ``.b32``, ``.b64``) may be used by any instruction type of that size;
 ``.f32``/``.f64`` registers hold floating-point values; ``.pred`` holds predicates. 8-bit values
-live in 16-bit registers (PTX has no 8-bit register class in practice; nvcc uses ``.b16``).
+live in 16-bit registers (PTX has no 8-bit register class in practice; nvcc uses ``.b16``); an FP8
+value sits in the low byte of its ``.b16`` register.
+
+`param` is the type a kernel parameter of that type is declared with, where it differs.
+`pair` names the packed type of two values of a type (``f16`` -> ``f16x2``: low element in the
+low bits). FP8 (``e4m3``, ``e5m2``) has no scalar ``cvt`` at all, only the paired forms of PTX ISA
+9.7.9.21 cvt (sm_89+, PTX 7.8): ``cvt.rn.satfinite.e4m3x2.f32 d, a, b`` (a -> bits 15:8, b -> bits
+7:0) and ``cvt.rn.f16x2.e4m3x2 d, a``, and the same for ``e5m2x2``; `cvt_pair` gives the packed
+type a scalar type converts through when it has no scalar form.
 Plain Python: imported by the dtype table, the ptx dialect, the lowering and the printer alike.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .errors import UnsupportedError
 
 
 @dataclass(frozen=True)
@@ -20,6 +30,9 @@ class PtxType:
     bits: int
     kind: str  # "b" bits, "s" signed, "u" unsigned, "f" float, "pred"
     reg: str  # register class that holds a value of this type
+    pair: str | None = None  # the packed type of two such values ("f16" -> "f16x2")
+    cvt_scalar: bool = True  # False: cvt converts this type only in pairs, as `pair` (FP8)
+    param: str | None = None  # the type a .param declaration / ld.param names, when not `suffix`
 
 
 @dataclass(frozen=True)
@@ -57,10 +70,10 @@ PTX_TYPES: dict[str, PtxType] = {
         PtxType("u16", 16, "u", "b16"),
         PtxType("u32", 32, "u", "b32"),
         PtxType("u64", 64, "u", "b64"),
-        PtxType("f16", 16, "f", "b16"),
-        PtxType("bf16", 16, "f", "b16"),
-        PtxType("e4m3", 8, "f", "b16"),
-        PtxType("e5m2", 8, "f", "b16"),
+        PtxType("f16", 16, "f", "b16", pair="f16x2", param="b16"),
+        PtxType("bf16", 16, "f", "b16", pair="bf16x2", param="b16"),
+        PtxType("e4m3", 8, "f", "b16", pair="e4m3x2", cvt_scalar=False, param="b8"),
+        PtxType("e5m2", 8, "f", "b16", pair="e5m2x2", cvt_scalar=False, param="b8"),
         PtxType("f16x2", 32, "f", "b32"),
         PtxType("bf16x2", 32, "f", "b32"),
         PtxType("e4m3x2", 16, "f", "b16"),
@@ -84,6 +97,26 @@ def register_class(suffix: str) -> RegisterClass:
     return REGISTER_CLASSES[ptx_type(suffix).reg]
 
 
+def param_type(suffix: str) -> str:
+    """The type a kernel ``.param`` of a `suffix` value is declared and read (``ld.param``) with:
+    the 16- and 8-bit floats travel as raw bits (``.b16``/``.b8``), because ptxas does not
+    accept ``.param .bf16`` (PTX ISA 5.1.6: parameters take the fundamental types of 5.2.1;
+    bf16 and the FP8 types are alternate formats, 5.2.3)."""
+    t = ptx_type(suffix)
+    return t.param or t.suffix
+
+
+def cvt_pair(suffix: str) -> str | None:
+    """The packed type `cvt` converts `suffix` through when PTX has no scalar `cvt` of it
+    (``"e4m3"`` -> ``"e4m3x2"``), else None."""
+    t = ptx_type(suffix)
+    return None if t.cvt_scalar else t.pair
+
+
+PAIR_TYPES = frozenset(t.pair for t in PTX_TYPES.values() if t.pair)
+"""Packed types ``cvt`` writes from two ``.f32`` sources (``cvt.rn{.satfinite}.<pair>.f32 d, a, b``)."""
+
+
 # PTX ISA version printed for a target: the first release with every instruction Tylo may emit
 # for it. 8.4 brings FP8 mma.sync (sm_89/sm_90); newer targets need the release that introduced
 # them (PTX ISA "Release Notes": sm_100a/sm_101a 8.6, sm_120a 8.7, sm_103a/sm_121a 8.8, sm_110a 9.0).
@@ -92,10 +125,11 @@ DEFAULT_PTX_VERSION = "8.4"
 
 
 def arch_number(arch: str) -> int:
-    """``"sm_90a"`` -> 90, ``"sm_100a"`` -> 100."""
-    digits = arch.removeprefix("sm_").rstrip("abf")
+    """``"sm_90a"`` -> 90, ``"sm_100a"`` -> 100. Raises UnsupportedError for anything that is
+    not an ``sm_XY`` target name (with an optional ``a``/``f`` suffix)."""
+    digits = arch.removeprefix("sm_").rstrip("abf") if isinstance(arch, str) and arch.startswith("sm_") else ""
     if not digits.isdigit():
-        raise ValueError(f"'{arch}' is not an sm_XY target")
+        raise UnsupportedError(f"target {arch!r} is not an sm_XY target name (e.g. 'sm_90a', 'sm_80')")
     return int(digits)
 
 

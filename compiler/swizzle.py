@@ -19,7 +19,7 @@ from typing import Any
 
 from . import int_tuple as it
 from .errors import LayoutError
-from .layout import Layout
+from .layout import Layout, _has_none
 
 __all__ = ["Swizzle", "ComposedLayout"]
 
@@ -66,7 +66,9 @@ class Swizzle:
         return 1 << (self.source_mask | self.target_mask).bit_length()
 
     def __call__(self, offset: Any) -> Any:
-        """The swizzled offset; works on ints and on runtime values (through ``& >> << ^``)."""
+        """The swizzled offset; works on ints, on numpy integer arrays (elementwise: every
+        offset of a grid at once, see `tylo.compiler.offsets.offset_grid`) and on runtime values
+        (through ``& >> << ^``)."""
         if self.bits == 0:
             return offset
         picked = it.bit_and(offset, self.source_mask)
@@ -108,7 +110,15 @@ class ComposedLayout:
         raise AttributeError("ComposedLayout is immutable")
 
     def __call__(self, *coords: Any) -> Any:
-        """``swizzle(layout(*coords))``, an element offset from the allocation base."""
+        """``swizzle(layout(*coords))``, an element offset from the allocation base.
+
+        A coordinate holding ``None`` slices instead (`tylo.compiler.slicing.slice_layout`).
+        """
+        crd = coords[0] if len(coords) == 1 else coords
+        if _has_none(crd):
+            from .slicing import slice_layout  # slicing imports this module
+
+            return slice_layout(self, crd)
         return self.swizzle(self.layout(*coords))
 
     @property

@@ -63,10 +63,12 @@ class TiledMMA:
     # -- geometry -------------------------------------------------------------------------------
     @property
     def k_steps(self) -> int:
+        """Atom instructions along K per (M, N) atom: K / the atom's k."""
         return self.k // self.atom.k
 
     @property
     def threads(self) -> int:
+        """Threads of the plan: 32 per warp, 32 * wm * wn."""
         return 32 * self.warps[0] * self.warps[1]
 
     @property
@@ -76,12 +78,17 @@ class TiledMMA:
         return (m * self.warps[0] * self.repeat[0], n * self.warps[1] * self.repeat[1], self.k)
 
     def operand_shape(self, role: str) -> tuple[int, int]:
+        """(rows, cols) in elements: A (TM, K), B (K, TN), C (TM, TN). Raises PlanError for an
+        unknown role."""
         tm, tn, k = self.tile_shape
         return {"A": (tm, k), "B": (k, tn), "C": (tm, tn)}[_role(role)]
 
     # -- ownership ------------------------------------------------------------------------------
     def operand_layout(self, role: str) -> Ownership:
-        """The CTA-wide ownership of operand `role` ("A", "B" or "C")."""
+        """The CTA-wide ownership of operand `role` ("A", "B" or "C"): thread t = lane + 32 *
+        warp (warps M-fastest) and slot s over `operand_shape(role)`; slots run over (atom
+        element, M or N repeat, K step), first fastest (`atom_slots`). A is replicated over the
+        N warps, B over the M warps. Raises PlanError for an unknown role."""
         r = _role(role)
         if r not in self._ownerships:
             self._ownerships[r] = self._operand_layout(r)

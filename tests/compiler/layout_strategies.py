@@ -49,3 +49,51 @@ def values(layout) -> list:
 
 def flat_modes(layout) -> list:
     return list(zip(leaves(layout.shape), leaves(layout.stride)))
+
+
+# --- added for the products, inverses and slicing (tests/compiler/test_layout_properties.py) ---
+
+
+def _nest(draw, items):
+    """Group a flat list into a random tree of tuples, keeping the order of the items."""
+    if len(items) <= 1 or not draw(st.booleans()):
+        return tuple(items)
+    cut = draw(st.integers(1, len(items) - 1))
+    left, right = items[:cut], items[cut:]
+    return (_nest(draw, left) if len(left) > 1 else left[0], *right)
+
+
+@st.composite
+def injective_layouts(draw, leaf=st.integers(2, 4), max_modes=4, max_gap=2, compact=False):
+    """Injective layouts whose sorted strides nest (each a multiple of the extent below it),
+    with an optional gap factor between modes; ``compact=True`` gives bijections onto
+    ``[0, size)``. Modes are in random order and randomly nested."""
+    n = draw(st.integers(1, max_modes))
+    extents = [draw(leaf) for _ in range(n)]
+    order = draw(st.permutations(range(n)))
+    strides = [0] * n
+    reach = 1
+    for k in order:
+        reach *= 1 if compact else draw(st.integers(1, max_gap))
+        strides[k] = reach
+        reach *= extents[k]
+    if n == 1 and draw(st.booleans()):
+        return Layout(extents[0], strides[0])
+    pairs = _nest(draw, list(zip(extents, strides)))
+    return Layout(_split(pairs, 0), _split(pairs, 1))
+
+
+def _split(tree, k):
+    if isinstance(tree, tuple) and len(tree) == 2 and all(isinstance(x, int) for x in tree):
+        return tree[k]
+    return tuple(_split(t, k) for t in tree)
+
+
+@st.composite
+def partial_coords(draw, shape):
+    """A coordinate of ``shape`` in which some entries are None (CuTe's ``_``)."""
+    if draw(st.integers(0, 3)) == 0:
+        return None
+    if is_tuple(shape) and draw(st.integers(0, 3)) > 0:
+        return tuple(draw(partial_coords(s)) for s in shape)
+    return draw(st.integers(0, product(shape) - 1))

@@ -317,3 +317,15 @@ def test_tile_examples():
         tile(Layout((16, 32)), (8, 12))
     with pytest.raises(LayoutError, match="expected 2 tile extents"):
         tile(Layout((16, 32)), (8,))
+
+
+def test_make_layout_takes_cute_forms():
+    from tylo.compiler.layout import LayoutLeft, LayoutRight, make_layout
+
+    assert make_layout((4, 8)) == Layout((4, 8), (1, 4)) == make_layout((4, 8), LayoutLeft)
+    assert make_layout((4, 8), LayoutRight) == Layout((4, 8), (8, 1))
+    assert make_layout((2, (3, 4)), LayoutRight) == Layout((2, (3, 4)), (12, (4, 1)))
+    assert make_layout((4, 8), (2, 16)) == Layout((4, 8), (2, 16))
+    assert make_layout(Layout(4), Layout(8, 4)) == Layout((4, 8), (1, 4))
+    with pytest.raises(LayoutError, match="expected layouts to concatenate, or a shape"):
+        make_layout(Layout(4), (8,))

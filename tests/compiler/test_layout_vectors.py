@@ -1,5 +1,5 @@
 """Reference vectors (tests/compiler/data/layout_vectors_sample.json, a copy of
-shared/facts/layout_vectors_sample.json; conventions in shared/facts/layout_vectors_README.md).
+tests/compiler/data/layout_vectors_sample.json; conventions in docs/facts/layout_vectors_README.md).
 
 Layouts are compared by value (R(0..size-1)) first; the exact shape:stride is compared only for
 cases whose provenance is "asserted-in-source" (or one of their `equivalent_canonical` forms).
@@ -12,17 +12,14 @@ import pytest
 
 from tylo.compiler import int_tuple as it
 from tylo.compiler.errors import LayoutError
+from tylo.compiler.divide import zipped_divide
+from tylo.compiler.inverse import left_inverse, right_inverse
 from tylo.compiler.layout import Layout, coalesce, complement, compose, logical_divide
+from tylo.compiler.product import blocked_product, logical_product, raked_product
 from tylo.compiler.swizzle import ComposedLayout, Swizzle
 
 DATA = Path(__file__).parent / "data" / "layout_vectors_sample.json"
 CASES = json.loads(DATA.read_text())
-
-# Products, inverses and zipped_divide are not implemented yet (a later issue): their cases are
-# selected out here, by op name, rather than skipped at run time.
-OUT_OF_SCOPE = {"logical_product", "blocked_product", "raked_product", "zipped_divide",
-                "right_inverse", "left_inverse"}
-
 
 def tup(x):
     return tuple(tup(e) for e in x) if isinstance(x, list) else x
@@ -81,6 +78,41 @@ def run_logical_divide(case):
     check_layout(logical_divide(layout_of(case["inputs"]["A"]), tiler_of(case["inputs"]["B"])), case)
 
 
+def binary_op(fn):
+    """Runner for the ops that take a layout A and a tiler B (a layout, an int or a by-mode list)."""
+    def run(case):
+        check_layout(fn(layout_of(case["inputs"]["A"]), tiler_of(case["inputs"]["B"])), case)
+    return run
+
+
+def run_right_inverse(case):
+    layout = layout_of(case["inputs"]["layout"])
+    result = right_inverse(layout)
+    check_layout(result, case)
+    assert all(layout(result(i)) == i for i in range(result.size()))
+
+
+def run_left_inverse(case):
+    """Only the values on the image of the layout are determined (README): compare those."""
+    layout, expected = layout_of(case["inputs"]["layout"]), case["expected"]
+    result = left_inverse(layout)
+    assert result.size() == expected["size"]
+    image = [layout(i) for i in range(layout.size())]
+    back = [result(x) for x in image]
+    if expected.get("R_of_layout") is not None:
+        assert back == expected["R_of_layout"]
+    if len(set(image)) == len(image):
+        assert back == list(range(layout.size()))
+    else:
+        assert [layout(r) for r in back] == image
+    on_image = set(image)
+    if "values" in expected:
+        assert all(result(x) == expected["values"][x] for x in on_image if x < result.size())
+    for x, v in expected.get("values_at", {}).items():
+        if int(x) in on_image:
+            assert result(int(x)) == v
+
+
 def run_eval(case):
     layout = layout_of(case["inputs"]["layout"])
     assert [layout(tup(c)) for c in case["inputs"]["coords"]] == case["expected"]["values"]
@@ -136,6 +168,12 @@ HANDLERS = {
     "composition": run_composition,
     "complement": run_complement,
     "logical_divide": run_logical_divide,
+    "zipped_divide": binary_op(zipped_divide),
+    "logical_product": binary_op(logical_product),
+    "blocked_product": binary_op(blocked_product),
+    "raked_product": binary_op(raked_product),
+    "right_inverse": run_right_inverse,
+    "left_inverse": run_left_inverse,
     "eval": run_eval,
     "eval_2d": run_eval_2d,
     "size_cosize": run_size_cosize,
@@ -148,15 +186,25 @@ HANDLERS = {
     "swizzle_layout": run_swizzle_layout,
 }
 
-IN_SCOPE = [c for c in CASES if c["op"] not in OUT_OF_SCOPE]
+README_OPS = {
+    "coalesce", "coalesce_by_mode", "composition", "complement", "logical_divide", "zipped_divide",
+    "logical_product", "blocked_product", "raked_product", "right_inverse", "left_inverse", "eval",
+    "eval_2d", "idx2crd", "size_cosize", "shape_div", "prefix_product", "inner_product", "swizzle",
+    "swizzle_layout",
+}
 
 
-def test_every_op_is_handled_or_explicitly_out_of_scope():
-    unknown = {c["op"] for c in CASES} - set(HANDLERS) - OUT_OF_SCOPE
+def test_every_op_of_the_sample_has_a_runner():
+    unknown = {c["op"] for c in CASES} - set(HANDLERS)
     assert not unknown, f"no handler for vector ops {sorted(unknown)}"
-    assert len(IN_SCOPE) >= 30
+    assert len(CASES) == 60
 
 
-@pytest.mark.parametrize("case", IN_SCOPE, ids=[c["id"] for c in IN_SCOPE])
+def test_every_readme_op_but_idx2crd_has_a_runner():
+    # idx2crd has no case in the sample, so its input format is unknown: no runner is guessed.
+    assert README_OPS - set(HANDLERS) == {"idx2crd"}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_vector(case):
     HANDLERS[case["op"]](case)

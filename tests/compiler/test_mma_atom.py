@@ -1,6 +1,6 @@
 """MMAAtom and MMA_INSTRUCTIONS: every operand ownership against the PTX ISA fragment formulas.
 
-The formulas below are transcribed independently from shared/facts/ptx_isa.md section 1
+The formulas below are transcribed independently from docs/facts/ptx_isa.md section 1
 ("mma.sync fragments"): `lane` is %laneid, g = lane >> 2, t = lane % 4, and i is the element
 index of the lane's fragment, low half of each register first. Each returns (row, col) of the
 operand: A is M x K (row m, col k), B is K x N (row k, col n), C/D is M x N.
@@ -71,6 +71,28 @@ def b_m16n8k32_8bit(lane, i):
     return 4 * t + (i & 3) + 16 * (i >= 4), g
 
 
+# --- PTX ISA 9.7.14.5.6 "Matrix Fragments for mma.m16n8k4" (#warp-level-matrix-fragment-mma-1684)
+def a_m16n8k4_tf32(lane, i):
+    g, t = _gt(lane)
+    return g + 8 * i, t
+
+
+def b_m16n8k4_tf32(lane, i):
+    g, t = _gt(lane)
+    return t, g
+
+
+# --- PTX ISA 9.7.14.5.9 "... mma.m16n8k16 with integer type" (#warp-level-matrix-fragment-mma-16816-i8-f8)
+def a_m16n8k16_8bit(lane, i):
+    g, t = _gt(lane)
+    return g + 8 * (i >= 4), 4 * t + (i & 3)
+
+
+def b_m16n8k16_8bit(lane, i):
+    g, t = _gt(lane)
+    return 4 * t + i, g
+
+
 # family -> {role: (formula, elements per lane, registers per lane)} from the section-1 tables.
 FAMILIES = {
     "m16n8k16 16-bit": {"A": (a_m16n8k16_16bit, 8, 4), "B": (b_m16n8k16_16bit, 4, 2),
@@ -81,6 +103,10 @@ FAMILIES = {
                      "C": (c_m16n8, 4, 4)},
     "m16n8k32 8-bit": {"A": (a_m16n8k32_8bit, 16, 4), "B": (b_m16n8k32_8bit, 8, 2),
                        "C": (c_m16n8, 4, 4)},
+    "m16n8k4 tf32": {"A": (a_m16n8k4_tf32, 2, 2), "B": (b_m16n8k4_tf32, 1, 1),
+                     "C": (c_m16n8, 4, 4)},
+    "m16n8k16 8-bit": {"A": (a_m16n8k16_8bit, 8, 2), "B": (b_m16n8k16_8bit, 4, 1),
+                       "C": (c_m16n8, 4, 4)},
 }
 
 
@@ -88,6 +114,10 @@ def family(instruction):
     shape, a, b = instruction.shape, instruction.a, instruction.b
     if shape == (16, 8, 16) and a.bits == b.bits == 16:
         return "m16n8k16 16-bit"
+    if shape == (16, 8, 16) and a.bits == b.bits == 8:
+        return "m16n8k16 8-bit"
+    if shape == (16, 8, 4) and a is b is Float32:
+        return "m16n8k4 tf32"
     if shape == (16, 8, 8) and a is b is Float32:
         return "m16n8k8 tf32"
     if shape == (16, 8, 8) and a.bits == b.bits == 16:
@@ -107,7 +137,8 @@ def atom_of(row):
 
 def test_the_table_covers_the_expected_instructions():
     assert {family(r) for r in ROWS} == set(FAMILIES)
-    assert len(ROWS) == 2 * 2 + 1 + 4 + 4  # bf16/f16 x 2 shapes, tf32, fp8 pairs, int8 pairs
+    # bf16/f16 x 2 shapes, tf32 x 2 shapes, fp8 pairs, int8 pairs x 2 shapes
+    assert len(ROWS) == 2 * 2 + 2 + 4 + 4 * 2
     for r in ROWS:
         assert r.c is (Int32 if r.a.is_int else Float32)
         assert r.min_sm == (89 if r.a.bits == 8 and r.a.is_float else 80)

@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from layout_strategies import layouts, values
 
+from tylo.compiler.encodings.swizzle_modes import SWIZZLE_MODES, element_swizzle
 from tylo.compiler.errors import LayoutError
 from tylo.compiler.layout import Layout, coalesce, compose, logical_divide, tile
 from tylo.compiler.swizzle import ComposedLayout, Swizzle
@@ -128,3 +129,28 @@ def test_window_of_a_swizzled_layout_keeps_the_parent_phase():
     # Restarting the swizzle at the window's corner would give different offsets.
     relative = ComposedLayout(sw, Layout((8, 8), (64, 1)))
     assert any(win((r, c)) - win(0) != relative((r, c)) for r in range(8) for c in range(8))
+
+
+# --- the hardware modes rescaled to elements (compiler/encodings/swizzle_modes.py) -----------
+
+
+@pytest.mark.parametrize("element_bytes, expected", [(2, Swizzle(3, 3, 3)), (4, Swizzle(3, 2, 3)),
+                                                     (1, Swizzle(3, 4, 3))])
+def test_128_byte_rows_over_elements(element_bytes, expected):
+    assert element_swizzle(128, element_bytes) == expected
+
+
+def test_element_swizzle_composed_with_a_row_major_tile():
+    atom = compose(element_swizzle(128, 2), Layout((8, 64), (64, 1)))
+    assert all(atom((r, k)) == 64 * r + (k ^ (8 * (r % 8))) for r in range(8) for k in range(64))
+
+
+@pytest.mark.parametrize("mode", SWIZZLE_MODES, ids=[m.name for m in SWIZZLE_MODES])
+@pytest.mark.parametrize("element_bytes", [1, 2, 4, 8, 16])
+def test_element_swizzle_is_the_byte_swizzle_in_element_units(mode, element_bytes):
+    """Units come from the layout: an element offset x is byte offset x*e, and the element
+    swizzle moves it exactly where Swizzle(B, 4, 3) moves the byte (16-byte chunks move whole)."""
+    in_bytes, in_elements = Swizzle(mode.bits, 4, 3), element_swizzle(mode.row_bytes, element_bytes)
+    for x in range(2 * mode.period_bytes // element_bytes):
+        assert in_elements(x) * element_bytes == in_bytes(x * element_bytes)
+        assert in_elements(in_elements(x)) == x

@@ -1,0 +1,259 @@
+"""WGMMA64: a Hopper warpgroup MMA plan, 128 threads computing a 64 x n x k product.
+
+``WGMMA64(dtype, n, k=64, partials=1)`` is the seeds' ``WGMMA64(T, Val(n), Val(k), Val(partials))``:
+A (64, k) and B (k, n) are read from canonical K-major swizzled shared storage through
+descriptors; the FP32 accumulator (64, n) lives in registers. The plan issues k / 16
+``wgmma.mma_async .m64nNk16`` instructions; instruction i (zero-based) updates partial
+accumulator ``i % partials``. Partials are separate accumulators with the same ownership, held
+one after the other (partial p's slot v in register ``p * n/2 + v``); finish_mma adds them slot
+by slot in each thread, so the finished accumulator has that same ownership and n/2 registers.
+
+`WGMMA_INSTRUCTIONS` is the one table of the wgmma shapes and types Tylo issues (PTX ISA
+9.7.15.5 "wgmma.mma_async", anchor #asynchronous-warpgroup-level-matrix-instructions-wgmma-
+mma-async: .f16/.bf16 inputs, dense, shape m64nNk16 with N = 8..256 step 8) with the accumulator
+ownership, CuTe's ``CLayout_64xN = ((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))``
+(mma_traits_sm90_gmma.hpp; PTX gives it only as figure "wgmma-64n16-d"): thread T (warp w,
+g = lane / 4, t = lane % 4), register i -> row 16w + g + 8((i >> 1) & 1), col 2t + (i & 1)
++ 8(i >> 2) (docs/facts/ptx_isa.md 3.3). Axes are zero-based.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from .. import dtypes
+from ..dtypes import DType
+from ..errors import GeometryError, PlanError, TypeMismatchError
+from ..int_tuple import is_int, is_leaf, product
+from ..layout import Layout
+from ..mma_atom import _role
+from ..ownership import Ownership
+from .swizzled_structure import SwizzledStructure, swizzled_structure
+from .tma_tile import TMATile, shared_layout
+
+__all__ = [
+    "WGMMAInstruction", "WGMMA_INSTRUCTIONS", "WGMMA64", "WGMMAStep", "validate_wgmma",
+    "validate_wgmma_operand",
+]
+
+WARPGROUP_THREADS = 128
+MAX_ACCUMULATOR_REGISTERS = 128
+PLAN_K = (16, 32, 64)
+
+
+@dataclass(frozen=True)
+class WGMMAInstruction:
+    """One row of the table: ``m64nNk16`` for N in range(n_step, n_max + 1, n_step)."""
+
+    m: int
+    k: int
+    n_step: int
+    n_max: int
+    a: DType
+    b: DType
+    c: DType
+
+    def supports_n(self, n: int) -> bool:
+        """True when ``n`` is a static int in range(n_step, n_max + 1, n_step)."""
+        return is_int(n) and self.n_step <= n <= self.n_max and n % self.n_step == 0
+
+    def ptx(self, n: int) -> str:
+        """The instruction for width n: ``wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16``."""
+        return (f"wgmma.mma_async.sync.aligned.m{self.m}n{n}k{self.k}."
+                f"{self.c.ptx}.{self.a.ptx}.{self.b.ptx}")
+
+    def c_layout(self, n: int) -> Layout:
+        """Accumulator TV layout over (m, n): (thread, register) -> row + m * col."""
+        return Layout(((4, 8, 4), (2, 2, n // 8)), ((128, 1, 16), (64, 8, 512)))
+
+
+#: (A, B, accumulator) types -> instruction row.
+WGMMA_INSTRUCTIONS: dict[tuple[DType, DType, DType], WGMMAInstruction] = {
+    (t, t, dtypes.Float32): WGMMAInstruction(64, 16, 8, 256, t, t, dtypes.Float32)
+    for t in (dtypes.BFloat16, dtypes.Float16)
+}
+
+
+def validate_wgmma(dtype: Any, n: Any, k: Any = 64, partials: Any = 1) -> WGMMAInstruction:
+    """Check a WGMMA64 plan on the host; returns its instruction row.
+
+    dtype: BFloat16 or Float16 (FP32 accumulation); n: 8..256 step 8; k: 16, 32 or 64;
+    partials: a positive divisor of k / 16; partials * n / 2 FP32 registers per thread <= 128.
+    Raises PlanError for an unsupported dtype, a partials count that does not divide k / 16 or
+    too many registers; GeometryError for n or k off the instruction shapes.
+    """
+    t = dtypes.as_dtype(dtype, "WGMMA64 dtype")
+    row = WGMMA_INSTRUCTIONS.get((t, t, dtypes.Float32))
+    if row is None:
+        known = ", ".join(sorted(str(a) for a, _, _ in WGMMA_INSTRUCTIONS))
+        raise PlanError(f"WGMMA64: Tylo's wgmma table has no {t} inputs with FP32 accumulation "
+                        f"(WGMMA64 plans BF16/FP16 inputs); supported: {known}")
+    if not row.supports_n(n):
+        raise GeometryError(
+            f"WGMMA64: n = {n!r} must be {row.n_step}..{row.n_max} in steps of {row.n_step}")
+    if k not in PLAN_K or not is_int(k):
+        raise GeometryError(f"WGMMA64: k = {k!r} must be 16, 32 or 64")
+    steps = k // row.k
+    if not is_int(partials) or partials <= 0 or steps % partials:
+        raise PlanError(
+            f"WGMMA64: partials = {partials!r} must be a positive divisor of k/16 = {steps}")
+    regs = partials * n // 2
+    if regs > MAX_ACCUMULATOR_REGISTERS:
+        raise PlanError(
+            f"WGMMA64: partials * n/2 = {partials} * {n // 2} = {regs} accumulator registers per "
+            f"thread exceed {MAX_ACCUMULATOR_REGISTERS}")
+    return row
+
+
+@dataclass(frozen=True)
+class WGMMAStep:
+    """One instruction of a plan: its index, the K offset (elements) of its A/B slices from the
+    operands' origins, and the partial accumulator it updates (all zero-based)."""
+
+    index: int
+    k_offset: int
+    partial: int
+
+
+class WGMMA64:
+    """A 64 x n x k warpgroup MMA plan (module docstring). Raises as `validate_wgmma`."""
+
+    m = 64
+    threads = WARPGROUP_THREADS
+
+    def __init__(self, dtype: Any, n: int, k: int = 64, partials: int = 1):
+        self.instruction = validate_wgmma(dtype, n, k, partials)
+        self.dtype = self.instruction.a
+        self.n, self.k, self.partials = n, k, partials
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(m, n, k) of the whole product."""
+        return (self.m, self.n, self.k)
+
+    @property
+    def accumulator_registers(self) -> int:
+        """FP32 registers per thread holding all partials: partials * n / 2."""
+        return self.partials * self.n // 2
+
+    @property
+    def instructions(self) -> tuple[WGMMAStep, ...]:
+        """The k / 16 instructions in issue order; instruction i updates partial i % partials."""
+        kk = self.instruction.k
+        return tuple(WGMMAStep(i, kk * i, i % self.partials) for i in range(self.k // kk))
+
+    @property
+    def ptx(self) -> str:
+        """The PTX name of every instruction of the plan."""
+        return self.instruction.ptx(self.n)
+
+    def operand_shape(self, role: str) -> tuple[int, int]:
+        """Logical shape in elements: A (64, k), B (k, n), C (64, n). Raises PlanError for an
+        unknown role."""
+        return {"A": (self.m, self.k), "B": (self.k, self.n), "C": (self.m, self.n)}[_role(role)]
+
+    def operand_layout(self, role: str) -> Ownership:
+        """The ownership of the accumulator ("C"/"accumulator"): 128 threads x n/2 registers
+        over (64, n); one partial and the finished accumulator have this same ownership.
+        Raises PlanError for "A" and "B": they are shared-memory operands read through
+        descriptors, owned by no thread."""
+        r = _role(role)
+        if r != "C":
+            raise PlanError(f"WGMMA64: operand {r} is a shared-memory operand (descriptor), not "
+                            "thread-owned: it has no ownership; only the accumulator 'C' does")
+        return _accumulator(self.instruction, self.n)
+
+    def _key(self):
+        return (self.dtype, self.n, self.k, self.partials)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WGMMA64) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(("WGMMA64",) + self._key())
+
+    def __repr__(self) -> str:
+        return f"WGMMA64({self.dtype}, {self.n}, {self.k}, {self.partials})"
+
+
+@functools.lru_cache(maxsize=None)
+def _accumulator(instruction: WGMMAInstruction, n: int) -> Ownership:
+    return Ownership((instruction.m, n), instruction.c_layout(n))
+
+
+def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0, 0), *,
+                           base_address: Any = None) -> SwizzledStructure:
+    """Check on the host the geometry of operand ``role`` of ``plan`` taken from ``tile``.
+
+    tile: a `TMATile` (its `shared_layout`) or a static shared layout of plan.dtype elements.
+    origin: the zero-based LOGICAL origin, A (m, k), B (k, n). Static int coordinates are
+        checked completely; a runtime coordinate only through what holds for every value
+        (the plan's extent and K fit from coordinate 0), the rest is the device's check.
+    Rules (seeds, wgmma_operand): the storage is a canonical swizzled encoding (see
+    `swizzled_structure`) and K-major; non-K origins are multiples of 8, K origins multiples
+    of 16; the plan's K range from the origin lies in one swizzle row; the whole plan fits the
+    tile; the root storage is aligned to eight swizzle rows (1024 bytes for 128-byte rows).
+    base_address: the shared byte address of the tile's root (its allocation), when known on
+        the host (an int): checked against that alignment (the swizzle pattern the hardware
+        applies is taken from absolute address bits, PTX ISA 9.7.15.5.1.2.2 "Matrix Descriptor
+        Format"; docs/facts/tma_constraints.md section 3). None leaves it to the binding.
+    Returns the storage's `SwizzledStructure`.
+    Raises PlanError for the accumulator role, TypeMismatchError for a tile of another dtype,
+    GeometryError for any geometry rule (an origin coordinate that is neither an int nor a
+    runtime value, or a misaligned base_address, included).
+    """
+    r = _role(role)
+    if r == "C":
+        raise PlanError("WGMMA64: the accumulator 'C' lives in registers, not in shared storage")
+    kaxis = 1 if r == "A" else 0
+    if isinstance(tile, TMATile):
+        if tile.dtype != plan.dtype:
+            raise TypeMismatchError(
+                f"{plan}: operand {r} tile {tile} holds {tile.dtype}, not {plan.dtype}")
+        layout = shared_layout(tile)
+    else:
+        layout = tile
+    structure = swizzled_structure(layout, plan.dtype, kaxis)
+    if structure is None:
+        raise GeometryError(f"{plan}: operand {r} storage {layout} is not a canonical swizzled "
+                            f"encoding of {plan.dtype} (see swizzled_structure)")
+    if structure.major != "K":
+        raise GeometryError(f"{plan}: operand {r} storage {layout} is MN-major; WGMMA64 reads "
+                            "K-major storage only")
+    try:
+        coords = tuple(origin)
+    except TypeError:
+        coords = ()
+    if len(coords) != 2:
+        raise GeometryError(f"{plan}: operand {r} origin {origin!r} must be a pair (logical)")
+    for axis, c in enumerate(coords):
+        if not is_leaf(c):
+            raise GeometryError(f"{plan}: operand {r} origin coordinate {axis} = {c!r} must be "
+                                "an integer (static, or a runtime value)")
+        unit = 16 if axis == kaxis else 8
+        if is_int(c) and (c < 0 or c % unit):
+            raise GeometryError(
+                f"{plan}: operand {r} origin coordinate {axis} = {c} must be a non-negative "
+                f"multiple of {unit} ({'K' if axis == kaxis else 'non-K'} origin)")
+    k0, row = coords[kaxis], structure.row_elements
+    first = k0 % row if is_int(k0) else 0
+    if first + plan.k > row:
+        span = f"[{k0}, {k0 + plan.k})" if is_int(k0) else f"of {plan.k}"
+        raise GeometryError(f"{plan}: operand {r} K range {span} does not fit one swizzle row "
+                            f"of {row} elements")
+    extent = plan.operand_shape(r)
+    for axis in (0, 1):
+        size = product(layout.shape[axis])
+        start = coords[axis] if is_int(coords[axis]) else 0
+        if start + extent[axis] > size:
+            raise GeometryError(f"{plan}: operand {r} ({extent[0]}, {extent[1]}) from origin "
+                                f"{coords} does not fit the tile along axis {axis} (extent {size})")
+    if base_address is not None:
+        period = structure.period_bytes
+        if not is_int(base_address) or base_address < 0 or base_address % period:
+            raise GeometryError(
+                f"{plan}: operand {r} base_address {base_address!r} must be a non-negative "
+                f"multiple of {period} bytes (eight swizzle rows of {structure.swizzle_bytes})")
+    return structure

@@ -1,0 +1,148 @@
+"""Arguments of the wrong kind get a precise TyloError, never a Python TypeError/AttributeError.
+
+One case per rejection: axes given as bools or floats, shapes that are not pairs, a ``None``
+element type (numpy would read it as float64), coordinates that are neither ints nor runtime
+values, and values that are not ownerships, layouts or TMEM tiles where one is required.
+"""
+
+import pytest
+
+from tylo.compiler import dtypes as d
+from tylo.compiler.dtypes import as_dtype
+from tylo.compiler.encodings.tcgen05_instruction import instruction_descriptor
+from tylo.compiler.encodings.wgmma_descriptor import operand_descriptor
+from tylo.compiler.errors import GeometryError, LayoutError, PlanError, TypeMismatchError
+from tylo.compiler.layout import Layout, complement
+from tylo.compiler.mma_atom import MMAAtom
+from tylo.compiler.ownership import Ownership, ownership_table
+from tylo.compiler.ownership_fit import fit_ownership, simplify_ownership
+from tylo.compiler.ownership_maps import (
+    broadcast_slots,
+    check_relayout,
+    relayout_permutation,
+    window_plan,
+)
+from tylo.compiler.ownership_patterns import check_complete, check_unique, same_ownership
+from tylo.compiler.plans.reduction import reduction_plan
+from tylo.compiler.plans.swizzled_structure import (
+    contiguous_axis,
+    structure_layout,
+    swizzled_structure,
+)
+from tylo.compiler.plans.tma_tile import (
+    TMATile,
+    shared_layout,
+    validate_tma_box,
+    validate_tma_origin,
+)
+from tylo.compiler.tmem import TmemTile, TmemTransfer, reinterpret_tile
+
+ATOM = MMAAtom((16, 8, 16), d.BFloat16)
+C = ATOM.operand_layout("C")
+TILE = TMATile(d.BFloat16, (64, 64), 1)
+LAYOUT = shared_layout(TILE)
+STRUCTURE = swizzled_structure(LAYOUT, d.BFloat16, 1)
+FP32_TMEM = TmemTile(d.Float32, 0, Layout((128, 8), (1, 128)))
+
+
+def test_none_is_not_an_element_type():
+    with pytest.raises(TypeMismatchError, match="TMATile dtype: None is not an element type"):
+        TMATile(None, (8, 64), 1)
+    with pytest.raises(TypeMismatchError, match="dtype: None is not an element type"):
+        as_dtype(None)
+
+
+@pytest.mark.parametrize("axis", [1.0, True])
+def test_tma_tile_axis_must_be_an_int(axis):
+    with pytest.raises(GeometryError, match=f"axis {axis!r} .the inner axis. must be 0 or 1"):
+        TMATile(d.BFloat16, (128, 64), axis)
+
+
+def test_tma_origin_coordinates_must_be_integers():
+    with pytest.raises(GeometryError, match="origin coordinate 0 = 'a' must be an integer"):
+        validate_tma_origin(TILE, ("a", 0), "store")
+
+
+def test_tma_box_dims_must_be_integers():
+    with pytest.raises(GeometryError, match=r"box_dims\[0\] = None must be 1 to 256"):
+        validate_tma_box(None, 2, 128)
+
+
+@pytest.mark.parametrize("axis", [1.0, True])
+def test_tmem_transfer_axis_must_be_an_int(axis):
+    with pytest.raises(PlanError, match=f"TmemTransfer: axis {axis!r} must be 0"):
+        TmemTransfer((32, 8), axis)
+
+
+def test_reinterpret_dims_must_be_an_int():
+    with pytest.raises(GeometryError, match="dims = True must be 0 .rows. or 1"):
+        reinterpret_tile(d.BFloat16, FP32_TMEM, True)
+
+
+def test_reinterpret_needs_a_tmem_tile():
+    with pytest.raises(GeometryError, match="reinterpret_tile: None is not a TmemTile"):
+        reinterpret_tile(d.BFloat16, None, 1)
+
+
+@pytest.mark.parametrize("kaxis", [1.0, True])
+def test_swizzled_structure_kaxis_must_be_an_int(kaxis):
+    with pytest.raises(GeometryError, match=f"kaxis {kaxis!r} must be the zero-based axis 0 or 1"):
+        swizzled_structure(LAYOUT, d.BFloat16, kaxis)
+    with pytest.raises(GeometryError, match=f"contiguous_axis: kaxis {kaxis!r}"):
+        contiguous_axis(STRUCTURE, kaxis)
+
+
+@pytest.mark.parametrize("shape", [None, (64.0, 64)])
+def test_structure_layout_shape_must_be_two_ints(shape):
+    with pytest.raises(GeometryError, match="structure_layout: shape .* must have two extents"):
+        structure_layout(STRUCTURE, shape, 1)
+
+
+@pytest.mark.parametrize("shape", [5, (True, 32)])
+def test_ownership_shape_must_be_two_positive_ints(shape):
+    with pytest.raises(GeometryError, match="must be two positive static extents"):
+        Ownership(shape, Layout((32, 1), (1, 0)))
+    with pytest.raises(GeometryError, match="fit_ownership: shape .* must be two positive"):
+        fit_ownership([[(0, 0)]], shape)
+
+
+def test_mma_atom_shape_must_be_a_triple():
+    with pytest.raises(PlanError, match="no mma.sync instruction has this shape"):
+        MMAAtom(16, d.BFloat16)
+
+
+def test_operand_role_must_be_a_name():
+    with pytest.raises(PlanError, match=r"operand role \['A'\]"):
+        ATOM.operand_layout(["A"])
+
+
+@pytest.mark.parametrize("call, where", [
+    (lambda: reduction_plan("o", 1), "reduction"),
+    (lambda: check_relayout("o", C), r"relayout \(source\)"),
+    (lambda: relayout_permutation(C, "o"), r"relayout_permutation \(to\)"),
+    (lambda: broadcast_slots("o", C), r"broadcast_slots \(x\)"),
+    (lambda: window_plan("o", (0, 0), (1, 1)), "window_plan"),
+    (lambda: simplify_ownership("o"), "simplify_ownership"),
+    (lambda: check_complete("o"), "check_complete"),
+    (lambda: check_unique("o"), "check_unique"),
+    (lambda: ownership_table("o"), "ownership_table"),
+    (lambda: same_ownership(C, "o"), "same_ownership"),
+])
+def test_ownership_arguments_must_be_ownerships(call, where):
+    with pytest.raises(GeometryError, match=f"{where}: 'o' is not an Ownership"):
+        call()
+
+
+def test_complement_needs_a_layout():
+    with pytest.raises(LayoutError, match="complement: 'x' is not a Layout"):
+        complement("x")
+
+
+def test_operand_descriptor_origin_must_be_a_pair():
+    with pytest.raises(GeometryError, match="origin None must be two non-negative static ints"):
+        operand_descriptor(STRUCTURE, LAYOUT, None, 0)
+
+
+def test_instruction_descriptor_needs_a_tcgen05_atom():
+    with pytest.raises(PlanError, match="MMAAtom.* is not a Tcgen05MMA atom"):
+        instruction_descriptor(ATOM)

@@ -1,0 +1,213 @@
+"""WGMMA64: plan rules, instruction list, accumulator ownership, operand geometry checks."""
+
+import numpy as np
+import pytest
+
+from tylo.compiler.dtypes import BFloat16, Float8E4M3, Float16, Float32
+from tylo.compiler.errors import GeometryError, PlanError, TypeMismatchError
+from tylo.compiler.layout import Layout
+from tylo.compiler.mma_atom import MMAAtom, operand_layout
+from tylo.compiler.plans.tma_tile import TMATile
+from tylo.compiler.plans.wgmma import (
+    WGMMA64,
+    WGMMA_INSTRUCTIONS,
+    WGMMAStep,
+    validate_wgmma,
+    validate_wgmma_operand,
+)
+from tylo.compiler.swizzle import ComposedLayout, Swizzle
+
+ALL_N = range(8, 257, 8)
+
+
+def test_instruction_table():
+    assert sorted(str(a) for a, _, _ in WGMMA_INSTRUCTIONS) == ["BFloat16", "Float16"]
+    row = WGMMA_INSTRUCTIONS[(BFloat16, BFloat16, Float32)]
+    assert (row.m, row.k) == (64, 16)
+    assert [n for n in range(0, 300) if row.supports_n(n)] == list(ALL_N)
+    assert WGMMA64(BFloat16, 8).ptx == "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16"
+    assert WGMMA64(Float16, 256, 16).ptx == "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"
+
+
+def test_seed_plan_and_instruction_list():
+    plan = WGMMA64(BFloat16, 8, 64, 4)  # Cohere's four independent K chains
+    assert plan.shape == (64, 8, 64)
+    assert plan.instructions == tuple(WGMMAStep(i, 16 * i, i) for i in range(4))
+    assert plan.accumulator_registers == 16
+    default = WGMMA64(BFloat16, 64)
+    assert (default.k, default.partials) == (64, 1)
+    assert [s.partial for s in default.instructions] == [0, 0, 0, 0]
+    two = WGMMA64(Float16, 16, 64, 2)
+    assert [(s.k_offset, s.partial) for s in two.instructions] == [(0, 0), (16, 1), (32, 0), (48, 1)]
+    assert len(WGMMA64(Float16, 16, 32).instructions) == 2
+    assert WGMMA64(BFloat16, 256, 32).accumulator_registers == 128
+    assert WGMMA64("bf16", 8, 64, 4) == plan and hash(WGMMA64(BFloat16, 8, 64, 4)) == hash(plan)
+
+
+@pytest.mark.parametrize("args, error, message", [
+    ((Float32, 64), PlanError, "wgmma table has no Float32 inputs with FP32 accumulation"),
+    ((Float8E4M3, 64), PlanError, "wgmma table has no Float8E4M3 inputs"),
+    ((BFloat16, 0), GeometryError, "n = 0 must be 8..256 in steps of 8"),
+    ((BFloat16, 12), GeometryError, "n = 12 must be 8..256 in steps of 8"),
+    ((BFloat16, 264), GeometryError, "n = 264 must be 8..256"),
+    ((BFloat16, 64, 8), GeometryError, "k = 8 must be 16, 32 or 64"),
+    ((BFloat16, 64, 48), GeometryError, "k = 48 must be 16, 32 or 64"),
+    ((BFloat16, 64, 128), GeometryError, "k = 128 must be 16, 32 or 64"),
+    ((BFloat16, 8, 64, 3), PlanError, "partials = 3 must be a positive divisor of k/16 = 4"),
+    ((BFloat16, 8, 32, 4), PlanError, "partials = 4 must be a positive divisor of k/16 = 2"),
+    ((BFloat16, 8, 64, 0), PlanError, "partials = 0 must be a positive divisor"),
+    ((BFloat16, 256, 64, 2), PlanError, "2 \\* 128 = 256 accumulator registers per thread exceed 128"),
+    ((Float16, 136, 64, 2), PlanError, "136 accumulator registers per thread exceed 128"),
+])
+def test_rejections(args, error, message):
+    with pytest.raises(error, match=message):
+        validate_wgmma(*args)
+    with pytest.raises(error, match=message):
+        WGMMA64(*args)
+
+
+def formula(n):
+    """docs/facts/ptx_isa.md 3.3: coords[T, i] = (row, col)."""
+    t = np.arange(128)[:, None]
+    i = np.arange(n // 2)[None, :]
+    w, lane = t // 32, t % 32
+    g, tq = lane >> 2, lane % 4
+    row = 16 * w + g + 8 * ((i >> 1) & 1)
+    col = 2 * tq + (i & 1) + 8 * (i >> 2)
+    return np.stack(np.broadcast_arrays(row, col), axis=-1)
+
+
+def test_accumulator_ownership_facts_examples():
+    o = WGMMA64(BFloat16, 64).operand_layout("C")
+    assert (o.threads, o.values, o.shape) == (128, 32, (64, 64))
+    assert [o(0, i) for i in range(5)] == [(0, 0), (0, 1), (8, 0), (8, 1), (0, 8)]
+    assert o(0, 31) == (8, 57)
+    assert [o(37, i) for i in range(5)] + [o(37, 7)] == [
+        (17, 2), (17, 3), (25, 2), (25, 3), (17, 10), (25, 11)]
+    o16 = WGMMA64(BFloat16, 16).operand_layout("accumulator")
+    assert (o16(127, 0), o16(127, 3), o16(127, 7)) == ((55, 6), (63, 7), (63, 15))
+
+
+@pytest.mark.parametrize("n", ALL_N)
+def test_accumulator_ownership_for_every_n(n):
+    o = operand_layout(WGMMA64(Float16, n, 16), "C")
+    assert np.array_equal(o._coords, formula(n))
+    assert o.is_complete() and o.is_injective()
+
+
+def test_accumulator_is_the_m16n8_fragment_per_warp_and_column_block():
+    atom = MMAAtom((16, 8, 16), BFloat16).operand_layout("C")
+    o = WGMMA64(BFloat16, 32).operand_layout("C")
+    for w in range(4):
+        for lane in range(32):
+            for j in range(4):
+                for i in range(4):
+                    r, c = atom(lane, i)
+                    assert o(32 * w + lane, 4 * j + i) == (16 * w + r, 8 * j + c)
+
+
+def test_partials_share_the_accumulator_ownership():
+    one, four = WGMMA64(BFloat16, 8, 64, 1), WGMMA64(BFloat16, 8, 64, 4)
+    assert four.operand_layout("C") == one.operand_layout("C")
+    assert four.accumulator_registers == 4 * one.accumulator_registers
+
+
+def test_shared_operands_have_no_ownership():
+    plan = WGMMA64(BFloat16, 64)
+    for role in ("A", "B"):
+        with pytest.raises(PlanError, match=f"operand {role} is a shared-memory operand"):
+            plan.operand_layout(role)
+    with pytest.raises(PlanError, match="operand role 'X'"):
+        plan.operand_layout("X")
+    assert plan.operand_shape("A") == (64, 64) and plan.operand_shape("B") == (64, 64)
+
+
+# --- operand geometry --------------------------------------------------------------------------
+
+A128 = TMATile(BFloat16, (128, 64), 1)      # A (M, K), K contiguous, 128-byte rows
+B128 = TMATile(BFloat16, (64, 128), 0)      # B (K, N), K contiguous
+
+
+def test_operand_geometry_accepted():
+    plan = WGMMA64(BFloat16, 128)
+    s = validate_wgmma_operand(plan, "A", A128, (64, 0))
+    assert (s.major, s.swizzle_bytes, s.stride_bytes) == ("K", 128, 1024)
+    validate_wgmma_operand(plan, "A", A128)
+    validate_wgmma_operand(plan, "B", B128, (0, 0))
+    validate_wgmma_operand(WGMMA64(BFloat16, 64, 16), "A", A128, (8, 48))
+    validate_wgmma_operand(WGMMA64(BFloat16, 64, 16), "B", B128, (32, 64))
+    validate_wgmma_operand(WGMMA64(Float16, 8, 32), "A", TMATile(Float16, (64, 32), 1, 64), (0, 0))
+    # a K = 128 tile stored as two 128-byte row groups: each plan stays inside one row
+    two = ComposedLayout(Swizzle(3, 3, 3), Layout((64, (64, 2)), (64, (1, 4096))))
+    validate_wgmma_operand(plan, "A", two, (0, 64))
+
+
+class Runtime:
+    """Stands in for a runtime coordinate: not a Python int, no static value, but the integer
+    operators of a runtime value (`tylo.compiler.int_tuple.is_leaf`)."""
+
+    def _op(self, other):
+        return Runtime()
+
+    __add__ = __radd__ = __mul__ = __rmul__ = __floordiv__ = __mod__ = _op
+
+
+def test_runtime_origin_coordinates_check_what_holds_for_every_value():
+    plan = WGMMA64(BFloat16, 128, 16)
+    validate_wgmma_operand(plan, "A", A128, (Runtime(), Runtime()))
+    with pytest.raises(GeometryError, match="K range of 64 does not fit one swizzle row of 32"):
+        validate_wgmma_operand(WGMMA64(BFloat16, 8), "A", TMATile(BFloat16, (64, 32), 1, 64),
+                               (Runtime(), Runtime()))
+    with pytest.raises(GeometryError, match="does not fit the tile along axis 1 \\(extent 64\\)"):
+        validate_wgmma_operand(plan, "B", TMATile(BFloat16, (64, 64), 0), (Runtime(), 0))
+    with pytest.raises(GeometryError, match="coordinate 0 = 4 must be a non-negative multiple of 8"):
+        validate_wgmma_operand(plan, "A", A128, (4, Runtime()))
+
+
+def test_operand_geometry_rejections():
+    plan = WGMMA64(BFloat16, 128)
+    with pytest.raises(GeometryError, match="coordinate 0 = 4 must be a non-negative multiple of 8 \\(non-K"):
+        validate_wgmma_operand(plan, "A", A128, (4, 0))
+    with pytest.raises(GeometryError, match="coordinate 1 = 8 must be a non-negative multiple of 16 \\(K origin"):
+        validate_wgmma_operand(WGMMA64(BFloat16, 64, 16), "A", A128, (0, 8))
+    with pytest.raises(GeometryError, match="coordinate 0 = 8 must be a non-negative multiple of 16 \\(K origin"):
+        validate_wgmma_operand(WGMMA64(BFloat16, 64, 16), "B", B128, (8, 0))
+    with pytest.raises(GeometryError, match="K range \\[16, 80\\) does not fit one swizzle row of 64"):
+        validate_wgmma_operand(plan, "A", A128, (0, 16))
+    with pytest.raises(GeometryError, match="K range \\[0, 64\\) does not fit one swizzle row of 32"):
+        validate_wgmma_operand(WGMMA64(BFloat16, 8), "A", TMATile(BFloat16, (64, 32), 1, 64))
+    with pytest.raises(GeometryError,
+                       match="from origin \\(72, 0\\) does not fit the tile along axis 0 \\(extent 128"):
+        validate_wgmma_operand(plan, "A", A128, (72, 0))
+    with pytest.raises(GeometryError, match="does not fit the tile along axis 1 \\(extent 128\\)"):
+        validate_wgmma_operand(plan, "B", B128, (0, 8))
+    with pytest.raises(GeometryError, match="does not fit the tile along axis 1 \\(extent 64\\)"):
+        validate_wgmma_operand(plan, "B", TMATile(BFloat16, (64, 64), 0), (0, 0))
+    with pytest.raises(GeometryError, match="operand B storage .* is MN-major; WGMMA64 reads K-major"):
+        validate_wgmma_operand(plan, "B", TMATile(BFloat16, (64, 64), 1), (0, 0))
+    with pytest.raises(GeometryError, match="is not a canonical swizzled encoding of BFloat16"):
+        validate_wgmma_operand(plan, "A", Layout((128, 64), (1, 128)), (0, 0))
+    with pytest.raises(GeometryError, match="coordinate 1 = -16 must be a non-negative multiple"):
+        validate_wgmma_operand(plan, "A", A128, (0, -16))
+    with pytest.raises(GeometryError, match="origin \\(0,\\) must be a pair"):
+        validate_wgmma_operand(plan, "A", A128, (0,))
+    with pytest.raises(TypeMismatchError, match="holds Float16, not BFloat16"):
+        validate_wgmma_operand(plan, "A", TMATile(Float16, (128, 64), 1))
+    with pytest.raises(PlanError, match="the accumulator 'C' lives in registers"):
+        validate_wgmma_operand(plan, "C", A128)
+
+
+def test_root_storage_must_be_aligned_to_eight_swizzle_rows():
+    """Seeds (wgmma_operand): root storage is aligned to eight swizzle rows."""
+    plan = WGMMA64(BFloat16, 64)
+    validate_wgmma_operand(plan, "A", A128, base_address=2048)
+    validate_wgmma_operand(WGMMA64(BFloat16, 64, 32), "A", TMATile(BFloat16, (64, 32), 1, 64),
+                           base_address=512)
+    with pytest.raises(GeometryError, match="base_address 1152 must be a non-negative multiple "
+                                            "of 1024 bytes .eight swizzle rows of 128."):
+        validate_wgmma_operand(plan, "A", A128, base_address=1152)
+
+
+def test_origin_coordinates_must_be_integers():
+    with pytest.raises(GeometryError, match="origin coordinate 0 = 0.0 must be an integer"):
+        validate_wgmma_operand(WGMMA64(BFloat16, 64), "A", A128, (0.0, 0))

@@ -14,6 +14,7 @@ from ..compiler.ptx_types import arch_number
 from ..compiler.int_tuple import is_int, leaves, product
 from ..compiler.mma_atom import MMAAtom
 from ..compiler.ownership import Ownership
+from ..compiler.plans.tcgen05_mma import Tcgen05MMA
 from ..compiler.tiled_mma import TiledMMA
 from ..dialects.tylo import TiledMMAAttr
 from ..dialects.tylo.ops import (
@@ -218,10 +219,21 @@ def load_b(plan, tile: Tile, thread) -> Fragment:
     return _load_operand(plan, "B", tile, thread, "load_b")
 
 
-def accumulator(plan, dtype=None) -> Fragment:
-    """A zero accumulator (M x N) of an atom or tiled MMA, in its accumulator type."""
+def accumulator(plan, dtype=None, *, address=None):
+    """A zero accumulator (M x N) of an atom or tiled MMA, in its accumulator type (or `dtype`).
+
+    For a `Tcgen05MMA` atom, ``accumulator(atom, address)`` is the seeds' TMEM form: a
+    `TmemTile` at the TMEM ``address`` (lane m holds row m, column n column n); nothing is
+    allocated or initialized (`tylo.compiler.plans.tcgen05_mma.accumulator`).
+    """
     from .fragments import zeros
 
+    if isinstance(plan, Tcgen05MMA):
+        address = dtype if address is None else address
+        if address is None:
+            raise PlanError(f"accumulator({plan!r}): a tcgen05 accumulator lives in TMEM; "
+                            "pass its TMEM address, accumulator(atom, address)")
+        return plan.accumulator(address)
     p = _plan(plan)
     return zeros(p.operand_layout("C"), dtype or p.atom.c)
 

@@ -18,7 +18,9 @@ from xdsl.ir import SSAValue
 
 from ..compiler import dtypes
 from ..compiler.dtypes import DType
-from ..compiler.errors import CompileError, TypeMismatchError
+from ..compiler.errors import CompileError, TypeMismatchError, UnsupportedError
+from ..compiler.fp8 import FP8_FORMATS, to_float8
+from ..compiler.ptx_types import cvt_pair
 from ..dialects.tylo import element_type
 from .tracing import emit
 from .unbound import Unbound
@@ -64,7 +66,9 @@ _CMP = {
 def constant(value, dtype: DType) -> "Scalar":
     """Record an arith.constant of `dtype`."""
     t = element_type(dtype)
-    if dtype.is_float:
+    if dtype in FP8_FORMATS:  # as cvt rounds the float32 value (xDSL alone gives NaN/inf past MAX)
+        attr = FloatAttr(float(to_float8(float(value), dtype)), t)
+    elif dtype.is_float:
         attr = FloatAttr(float(value), t)
     else:
         v = int(value)
@@ -152,6 +156,7 @@ class Scalar:
             )
         if not isinstance(other, (Scalar, int, float)):
             return NotImplemented
+        _no_fp8_arithmetic(self.dtype, _SYMBOL[op])
         folded = _fold(self, other, op, reverse)
         if folded is not None:
             return folded
@@ -201,6 +206,7 @@ class Scalar:
             )
         if not isinstance(other, (Scalar, int, float)):
             return NotImplemented
+        _no_fp8_arithmetic(self.dtype, "comparison")
         rhs = as_scalar(other, self.dtype)
         s, u, f = _CMP[op]
         if self.dtype.is_float:
@@ -219,6 +225,7 @@ class Scalar:
 
     # -- unary ----------------------------------------------------------------------------------
     def __neg__(self):
+        _no_fp8_arithmetic(self.dtype, "unary -")
         if self.dtype.is_float:
             return Scalar(emit(arith.NegfOp(self.value)).results[0], self.dtype)
         return 0 - self if self.dtype.kind == "int" else _bad_unary("-", self.dtype)
@@ -264,6 +271,16 @@ def _bad_unary(symbol: str, dtype: DType):
     raise TypeMismatchError(f"unary {symbol} is not defined for {dtype}")
 
 
+def _no_fp8_arithmetic(dtype: DType, what: str) -> None:
+    """FP8 values are converted, loaded, stored and multiplied by MMA atoms; PTX has no FP8
+    scalar arithmetic or setp (its FP8 cvt forms are all there is, PTX ISA 9.7.9.21)."""
+    if dtype in FP8_FORMATS:
+        raise UnsupportedError(
+            f"{what} on {dtype}: PTX has no FP8 arithmetic or comparison; "
+            f"convert with .to(Float32) (exact) first"
+        )
+
+
 def _fold(x: Scalar, other, op: str, reverse: bool):
     """Static identities with a Python int operand, so layout arithmetic records no dead ops."""
     if isinstance(other, bool) or not isinstance(other, int) or not x.dtype.is_int:
@@ -290,13 +307,19 @@ def convert(x: Scalar, to: DType) -> Scalar:
     frm = x.dtype
     if frm is to:
         return x
+    if to in FP8_FORMATS and frm is dtypes.Float64:
+        raise UnsupportedError(
+            f"{frm} -> {to}: PTX converts to FP8 only from f32 and f16x2 "
+            f"(cvt.rn.satfinite.{cvt_pair(to.ptx)}.f32), and going through Float32 rounds twice; "
+            f"write .to(Float32).to({to}) to accept that"
+        )
     t = element_type(to)
     v = x.value
     if frm.is_float and to.is_float:
         op = arith.ExtFOp(v, t) if to.bits > frm.bits else arith.TruncFOp(v, t)
     elif frm.is_float:
         if to is dtypes.Bool:
-            return x != 0.0
+            return (convert(x, dtypes.Float32) if frm in FP8_FORMATS else x) != 0.0
         op = arith.FPToSIOp(v, t) if to.kind == "int" else arith.FPToUIOp(v, t)
     elif to.is_float:
         op = arith.UIToFPOp(v, t) if frm.kind in ("uint", "bool") else arith.SIToFPOp(v, t)

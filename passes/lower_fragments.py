@@ -7,6 +7,10 @@ arise. Per op:
 * ``tylo.load_fragment`` / ``tylo.store_fragment``: one ``tylo.load_element`` /
   ``tylo.store_element`` per slot at the slot's coordinate. When the ownership is separable
   (coordinate = thread base + static slot offset) the thread's base coordinate is computed once.
+* ``tylo.matrix_load`` / ``tylo.matrix_store``: one ``tylo.ldmatrix`` / ``tylo.stmatrix`` per
+  instruction of the op's `MatrixCopyPlan`, addressed at the row this lane supplies (computed
+  from the lane's bits, see `lane_expression`); register j of instruction i carries the slots
+  ``plan.register_slots(i)[j]``, low element first.
 * ``tylo.splat``: every slot is the splatted value; ``tylo.slot`` reads one slot.
 * ``tylo.map``: the body is cloned once per slot.
 * ``tylo.mma``: one ``tylo.mma_sync`` per atom of the plan, fed by the atom's slots.
@@ -29,23 +33,83 @@ from ..compiler import dtypes
 from ..compiler.tiled_mma import TiledMMA
 from ..dialects.tylo import FragmentType, TiledMMAAttr
 from ..dialects.tylo.ops import (
+    LdMatrixOp,
     LoadElementOp,
     LoadFragmentOp,
     MapOp,
+    MatrixLoadOp,
+    MatrixStoreOp,
     MMAOp,
     MMASyncOp,
     SlotOp,
     SplatOp,
+    StMatrixOp,
     StoreElementOp,
     StoreFragmentOp,
     YieldOp,
 )
+from ..frontend.builtins import select
 from ..frontend.scalars import Scalar, as_scalar
 from ..frontend.tracing import Tracer
 
 
 def _is_fragment(v: SSAValue) -> bool:
     return isinstance(v.type, FragmentType)
+
+
+def _bit_deltas(table: list[int]) -> list[int] | None:
+    """d_k with table[x] == table[0] + sum over set bits k of x of d_k for every x, or None."""
+    n = len(table)
+    nbits = max(1, (n - 1).bit_length())
+    deltas = [table[1 << k] - table[0] if 1 << k < n else 0 for k in range(nbits)]
+    ok = all(
+        table[v] == table[0] + sum(d for k, d in enumerate(deltas) if v >> k & 1) for v in range(n)
+    )
+    return deltas if ok else None
+
+
+def lane_expression(x, table: list[int]):
+    """The value ``table[x]`` for a runtime index x in [0, len(table)), from x's bits.
+
+    When the table is affine in the bits of x (``table[x] = table[0] + sum_k bit_k(x) * d_k``),
+    runs of bits whose steps double are read as one field: ``((x >> k) & mask) * d_k``.
+    Otherwise, when the low k bits contribute affinely and separately from the high ones
+    (``table[x] = table[x & m] + table[x & ~m] - table[0]``), the two parts are built apart;
+    else a chain of selects over the values of x. Static ints fold as in tracing."""
+    n = len(table)
+    nbits = max(1, (n - 1).bit_length())
+    deltas = _bit_deltas(table)
+    if deltas is None:
+        for k in range(nbits - 1, 0, -1):
+            mask = (1 << k) - 1
+            low = table[: 1 << k]
+            high = [table[h << k] - table[0] for h in range(-(-n >> k))]
+            if _bit_deltas(low) is not None and all(
+                table[v] == low[v & mask] + high[v >> k] for v in range(n)
+            ):
+                return lane_expression(x & mask, low) + lane_expression(x >> k, high)
+        if isinstance(x, int):
+            return table[x]
+        out = as_scalar(table[0], dtypes.Int32)
+        for v in range(1, n):
+            if table[v] != table[0]:
+                out = select(x == v, as_scalar(table[v], dtypes.Int32), out)
+        return out
+    out = table[0]
+    k = 0
+    while k < nbits:
+        if deltas[k] == 0:
+            k += 1
+            continue
+        width = 1
+        while k + width < nbits and deltas[k + width] == deltas[k] << width:
+            width += 1
+        field = x >> k
+        if k + width < nbits:
+            field = field & ((1 << width) - 1)
+        out = out + field * deltas[k]
+        k += width
+    return out
 
 
 class _Lowering:
@@ -134,6 +198,46 @@ class _Lowering:
         values = self.slots[op.fragment]
         for coord, value in zip(self._coordinates(op, ownership, op.thread), values):
             Rewriter.insert_op(StoreElementOp(value, op.tile, list(coord)), InsertPoint.before(op))
+        self.dead.append(op)
+
+    def _matrix_rows(self, op: Operation, plan, thread: SSAValue) -> list[list[SSAValue]]:
+        """Per instruction of `plan`, the (row, col) i32 values of the row this thread addresses.
+
+        Thread t is lane t % 32 of warp t // 32 (the pass that planned the copy checked it)."""
+        with Tracer.before_op(op).active():
+            t = Scalar(thread, dtypes.Int32)
+            warps = len(plan.warp_offsets)
+            lane = t if warps == 1 else t % 32
+            shift = [0, 0]
+            if warps > 1:
+                shift = [lane_expression(t // 32, [o[k] for o in plan.warp_offsets]) for k in (0, 1)]
+            rows = []
+            for i in range(len(plan.instructions)):
+                coords = [plan.address_coordinate(i, x) for x in range(32)]
+                rc = [lane_expression(lane, [c[k] for c in coords]) + shift[k] for k in (0, 1)]
+                rows.append([as_scalar(x, dtypes.Int32).value for x in rc])
+            return rows
+
+    def _MatrixLoadOp(self, op: MatrixLoadOp) -> None:
+        plan = op.plan()
+        values: list = [None] * op.result.type.slots
+        n = plan.elements_per_word
+        for i, coord in enumerate(self._matrix_rows(op, plan, op.thread)):
+            ld = LdMatrixOp(plan.instructions[i][1], op.tile, coord, plan.trans)
+            Rewriter.insert_op(ld, InsertPoint.before(op))
+            for j, slots in enumerate(plan.register_slots(i)):
+                for k, s in enumerate(slots):
+                    values[s] = ld.elements[j * n + k]
+        self.slots[op.result] = values
+        self.dead.append(op)
+
+    def _MatrixStoreOp(self, op: MatrixStoreOp) -> None:
+        plan = op.plan()
+        values = self.slots[op.fragment]
+        for i, coord in enumerate(self._matrix_rows(op, plan, op.thread)):
+            elements = [values[s] for slots in plan.register_slots(i) for s in slots]
+            st = StMatrixOp(plan.instructions[i][1], elements, op.tile, coord, plan.trans)
+            Rewriter.insert_op(st, InsertPoint.before(op))
         self.dead.append(op)
 
     def _MapOp(self, op: MapOp) -> None:

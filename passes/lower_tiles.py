@@ -4,8 +4,9 @@
 where ``offset = layout(origin + (i, j))`` in elements: `layout` is the root tile's layout with
 its runtime leaves (the ``tylo.make_tile`` operands) filled in, `origin` the sum of the origins
 of the windows between the root and the accessed tile (a window's offsets stay relative to its
-root's base, which keeps a swizzle's phase). Swizzles apply to the whole offset. Tiles then have
-no users and are erased.
+root's base, which keeps a swizzle's phase). Swizzles apply to the whole offset. A
+``tylo.ldmatrix`` / ``tylo.stmatrix`` row coordinate becomes the row's pointer the same way.
+Tiles then have no users and are erased.
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ from ..compiler.layout import Layout
 from ..compiler.swizzle import ComposedLayout
 from ..dialects.tylo import TileType
 from ..dialects.tylo.ops import (
+    LdMatrixOp,
     LoadElementOp,
     LoadOp,
     MakeTileOp,
     PtrAddOp,
+    StMatrixOp,
     StoreElementOp,
     StoreOp,
     WindowOp,
@@ -95,6 +98,14 @@ class LowerTiles(ModulePass):
             elif isinstance(inner, StoreElementOp):
                 ptr = element_pointer(inner, inner.tile, inner.coord)
                 Rewriter.replace_op(inner, StoreOp(inner.value, ptr))
+            elif isinstance(inner, (LdMatrixOp, StMatrixOp)) and isinstance(inner.memory.type, TileType):
+                ptr = element_pointer(inner, inner.memory, inner.coord)
+                num, trans = inner.num.value.data, inner.trans is not None
+                if isinstance(inner, LdMatrixOp):
+                    new = LdMatrixOp(num, ptr, [], trans)
+                else:
+                    new = StMatrixOp(num, list(inner.elements), ptr, [], trans)
+                Rewriter.replace_op(inner, new)
             elif isinstance(inner, (MakeTileOp, WindowOp)):
                 tiles.append(inner)
         for tile_op in reversed(tiles):

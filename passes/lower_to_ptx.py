@@ -5,7 +5,8 @@ arguments get registers of their own, read with ``ptx.get_register`` after the l
 branch copies its operands into them (through temporaries when a source is also a destination,
 so the copies act in parallel). Parameters are read with ``ld.param`` (pointers are converted
 with ``cvta.to.global``). `tylo.mma_sync` packs its 16-bit (or 8-bit) A/B elements into the
-.b32 registers of ``mma.sync`` (PTX ISA 9.7.14.5.8: low element first).
+.b32 registers of ``mma.sync`` (PTX ISA 9.7.14.5.8: low element first); `tylo.ldmatrix` and
+`tylo.stmatrix` likewise split and pack the registers of ``ldmatrix`` / ``stmatrix``.
 
 Options: ``arch`` (``.target``, default sm_90a) and ``version`` (``.version``; by default the one
 `tylo.compiler.ptx_types.ptx_version` gives for the arch: 8.4 up to sm_90a).
@@ -35,7 +36,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from ..compiler.ptx_types import ptx_version, register_class
+from ..compiler.fp8 import float8_bits
+from ..compiler.ptx_types import PTX_TYPES, cvt_pair, param_type, ptx_version, register_class
 from ..dialects import ptx
 from ..dialects.ptx import ops as P
 from ..dialects.ptx.registers import RegisterAllocator, RegisterType
@@ -104,7 +106,7 @@ def _float_bits(value: float, t: Attribute) -> int:
         return int(np.array(value, dtype=ml_dtypes.bfloat16).view(np.uint16))
     if isinstance(t, Float16Type):
         return int(np.array(value, dtype=np.float16).view(np.uint16))
-    return int(np.array(value, dtype=dtype_of(t).numpy).view(np.uint8))
+    return int(float8_bits(value, dtype_of(t)))  # rounded to float32, then as cvt rounds it
 
 
 class _Kernel:
@@ -184,8 +186,9 @@ class _Kernel:
             zero = self.const("u16", 0)
             self.bind(arg, self.emit(P.SetpOp("ne", "u16", byte, zero, self.new("pred"))).results[0])
             return
-        self.params.append(suffix)
-        self.bind(arg, self.emit(P.LdParamOp(suffix, index, self.new(_class_of(suffix)))).results[0])
+        declared = param_type(suffix)
+        self.params.append(declared)
+        self.bind(arg, self.emit(P.LdParamOp(declared, index, self.new(_class_of(suffix)))).results[0])
 
     def lower(self, op: Operation) -> None:
         for cls in type(op).__mro__:
@@ -290,10 +293,49 @@ class _Kernel:
         src = self.get(op.operands[0])
         t = op.results[0].type
         if frm == "pred":
-            one, zero = self.const(to, 1), self.const(to, 0)
-            self.set(op.results[0], self.emit(P.SelpOp(to, one, zero, src, self.new(reg_class(t)))))
-            return
-        self.set(op.results[0], self.emit(P.CvtOp(to, frm, src, self.new(reg_class(t)), mode=mode)))
+            if PTX_TYPES[to].kind != "f":
+                one, zero = self.const(to, 1), self.const(to, 0)
+                self.set(op.results[0], self.emit(P.SelpOp(to, one, zero, src, self.new(reg_class(t)))))
+                return
+            one, zero = self.const("u32", 1), self.const("u32", 0)  # a float's 1 is no bit pattern 1
+            src, frm = self.emit(P.SelpOp("u32", one, zero, src, self.new("b32"))).results[0], "u32"
+        self.bind(op.results[0], self._convert(src, frm, to, mode))
+
+    def _convert(self, src: SSAValue, frm: str, to: str, mode: str | None) -> SSAValue:
+        """`cvt` of `src` from PTX type `frm` to `to`, with `mode` (rounding) where one rounds.
+
+        FP8 has only paired cvt forms (`compiler.ptx_types.cvt_pair`, PTX ISA 9.7.9.21). An FP8
+        value widens exactly to f16 with ``cvt.rn.f16x2.e4m3x2`` (the unused high byte gives the
+        high half), then to f32. A value narrows to FP8 from f32 with
+        ``cvt.rn.satfinite.e4m3x2.f32 d, 0, x``: x in the low byte, 0 in the high byte, which is
+        `compiler.fp8.float8_bits` of x. f16, bf16 and the other FP8 format widen to f32 exactly;
+        an integer rounds to f32 first, which moves only magnitudes above 2**24, and those
+        saturate to MAX_NORM either way. From f64 the value would round twice: refused.
+        """
+        if cvt_pair(frm):
+            wide = self.emit(P.CvtOp("f16x2", cvt_pair(frm), src, self.new("b32"), mode="rn")).results[0]
+            src = self.emit(P.UnpackOp(wide, [self.new("b16"), self.new("b16")])).results[0]
+            if to == "f16":
+                return src
+            src, frm = self.emit(P.CvtOp("f32", "f16", src, self.new("f32"))).results[0], "f32"
+            if to == "f32":
+                return src
+            if PTX_TYPES[to].kind == "f" and PTX_TYPES[to].bits < 32:
+                mode = "rn"  # exact (bf16 holds every FP8 value), but cvt to bf16 names a rounding
+        pair = cvt_pair(to)
+        if pair is None:
+            return self.emit(P.CvtOp(to, frm, src, self.new(to), mode=mode)).results[0]
+        if frm != "f32":
+            source = PTX_TYPES[frm]
+            if source.kind == "f" and source.bits > 32:
+                raise PassFailedException(
+                    f"tylo-lower-to-ptx: no {frm} -> {to} conversion: cvt writes .{pair} from "
+                    f".f32, and {frm} -> f32 -> {to} rounds twice"
+                )
+            to_f32 = P.CvtOp("f32", frm, src, self.new("f32"), mode=None if source.kind == "f" else "rn")
+            src = self.emit(to_f32).results[0]
+        zero = self.const("f32", 0)
+        return self.emit(P.CvtPairOp(pair, "f32", zero, src, self.new(pair), mode="rn.satfinite")).results[0]
 
     def _ExtSIOp(self, op):
         self._cvt(op, ptx_type(op.result.type, "s"), ptx_type(op.input.type, "s"))
@@ -320,7 +362,7 @@ class _Kernel:
         self._cvt(op, ptx_type(op.result.type), ptx_type(op.input.type))
 
     def _TruncFOp(self, op):
-        self._cvt(op, ptx_type(op.result.type), ptx_type(op.input.type), "rn.satfinite" if dtype_of(op.result.type).bits == 8 else "rn")
+        self._cvt(op, ptx_type(op.result.type), ptx_type(op.input.type), "rn")
 
     # -- tylo -----------------------------------------------------------------------------------
     def _PtrAddOp(self, op: T.PtrAddOp) -> None:
@@ -379,6 +421,39 @@ class _Kernel:
         )
         for old, new in zip(op.d, mma.results):
             self.bind(old, new)
+
+    def _LdMatrixOp(self, op: T.LdMatrixOp) -> None:
+        """ldmatrix into .b32 registers, split into the op's elements, low first (PTX ISA
+        9.7.14.5.15); 8-bit elements extend like their scalar loads (s8 signed, others zero)."""
+        n = op.num.value.data
+        regs = [self.new("b32") for _ in range(n)]
+        ld = self.emit(P.LdMatrixOp(n, self.get(op.memory), regs, op.trans is not None))
+        t = op.memory.type.element_type
+        elements = []
+        for word in ld.results:
+            halves = self.emit(P.UnpackOp(word, [self.new("b16"), self.new("b16")])).results
+            if dtype_of(t).bits == 16:
+                elements.extend(halves)
+                continue
+            signed = _memory_type(t) == "s8"
+            eight = self.const("b32", 8)
+            for h in halves:
+                if signed:
+                    lo = self.emit(P.CvtOp("s16", "s8", h, self.new("b16"))).results[0]
+                    hi = self.emit(P.ShrOp("s16", h, eight, self.new("b16"))).results[0]
+                else:
+                    mask = self.const("b16", 0xFF)
+                    lo = self.emit(P.AndOp("b16", h, mask, self.new("b16"))).results[0]
+                    hi = self.emit(P.ShrOp("u16", h, eight, self.new("b16"))).results[0]
+                elements.extend([lo, hi])
+        for old, new in zip(op.elements, elements):
+            self.bind(old, new)
+
+    def _StMatrixOp(self, op: T.StMatrixOp) -> None:
+        """stmatrix of the op's elements packed into .b32 registers, low first (9.7.14.5.16)."""
+        dtype = dtype_of(op.memory.type.element_type)
+        words = self._pack([self.get(v) for v in op.elements], dtype, dtype.ptx)
+        self.emit(P.StMatrixOp(op.num.value.data, self.get(op.memory), words, op.trans is not None))
 
     def _pack(self, values: list[SSAValue], dtype, ptx_suffix: str) -> list[SSAValue]:
         """Pack elements into .b32 registers, low element first (PTX ISA 9.7.14.5.8)."""

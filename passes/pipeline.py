@@ -1,6 +1,6 @@
 """The compile pipeline: the passes every kernel goes through, with IR dumps between them.
 
-`PIPELINE` names the passes in order. `run_pipeline` applies them to a module and returns the
+`pipeline(arch)` lists the passes in order. `run_pipeline` applies them to a module and returns the
 textual IR after every stage (the frontend's output first, as ``"tylo"``); with
 ``TYLO_DUMP_IR=1`` each stage is also printed to stderr, and with ``TYLO_DUMP_IR=<dir>`` written
 to ``<dir>/<kernel>.<index>.<stage>.mlir``. `emit_ptx` prints the final module as PTX text.
@@ -26,12 +26,14 @@ from .lower_fragments import LowerFragments
 from .lower_scf import LowerScf
 from .lower_tiles import LowerTiles
 from .lower_to_ptx import LowerToPtx
+from .plan_copies import PlanCopies
 from .universe import make_context
 
 
 def pipeline(arch: str) -> list[ModulePass]:
     """The passes of a compile for `arch`, in order."""
     return [
+        PlanCopies(arch=arch),
         LowerFragments(),
         LowerTiles(),
         CanonicalizePass(),

@@ -5,6 +5,7 @@ and conversion). Each op prints one PTX line; sections are cited per op.
 
 from __future__ import annotations
 
+from abc import ABC
 from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
@@ -19,7 +20,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.ptx_types import PTX_TYPES, REGISTER_CLASSES, register_class
+from ...compiler.ptx_types import PAIR_TYPES, PTX_TYPES, REGISTER_CLASSES, cvt_pair, register_class
 from .abstract_ops import (
     COMPARISONS,
     SPECIAL_REGISTERS,
@@ -307,35 +308,84 @@ class SelpOp(PTXInstruction):
         )
 
 
-@irdl_op_definition
-class CvtOp(PTXInstruction):
-    """Convert between types with an optional rounding/saturation mode (9.7.9.21 cvt)."""
+class ConversionInstruction(PTXInstruction, ABC):
+    """A cvt (9.7.9.21): destination type `to`, source type `frm`, optional modifiers `mode`
+    (``rn``, ``rn.satfinite``), printed ``cvt{.mode}.to.frm d, sources;``."""
 
-    name = "ptx.cvt"
     to = prop_def(StringAttr)
     frm = prop_def(StringAttr)
     mode = opt_prop_def(StringAttr)
-    source = operand_def(RegisterType)
     result = result_def(RegisterType)
+
+    def __init__(self, to: str, frm: str, sources, result: RegisterType, mode: str | None):
+        props = {"to": StringAttr(to), "frm": StringAttr(frm)}
+        if mode:
+            props["mode"] = StringAttr(mode)
+        super().__init__(operands=sources, result_types=[result], properties=props)
+
+    def verify_(self) -> None:
+        for t in (self.to.data, self.frm.data):
+            _check_type(t)
+        _want(self.result, register_class(self.to.data).name, f"{self.name[4:]} result")
+
+    def assembly_line(self) -> str:
+        mode = "".join(f".{m}" for m in self.mode.data.split(".")) if self.mode is not None else ""
+        sources = ", ".join(_r(v) for v in self.operands)
+        return f"cvt{mode}.{self.to.data}.{self.frm.data} {_r(self.result)}, {sources};"
+
+
+@irdl_op_definition
+class CvtOp(ConversionInstruction):
+    """Convert one value between types with an optional rounding/saturation mode (9.7.9.21 cvt).
+    FP8 has no scalar form (`tylo.compiler.ptx_types.cvt_pair`): only the packed ones."""
+
+    name = "ptx.cvt"
+    source = operand_def(RegisterType)
     assembly_format = (
         "($mode^)? $to $frm $source attr-dict `:` type($source) `->` type($result)"
     )
 
     def __init__(self, to: str, frm: str, source, result: RegisterType, mode: str | None = None):
-        props = {"to": StringAttr(to), "frm": StringAttr(frm)}
-        if mode:
-            props["mode"] = StringAttr(mode)
-        super().__init__(operands=[source], result_types=[result], properties=props)
+        super().__init__(to, frm, [source], result, mode)
 
     def verify_(self) -> None:
+        super().verify_()
         for t in (self.to.data, self.frm.data):
-            _check_type(t)
+            if cvt_pair(t):
+                raise VerifyException(
+                    f"cvt has no scalar .{t} form: it converts .{t} only in pairs, as "
+                    f".{cvt_pair(t)} (ptx.cvt_pair, or ptx.cvt from .{cvt_pair(t)})"
+                )
         _want(self.source, register_class(self.frm.data).name, "cvt source")
-        _want(self.result, register_class(self.to.data).name, "cvt result")
 
-    def assembly_line(self) -> str:
-        mode = "".join(f".{m}" for m in self.mode.data.split(".")) if self.mode is not None else ""
-        return f"cvt{mode}.{self.to.data}.{self.frm.data} {_r(self.result)}, {_r(self.source)};"
+
+@irdl_op_definition
+class CvtPairOp(ConversionInstruction):
+    """Convert two .f32 values into one packed pair: ``cvt{mode}.{to}.f32 d, hi, lo;`` with `hi`
+    in the upper half of d and `lo` in the lower (9.7.9.21 cvt: ``cvt.rn.satfinite.e4m3x2.f32``,
+    ``.e5m2x2`` (sm_89+), ``cvt.rn.f16x2.f32``, ``.bf16x2`` (sm_80+)). FP8 has no other cvt from
+    .f32 (`tylo.compiler.ptx_types.cvt_pair`)."""
+
+    name = "ptx.cvt_pair"
+    hi = operand_def(RegisterType)
+    lo = operand_def(RegisterType)
+    assembly_format = (
+        "($mode^)? $to $frm $hi `,` $lo attr-dict `:` `(` type($hi) `,` type($lo) `)` `->` type($result)"
+    )
+
+    def __init__(self, to: str, frm: str, hi, lo, result: RegisterType, mode: str | None = None):
+        super().__init__(to, frm, [hi, lo], result, mode)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.to.data not in PAIR_TYPES:
+            raise VerifyException(
+                f"cvt_pair writes a packed pair ({', '.join(sorted(PAIR_TYPES))}), not .{self.to.data}"
+            )
+        if self.frm.data != "f32":
+            raise VerifyException(f"cvt_pair converts from .f32, not .{self.frm.data}")
+        _want(self.hi, "f32", "cvt_pair hi")
+        _want(self.lo, "f32", "cvt_pair lo")
 
 
 def _fills(whole: str, parts: list[str]) -> bool:

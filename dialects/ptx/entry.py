@@ -22,7 +22,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.ptx_types import PTX_TYPES
+from ...compiler.ptx_types import PTX_TYPES, param_type
 
 
 @irdl_op_definition
@@ -56,6 +56,9 @@ class EntryOp(IRDLOperation):
         for p in self.params.data:
             if p.data not in PTX_TYPES or p.data == "pred":
                 raise VerifyException(f"'.{p.data}' is not a kernel parameter type")
+            if param_type(p.data) != p.data:
+                raise VerifyException(f"a kernel parameter of .{p.data} values is declared "
+                                      f"'.{param_type(p.data)}' (ptxas rejects '.param .{p.data}')")
         if self.reqntid is not None:
             dims = list(self.reqntid.get_values())
             if len(dims) != 3 or any(d <= 0 for d in dims) or dims[0] * dims[1] * dims[2] > 1024:

@@ -3,7 +3,7 @@
 Each op is one PTX instruction and prints exactly one line of PTX (`assembly_line`); its operand
 and result types are the registers it reads and writes. Instruction type suffixes are properties
 checked against `tylo.compiler.ptx_types.PTX_TYPES` (PTX ISA 5.2). The ops live by kind in
-`arithmetic.py`, `memory.py` and `control.py`, on the bases of `abstract_ops.py`.
+`arithmetic.py`, `memory.py`, `matrix.py` and `control.py`, on the bases of `abstract_ops.py`.
 """
 
 from .abstract_ops import (
@@ -37,6 +37,7 @@ from .arithmetic import (
     SetpOp,
     SelpOp,
     CvtOp,
+    CvtPairOp,
     PackOp,
     UnpackOp,
 )
@@ -49,6 +50,7 @@ from .control import (
     RetOp,
     GetRegisterOp,
 )
+from .matrix import LdMatrixOp, StMatrixOp
 from .memory import (
     LdParamOp,
     CvtaOp,
@@ -84,6 +86,7 @@ __all__ = [
     "SetpOp",
     "SelpOp",
     "CvtOp",
+    "CvtPairOp",
     "PackOp",
     "UnpackOp",
     "BarSyncOp",
@@ -99,6 +102,8 @@ __all__ = [
     "StOp",
     "SharedDeclOp",
     "MovSymbolOp",
+    "LdMatrixOp",
+    "StMatrixOp",
     "COMPARISONS",
     "SPECIAL_REGISTERS",
     "STATE_SPACES",

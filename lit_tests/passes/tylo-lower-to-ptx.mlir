@@ -116,3 +116,49 @@ func.func @mma(%a0: bf16, %a1: bf16, %a2: bf16, %a3: bf16, %a4: bf16, %a5: bf16,
   %d0, %d1, %d2, %d3 = tylo.mma_sync <m16n8k16, bf16, bf16, f32, warps = (1,1), repeat = (1,1), k = 16>(%a0, %a1, %a2, %a3, %a4, %a5, %a6, %a7), (%b0, %b1, %b2, %b3), (%c0, %c1, %c2, %c3) : (bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16), (bf16, bf16, bf16, bf16), (f32, f32, f32, f32) -> (f32, f32, f32, f32)
   func.return
 }
+
+// -----
+
+// FP8 has no scalar cvt (PTX ISA 9.7.9.21): f32 -> e4m3/e5m2 is the paired
+// cvt.rn.satfinite.e4m3x2.f32 with 0 in the high byte and the value in the low byte; FP8 -> f32 is
+// cvt.rn.f16x2.e4m3x2 (the low half is the value, exactly), then f16 -> f32. bf16, the other FP8
+// format and integers go through f32; an FP8 constant is its cvt encoding (448.0 is 0x7e = 126).
+// CHECK-LABEL: ptx.entry "fp8" ["f32", "s32", "u64"] {
+// CHECK:       %[[X:.*]] = ptx.ld_param "f32"[0] : !ptx.reg<f1>
+// CHECK:       %[[Z:.*]] = ptx.const "f32"(0) : !ptx.reg<f2>
+// CHECK-NEXT:  %[[A:.*]] = ptx.cvt_pair "rn.satfinite" "e4m3x2" "f32" %[[Z]], %[[X]] : (!ptx.reg<f2>, !ptx.reg<f1>) -> !ptx.reg<rs1>
+// CHECK-NEXT:  %[[Z2:.*]] = ptx.const "f32"(0)
+// CHECK-NEXT:  %[[B:.*]] = ptx.cvt_pair "rn.satfinite" "e5m2x2" "f32" %[[Z2]], %[[X]]
+// CHECK-NEXT:  %[[H2:.*]] = ptx.cvt "rn" "f16x2" "e4m3x2" %[[A]] : !ptx.reg<rs1> -> !ptx.reg<r2>
+// CHECK-NEXT:  %[[LO:.*]], %{{.*}} = ptx.unpack %[[H2]] : !ptx.reg<r2> -> (!ptx.reg<rs{{.*}}>, !ptx.reg<rs{{.*}}>)
+// CHECK-NEXT:  %[[C:.*]] = ptx.cvt "f32" "f16" %[[LO]]
+// CHECK-NEXT:  %[[E2:.*]] = ptx.cvt "rn" "f16x2" "e5m2x2" %[[B]]
+// CHECK-NEXT:  %d, %{{.*}} = ptx.unpack %[[E2]]
+// CHECK-NEXT:  %[[H:.*]] = ptx.cvt "rn" "bf16" "f32" %[[X]]
+// CHECK-NEXT:  %[[HW:.*]] = ptx.cvt "f32" "bf16" %[[H]]
+// CHECK-NEXT:  %[[Z3:.*]] = ptx.const "f32"(0)
+// CHECK-NEXT:  %e = ptx.cvt_pair "rn.satfinite" "e5m2x2" "f32" %[[Z3]], %[[HW]]
+// CHECK-NEXT:  %[[F2:.*]] = ptx.cvt "rn" "f16x2" "e5m2x2" %[[B]]
+// CHECK-NEXT:  %[[FLO:.*]], %{{.*}} = ptx.unpack %[[F2]]
+// CHECK-NEXT:  %[[FW:.*]] = ptx.cvt "f32" "f16" %[[FLO]]
+// CHECK-NEXT:  %[[Z4:.*]] = ptx.const "f32"(0)
+// CHECK-NEXT:  %f = ptx.cvt_pair "rn.satfinite" "e4m3x2" "f32" %[[Z4]], %[[FW]]
+// CHECK-NEXT:  %[[NF:.*]] = ptx.cvt "rn" "f32" "s32" %n
+// CHECK-NEXT:  %[[Z5:.*]] = ptx.const "f32"(0)
+// CHECK-NEXT:  %g = ptx.cvt_pair "rn.satfinite" "e4m3x2" "f32" %[[Z5]], %[[NF]]
+// CHECK-NEXT:  %k = ptx.const "b16"(126) : !ptx.reg<rs{{.*}}>
+// CHECK-NEXT:  ptx.st "global" "b8"[%p, 0], %k
+// CHECK-NEXT:  ptx.ret
+func.func @fp8(%x: f32, %n: i32, %p: !tylo.ptr<f8E4M3FN, global>) attributes {tylo.kernel} {
+  %a = arith.truncf %x : f32 to f8E4M3FN
+  %b = arith.truncf %x : f32 to f8E5M2
+  %c = arith.extf %a : f8E4M3FN to f32
+  %d = arith.extf %b : f8E5M2 to f16
+  %h = arith.truncf %x : f32 to bf16
+  %e = arith.truncf %h : bf16 to f8E5M2
+  %f = arith.truncf %b : f8E5M2 to f8E4M3FN
+  %g = arith.sitofp %n : i32 to f8E4M3FN
+  %k = arith.constant 4.480000e+02 : f8E4M3FN
+  tylo.store %k, %p : f8E4M3FN, !tylo.ptr<f8E4M3FN, global>
+  func.return
+}

@@ -52,6 +52,7 @@ def case(rule, body, old, new, message, error=VerifyException):
 
 
 R, RD, RS, F, P = "!ptx.reg<r1>", "!ptx.reg<rd1>", "!ptx.reg<rs1>", "!ptx.reg<f1>", "!ptx.reg<p1>"
+PAIR = f'%x = ptx.cvt_pair "rn.satfinite" "e4m3x2" "f32" %f, %f : ({F}, {F}) -> !ptx.reg<rs2>'
 BINARY = ("add", "sub", "mul", "div", "rem", "min", "max", "and", "or", "xor", "shl", "shr")
 MMA = (
     'ptx.mma_sync "m16n8k16" "f32.bf16.bf16.f32"(%r, %r, %r, %r), (%r, %r), (%f, %f, %f, %f) : '
@@ -73,7 +74,7 @@ CASES = [
          f"%r, %r : ({R},", f"%f, %r : ({F},", "ptx.add operand a must be a .b32 register, got .f32 (%f1)"),
     case("add-operand-b", f'%x = ptx.add "s32" %r, %r : ({R}, {R}) -> !ptx.reg<r3>',
          f"%r : ({R}, {R})", f"%f : ({R}, {F})", "ptx.add operand b must be a .b32 register, got .f32 (%f1)"),
-    case("add-f64", f'%x = ptx.add "f64" %fd, %fd : (!ptx.reg<fd1>, !ptx.reg<fd1>) -> !ptx.reg<fd2>',
+    case("add-f64", '%x = ptx.add "f64" %fd, %fd : (!ptx.reg<fd1>, !ptx.reg<fd1>) -> !ptx.reg<fd2>',
          "<fd2>", "<rd2>", "ptx.add result must be a .f64 register, got .b64 (%rd2)"),
     case("add-unknown-type", f'%x = ptx.add "s32" %r, %r : ({R}, {R}) -> !ptx.reg<r3>', '"s32"', '"s33"',
          "'.s33' is not a PTX type"),
@@ -132,6 +133,16 @@ CASES = [
          "cvt result must be a .b16 register, got .b32 (%r3)"),
     case("cvt-type", f'%x = ptx.cvt "rn" "bf16" "f32" %f : {F} -> !ptx.reg<rs2>', '"bf16"', '"bf8"',
          "'.bf8' is not a PTX type"),
+    case("cvt-fp8-scalar", f'%x = ptx.cvt "rn" "bf16" "f32" %f : {F} -> !ptx.reg<rs2>', '"bf16"', '"e4m3"',
+         "cvt has no scalar .e4m3 form: it converts .e4m3 only in pairs, as .e4m3x2"),
+    case("cvt-fp8-scalar-source", f'%x = ptx.cvt "rn" "f16x2" "e5m2x2" %rs : {RS} -> !ptx.reg<r3>',
+         ('"f16x2" "e5m2x2"', "<r3>"), ('"f16" "e5m2"', "<rs2>"),
+         "cvt has no scalar .e5m2 form"),
+    case("cvt-pair-type", PAIR, '"e4m3x2"', '"e4m3"', "cvt_pair writes a packed pair"),
+    case("cvt-pair-from", PAIR, '"f32" %f', '"f16" %f', "cvt_pair converts from .f32, not .f16"),
+    case("cvt-pair-source", PAIR, f"%f, %f : ({F}, {F})", f"%f, %r : ({F}, {R})",
+         "cvt_pair lo must be a .f32 register, got .b32 (%r1)"),
+    case("cvt-pair-result", PAIR, "<rs2>", "<r3>", "cvt_pair result must be a .b16 register, got .b32 (%r3)"),
     # -- pack and unpack ------------------------------------------------------------------------
     case("pack-width", f"%x = ptx.pack %rs, %rs : ({RS}, {RS}) -> !ptx.reg<r3>", "<r3>", "<rd3>",
          "pack of ['b16', 'b16'] into .b64: parts must be bit registers filling the result"),
@@ -226,6 +237,8 @@ CASES = [
          "'.s3' is not a kernel parameter type"),
     case("entry-param-pred", "ptx.bar_sync 0", '["u64", "s32", "f32"]', '["pred"]',
          "'.pred' is not a kernel parameter type"),
+    case("entry-param-bf16", "ptx.bar_sync 0", '["u64", "s32", "f32"]', '["bf16"]',
+         "a kernel parameter of .bf16 values is declared '.b16'"),
     case("reqntid-rank", "ptx.bar_sync 0", "[32, 1, 1]", "[32, 1]",
          "reqntid [32, 1] must be three positive extents of at most 1024 threads"),
     case("reqntid-zero", "ptx.bar_sync 0", "[32, 1, 1]", "[32, 0, 1]",

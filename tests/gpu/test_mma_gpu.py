@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from mma_kernels import mma_tile
+
 import tylo
 from tylo import BFloat16, Float8E4M3, Float16, Float32, Int8, Int32, MMAAtom, TiledMMA
 
@@ -19,16 +21,6 @@ torch = pytest.importorskip("torch")
 
 TORCH = {BFloat16: torch.bfloat16, Float16: torch.float16, Float32: torch.float32,
          Float8E4M3: torch.float8_e4m3fn, Int8: torch.int8, Int32: torch.int32}
-
-
-@tylo.kernel
-def mma_tile(C, A, B, plan: tylo.constexpr):
-    M, N, K = plan.tile_shape
-    t = tylo.thread_idx()
-    a = tylo.load_a(plan, tylo.window(A, (0, 0), (M, K)), t)
-    b = tylo.load_b(plan, tylo.window(B, (0, 0), (K, N)), t)
-    c = tylo.mma(plan, a, b, tylo.accumulator(plan))
-    tylo.store(tylo.window(C, (0, 0), (M, N)), c, t)
 
 
 def _random_ints(shape, dtype, low=-3, high=4):
@@ -53,6 +45,8 @@ ATOMS = [
     MMAAtom((16, 8, 16), Float16, Float32),
     MMAAtom((16, 8, 8), BFloat16, Float32),
     MMAAtom((16, 8, 8), Float32, Float32),  # tf32
+    MMAAtom((16, 8, 4), Float32, Float32),  # tf32
+    MMAAtom((16, 8, 16), Int8, Int32),
     MMAAtom((16, 8, 32), Float8E4M3, Float32),
     MMAAtom((16, 8, 32), Int8, Int32),
 ]

@@ -29,11 +29,16 @@
 // CHECK-NEXT:   %sel = ptx.selp "b32" %nt, %n, %pr : (!ptx.reg<r18>, !ptx.reg<r1>, !ptx.reg<p1>) -> !ptx.reg<r19>
 // CHECK-NEXT:   %cv = ptx.cvt "rn" "f32" "s32" %sel : !ptx.reg<r19> -> !ptx.reg<f3>
 // CHECK-NEXT:   %h = ptx.cvt "rn" "bf16" "f32" %cv : !ptx.reg<f3> -> !ptx.reg<rs1>
+// CHECK-NEXT:   %e8 = ptx.cvt_pair "rn.satfinite" "e4m3x2" "f32" %cv, %x : (!ptx.reg<f3>, !ptx.reg<f1>) -> !ptx.reg<rs9>
 // CHECK-NEXT:   %pk = ptx.pack %h, %h : (!ptx.reg<rs1>, !ptx.reg<rs1>) -> !ptx.reg<r20>
 // CHECK-NEXT:   %lo, %hi = ptx.unpack %pk : !ptx.reg<r20> -> (!ptx.reg<rs2>, !ptx.reg<rs3>)
 // CHECK-NEXT:   %sm = ptx.mov_symbol "buf" : !ptx.reg<r21>
 // CHECK-NEXT:   ptx.st "shared" "f32"[%sm, 4], %cv : !ptx.reg<r21>, !ptx.reg<f3>
 // CHECK-NEXT:   %ld = ptx.ld "global" "b16"[%g, 2] : !ptx.reg<rd2> -> !ptx.reg<rs4>
+// CHECK-NEXT:   %m0, %m1 = ptx.ldmatrix 2[%sm] {trans} : !ptx.reg<r21> -> (!ptx.reg<r22>, !ptx.reg<r23>)
+// CHECK-NEXT:   %m2 = ptx.ldmatrix 1[%sm] : !ptx.reg<r21> -> (!ptx.reg<r24>)
+// CHECK-NEXT:   ptx.stmatrix 4[%sm], %m0, %m1, %m2, %pk : !ptx.reg<r21>, (!ptx.reg<r22>, !ptx.reg<r23>, !ptx.reg<r24>, !ptx.reg<r20>)
+// CHECK-NEXT:   ptx.stmatrix 1[%sm], %m2 {trans} : !ptx.reg<r21>, (!ptx.reg<r24>)
 // CHECK-NEXT:   ptx.bar_sync 1
 // CHECK-NEXT:   %d0, %d1, %d2, %d3 = ptx.mma_sync "m16n8k16" "f32.bf16.bf16.f32"(%pk, %pk, %pk, %pk), (%pk, %pk), (%cv, %cv, %cv, %cv) : (!ptx.reg<r20>, !ptx.reg<r20>, !ptx.reg<r20>, !ptx.reg<r20>), (!ptx.reg<r20>, !ptx.reg<r20>), (!ptx.reg<f3>, !ptx.reg<f3>, !ptx.reg<f3>, !ptx.reg<f3>) -> (!ptx.reg<f4>, !ptx.reg<f5>, !ptx.reg<f6>, !ptx.reg<f7>)
 // CHECK-NEXT:   ptx.bra "L" if %pr : !ptx.reg<p1> {negate}
@@ -72,11 +77,16 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
   %sel = ptx.selp "b32" %nt, %n, %pr : (!ptx.reg<r18>, !ptx.reg<r1>, !ptx.reg<p1>) -> !ptx.reg<r19>
   %cv = ptx.cvt "rn" "f32" "s32" %sel : !ptx.reg<r19> -> !ptx.reg<f3>
   %h = ptx.cvt "rn" "bf16" "f32" %cv : !ptx.reg<f3> -> !ptx.reg<rs1>
+  %e8 = ptx.cvt_pair "rn.satfinite" "e4m3x2" "f32" %cv, %x : (!ptx.reg<f3>, !ptx.reg<f1>) -> !ptx.reg<rs9>
   %pk = ptx.pack %h, %h : (!ptx.reg<rs1>, !ptx.reg<rs1>) -> !ptx.reg<r20>
   %lo, %hi = ptx.unpack %pk : !ptx.reg<r20> -> (!ptx.reg<rs2>, !ptx.reg<rs3>)
   %sm = ptx.mov_symbol "buf" : !ptx.reg<r21>
   ptx.st "shared" "f32"[%sm, 4], %cv : !ptx.reg<r21>, !ptx.reg<f3>
   %ld = ptx.ld "global" "b16"[%g, 2] : !ptx.reg<rd2> -> !ptx.reg<rs4>
+  %m0, %m1 = ptx.ldmatrix 2[%sm] {trans} : !ptx.reg<r21> -> (!ptx.reg<r22>, !ptx.reg<r23>)
+  %m2 = ptx.ldmatrix 1[%sm] : !ptx.reg<r21> -> (!ptx.reg<r24>)
+  ptx.stmatrix 4[%sm], %m0, %m1, %m2, %pk : !ptx.reg<r21>, (!ptx.reg<r22>, !ptx.reg<r23>, !ptx.reg<r24>, !ptx.reg<r20>)
+  ptx.stmatrix 1[%sm], %m2 {trans} : !ptx.reg<r21>, (!ptx.reg<r24>)
   ptx.bar_sync 1
   %d0, %d1, %d2, %d3 = ptx.mma_sync "m16n8k16" "f32.bf16.bf16.f32"(%pk, %pk, %pk, %pk), (%pk, %pk), (%cv, %cv, %cv, %cv) : (!ptx.reg<r20>, !ptx.reg<r20>, !ptx.reg<r20>, !ptx.reg<r20>), (!ptx.reg<r20>, !ptx.reg<r20>), (!ptx.reg<f3>, !ptx.reg<f3>, !ptx.reg<f3>, !ptx.reg<f3>) -> (!ptx.reg<f4>, !ptx.reg<f5>, !ptx.reg<f6>, !ptx.reg<f7>)
   ptx.bra "L" if %pr : !ptx.reg<p1> {negate}

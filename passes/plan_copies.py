@@ -1,0 +1,248 @@
+"""tylo-plan-copies: fragment loads/stores of shared tiles become ldmatrix/stmatrix copies.
+
+``tylo.load_fragment`` / ``tylo.store_fragment`` of a shared tile of 8- or 16-bit elements
+become ``tylo.matrix_load`` / ``tylo.matrix_store`` when all of these hold (otherwise the op is
+left alone and lowers to scalar accesses, which are correct for any ownership):
+
+* the target runs the instruction: ldmatrix sm_75+, stmatrix sm_90+
+  (`compiler.copy_atom.MATRIX_COPY_INSTRUCTIONS`; PTX ISA 9.7.14.5.15-16);
+* the root tile's layout is static and exactly one of its two modes has a first stride of 1:
+  that mode is `axis`, the axis memory stores contiguously (0 rows, 1 columns; zero-based);
+* `matrix_copy_plan(ownership, dtype, axis)` gives a plan;
+* every row a lane addresses is whole, contiguous and 16-byte aligned (PTX ISA 9.7.14.5.15,
+  facts 2.2): checked element by element through the layout (swizzle included) for every warp,
+  block and row at the windows' static origins (`copy_checks.broken_matrix_row`, the check of
+  `validate_copy`), which needs the root pointer's alignment known (a ``tylo.shared_alloc`` of
+  16 bytes or more, through constant ``tylo.ptr_add``s). A runtime window origin is allowed
+  only along a mode that moves rows by whole 16-byte multiples without changing them
+  (`runtime_origins_keep_rows`: no swizzle, a single-leaf mode, a stride of a multiple of 16
+  bytes), e.g. a pipeline stage or warp offset across rows, never along the contiguous axis;
+  the window's own bounds check (unless ``inbounds``) guards the range;
+* the copy is warp-uniform: the thread operand is ``tylo.thread_idx "x"`` (or that modulo a
+  multiple of 32), so thread t is lane t % 32 of warp t // 32 when the block's x extent is a
+  multiple of 32 or the block is one-dimensional, and the block is whole warps (the kernel's
+  ``tylo.block``, when given); and
+  every enclosing ``scf.if`` / ``scf.for`` has conditions and bounds that do not depend on the
+  thread index (ldmatrix and stmatrix are ``.sync.aligned``: the whole warp executes them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from ..compiler.copy_atom import ROW_BYTES, CopyAtom
+from ..compiler.offsets import offset_grid
+from ..compiler.plans.copy_checks import broken_matrix_row
+from ..compiler.plans.matrix_copy import MatrixCopyPlan, matrix_copy_plan
+from ..compiler.ptx_types import arch_number
+from ..compiler.swizzle import ComposedLayout
+from ..dialects.tylo import TileType, dtype_of
+from ..dialects.tylo.ops import (
+    LoadFragmentOp,
+    MakeTileOp,
+    MatrixLoadOp,
+    MatrixStoreOp,
+    PtrAddOp,
+    SharedAllocOp,
+    StoreFragmentOp,
+    ThreadIdxOp,
+    WindowOp,
+    unit_stride_axis,
+)
+
+
+def _constant(v: SSAValue) -> int | None:
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def _tile_chain(tile: SSAValue):
+    """(root make_tile, static sum of the windows' origins, axes with a runtime origin), or
+    None when the tile does not come from make_tile through windows."""
+    origin, runtime = [0, 0], set()
+    owner = tile.owner
+    while isinstance(owner, WindowOp):
+        for axis, v in enumerate(owner.origin):
+            c = _constant(v)
+            if c is None:
+                runtime.add(axis)
+            else:
+                origin[axis] += c
+        owner = owner.tile.owner
+    if not isinstance(owner, MakeTileOp):
+        return None
+    return owner, (origin[0], origin[1]), runtime
+
+
+def runtime_origins_keep_rows(layout, runtime: set, element_bytes: int) -> bool:
+    """A runtime window origin along axis m moves every row by stride_m * m_origin elements, and
+    keeps rows whole and 16-byte aligned, when the layout is linear in m (no swizzle, mode m one
+    leaf) and stride_m is a multiple of 16 bytes (never the unit-stride axis of 8/16-bit data)."""
+    if not runtime:
+        return True
+    if isinstance(layout, ComposedLayout):
+        return False
+    for m in runtime:
+        shape, stride = layout.shape[m], layout.stride[m]
+        if isinstance(shape, tuple) or (stride * element_bytes) % ROW_BYTES:
+            return False
+    return True
+
+
+def pointer_alignment(pointer: SSAValue, element_bytes: int) -> int:
+    """Bytes the pointer is known to be aligned to (0: unknown)."""
+    extra = 0
+    owner = pointer.owner
+    while isinstance(owner, PtrAddOp):
+        c = _constant(owner.offset)
+        if c is None:
+            return 0
+        extra += c * element_bytes
+        owner = owner.pointer.owner
+    if not isinstance(owner, SharedAllocOp):
+        return 0
+    align = owner.align.value.data
+    return align if extra == 0 else min(align, extra & -extra)
+
+
+def rows_are_whole(plan: MatrixCopyPlan, layout, origin, base_align: int, element_bytes: int) -> bool:
+    """Every row any lane of any warp addresses, from the windows' static `origin`, is
+    `ROW_BYTES` contiguous, aligned bytes inside the tile (`broken_matrix_row` finds none), and
+    the root pointer is known to be `ROW_BYTES` aligned (`base_align`; 0: unknown)."""
+    if base_align <= 0 or base_align % ROW_BYTES:
+        return False
+    return broken_matrix_row(plan, offset_grid(layout), element_bytes, origin) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Warp uniformity.
+
+
+def _thread_is_lane_exact(v: SSAValue) -> bool:
+    """`v` is %tid.x, or %tid.x modulo (or masked to) a multiple of 32."""
+    op = v.owner
+    if isinstance(op, ThreadIdxOp):
+        return op.dim.data == "x"
+    if isinstance(op, (arith.RemSIOp, arith.RemUIOp)):
+        c = _constant(op.rhs)
+        return c is not None and c > 0 and c % 32 == 0 and _thread_is_lane_exact(op.lhs)
+    if isinstance(op, arith.AndIOp):
+        c = _constant(op.rhs)
+        return c is not None and c >= 31 and (c + 1) & c == 0 and _thread_is_lane_exact(op.lhs)
+    return False
+
+
+def is_uniform(v: SSAValue, seen: dict | None = None) -> bool:
+    """`v` has one value across the threads of a warp (conservative: False when unsure)."""
+    seen = {} if seen is None else seen
+    if v in seen:
+        return seen[v]
+    seen[v] = False  # cycles through loop-carried values are not uniform
+    if isinstance(v, BlockArgument):
+        parent = v.block.parent_op()
+        if isinstance(parent, func.FuncOp):
+            result = True
+        elif isinstance(parent, scf.ForOp) and v.index == 0:
+            result = all(is_uniform(x, seen) for x in (parent.lb, parent.ub, parent.step))
+        else:
+            result = False
+    else:
+        op = v.owner
+        result = (
+            not isinstance(op, ThreadIdxOp)
+            and not op.regions
+            and all(is_uniform(x, seen) for x in op.operands)
+        )
+    seen[v] = result
+    return result
+
+
+def _in_uniform_control(op: Operation) -> bool:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if isinstance(parent, scf.IfOp):
+            if not is_uniform(parent.cond):
+                return False
+        elif isinstance(parent, scf.ForOp):
+            if not all(is_uniform(x) for x in (parent.lb, parent.ub, parent.step)):
+                return False
+        else:
+            return False
+        parent = parent.parent_op()
+    return True
+
+
+def _block_is_warp_aligned(op: Operation) -> bool:
+    fn = op.parent_op()
+    while fn is not None and not isinstance(fn, func.FuncOp):
+        fn = fn.parent_op()
+    attr = fn.attributes.get("tylo.block") if fn is not None else None
+    if not isinstance(attr, DenseArrayBase):
+        return True
+    x, y, z = list(attr.get_values())
+    return (x * y * z) % 32 == 0 and (x % 32 == 0 or y * z == 1)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def plan_matrix_copy(op: Operation, fragment, tile: SSAValue, thread: SSAValue, kind: str, arch: str):
+    """(axis, plan) when fragment access `op` may become a matrix copy (module docstring)."""
+    t: TileType = tile.type
+    if t.space.data != "shared":
+        return None
+    dtype = dtype_of(t.element_type)
+    if dtype.bits not in (8, 16) or arch_number(arch) < CopyAtom(kind).min_sm:
+        return None
+    chain = _tile_chain(tile)
+    if chain is None:
+        return None
+    make, origin, runtime = chain
+    layout = make.result.type.layout.data
+    axis = unit_stride_axis(layout)
+    if axis is None:
+        return None
+    plan = matrix_copy_plan(fragment.ownership.data, dtype, axis)
+    if plan is None:
+        return None
+    if not (_thread_is_lane_exact(thread) and _block_is_warp_aligned(op) and _in_uniform_control(op)):
+        return None
+    if not runtime_origins_keep_rows(layout, runtime, dtype.bytes):
+        return None
+    align = pointer_alignment(make.pointer, dtype.bytes)
+    if not rows_are_whole(plan, layout, origin, align, dtype.bytes):
+        return None
+    return axis, plan
+
+
+@dataclass(frozen=True)
+class PlanCopies(ModulePass):
+    """Plan fragment loads/stores of shared tiles as ldmatrix/stmatrix (module docstring)."""
+
+    name = "tylo-plan-copies"
+
+    arch: str = "sm_90a"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for inner in list(op.walk()):
+            if isinstance(inner, LoadFragmentOp):
+                found = plan_matrix_copy(inner, inner.result.type, inner.tile, inner.thread, "load", self.arch)
+                if found is not None:
+                    axis, plan = found
+                    new = MatrixLoadOp(inner.tile, inner.thread, inner.result.type, axis, plan.trans)
+                    Rewriter.replace_op(inner, new)
+            elif isinstance(inner, StoreFragmentOp):
+                found = plan_matrix_copy(inner, inner.fragment.type, inner.tile, inner.thread, "store", self.arch)
+                if found is not None:
+                    axis, plan = found
+                    new = MatrixStoreOp(inner.fragment, inner.tile, inner.thread, axis, plan.trans)
+                    Rewriter.replace_op(inner, new)

@@ -6,9 +6,10 @@
 A (M, K) and B (K, N) are row-major bf16, C (M, N) float32. Each block computes a TM x TN tile
 of C with a TiledMMA: warps (2, 4) of 32 threads, each warp 4 x 4 atoms of 16 x 8, so the block
 tile is 128 x 128, stepping K by 16. Fragments are loaded straight from global memory with scalar
-loads, by the ownership of each MMA operand (copy planning, shared memory and ldmatrix come in
-later work). Without a GPU the kernel is compiled for sm_90a and the script prints where the PTX
-and the ptxas report are.
+loads, by the ownership of each MMA operand; this example does not stage tiles through shared
+memory yet (fragment loads from shared tiles become ldmatrix, see the tylo-plan-copies pass).
+Without a GPU the kernel is compiled for sm_90a and the script prints where the PTX and the
+ptxas report are.
 """
 
 from __future__ import annotations

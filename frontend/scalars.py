@@ -20,9 +20,9 @@ from ..compiler import dtypes
 from ..compiler.dtypes import DType
 from ..compiler.errors import CompileError, TypeMismatchError, UnsupportedError
 from ..compiler.fp8 import FP8_FORMATS, to_float8
-from ..compiler.ptx_types import cvt_pair
+from ..compiler.ptx_types import PTX_TYPES, arch_number, cvt_pair
 from ..dialects.tylo import element_type
-from .tracing import emit
+from .tracing import current, emit
 from .unbound import Unbound
 
 _INT_OPS = {
@@ -307,6 +307,12 @@ def convert(x: Scalar, to: DType) -> Scalar:
     frm = x.dtype
     if frm is to:
         return x
+    fp8 = next((d for d in (frm, to) if d in FP8_FORMATS), None)
+    if fp8 is not None and arch_number(current().arch) < PTX_TYPES[fp8.ptx].min_sm:
+        raise UnsupportedError(
+            f"{frm} -> {to}: FP8 conversions (cvt .{cvt_pair(fp8.ptx)}, PTX ISA 9.7.9.21) need "
+            f"sm_{PTX_TYPES[fp8.ptx].min_sm} or later; this kernel compiles for {current().arch}"
+        )
     if to in FP8_FORMATS and frm is dtypes.Float64:
         raise UnsupportedError(
             f"{frm} -> {to}: PTX converts to FP8 only from f32 and f16x2 "

@@ -37,7 +37,15 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from ..compiler.fp8 import float8_bits
-from ..compiler.ptx_types import PTX_TYPES, cvt_pair, param_type, ptx_version, register_class
+from ..compiler.copy_atom import CopyAtom
+from ..compiler.ptx_types import (
+    PTX_TYPES,
+    arch_number,
+    cvt_pair,
+    param_type,
+    ptx_version,
+    register_class,
+)
 from ..dialects import ptx
 from ..dialects.ptx import ops as P
 from ..dialects.ptx.registers import RegisterAllocator, RegisterType
@@ -112,8 +120,9 @@ def _float_bits(value: float, t: Attribute) -> int:
 class _Kernel:
     """Lowers one func.func into the flat op list of a ptx.entry."""
 
-    def __init__(self, fn: func.FuncOp):
+    def __init__(self, fn: func.FuncOp, arch: str):
         self.fn = fn
+        self.arch = arch
         self.alloc = RegisterAllocator()
         self.body: list[Operation] = []
         self.decls: list[Operation] = []
@@ -127,6 +136,12 @@ class _Kernel:
         }
 
     # -- helpers --------------------------------------------------------------------------------
+    def require(self, min_sm: int, what: str) -> None:
+        """Refuse an instruction the target does not run (ptxas would, without a location)."""
+        if arch_number(self.arch) < min_sm:
+            raise PassFailedException(
+                f"tylo-lower-to-ptx: {what} needs sm_{min_sm} or later; the target is {self.arch}")
+
     def emit(self, op: Operation) -> Operation:
         self.body.append(op)
         return op
@@ -312,6 +327,8 @@ class _Kernel:
         an integer rounds to f32 first, which moves only magnitudes above 2**24, and those
         saturate to MAX_NORM either way. From f64 the value would round twice: refused.
         """
+        for t in (frm, to):
+            self.require(PTX_TYPES[t].min_sm, f"cvt of .{t} values")
         if cvt_pair(frm):
             wide = self.emit(P.CvtOp("f16x2", cvt_pair(frm), src, self.new("b32"), mode="rn")).results[0]
             src = self.emit(P.UnpackOp(wide, [self.new("b16"), self.new("b16")])).results[0]
@@ -411,6 +428,7 @@ class _Kernel:
 
     def _MMASyncOp(self, op: T.MMASyncOp) -> None:
         atom = op.plan.data.atom
+        self.require(atom.instruction.min_sm, f"mma.sync {atom}")
         d_type, a_type, b_type, c_type = atom.instruction.ptx_types
         a = self._pack([self.get(v) for v in op.a], atom.a, a_type)
         b = self._pack([self.get(v) for v in op.b], atom.b, b_type)
@@ -425,6 +443,7 @@ class _Kernel:
     def _LdMatrixOp(self, op: T.LdMatrixOp) -> None:
         """ldmatrix into .b32 registers, split into the op's elements, low first (PTX ISA
         9.7.14.5.15); 8-bit elements extend like their scalar loads (s8 signed, others zero)."""
+        self.require(CopyAtom("load").min_sm, "ldmatrix")
         n = op.num.value.data
         regs = [self.new("b32") for _ in range(n)]
         ld = self.emit(P.LdMatrixOp(n, self.get(op.memory), regs, op.trans is not None))
@@ -451,6 +470,7 @@ class _Kernel:
 
     def _StMatrixOp(self, op: T.StMatrixOp) -> None:
         """stmatrix of the op's elements packed into .b32 registers, low first (9.7.14.5.16)."""
+        self.require(CopyAtom("store").min_sm, "stmatrix")
         dtype = dtype_of(op.memory.type.element_type)
         words = self._pack([self.get(v) for v in op.elements], dtype, dtype.ptx)
         self.emit(P.StMatrixOp(op.num.value.data, self.get(op.memory), words, op.trans is not None))
@@ -531,7 +551,7 @@ class LowerToPtx(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp):
-                entry = _Kernel(fn).run()
+                entry = _Kernel(fn, self.arch).run()
                 op.body.block.insert_op_before(entry, fn)
                 fn.detach()
                 fn.erase()

@@ -16,8 +16,11 @@ left alone and lowers to scalar accesses, which are correct for any ownership):
   16 bytes or more, through constant ``tylo.ptr_add``s). A runtime window origin is allowed
   only along a mode that moves rows by whole 16-byte multiples without changing them
   (`runtime_origins_keep_rows`: no swizzle, a single-leaf mode, a stride of a multiple of 16
-  bytes), e.g. a pipeline stage or warp offset across rows, never along the contiguous axis;
-  the window's own bounds check (unless ``inbounds``) guards the range;
+  bytes), e.g. a pipeline stage or warp offset across rows, never along the contiguous axis,
+  and only when it is the same on every lane of a warp (`is_uniform`: the warp index
+  ``%tid.x // 32`` is, a lane-dependent value is not), because a lane receives rows whose
+  addresses other lanes supply; the window's own bounds check (unless ``inbounds``) guards
+  the range;
 * the copy is warp-uniform: the thread operand is ``tylo.thread_idx "x"`` (or that modulo a
   multiple of 32), so thread t is lane t % 32 of warp t // 32 when the block's x extent is a
   multiple of 32 or the block is one-dimensional, and the block is whole warps (the kernel's
@@ -39,7 +42,7 @@ from xdsl.rewriter import Rewriter
 
 from ..compiler.copy_atom import ROW_BYTES, CopyAtom
 from ..compiler.offsets import offset_grid
-from ..compiler.plans.copy_checks import broken_matrix_row
+from ..compiler.plans.copy_checks import broken_matrix_row, unit_stride_axis
 from ..compiler.plans.matrix_copy import MatrixCopyPlan, matrix_copy_plan
 from ..compiler.ptx_types import arch_number
 from ..compiler.swizzle import ComposedLayout
@@ -54,7 +57,6 @@ from ..dialects.tylo.ops import (
     StoreFragmentOp,
     ThreadIdxOp,
     WindowOp,
-    unit_stride_axis,
 )
 
 
@@ -66,21 +68,22 @@ def _constant(v: SSAValue) -> int | None:
 
 
 def _tile_chain(tile: SSAValue):
-    """(root make_tile, static sum of the windows' origins, axes with a runtime origin), or
-    None when the tile does not come from make_tile through windows."""
-    origin, runtime = [0, 0], set()
+    """(root make_tile, static sum of the windows' origins, axes with a runtime origin, the
+    runtime origin values), or None when the tile does not come from make_tile through windows."""
+    origin, runtime, values = [0, 0], set(), []
     owner = tile.owner
     while isinstance(owner, WindowOp):
         for axis, v in enumerate(owner.origin):
             c = _constant(v)
             if c is None:
                 runtime.add(axis)
+                values.append(v)
             else:
                 origin[axis] += c
         owner = owner.tile.owner
     if not isinstance(owner, MakeTileOp):
         return None
-    return owner, (origin[0], origin[1]), runtime
+    return owner, (origin[0], origin[1]), runtime, values
 
 
 def runtime_origins_keep_rows(layout, runtime: set, element_bytes: int) -> bool:
@@ -141,6 +144,23 @@ def _thread_is_lane_exact(v: SSAValue) -> bool:
     return False
 
 
+def _is_warp_index(op: Operation) -> bool:
+    """`op` is the same on all lanes of a warp because it reads only the warp's position:
+    ``%tid.y``/``%tid.z``, or ``%tid.x`` divided by (or shifted right past) a multiple of 32.
+    That holds when warps are whole rows of x threads, which `_block_is_warp_aligned` checks."""
+    if isinstance(op, ThreadIdxOp):
+        return op.dim.data in ("y", "z")
+    if isinstance(op, (arith.DivSIOp, arith.DivUIOp, arith.FloorDivSIOp)):
+        c = _constant(op.rhs)
+        lhs = op.lhs.owner
+        return c is not None and c > 0 and c % 32 == 0 and isinstance(lhs, ThreadIdxOp) and lhs.dim.data == "x"
+    if isinstance(op, (arith.ShRUIOp, arith.ShRSIOp)):
+        c = _constant(op.rhs)
+        lhs = op.lhs.owner
+        return c is not None and c >= 5 and isinstance(lhs, ThreadIdxOp) and lhs.dim.data == "x"
+    return False
+
+
 def is_uniform(v: SSAValue, seen: dict | None = None) -> bool:
     """`v` has one value across the threads of a warp (conservative: False when unsure)."""
     seen = {} if seen is None else seen
@@ -157,7 +177,7 @@ def is_uniform(v: SSAValue, seen: dict | None = None) -> bool:
             result = False
     else:
         op = v.owner
-        result = (
+        result = _is_warp_index(op) or (
             not isinstance(op, ThreadIdxOp)
             and not op.regions
             and all(is_uniform(x, seen) for x in op.operands)
@@ -206,7 +226,7 @@ def plan_matrix_copy(op: Operation, fragment, tile: SSAValue, thread: SSAValue, 
     chain = _tile_chain(tile)
     if chain is None:
         return None
-    make, origin, runtime = chain
+    make, origin, runtime, runtime_values = chain
     layout = make.result.type.layout.data
     axis = unit_stride_axis(layout)
     if axis is None:
@@ -215,6 +235,8 @@ def plan_matrix_copy(op: Operation, fragment, tile: SSAValue, thread: SSAValue, 
     if plan is None:
         return None
     if not (_thread_is_lane_exact(thread) and _block_is_warp_aligned(op) and _in_uniform_control(op)):
+        return None
+    if not all(is_uniform(v) for v in runtime_values):  # each lane supplies rows for others
         return None
     if not runtime_origins_keep_rows(layout, runtime, dtype.bytes):
         return None

@@ -41,7 +41,7 @@ from ..errors import GeometryError
 from ..int_tuple import is_int
 from .swizzle_modes import SwizzleMode, swizzle_mode
 
-__all__ = ["ADDRESS_LIMIT", "UNUSED_LEADING_BYTES", "MAJORS", "encode", "decode_bytes",
+__all__ = ["ADDRESS_LIMIT", "UNUSED_LEADING_BYTES", "MAJORS", "STRUCTURE_FIELDS", "require_structure", "encode", "decode_bytes",
            "canonical_offsets", "base_offset"]
 
 #: The encoding keeps 18 bits of a shared-memory address or offset.
@@ -73,6 +73,18 @@ def decode_bytes(code: int) -> int:
     return code << 4
 
 
+STRUCTURE_FIELDS = ("major", "swizzle_bytes", "leading_bytes", "stride_bytes")
+
+
+def require_structure(structure: Any, what: str) -> None:
+    """GeometryError unless ``structure`` describes a canonical encoding (has `STRUCTURE_FIELDS`,
+    as a `SwizzledStructure` does; `swizzled_structure` gives None for any other layout)."""
+    if structure is None or not all(hasattr(structure, f) for f in STRUCTURE_FIELDS):
+        raise GeometryError(
+            f"{what}: {structure!r} is not a canonical swizzled encoding (a SwizzledStructure; "
+            "swizzled_structure returns None for a layout no descriptor can describe)")
+
+
 def canonical_offsets(structure: Any, what: str = "matrix descriptor") -> tuple[int, int]:
     """(LBO bytes, SBO bytes) of a canonical encoding, per the rule in the module docstring.
 
@@ -83,6 +95,7 @@ def canonical_offsets(structure: Any, what: str = "matrix descriptor") -> tuple[
     or a distance the descriptor reads cannot be encoded (the message names the structure's
     attribute and the field it goes to).
     """
+    require_structure(structure, what)
     major = structure.major
     if major not in MAJORS:
         raise GeometryError(f"{what}: major = {major!r} must be 'K' or 'MN'")

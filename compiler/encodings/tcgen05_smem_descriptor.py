@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .bitfields import BitField, pack_fields, unpack_fields
-from .matrix_descriptor import canonical_offsets, decode_bytes, encode
+from .matrix_descriptor import canonical_offsets, decode_bytes, encode, require_structure
 from .swizzle_modes import mode_for_code, swizzle_mode
 
 _WHAT = "tcgen05 smem descriptor"
@@ -55,6 +55,7 @@ def tcgen05_smem_descriptor(structure, start_address: int, base_offset: int = 0)
     2**18, the base offset is outside 0..7, the swizzle width has no mode or the majorness is
     not "K" or "MN".
     """
+    require_structure(structure, _WHAT)
     mode = swizzle_mode(structure.swizzle_bytes)
     lbo, sbo = canonical_offsets(structure, _WHAT)
     return pack_fields(SMEM_DESC_FIELDS, {

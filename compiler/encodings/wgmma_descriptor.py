@@ -22,7 +22,7 @@ from ..errors import GeometryError
 from ..int_tuple import is_int
 from ..swizzle import ComposedLayout
 from .bitfields import BitField, pack_fields, unpack_fields
-from .matrix_descriptor import base_offset, canonical_offsets, decode_bytes, encode
+from .matrix_descriptor import base_offset, canonical_offsets, decode_bytes, encode, require_structure
 from .swizzle_modes import SwizzleMode, mode_for_code, swizzle_mode
 
 __all__ = ["DESCRIPTOR_FIELDS", "WGMMADescriptor", "wgmma_descriptor", "operand_descriptor",
@@ -86,6 +86,7 @@ def wgmma_descriptor(structure: Any, start_address: int, pattern_start: int | No
     Raises GeometryError for unaligned or oversized addresses and offsets, a majorness other
     than "K"/"MN" or a swizzle width without a mode.
     """
+    require_structure(structure, "wgmma descriptor")
     mode = swizzle_mode(structure.swizzle_bytes)
     base = base_offset(mode, start_address if pattern_start is None else pattern_start, _WHAT)
     lead, stride = canonical_offsets(structure, _WHAT)

@@ -53,19 +53,32 @@ def _offsets(layout, shape: tuple[int, int], what: str) -> np.ndarray:
     return offset_grid(layout)
 
 
-def _unit_axis(layout) -> int:
+def unit_stride_axis(layout) -> int | None:
+    """The logical axis memory stores contiguously: the one top-level mode of a static rank-2
+    layout (under an optional swizzle) whose first leaf of extent > 1 has stride 1. None when
+    no mode or both modes start that way, or when a leaf is not a static int (a runtime leaf).
+    `validate_copy` and the tylo-plan-copies pass both read the axis here."""
     inner = _inner(layout)
+    if not isinstance(inner, Layout) or not isinstance(inner.shape, tuple) or len(inner.shape) != 2:
+        return None
+    if not (is_static(inner.shape) and is_static(inner.stride)):
+        return None
     found = []
     for axis in (0, 1):
         mode = inner[axis]
         steps = [d for s, d in zip(leaves(mode.shape), leaves(mode.stride)) if s > 1]
         if steps and steps[0] == 1:
             found.append(axis)
-    if len(found) != 1:
+    return found[0] if len(found) == 1 else None
+
+
+def _unit_axis(layout) -> int:
+    axis = unit_stride_axis(layout)
+    if axis is None:
         raise PlanError(
-            f"validate_copy: layout {layout} has no single static unit-stride axis "
-            f"(axes starting with stride 1: {found})")
-    return found[0]
+            f"validate_copy: layout {layout} has no single static unit-stride axis (exactly one "
+            "mode must start, past extent-1 leaves, with stride 1)")
+    return axis
 
 
 def broken_matrix_row(plan: MatrixCopyPlan, offsets: np.ndarray, element_bytes: int,

@@ -36,7 +36,6 @@ from ..swizzle import ComposedLayout
 
 __all__ = ["SwizzledStructure", "swizzled_structure", "structure_layout"]
 
-MAJORS = ("K", "MN")
 
 
 @dataclass(frozen=True)

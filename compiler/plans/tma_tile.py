@@ -168,10 +168,17 @@ def validate_tma_box(box_dims: Any, element_bytes: int, row_bytes: int,
 
     box_dims: elements per dimension, inner first; element_bytes: bytes per element;
     row_bytes: the swizzle row width (16 = no swizzle, 32, 64, 128); element_strides: defaults
-    to all 1. Raises GeometryError naming the rule that failed.
+    to all 1 (a bare int is a rank-1 tuple, like box_dims). Raises GeometryError naming the
+    rule that failed.
     """
     dims = tuple(box_dims) if isinstance(box_dims, (tuple, list)) else (box_dims,)
-    strides = (1,) * len(dims) if element_strides is None else tuple(element_strides)
+    if element_strides is None:
+        strides = (1,) * len(dims)
+    else:
+        strides = tuple(element_strides) if isinstance(element_strides, (tuple, list)) else (element_strides,)
+    if element_bytes not in (1, 2, 4, 8) or isinstance(element_bytes, bool):
+        raise GeometryError(f"TMA box {dims}: element_bytes = {element_bytes!r} must be 1, 2, 4 "
+                            "or 8 (the tensor-map data types, rule R13)")
     mode = swizzle_mode(row_bytes)
     if not 1 <= len(dims) <= 5:
         raise GeometryError(f"TMA box {dims}: rank {len(dims)} must be 1 to 5 (rule R2)")

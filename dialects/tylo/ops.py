@@ -38,6 +38,7 @@ from xdsl.utils.exceptions import VerifyException
 from ...compiler.copy_atom import MATRIX_COPY_INSTRUCTIONS
 from ...compiler.dynamic import is_dynamic
 from ...compiler.int_tuple import is_static, leaves, product
+from ...compiler.plans.copy_checks import unit_stride_axis
 from ...compiler.plans.matrix_copy import matrix_copy_plan
 from .attributes import TiledMMAAttr, dtype_of, element_type
 from .types import FragmentType, PointerType, TileType
@@ -594,18 +595,6 @@ class MMASyncOp(IRDLOperation):
 
 MATRIX_ELEMENT_BITS = (8, 16)
 """Element widths a matrix copy moves: 16-bit units, or pairs of adjacent 8-bit elements."""
-
-
-def unit_stride_axis(layout) -> int | None:
-    """The top-level mode of a static rank-2 layout (under an optional swizzle) whose first
-    stride is 1, when exactly one mode has it; else None (also when any leaf is runtime)."""
-    inner = affine_part(layout)
-    if not isinstance(inner.shape, tuple) or len(inner.shape) != 2:
-        return None
-    if dynamic_leaves(layout):
-        return None
-    axes = [m for m in range(2) if leaves(inner.stride[m])[0] == 1]
-    return axes[0] if len(axes) == 1 else None
 
 
 def _element_bits(t: Attribute) -> int:

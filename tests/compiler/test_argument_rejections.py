@@ -146,3 +146,24 @@ def test_operand_descriptor_origin_must_be_a_pair():
 def test_instruction_descriptor_needs_a_tcgen05_atom():
     with pytest.raises(PlanError, match="MMAAtom.* is not a Tcgen05MMA atom"):
         instruction_descriptor(ATOM)
+
+
+@pytest.mark.parametrize("descriptor", ["wgmma_descriptor", "tcgen05_smem_descriptor"])
+def test_descriptor_of_a_non_canonical_layout_is_refused(descriptor):
+    """swizzled_structure gives None for a layout no descriptor describes; passing that on is a
+    GeometryError, not an AttributeError."""
+    import tylo
+
+    with pytest.raises(tylo.GeometryError, match="is not a canonical swizzled encoding"):
+        getattr(tylo, descriptor)(None, 0)
+
+
+def test_tma_box_rejects_bad_element_bytes_and_reads_int_strides():
+    from tylo.compiler.plans.tma_tile import validate_tma_box
+
+    with pytest.raises(GeometryError, match="element_strides .* must have one entry per dimension"):
+        validate_tma_box((64, 8), 2, 128, 3)
+    for bad in (None, 3, True):
+        with pytest.raises(GeometryError, match="element_bytes = .* must be 1, 2, 4 or 8"):
+            validate_tma_box((64, 8), bad, 128)
+    assert validate_tma_box(64, 2, 128, 1) is None

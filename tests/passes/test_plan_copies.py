@@ -70,12 +70,19 @@ def planned(text: str, arch: str) -> bool:
     return "tylo.matrix_" in out
 
 
+ACROSS = LOAD.replace(", [16,16]", ", [8,16]").replace(
+    "((4,8),(2,2,2)):((32,1),(16,8,128))>", "((4,8),(2,2)):((16,1),(8,64))>").replace(
+    "(16,16), ((4,8)", "(8,16), ((4,8)")
 IF_T = "%cond = arith.cmpi slt, {x}, %c8 : i32\n  scf.if %cond {{"
 PAIRS = [
     pair("window-origin-runtime-along-axis", None, ("%s[%c0, %c8]", "%s[%c0, %n]")),
     pair("window-origin-runtime-across-rows", ("%s[%c0, %c8]", "%s[%n, %c8]"),
-         ("(16,32):(32,1)", "(16,32):(36,1)"), base=LOAD.replace(", [16,16]", ", [8,16]").replace(
-             "((4,8),(2,2,2)):((32,1),(16,8,128))>", "((4,8),(2,2)):((16,1),(8,64))>").replace("(16,16), ((4,8)", "(8,16), ((4,8)")),
+         ("(16,32):(32,1)", "(16,32):(36,1)"), base=ACROSS),
+    # Each lane supplies row addresses other lanes receive: a runtime origin must be the same on
+    # every lane of a warp (one per warp, from the warp index, is fine).
+    pair("window-origin-warp-uniform",
+         ("%s[%c0, %c8]", "%s[%r, %c8]"), ("%q = arith.divsi %t, %c32", "%q = arith.remsi %t, %c32"),
+         base=ACROSS.replace("  %p = ", "  %q = arith.divsi %t, %c32 : i32\n  %r = arith.muli %q, %c8 : i32\n  %p = ")),
     pair("window-origin-runtime-swizzled", ("%s[%c0, %c8]", "%s[%n, %c8]"), ("(16,32):(32,1)", "Sw<1,3,3> o (16,32):(32,1)")),
     pair("window-origin-runtime-hierarchical", ("%s[%c0, %c8]", "%s[%n, %c8]"), ("(16,32):(32,1)", "((8,2),32):((32,256),1)")),
     pair("row-not-16-byte-aligned", None, ("%s[%c0, %c8]", "%s[%c0, %c4]")),

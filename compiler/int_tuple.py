@@ -22,7 +22,7 @@ from __future__ import annotations
 import numbers
 from typing import Any, Callable
 
-from .errors import LayoutError
+from .errors import GeometryError, LayoutError, TyloError
 
 IntTuple = Any  # an int, a runtime leaf, or a tuple of IntTuples
 
@@ -31,6 +31,7 @@ __all__ = [
     "flatten", "rank", "depth", "product", "congruent", "prefix_product", "inner_product",
     "shape_div", "ceil_div", "idx2crd", "crd2idx", "add", "sub", "mul", "floordiv", "mod",
     "bit_and", "bit_xor", "shift_right", "shift_left", "is_const", "leaves", "transform_leaves",
+    "require_axis",
 ]
 
 
@@ -83,6 +84,21 @@ def require_static(x: IntTuple, what: str, context: str) -> None:
             require_static(e, what, context)
     elif not is_int(x):
         raise LayoutError(f"{context}: {what} is the runtime value {x!r}; this needs a static integer")
+
+
+def require_axis(axis: Any, where: str, error: type[TyloError] = GeometryError,
+                 name: str = "axis") -> int:
+    """``axis`` as a Python int when it is the zero-based logical axis 0 (rows) or 1 (columns).
+
+    The one rule for every axis argument of the compiler: a Python ``int`` or a numpy integer
+    scalar (returned as ``int``, as `normalize` reads numpy-style leaves) equal to 0 or 1. A
+    ``bool``, a ``float`` (even ``1.0``), a runtime value or anything else is refused.
+    ``where`` names the caller and ``name`` the argument in the message; ``error`` is the
+    `TyloError` subclass raised (each caller keeps its own).
+    """
+    if isinstance(axis, numbers.Integral) and not isinstance(axis, bool) and axis in (0, 1):
+        return int(axis)
+    raise error(f"{where}: {name} {axis!r} must be 0 (rows) or 1 (columns), as an int")
 
 
 def normalize(x: Any, role: str = "value") -> IntTuple:

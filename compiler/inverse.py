@@ -36,6 +36,7 @@ from typing import Any
 from . import int_tuple as it
 from .errors import LayoutError
 from .layout import Layout, coalesce
+from .offsets import distinct_offsets
 from .swizzle import ComposedLayout
 
 __all__ = ["right_inverse", "left_inverse"]
@@ -115,11 +116,7 @@ def left_inverse(layout: Any) -> Layout:
 
 def _check_quasi_inverse(layout: Layout, result: Layout, ctx: str) -> None:
     """Raise unless ``layout(result(x)) == x`` for every offset x of ``layout``."""
-    image = {0}
-    for s, d in zip(it.leaves(layout.shape), it.leaves(layout.stride)):
-        if d != 0 and s != 1:
-            image = {x + k * d for x in image for k in range(s)}
-    for x in sorted(image):
+    for x in distinct_offsets(layout).tolist():
         if layout(result(x)) != x:
             raise LayoutError(
                 f"{ctx}: overlapping modes: CuTe's quasi-inverse {result} maps offset {x} to "

@@ -7,6 +7,7 @@ TYLO_PTXAS                Path of the ptxas executable (else the nvidia-cuda-nvc
 TYLO_ARCH                 Target architecture when no GPU is visible (default ``sm_90a``).
 TYLO_KEEP_DIR             Directory for the .ptx/.cubin files given to ptxas (default: a temp dir).
 TYLO_PTXAS_OPTIONS        Extra options for ptxas, space separated (e.g. ``-O0``).
+TYLO_OPT_TRACEBACK        ``1``: ``tylo-opt`` shows Python tracebacks instead of one-line errors.
 ========================  ======================================================================
 """
 
@@ -41,3 +42,7 @@ def keep_dir() -> Path | None:
 
 def ptxas_options() -> list[str]:
     return os.environ.get("TYLO_PTXAS_OPTIONS", "").split()
+
+
+def opt_traceback() -> bool:
+    return os.environ.get("TYLO_OPT_TRACEBACK", "").strip() not in ("", "0", "false", "False")

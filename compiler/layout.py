@@ -16,6 +16,7 @@ coordinate is CuTe's ``_``).
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 from . import int_tuple as it
@@ -126,7 +127,13 @@ class Layout:
         return it.is_static(self._shape) and it.is_static(self._stride)
 
     def __getitem__(self, i: int) -> "Layout":
-        """Mode ``i`` as a layout; a layout with an int shape is its own mode 0."""
+        """Mode ``i`` as a layout; a layout with an int shape is its own mode 0.
+
+        Raises `LayoutError` when ``i`` is not an int (numpy integers are read as ints) or
+        names no mode."""
+        if not isinstance(i, numbers.Integral) or isinstance(i, bool):
+            raise LayoutError(f"{self}: mode index {i!r} is not an int")
+        i = int(i)
         if not is_tuple(self._shape):
             if i in (0, -1):
                 return self
@@ -297,6 +304,16 @@ def _merge_modes(modes: list[tuple[Any, Any]], ctx: str | None) -> list[tuple[An
 # Coalesce and filter
 
 
+def _profile(profile: Any, name: str, layout: Layout) -> Any:
+    """``profile`` as None, an int or a tuple (a list becomes a tuple); `LayoutError` otherwise."""
+    if isinstance(profile, list):
+        profile = tuple(profile)
+    if profile is None or is_int(profile) or is_tuple(profile):
+        return profile
+    raise LayoutError(f"{name}({layout}, {profile!r}): the profile must be None, an int or a "
+                      "tuple of profiles")
+
+
 def coalesce(layout: Any, profile: Any = None) -> Any:
     """The same function of ``size(layout)`` indices with the fewest modes.
 
@@ -307,7 +324,8 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
     layout. A `ComposedLayout` keeps its swizzle and coalesces its inner layout.
 
     Raises `LayoutError` when a decision needs a runtime leaf (an extent, or the strides of two
-    neighbouring modes), or when the profile has more modes than the layout. (C++ instead keeps
+    neighbouring modes), when the profile is not None, an int or a tuple (a list reads as a
+    tuple), or when it has more modes than the layout. (C++ instead keeps
     runtime modes unmerged; `compose` does that internally, where it is always safe.)
     """
     _, composed = _composed_type()
@@ -315,6 +333,7 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
         return composed(layout.swizzle, coalesce(layout.layout, profile))
     if not isinstance(layout, Layout):
         raise LayoutError(f"coalesce: {layout!r} is not a Layout")
+    profile = _profile(profile, "coalesce", layout)
     if is_tuple(profile):
         if len(profile) > layout.rank():
             raise LayoutError(f"coalesce({layout}, {fmt(profile)}): profile has more modes than the layout")
@@ -332,14 +351,15 @@ def filter_layout(layout: Any, profile: Any = None) -> Any:
     A `ComposedLayout` keeps its swizzle and filters its inner layout. ``filter`` is the short
     name (CuTe's).
 
-    Raises `LayoutError` on runtime leaves, for a profile with more modes than the layout, or
-    for an argument that is not a layout.
+    Raises `LayoutError` on runtime leaves, for a profile that is not None, an int or a tuple
+    or has more modes than the layout, or for an argument that is not a layout.
     """
     _, composed = _composed_type()
     if isinstance(layout, composed):
         return composed(layout.swizzle, filter_layout(layout.layout, profile))
     if not isinstance(layout, Layout):
         raise LayoutError(f"filter: {layout!r} is not a Layout")
+    profile = _profile(profile, "filter", layout)
     if is_tuple(profile):
         if len(profile) > layout.rank():
             raise LayoutError(f"filter({layout}, {fmt(profile)}): profile has more modes than the layout")
@@ -384,6 +404,14 @@ def tiler_str(b: Any) -> str:
     return str(b) if isinstance(b, Layout) or is_int(b) else repr(b)
 
 
+def int_tiler(n: Any, ctx: str) -> "Layout":
+    """The layout ``n:1`` of an int tiler ``n``; `LayoutError` naming ``ctx`` when a static ``n``
+    is not positive (a runtime ``n`` passes)."""
+    if is_int(n) and n <= 0:
+        raise LayoutError(f"{ctx}: the int tiler {n} must be a positive extent")
+    return Layout(n)
+
+
 def compose(a: Any, b: Any) -> Any:
     """Functional composition: ``compose(a, b)(c) == a(b(c))`` for every ``c`` in b's domain.
 
@@ -407,14 +435,15 @@ def compose(a: Any, b: Any) -> Any:
       layout that is not a(b(c)), e.g. ``(3,3):(1,10) o (2,2):(1,2)``.
 
     Raises `LayoutError` when a divisibility or overlap condition fails, when one needs a
-    runtime leaf, when a tuple tiler has more modes than ``a``, or for unsupported operands.
+    runtime leaf, when a tuple tiler has more modes than ``a``, for an int tiler that is not
+    positive, or for unsupported operands.
     """
     swizzle, composed = _composed_type()
     if b is None:
         return a
     if isinstance(a, swizzle):
-        if isinstance(b, int) or isinstance(b, Layout):
-            return composed(a, Layout(b) if not isinstance(b, Layout) else b)
+        if is_int(b) or isinstance(b, Layout):
+            return composed(a, b if isinstance(b, Layout) else int_tiler(b, f"compose({a}, {b})"))
         raise LayoutError(f"compose({a}, {tiler_str(b)}): a swizzle composes with a Layout or an int")
     if isinstance(a, composed):
         return composed(a.swizzle, compose(a.layout, b))
@@ -430,7 +459,7 @@ def compose(a: Any, b: Any) -> Any:
     if not isinstance(b, Layout):
         if not it.is_leaf(b) or isinstance(b, composed):
             raise LayoutError(f"{ctx}: the right operand must be a Layout, an int or a tuple of tilers")
-        b = Layout(b)
+        b = int_tiler(b, ctx)
     lhs = _coalesce_x(a)
     reach = [0] * len(lhs)
     result = _compose_impl(lhs, b.shape, b.stride, ctx, reach)
@@ -507,10 +536,10 @@ def complement(layout: Layout, cotarget: Any = None) -> Layout:
     that layout's size N, ``make_layout(L, complement(L, N))`` is a bijection onto ``[0, N)``.
     Stride-0 and extent-1 modes of ``layout`` are ignored (``filter``). The result is coalesced.
 
-    Raises `LayoutError` for an argument that is not a `Layout`, for runtime leaves, or when the
-    sorted strides do not nest (each stride must be a multiple of the extent covered by the
-    smaller modes: otherwise the layout is not injective and no complement exists; C++
-    silently rounds there).
+    Raises `LayoutError` for an argument that is not a `Layout`, for runtime leaves, for a
+    cotarget whose size is not positive, or when the sorted strides do not nest (each stride
+    must be a multiple of the extent covered by the smaller modes: otherwise the layout is not
+    injective and no complement exists; C++ silently rounds there).
     """
     if not isinstance(layout, Layout):
         raise LayoutError(f"complement: {layout!r} is not a Layout")
@@ -520,6 +549,8 @@ def complement(layout: Layout, cotarget: Any = None) -> Layout:
     f = filter_layout(layout)
     target = f.cosize() if cotarget is None else it.product(it.normalize(cotarget, "cotarget"))
     require_static(target, "the cotarget", ctx)
+    if target <= 0:
+        raise LayoutError(f"{ctx}: the cotarget's size {target} is not positive")
     modes = sorted((d, s) for s, d in _flat_modes(f) if d != 0)
     shapes: list[int] = []
     strides = [1]
@@ -544,7 +575,8 @@ def logical_divide(layout: Any, tiler: Any) -> Any:
     size(layout)))((i, j)))``. A tiler that does not divide the layout's size is accepted where
     the composition is defined (``6:1`` by 4 is ``(4,2):(1,4)``): the last tile then runs past
     the end of ``layout``, whose last mode is extended, as in C++. A `ComposedLayout` divides
-    its inner layout. Raises `LayoutError` as `complement` and `compose` do.
+    its inner layout. Raises `LayoutError` as `complement` and `compose` do, and for an int
+    tiler that is not positive.
     """
     if tiler is None:
         return layout
@@ -562,7 +594,7 @@ def logical_divide(layout: Any, tiler: Any) -> Any:
         modes = [logical_divide(layout[i], tiler[i]) for i in range(len(tiler))]
         return make_layout(*modes, *layout.modes()[len(tiler):])
     if not isinstance(tiler, Layout):
-        tiler = Layout(it.normalize(tiler, "tiler"))
+        tiler = int_tiler(it.normalize(tiler, "tiler"), f"logical_divide({layout}, {tiler_str(tiler)})")
     return compose(layout, make_layout(tiler, complement(tiler, layout.size())))
 
 
@@ -606,8 +638,11 @@ def tile(layout: Any, tiler: Any) -> Any:
 def parse_layout(text: str) -> Any:
     """Read back the printed form of a layout: ``(4,(2,3)):(1,(4,8))``, ``8:1``, or a swizzled
     ``Sw<3,3,3> o (8,64):(64,1)``; ``parse_layout(str(x)) == x`` for static ``x``. A ``?`` leaf
-    reads as the `DYNAMIC` placeholder of IR types. Raises `LayoutError` on malformed text.
+    reads as the `DYNAMIC` placeholder of IR types. Raises `LayoutError` when ``text`` is not a
+    string or is malformed.
     """
+    if not isinstance(text, str):
+        raise LayoutError(f"parse_layout({text!r}): expected the text of a layout, a str")
     src = "".join(text.split())
     if src.startswith("Sw<"):
         head, sep, rest = src.partition(">o")

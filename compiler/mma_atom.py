@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from . import dtypes
 from .dtypes import DType
 from .errors import PlanError
+from .int_tuple import is_int
 from .layout import Layout
 from .ownership import Ownership
 
@@ -147,12 +148,15 @@ class MMAAtom(ShapedAtom):
     shape: (m, n, k). a: element type of A (and of B unless `b` is given). c: accumulator type.
     Float32 inputs select the TF32 instruction of that shape. The atom contributes one fact:
     the ownership of its operands (`operand_layout`).
-    Raises PlanError when no PTX instruction has this shape and these types (the table lists
-    the supported ones).
+    Raises PlanError when the shape is not three positive static ints, or when no PTX
+    instruction has this shape and these types (the table lists the supported ones).
     """
 
     def __init__(self, shape, a, c=dtypes.Float32, *, b=None):
         shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        if len(shape) != 3 or not all(is_int(x) and x > 0 for x in shape):
+            raise PlanError(f"MMAAtom: shape {shape!r} must be three positive static ints "
+                            "(m, n, k)")
         a = dtypes.as_dtype(a, "MMAAtom A type")
         b = a if b is None else dtypes.as_dtype(b, "MMAAtom B type")
         c = dtypes.as_dtype(c, "MMAAtom accumulator type")

@@ -16,7 +16,7 @@ from .errors import LayoutError
 from .layout import Layout
 from .swizzle import ComposedLayout
 
-__all__ = ["static_offsets", "offset_grid"]
+__all__ = ["static_offsets", "distinct_offsets", "offset_grid"]
 
 
 def static_offsets(layout: Layout) -> np.ndarray:
@@ -27,6 +27,17 @@ def static_offsets(layout: Layout) -> np.ndarray:
     for extent, stride in zip(it.leaves(layout.shape), it.leaves(layout.stride)):
         out += (index // step) % extent * stride
         step *= extent
+    return out
+
+
+def distinct_offsets(layout: Layout) -> np.ndarray:
+    """The distinct offsets of a static layout, sorted. Built mode by mode, keeping only the
+    distinct partial sums, so the cost follows the number of distinct offsets (stride-0 and
+    overlapping modes add none), not the layout's size."""
+    out = np.zeros(1, dtype=np.int64)
+    for extent, stride in zip(it.leaves(layout.shape), it.leaves(layout.stride)):
+        if stride != 0 and extent != 1:
+            out = np.unique(out[:, None] + stride * np.arange(extent, dtype=np.int64))
     return out
 
 

@@ -15,15 +15,9 @@ from functools import cached_property
 import numpy as np
 
 from .errors import GeometryError
-from .int_tuple import is_int, is_static, product
+from .int_tuple import is_int, is_static, product, transform_leaves
 from .layout import Layout
 from .offsets import offset_grid, static_offsets
-
-
-def _map_leaves(f, t):
-    if isinstance(t, tuple):
-        return tuple(_map_leaves(f, x) for x in t)
-    return f(t)
 
 
 class Ownership:
@@ -89,7 +83,13 @@ class Ownership:
 
     # -- evaluation -----------------------------------------------------------------------------
     def __call__(self, thread, value):
-        """The (row, col) held by `thread` in slot `value` (ints, or runtime for `thread`)."""
+        """The (row, col) held by `thread` in slot `value` (ints, or runtime for `thread`).
+
+        Raises GeometryError when a static `thread` is not in ``[0, threads)`` or a static
+        `value` not in ``[0, values)``."""
+        for name, x, count in zip(("thread", "value"), (thread, value), self._indices.shape):
+            if is_int(x) and not 0 <= x < count:
+                raise GeometryError(f"ownership {self}: {name} {x} is not in [0, {count})")
         if isinstance(thread, int) and isinstance(value, int):
             r, c = self._coords[thread, value]
             return int(r), int(c)
@@ -109,8 +109,8 @@ class Ownership:
         """Row and column layouts over the thread mode, when every leaf moves only one of them."""
         mode = self.layout[0]
         rows = self.rows
-        row_l = Layout(mode.shape, _map_leaves(lambda s: s % rows, mode.stride))
-        col_l = Layout(mode.shape, _map_leaves(lambda s: s // rows, mode.stride))
+        row_l = Layout(mode.shape, transform_leaves(lambda s: s % rows, mode.stride))
+        col_l = Layout(mode.shape, transform_leaves(lambda s: s // rows, mode.stride))
         r, c = static_offsets(row_l), static_offsets(col_l)
         base = self._coords[:, 0]
         if not (np.array_equal(r, base[:, 0]) and np.array_equal(c, base[:, 1])):
@@ -198,5 +198,5 @@ def restride(layout: Layout, rows: int, new_rows: int) -> Layout:
     """
     return Layout(
         layout.shape,
-        _map_leaves(lambda s: (s % rows) + new_rows * (s // rows), layout.stride),
+        transform_leaves(lambda s: (s % rows) + new_rows * (s // rows), layout.stride),
     )

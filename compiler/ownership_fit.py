@@ -12,67 +12,52 @@ import numpy as np
 
 from .errors import GeometryError
 from .layout import Layout, coalesce, make_layout
+from .offsets import static_offsets
 from .ownership import Ownership, require_ownership
 from .ownership_patterns import LocalOwnership, StripedOwnership, same_ownership
 
 __all__ = ["fit_ownership", "simplify_ownership", "fit_mode"]
 
-# At most this many orderings of the prime factors of a non-power-of-two count are tried.
-_MAX_ORDERINGS = 256
 
+def fit_mode(offsets) -> Layout | None:
+    """A coalesced layout L with L(i) == offsets[i] for every i, or None when no layout has
+    exactly these offsets.
 
-def _prime_factors(n: int) -> list[int]:
-    out, p = [], 2
-    while p * p <= n:
-        while n % p == 0:
-            out.append(p)
-            n //= p
-        p += 1
-    return out + ([n] if n > 1 else [])
+    offsets: a 1-D sequence or array of integers. Exact: the first coalesced mode of any layout
+    with these offsets is the longest run ``offsets[k] == k * offsets[1]`` (its extent E divides
+    the length, and the next offset breaks the run since coalesced modes do not merge); the
+    offsets at multiples of E are the layout of the remaining modes. The modes are read off that
+    way in turn and the whole layout is then checked against every offset. A length of 1 with
+    offset 0 gives ``1:0``; an empty sequence, a first offset other than 0 or a negative offset
+    gives None.
 
-
-def _orderings(factors: list[int]):
-    """Distinct orderings of a multiset of factors, smallest factors first in the first one."""
-    if not factors:
-        yield ()
-        return
-    for f in sorted(set(factors)):
-        rest = list(factors)
-        rest.remove(f)
-        for tail in _orderings(rest):
-            yield (f,) + tail
-
-
-def fit_mode(offsets: np.ndarray) -> Layout | None:
-    """A coalesced layout L with L(i) == offsets[i] for every i, or None.
-
-    Tries mixed-radix digit decompositions of ``len(offsets)`` into its prime factors
-    (for a power of two: its bits) and keeps the first whose offsets are a sum of one stride per
-    digit value (``offsets[i] = sum_k digit_k(i) * stride_k``, stride_k = offsets at the unit
-    value of digit k). A length of 1 with offset 0 gives ``1:0``.
+    Raises GeometryError when ``offsets`` is not a 1-D sequence of integers.
     """
+    offsets = np.asarray(offsets)
+    if offsets.ndim != 1 or (offsets.size and offsets.dtype.kind not in "iu"):
+        raise GeometryError(f"fit_mode: offsets of array shape {offsets.shape} and dtype "
+                            f"{offsets.dtype} must be a 1-D sequence of integers")
     n = len(offsets)
     if n == 0 or offsets[0] != 0 or (offsets < 0).any():
         return None
-    if n == 1:
-        return Layout(1, 0)
-    index = np.arange(n)
-    for count, radices in enumerate(_orderings(_prime_factors(n))):
-        if count == _MAX_ORDERINGS:
-            break
-        strides, rebuilt, place = [], np.zeros(n, dtype=np.int64), 1
-        for r in radices:
-            strides.append(int(offsets[place]))
-            rebuilt += (index // place) % r * strides[-1]
-            place *= r
-        if np.array_equal(rebuilt, offsets):
-            return coalesce(Layout(radices, tuple(strides)))
-    return None
+    shape, stride, place = [], [], 1
+    while place < n:
+        rest = offsets[::place][:n // place]  # the offsets of the modes not yet read
+        step = int(rest[1])
+        broken = np.nonzero(rest != step * np.arange(len(rest)))[0]
+        extent = int(broken[0]) if broken.size else len(rest)
+        if len(rest) % extent:
+            return None
+        shape.append(extent)
+        stride.append(step)
+        place *= extent
+    fitted = Layout(tuple(shape), tuple(stride)) if shape else Layout(1, 0)
+    return coalesce(fitted) if np.array_equal(static_offsets(fitted), offsets) else None
 
 
 def _as_coords(table, shape) -> np.ndarray:
     try:
-        coords = np.asarray(table, dtype=np.int64)
+        coords = np.asarray(table)
     except (ValueError, TypeError):
         raise GeometryError(
             "fit_ownership: table must be a rectangular [thread][slot] array of (row, col) pairs"
@@ -82,6 +67,11 @@ def _as_coords(table, shape) -> np.ndarray:
             f"fit_ownership: table of array shape {coords.shape} must be a non-empty "
             f"[thread][slot] array of (row, col) pairs"
         )
+    if coords.dtype.kind not in "iu":
+        raise GeometryError(
+            f"fit_ownership: table entries must be integers; got an array of dtype {coords.dtype}"
+        )
+    coords = coords.astype(np.int64)
     rows, cols = shape
     r, c = coords[..., 0], coords[..., 1]
     bad = (r < 0) | (r >= rows) | (c < 0) | (c >= cols)
@@ -105,13 +95,14 @@ def fit_ownership(table, shape: tuple[int, int]) -> Ownership | None:
     bit, strides a_b (threads) and c_b (slots), and each mode is coalesced.
 
     Semantics (the seeds are silent): a thread or slot count that is not a power of two is
-    fitted the same way over mixed-radix digits of its prime factors (``6 = 2 x 3``: digit
-    strides f(1), f(2)), trying the factor orderings in turn; for powers of two this is exactly
-    the bit rule. Returns None when no such decomposition reproduces the table, including when
-    idx(0, 0) != 0 (a layout has no constant offset).
+    fitted the same way over mixed-radix digits (``6 = 2 x 3``: digit strides f(1), f(2)); for
+    powers of two this is exactly the bit rule. The fit of each mode is exact (`fit_mode`): it
+    returns None only when no layout reproduces the table, including when idx(0, 0) != 0 (a
+    layout has no constant offset).
 
     Raises GeometryError when `shape` is not two positive ints, the table is not a non-empty
-    rectangular array of pairs, or a coordinate lies outside `shape`.
+    rectangular array of pairs, an entry is not an integer, or a coordinate lies outside
+    `shape`.
     """
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     if len(shape) != 2 or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool)

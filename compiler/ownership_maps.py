@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import GeometryError
-from .int_tuple import is_int
+from .int_tuple import is_int, transform_leaves
 from .layout import Layout
-from .ownership import Ownership, _map_leaves, require_ownership
+from .ownership import Ownership, require_ownership
 from .ownership_fit import fit_ownership
 
 __all__ = [
@@ -199,12 +199,14 @@ def permute_ownership(o: Ownership) -> Ownership:
     Each leaf stride s, moving s % rows rows and s // rows columns, becomes
     (s // rows) + cols * (s % rows); when that does not reproduce the exchanged table (a leaf
     carries rows into columns) the exchanged table is fitted (`fit_ownership`).
-    Raises GeometryError when no layout represents the exchanged ownership.
+    Raises GeometryError when `o` is not an `Ownership` or no layout represents the exchanged
+    ownership.
     """
+    require_ownership(o, "permute_ownership")
     rows, cols = o.shape
     shape = (cols, rows)
     swapped = o._coords[..., ::-1]
-    stride = _map_leaves(lambda s: s // rows + cols * (s % rows), o.layout.stride)
+    stride = transform_leaves(lambda s: s // rows + cols * (s % rows), o.layout.stride)
     layout = Layout(o.layout.shape, stride)
     try:
         candidate = Ownership(shape, layout)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import GeometryError
-from .int_tuple import is_int
+from .int_tuple import is_int, require_axis
 from .layout import Layout, make_layout
 from .ownership import Ownership, require_ownership
 
@@ -32,8 +32,7 @@ WARP = 32
 def _check_pattern(name: str, n, axis) -> None:
     if not is_int(n) or n < 1:
         raise GeometryError(f"{name}: n = {n!r} must be a positive static number of values per lane")
-    if not is_int(axis) or axis not in (0, 1):
-        raise GeometryError(f"{name}: axis = {axis!r} must be 0 (rows) or 1 (columns)")
+    require_axis(axis, name)
 
 
 def _mode(extent: int, stride: int) -> Layout:

@@ -38,7 +38,7 @@ from . import int_tuple as it
 from .divide import tile_unzip, unpack_modes
 from .errors import LayoutError
 from .int_tuple import is_tuple
-from .layout import Layout, complement, compose, make_layout, tiler_str
+from .layout import Layout, complement, compose, int_tiler, make_layout, tiler_str
 from .swizzle import ComposedLayout
 
 __all__ = ["logical_product", "zipped_product", "tiled_product", "flat_product",
@@ -51,7 +51,7 @@ def _as_layout(tiler: Any, ctx: str) -> Layout:
     if isinstance(tiler, ComposedLayout) or not it.is_leaf(tiler):
         raise LayoutError(f"{ctx}: the tiler must be a Layout, an int or a tuple of tilers")
     it.require_static(tiler, "the tiler extent", ctx)
-    return Layout(tiler)
+    return int_tiler(tiler, ctx)
 
 
 def logical_product(block: Any, tiler: Any) -> Any:
@@ -62,7 +62,8 @@ def logical_product(block: Any, tiler: Any) -> Any:
     tiler, the block's rank for a tuple tiler.
     Raises `LayoutError` when the block is not complementable (its strides do not nest, e.g.
     a non-injective block such as ``(2,2):(1,1)``), for runtime leaves, for a tuple tiler with
-    more modes than the block, or when the composition with the complement fails.
+    more modes than the block, for an int tiler that is not positive, or when the composition
+    with the complement fails.
     """
     if tiler is None:
         return block

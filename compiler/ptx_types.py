@@ -8,6 +8,9 @@ bit-size class (``.b16``, ``.b32``, ``.b64``) may be used by any instruction typ
 live in 16-bit registers (PTX has no 8-bit register class in practice; nvcc uses ``.b16``); an FP8
 value sits in the low byte of its ``.b16`` register.
 
+`arith_min_sm`: ``add``/``sub``/``mul``/``setp`` on ``.bf16`` need sm_90 (PTX ISA 9.7.4
+half-precision arithmetic, 9.7.5 comparison: "requires sm_90 or higher" for ``.bf16``); below
+that Tylo computes in f32 and rounds once (`passes.lower_to_ptx`).
 `param` is the type a kernel parameter of that type is declared with, where it differs.
 `pair` names the packed type of two values of a type (``f16`` -> ``f16x2``: low element in the
 low bits). FP8 (``e4m3``, ``e5m2``) has no scalar ``cvt`` at all, only the paired forms of PTX ISA
@@ -34,6 +37,7 @@ class PtxType:
     cvt_scalar: bool = True  # False: cvt converts this type only in pairs, as `pair` (FP8)
     param: str | None = None  # the type a .param declaration / ld.param names, when not `suffix`
     min_sm: int = 0  # lowest target that converts this type at all (FP8 cvt: sm_89)
+    arith_min_sm: int = 0  # lowest target with add/sub/mul/setp on this type (bf16: sm_90)
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,7 @@ PTX_TYPES: dict[str, PtxType] = {
         PtxType("u32", 32, "u", "b32"),
         PtxType("u64", 64, "u", "b64"),
         PtxType("f16", 16, "f", "b16", pair="f16x2", param="b16"),
-        PtxType("bf16", 16, "f", "b16", pair="bf16x2", param="b16"),
+        PtxType("bf16", 16, "f", "b16", pair="bf16x2", param="b16", arith_min_sm=90),
         PtxType("e4m3", 8, "f", "b16", pair="e4m3x2", cvt_scalar=False, param="b8", min_sm=89),
         PtxType("e5m2", 8, "f", "b16", pair="e5m2x2", cvt_scalar=False, param="b8", min_sm=89),
         PtxType("f16x2", 32, "f", "b32"),

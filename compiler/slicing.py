@@ -76,9 +76,27 @@ def _select(c: Any, shape: Any, stride: Any, keep_none: bool, ctx: str) -> list[
     return [(shape, stride)] if (c is None) == keep_none else []
 
 
+def _check_in_range(c: Any, shape: Any, ctx: str) -> None:
+    """Raise `LayoutError` for a static integer entry of ``c`` outside its mode's extent.
+
+    Runtime entries and modes of runtime size are left alone; a structure mismatch is left to
+    the caller's own check."""
+    if is_tuple(c):
+        if is_tuple(shape) and len(c) == len(shape):
+            for ci, si in zip(c, shape):
+                _check_in_range(ci, si, ctx)
+        return
+    extent = it.product(shape)
+    if it.is_int(c) and it.is_int(extent) and not 0 <= c < extent:
+        raise LayoutError(f"{ctx}: coordinate entry {c} lies outside [0, {extent}) of the mode "
+                          f"of shape {fmt(shape)}")
+
+
 def _cut(layout: Layout, coord: Any, keep_none: bool, name: str) -> Layout:
     coord = _normalize(coord, name)
     ctx = f"{name}({layout}, {_crd_str(coord)})"
+    if keep_none:
+        _check_in_range(coord, layout.shape, ctx)
     if not is_tuple(coord):
         whole = (coord is None) == keep_none
         return layout if whole else Layout((), ())
@@ -98,15 +116,17 @@ def slice_offset(layout: Any, coord: Any) -> Any:
 
     ``coord`` entries may be runtime values (the result is then an expression). For a
     `ComposedLayout` this is the inner layout's offset, before the swizzle.
-    Raises `LayoutError` when ``coord`` does not match the layout's shape.
+    Raises `LayoutError` when ``coord`` does not match the layout's shape or a static entry lies
+    outside its mode's extent (``[0, size(mode))``).
     """
     inner = layout.layout if isinstance(layout, ComposedLayout) else layout
     if not isinstance(inner, Layout):
         raise _not_a_layout(layout, coord, "slice_offset")
     coord = _normalize(coord, "slice_offset")
+    ctx = f"slice_offset({layout}, {_crd_str(coord)})"
     if is_tuple(coord) and not is_tuple(inner.shape):
-        raise LayoutError(f"slice_offset({layout}, {_crd_str(coord)}): coordinate does not match "
-                          f"shape {fmt(inner.shape)}")
+        raise LayoutError(f"{ctx}: coordinate does not match shape {fmt(inner.shape)}")
+    _check_in_range(coord, inner.shape, ctx)
     return inner(_zeroed(coord))
 
 
@@ -121,8 +141,9 @@ def slice_layout(layout: Any, coord: Any) -> Any:
     hold. Take a `window` there (its offsets stay relative to the parent's base, keeping the
     swizzle's phase).
 
-    Raises `LayoutError` when ``coord`` does not match the layout's shape, when it is a layout
-    (CuTe's argument order), or for a swizzled layout sliced at a non-zero or runtime offset.
+    Raises `LayoutError` when ``coord`` does not match the layout's shape, when a static entry
+    lies outside its mode's extent, when it is a layout (CuTe's argument order), or for a
+    swizzled layout sliced at a non-zero or runtime offset.
     """
     if isinstance(layout, ComposedLayout):
         offset = slice_offset(layout, coord)

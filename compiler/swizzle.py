@@ -15,6 +15,7 @@ the 128-byte swizzle of 16-bit elements is ``Sw<3,3,3>`` over 64-element rows.
 from __future__ import annotations
 
 import functools
+import numbers
 from typing import Any
 
 from . import int_tuple as it
@@ -68,7 +69,16 @@ class Swizzle:
     def __call__(self, offset: Any) -> Any:
         """The swizzled offset; works on ints, on numpy integer arrays (elementwise: every
         offset of a grid at once, see `tylo.compiler.offsets.offset_grid`) and on runtime values
-        (through ``& >> << ^``)."""
+        (through ``& >> << ^``).
+
+        Raises `LayoutError` for a negative static offset, or an offset that is neither an int,
+        an integer array nor a runtime value (a float, a str...)."""
+        if not it.is_leaf(offset) or (isinstance(offset, numbers.Real)
+                                      and not isinstance(offset, numbers.Integral)):
+            raise LayoutError(f"{self}({offset!r}): the offset must be an int, an integer array "
+                              "or a runtime integer value")
+        if isinstance(offset, numbers.Integral) and offset < 0:
+            raise LayoutError(f"{self}({offset!r}): the offset is negative")
         if self.bits == 0:
             return offset
         picked = it.bit_and(offset, self.source_mask)
@@ -172,8 +182,6 @@ class ComposedLayout:
 
 @functools.lru_cache(maxsize=256)
 def _swizzled_cosize(swizzle: Swizzle, layout: Layout) -> int:
-    offsets = {0}
-    for s, d in zip(it.leaves(layout.shape), it.leaves(layout.stride)):
-        if d != 0 and s != 1:
-            offsets = {o + k * d for o in offsets for k in range(s)}
-    return max(swizzle(o) for o in offsets) + 1
+    from .offsets import distinct_offsets  # offsets imports this module
+
+    return int(swizzle(distinct_offsets(layout)).max()) + 1

@@ -121,10 +121,20 @@ class TiledMMA:
         """Fragment slots of one atom's operand, in the atom's element order.
 
         For A, (i, j) = (M repeat, K step); for B, (N repeat, K step); for C, (M repeat, N repeat).
+        Raises PlanError for an unknown role, or when i or j is not a static int in the range of
+        its repeat or K step.
         """
         r = _role(role)
         per_atom = self.atom.operand_layout(r).values
-        first = {"A": self.repeat[0], "B": self.repeat[1], "C": self.repeat[0]}[r]
+        rm, rn = self.repeat
+        names = {"A": ("M repeat", "K step"), "B": ("N repeat", "K step"),
+                 "C": ("M repeat", "N repeat")}[r]
+        counts = {"A": (rm, self.k_steps), "B": (rn, self.k_steps), "C": (rm, rn)}[r]
+        for arg, x, name, count in zip("ij", (i, j), names, counts):
+            if not (is_int(x) and 0 <= x < count):
+                raise PlanError(f"TiledMMA.atom_slots({role!r}): {arg} = {x!r} ({name}) must be "
+                                f"an int in [0, {count})")
+        first = counts[0]
         base = per_atom * (i + first * j)
         return list(range(base, base + per_atom))
 

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 from . import dtypes
 from .dtypes import DType
 from .errors import GeometryError, PlanError, TypeMismatchError
-from .int_tuple import add, is_int, is_leaf, is_tuple
+from .int_tuple import add, is_int, is_leaf, is_tuple, require_axis
 from .layout import Layout
 from .ownership import Ownership
 from .window import Window
@@ -210,8 +210,7 @@ class TmemTransfer:
         shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
         if len(shape) != 2 or not all(is_int(s) and s > 0 for s in shape):
             raise PlanError(f"TmemTransfer: shape {shape} must be two positive static extents")
-        if not is_int(axis) or axis not in (0, 1):
-            raise PlanError(f"TmemTransfer: axis {axis!r} must be 0 (rows) or 1 (columns)")
+        axis = require_axis(axis, "TmemTransfer", PlanError)
         if shape[1 - axis] != 32:
             raise PlanError(f"TmemTransfer: shape {shape}, axis {axis}: the other axis "
                             f"({1 - axis}) must have extent 32, one index per lane")
@@ -355,8 +354,7 @@ def reinterpret_tile(dtype, tile: TmemTile, dims: int) -> TmemTile:
         if d not in _REINTERPRET:
             raise TypeMismatchError(f"reinterpret_tile: {d}: only Float32, BFloat16 and Float16 "
                                     "views are reinterpreted")
-    if not is_int(dims) or dims not in (0, 1):
-        raise GeometryError(f"reinterpret_tile: dims = {dims!r} must be 0 (rows) or 1 (columns)")
+    dims = require_axis(dims, "reinterpret_tile", name="dims")
     layout = tile.layout
     if not (isinstance(layout, Layout) and layout.is_static()
             and all(is_int(s) for s in layout.shape)):

@@ -249,6 +249,11 @@ class _Kernel:
             if cls is P.DivOp and suffix in ("bf16", "f16"):
                 self._via_f32(op, P.DivOp, lhs, rhs, suffix)
                 return
+            if cls in (P.AddOp, P.SubOp, P.MulOp) and arch_number(self.arch) < PTX_TYPES[suffix].arith_min_sm:
+                # exact in f32 (a bf16 product has 16 significant bits; a sum that is not
+                # exact in f32 is far from a bf16 tie), so one rounding, as add.rn.bf16 does
+                self._via_f32(op, cls, lhs, rhs, suffix)
+                return
         else:
             cls, kind, mode = _INT_BINARY[type(op)]
             suffix = ptx_type(t, kind)
@@ -290,7 +295,11 @@ class _Kernel:
             raise PassFailedException("tylo-lower-to-ptx: constant float comparisons are not lowered")
         t = op.lhs.type
         a, b = self.get(op.lhs), self.get(op.rhs)
-        self.set(op.result, self.emit(P.SetpOp(cmp, ptx_type(t), a, b, self.new("pred"))))
+        suffix = ptx_type(t)
+        if arch_number(self.arch) < PTX_TYPES[suffix].arith_min_sm:  # setp.bf16: compare in f32
+            a, b = (self.emit(P.CvtOp("f32", suffix, x, self.new("f32"))).results[0] for x in (a, b))
+            suffix = "f32"
+        self.set(op.result, self.emit(P.SetpOp(cmp, suffix, a, b, self.new("pred"))))
 
     def _SelectOp(self, op: arith.SelectOp) -> None:
         t = op.result.type

@@ -7,7 +7,16 @@ They reach xdsl-opt through the ``xdsl.universe`` entry point (see `universe.py`
 
 from __future__ import annotations
 
+import sys
+
+from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
+
+from ..compiler import knobs
+from ..compiler.errors import TyloError
+
+#: Errors a user's input or pass list causes: reported in one line, not as a traceback.
+USER_ERRORS = (TyloError, ParseError, PassFailedException, VerifyException, DiagnosticException, ValueError)
 
 
 class TyloOptMain(xDSLOptMain):
@@ -15,7 +24,16 @@ class TyloOptMain(xDSLOptMain):
 
 
 def main() -> None:
-    TyloOptMain(description="Tylo's modular optimizer driver (xdsl-opt with Tylo registered)").run()
+    """Run xdsl-opt under Tylo's name. A failing pass, an unknown pass name, invalid IR or an
+    unprintable module ends with ``tylo-opt: error: ...`` and exit status 1; set
+    ``TYLO_OPT_TRACEBACK=1`` for the Python traceback instead."""
+    try:
+        TyloOptMain(description="Tylo's modular optimizer driver (xdsl-opt with Tylo registered)").run()
+    except USER_ERRORS as e:
+        if knobs.opt_traceback():
+            raise
+        print(f"tylo-opt: error: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

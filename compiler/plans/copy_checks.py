@@ -125,8 +125,11 @@ def _window_origin(layout, shape: tuple[int, int]):
     """(parent layout, static origin) of a `Window` of the ownership's shape, else (layout, 0s)."""
     if not isinstance(layout, Window):
         return layout, (0, 0)
+    if layout.rank() != 2:
+        raise GeometryError(f"validate_copy: window {layout} has rank {layout.rank()}; the "
+                            f"ownership's {shape[0]}x{shape[1]} tile needs a rank-2 window")
     origin = tuple(layout.origin)
-    if not (len(origin) == 2 and all(is_int(c) for c in origin)):
+    if not all(is_int(c) for c in origin):
         raise PlanError(f"validate_copy: window {layout} needs a static origin to be checked on "
                         "the host")
     if tuple(layout.shape) != tuple(shape):

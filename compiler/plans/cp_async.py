@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from ..dtypes import DType
 from ..errors import GeometryError, PlanError
+from ..int_tuple import require_axis
 
 #: Bytes one cp.async vector moves.
 VECTOR_BYTES = 16
@@ -53,8 +54,7 @@ class CopyPlan:
         object.__setattr__(self, "shape", shape)
         if not (_static_int(self.threads) and self.threads > 0):
             raise PlanError(f"CopyPlan: threads {self.threads!r} must be a positive int")
-        if self.axis not in (0, 1) or isinstance(self.axis, bool):
-            raise PlanError(f"CopyPlan: axis {self.axis!r} must be 0 (rows) or 1 (columns)")
+        object.__setattr__(self, "axis", require_axis(self.axis, "CopyPlan", PlanError))
         if not isinstance(self.dtype, DType):
             raise PlanError(f"CopyPlan: dtype {self.dtype!r} is not a DType")
         extent = shape[self.axis]

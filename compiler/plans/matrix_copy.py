@@ -38,6 +38,7 @@ import numpy as np
 from ..copy_atom import CopyAtom, address_lane
 from ..dtypes import DType
 from ..errors import PlanError
+from ..int_tuple import require_axis
 from ..ownership import Ownership
 
 _LANE = np.arange(32)
@@ -109,25 +110,6 @@ class MatrixCopyPlan:
         matrix, _ = address_lane(lane, count)
         return self.row_coordinate(first + matrix, lane, warp)
 
-    def address_terms(self, instruction: int):
-        """(base, deltas) with address_coordinate(instruction, t % 32, t // 32) == base + sum
-        over bits k of the thread index t of ((t >> k) & 1) * deltas[k], for every thread t of
-        the ownership, or None when the row starts are not affine in those bits (or the warp
-        count is not a power of two). Lets a kernel compute addresses from a runtime thread
-        index with shifts and masks: one delta per thread-index bit, lanes first."""
-        warps = len(self.warp_offsets)
-        if warps & (warps - 1):
-            return None
-        threads = np.arange(32 * warps)
-        coords = np.array([self.address_coordinate(instruction, t % 32, t // 32) for t in threads])
-        base = coords[0]
-        nbits = (32 * warps).bit_length() - 1
-        deltas = np.array([coords[1 << k] - base for k in range(nbits)])
-        bits = (threads[:, None] >> np.arange(nbits)) & 1
-        if not np.array_equal(base + bits @ deltas, coords):
-            return None
-        return (int(base[0]), int(base[1])), tuple((int(r), int(c)) for r, c in deltas)
-
 
 def _instructions(blocks: int) -> tuple[tuple[int, int], ...]:
     """Consecutive block ranges, each one instruction of up to four matrices (.x4, .x2, .x1)."""
@@ -193,8 +175,7 @@ def matrix_copy_plan(ownership: Ownership, dtype: DType, axis: int) -> MatrixCop
         raise PlanError(f"matrix_copy_plan: ownership {ownership!r} is not an Ownership")
     if not isinstance(dtype, DType):
         raise PlanError(f"matrix_copy_plan: dtype {dtype!r} is not a DType")
-    if axis not in (0, 1) or isinstance(axis, bool):
-        raise PlanError(f"matrix_copy_plan: axis {axis!r} must be 0 (rows) or 1 (columns)")
+    axis = require_axis(axis, "matrix_copy_plan", PlanError)
     if dtype.bits not in (8, 16) or ownership.threads % 32:
         return None
     pu = 16 // dtype.bits

@@ -23,7 +23,8 @@ from itertools import combinations
 
 import numpy as np
 
-from ..errors import GeometryError, PlanError
+from ..errors import PlanError
+from ..int_tuple import require_axis
 from ..ownership import Ownership, require_ownership
 from ..ownership_fit import fit_ownership
 
@@ -100,8 +101,7 @@ def _covers(red: np.ndarray, groups, bits, extent: int) -> bool:
 
 def _plan(o: Ownership, axis: int) -> tuple[ReductionPlan | None, str]:
     require_ownership(o, "reduction")
-    if not isinstance(axis, int) or isinstance(axis, bool) or axis not in (0, 1):
-        raise GeometryError(f"reduction of {o}: axis = {axis!r} must be 0 (rows) or 1 (columns)")
+    axis = require_axis(axis, f"reduction of {o}")
     coords = o._coords
     kept, red = coords[..., 1 - axis], coords[..., axis]
     labels = _group_labels(kept)

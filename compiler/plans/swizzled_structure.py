@@ -30,7 +30,7 @@ from typing import Any
 from ..dtypes import DType, as_dtype
 from ..encodings.swizzle_modes import SwizzleMode, element_swizzle, swizzle_mode
 from ..errors import GeometryError, LayoutError
-from ..int_tuple import is_int, leaves
+from ..int_tuple import is_int, leaves, require_axis
 from ..layout import Layout, coalesce
 from ..swizzle import ComposedLayout
 
@@ -118,9 +118,7 @@ def swizzled_structure(layout: Any, dtype: DType | str, kaxis: int) -> SwizzledS
     Raises GeometryError for ``kaxis`` not 0 or 1, LayoutError when ``layout`` is not a layout,
     TypeMismatchError for an unknown dtype.
     """
-    if not is_int(kaxis) or kaxis not in (0, 1):
-        raise GeometryError(
-            f"swizzled_structure: kaxis {kaxis!r} must be the zero-based axis 0 or 1")
+    kaxis = require_axis(kaxis, "swizzled_structure", name="kaxis")
     e = as_dtype(dtype, "swizzled_structure dtype").bytes
     swizzle, inner = _split(layout)
     if not inner.is_static() or not isinstance(inner.shape, tuple) or len(inner.shape) != 2:
@@ -169,8 +167,7 @@ def swizzled_structure(layout: Any, dtype: DType | str, kaxis: int) -> SwizzledS
 
 def contiguous_axis(structure: SwizzledStructure, kaxis: int) -> int:
     """The zero-based logical axis along which rows run: K for K-major, the other one for MN."""
-    if not is_int(kaxis) or kaxis not in (0, 1):
-        raise GeometryError(f"contiguous_axis: kaxis {kaxis!r} must be the zero-based axis 0 or 1")
+    kaxis = require_axis(kaxis, "contiguous_axis", name="kaxis")
     return kaxis if structure.major == "K" else 1 - kaxis
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from ..dtypes import DType, as_dtype
 from ..encodings.swizzle_modes import element_swizzle, swizzle_mode
 from ..errors import GeometryError, PlanError
-from ..int_tuple import is_int, is_leaf
+from ..int_tuple import is_int, is_leaf, require_axis
 from ..layout import Layout
 from ..swizzle import ComposedLayout
 
@@ -64,9 +64,7 @@ class TMATile:
             shape = ()
         if len(shape) != 2 or not all(is_int(s) and s > 0 for s in shape):
             raise GeometryError(f"{name}: shape must be two positive static extents")
-        if not is_int(axis) or axis not in (0, 1):
-            raise GeometryError(
-                f"{name}: axis {axis!r} (the inner axis) must be 0 or 1 (zero-based)")
+        axis = require_axis(axis, name, name="inner axis")
         if row_bytes not in TMA_ROW_BYTES:
             raise GeometryError(
                 f"{name}: row_bytes {row_bytes!r} must be 32, 64 or 128 (a swizzle row)")

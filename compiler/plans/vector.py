@@ -23,6 +23,7 @@ import numpy as np
 
 from ..dtypes import DType
 from ..errors import GeometryError, PlanError
+from ..int_tuple import require_axis
 from ..ownership import Ownership
 
 #: Vector widths in bytes, widest first (ld/st .v2/.v4 of 32-bit words and 32-bit scalars).
@@ -86,8 +87,7 @@ def vector_plan(ownership: Ownership, dtype: DType, axis: int, align: int) -> Ve
         raise PlanError(f"vector_plan: ownership {ownership!r} is not an Ownership")
     if not isinstance(dtype, DType):
         raise PlanError(f"vector_plan: dtype {dtype!r} is not a DType")
-    if axis not in (0, 1) or isinstance(axis, bool):
-        raise PlanError(f"vector_plan: axis {axis!r} must be 0 (rows) or 1 (columns)")
+    axis = require_axis(axis, "vector_plan", PlanError)
     if (not isinstance(align, int) or isinstance(align, bool) or align < dtype.bytes
             or align & (align - 1)):
         raise GeometryError(

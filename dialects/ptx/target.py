@@ -75,7 +75,8 @@ def print_ptx(module: ModuleOp, out: IO[str]) -> None:
             print_entry(op, out)
             out.write("\n")
         else:
-            raise ValueError(f"{op.name} at module level has no PTX form")
+            raise ValueError(f"{op.name} at module level has no PTX form; lower the module with "
+                             "the pipeline down to tylo-lower-to-ptx first")
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,9 @@ element type (numpy would read it as float64), coordinates that are neither ints
 values, and values that are not ownerships, layouts or TMEM tiles where one is required.
 """
 
+import re
+
+import numpy as np
 import pytest
 
 from tylo.compiler import dtypes as d
@@ -19,10 +22,19 @@ from tylo.compiler.ownership_fit import fit_ownership, simplify_ownership
 from tylo.compiler.ownership_maps import (
     broadcast_slots,
     check_relayout,
+    permute_ownership,
     relayout_permutation,
     window_plan,
 )
-from tylo.compiler.ownership_patterns import check_complete, check_unique, same_ownership
+from tylo.compiler.ownership_patterns import (
+    LocalOwnership,
+    StripedOwnership,
+    check_complete,
+    check_unique,
+    same_ownership,
+)
+from tylo.compiler.plans.cp_async import CopyPlan
+from tylo.compiler.plans.matrix_copy import matrix_copy_plan
 from tylo.compiler.plans.reduction import reduction_plan
 from tylo.compiler.plans.swizzled_structure import (
     contiguous_axis,
@@ -35,6 +47,7 @@ from tylo.compiler.plans.tma_tile import (
     validate_tma_box,
     validate_tma_origin,
 )
+from tylo.compiler.plans.vector import vector_plan
 from tylo.compiler.tmem import TmemTile, TmemTransfer, reinterpret_tile
 
 ATOM = MMAAtom((16, 8, 16), d.BFloat16)
@@ -52,10 +65,41 @@ def test_none_is_not_an_element_type():
         as_dtype(None)
 
 
-@pytest.mark.parametrize("axis", [1.0, True])
-def test_tma_tile_axis_must_be_an_int(axis):
-    with pytest.raises(GeometryError, match=f"axis {axis!r} .the inner axis. must be 0 or 1"):
-        TMATile(d.BFloat16, (128, 64), axis)
+# Every axis argument goes through int_tuple.require_axis; each site keeps its error class.
+AXIS_SITES = {
+    "TMATile": (lambda a: TMATile(d.BFloat16, (128, 64), a), GeometryError,
+                r"TMATile\(.*\): inner axis"),
+    "TmemTransfer": (lambda a: TmemTransfer((32, 8), a), PlanError, "TmemTransfer: axis"),
+    "reinterpret_tile": (lambda a: reinterpret_tile(d.BFloat16, FP32_TMEM, a), GeometryError,
+                         "reinterpret_tile: dims"),
+    "swizzled_structure": (lambda a: swizzled_structure(LAYOUT, d.BFloat16, a), GeometryError,
+                           "swizzled_structure: kaxis"),
+    "contiguous_axis": (lambda a: contiguous_axis(STRUCTURE, a), GeometryError,
+                        "contiguous_axis: kaxis"),
+    "reduction_plan": (lambda a: reduction_plan(C, a), GeometryError, "reduction of .*: axis"),
+    "vector_plan": (lambda a: vector_plan(C, d.Float32, a, 16), PlanError, "vector_plan: axis"),
+    "matrix_copy_plan": (lambda a: matrix_copy_plan(C, d.BFloat16, a), PlanError,
+                         "matrix_copy_plan: axis"),
+    "CopyPlan": (lambda a: CopyPlan((16, 16), 32, a, d.Float16), PlanError, "CopyPlan: axis"),
+    "LocalOwnership": (lambda a: LocalOwnership(4, a), GeometryError, "LocalOwnership: axis"),
+    "StripedOwnership": (lambda a: StripedOwnership(4, a), GeometryError,
+                         "StripedOwnership: axis"),
+}
+
+
+@pytest.mark.parametrize("site", AXIS_SITES)
+@pytest.mark.parametrize("axis", [1.0, True, 2, -1, "1", None])
+def test_axis_must_be_the_int_0_or_1(site, axis):
+    call, error, where = AXIS_SITES[site]
+    with pytest.raises(error, match=f"{where} {re.escape(repr(axis))} must be 0 .rows. or 1 "
+                                    ".columns., as an int"):
+        call(axis)
+
+
+@pytest.mark.parametrize("site", AXIS_SITES)
+def test_axis_may_be_a_numpy_integer(site):
+    call, _, _ = AXIS_SITES[site]
+    assert repr(call(np.int64(1))) == repr(call(1))
 
 
 def test_tma_origin_coordinates_must_be_integers():
@@ -68,28 +112,9 @@ def test_tma_box_dims_must_be_integers():
         validate_tma_box(None, 2, 128)
 
 
-@pytest.mark.parametrize("axis", [1.0, True])
-def test_tmem_transfer_axis_must_be_an_int(axis):
-    with pytest.raises(PlanError, match=f"TmemTransfer: axis {axis!r} must be 0"):
-        TmemTransfer((32, 8), axis)
-
-
-def test_reinterpret_dims_must_be_an_int():
-    with pytest.raises(GeometryError, match="dims = True must be 0 .rows. or 1"):
-        reinterpret_tile(d.BFloat16, FP32_TMEM, True)
-
-
 def test_reinterpret_needs_a_tmem_tile():
     with pytest.raises(GeometryError, match="reinterpret_tile: None is not a TmemTile"):
         reinterpret_tile(d.BFloat16, None, 1)
-
-
-@pytest.mark.parametrize("kaxis", [1.0, True])
-def test_swizzled_structure_kaxis_must_be_an_int(kaxis):
-    with pytest.raises(GeometryError, match=f"kaxis {kaxis!r} must be the zero-based axis 0 or 1"):
-        swizzled_structure(LAYOUT, d.BFloat16, kaxis)
-    with pytest.raises(GeometryError, match=f"contiguous_axis: kaxis {kaxis!r}"):
-        contiguous_axis(STRUCTURE, kaxis)
 
 
 @pytest.mark.parametrize("shape", [None, (64.0, 64)])
@@ -106,9 +131,12 @@ def test_ownership_shape_must_be_two_positive_ints(shape):
         fit_ownership([[(0, 0)]], shape)
 
 
-def test_mma_atom_shape_must_be_a_triple():
-    with pytest.raises(PlanError, match="no mma.sync instruction has this shape"):
-        MMAAtom(16, d.BFloat16)
+@pytest.mark.parametrize("shape", [16, (16, 8), [[16], 8, 16], (16, 8, 0), (16.0, 8, 16),
+                                   (True, 8, 16)])
+def test_mma_atom_shape_must_be_a_triple(shape):
+    with pytest.raises(PlanError, match=r"MMAAtom: shape .* must be three positive static ints "
+                                        r"\(m, n, k\)"):
+        MMAAtom(shape, d.BFloat16)
 
 
 def test_operand_role_must_be_a_name():
@@ -122,6 +150,7 @@ def test_operand_role_must_be_a_name():
     (lambda: relayout_permutation(C, "o"), r"relayout_permutation \(to\)"),
     (lambda: broadcast_slots("o", C), r"broadcast_slots \(x\)"),
     (lambda: window_plan("o", (0, 0), (1, 1)), "window_plan"),
+    (lambda: permute_ownership("o"), "permute_ownership"),
     (lambda: simplify_ownership("o"), "simplify_ownership"),
     (lambda: check_complete("o"), "check_complete"),
     (lambda: check_unique("o"), "check_unique"),

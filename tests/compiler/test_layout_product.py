@@ -14,6 +14,14 @@ from tylo.compiler.swizzle import ComposedLayout, Swizzle
 BLOCK = Layout((2, 5), (5, 1))  # 2x5 row-major block of CuTe's docs
 
 
+@pytest.mark.parametrize("product", [logical_product, blocked_product, raked_product])
+@pytest.mark.parametrize("n", [0, -1])
+def test_an_int_tiler_must_be_positive(product, n):
+    with pytest.raises(LayoutError, match=f"{product.__name__}\\(\\(2,5\\):\\(5,1\\), {n}\\): "
+                                          f"the int tiler {n} must be a positive extent"):
+        product(BLOCK, n)
+
+
 def test_docs_examples():
     # media/docs/cpp/cute/02_layout_algebra.md: 1-D logical product, blocked and raked products
     assert str(logical_product(Layout((2, 2), (4, 1)), Layout(6, 1))) == "((2,2),(2,3)):((4,1),(2,8))"

@@ -90,6 +90,22 @@ def test_slicing_refusals():
         slice_offset(Layout(8, 1), (None, 1))
 
 
+@pytest.mark.parametrize("fn", [slice_layout, slice_offset])
+@pytest.mark.parametrize("layout, coord, message", [
+    (Layout((4, 8), (8, 1)), (None, 9), r"\(_,9\)\): coordinate entry 9 lies outside \[0, 8\) "
+                                        r"of the mode of shape 8"),
+    (Layout((4, 8), (8, 1)), (-1, None), r"coordinate entry -1 lies outside \[0, 4\)"),
+    (Layout((4, 8), (8, 1)), 32, r"coordinate entry 32 lies outside \[0, 32\) of the mode of "
+                                 r"shape \(4,8\)"),
+    (NESTED, ((None, 2), None), r"coordinate entry 2 lies outside \[0, 2\)"),
+    (NESTED, (8, None), r"coordinate entry 8 lies outside \[0, 8\) of the mode of shape "
+                        r"\(4,2\)"),
+])
+def test_static_entries_out_of_range_are_refused(fn, layout, coord, message):
+    with pytest.raises(LayoutError, match=f"{fn.__name__}\\(.*{message}"):
+        fn(layout, coord)
+
+
 # --- filter ----------------------------------------------------------------------------------
 
 

@@ -75,7 +75,6 @@ def test_a_k_contiguous_is_one_plain_x4_in_register_order_a0_to_a7():
     # lane l supplies &A[l % 16][8 (l / 16)]
     assert [plan.address_coordinate(0, lane) for lane in range(32)] == [
         (lane % 16, 8 * (lane // 16)) for lane in range(32)]
-    assert plan.address_terms(0) == ((0, 0), ((1, 0), (2, 0), (4, 0), (8, 0), (0, 8)))
     assert plan.atom("load").mnemonic(4) == "ldmatrix.sync.aligned.m8n8.x4.shared.b16"
     check(own, BFloat16, 1, plan)
 
@@ -151,23 +150,20 @@ def test_tiled_a_warp_blocks_need_not_be_adjacent():
     assert [o[0] for o in plan.origins[:4]] == [0, 8, 32, 40]
     assert plan.warp_offsets == ((0, 0), (16, 0))
     assert plan.instructions == ((0, 4), (4, 4))
-    # thread bits 0-2: rows, 3: next block row, 4: next K block, 5: the second warp
-    assert plan.address_terms(0) == ((0, 0), ((1, 0), (2, 0), (4, 0), (8, 0), (32, 0), (16, 0)))
-    assert plan.address_terms(1) == ((0, 8), ((1, 0), (2, 0), (4, 0), (8, 0), (32, 0), (16, 0)))
 
 
-def test_address_terms_absent_when_not_affine():
+def test_row_starts_need_not_be_affine_in_the_thread_bits():
     # 3 block rows x 2 block columns: the .x4 covers rows 0, 8, 16 of column 0 and row 0 of
     # column 8, so lane bits 3 and 4 together do not add up
     own = Ownership((24, 16), Layout(((4, 8), (2, 3, 2)), ((48, 1), (24, 8, 192))))
     plan = matrix_copy_plan(own, BFloat16, 1)
     assert plan.grid == (3, 2) and plan.instructions == ((0, 4), (4, 2))
-    assert plan.address_terms(0) is None
-    assert plan.address_terms(1) == ((8, 8), ((1, 0), (2, 0), (4, 0), (8, 0), (0, 0)))
     check(own, BFloat16, 1, plan)
     # three warps: no power of two
     three = Ownership((48, 16), Layout((((4, 8), 3), (2, 2, 2)), (((96, 1), 16), (48, 8, 384))))
-    assert matrix_copy_plan(three, BFloat16, 1).address_terms(0) is None
+    plan = matrix_copy_plan(three, BFloat16, 1)
+    assert len(plan.warp_offsets) == 3
+    check(three, BFloat16, 1, plan)
 
 
 def test_instruction_grouping_x4_x2_x1():
@@ -380,3 +376,13 @@ def test_validate_copy_checks_a_window_of_a_swizzled_tile_in_its_parent():
         validate_copy(a, BFloat16, window(parent, (16, 4), (16, 16)))
     with pytest.raises(GeometryError, match="has shape \\(16, 8\\), the ownership covers"):
         validate_copy(a, BFloat16, window(parent, (0, 0), (16, 8)))
+
+
+def test_validate_copy_needs_a_rank_2_window():
+    from tylo.compiler.layout import window
+
+    a = MMAAtom((16, 8, 16), BFloat16, Float32).operand_layout("A")
+    with pytest.raises(GeometryError, match=r"validate_copy: window window\(1024:1, origin=\(0\), "
+                                            r"shape=\(256\)\) has rank 1; the ownership's 16x16 "
+                                            "tile needs a rank-2 window"):
+        validate_copy(a, BFloat16, window(Layout(1024, 1), 0, 256))

@@ -9,7 +9,7 @@ from runtime_int import RuntimeInt
 
 from tylo.compiler.errors import LayoutError
 from tylo.compiler.layout import Layout
-from tylo.compiler.offsets import offset_grid, static_offsets
+from tylo.compiler.offsets import distinct_offsets, offset_grid, static_offsets
 from tylo.compiler.swizzle import ComposedLayout, Swizzle
 
 FAST = settings(max_examples=60, deadline=None)
@@ -21,6 +21,12 @@ SWIZZLES = st.sampled_from([None, Swizzle(0, 4, 3), Swizzle(1, 3, 3), Swizzle(2,
 @given(layouts(max_size=128))
 def test_static_offsets_is_evaluation(layout):
     assert static_offsets(layout).tolist() == [layout(i) for i in range(layout.size())]
+
+
+@FAST
+@given(layouts(max_size=128))
+def test_distinct_offsets_are_the_sorted_set_of_offsets(layout):
+    assert distinct_offsets(layout).tolist() == sorted({layout(i) for i in range(layout.size())})
 
 
 @FAST

@@ -96,6 +96,19 @@ def test_constructor_rejections(shape, layout, message):
         Ownership(shape, layout)
 
 
+@pytest.mark.parametrize("thread, slot, message", [
+    (-1, 0, r"thread -1 is not in \[0, 32\)"),
+    (32, 0, r"thread 32 is not in \[0, 32\)"),
+    (0, 4, r"value 4 is not in \[0, 4\)"),
+    (0, -1, r"value -1 is not in \[0, 4\)"),
+    ("runtime", 4, r"value 4 is not in \[0, 4\)"),
+])
+def test_evaluation_rejects_static_indices_out_of_range(thread, slot, message):
+    own = Ownership((32, 4), Layout((32, 4), (1, 32)))
+    with pytest.raises(GeometryError, match=f"ownership \\(32,4\\), .*: {message}"):
+        own(thread_index() if thread == "runtime" else thread, slot)
+
+
 def test_sizes_identity_and_printing():
     own = Ownership([8, 4], Layout((8, 4), (1, 8)))
     assert own.shape == (8, 4) and (own.rows, own.cols, own.threads, own.values) == (8, 4, 8, 4)

@@ -12,8 +12,9 @@ from layout_strategies import POW2_LEAF, POW2_STRIDE, layouts
 
 from tylo.compiler.dtypes import BFloat16, Float32, Int8, Int32
 from tylo.compiler.errors import GeometryError
-from tylo.compiler.layout import Layout, make_layout
+from tylo.compiler.layout import Layout, coalesce, make_layout
 from tylo.compiler.mma_atom import MMAAtom
+from tylo.compiler.offsets import static_offsets
 from tylo.compiler.ownership import Ownership, ownership_table
 from tylo.compiler.ownership_fit import fit_mode, fit_ownership, simplify_ownership
 from tylo.compiler.ownership_patterns import LocalOwnership, StripedOwnership, same_ownership
@@ -76,6 +77,35 @@ def test_fit_builds_coalesced_bit_modes():
     assert fit_mode(np.array([0, 1, 7, 8, 14, 15])) == Layout((2, 3), (1, 7))
     assert fit_mode(np.array([0, 7, 14, 1, 8, 15])) == Layout((3, 2), (7, 1))
     assert fit_mode(np.array([0])) == Layout(1, 0)
+    assert fit_mode([0, 1]) == Layout(2, 1)  # any integer sequence, not only arrays
+
+
+@FAST
+@given(layouts(max_size=720))
+def test_fit_mode_recovers_the_offsets_of_every_layout(layout):
+    offsets = static_offsets(layout)
+    fitted = fit_mode(offsets)
+    assert fitted is not None and np.array_equal(static_offsets(fitted), offsets)
+
+
+@pytest.mark.parametrize("layout", [
+    # 7 x 5 x 3 x 3 x 2 x 2 x 2: more factor orderings than a search over them could try
+    Layout((7, 5, 9, 8), (360, 72, 8, 1)),
+    # a run of 6 (not a prime power) before the next mode
+    Layout((6, 2), (1, 100)),
+    Layout((2, 3, 2), (1, 7, 0)),
+])
+def test_fit_mode_is_exact(layout):
+    assert fit_mode(static_offsets(layout)) == coalesce(layout)
+    o = Ownership((layout.cosize(), 1), make_layout(layout, Layout(1, 0)))
+    assert same_ownership(fit_ownership(o.table(), o.shape), o)
+
+
+@pytest.mark.parametrize("offsets", [[0, 0.5], [[0, 1]], ["0", "1"]])
+def test_fit_mode_rejections(offsets):
+    with pytest.raises(GeometryError, match="fit_mode: offsets of array shape .* must be a 1-D "
+                                            "sequence of integers"):
+        fit_mode(offsets)
 
 
 @pytest.mark.parametrize("table, shape, why", [
@@ -101,6 +131,8 @@ def test_fit_returns_none_when_no_layout_reproduces_the_table(table, shape, why)
     ([[(0, 0)], [(1, 0), (2, 0)]], (4, 4), "must be a rectangular"),
     ([[(0, 0)], [(4, 0)]], (4, 4), r"table\[1\]\[0\] = \(4, 0\) lies outside the 4x4 shape"),
     ([[(0, 0), (0, -1)]], (4, 4), r"table\[0\]\[1\] = \(0, -1\) lies outside"),
+    ([[(0.5, 0)]], (4, 4), "table entries must be integers; got an array of dtype float64"),
+    ([[("a", 0)]], (4, 4), "table entries must be integers; got an array of dtype <U"),
 ])
 def test_fit_rejections(table, shape, message):
     with pytest.raises(GeometryError, match=f"fit_ownership: .*{message}"):

@@ -61,9 +61,9 @@ def test_patterns_compare_and_hash_with_explicit_ownerships():
     (-3, 0, "n = -3 must be a positive"),
     (2.0, 1, "n = 2.0 must be a positive"),
     (True, 1, "n = True must be a positive"),
-    (4, 2, "axis = 2 must be 0 .rows. or 1 .columns."),
-    (4, -1, "axis = -1 must be 0"),
-    (4, "1", "axis = '1' must be 0"),
+    (4, 2, "axis 2 must be 0 .rows. or 1 .columns."),
+    (4, -1, "axis -1 must be 0"),
+    (4, "1", "axis '1' must be 0"),
 ])
 def test_pattern_rejections(make, n, axis, message):
     with pytest.raises(GeometryError, match=f"{make.__name__}: {message}"):

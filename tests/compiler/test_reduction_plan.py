@@ -154,7 +154,7 @@ def test_no_recipe(o, axis, reason):
 
 @pytest.mark.parametrize("axis", [2, -1, "1", True, None])
 def test_axis_rejections(axis):
-    with pytest.raises(GeometryError, match=f"axis = {axis!r} must be 0 .rows. or 1 .columns."):
+    with pytest.raises(GeometryError, match=f"axis {axis!r} must be 0 .rows. or 1 .columns., as an int"):
         reduction_plan(C, axis)
     with pytest.raises(GeometryError, match="must be 0"):
         reduced_ownership(C, axis)

@@ -1,9 +1,11 @@
 """Swizzle and swizzle-after-layout composition."""
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from layout_strategies import layouts, values
+from runtime_int import RuntimeInt
 
 from tylo.compiler.encodings.swizzle_modes import SWIZZLE_MODES, element_swizzle
 from tylo.compiler.errors import LayoutError
@@ -63,6 +65,25 @@ def test_swizzle_formula_examples():
 def test_invalid_swizzles_are_rejected(args, message):
     with pytest.raises(LayoutError, match=message):
         Swizzle(*args)
+
+
+@pytest.mark.parametrize("offset, message", [
+    (-1, r"Sw<3,3,3>\(-1\): the offset is negative"),
+    ("x", r"Sw<3,3,3>\('x'\): the offset must be an int, an integer array or a runtime integer"),
+    (64.0, r"Sw<3,3,3>\(64.0\): the offset must be an int"),
+    (True, r"Sw<3,3,3>\(True\): the offset must be an int"),
+    (None, r"Sw<3,3,3>\(None\): the offset must be an int"),
+])
+def test_invalid_offsets_are_rejected(offset, message):
+    with pytest.raises(LayoutError, match=message):
+        Swizzle(3, 3, 3)(offset)
+
+
+def test_swizzle_of_runtime_and_array_offsets():
+    sw = Swizzle(3, 3, 3)
+    x = RuntimeInt("x", [], fn=lambda t: t)
+    assert [sw(x).at(t) for t in range(512)] == [sw(t) for t in range(512)]
+    assert sw(np.arange(512)).tolist() == [sw(t) for t in range(512)]
 
 
 def test_swizzle_value_semantics():

@@ -166,7 +166,7 @@ def test_rejects_other_shapes_and_runtime_layouts():
 
 def test_rejections_raise_for_bad_arguments():
     k128 = ComposedLayout(Swizzle(3, 3, 3), Layout((128, 64), (64, 1)))
-    with pytest.raises(GeometryError, match="kaxis 2 must be the zero-based axis 0 or 1"):
+    with pytest.raises(GeometryError, match="swizzled_structure: kaxis 2 must be 0 \\(rows\\) or 1 \\(columns\\)"):
         swizzled_structure(k128, BFloat16, 2)
     with pytest.raises(LayoutError, match="is not a Layout or a ComposedLayout"):
         swizzled_structure("(8,64):(64,1)", BFloat16, 1)

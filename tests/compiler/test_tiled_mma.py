@@ -242,6 +242,19 @@ def test_repeating_along_k_only_appends_k_steps():
     assert plan.operand_layout("C") == atom.operand_layout("C")
 
 
+@pytest.mark.parametrize("role, i, j, message", [
+    ("A", -1, 0, r"i = -1 \(M repeat\) must be an int in \[0, 2\)"),
+    ("A", 0, 2, r"j = 2 \(K step\) must be an int in \[0, 2\)"),
+    ("B", 3, 0, r"i = 3 \(N repeat\) must be an int in \[0, 3\)"),
+    ("C", 0, 3, r"j = 3 \(N repeat\) must be an int in \[0, 3\)"),
+    ("C", 1.0, 0, r"i = 1.0 \(M repeat\) must be an int"),
+])
+def test_atom_slots_rejects_indices_out_of_range(role, i, j, message):
+    plan = TiledMMA(BF16, warps=(1, 1), repeat=(2, 3), k=32)
+    with pytest.raises(PlanError, match=f"TiledMMA.atom_slots\\('{role}'\\): {message}"):
+        plan.atom_slots(role, i, j)
+
+
 def test_unknown_role_is_rejected():
     plan = TiledMMA(BF16, warps=(2, 1))
     for bad in ("E", "a", ""):

@@ -115,7 +115,7 @@ def test_plan_rejections():
         TMATile(BFloat16, (0, 64), 1)
     with pytest.raises(GeometryError, match="shape must be two positive static extents"):
         TMATile(BFloat16, 64, 1)
-    with pytest.raises(GeometryError, match="axis 2 \\(the inner axis\\) must be 0 or 1"):
+    with pytest.raises(GeometryError, match="inner axis 2 must be 0 \\(rows\\) or 1 \\(columns\\)"):
         TMATile(BFloat16, (8, 64), 2)
     with pytest.raises(GeometryError, match="row_bytes 256 must be 32, 64 or 128"):
         TMATile(BFloat16, (8, 128), 1, 256)

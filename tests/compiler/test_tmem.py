@@ -312,7 +312,7 @@ def test_reinterpret_ignores_the_stride_of_an_extent_one_axis():
     (d.Int32, TmemTile(d.Float32, 0, FP32_TILE), 1, TypeMismatchError,
      "reinterpret_tile: Int32: only Float32, BFloat16 and Float16"),
     (d.Float32, TmemTile(d.Int32, 0, FP32_TILE), 1, TypeMismatchError, "Int32: only"),
-    (d.BFloat16, TmemTile(d.Float32, 0, FP32_TILE), 2, GeometryError, "dims = 2 must be 0"),
+    (d.BFloat16, TmemTile(d.Float32, 0, FP32_TILE), 2, GeometryError, "reinterpret_tile: dims 2 must be 0"),
     (d.BFloat16, TmemTile(d.Float32, 0, window(FP32_TILE, (0, 0), (32, 8))), 1, GeometryError,
      "is not a flat static rectangular Layout"),
     (d.BFloat16, TmemTile(d.Float32, 0, Layout(((2, 64), 8), ((1, 2), 128))), 1, GeometryError,

@@ -31,3 +31,20 @@ def test_unknown_target_name_is_a_tylo_error(arch):
 
     with pytest.raises(tylo.UnsupportedError, match="is not an sm_XY target name"):
         noop.compile(tylo.Tensor(Float32, 1), arch=arch)
+
+
+@tylo.kernel
+def bf16_arith(y, x, a: tylo.Scalar[BFloat16]):
+    i = tylo.thread_idx()
+    v = x[i] * a + x[i] - a
+    y[i] = tylo.select(v > x[i], v, x[i])
+
+
+@pytest.mark.parametrize("arch, native", [("sm_80", False), ("sm_86", False), ("sm_90a", True)])
+def test_bf16_arithmetic_assembles_on_every_target(arch, native):
+    """add/sub/mul/setp on .bf16 need sm_90; below it they run in f32 with one rounding."""
+    t = tylo.Tensor(BFloat16, 1)
+    compiled = bf16_arith.compile(t, t, 1.5, block=32, arch=arch)  # runs ptxas for `arch`
+    ops = {line.split()[0] for line in compiled.ptx.splitlines() if line.startswith("\t") and line.split()}
+    assert ("mul.rn.bf16" in ops) == native and ("setp.gt.bf16" in ops) == native
+    assert native or {"mul.rn.f32", "add.rn.f32", "cvt.rn.bf16.f32", "setp.gt.f32"} <= ops

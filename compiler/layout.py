@@ -314,6 +314,24 @@ def _profile(profile: Any, name: str, layout: Layout) -> Any:
                       "tuple of profiles")
 
 
+def _by_mode(fn, name: str, layout: Any, profile: Any) -> Any:
+    """What `coalesce` and `filter` share: `fn` on a `ComposedLayout`'s inner layout (keeping
+    the swizzle), or mode by mode for a tuple profile (modes past it kept). None when `fn` must
+    still treat ``layout`` whole. Raises LayoutError for a non-layout or a bad profile."""
+    _, composed = _composed_type()
+    if isinstance(layout, composed):
+        return composed(layout.swizzle, fn(layout.layout, profile))
+    if not isinstance(layout, Layout):
+        raise LayoutError(f"{name}: {layout!r} is not a Layout")
+    profile = _profile(profile, name, layout)
+    if not is_tuple(profile):
+        return None
+    if len(profile) > layout.rank():
+        raise LayoutError(f"{name}({layout}, {fmt(profile)}): profile has more modes than the layout")
+    modes = [fn(layout[i], profile[i]) for i in range(len(profile))]
+    return make_layout(*modes, *layout.modes()[len(profile):])
+
+
 def coalesce(layout: Any, profile: Any = None) -> Any:
     """The same function of ``size(layout)`` indices with the fewest modes.
 
@@ -328,17 +346,9 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
     tuple), or when it has more modes than the layout. (C++ instead keeps
     runtime modes unmerged; `compose` does that internally, where it is always safe.)
     """
-    _, composed = _composed_type()
-    if isinstance(layout, composed):
-        return composed(layout.swizzle, coalesce(layout.layout, profile))
-    if not isinstance(layout, Layout):
-        raise LayoutError(f"coalesce: {layout!r} is not a Layout")
-    profile = _profile(profile, "coalesce", layout)
-    if is_tuple(profile):
-        if len(profile) > layout.rank():
-            raise LayoutError(f"coalesce({layout}, {fmt(profile)}): profile has more modes than the layout")
-        modes = [coalesce(layout[i], profile[i]) for i in range(len(profile))]
-        return make_layout(*modes, *layout.modes()[len(profile):])
+    done = _by_mode(coalesce, "coalesce", layout, profile)
+    if done is not None:
+        return done
     return _from_modes(_merge_modes(_flat_modes(layout), f"coalesce({layout})"))
 
 
@@ -354,17 +364,9 @@ def filter_layout(layout: Any, profile: Any = None) -> Any:
     Raises `LayoutError` on runtime leaves, for a profile that is not None, an int or a tuple
     or has more modes than the layout, or for an argument that is not a layout.
     """
-    _, composed = _composed_type()
-    if isinstance(layout, composed):
-        return composed(layout.swizzle, filter_layout(layout.layout, profile))
-    if not isinstance(layout, Layout):
-        raise LayoutError(f"filter: {layout!r} is not a Layout")
-    profile = _profile(profile, "filter", layout)
-    if is_tuple(profile):
-        if len(profile) > layout.rank():
-            raise LayoutError(f"filter({layout}, {fmt(profile)}): profile has more modes than the layout")
-        modes = [filter_layout(layout[i], profile[i]) for i in range(len(profile))]
-        return make_layout(*modes, *layout.modes()[len(profile):])
+    done = _by_mode(filter_layout, "filter", layout, profile)
+    if done is not None:
+        return done
     ctx = f"filter({layout})"
     require_static(layout.stride, "a stride", ctx)
     shape = it.transform_leaves(lambda s, d: 1 if d == 0 else s, layout.shape, layout.stride)

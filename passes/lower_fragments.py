@@ -32,18 +32,15 @@ from xdsl.utils.exceptions import PassFailedException
 from ..compiler import dtypes
 from ..compiler.tiled_mma import TiledMMA
 from ..dialects.tylo import FragmentType, TiledMMAAttr
+from ..dialects.tylo.matrix_ops import LdMatrixOp, MatrixLoadOp, MatrixStoreOp, StMatrixOp
 from ..dialects.tylo.ops import (
-    LdMatrixOp,
     LoadElementOp,
     LoadFragmentOp,
     MapOp,
-    MatrixLoadOp,
-    MatrixStoreOp,
     MMAOp,
     MMASyncOp,
     SlotOp,
     SplatOp,
-    StMatrixOp,
     StoreElementOp,
     StoreFragmentOp,
     YieldOp,

@@ -26,13 +26,12 @@ from ..compiler.int_tuple import transform_leaves
 from ..compiler.layout import Layout
 from ..compiler.swizzle import ComposedLayout
 from ..dialects.tylo import TileType
+from ..dialects.tylo.matrix_ops import LdMatrixOp, StMatrixOp
 from ..dialects.tylo.ops import (
-    LdMatrixOp,
     LoadElementOp,
     LoadOp,
     MakeTileOp,
     PtrAddOp,
-    StMatrixOp,
     StoreElementOp,
     StoreOp,
     WindowOp,

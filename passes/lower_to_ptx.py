@@ -50,6 +50,7 @@ from ..dialects import ptx
 from ..dialects.ptx import ops as P
 from ..dialects.ptx.registers import RegisterAllocator, RegisterType
 from ..dialects.tylo import PointerType, dtype_of
+from ..dialects.tylo import matrix_ops as TM
 from ..dialects.tylo import ops as T
 
 _SPECIAL = {T.ThreadIdxOp: "tid", T.BlockIdxOp: "ctaid", T.BlockDimOp: "ntid", T.GridDimOp: "nctaid"}
@@ -449,7 +450,7 @@ class _Kernel:
         for old, new in zip(op.d, mma.results):
             self.bind(old, new)
 
-    def _LdMatrixOp(self, op: T.LdMatrixOp) -> None:
+    def _LdMatrixOp(self, op: TM.LdMatrixOp) -> None:
         """ldmatrix into .b32 registers, split into the op's elements, low first (PTX ISA
         9.7.14.5.15); 8-bit elements extend like their scalar loads (s8 signed, others zero)."""
         self.require(CopyAtom("load").min_sm, "ldmatrix")
@@ -477,7 +478,7 @@ class _Kernel:
         for old, new in zip(op.elements, elements):
             self.bind(old, new)
 
-    def _StMatrixOp(self, op: T.StMatrixOp) -> None:
+    def _StMatrixOp(self, op: TM.StMatrixOp) -> None:
         """stmatrix of the op's elements packed into .b32 registers, low first (9.7.14.5.16)."""
         self.require(CopyAtom("store").min_sm, "stmatrix")
         dtype = dtype_of(op.memory.type.element_type)

@@ -47,11 +47,10 @@ from ..compiler.plans.matrix_copy import MatrixCopyPlan, matrix_copy_plan
 from ..compiler.ptx_types import arch_number
 from ..compiler.swizzle import ComposedLayout
 from ..dialects.tylo import TileType, dtype_of
+from ..dialects.tylo.matrix_ops import MatrixLoadOp, MatrixStoreOp
 from ..dialects.tylo.ops import (
     LoadFragmentOp,
     MakeTileOp,
-    MatrixLoadOp,
-    MatrixStoreOp,
     PtrAddOp,
     SharedAllocOp,
     StoreFragmentOp,

@@ -3,6 +3,7 @@
 from xdsl.ir import Dialect
 
 from .attributes import LayoutAttr, OwnershipAttr, TiledMMAAttr, dtype_of, element_type
+from .matrix_ops import LdMatrixOp, MatrixLoadOp, MatrixStoreOp, StMatrixOp
 from .ops import (
     BarrierOp,
     BlockDimOp,
@@ -10,20 +11,16 @@ from .ops import (
     CheckOp,
     GridDimOp,
     LoadElementOp,
-    LdMatrixOp,
     LoadFragmentOp,
     LoadOp,
     MakeTileOp,
     MapOp,
-    MatrixLoadOp,
-    MatrixStoreOp,
     MMAOp,
     MMASyncOp,
     PtrAddOp,
     SharedAllocOp,
     SlotOp,
     SplatOp,
-    StMatrixOp,
     StoreElementOp,
     StoreFragmentOp,
     StoreOp,

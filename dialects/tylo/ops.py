@@ -4,27 +4,25 @@ Fragment-level ops (`load_fragment`, `store_fragment`, `mma`, `splat`, `map`) ke
 share of a tile as ONE value until `tylo-lower-fragments` expands it into per-slot scalars.
 Element-level ops (`load_element`, `store_element`) address a tile by logical coordinate until
 `tylo-lower-tiles` turns them into pointer arithmetic and `load`/`store`. `mma_sync` is one
-warp MMA instruction on scalars, what `tylo.mma` becomes per atom.
+warp MMA instruction on scalars, what `tylo.mma` becomes per atom. The ldmatrix/stmatrix ops are
+in `matrix_ops`.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, StringAttr, UnitAttr, i1, i32, i64
+from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, StringAttr, i1, i32, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
-    ParsePropInAttrDict,
     VarConstraint,
     base,
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
-    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -35,11 +33,8 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.copy_atom import MATRIX_COPY_INSTRUCTIONS
 from ...compiler.dynamic import is_dynamic
 from ...compiler.int_tuple import is_static, leaves, product
-from ...compiler.plans.copy_checks import unit_stride_axis
-from ...compiler.plans.matrix_copy import matrix_copy_plan
 from .attributes import TiledMMAAttr, dtype_of, element_type
 from .types import FragmentType, PointerType, TileType
 
@@ -294,7 +289,7 @@ class LoadElementOp(IRDLOperation):
         super().__init__(operands=[tile, coord], result_types=[tile.type.element_type])
 
     def verify_(self) -> None:
-        _verify_coord(self.tile.type, self.coord)
+        verify_coord(self.tile.type, self.coord)
         if self.result.type != self.tile.type.element_type:
             raise VerifyException("load_element result must be the tile's element type")
 
@@ -315,14 +310,14 @@ class StoreElementOp(IRDLOperation):
         super().__init__(operands=[value, tile, coord])
 
     def verify_(self) -> None:
-        _verify_coord(self.tile.type, self.coord)
+        verify_coord(self.tile.type, self.coord)
         if self.value.type != self.tile.type.element_type:
             raise VerifyException(
                 f"store_element of {self.value.type} into a tile of {self.tile.type.element_type}"
             )
 
 
-def _verify_coord(t: TileType, coord) -> None:
+def verify_coord(t: TileType, coord) -> None:
     rank = len(_top_shape(t))
     if len(coord) != rank:
         raise VerifyException(f"tile of rank {rank} needs {rank} coordinates, got {len(coord)}")
@@ -351,7 +346,7 @@ class LoadFragmentOp(IRDLOperation):
         super().__init__(operands=[tile, thread], result_types=[fragment_type])
 
     def verify_(self) -> None:
-        _verify_fragment_tile(self.result.type, self.tile.type)
+        verify_fragment_tile(self.result.type, self.tile.type)
 
 
 @irdl_op_definition
@@ -370,10 +365,10 @@ class StoreFragmentOp(IRDLOperation):
         super().__init__(operands=[fragment, tile, thread])
 
     def verify_(self) -> None:
-        _verify_fragment_tile(self.fragment.type, self.tile.type)
+        verify_fragment_tile(self.fragment.type, self.tile.type)
 
 
-def _verify_fragment_tile(f: FragmentType, t: TileType) -> None:
+def verify_fragment_tile(f: FragmentType, t: TileType) -> None:
     if f.element_type != t.element_type:
         raise VerifyException(
             f"fragment of {f.element_type} and tile of {t.element_type}: element types differ"
@@ -584,221 +579,3 @@ class MMASyncOp(IRDLOperation):
                     )
         if [r.type for r in self.d] != [v.type for v in self.c]:
             raise VerifyException("mma_sync results must have the accumulator's types")
-
-
-# ---------------------------------------------------------------------------------------------
-# Matrix copies (ldmatrix / stmatrix; PTX ISA 9.7.14.5.15-16, docs/facts/ptx_isa.md section 2).
-# `tylo-plan-copies` turns a fragment load/store of a shared tile into `matrix_load` /
-# `matrix_store`; `tylo-lower-fragments` expands those into one `ldmatrix` / `stmatrix` per
-# instruction of the plan, on element values; `tylo-lower-tiles` turns their tile coordinate
-# into a pointer; `tylo-lower-to-ptx` packs the elements into the instructions' .b32 registers.
-
-MATRIX_ELEMENT_BITS = (8, 16)
-"""Element widths a matrix copy moves: 16-bit units, or pairs of adjacent 8-bit elements."""
-
-
-def _element_bits(t: Attribute) -> int:
-    try:
-        return dtype_of(t).bits
-    except Exception:
-        return 0
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_plan(ownership, dtype, axis: int):
-    """matrix_copy_plan, once per (ownership, dtype, axis): verifiers run after every pass."""
-    return matrix_copy_plan(ownership, dtype, axis)
-
-
-def _matrix_plan(op, fragment: FragmentType, tile: TileType):
-    """The op's MatrixCopyPlan, after checking everything an op can check on its own."""
-    _verify_fragment_tile(fragment, tile)
-    if tile.space.data != "shared":
-        raise VerifyException(f"{op.name} needs a shared tile, got a {tile.space.data} one")
-    bits = _element_bits(fragment.element_type)
-    if bits not in MATRIX_ELEMENT_BITS:
-        raise VerifyException(
-            f"{op.name} moves 8- or 16-bit elements, not {fragment.element_type}"
-        )
-    axis = op.axis.value.data
-    if axis not in (0, 1):
-        raise VerifyException(f"{op.name}: axis {axis} must be 0 (rows) or 1 (columns)")
-    contiguous = unit_stride_axis(tile.layout.data)
-    if contiguous != axis:
-        raise VerifyException(
-            f"{op.name}: axis {axis} is not the unit-stride axis of layout {tile.layout.data}"
-            + ("" if contiguous is None else f" (axis {contiguous} is)")
-        )
-    own = fragment.ownership.data
-    plan = _cached_plan(own, dtype_of(fragment.element_type), axis)
-    if plan is None:
-        raise VerifyException(
-            f"{op.name}: ownership {own} of {fragment.element_type} has no matrix copy plan "
-            f"along axis {axis}"
-        )
-    if plan.trans != (op.trans is not None):
-        want = "needs" if plan.trans else "must not have"
-        raise VerifyException(f"{op.name}: the plan along axis {axis} {want} trans")
-    return plan
-
-
-class _PlannedMatrixCopy(IRDLOperation):
-    """A fragment copy planned as ldmatrix/stmatrix: `axis` (0 rows, 1 columns; zero-based) is
-    the tile's contiguous axis and `trans` the instruction variant `matrix_copy_plan` chose for
-    the fragment's ownership along it. The pass that creates the op has proved that every lane's
-    row is a whole, contiguous, 16-byte aligned row of the tile."""
-
-    axis = prop_def(IntegerAttr[I64])
-    trans = opt_prop_def(UnitAttr)
-    irdl_options = (ParsePropInAttrDict(),)
-
-    @staticmethod
-    def _props(axis: int, trans: bool) -> dict:
-        props = {"axis": IntegerAttr(axis, i64)}
-        if trans:
-            props["trans"] = UnitAttr()
-        return props
-
-    def plan(self):
-        """The MatrixCopyPlan this op issues (recomputed from ownership, dtype and axis)."""
-        f = self._fragment_type()
-        return _cached_plan(f.ownership.data, dtype_of(f.element_type), self.axis.value.data)
-
-
-@irdl_op_definition
-class MatrixLoadOp(_PlannedMatrixCopy):
-    """`tylo.load_fragment` of a shared tile through ldmatrix (same result, same ownership)."""
-
-    name = "tylo.matrix_load"
-    tile = operand_def(TileType)
-    thread = operand_def(i32)
-    result = result_def(FragmentType)
-    assembly_format = (
-        "$tile `,` $thread `axis` $axis attr-dict `:` type($tile) `->` type($result)"
-    )
-
-    def __init__(self, tile: SSAValue, thread: SSAValue, fragment_type, axis: int, trans: bool):
-        super().__init__(
-            operands=[tile, thread], result_types=[fragment_type], properties=self._props(axis, trans)
-        )
-
-    def _fragment_type(self) -> FragmentType:
-        return self.result.type
-
-    def verify_(self) -> None:
-        _matrix_plan(self, self.result.type, self.tile.type)
-
-
-@irdl_op_definition
-class MatrixStoreOp(_PlannedMatrixCopy):
-    """`tylo.store_fragment` into a shared tile through stmatrix (sm_90 or later)."""
-
-    name = "tylo.matrix_store"
-    fragment = operand_def(FragmentType)
-    tile = operand_def(TileType)
-    thread = operand_def(i32)
-    assembly_format = (
-        "$fragment `,` $tile `,` $thread `axis` $axis attr-dict `:` type($fragment) `,` type($tile)"
-    )
-
-    def __init__(self, fragment: SSAValue, tile: SSAValue, thread: SSAValue, axis: int, trans: bool):
-        super().__init__(operands=[fragment, tile, thread], properties=self._props(axis, trans))
-
-    def _fragment_type(self) -> FragmentType:
-        return self.fragment.type
-
-    def verify_(self) -> None:
-        _matrix_plan(self, self.fragment.type, self.tile.type)
-
-
-class _MatrixInstruction(IRDLOperation):
-    """One ldmatrix/stmatrix of `num` (1, 2 or 4) 8x8 matrices of 16-bit units, on element
-    values: register j of the instruction holds elements ``[j*e, (j+1)*e)`` (e = 32 / element
-    bits), low element first. `memory` is this lane's row address: a shared tile with the row's
-    logical coordinate, or (after `tylo-lower-tiles`) a shared pointer to the row's first element.
-    """
-
-    num = prop_def(IntegerAttr[I64])
-    trans = opt_prop_def(UnitAttr)
-
-    @staticmethod
-    def _props(num: int, trans: bool) -> dict:
-        props = {"num": IntegerAttr(num, i64)}
-        if trans:
-            props["trans"] = UnitAttr()
-        return props
-
-    def _check(self, memory: SSAValue, coord, values, what: str) -> None:
-        t = memory.type
-        n = self.num.value.data
-        if n not in MATRIX_COPY_INSTRUCTIONS[("load", False)].nums:
-            raise VerifyException(f"{self.name}: the number of matrices {n} must be 1, 2 or 4")
-        if t.space.data != "shared":
-            raise VerifyException(f"{self.name} addresses shared memory, not {t.space.data}")
-        if isinstance(t, TileType):
-            _verify_coord(t, coord)
-        elif coord:
-            raise VerifyException(f"{self.name} through a pointer takes no coordinates")
-        bits = _element_bits(t.element_type)
-        if bits not in MATRIX_ELEMENT_BITS:
-            raise VerifyException(f"{self.name} moves 8- or 16-bit elements, not {t.element_type}")
-        need = n * 32 // bits
-        if len(values) != need:
-            raise VerifyException(
-                f"{self.name} of {n} matrices of {t.element_type} needs {need} {what}, "
-                f"got {len(values)}"
-            )
-        for v in values:
-            if v.type != t.element_type:
-                raise VerifyException(
-                    f"{self.name}: {what} must be {t.element_type}, got {v.type}"
-                )
-
-
-@irdl_op_definition
-class LdMatrixOp(_MatrixInstruction):
-    """This lane's registers of one ldmatrix, as element values (see `_MatrixInstruction`)."""
-
-    name = "tylo.ldmatrix"
-    memory = operand_def(base(TileType) | base(PointerType))
-    coord = var_operand_def(i32)
-    elements = var_result_def()
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = (
-        "$num $memory (`[` $coord^ `]`)? attr-dict `:` type($memory) `->` `(` type($elements) `)`"
-    )
-
-    def __init__(self, num: int, memory: SSAValue, coord, trans: bool = False):
-        bits = _element_bits(memory.type.element_type)
-        count = num * 32 // bits if bits else 0
-        super().__init__(
-            operands=[memory, list(coord)],
-            result_types=[[memory.type.element_type] * count],
-            properties=self._props(num, trans),
-        )
-
-    def verify_(self) -> None:
-        self._check(self.memory, self.coord, self.elements, "results")
-
-
-@irdl_op_definition
-class StMatrixOp(_MatrixInstruction):
-    """Store one stmatrix's registers, given as element values (see `_MatrixInstruction`)."""
-
-    name = "tylo.stmatrix"
-    elements = var_operand_def()
-    memory = operand_def(base(TileType) | base(PointerType))
-    coord = var_operand_def(i32)
-    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
-    assembly_format = (
-        "$num `(` $elements `)` `,` $memory (`[` $coord^ `]`)? attr-dict `:` "
-        "`(` type($elements) `)` `,` type($memory)"
-    )
-
-    def __init__(self, num: int, elements, memory: SSAValue, coord, trans: bool = False):
-        super().__init__(
-            operands=[list(elements), memory, list(coord)], properties=self._props(num, trans)
-        )
-
-    def verify_(self) -> None:
-        self._check(self.memory, self.coord, self.elements, "operands")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..compiler.errors import GeometryError
+from ..compiler.int_tuple import is_int
 from ..compiler.ownership import Ownership
 from .raster import PictureError, write_picture
 from .svg import EMPTY_FILL, THREAD_PALETTE, Cell, LegendEntry, draw_grid
@@ -93,7 +94,7 @@ def _threads(ownership: Ownership, threads) -> list[int]:
     if not drawn:
         raise GeometryError("draw_ownership: threads is empty; give at least one thread")
     for t in drawn:
-        if not isinstance(t, int) or isinstance(t, bool) or not 0 <= t < ownership.threads:
+        if not is_int(t) or not 0 <= t < ownership.threads:
             raise GeometryError(
                 f"draw_ownership: thread {t!r} in threads is outside 0..{ownership.threads - 1}, "
                 f"the threads of {ownership!r}"

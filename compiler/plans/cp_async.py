@@ -22,14 +22,10 @@ from dataclasses import dataclass
 
 from ..dtypes import DType
 from ..errors import GeometryError, PlanError
-from ..int_tuple import require_axis
+from ..int_tuple import is_int, require_axis
 
 #: Bytes one cp.async vector moves.
 VECTOR_BYTES = 16
-
-
-def _static_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
 
 
 @dataclass(frozen=True)
@@ -49,10 +45,10 @@ class CopyPlan:
     def __post_init__(self):
         shape = tuple(self.shape) if isinstance(self.shape, (tuple, list)) else self.shape
         if not (isinstance(shape, tuple) and len(shape) == 2
-                and all(_static_int(s) and s > 0 for s in shape)):
+                and all(is_int(s) and s > 0 for s in shape)):
             raise GeometryError(f"CopyPlan: shape {self.shape!r} must be two positive static ints")
         object.__setattr__(self, "shape", shape)
-        if not (_static_int(self.threads) and self.threads > 0):
+        if not (is_int(self.threads) and self.threads > 0):
             raise PlanError(f"CopyPlan: threads {self.threads!r} must be a positive int")
         object.__setattr__(self, "axis", require_axis(self.axis, "CopyPlan", PlanError))
         if not isinstance(self.dtype, DType):

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..dtypes import DType
 from ..errors import GeometryError, PlanError
-from ..int_tuple import require_axis
+from ..int_tuple import is_int, require_axis
 from ..ownership import Ownership
 
 #: Vector widths in bytes, widest first (ld/st .v2/.v4 of 32-bit words and 32-bit scalars).
@@ -88,7 +88,7 @@ def vector_plan(ownership: Ownership, dtype: DType, axis: int, align: int) -> Ve
     if not isinstance(dtype, DType):
         raise PlanError(f"vector_plan: dtype {dtype!r} is not a DType")
     axis = require_axis(axis, "vector_plan", PlanError)
-    if (not isinstance(align, int) or isinstance(align, bool) or align < dtype.bytes
+    if (not is_int(align) or align < dtype.bytes
             or align & (align - 1)):
         raise GeometryError(
             f"vector_plan: align {align!r} bytes must be a power of two of at least the "

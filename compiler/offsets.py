@@ -14,7 +14,7 @@ import numpy as np
 from . import int_tuple as it
 from .errors import LayoutError
 from .layout import Layout
-from .swizzle import ComposedLayout
+from .swizzle import ComposedLayout, inner_layout
 
 __all__ = ["static_offsets", "distinct_offsets", "offset_grid"]
 
@@ -52,7 +52,7 @@ def offset_grid(layout, swizzled: bool = True, what: str = "offset_grid") -> np.
     Raises LayoutError when ``layout`` is not a Layout or ComposedLayout, has a runtime extent
     or stride, or has rank 3 or more.
     """
-    inner = layout.layout if isinstance(layout, ComposedLayout) else layout
+    inner = inner_layout(layout)
     if not isinstance(inner, Layout):
         raise LayoutError(f"{what}: layout {layout!r} is not a Layout or ComposedLayout")
     ctx = f"{what}({layout})"

@@ -29,7 +29,7 @@ from . import int_tuple as it
 from .errors import LayoutError
 from .int_tuple import fmt, is_tuple
 from .layout import Layout
-from .swizzle import ComposedLayout
+from .swizzle import ComposedLayout, inner_layout
 
 __all__ = ["slice_layout", "dice", "slice_offset", "slice_and_offset"]
 
@@ -119,7 +119,7 @@ def slice_offset(layout: Any, coord: Any) -> Any:
     Raises `LayoutError` when ``coord`` does not match the layout's shape or a static entry lies
     outside its mode's extent (``[0, size(mode))``).
     """
-    inner = layout.layout if isinstance(layout, ComposedLayout) else layout
+    inner = inner_layout(layout)
     if not isinstance(inner, Layout):
         raise _not_a_layout(layout, coord, "slice_offset")
     coord = _normalize(coord, "slice_offset")

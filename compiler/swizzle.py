@@ -22,7 +22,7 @@ from . import int_tuple as it
 from .errors import LayoutError
 from .layout import Layout, _has_none
 
-__all__ = ["Swizzle", "ComposedLayout"]
+__all__ = ["Swizzle", "ComposedLayout", "inner_layout"]
 
 
 class Swizzle:
@@ -181,6 +181,12 @@ class ComposedLayout:
 
 
 @functools.lru_cache(maxsize=256)
+def inner_layout(layout: Any) -> Any:
+    """The layout under an optional swizzle: ``layout.layout`` of a `ComposedLayout`, else
+    ``layout`` itself (which callers then check is a `Layout`)."""
+    return layout.layout if isinstance(layout, ComposedLayout) else layout
+
+
 def _swizzled_cosize(swizzle: Swizzle, layout: Layout) -> int:
     from .offsets import distinct_offsets  # offsets imports this module
 

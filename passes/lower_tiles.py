@@ -24,7 +24,7 @@ from ..compiler import dtypes
 from ..compiler.dynamic import is_dynamic
 from ..compiler.int_tuple import transform_leaves
 from ..compiler.layout import Layout
-from ..compiler.swizzle import ComposedLayout
+from ..compiler.swizzle import ComposedLayout, inner_layout
 from ..dialects.tylo import TileType
 from ..dialects.tylo.matrix_ops import LdMatrixOp, StMatrixOp
 from ..dialects.tylo.ops import (
@@ -58,7 +58,7 @@ def runtime_layout(make: MakeTileOp):
     """The root layout with its ``?`` leaves replaced by Int32 scalars of the op's operands."""
     layout = make.result.type.layout.data
     dynamic = iter(Scalar(v, dtypes.Int32) for v in make.dynamic)
-    inner = layout.layout if isinstance(layout, ComposedLayout) else layout
+    inner = inner_layout(layout)
     fill = lambda x: next(dynamic) if is_dynamic(x) else x  # noqa: E731
     shape = transform_leaves(fill, inner.shape)
     stride = transform_leaves(fill, inner.stride)

@@ -22,8 +22,9 @@ import numpy as np
 from ..compiler import offsets
 from ..compiler.copy_atom import ROW_BYTES
 from ..compiler.errors import GeometryError, LayoutError
+from ..compiler.int_tuple import is_int
 from ..compiler.layout import Layout
-from ..compiler.swizzle import ComposedLayout
+from ..compiler.swizzle import inner_layout
 from .raster import write_picture
 from .svg import CONFLICT_STROKE, Cell, LegendEntry, draw_grid, hue_colour, ramp_colour
 
@@ -39,7 +40,7 @@ def offset_grid(layout, what: str = "offset_grid") -> np.ndarray:
     Raises LayoutError when ``layout`` is not a Layout or ComposedLayout, has rank 3 or more, or
     has a runtime extent or stride.
     """
-    inner = layout.layout if isinstance(layout, ComposedLayout) else layout
+    inner = inner_layout(layout)
     if isinstance(inner, Layout) and inner.rank() > 2:
         raise LayoutError(
             f"{what}({layout}): the layout has rank {inner.rank()}; a picture has two axes, so it "
@@ -92,7 +93,7 @@ def _coordinate(x, shape, g) -> tuple[int, int]:
     rows, cols = shape
     crd = (0, x) if isinstance(x, int) and rows == 1 else x
     if (not isinstance(crd, tuple) or len(crd) != 2
-            or not all(isinstance(i, int) and not isinstance(i, bool) for i in crd)):
+            or not all(is_int(i) for i in crd)):
         raise GeometryError(f"groups: {x!r} in group {g} is not a (row, col) pair of ints")
     if not (0 <= crd[0] < rows and 0 <= crd[1] < cols):
         raise GeometryError(
@@ -102,7 +103,7 @@ def _coordinate(x, shape, g) -> tuple[int, int]:
 
 def _check_banks(element_bytes, bank_bytes, banks) -> None:
     for name, v in (("element_bytes", element_bytes), ("bank_bytes", bank_bytes), ("banks", banks)):
-        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+        if not is_int(v) or v <= 0:
             raise GeometryError(f"{name} = {v!r} must be a positive int")
 
 

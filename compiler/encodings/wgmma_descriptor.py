@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import GeometryError
 from ..int_tuple import is_int
-from ..swizzle import ComposedLayout
+from ..swizzle import inner_layout
 from .bitfields import BitField, pack_fields, unpack_fields
 from .matrix_descriptor import base_offset, canonical_offsets, decode_bytes, encode, require_structure
 from .swizzle_modes import SwizzleMode, mode_for_code, swizzle_mode
@@ -104,7 +104,7 @@ def operand_descriptor(structure: Any, layout: Any, origin: Any, base_address: i
     swizzled storage, where K steps inside a row.
     Raises GeometryError for an origin off those multiples or an unaligned address.
     """
-    inner = layout.layout if isinstance(layout, ComposedLayout) else layout
+    inner = inner_layout(layout)
     coords = tuple(origin) if isinstance(origin, (tuple, list)) else ()
     if len(coords) != 2 or not all(is_int(c) and c >= 0 for c in coords):
         raise GeometryError(

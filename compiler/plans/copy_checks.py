@@ -28,21 +28,17 @@ from ..int_tuple import is_int, is_static, leaves, product
 from ..layout import Layout
 from ..offsets import offset_grid
 from ..ownership import Ownership
-from ..swizzle import ComposedLayout
+from ..swizzle import ComposedLayout, inner_layout
 from ..window import Window
 from .cp_async import VECTOR_BYTES, CopyPlan
 from .matrix_copy import MatrixCopyPlan, matrix_copy_plan
-
-
-def _inner(layout) -> Layout:
-    return layout.layout if isinstance(layout, ComposedLayout) else layout
 
 
 def _offsets(layout, shape: tuple[int, int], what: str) -> np.ndarray:
     """offsets[row, col]: the element offset of every logical coordinate of `shape`."""
     if not isinstance(layout, (Layout, ComposedLayout)):
         raise PlanError(f"validate_copy: {what} {layout!r} is not a Layout or ComposedLayout")
-    inner = _inner(layout)
+    inner = inner_layout(layout)
     if not (is_static(inner.shape) and is_static(inner.stride)):
         raise PlanError(f"validate_copy: {what} {layout} must be static to be checked on the host")
     modes = inner.shape if isinstance(inner.shape, tuple) else (inner.shape,)
@@ -58,7 +54,7 @@ def unit_stride_axis(layout) -> int | None:
     layout (under an optional swizzle) whose first leaf of extent > 1 has stride 1. None when
     no mode or both modes start that way, or when a leaf is not a static int (a runtime leaf).
     `validate_copy` and the tylo-plan-copies pass both read the axis here."""
-    inner = _inner(layout)
+    inner = inner_layout(layout)
     if not isinstance(inner, Layout) or not isinstance(inner.shape, tuple) or len(inner.shape) != 2:
         return None
     if not (is_static(inner.shape) and is_static(inner.stride)):
@@ -143,7 +139,7 @@ def _check_matrix(ownership: Ownership, dtype: DType, layout) -> None:
     if parent is layout:
         off = _offsets(layout, ownership.shape, "layout")
     else:
-        inner = _inner(parent)
+        inner = inner_layout(parent)
         if not isinstance(parent, (Layout, ComposedLayout)) or inner.rank() != 2:
             raise PlanError(f"validate_copy: window parent {parent!r} is not a rank-2 Layout "
                             "or ComposedLayout")

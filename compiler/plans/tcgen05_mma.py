@@ -46,7 +46,7 @@ from ..int_tuple import is_int
 from ..layout import Layout
 from ..mma_atom import ShapedAtom, _role
 from ..offsets import offset_grid
-from ..swizzle import ComposedLayout
+from ..swizzle import inner_layout
 from ..tmem import TMEM_LANES, TmemTile, positions_per_column
 from .swizzled_structure import SwizzledStructure, contiguous_axis, swizzled_structure
 
@@ -200,7 +200,7 @@ class Tcgen05Operand:
     @property
     def shape(self) -> tuple[int, int]:
         """The whole tile's logical shape."""
-        inner = self.layout.layout if isinstance(self.layout, ComposedLayout) else self.layout
+        inner = inner_layout(self.layout)
         return tuple(m.size() for m in inner.modes())
 
     def at(self, origin) -> "Tcgen05Operand":
@@ -316,7 +316,7 @@ def tcgen05_operand(atom: Tcgen05MMA, role: str, layout, origin=(0, 0),
         raise GeometryError(f"tcgen05_operand {role}: base_address {base_address!r} must be a "
                             f"non-negative multiple of {period} bytes (eight swizzle rows)")
     shape = tuple(m.size() for m in
-                  (layout.layout if isinstance(layout, ComposedLayout) else layout).modes())
+                  inner_layout(layout).modes())
     o = _check_origin(atom, role, shape, origin, structure)
     return Tcgen05Operand(atom, role, layout, o, base_address, structure,
                           tcgen05_smem_descriptor(structure, base_address,

@@ -35,6 +35,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.dynamic import is_dynamic
 from ...compiler.int_tuple import is_static, leaves, product
+from ...compiler.swizzle import inner_layout
 from .attributes import TiledMMAAttr, dtype_of, element_type
 from .types import FragmentType, PointerType, TileType
 
@@ -192,14 +193,9 @@ class StoreOp(IRDLOperation):
             )
 
 
-def affine_part(layout):
-    """The Layout under an optional swizzle (a ComposedLayout keeps its leaves inside)."""
-    return getattr(layout, "layout", layout)
-
-
 def dynamic_leaves(layout) -> int:
     """Number of runtime (``?``) leaves: shape leaves, then stride leaves."""
-    inner = affine_part(layout)
+    inner = inner_layout(layout)
     return sum(1 for x in leaves(inner.shape) + leaves(inner.stride) if is_dynamic(x))
 
 

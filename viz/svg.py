@@ -11,7 +11,7 @@ from __future__ import annotations
 import colorsys
 import math
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
+from html import escape as _html_escape
 
 #: Qualitative pastel palette for threads: neighbours differ in hue, black text stays legible.
 THREAD_PALETTE: tuple[str, ...] = (
@@ -114,10 +114,16 @@ class Svg:
             '<?xml version="1.0" encoding="UTF-8"?>\n'
             f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{self.width}" '
             f'height="{self.height}" viewBox="0 0 {self.width} {self.height}" '
-            f"font-family={quoteattr(FONT)}>\n"
+            f"font-family=\"{_html_escape(FONT)}\">\n"
         )
         body = f'<rect width="{self.width}" height="{self.height}" fill="#ffffff"/>\n'
         return head + body + "\n".join(self._parts) + "\n</svg>\n"
+
+
+def escape(text: str) -> str:
+    """Text content for SVG: ``&``, ``<`` and ``>`` escaped (html.escape; xml.sax.saxutils would
+    import urllib and ssl at every ``import tylo``)."""
+    return _html_escape(text, quote=False)
 
 
 def _n(v: float) -> str:

@@ -39,6 +39,17 @@ def unsupported(message: str):
     raise UnsupportedError(message)
 
 
+def checked_print(function, *args, **kwargs):
+    """``print(...)`` in a kernel: Python's print runs while the kernel is traced, so it may show
+    static values (layouts, plans, shapes); a runtime value has no value yet and is refused."""
+    if function is print and any(_runtime(a) for a in (*args, *kwargs.values())):
+        raise UnsupportedError(
+            "print() runs once while the kernel is compiled, and a runtime value has no value "
+            "then: use tylo.print(fmt, *values) to print from the GPU (printf), or print static "
+            "values only")
+    return function(*args, **kwargs)
+
+
 def _runtime(v) -> bool:
     return isinstance(v, (Scalar, Fragment))
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 
 RT = "__tylo__"
 
@@ -75,8 +76,8 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
 
 
 class _Jumps(ast.NodeVisitor):
-    """Finds return/break/continue that would leave a runtime region (not inside nested loops
-    or functions for break/continue; not inside nested functions for return)."""
+    """Finds return/raise/break/continue that would leave a runtime region (not inside nested
+    loops or functions for break/continue; not inside nested functions for return and raise)."""
 
     def __init__(self) -> None:
         self.found: list[tuple[str, ast.AST]] = []
@@ -84,6 +85,9 @@ class _Jumps(ast.NodeVisitor):
 
     def visit_Return(self, node):
         self.found.append(("return", node))
+
+    def visit_Raise(self, node):
+        self.found.append(("raise", node))
 
     def visit_Break(self, node):
         if self.loop_depth == 0:
@@ -116,8 +120,9 @@ def _first_jump(stmts: list[ast.stmt]):
 class KernelRewriter(ast.NodeTransformer):
     """The transformation described in the module docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, source_lines: list[str] | None = None) -> None:
         self.counter = 0
+        self.lines = source_lines or []
 
     def _fresh(self, what: str) -> str:
         self.counter += 1
@@ -159,6 +164,31 @@ class KernelRewriter(ast.NodeTransformer):
         target = ast.Tuple(elts=[ast.Name(n, ast.Store()) for n in names], ctx=ast.Store())
         return ast.fix_missing_locations(ast.copy_location(ast.Assign(targets=[target], value=value), node))
 
+    def _refusal(self, message: str, at: ast.AST, width: int = 0) -> ast.stmt:
+        """A statement raising UnsupportedError(message), located on one line at `at` (a node,
+        or a (line, column) pair), `width` characters wide (0: the node's own width)."""
+        line, col = (at.lineno, at.col_offset) if isinstance(at, ast.AST) else at
+        end = col + width if width else getattr(at, "end_col_offset", col + 1)
+        if not width and getattr(at, "end_lineno", line) != line:
+            end = col + 1
+        stmt = ast.Expr(value=_call("unsupported", [ast.Constant(message)], ast.Pass()))
+        for node in ast.walk(stmt):
+            node.lineno, node.end_lineno, node.col_offset, node.end_col_offset = line, line, col, end
+        return stmt
+
+    def _keyword(self, word: str, after: ast.AST, before: ast.AST) -> tuple[int, int]:
+        """(line, column) of the keyword `word` between the end of `after` and the start of
+        `before` (e.g. the `else` of a loop), else the start of `before`."""
+        start, stop = after.end_lineno or after.lineno, before.lineno
+        for line in range(stop, start - 1, -1):
+            text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+            if line == stop:
+                text = text[: before.col_offset]
+            found = re.search(rf"\b{word}\b\s*:", text.split("#")[0])
+            if found:
+                return line, found.start()
+        return before.lineno, before.col_offset
+
     def _refuse(self, stmts: list[ast.stmt], what: str, node) -> list[ast.stmt] | None:
         """A raise of UnsupportedError at the first jump leaving a runtime region, if any.
 
@@ -172,14 +202,13 @@ class KernelRewriter(ast.NodeTransformer):
             "for": "a runtime loop (for ... in range(...))",
             "while": "a runtime while loop",
         }[what]
-        advice = (
-            "put the rest of the kernel under the opposite condition (if i < n: ...)"
-            if kind == "return"
-            else "loop with while and a flag, or use tylo.static_range for an unrolled loop"
-        )
+        advice = {
+            "return": "put the rest of the kernel under the opposite condition (if i < n: ...)",
+            "raise": "the region is traced once whatever the value, so the raise would always run "
+                     "while compiling; check static values outside runtime control flow",
+        }.get(kind, "loop with while and a flag, or use tylo.static_range for an unrolled loop")
         msg = f"'{kind}' inside {region} is not supported (it becomes structured IR): {advice}"
-        call = _call("unsupported", [ast.Constant(msg)], where)
-        return [ast.fix_missing_locations(ast.copy_location(ast.Expr(value=call), where))]
+        return [self._refusal(msg, where, len(kind))]
 
     # -- statements -----------------------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef):
@@ -233,10 +262,14 @@ class KernelRewriter(ast.NodeTransformer):
             node.body = self._body(node.body)
             node.orelse = self._body(node.orelse)
             return node
-        if not isinstance(node.target, ast.Name) or node.orelse:
-            call = _call("unsupported", [ast.Constant(
-                "a runtime 'for ... in range(...)' needs a single loop variable and no 'else'")], node)
-            return ast.fix_missing_locations(ast.copy_location(ast.Expr(value=call), node))
+        if node.orelse:
+            return self._refusal(
+                "'for ... else' over a runtime range(...) is not supported (there is no break to "
+                "skip the else): write the else body after the loop",
+                self._keyword("else", node.body[-1], node.orelse[0]), 4)
+        if not isinstance(node.target, ast.Name):
+            return self._refusal("a runtime 'for ... in range(...)' needs a single loop variable "
+                                 "(unpack inside the body)", node.target)
         refused = self._refuse(node.body, "for", node)
         if refused is not None:
             return refused
@@ -254,8 +287,10 @@ class KernelRewriter(ast.NodeTransformer):
 
     def visit_While(self, node: ast.While):
         if node.orelse:
-            call = _call("unsupported", [ast.Constant("'while ... else' is not supported in kernels")], node)
-            return ast.fix_missing_locations(ast.copy_location(ast.Expr(value=call), node))
+            return self._refusal(
+                "'while ... else' is not supported in kernels (there is no break to skip the "
+                "else): write the else body after the loop",
+                self._keyword("else", node.body[-1], node.orelse[0]), 4)
         loc = node.test
         names = assigned_names(node.body)
         cond_name, body_name = self._fresh("cond"), self._fresh("body")
@@ -275,7 +310,34 @@ class KernelRewriter(ast.NodeTransformer):
         out = [cond_fn, ast.If(test=test, body=[static_loop], orelse=runtime)]
         return [ast.fix_missing_locations(ast.copy_location(s, loc)) for s in out]
 
+    def visit_Try(self, node: ast.Try):
+        return self._refusal(
+            "try/except is not supported in kernels: a kernel raises no exceptions at run time, "
+            "and compile-time errors are Tylo's to report; check conditions with if instead",
+            node, 3)
+
+    visit_TryStar = visit_Try
+
     # -- expressions ----------------------------------------------------------------------------
+    def _no_generator(self, node):
+        word = {ast.Yield: "yield", ast.YieldFrom: "yield from", ast.Await: "await"}[type(node)]
+        return _call("unsupported", [ast.Constant(
+            f"'{word}' is not supported in kernels: a kernel is traced once, as a plain function")], node)
+
+    visit_Yield = visit_YieldFrom = visit_Await = _no_generator
+
+    def visit_Call(self, node: ast.Call):
+        """``print(...)`` goes through ``__tylo__.checked_print`` (which refuses runtime values
+        and names tylo.print); every other call is left as it is."""
+        node = self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "print":
+            node.args = [node.func, *node.args]
+            node.func = ast.copy_location(
+                ast.Attribute(value=ast.Name(RT, ast.Load()), attr="checked_print", ctx=ast.Load()),
+                node.func)
+            ast.fix_missing_locations(node)
+        return node
+
     def visit_BoolOp(self, node: ast.BoolOp):
         values = [_lambda(self.visit(v)) for v in node.values]
         return _call("and_" if isinstance(node.op, ast.And) else "or_", values, node)

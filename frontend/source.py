@@ -52,7 +52,7 @@ class TracedSource:
         fn_node = tree.body[0]
         if not isinstance(fn_node, ast.FunctionDef):
             raise UnsupportedError(f"{self.fn.__qualname__}: only plain functions can be kernels")
-        KernelRewriter().transform_kernel(fn_node)
+        KernelRewriter(self.source.splitlines()).transform_kernel(fn_node)
         if sys.version_info < (3, 12):
             for node in ast.walk(tree):
                 if isinstance(node, ast.FunctionDef) and hasattr(node, "type_params"):

@@ -110,13 +110,22 @@ BY_NUMPY: dict[np.dtype, DType] = {
 def as_dtype(value: object, what: str = "dtype") -> DType:
     """Resolve a DType, a name (``"bfloat16"``, ``"bf16"``), a numpy dtype or a torch dtype.
 
-    Raises TypeMismatchError (naming ``what``) for anything else, ``None`` included (numpy
-    would read ``None`` as float64).
+    Raises TypeMismatchError (naming ``what`` and listing the element types) for anything else:
+    ``None`` (numpy would read it as float64), and Python's ``float`` and ``int``, which are
+    ambiguous (a literal in a kernel is Float32 / Int32, a numpy or torch array of them
+    float64 / int64).
     """
     if isinstance(value, DType):
         return value
     if value is None:
-        raise TypeMismatchError(f"{what}: None is not an element type")
+        raise TypeMismatchError(f"{what}: None is not an element type; {_known()}")
+    if value is float or value is int:
+        kernel, array = ("Float32", "Float64") if value is float else ("Int32", "Int64")
+        raise TypeMismatchError(
+            f"{what}: Python's {value.__name__} is ambiguous as an element type (a "
+            f"{value.__name__} literal in a kernel is {kernel}, a numpy or torch "
+            f"{value.__name__} array is {array}); name the dtype, e.g. tylo.{kernel} or "
+            f"tylo.{array}. {_known()}")
     if isinstance(value, str):
         for table in (ALL, BY_PTX, BY_TORCH):
             if value in table:
@@ -132,4 +141,8 @@ def as_dtype(value: object, what: str = "dtype") -> DType:
         np_dtype = None
     if np_dtype is not None and np_dtype in BY_NUMPY:
         return BY_NUMPY[np_dtype]
-    raise TypeMismatchError(f"{what}: {value!r} is not an element type Tylo knows")
+    raise TypeMismatchError(f"{what}: {value!r} is not an element type Tylo knows; {_known()}")
+
+
+def _known() -> str:
+    return "element types: " + ", ".join(d.name for d in ALL.values())

@@ -16,6 +16,9 @@ Every mistake a user can make reaches them as a `TyloError` subclass:
 
 from __future__ import annotations
 
+import inspect
+import linecache
+import sys
 from dataclasses import dataclass
 
 
@@ -42,6 +45,25 @@ class SourceLocation:
             width = self.end_column - self.column
         caret = " " * col + "^" + "~" * (width - 1)
         return f"{head}\n    {stripped}\n    {caret}"
+
+
+def user_location(depth: int = 1) -> SourceLocation | None:
+    """The innermost frame of the caller's stack that is not Tylo's own code (a module named
+    ``tylo`` or ``tylo.*``), as a SourceLocation: where a host-side value such as an annotation
+    was written. None when every frame is Tylo's."""
+    frame = sys._getframe(depth)
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if name != "tylo" and not name.startswith("tylo."):
+            filename, line = frame.f_code.co_filename, frame.f_lineno
+            col, end = 0, None
+            positions = getattr(inspect.getframeinfo(frame, 0), "positions", None)  # 3.11+
+            if positions is not None and positions.lineno == line and positions.col_offset is not None:
+                col = positions.col_offset
+                end = positions.end_col_offset if positions.end_lineno == line else None
+            return SourceLocation(filename, line, col, linecache.getline(filename, line), end)
+        frame = frame.f_back
+    return None
 
 
 class TyloError(Exception):

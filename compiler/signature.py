@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .dtypes import DType, as_dtype
+from .errors import GeometryError, TyloError, user_location
 
 INDEX_BITS = 32
 """Width of the extents, strides and element offsets kernels compute with."""
@@ -124,23 +125,49 @@ class Tensor:
     align: int | None = None
 
     def __init__(self, dtype, ndim=None, shape=None, stride=None, align=None):
-        dtype = as_dtype(dtype)
-        if ndim is None:
-            ndim = len(shape) if shape is not None else len(stride) if stride is not None else None
-        if ndim is None:
-            raise TypeError("Tensor(...) needs ndim, shape or stride")
-        for what, xs in (("shape", shape), ("stride", stride)):
-            if xs is not None and len(xs) != ndim:
-                raise TypeError(f"Tensor(...): {what} {xs} does not have {ndim} entries")
+        try:
+            dtype = as_dtype(dtype, "Tensor(...) dtype")
+            shape, stride = _entries("shape", shape, 1), _entries("stride", stride, 0)
+            if ndim is None:
+                ndim = len(shape) if shape is not None else len(stride) if stride is not None else None
+            if ndim is None:
+                raise GeometryError("Tensor(...) needs ndim, shape or stride")
+            if isinstance(ndim, bool) or not isinstance(ndim, int) or ndim < 1:
+                raise GeometryError(
+                    f"Tensor(...): ndim {ndim!r} must be an int >= 1; Tylo kernels take arrays of "
+                    "rank 1 or more (pass a 0-d array as a 1-element array, or its value as a scalar)")
+            for what, xs in (("shape", shape), ("stride", stride)):
+                if xs is not None and len(xs) != ndim:
+                    raise GeometryError(f"Tensor(...): {what} {xs} does not have {ndim} entries")
+            if align is not None and (isinstance(align, bool) or not isinstance(align, int)
+                                      or align < dtype.bytes or align & (align - 1)):
+                raise GeometryError(f"Tensor(...): align {align!r} must be a power of two of at least "
+                                    f"the {dtype.bytes}-byte element size of {dtype}")
+        except TyloError as e:
+            raise e.with_location(user_location(2) or e.location).with_traceback(None) from None
         object.__setattr__(self, "dtype", dtype)
-        object.__setattr__(self, "ndim", int(ndim))
-        object.__setattr__(self, "shape", None if shape is None else tuple(shape))
-        object.__setattr__(self, "stride", None if stride is None else tuple(stride))
+        object.__setattr__(self, "ndim", ndim)
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "stride", stride)
         object.__setattr__(self, "align", align)
 
     def __class_getitem__(cls, item):
         dtype, ndim = item
         return cls(dtype, ndim)
+
+
+def _entries(what: str, xs, least: int) -> tuple[int | None, ...] | None:
+    """`xs` (extents or strides, None entries allowed) as a tuple; GeometryError otherwise."""
+    if xs is None:
+        return None
+    try:
+        xs = tuple(xs)
+    except TypeError:
+        raise GeometryError(f"Tensor(...): {what} {xs!r} must be a tuple of ints or None") from None
+    for x in xs:
+        if x is not None and (isinstance(x, bool) or not isinstance(x, int) or x < least):
+            raise GeometryError(f"Tensor(...): {what} entry {x!r} must be None or an int >= {least}")
+    return xs
 
 
 @dataclass(frozen=True)
@@ -150,4 +177,7 @@ class Scalar:
     dtype: DType
 
     def __class_getitem__(cls, item):
-        return cls(as_dtype(item))
+        try:
+            return cls(as_dtype(item, "Scalar[...] dtype"))
+        except TyloError as e:
+            raise e.with_location(user_location(2) or e.location).with_traceback(None) from None

@@ -51,6 +51,7 @@ from .compiler.layout import (
     tile,
 )
 from .compiler.copy_atom import COPY_ATOMS, CopyAtom
+from .compiler.version import VERSION
 from .compiler.divide import flat_divide, tiled_divide, zipped_divide
 from .compiler.encodings.tcgen05_instruction import instruction_descriptor
 from .compiler.encodings.tcgen05_smem_descriptor import tcgen05_smem_descriptor
@@ -141,7 +142,7 @@ from .frontend.tiles import window as _window_tile
 from .compiler.layout import window as _window_layout
 from . import viz
 
-__version__ = "0.1.0"
+__version__ = VERSION
 
 
 def window(x, origin, shape, inbounds: bool = False):

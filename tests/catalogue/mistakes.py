@@ -1,0 +1,356 @@
+"""The catalogue of mistakes: what a user can get wrong, the error Tylo gives, and where.
+
+Each `Mistake` is a small Python program (run from a file of its own, after ``import tylo`` and
+``from tylo import *``) whose last statements make one mistake. `test_mistakes.py` runs every
+entry and checks the error's class (exactly), that its message contains `message`, and, when
+`located`, that the error names the snippet's file and the line marked ``# <-``. docs/mistakes.md
+is generated from this list (``python docs/make_mistakes.py``); a test fails when it is stale.
+
+Add an entry for every new rejection. Verifier and pass refusals of textual IR are lit files
+(``lit_tests/**/*_invalid.mlir``); the docs page lists them too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mistake:
+    name: str  # the test id
+    area: str  # the docs section it is listed under
+    mistake: str  # what the user did, in a few words
+    code: str  # the program; the line the error must name carries "# <-"
+    error: str  # the TyloError subclass, by name
+    message: str  # a fragment of the error message
+    located: bool = True  # the error carries the user's file and the marked line
+
+
+K = "kernel language"
+A = "kernel arguments and launches"
+L = "layouts and ownerships"
+P = "copy, TMA, WGMMA and tcgen05 plans"
+
+MISTAKES: list[Mistake] = [
+    # -- the kernel language ---------------------------------------------------------------------
+    Mistake("truth-of-runtime-value", K, "Python truth value of a runtime value (bool(x))", """
+@tylo.kernel
+def k(out, n):
+    i = tylo.thread_idx()
+    if bool(i < n):  # <-
+        out[i] = 1.0
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "CompileError", "no Python truth value"),
+    Mistake("float-into-int", K, "a float literal mixed with a runtime Int32", """
+@tylo.kernel
+def k(out, n):
+    i = tylo.thread_idx()
+    out[i] = i + 1.5  # <-
+k.compile(tylo.Tensor(Int32, 1), 4)
+""", "TypeMismatchError", "float 1.5 used with a runtime Int32"),
+    Mistake("break-in-runtime-loop", K, "break inside a runtime loop", """
+@tylo.kernel
+def k(out, n):
+    total = 0
+    for j in range(n):
+        if j > 3:
+            break  # <-
+        total = total + j
+    out[0] = total
+k.compile(tylo.Tensor(Int32, 1), 4)
+""", "UnsupportedError", "'break' inside a runtime"),
+    Mistake("return-in-runtime-branch", K, "return inside a runtime if", """
+@tylo.kernel
+def k(out, n):
+    i = tylo.thread_idx()
+    if i >= n:
+        return  # <-
+    out[i] = 1.0
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "UnsupportedError", "'return' inside a branch of an if on a runtime value"),
+    Mistake("raise-in-runtime-branch", K, "raise inside a runtime if (it would always run while compiling)", """
+@tylo.kernel
+def k(out, n):
+    i = tylo.thread_idx()
+    if i >= n:
+        raise ValueError("out of range")  # <-
+    out[i] = 1.0
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "UnsupportedError", "'raise' inside a branch of an if on a runtime value"),
+    Mistake("negative-step", K, "a runtime range with a negative step", """
+@tylo.kernel
+def k(out, n):
+    for j in range(n, 0, -1):  # <-
+        out[j] = 0.0
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "UnsupportedError", "positive step"),
+    Mistake("while-else", K, "while ... else", """
+@tylo.kernel
+def k(out, n):
+    i = tylo.thread_idx()
+    while i < n:
+        i = i + 32
+    else:  # <-
+        out[0] = 1.0
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "UnsupportedError", "'while ... else' is not supported"),
+    Mistake("for-else", K, "for ... else over a runtime range", """
+@tylo.kernel
+def k(out, n):
+    for j in range(n):
+        out[j] = 0.0
+    else:  # <-
+        out[0] = 1.0
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "UnsupportedError", "'for ... else' over a runtime range(...) is not supported"),
+    Mistake("try-except", K, "try/except in a kernel", """
+@tylo.kernel
+def k(out, n):
+    i = tylo.thread_idx()
+    try:  # <-
+        out[i] = 1.0
+    except IndexError:
+        out[0] = 0.0
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "UnsupportedError", "try/except is not supported in kernels"),
+    Mistake("yield", K, "yield in a kernel", """
+@tylo.kernel
+def k(out, n):
+    i = tylo.thread_idx()
+    yield i  # <-
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "UnsupportedError", "'yield' is not supported in kernels"),
+    Mistake("print-runtime-value", K, "print() of a runtime value", """
+@tylo.kernel
+def k(out, n):
+    i = tylo.thread_idx()
+    print(out[i])  # <-
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "UnsupportedError", "use tylo.print(fmt, *values)"),
+    Mistake("undefined-name", K, "a name that is not defined", """
+@tylo.kernel
+def k(out):
+    out[0] = undefined_name  # <-
+k.compile(tylo.Tensor(Float32, 1))
+""", "CompileError", "NameError"),
+    Mistake("assigned-on-one-branch", K, "a name assigned on one branch of a runtime if only", """
+@tylo.kernel
+def k(out, n):
+    i = tylo.thread_idx()
+    if i < n:
+        y = 2.0
+    out[i] = y  # <-
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "CompileError", "'y' has no value here: it is assigned on one branch of a runtime if only"),
+    # -- MMA atoms and fragments -----------------------------------------------------------------
+    Mistake("no-such-atom", K, "an MMA shape with no mma.sync instruction", """
+@tylo.kernel
+def k(out):
+    atom = MMAAtom((16, 8, 4), BFloat16, Float32)  # <-
+    out[0] = 0.0
+k.compile(tylo.Tensor(Float32, 1))
+""", "PlanError", "no mma.sync instruction"),
+    Mistake("operand-tile-shape", K, "a fragment load from a tile of the wrong shape", """
+ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
+@tylo.kernel
+def k(C, A):
+    t = tylo.thread_idx()
+    a = tylo.load_a(ATOM, tylo.window(A, (0, 0), (16, 8)), t)  # <-
+k.compile(tylo.Tensor(Float32, 2), tylo.Tensor(BFloat16, 2))
+""", "GeometryError", "covers a 16x16 tile, the tile is 16x8"),
+    Mistake("static-window-outside", K, "a static window outside its tile", """
+@tylo.kernel
+def k(A: tylo.Tensor(BFloat16, shape=(8, 8))):
+    w = tylo.window(A, (4, 0), (8, 8))  # <-
+k.compile(tylo.Tensor(BFloat16, shape=(8, 8), stride=(8, 1)))
+""", "GeometryError", "window [4, 12) of axis 0 is outside the tile's extent 8"),
+    Mistake("wrong-mma-operand", K, "a B fragment passed as the A operand", """
+ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
+@tylo.kernel
+def k(C, A, B):
+    t = tylo.thread_idx()
+    a = tylo.load_b(ATOM, tylo.window(B, (0, 0), (16, 8)), t)
+    b = tylo.load_b(ATOM, tylo.window(B, (0, 0), (16, 8)), t)
+    acc = tylo.mma(ATOM, a, b, tylo.accumulator(ATOM))  # <-
+F = tylo.Tensor(BFloat16, 2)
+k.compile(tylo.Tensor(Float32, 2), F, F)
+""", "TypeMismatchError", "mma operand A has ownership"),
+    Mistake("tiled-mma-k", K, "a TiledMMA k that is not a multiple of the atom's", """
+ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
+@tylo.kernel
+def k(out):
+    plan = TiledMMA(ATOM, warps=(2, 2), repeat=(1, 1), k=24)  # <-
+k.compile(tylo.Tensor(Float32, 1))
+""", "PlanError", "positive multiple of the atom's k = 16"),
+    Mistake("thread-index-too-small", K, "a block smaller than the ownership's threads", """
+PLAN = TiledMMA(MMAAtom((16, 8, 16), BFloat16, Float32), warps=(2, 4), repeat=(1, 1), k=16)
+@tylo.kernel
+def k(C, A):
+    t = tylo.thread_idx()
+    a = tylo.load_a(PLAN, tylo.window(A, (0, 0), (32, 16)), t)  # <-
+k.compile(tylo.Tensor(Float32, 2), tylo.Tensor(BFloat16, 2), block=64)
+""", "GeometryError", "ownership needs 256 threads but the thread index only reaches 64"),
+    Mistake("atom-newer-than-target", K, "an FP8 MMA compiled for sm_80", """
+@tylo.kernel
+def k(C, A, B):
+    atom = MMAAtom((16, 8, 32), Float8E4M3, Float32)
+    t = tylo.thread_idx()
+    a = tylo.load_a(atom, tylo.window(A, (0, 0), (16, 32)), t)
+    b = tylo.load_b(atom, tylo.window(B, (0, 0), (32, 8)), t)
+    d = tylo.mma(atom, a, b, tylo.accumulator(atom))  # <-
+F8 = tylo.Tensor(Float8E4M3, 2)
+k.compile(tylo.Tensor(Float32, 2), F8, F8, arch="sm_80")
+""", "PlanError", "needs sm_89 or later; this kernel compiles for sm_80"),
+    # -- layouts and ownerships (host values; the seeds' rejections) -----------------------------
+    Mistake("layout-incongruent", L, "shape and stride trees that do not match", """
+Layout((4, 8), (1,))  # <-
+""", "LayoutError", "shape and stride are not congruent", located=False),
+    Mistake("layout-extent", L, "a layout extent that is not positive", """
+Layout((4, 0), (1, 4))  # <-
+""", "LayoutError", "extent 0 is not positive", located=False),
+    Mistake("layout-stride", L, "a negative stride", """
+Layout((4, 8), (1, -4))  # <-
+""", "LayoutError", "stride -4 is negative", located=False),
+    Mistake("tile-not-dividing", L, "a tile extent that does not divide its mode", """
+tile(Layout((16, 32), (32, 1)), (6, 16))  # <-
+""", "LayoutError", "tile extent 6 does not divide mode 0 of extent 16", located=False),
+    Mistake("window-out-of-bounds", L, "a layout window past the extent", """
+window(Layout((16, 32), (32, 1)), (12, 0), (8, 8))  # <-
+""", "LayoutError", "origin 12 + 8 <= extent 16 does not hold", located=False),
+    Mistake("complement-not-complementable", L, "the complement of overlapping modes", """
+complement(Layout((2, 2), (1, 1)), 8)  # <-
+""", "LayoutError", "the layout is not complementable", located=False),
+    Mistake("left-inverse-overlapping", L, "the left inverse of overlapping modes", """
+left_inverse(Layout((2, 4), (12, 4)))  # <-
+""", "LayoutError", "overlapping modes", located=False),
+    Mistake("swizzle-overlapping-fields", L, "a swizzle whose XOR fields overlap", """
+Swizzle(3, 2, 1)  # <-
+""", "LayoutError", "the source and target fields overlap", located=False),
+    Mistake("swizzle-row-width", L, "a swizzle row width the hardware does not have", """
+element_swizzle(96, 2)  # <-
+""", "GeometryError", "the hardware swizzles rows of 32, 64 or 128 bytes", located=False),
+    Mistake("slice-argument-order", L, "CuTe's slice(coord, layout) argument order", """
+slice_layout((0, None), Layout((4, 4), (4, 1)))  # <-
+""", "LayoutError", "the argument order is (layout, coord)", located=False),
+    Mistake("ownership-incomplete", L, "an ownership that leaves coordinates unheld", """
+check_complete(Ownership((16, 8), Layout((32, 2), (2, 1))))  # <-
+""", "GeometryError", "is not complete: coordinate (0, 4) is held by no thread", located=False),
+    Mistake("ownership-not-unique", L, "an ownership that holds a coordinate twice", """
+check_unique(Ownership((8, 8), Layout((32, 2), (1, 0))))  # <-
+""", "GeometryError", "holds coordinate (0, 0) 2 times", located=False),
+    Mistake("ownership-axis", L, "a LocalOwnership axis other than 0 or 1", """
+LocalOwnership(4, 2)  # <-
+""", "GeometryError", "axis 2 must be 0 (rows) or 1 (columns)", located=False),
+    Mistake("relayout-needs-communication", L, "a relayout between ownerships of different shapes", """
+atom = MMAAtom((16, 8, 16), BFloat16, Float32)
+check_relayout(atom.operand_layout("A"), atom.operand_layout("C"))  # <-
+""", "GeometryError", "shapes (16, 16) and (16, 8) differ", located=False),
+    Mistake("mma-atom-types", L, "MMA element types with no instruction", """
+MMAAtom((16, 8, 16), BFloat16, Float16)  # <-
+""", "PlanError", "no mma.sync instruction has this shape and these element types", located=False),
+    Mistake("tiled-mma-warps", L, "a TiledMMA with no warps", """
+TiledMMA(MMAAtom((16, 8, 16), BFloat16, Float32), warps=(0, 1), repeat=(1, 1), k=16)  # <-
+""", "PlanError", "warps (0, 1) must be two positive static integers", located=False),
+    # -- copy, TMA, WGMMA and tcgen05 plans --------------------------------------------------------
+    Mistake("matrix-copy-none", P, "validate_copy of an ownership no ldmatrix covers", """
+validate_copy(LocalOwnership(4, 0), BFloat16, Layout((4, 32), (32, 1)))  # <-
+""", "PlanError", "no ldmatrix/stmatrix copy derives for ownership", located=False),
+    Mistake("copy-plan-threads", P, "a cp.async plan whose vectors do not divide over the threads", """
+CopyPlan((16, 64), 33, 1, BFloat16)  # <-
+""", "PlanError", "128 vectors of 16 bytes do not divide evenly over threads = 33", located=False),
+    Mistake("copy-plan-rows", P, "cp.async rows that are not whole 16-byte vectors", """
+CopyPlan((16, 60), 32, 1, BFloat16)  # <-
+""", "GeometryError", "is 120 bytes, not a multiple of 16-byte vectors", located=False),
+    Mistake("vector-plan-align", P, "a vector plan alignment below the element size", """
+vector_plan(LocalOwnership(4, 1), Float32, 1, 3)  # <-
+""", "GeometryError", "align 3 bytes must be a power of two of at least the 4-byte element size", located=False),
+    Mistake("tma-row-width", P, "a TMA swizzle row that is not 32, 64 or 128 bytes", """
+TMATile(BFloat16, (128, 64), 1, 48)  # <-
+""", "GeometryError", "row_bytes 48 must be 32, 64 or 128", located=False),
+    Mistake("tma-inner-extent", P, "a TMA inner extent that is not one swizzle row", """
+TMATile(BFloat16, (64, 32), 1)  # <-
+""", "GeometryError", "must be exactly one swizzle row, 64 elements of 2 bytes", located=False),
+    Mistake("tma-outer-multiple", P, "a TMA outer extent that is not a multiple of 8", """
+TMATile(BFloat16, (100, 64), 1)  # <-
+""", "GeometryError", "outer extent shape[0] = 100 must be a multiple of 8", located=False),
+    Mistake("tma-outer-limit", P, "a TMA outer extent over 256", """
+TMATile(BFloat16, (512, 64), 1)  # <-
+""", "GeometryError", "outer extent shape[0] = 512 exceeds 256", located=False),
+    Mistake("tma-element-size", P, "a TMA tile of 8-byte elements", """
+TMATile(Float64, (64, 16), 1)  # <-
+""", "PlanError", "TMA tiles take elements of 1, 2 or 4 bytes", located=False),
+    Mistake("wgmma-n", P, "a WGMMA n that is not a multiple of 8", """
+WGMMA64(BFloat16, 12)  # <-
+""", "GeometryError", "n = 12 must be 8..256 in steps of 8", located=False),
+    Mistake("wgmma-k", P, "a WGMMA k other than 16, 32 or 64", """
+WGMMA64(BFloat16, 64, 24)  # <-
+""", "GeometryError", "k = 24 must be 16, 32 or 64", located=False),
+    Mistake("wgmma-partials", P, "WGMMA partials that do not divide k/16", """
+WGMMA64(BFloat16, 64, 64, 3)  # <-
+""", "PlanError", "partials = 3 must be a positive divisor of k/16 = 4", located=False),
+    Mistake("wgmma-registers", P, "WGMMA accumulators over 128 registers per thread", """
+WGMMA64(BFloat16, 256, 64, 2)  # <-
+""", "PlanError", "256 accumulator registers per thread exceed 128", located=False),
+    Mistake("wgmma-operand-origin", P, "a WGMMA operand origin that is not a multiple of 8", """
+validate_wgmma_operand(WGMMA64(BFloat16, 64), "A", shared_layout(TMATile(BFloat16, (64, 64), 1)), (4, 0))  # <-
+""", "GeometryError", "must be a non-negative multiple of 8 (non-K origin)", located=False),
+    Mistake("tcgen05-m", P, "a tcgen05 atom with m other than 128", """
+Tcgen05MMA((64, 64, 16), BFloat16)  # <-
+""", "PlanError", "cta_group::1 atoms have m = 128", located=False),
+    Mistake("tcgen05-n", P, "a tcgen05 n that is not a multiple of 16", """
+Tcgen05MMA((128, 24, 16), BFloat16)  # <-
+""", "PlanError", "n = 24 must be a multiple of 16 from 16 to 256", located=False),
+    Mistake("tcgen05-k", P, "a tcgen05 k other than the instruction's fixed K", """
+Tcgen05MMA((128, 64, 32), BFloat16)  # <-
+""", "PlanError", "one instruction consumes 256 bits of each operand row, k = 16 for BFloat16", located=False),
+    Mistake("tcgen05-operand-origin", P, "a tcgen05 operand origin that is not a multiple of 8", """
+tcgen05_operand(Tcgen05MMA((128, 64, 16), BFloat16), "A", shared_layout(TMATile(BFloat16, (128, 64), 1)), (4, 0))  # <-
+""", "GeometryError", "origin (4, 0) must be two static non-negative multiples of 8", located=False),
+    Mistake("tmem-transfer-payload", P, "a TMEM transfer payload that is not a power of two", """
+TmemTransfer((32, 3), 1)  # <-
+""", "PlanError", "must be a power of two from 1 to 256", located=False),
+    Mistake("tmem-location-bounds", P, "a TMEM coordinate outside the view", """
+tmem_location(TmemTile(Float32, 0, Layout((128, 32), (1, 128))), (128, 0))  # <-
+""", "GeometryError", "outside the view's shape (128, 32)", located=False),
+    Mistake("fp8-rounding-type", P, "to_float8 to a type that is not FP8", """
+to_float8(1.0, BFloat16)  # <-
+""", "TypeMismatchError", "BFloat16 is not an FP8 type", located=False),
+    # -- kernel arguments ------------------------------------------------------------------------
+    Mistake("tensor-dtype-unknown", A, "an element type Tylo does not know", """
+X = tylo.Tensor("float33", 1)  # <-
+""", "TypeMismatchError", "'float33' is not an element type Tylo knows; element types: Bool"),
+    Mistake("tensor-dtype-python-float", A, "Python's float as an array element type (ambiguous)", """
+X = tylo.Tensor(float, 1)  # <-
+""", "TypeMismatchError", "Python's float is ambiguous as an element type"),
+    Mistake("tensor-rank-zero", A, "a rank-0 tensor description", """
+X = tylo.Tensor(Float32, 0)  # <-
+""", "GeometryError", "ndim 0 must be an int >= 1"),
+    Mistake("tensor-shape-rank", A, "a shape with the wrong number of entries", """
+X = tylo.Tensor(Float32, 2, shape=(4,))  # <-
+""", "GeometryError", "shape (4,) does not have 2 entries"),
+    Mistake("tensor-align", A, "an alignment that is not a power of two of at least the element size", """
+X = tylo.Tensor(Float32, 1, align=2)  # <-
+""", "GeometryError", "align 2 must be a power of two of at least the 4-byte element size"),
+    Mistake("scalar-dtype-unknown", A, "an unknown Scalar[...] dtype", """
+X = tylo.Scalar["f33"]  # <-
+""", "TypeMismatchError", "'f33' is not an element type Tylo knows"),
+    Mistake("description-against-annotation", A, "a description that contradicts the annotation", """
+@tylo.kernel
+def k(y: tylo.Tensor(Float32, 1)):
+    y[0] = 1.0
+k.compile(tylo.Tensor(Float16, 1))  # <-
+""", "ArgumentError", "argument 'y': is described as Float16 of rank 1", located=False),
+    Mistake("host-array-argument", A, "a numpy (host) array where a device array is expected", """
+import numpy as np
+@tylo.kernel
+def k(y):
+    y[0] = 1.0
+k[1, 32](np.zeros(4, np.float32))  # <-
+""", "ArgumentError", "argument 'y': is on the CPU", located=False),
+    Mistake("calling-a-kernel", A, "calling a kernel like a Python function", """
+@tylo.kernel
+def k(y):
+    y[0] = 1.0
+k(None)  # <-
+""", "LaunchError", "launch k with k[grid, block](...)", located=False),
+]

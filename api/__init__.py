@@ -40,7 +40,6 @@ from .compiler.errors import (
 )
 from .compiler.layout import (
     Layout,
-    Window,
     coalesce,
     complement,
     compose,
@@ -138,7 +137,8 @@ from .frontend.fragments import full, zeros
 from .frontend.kernel import func, kernel
 from .frontend.tiles import GlobalTile, SharedTile, shared_alloc
 from .frontend.tiles import window as _window_tile
-from .compiler.layout import window as _window_layout
+from .compiler.window import Window
+from .compiler.window import window as _window_layout
 from . import viz
 
 __version__ = "0.1.0"
@@ -146,7 +146,7 @@ __version__ = "0.1.0"
 
 def window(x, origin, shape, inbounds: bool = False):
     """A static-shape window at `origin`: of a tile inside a kernel (checked at run time unless
-    ``inbounds=True``), or of a layout (`tylo.compiler.layout.window`)."""
+    ``inbounds=True``), or of a layout (`tylo.compiler.window.window`)."""
     from .frontend.tiles import Tile
 
     if isinstance(x, Tile):

@@ -23,8 +23,6 @@ from xdsl.utils.exceptions import PassFailedException
 from ..compiler import dtypes
 from ..compiler.dynamic import is_dynamic
 from ..compiler.int_tuple import transform_leaves
-from ..compiler.layout import Layout
-from ..compiler.swizzle import ComposedLayout, inner_layout
 from ..dialects.tylo import TileType
 from ..dialects.tylo.matrix_ops import LdMatrixOp, StMatrixOp
 from ..dialects.tylo.ops import (
@@ -58,12 +56,10 @@ def runtime_layout(make: MakeTileOp):
     """The root layout with its ``?`` leaves replaced by Int32 scalars of the op's operands."""
     layout = make.result.type.layout.data
     dynamic = iter(Scalar(v, dtypes.Int32) for v in make.dynamic)
-    inner = inner_layout(layout)
     fill = lambda x: next(dynamic) if is_dynamic(x) else x  # noqa: E731
-    shape = transform_leaves(fill, inner.shape)
-    stride = transform_leaves(fill, inner.stride)
-    filled = Layout(shape, stride)
-    return ComposedLayout(layout.swizzle, filled) if isinstance(layout, ComposedLayout) else filled
+    shape = transform_leaves(fill, layout.inner.shape)
+    stride = transform_leaves(fill, layout.inner.stride)
+    return layout.rebuild(shape, stride)
 
 
 def element_pointer(op: Operation, tile: SSAValue, coord) -> SSAValue:

@@ -45,7 +45,6 @@ from ..compiler.offsets import offset_grid
 from ..compiler.plans.copy_checks import broken_matrix_row, unit_stride_axis
 from ..compiler.plans.matrix_copy import MatrixCopyPlan, matrix_copy_plan
 from ..compiler.ptx_types import arch_number
-from ..compiler.swizzle import ComposedLayout
 from ..dialects.tylo import TileType, dtype_of
 from ..dialects.tylo.matrix_ops import MatrixLoadOp, MatrixStoreOp
 from ..dialects.tylo.ops import (
@@ -91,7 +90,7 @@ def runtime_origins_keep_rows(layout, runtime: set, element_bytes: int) -> bool:
     leaf) and stride_m is a multiple of 16 bytes (never the unit-stride axis of 8/16-bit data)."""
     if not runtime:
         return True
-    if isinstance(layout, ComposedLayout):
+    if layout.swizzle is not None:
         return False
     for m in runtime:
         shape, stride = layout.shape[m], layout.stride[m]

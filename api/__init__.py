@@ -126,12 +126,12 @@ from .frontend.builtins import (
     maximum,
     minimum,
     mma,
-    select,
     static_range,
     store,
     thread_idx,
     warp_id,
 )
+from .dialects.scalars import select
 from .frontend.compiled import CompiledKernel
 from .frontend.fragments import full, zeros
 from .frontend.kernel import func, kernel

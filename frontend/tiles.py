@@ -17,6 +17,8 @@ from ..compiler.dynamic import DYNAMIC
 from ..compiler.errors import GeometryError, TypeMismatchError
 from ..compiler.int_tuple import is_int, leaves, product, transform_leaves
 from ..compiler.layout_base import LayoutBase
+from ..dialects.builder import emit
+from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo import PointerType, TileType, element_type
 from ..dialects.tylo.ops import (
     CheckOp,
@@ -27,8 +29,6 @@ from ..dialects.tylo.ops import (
     StoreElementOp,
     WindowOp,
 )
-from .scalars import Scalar, as_scalar
-from .tracing import emit
 
 
 class Pointer:

@@ -15,6 +15,9 @@ arise. Per op:
 * ``tylo.map``: the body is cloned once per slot.
 * ``tylo.mma``: one ``tylo.mma_sync`` per atom of the plan, fed by the atom's slots.
 * ``scf.for`` / ``scf.if`` / ``scf.while`` carrying fragments carry their slots instead.
+
+Coordinates and lane expressions are built with the scalar proxies (`tylo.dialects.scalars`)
+in front of the op, folding static terms as tracing does. Option: ``arch`` (the target, default sm_90a), which the scalar proxies see.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from xdsl.utils.exceptions import PassFailedException
 
 from ..compiler import dtypes
 from ..compiler.tiled_mma import TiledMMA
+from ..dialects.builder import KernelBuilder
+from ..dialects.scalars import Scalar, as_scalar, select
 from ..dialects.tylo import FragmentType, TiledMMAAttr
 from ..dialects.tylo.matrix_ops import LdMatrixOp, MatrixLoadOp, MatrixStoreOp, StMatrixOp
 from ..dialects.tylo.ops import (
@@ -45,9 +50,6 @@ from ..dialects.tylo.ops import (
     StoreFragmentOp,
     YieldOp,
 )
-from ..frontend.builtins import select
-from ..frontend.scalars import Scalar, as_scalar
-from ..frontend.tracing import Tracer
 
 
 def _is_fragment(v: SSAValue) -> bool:
@@ -110,7 +112,8 @@ def lane_expression(x, table: list[int]):
 
 
 class _Lowering:
-    def __init__(self) -> None:
+    def __init__(self, arch: str) -> None:
+        self.arch = arch
         self.slots: dict[SSAValue, list[SSAValue]] = {}
         self.dead: list[Operation] = []
 
@@ -146,6 +149,10 @@ class _Lowering:
         for op in list(block.ops):
             self.op(op)
 
+    def before(self, op: Operation) -> KernelBuilder:
+        """A builder inserting in front of `op`."""
+        return KernelBuilder.before(op, self.arch)
+
     def op(self, op: Operation) -> None:
         handler = getattr(self, "_" + type(op).__name__, None)
         if handler is not None:
@@ -167,7 +174,7 @@ class _Lowering:
         self.dead.append(op)
 
     def _coordinates(self, op: Operation, ownership, thread: SSAValue) -> list[tuple]:
-        with Tracer.before_op(op).active():
+        with self.before(op).active():
             t = Scalar(thread, dtypes.Int32)
             coords = []
             if ownership.separable:
@@ -201,7 +208,7 @@ class _Lowering:
         """Per instruction of `plan`, the (row, col) i32 values of the row this thread addresses.
 
         Thread t is lane t % 32 of warp t // 32 (the pass that planned the copy checked it)."""
-        with Tracer.before_op(op).active():
+        with self.before(op).active():
             t = Scalar(thread, dtypes.Int32)
             warps = len(plan.warp_offsets)
             lane = t if warps == 1 else t % 32
@@ -360,8 +367,10 @@ class LowerFragments(ModulePass):
 
     name = "tylo-lower-fragments"
 
+    arch: str = "sm_90a"
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lowering = _Lowering()
+        lowering = _Lowering(self.arch)
         for region in op.regions:
             for block in region.blocks:
                 lowering.block(block)

@@ -23,7 +23,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, cf, func
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    DenseArrayBase,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -47,6 +46,7 @@ from ..compiler.ptx_types import (
     register_class,
 )
 from ..dialects import ptx
+from ..dialects.builder import kernel_block_shape
 from ..dialects.ptx import ops as P
 from ..dialects.ptx.registers import RegisterAllocator, RegisterType
 from ..dialects.tylo import PointerType, dtype_of
@@ -180,8 +180,8 @@ class _Kernel:
                     self.bind(a, self.emit(P.GetRegisterOp(self.arg_regs[a])).results[0])
             for op in b.ops:
                 self.lower(op)
-        block_attr = self.fn.attributes.get("tylo.block")
-        reqntid = list(block_attr.get_values()) if isinstance(block_attr, DenseArrayBase) else None
+        shape = kernel_block_shape(self.fn)
+        reqntid = list(shape) if shape is not None else None
         return ptx.EntryOp(
             self.fn.sym_name.data, self.params, Region(Block(self.decls + self.body)), reqntid
         )

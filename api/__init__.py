@@ -40,7 +40,6 @@ from .compiler.errors import (
 )
 from .compiler.layout import (
     Layout,
-    Window,
     coalesce,
     complement,
     compose,
@@ -128,18 +127,19 @@ from .frontend.builtins import (
     maximum,
     minimum,
     mma,
-    select,
     static_range,
     store,
     thread_idx,
     warp_id,
 )
+from .dialects.scalars import select
 from .frontend.compiled import CompiledKernel
 from .frontend.fragments import full, zeros
 from .frontend.kernel import func, kernel
 from .frontend.tiles import GlobalTile, SharedTile, shared_alloc
 from .frontend.tiles import window as _window_tile
-from .compiler.layout import window as _window_layout
+from .compiler.window import Window
+from .compiler.window import window as _window_layout
 from . import viz
 
 __version__ = VERSION
@@ -147,7 +147,7 @@ __version__ = VERSION
 
 def window(x, origin, shape, inbounds: bool = False):
     """A static-shape window at `origin`: of a tile inside a kernel (checked at run time unless
-    ``inbounds=True``), or of a layout (`tylo.compiler.layout.window`)."""
+    ``inbounds=True``), or of a layout (`tylo.compiler.window.window`)."""
     from .frontend.tiles import Tile
 
     if isinstance(x, Tile):

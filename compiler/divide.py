@@ -26,7 +26,7 @@ from typing import Any
 from .errors import LayoutError
 from .int_tuple import is_tuple
 from .layout import Layout, logical_divide, make_layout, tiler_str
-from .swizzle import ComposedLayout
+from .layout_base import layout_arg
 
 __all__ = ["tile_unzip", "zipped_divide", "tiled_divide", "flat_divide", "unpack_modes"]
 
@@ -60,11 +60,9 @@ def tile_unzip(layout: Any, tiler: Any) -> Any:
     Raises `LayoutError` when a mode at a tiler leaf is not rank-2, for a ``None`` tiler entry,
     or when the tiler has more modes than the layout.
     """
-    if isinstance(layout, ComposedLayout):
-        return ComposedLayout(layout.swizzle, tile_unzip(layout.layout, tiler))
-    if not isinstance(layout, Layout):
-        raise LayoutError(f"tile_unzip: {layout!r} is not a Layout")
-    return _zip2_by(layout, tiler, f"tile_unzip({layout}, {tiler_str(tiler)})")
+    layout = layout_arg(layout, "tile_unzip")
+    inner = layout.inner
+    return layout.rewrap(_zip2_by(inner, tiler, f"tile_unzip({inner}, {tiler_str(tiler)})"))
 
 
 def unpack_modes(layout: Any, which: tuple[bool, ...]) -> Any:
@@ -75,15 +73,12 @@ def unpack_modes(layout: Any, which: tuple[bool, ...]) -> Any:
     is ``_``, which keeps the mode). Used by `tiled_divide`, `flat_divide` and the products.
     Raises `LayoutError` for an argument that is not a layout.
     """
-    if isinstance(layout, ComposedLayout):
-        return ComposedLayout(layout.swizzle, unpack_modes(layout.layout, which))
-    if not isinstance(layout, Layout):
-        raise LayoutError(f"unpack_modes: {layout!r} is not a Layout")
+    layout = layout_arg(layout, "unpack_modes")
     modes: list[Layout] = []
-    for i, mode in enumerate(layout.modes()):
+    for i, mode in enumerate(layout.inner.modes()):
         flag = i < len(which) and which[i]
         modes.extend(mode.modes() if flag and mode.rank() > 1 else (mode,))
-    return make_layout(*modes)
+    return layout.rewrap(make_layout(*modes))
 
 
 def zipped_divide(layout: Any, tiler: Any) -> Any:

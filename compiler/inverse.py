@@ -36,15 +36,15 @@ from typing import Any
 from . import int_tuple as it
 from .errors import LayoutError
 from .layout import Layout, coalesce
+from .layout_base import LayoutBase
 from .offsets import distinct_offsets
-from .swizzle import ComposedLayout
 
 __all__ = ["right_inverse", "left_inverse"]
 
 
 def _sorted_modes(layout: Any, name: str) -> tuple[list[tuple[int, int, int]], str]:
     """(extent, stride, domain position) of each coalesced flat mode, sorted by stride (stable)."""
-    if isinstance(layout, ComposedLayout):
+    if isinstance(layout, LayoutBase) and layout.swizzle is not None:
         raise LayoutError(f"{name}({layout}): the inverse of a swizzled layout is not provided; "
                           "invert its inner layout and apply the swizzle (its own inverse) first")
     if not isinstance(layout, Layout):

@@ -11,7 +11,9 @@ the operands and the condition that failed.
 The rest of the algebra lives beside this module: `divide` (zipped/tiled/flat divides),
 `product` (logical, zipped, tiled, flat, blocked and raked products), `inverse` (right and
 left inverses) and `slicing` (``slice_layout``, ``dice``, ``slice_offset``; a ``None`` in a
-coordinate is CuTe's ``_``).
+coordinate is CuTe's ``_``). Every operation takes a `Layout` or a swizzled `ComposedLayout`
+through their shared protocol, `layout_base.LayoutBase`: it works on ``x.inner`` and returns
+``x.rewrap(result)``, so a swizzle stays over the result.
 """
 
 from __future__ import annotations
@@ -20,8 +22,12 @@ import numbers
 from typing import Any
 
 from . import int_tuple as it
+from .dynamic import DYNAMIC
 from .errors import LayoutError
 from .int_tuple import add, fmt, is_const, is_int, is_tuple, mul, require_static
+from .layout_base import LayoutBase, has_none, layout_arg
+from .slicing import slice_layout
+from .swizzle import ComposedLayout, Swizzle
 
 __all__ = [
     "Layout", "LayoutLeft", "LayoutRight", "make_layout", "size", "cosize", "rank", "depth", "coalesce", "filter_layout", "filter",
@@ -36,7 +42,7 @@ def _tree_key(t: Any) -> Any:
     return t if is_int(t) else ("?", id(t))
 
 
-class Layout:
+class Layout(LayoutBase):
     """A map from coordinates to element offsets: ``shape:stride``.
 
     ``Layout(shape, stride=None)``: ``shape`` and ``stride`` are nested tuples (lists are
@@ -69,6 +75,25 @@ class Layout:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Layout is immutable")
 
+    # -- the LayoutBase protocol: a plain layout is its own inner layout, with no swizzle ---------
+    @property
+    def inner(self) -> "Layout":
+        """The layout itself."""
+        return self
+
+    @property
+    def swizzle(self) -> None:
+        """None: no swizzle follows a plain layout."""
+        return None
+
+    def rewrap(self, inner: "Layout") -> "Layout":
+        """``inner`` itself (there is no swizzle to keep)."""
+        return inner
+
+    def rebuild(self, shape: Any, stride: Any) -> "Layout":
+        """``Layout(shape, stride)``."""
+        return Layout(shape, stride)
+
     @property
     def shape(self) -> Any:
         """The shape: an extent or a nested tuple of extents."""
@@ -93,9 +118,7 @@ class Layout:
         """
         if not coords:
             raise LayoutError(f"{self}: evaluation needs a coordinate")
-        if not (len(coords) == 1 and is_int(coords[0])) and _has_none(coords):
-            from .slicing import slice_layout  # slicing imports this module
-
+        if not (len(coords) == 1 and is_int(coords[0])) and has_none(coords):
             return slice_layout(self, coords[0] if len(coords) == 1 else coords)
         crd = it.normalize(coords[0] if len(coords) == 1 else coords, "coordinate")
         return it.crd2idx(crd, self._shape, self._stride)
@@ -143,14 +166,6 @@ class Layout:
         except IndexError:
             raise LayoutError(f"{self}: no mode {i} in a rank-{self.rank()} layout") from None
 
-    def modes(self) -> tuple["Layout", ...]:
-        """The top-level modes as layouts."""
-        return tuple(self[i] for i in range(self.rank()))
-
-    def __iter__(self):
-        """Iterate over the top-level modes (see `modes`)."""
-        return iter(self.modes())
-
     def _key(self) -> Any:
         return (_tree_key(self._shape), _tree_key(self._stride))
 
@@ -170,18 +185,6 @@ class Layout:
 
 # ---------------------------------------------------------------------------------------------
 # Small free functions
-
-
-def _has_none(x: Any) -> bool:
-    if isinstance(x, (tuple, list)):
-        return any(_has_none(e) for e in x)
-    return x is None
-
-
-def _composed_type():
-    from .swizzle import ComposedLayout, Swizzle  # swizzle imports this module
-
-    return Swizzle, ComposedLayout
 
 
 class _MajorOrder:
@@ -314,21 +317,21 @@ def _profile(profile: Any, name: str, layout: Layout) -> Any:
                       "tuple of profiles")
 
 
-def _by_mode(fn, name: str, layout: Any, profile: Any) -> Any:
-    """What `coalesce` and `filter` share: `fn` on a `ComposedLayout`'s inner layout (keeping
-    the swizzle), or mode by mode for a tuple profile (modes past it kept). None when `fn` must
-    still treat ``layout`` whole. Raises LayoutError for a non-layout or a bad profile."""
-    _, composed = _composed_type()
-    if isinstance(layout, composed):
-        return composed(layout.swizzle, fn(layout.layout, profile))
-    if not isinstance(layout, Layout):
-        raise LayoutError(f"{name}: {layout!r} is not a Layout")
+def _by_mode(whole, name: str, layout: Any, profile: Any) -> Any:
+    """What `coalesce` and `filter` share: ``whole`` on the inner layout, or mode by mode for a
+    tuple profile (modes past it kept), under the layout's swizzle. Raises LayoutError for a
+    non-layout or a bad profile."""
+    layout = layout_arg(layout, name)
+    return layout.rewrap(_profiled(whole, name, layout.inner, profile))
+
+
+def _profiled(whole, name: str, layout: Layout, profile: Any) -> Layout:
     profile = _profile(profile, name, layout)
     if not is_tuple(profile):
-        return None
+        return whole(layout)
     if len(profile) > layout.rank():
         raise LayoutError(f"{name}({layout}, {fmt(profile)}): profile has more modes than the layout")
-    modes = [fn(layout[i], profile[i]) for i in range(len(profile))]
+    modes = [_profiled(whole, name, layout[i], profile[i]) for i in range(len(profile))]
     return make_layout(*modes, *layout.modes()[len(profile):])
 
 
@@ -346,9 +349,10 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
     tuple), or when it has more modes than the layout. (C++ instead keeps
     runtime modes unmerged; `compose` does that internally, where it is always safe.)
     """
-    done = _by_mode(coalesce, "coalesce", layout, profile)
-    if done is not None:
-        return done
+    return _by_mode(_coalesce_whole, "coalesce", layout, profile)
+
+
+def _coalesce_whole(layout: Layout) -> Layout:
     return _from_modes(_merge_modes(_flat_modes(layout), f"coalesce({layout})"))
 
 
@@ -364,13 +368,14 @@ def filter_layout(layout: Any, profile: Any = None) -> Any:
     Raises `LayoutError` on runtime leaves, for a profile that is not None, an int or a tuple
     or has more modes than the layout, or for an argument that is not a layout.
     """
-    done = _by_mode(filter_layout, "filter", layout, profile)
-    if done is not None:
-        return done
+    return _by_mode(_filter_whole, "filter", layout, profile)
+
+
+def _filter_whole(layout: Layout) -> Layout:
     ctx = f"filter({layout})"
     require_static(layout.stride, "a stride", ctx)
     shape = it.transform_leaves(lambda s, d: 1 if d == 0 else s, layout.shape, layout.stride)
-    return coalesce(Layout(shape, layout.stride))
+    return _coalesce_whole(Layout(shape, layout.stride))
 
 
 filter = filter_layout  # noqa: A001 - CuTe's name; shadows the builtin only inside this module
@@ -440,26 +445,30 @@ def compose(a: Any, b: Any) -> Any:
     runtime leaf, when a tuple tiler has more modes than ``a``, for an int tiler that is not
     positive, or for unsupported operands.
     """
-    swizzle, composed = _composed_type()
     if b is None:
         return a
-    if isinstance(a, swizzle):
+    if isinstance(a, Swizzle):
         if is_int(b) or isinstance(b, Layout):
-            return composed(a, b if isinstance(b, Layout) else int_tiler(b, f"compose({a}, {b})"))
+            return ComposedLayout(a, b if isinstance(b, Layout) else int_tiler(b, f"compose({a}, {b})"))
         raise LayoutError(f"compose({a}, {tiler_str(b)}): a swizzle composes with a Layout or an int")
-    if isinstance(a, composed):
-        return composed(a.swizzle, compose(a.layout, b))
-    if not isinstance(a, Layout):
+    if not isinstance(a, LayoutBase):
         raise LayoutError(f"compose: {a!r} is not a Layout, Swizzle or ComposedLayout")
+    return a.rewrap(_compose(a.inner, b))
+
+
+def _compose(a: Layout, b: Any) -> Layout:
+    """`compose` of a plain layout ``a``."""
+    if b is None:
+        return a
     ctx = f"compose({a}, {tiler_str(b)})"
     if is_tuple(b):
         if len(b) > a.rank():
             raise LayoutError(f"{ctx}: the tiler has {len(b)} modes, the layout only {a.rank()}")
-        return make_layout(*(compose(a[i], b[i]) for i in range(len(b))))
+        return make_layout(*(_compose(a[i], b[i]) for i in range(len(b))))
     if isinstance(b, list):
-        return compose(a, tuple(b))
+        return _compose(a, tuple(b))
     if not isinstance(b, Layout):
-        if not it.is_leaf(b) or isinstance(b, composed):
+        if not it.is_leaf(b) or isinstance(b, LayoutBase):
             raise LayoutError(f"{ctx}: the right operand must be a Layout, an int or a tuple of tilers")
         b = int_tiler(b, ctx)
     lhs = _coalesce_x(a)
@@ -582,22 +591,24 @@ def logical_divide(layout: Any, tiler: Any) -> Any:
     """
     if tiler is None:
         return layout
-    _, composed = _composed_type()
-    if isinstance(layout, composed):
-        return composed(layout.swizzle, logical_divide(layout.layout, tiler))
-    if not isinstance(layout, Layout):
-        raise LayoutError(f"logical_divide: {layout!r} is not a Layout")
+    layout = layout_arg(layout, "logical_divide")
+    return layout.rewrap(_logical_divide(layout.inner, tiler))
+
+
+def _logical_divide(layout: Layout, tiler: Any) -> Layout:
+    if tiler is None:
+        return layout
     if isinstance(tiler, list):
         tiler = tuple(tiler)
     if is_tuple(tiler):
         if len(tiler) > layout.rank():
             raise LayoutError(f"logical_divide({layout}, {tiler_str(tiler)}): "
                               "the tiler has more modes than the layout")
-        modes = [logical_divide(layout[i], tiler[i]) for i in range(len(tiler))]
+        modes = [_logical_divide(layout[i], tiler[i]) for i in range(len(tiler))]
         return make_layout(*modes, *layout.modes()[len(tiler):])
     if not isinstance(tiler, Layout):
         tiler = int_tiler(it.normalize(tiler, "tiler"), f"logical_divide({layout}, {tiler_str(tiler)})")
-    return compose(layout, make_layout(tiler, complement(tiler, layout.size())))
+    return _compose(layout, make_layout(tiler, complement(tiler, layout.size())))
 
 
 def tile(layout: Any, tiler: Any) -> Any:
@@ -613,11 +624,11 @@ def tile(layout: Any, tiler: Any) -> Any:
     Raises `LayoutError` on a rank mismatch, a tile extent that does not divide its mode, or a
     runtime extent.
     """
-    _, composed = _composed_type()
-    if isinstance(layout, composed):
-        return composed(layout.swizzle, tile(layout.layout, tiler))
-    if not isinstance(layout, Layout):
-        raise LayoutError(f"tile: {layout!r} is not a Layout")
+    layout = layout_arg(layout, "tile")
+    return layout.rewrap(_tile(layout.inner, tiler))
+
+
+def _tile(layout: Layout, tiler: Any) -> Layout:
     tiler = it.normalize(tiler if is_tuple(tiler) or isinstance(tiler, list) else (tiler,), "tiler")
     ctx = f"tile({layout}, {fmt(tiler)})"
     if len(tiler) != layout.rank() or any(is_tuple(t) for t in tiler):
@@ -629,7 +640,7 @@ def tile(layout: Any, tiler: Any) -> Any:
         require_static(n, f"size of mode {i}", ctx)
         if t <= 0 or n % t != 0:
             raise LayoutError(f"{ctx}: tile extent {t} does not divide mode {i} of extent {n}")
-        modes.append(compose(layout[i], Layout((t, n // t), (1, t))))
+        modes.append(_compose(layout[i], Layout((t, n // t), (1, t))))
     return make_layout(*modes)
 
 
@@ -651,12 +662,11 @@ def parse_layout(text: str) -> Any:
         fields = head[3:].split(",")
         if not sep or len(fields) != 3:
             raise LayoutError(f"parse_layout({text!r}): expected 'Sw<bits,base,shift> o shape:stride'")
-        swizzle, composed = _composed_type()
         try:
             bits, base, shift = (int(f) for f in fields)
         except ValueError:
             raise LayoutError(f"parse_layout({text!r}): swizzle fields must be integers") from None
-        return composed(swizzle(bits, base, shift), parse_layout(rest))
+        return ComposedLayout(Swizzle(bits, base, shift), parse_layout(rest))
     shape, pos = _parse_tuple(src, 0, text)
     if src[pos:pos + 1] != ":":
         raise LayoutError(f"parse_layout({text!r}): expected ':' at position {pos}")
@@ -678,9 +688,7 @@ def _parse_tuple(src: str, pos: int, text: str) -> tuple[Any, int]:
             elif src[pos:pos + 1] != ")":
                 raise LayoutError(f"parse_layout({text!r}): expected ',' or ')' at position {pos}")
         return tuple(items), pos + 1
-    if src[pos:pos + 1] == "?":
-        from .dynamic import DYNAMIC  # the placeholder IR types use for a runtime leaf
-
+    if src[pos:pos + 1] == "?":  # the placeholder IR types use for a runtime leaf
         return DYNAMIC, pos + 1
     end = pos
     while end < len(src) and src[end].isdigit():
@@ -688,12 +696,3 @@ def _parse_tuple(src: str, pos: int, text: str) -> tuple[Any, int]:
     if end == pos:
         raise LayoutError(f"parse_layout({text!r}): expected an integer or '(' at position {pos}")
     return int(src[pos:end]), end
-
-
-def __getattr__(name: str) -> Any:
-    """``window`` and ``Window`` live in `tylo.compiler.window`; re-exported here lazily."""
-    if name in ("window", "Window"):
-        from . import window as window_module
-
-        return getattr(window_module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,14 +13,13 @@ import numpy as np
 
 from . import int_tuple as it
 from .errors import LayoutError
-from .layout import Layout
-from .swizzle import ComposedLayout, inner_layout
+from .layout_base import LayoutBase
 
 __all__ = ["static_offsets", "distinct_offsets", "offset_grid"]
 
 
-def static_offsets(layout: Layout) -> np.ndarray:
-    """layout(i) for every i in range(size(layout)) of a static layout, vectorized."""
+def static_offsets(layout) -> np.ndarray:
+    """layout(i) for every i in range(size(layout)) of a static plain `Layout`, vectorized."""
     index = np.arange(it.product(layout.shape), dtype=np.int64)
     out = np.zeros_like(index)
     step = 1
@@ -30,8 +29,8 @@ def static_offsets(layout: Layout) -> np.ndarray:
     return out
 
 
-def distinct_offsets(layout: Layout) -> np.ndarray:
-    """The distinct offsets of a static layout, sorted. Built mode by mode, keeping only the
+def distinct_offsets(layout) -> np.ndarray:
+    """The distinct offsets of a static plain `Layout`, sorted. Built mode by mode, keeping only the
     distinct partial sums, so the cost follows the number of distinct offsets (stride-0 and
     overlapping modes add none), not the layout's size."""
     out = np.zeros(1, dtype=np.int64)
@@ -52,9 +51,9 @@ def offset_grid(layout, swizzled: bool = True, what: str = "offset_grid") -> np.
     Raises LayoutError when ``layout`` is not a Layout or ComposedLayout, has a runtime extent
     or stride, or has rank 3 or more.
     """
-    inner = inner_layout(layout)
-    if not isinstance(inner, Layout):
+    if not isinstance(layout, LayoutBase):
         raise LayoutError(f"{what}: layout {layout!r} is not a Layout or ComposedLayout")
+    inner = layout.inner
     ctx = f"{what}({layout})"
     it.require_static(inner.shape, "an extent", ctx)
     it.require_static(inner.stride, "a stride", ctx)
@@ -62,7 +61,7 @@ def offset_grid(layout, swizzled: bool = True, what: str = "offset_grid") -> np.
         raise LayoutError(f"{ctx}: the layout has rank {inner.rank()}; an offset grid has two "
                           "axes, so it needs rank 1 or 2")
     flat = static_offsets(inner)
-    if swizzled and isinstance(layout, ComposedLayout):
+    if swizzled and layout.swizzle is not None:
         flat = layout.swizzle(flat)
     if inner.rank() == 1:
         return flat.reshape(1, -1)

@@ -39,7 +39,7 @@ from .divide import tile_unzip, unpack_modes
 from .errors import LayoutError
 from .int_tuple import is_tuple
 from .layout import Layout, complement, compose, int_tiler, make_layout, tiler_str
-from .swizzle import ComposedLayout
+from .layout_base import LayoutBase, layout_arg
 
 __all__ = ["logical_product", "zipped_product", "tiled_product", "flat_product",
            "blocked_product", "raked_product"]
@@ -48,7 +48,7 @@ __all__ = ["logical_product", "zipped_product", "tiled_product", "flat_product",
 def _as_layout(tiler: Any, ctx: str) -> Layout:
     if isinstance(tiler, Layout):
         return tiler
-    if isinstance(tiler, ComposedLayout) or not it.is_leaf(tiler):
+    if isinstance(tiler, LayoutBase) or not it.is_leaf(tiler):
         raise LayoutError(f"{ctx}: the tiler must be a Layout, an int or a tuple of tilers")
     it.require_static(tiler, "the tiler extent", ctx)
     return int_tiler(tiler, ctx)
@@ -67,17 +67,20 @@ def logical_product(block: Any, tiler: Any) -> Any:
     """
     if tiler is None:
         return block
-    if isinstance(block, ComposedLayout):
-        return ComposedLayout(block.swizzle, logical_product(block.layout, tiler))
-    if not isinstance(block, Layout):
-        raise LayoutError(f"logical_product: {block!r} is not a Layout")
+    block = layout_arg(block, "logical_product")
+    return block.rewrap(_logical_product(block.inner, tiler))
+
+
+def _logical_product(block: Layout, tiler: Any) -> Layout:
+    if tiler is None:
+        return block
     ctx = f"logical_product({block}, {tiler_str(tiler)})"
     if isinstance(tiler, list):
         tiler = tuple(tiler)
     if is_tuple(tiler):
         if len(tiler) > block.rank():
             raise LayoutError(f"{ctx}: the tiler has {len(tiler)} modes, the block only {block.rank()}")
-        modes = [logical_product(block[i], t) for i, t in enumerate(tiler)]
+        modes = [_logical_product(block[i], t) for i, t in enumerate(tiler)]
         return make_layout(*modes, *block.modes()[len(tiler):])
     tiler = _as_layout(tiler, ctx)
     it.require_static(block.shape, "an extent of the block", ctx)
@@ -120,10 +123,11 @@ def _mode(layout: Layout, i: int, r: int) -> Layout:
 
 
 def _rank_sensitive(block: Any, tiler: Any, name: str, raked: bool) -> Any:
-    if isinstance(block, ComposedLayout):
-        return ComposedLayout(block.swizzle, _rank_sensitive(block.layout, tiler, name, raked))
-    if not isinstance(block, Layout):
-        raise LayoutError(f"{name}: {block!r} is not a Layout")
+    block = layout_arg(block, name)
+    return block.rewrap(_rank_sensitive_inner(block.inner, tiler, name, raked))
+
+
+def _rank_sensitive_inner(block: Layout, tiler: Any, name: str, raked: bool) -> Layout:
     ctx = f"{name}({block}, {tiler_str(tiler)})"
     if isinstance(tiler, (tuple, list)) or tiler is None:
         raise LayoutError(f"{ctx}: the tiler must be one Layout or int (the product is "
@@ -131,7 +135,7 @@ def _rank_sensitive(block: Any, tiler: Any, name: str, raked: bool) -> Any:
     tiler = _as_layout(tiler, ctx)
     r = max(block.rank(), tiler.rank())
     block, tiler = _padded(block, r), _padded(tiler, r)
-    product = logical_product(block, tiler)
+    product = _logical_product(block, tiler)
     blocks, tiles = product[0], product[1]
     tiler_int = not is_tuple(tiler.shape)
     modes = []

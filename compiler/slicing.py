@@ -28,8 +28,7 @@ from typing import Any
 from . import int_tuple as it
 from .errors import LayoutError
 from .int_tuple import fmt, is_tuple
-from .layout import Layout
-from .swizzle import ComposedLayout, inner_layout
+from .layout_base import LayoutBase
 
 __all__ = ["slice_layout", "dice", "slice_offset", "slice_and_offset"]
 
@@ -43,7 +42,7 @@ def _crd_str(c: Any) -> str:
 
 
 def _not_a_layout(layout: Any, coord: Any, name: str) -> LayoutError:
-    if isinstance(coord, (Layout, ComposedLayout)):
+    if isinstance(coord, LayoutBase):
         return LayoutError(f"{name}({layout!r}, {coord}): the argument order is (layout, coord), "
                            "the reverse of CuTe's slice(coord, layout)")
     return LayoutError(f"{name}: {layout!r} is not a Layout or ComposedLayout")
@@ -55,7 +54,7 @@ def _normalize(coord: Any, role: str) -> Any:
         return tuple(_normalize(e, role) for e in coord)
     if coord is None:
         return None
-    if isinstance(coord, (Layout, ComposedLayout)):
+    if isinstance(coord, LayoutBase):
         raise LayoutError(f"{role}: the coordinate is a layout ({coord}); the argument order is "
                           "(layout, coord), the reverse of CuTe's slice(coord, layout)")
     return it.normalize(coord, "coordinate")
@@ -92,16 +91,18 @@ def _check_in_range(c: Any, shape: Any, ctx: str) -> None:
                           f"of shape {fmt(shape)}")
 
 
-def _cut(layout: Layout, coord: Any, keep_none: bool, name: str) -> Layout:
+def _cut(layout: LayoutBase, coord: Any, keep_none: bool, name: str) -> LayoutBase:
+    """The modes of ``layout``'s inner layout that ``coord`` keeps, under its swizzle."""
+    inner = layout.inner
     coord = _normalize(coord, name)
-    ctx = f"{name}({layout}, {_crd_str(coord)})"
+    ctx = f"{name}({inner}, {_crd_str(coord)})"
     if keep_none:
-        _check_in_range(coord, layout.shape, ctx)
+        _check_in_range(coord, inner.shape, ctx)
     if not is_tuple(coord):
         whole = (coord is None) == keep_none
-        return layout if whole else Layout((), ())
-    modes = _select(coord, layout.shape, layout.stride, keep_none, ctx)
-    return Layout(tuple(s for s, _ in modes), tuple(d for _, d in modes))
+        return layout if whole else layout.rebuild((), ())
+    modes = _select(coord, inner.shape, inner.stride, keep_none, ctx)
+    return layout.rebuild(tuple(s for s, _ in modes), tuple(d for _, d in modes))
 
 
 def _zeroed(c: Any) -> Any:
@@ -119,9 +120,9 @@ def slice_offset(layout: Any, coord: Any) -> Any:
     Raises `LayoutError` when ``coord`` does not match the layout's shape or a static entry lies
     outside its mode's extent (``[0, size(mode))``).
     """
-    inner = inner_layout(layout)
-    if not isinstance(inner, Layout):
+    if not isinstance(layout, LayoutBase):
         raise _not_a_layout(layout, coord, "slice_offset")
+    inner = layout.inner
     coord = _normalize(coord, "slice_offset")
     ctx = f"slice_offset({layout}, {_crd_str(coord)})"
     if is_tuple(coord) and not is_tuple(inner.shape):
@@ -145,16 +146,15 @@ def slice_layout(layout: Any, coord: Any) -> Any:
     lies outside its mode's extent, when it is a layout (CuTe's argument order), or for a
     swizzled layout sliced at a non-zero or runtime offset.
     """
-    if isinstance(layout, ComposedLayout):
+    if not isinstance(layout, LayoutBase):
+        raise _not_a_layout(layout, coord, "slice_layout")
+    if layout.swizzle is not None:
         offset = slice_offset(layout, coord)
         if not it.is_const(offset, 0):
             raise LayoutError(
                 f"slice_layout({layout}, {_crd_str(coord)}): the fixed entries sit at offset "
                 f"{fmt(offset)}, not 0, and a swizzle does not commute with that shift; take a "
                 "window of the swizzled layout instead")
-        return ComposedLayout(layout.swizzle, slice_layout(layout.layout, coord))
-    if not isinstance(layout, Layout):
-        raise _not_a_layout(layout, coord, "slice_layout")
     return _cut(layout, coord, True, "slice_layout")
 
 
@@ -176,8 +176,6 @@ def dice(layout: Any, coord: Any) -> Any:
     offset appears and the swizzle still applies.
     Raises `LayoutError` when ``coord`` does not match the layout's shape or is a layout.
     """
-    if isinstance(layout, ComposedLayout):
-        return ComposedLayout(layout.swizzle, dice(layout.layout, coord))
-    if not isinstance(layout, Layout):
+    if not isinstance(layout, LayoutBase):
         raise _not_a_layout(layout, coord, "dice")
     return _cut(layout, coord, False, "dice")

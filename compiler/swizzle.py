@@ -14,15 +14,16 @@ the 128-byte swizzle of 16-bit elements is ``Sw<3,3,3>`` over 64-element rows.
 
 from __future__ import annotations
 
-import functools
 import numbers
 from typing import Any
 
 from . import int_tuple as it
 from .errors import LayoutError
-from .layout import Layout, _has_none
+from .layout_base import LayoutBase, has_none
+from .offsets import distinct_offsets
+from .slicing import slice_layout
 
-__all__ = ["Swizzle", "ComposedLayout", "inner_layout"]
+__all__ = ["Swizzle", "ComposedLayout"]
 
 
 class Swizzle:
@@ -100,18 +101,18 @@ class Swizzle:
     __repr__ = __str__
 
 
-class ComposedLayout:
+class ComposedLayout(LayoutBase):
     """``swizzle o layout``: coordinates go through ``layout``, its offsets through ``swizzle``.
 
     The domain (``shape``, ``size``, ``rank``, modes) is the inner layout's. Printed as
     ``Sw<3,3,3> o (8,64):(64,1)``. Build with ``ComposedLayout(sw, l)`` or ``compose(sw, l)``.
-    Raises `LayoutError` when the operands are not a `Swizzle` and a `Layout`.
+    Raises `LayoutError` when the operands are not a `Swizzle` and a plain `Layout`.
     """
 
     __slots__ = ("swizzle", "layout")
 
-    def __init__(self, swizzle: Swizzle, layout: Layout):
-        if not isinstance(swizzle, Swizzle) or not isinstance(layout, Layout):
+    def __init__(self, swizzle: Swizzle, layout: Any):
+        if not isinstance(swizzle, Swizzle) or not isinstance(layout, LayoutBase) or layout.swizzle is not None:
             raise LayoutError(f"ComposedLayout({swizzle!r}, {layout!r}): expected a Swizzle and a Layout")
         object.__setattr__(self, "swizzle", swizzle)
         object.__setattr__(self, "layout", layout)
@@ -119,15 +120,27 @@ class ComposedLayout:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("ComposedLayout is immutable")
 
+    # -- the LayoutBase protocol (`swizzle` is a field) -----------------------------------------
+    @property
+    def inner(self) -> Any:
+        """The inner layout (``layout``)."""
+        return self.layout
+
+    def rewrap(self, inner: Any) -> "ComposedLayout":
+        """``swizzle o inner``."""
+        return ComposedLayout(self.swizzle, inner)
+
+    def rebuild(self, shape: Any, stride: Any) -> "ComposedLayout":
+        """``swizzle o shape:stride``."""
+        return ComposedLayout(self.swizzle, self.layout.rebuild(shape, stride))
+
     def __call__(self, *coords: Any) -> Any:
         """``swizzle(layout(*coords))``, an element offset from the allocation base.
 
         A coordinate holding ``None`` slices instead (`tylo.compiler.slicing.slice_layout`).
         """
         crd = coords[0] if len(coords) == 1 else coords
-        if _has_none(crd):
-            from .slicing import slice_layout  # slicing imports this module
-
+        if has_none(crd):
             return slice_layout(self, crd)
         return self.swizzle(self.layout(*coords))
 
@@ -143,12 +156,12 @@ class ComposedLayout:
     def cosize(self) -> int:
         """Largest swizzled offset + 1 (elements), found from the inner layout's distinct offsets.
 
-        Costs O(cosize of the inner layout); cached. Raises `LayoutError` on runtime leaves.
+        Costs O(cosize of the inner layout). Raises `LayoutError` on runtime leaves.
         """
         ctx = f"cosize({self})"
         it.require_static(self.layout.shape, "an extent", ctx)
         it.require_static(self.layout.stride, "a stride", ctx)
-        return _swizzled_cosize(self.swizzle, self.layout)
+        return int(self.swizzle(distinct_offsets(self.layout)).max()) + 1
 
     def rank(self) -> int:
         """Number of top-level modes of the inner layout."""
@@ -178,16 +191,3 @@ class ComposedLayout:
         return f"{self.swizzle} o {self.layout}"
 
     __repr__ = __str__
-
-
-@functools.lru_cache(maxsize=256)
-def inner_layout(layout: Any) -> Any:
-    """The layout under an optional swizzle: ``layout.layout`` of a `ComposedLayout`, else
-    ``layout`` itself (which callers then check is a `Layout`)."""
-    return layout.layout if isinstance(layout, ComposedLayout) else layout
-
-
-def _swizzled_cosize(swizzle: Swizzle, layout: Layout) -> int:
-    from .offsets import distinct_offsets  # offsets imports this module
-
-    return int(swizzle(distinct_offsets(layout)).max()) + 1

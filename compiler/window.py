@@ -14,8 +14,7 @@ from typing import Any
 from . import int_tuple as it
 from .errors import LayoutError
 from .int_tuple import add, fmt, is_int, is_tuple, require_static
-from .layout import Layout
-from .swizzle import ComposedLayout
+from .layout_base import LayoutBase
 
 __all__ = ["Window", "window"]
 
@@ -106,7 +105,7 @@ def window(layout: Any, origin: Any, shape: Any) -> Window:
     bound condition that is statically False (origin below 0, or past the parent's extent).
     Runtime conditions are left to the caller through `Window.bound_conditions`.
     """
-    if not isinstance(layout, (Layout, ComposedLayout, Window)):
+    if not isinstance(layout, (LayoutBase, Window)):
         raise LayoutError(f"window: {layout!r} is not a Layout, ComposedLayout or Window")
     origin = it.normalize(origin if is_tuple(origin) or isinstance(origin, list) else (origin,), "origin")
     shape = it.normalize(shape if is_tuple(shape) or isinstance(shape, list) else (shape,), "shape")

@@ -1,12 +1,11 @@
-"""Kernel builtins: thread indices, fragment loads/stores, MMA, barriers, selection.
+"""Kernel builtins: thread indices, fragment loads/stores, MMA, barriers, min/max.
 
-Each is a plain function that records IR while a kernel is traced. Static arguments (ownerships,
+Each is a plain function that records IR while a kernel is traced (`tylo.select` is
+`tylo.dialects.scalars.select`, which passes use too). Static arguments (ownerships,
 atoms, plans, shapes) are checked here, so a mistake is a CompileError at the user's line.
 """
 
 from __future__ import annotations
-
-from xdsl.dialects import arith
 
 from ..compiler import dtypes
 from ..compiler.errors import GeometryError, PlanError, TypeMismatchError
@@ -16,6 +15,8 @@ from ..compiler.mma_atom import MMAAtom
 from ..compiler.ownership import Ownership
 from ..compiler.plans.tcgen05_mma import Tcgen05MMA
 from ..compiler.tiled_mma import TiledMMA
+from ..dialects.builder import emit
+from ..dialects.scalars import Scalar
 from ..dialects.tylo import TiledMMAAttr
 from ..dialects.tylo.ops import (
     BarrierOp,
@@ -27,9 +28,8 @@ from ..dialects.tylo.ops import (
     ThreadIdxOp,
 )
 from .fragments import Fragment, fragment_type
-from .scalars import Scalar, as_scalar
 from .tiles import Tile, _index
-from .tracing import current, emit
+from .tracing import current
 
 _DIMS = {0: "x", 1: "y", 2: "z", "x": "x", "y": "y", "z": "z"}
 
@@ -78,19 +78,6 @@ def warp_id():
 def barrier() -> None:
     """Wait for every thread of the block; orders their shared-memory accesses (bar.sync 0)."""
     emit(BarrierOp())
-
-
-def select(cond, if_true, if_false):
-    """`if_true` where `cond` holds, else `if_false` (both evaluated; one runtime select)."""
-    c = as_scalar(cond, dtypes.Bool)
-    if c.dtype is not dtypes.Bool:
-        c = c != 0
-    like = if_true if isinstance(if_true, Scalar) else if_false if isinstance(if_false, Scalar) else None
-    a = as_scalar(if_true, like.dtype if like is not None else None)
-    b = as_scalar(if_false, a.dtype)
-    if a.dtype is not b.dtype:
-        raise TypeMismatchError(f"select between {a.dtype} and {b.dtype}")
-    return Scalar(emit(arith.SelectOp(c.value, a.value, b.value)).results[0], a.dtype)
 
 
 def minimum(a, b):

@@ -21,9 +21,9 @@ from ..compiler.errors import CompileError, TyloError
 from ..compiler.int_tuple import is_int
 from ..compiler.layout import Layout
 from ..compiler.signature import ConstexprSpec, DeviceParam, ScalarSpec, TensorSpec
+from ..dialects.scalars import Scalar
 from ..dialects.tylo import element_type
 from ..passes.pipeline import emit_ptx, run_pipeline
-from .scalars import Scalar
 from .source import locate
 from .tiles import Pointer, Tensor, make_tile, pointer_type
 from .tracing import Tracer

@@ -13,10 +13,11 @@ from xdsl.ir import Block, Region
 
 from ..compiler import dtypes
 from ..compiler.errors import CompileError, TypeMismatchError, UnsupportedError
+from ..dialects.builder import emit
+from ..dialects.scalars import Scalar, as_scalar, python_dtype
 from .fragments import Fragment
-from .scalars import Scalar, as_scalar, python_dtype
 from .tiles import Pointer, Tile
-from .tracing import current, emit
+from .tracing import current
 from .unbound import Unbound
 
 

@@ -15,9 +15,10 @@ from ..compiler.dtypes import DType
 from ..compiler.errors import CompileError, GeometryError, TypeMismatchError, UnsupportedError
 from ..compiler.ownership import Ownership
 from ..dialects.tylo import FragmentType, element_type
+from ..dialects.builder import emit
+from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo.ops import MapOp, SlotOp, SplatOp, YieldOp
-from .scalars import Scalar, as_scalar
-from .tracing import current, emit
+from .tracing import current
 
 
 def fragment_type(dtype: DType, ownership: Ownership) -> FragmentType:

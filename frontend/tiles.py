@@ -16,8 +16,9 @@ from ..compiler.dtypes import DType
 from ..compiler.dynamic import DYNAMIC
 from ..compiler.errors import GeometryError, TypeMismatchError
 from ..compiler.int_tuple import is_int, leaves, product, transform_leaves
-from ..compiler.layout import Layout
-from ..compiler.swizzle import ComposedLayout
+from ..compiler.layout_base import LayoutBase
+from ..dialects.builder import emit
+from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo import PointerType, TileType, element_type
 from ..dialects.tylo.ops import (
     CheckOp,
@@ -28,8 +29,6 @@ from ..dialects.tylo.ops import (
     StoreElementOp,
     WindowOp,
 )
-from .scalars import Scalar, as_scalar
-from .tracing import emit
 
 
 class Pointer:
@@ -67,7 +66,7 @@ def _index(x, what: str) -> SSAValue:
 
 def _split_layout(layout):
     """(static skeleton with ? leaves, runtime leaf values) of a layout with Scalar leaves."""
-    inner = layout.layout if isinstance(layout, ComposedLayout) else layout
+    inner = layout.inner
     dynamic: list[SSAValue] = []
 
     def skeleton(x):
@@ -80,10 +79,7 @@ def _split_layout(layout):
 
     shape = transform_leaves(skeleton, inner.shape)
     stride = transform_leaves(skeleton, inner.stride)
-    static = Layout(shape, stride)
-    if isinstance(layout, ComposedLayout):
-        static = ComposedLayout(layout.swizzle, static)
-    return static, dynamic
+    return layout.rebuild(shape, stride), dynamic
 
 
 class Tile:
@@ -142,7 +138,7 @@ def make_tile(pointer: Pointer, layout, space: str, tile_cls=Tile, **extra) -> T
         raise TypeMismatchError(f"{pointer!r} is not a pointer")
     if pointer.space != space:
         raise TypeMismatchError(f"a {space} tile needs a {space} pointer, got a {pointer.space} one")
-    if not isinstance(layout, (Layout, ComposedLayout)):
+    if not isinstance(layout, LayoutBase):
         raise TypeMismatchError(f"{layout!r} is not a Layout")
     static, dynamic = _split_layout(layout)
     t = TileType(element_type(pointer.dtype), space, static)

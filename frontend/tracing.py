@@ -1,64 +1,42 @@
 """The trace context: where the ops that a kernel's Python code records are inserted.
 
-While a kernel function runs under `Tracer.active()`, every runtime operation (an arithmetic
-operator on a proxy value, a builtin such as `load_fragment`) calls `emit(op)`, which inserts
-the op at the current insertion point. Control-flow builders move the insertion point into the
-regions they build (`Tracer.inside`), and `Tracer.scratch` gives a throwaway block for probing
-whether an expression is static.
+A `Tracer` is the `tylo.dialects.builder.KernelBuilder` of a kernel being traced. While the
+kernel function runs under `Tracer.active()`, every runtime operation (an arithmetic operator on
+a proxy value, a builtin such as `load_fragment`) inserts its ops through it (`emit`).
+Control-flow builders move the insertion point into the regions they build (`Tracer.inside`),
+and `Tracer.scratch` gives a throwaway block for probing whether an expression is static.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from xdsl.ir import Block, Operation
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.ir import Block
+from xdsl.rewriter import InsertPoint
 
 from ..compiler.errors import CompileError
+from ..dialects.builder import KernelBuilder, current_builder, current_builder_or_none
 
-_state = threading.local()
 
+class Tracer(KernelBuilder):
+    """Appends to the kernel body `block` (or the region `inside` moved it to).
 
-class Tracer:
-    """Holds the block ops are appended to, and the kernel's static facts (block shape)."""
+    block_shape: the launch's threads per block (x, y, z); arch: the target, e.g. "sm_90a".
+    """
 
-    def __init__(
-        self,
-        block: Block | None = None,
-        block_shape: tuple[int, int, int] = (1, 1, 1),
-        arch: str = "sm_90a",
-    ):
-        self.block = block
-        self.before: Operation | None = None  # insert before this op instead of appending
-        self.block_shape = block_shape
-        self.arch = arch  # the target the kernel compiles for
-
-    @classmethod
-    def before_op(cls, op: Operation) -> "Tracer":
-        """A tracer that inserts in front of `op` (how passes reuse the scalar proxies)."""
-        tracer = cls(op.parent_block())
-        tracer.before = op
-        return tracer
-
-    def emit(self, op: Operation) -> Operation:
-        if self.before is not None:
-            Rewriter.insert_op(op, InsertPoint.before(self.before))
-        else:
-            assert self.block is not None
-            self.block.add_op(op)
-        return op
+    def __init__(self, block: Block, block_shape: tuple[int, int, int], arch: str):
+        super().__init__(InsertPoint.at_end(block), arch=arch, block_shape=block_shape)
 
     @contextmanager
     def inside(self, block: Block) -> Iterator[Block]:
         """Append to `block` for the duration of the `with`."""
-        saved = self.block, self.before
-        self.block, self.before = block, None
+        saved = self.insertion_point
+        self.insertion_point = InsertPoint.at_end(block)
         try:
             yield block
         finally:
-            self.block, self.before = saved
+            self.insertion_point = saved
 
     @contextmanager
     def scratch(self) -> Iterator[Block]:
@@ -70,30 +48,18 @@ class Tracer:
             op.detach()
             op.drop_all_references()
 
-    @contextmanager
-    def active(self) -> Iterator["Tracer"]:
-        saved = getattr(_state, "tracer", None)
-        _state.tracer = self
-        try:
-            yield self
-        finally:
-            _state.tracer = saved
-
 
 def current() -> Tracer:
-    """The active tracer; raises CompileError when called outside a kernel."""
-    tracer = getattr(_state, "tracer", None)
-    if tracer is None:
+    """The active tracer; raises CompileError when called outside a kernel being traced."""
+    builder = current_builder()
+    if not isinstance(builder, Tracer):
         raise CompileError(
-            "this Tylo operation records kernel IR and can only be used inside a @tylo.kernel "
-            "function while it is compiled"
+            "this Tylo operation builds a kernel and can only be used inside a @tylo.kernel "
+            "function while it is traced, not while a pass emits IR"
         )
-    return tracer
+    return builder
 
 
 def tracing() -> bool:
-    return getattr(_state, "tracer", None) is not None
-
-
-def emit(op: Operation) -> Operation:
-    return current().emit(op)
+    """True while a kernel is traced."""
+    return isinstance(current_builder_or_none(), Tracer)

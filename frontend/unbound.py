@@ -21,6 +21,10 @@ class Unbound:
     def fail(self, *args, **kwargs):
         raise CompileError(f"'{self.name}' has no value here: {self.why}")
 
+    #: The protocol by which `tylo.dialects.scalars` refuses it as a number, without importing
+    #: the frontend.
+    __tylo_no_value__ = fail
+
     __call__ = __bool__ = __getitem__ = __iter__ = __index__ = fail  # type: ignore[assignment]
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = fail  # type: ignore[assignment]
     __truediv__ = __floordiv__ = __mod__ = __lt__ = __le__ = __gt__ = __ge__ = fail  # type: ignore[assignment]

@@ -15,6 +15,11 @@ arise. Per op:
 * ``tylo.map``: the body is cloned once per slot.
 * ``tylo.mma``: one ``tylo.mma_sync`` per atom of the plan, fed by the atom's slots.
 * ``scf.for`` / ``scf.if`` / ``scf.while`` carrying fragments carry their slots instead.
+
+Handlers are found by op class (`OpTable`), so ``tylo.yield`` (consumed by its ``tylo.map``)
+never meets the handler of ``scf.yield``. Coordinates and lane expressions are built with the
+scalar proxies (`tylo.dialects.scalars`) in front of the op, folding static terms as tracing
+does. Option: ``arch`` (the target, default sm_90a), which the scalar proxies see.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from xdsl.utils.exceptions import PassFailedException
 
 from ..compiler import dtypes
 from ..compiler.tiled_mma import TiledMMA
+from ..dialects.builder import KernelBuilder
+from ..dialects.scalars import Scalar, as_scalar, select
 from ..dialects.tylo import FragmentType, TiledMMAAttr
 from ..dialects.tylo.matrix_ops import LdMatrixOp, MatrixLoadOp, MatrixStoreOp, StMatrixOp
 from ..dialects.tylo.ops import (
@@ -45,9 +52,9 @@ from ..dialects.tylo.ops import (
     StoreFragmentOp,
     YieldOp,
 )
-from ..frontend.builtins import select
-from ..frontend.scalars import Scalar, as_scalar
-from ..frontend.tracing import Tracer
+from .op_table import OpTable
+
+_HANDLERS = OpTable()
 
 
 def _is_fragment(v: SSAValue) -> bool:
@@ -110,7 +117,8 @@ def lane_expression(x, table: list[int]):
 
 
 class _Lowering:
-    def __init__(self) -> None:
+    def __init__(self, arch: str) -> None:
+        self.arch = arch
         self.slots: dict[SSAValue, list[SSAValue]] = {}
         self.dead: list[Operation] = []
 
@@ -146,10 +154,14 @@ class _Lowering:
         for op in list(block.ops):
             self.op(op)
 
+    def before(self, op: Operation) -> KernelBuilder:
+        """A builder inserting in front of `op`."""
+        return KernelBuilder.before(op, self.arch)
+
     def op(self, op: Operation) -> None:
-        handler = getattr(self, "_" + type(op).__name__, None)
+        handler = _HANDLERS.lookup(op)
         if handler is not None:
-            handler(op)
+            handler(self, op)
             return
         if any(_is_fragment(v) for v in op.operands) or any(_is_fragment(r) for r in op.results):
             raise PassFailedException(f"tylo-lower-fragments: {op.name} on fragments is not supported")
@@ -158,16 +170,18 @@ class _Lowering:
                 self.block(b)
 
     # -- fragment ops ---------------------------------------------------------------------------
+    @_HANDLERS.on(SplatOp)
     def _SplatOp(self, op: SplatOp) -> None:
         self.slots[op.result] = [op.value] * op.result.type.slots
         self.dead.append(op)
 
+    @_HANDLERS.on(SlotOp)
     def _SlotOp(self, op: SlotOp) -> None:
         op.result.replace_all_uses_with(self.slots[op.fragment][op.slot.value.data])
         self.dead.append(op)
 
     def _coordinates(self, op: Operation, ownership, thread: SSAValue) -> list[tuple]:
-        with Tracer.before_op(op).active():
+        with self.before(op).active():
             t = Scalar(thread, dtypes.Int32)
             coords = []
             if ownership.separable:
@@ -180,6 +194,7 @@ class _Lowering:
                 tuple(as_scalar(x, dtypes.Int32).value for x in rc) for rc in coords
             ]
 
+    @_HANDLERS.on(LoadFragmentOp)
     def _LoadFragmentOp(self, op: LoadFragmentOp) -> None:
         ownership = op.result.type.ownership.data
         values = []
@@ -190,6 +205,7 @@ class _Lowering:
         self.slots[op.result] = values
         self.dead.append(op)
 
+    @_HANDLERS.on(StoreFragmentOp)
     def _StoreFragmentOp(self, op: StoreFragmentOp) -> None:
         ownership = op.fragment.type.ownership.data
         values = self.slots[op.fragment]
@@ -201,7 +217,7 @@ class _Lowering:
         """Per instruction of `plan`, the (row, col) i32 values of the row this thread addresses.
 
         Thread t is lane t % 32 of warp t // 32 (the pass that planned the copy checked it)."""
-        with Tracer.before_op(op).active():
+        with self.before(op).active():
             t = Scalar(thread, dtypes.Int32)
             warps = len(plan.warp_offsets)
             lane = t if warps == 1 else t % 32
@@ -215,6 +231,7 @@ class _Lowering:
                 rows.append([as_scalar(x, dtypes.Int32).value for x in rc])
             return rows
 
+    @_HANDLERS.on(MatrixLoadOp)
     def _MatrixLoadOp(self, op: MatrixLoadOp) -> None:
         plan = op.plan()
         values: list = [None] * op.result.type.slots
@@ -228,6 +245,7 @@ class _Lowering:
         self.slots[op.result] = values
         self.dead.append(op)
 
+    @_HANDLERS.on(MatrixStoreOp)
     def _MatrixStoreOp(self, op: MatrixStoreOp) -> None:
         plan = op.plan()
         values = self.slots[op.fragment]
@@ -237,6 +255,7 @@ class _Lowering:
             Rewriter.insert_op(st, InsertPoint.before(op))
         self.dead.append(op)
 
+    @_HANDLERS.on(MapOp)
     def _MapOp(self, op: MapOp) -> None:
         inputs = [self.slots[v] for v in op.inputs]
         body = op.body.block
@@ -254,6 +273,7 @@ class _Lowering:
         self.slots[op.result] = results
         self.dead.append(op)
 
+    @_HANDLERS.on(MMAOp)
     def _MMAOp(self, op: MMAOp) -> None:
         plan: TiledMMA = op.plan.data
         atom_plan = TiledMMAAttr(TiledMMA(plan.atom))
@@ -289,6 +309,7 @@ class _Lowering:
         self.bind(old.results, new.results)
         self.dead.append(old)
 
+    @_HANDLERS.on(scf.ForOp)
     def _ForOp(self, op: scf.ForOp) -> None:
         if not any(_is_fragment(v) for v in op.iter_args):
             self.block(op.body.block)
@@ -299,6 +320,7 @@ class _Lowering:
         self.block(body)
         self._replace_results(op, new)
 
+    @_HANDLERS.on(scf.IfOp)
     def _IfOp(self, op: scf.IfOp) -> None:
         if not any(_is_fragment(r) for r in op.results):
             for region in op.regions:
@@ -315,6 +337,7 @@ class _Lowering:
             self.block(region.block)
         self._replace_results(op, new)
 
+    @_HANDLERS.on(scf.WhileOp)
     def _WhileOp(self, op: scf.WhileOp) -> None:
         if not any(_is_fragment(v) for v in list(op.arguments) + list(op.results)):
             for region in op.regions:
@@ -331,10 +354,12 @@ class _Lowering:
         self.block(after)
         self._replace_results(op, new)
 
+    @_HANDLERS.on(scf.YieldOp)
     def _YieldOp(self, op: scf.YieldOp) -> None:
         if any(_is_fragment(v) for v in op.operands):
             op.operands = self.expand(op.operands)
 
+    @_HANDLERS.on(scf.ConditionOp)
     def _ConditionOp(self, op: scf.ConditionOp) -> None:
         if any(_is_fragment(v) for v in op.args):
             op.operands = [op.condition, *self.expand(op.args)]
@@ -360,8 +385,10 @@ class LowerFragments(ModulePass):
 
     name = "tylo-lower-fragments"
 
+    arch: str = "sm_90a"
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lowering = _Lowering()
+        lowering = _Lowering(self.arch)
         for region in op.regions:
             for block in region.blocks:
                 lowering.block(block)

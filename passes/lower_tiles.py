@@ -6,7 +6,10 @@ its runtime leaves (the ``tylo.make_tile`` operands) filled in, `origin` the sum
 of the windows between the root and the accessed tile (a window's offsets stay relative to its
 root's base, which keeps a swizzle's phase). Swizzles apply to the whole offset. A
 ``tylo.ldmatrix`` / ``tylo.stmatrix`` row coordinate becomes the row's pointer the same way.
-Tiles then have no users and are erased.
+Tiles then have no users and are erased. The offset arithmetic goes through the scalar proxies
+(`tylo.dialects.scalars`), which fold static terms as tracing does.
+
+Option: ``arch`` (the target, default sm_90a), which the scalar proxies see.
 """
 
 from __future__ import annotations
@@ -17,14 +20,14 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from ..compiler import dtypes
 from ..compiler.dynamic import is_dynamic
 from ..compiler.int_tuple import transform_leaves
-from ..compiler.layout import Layout
-from ..compiler.swizzle import ComposedLayout, inner_layout
+from ..dialects.builder import KernelBuilder
+from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo import TileType
 from ..dialects.tylo.matrix_ops import LdMatrixOp, StMatrixOp
 from ..dialects.tylo.ops import (
@@ -36,8 +39,6 @@ from ..dialects.tylo.ops import (
     StoreOp,
     WindowOp,
 )
-from ..frontend.scalars import Scalar, as_scalar
-from ..frontend.tracing import Tracer
 
 
 def tile_root(tile: SSAValue) -> tuple[MakeTileOp, list[SSAValue]]:
@@ -58,27 +59,24 @@ def runtime_layout(make: MakeTileOp):
     """The root layout with its ``?`` leaves replaced by Int32 scalars of the op's operands."""
     layout = make.result.type.layout.data
     dynamic = iter(Scalar(v, dtypes.Int32) for v in make.dynamic)
-    inner = inner_layout(layout)
     fill = lambda x: next(dynamic) if is_dynamic(x) else x  # noqa: E731
-    shape = transform_leaves(fill, inner.shape)
-    stride = transform_leaves(fill, inner.stride)
-    filled = Layout(shape, stride)
-    return ComposedLayout(layout.swizzle, filled) if isinstance(layout, ComposedLayout) else filled
+    shape = transform_leaves(fill, layout.inner.shape)
+    stride = transform_leaves(fill, layout.inner.stride)
+    return layout.rebuild(shape, stride)
 
 
-def element_pointer(op: Operation, tile: SSAValue, coord) -> SSAValue:
-    """Insert, before `op`, the pointer to the element of `tile` at logical `coord`."""
+def element_pointer(op: Operation, tile: SSAValue, coord, arch: str) -> SSAValue:
+    """Insert, before `op` (of a kernel for `arch`), the pointer to the element of `tile` at
+    logical `coord`."""
     make, origins = tile_root(tile)
-    with Tracer.before_op(op).active():
+    with KernelBuilder.before(op, arch).active() as builder:
         crd = [Scalar(c, dtypes.Int32) for c in coord]
         for origin in origins:
             crd = [c + Scalar(o, dtypes.Int32) for c, o in zip(crd, origin)]
         layout = runtime_layout(make)
         offset = layout(tuple(crd) if len(crd) > 1 else crd[0])
         offset = as_scalar(offset, dtypes.Int32)
-    add = PtrAddOp(make.pointer, offset.value)
-    Rewriter.insert_op(add, InsertPoint.before(op))
-    return add.result
+        return builder.insert(PtrAddOp(make.pointer, offset.value)).result
 
 
 @dataclass(frozen=True)
@@ -87,18 +85,20 @@ class LowerTiles(ModulePass):
 
     name = "tylo-lower-tiles"
 
+    arch: str = "sm_90a"
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         tiles: list[Operation] = []
         for inner in list(op.walk()):
             if isinstance(inner, LoadElementOp):
-                ptr = element_pointer(inner, inner.tile, inner.coord)
+                ptr = element_pointer(inner, inner.tile, inner.coord, self.arch)
                 load = LoadOp(ptr)
                 Rewriter.replace_op(inner, load)
             elif isinstance(inner, StoreElementOp):
-                ptr = element_pointer(inner, inner.tile, inner.coord)
+                ptr = element_pointer(inner, inner.tile, inner.coord, self.arch)
                 Rewriter.replace_op(inner, StoreOp(inner.value, ptr))
             elif isinstance(inner, (LdMatrixOp, StMatrixOp)) and isinstance(inner.memory.type, TileType):
-                ptr = element_pointer(inner, inner.memory, inner.coord)
+                ptr = element_pointer(inner, inner.memory, inner.coord, self.arch)
                 num, trans = inner.num.value.data, inner.trans is not None
                 if isinstance(inner, LdMatrixOp):
                     new = LdMatrixOp(num, ptr, [], trans)

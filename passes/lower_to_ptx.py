@@ -7,6 +7,8 @@ so the copies act in parallel). Parameters are read with ``ld.param`` (pointers 
 with ``cvta.to.global``). `tylo.mma_sync` packs its 16-bit (or 8-bit) A/B elements into the
 .b32 registers of ``mma.sync`` (PTX ISA 9.7.14.5.8: low element first); `tylo.ldmatrix` and
 `tylo.stmatrix` likewise split and pack the registers of ``ldmatrix`` / ``stmatrix``.
+Each op class has one handler (`OpTable`); an op of any other class, e.g. a ``ptx.ldmatrix``
+that shares its Python class name with ``tylo.ldmatrix``, has no PTX lowering and is refused.
 
 Options: ``arch`` (``.target``, default sm_90a) and ``version`` (``.version``; by default the one
 `tylo.compiler.ptx_types.ptx_version` gives for the arch: 8.4 up to sm_90a).
@@ -23,7 +25,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, cf, func
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    DenseArrayBase,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -47,12 +48,15 @@ from ..compiler.ptx_types import (
     register_class,
 )
 from ..dialects import ptx
+from ..dialects.builder import kernel_block_shape
 from ..dialects.ptx import ops as P
 from ..dialects.ptx.registers import RegisterAllocator, RegisterType
 from ..dialects.tylo import PointerType, dtype_of
 from ..dialects.tylo import matrix_ops as TM
 from ..dialects.tylo import ops as T
+from .op_table import OpTable
 
+_HANDLERS = OpTable()  # op class -> the _Kernel method that lowers it
 _SPECIAL = {T.ThreadIdxOp: "tid", T.BlockIdxOp: "ctaid", T.BlockDimOp: "ntid", T.GridDimOp: "nctaid"}
 _INT_BINARY = {
     arith.AddiOp: (P.AddOp, "s", None), arith.SubiOp: (P.SubOp, "s", None),
@@ -180,8 +184,8 @@ class _Kernel:
                     self.bind(a, self.emit(P.GetRegisterOp(self.arg_regs[a])).results[0])
             for op in b.ops:
                 self.lower(op)
-        block_attr = self.fn.attributes.get("tylo.block")
-        reqntid = list(block_attr.get_values()) if isinstance(block_attr, DenseArrayBase) else None
+        shape = kernel_block_shape(self.fn)
+        reqntid = list(shape) if shape is not None else None
         return ptx.EntryOp(
             self.fn.sym_name.data, self.params, Region(Block(self.decls + self.body)), reqntid
         )
@@ -207,21 +211,18 @@ class _Kernel:
         self.bind(arg, self.emit(P.LdParamOp(declared, index, self.new(_class_of(suffix)))).results[0])
 
     def lower(self, op: Operation) -> None:
-        for cls in type(op).__mro__:
-            handler = getattr(self, "_" + cls.__name__, None)
-            if handler is not None:
-                handler(op)
-                return
-        if type(op) in _INT_BINARY or type(op) in _FLOAT_BINARY:
-            self._binary(op)
-            return
-        if type(op) in _SPECIAL:
-            d = op.dim.data
-            self.set(op.result, self.emit(P.SpecialOp(f"%{_SPECIAL[type(op)]}.{d}", self.new("b32"))))
-            return
-        raise PassFailedException(f"tylo-lower-to-ptx: no PTX lowering for {op.name}")
+        handler = _HANDLERS.lookup(op)
+        if handler is None:
+            raise PassFailedException(f"tylo-lower-to-ptx: no PTX lowering for {op.name}")
+        handler(self, op)
+
+    @_HANDLERS.on(*_SPECIAL)
+    def _special(self, op: Operation) -> None:
+        d = op.dim.data
+        self.set(op.result, self.emit(P.SpecialOp(f"%{_SPECIAL[type(op)]}.{d}", self.new("b32"))))
 
     # -- arith ----------------------------------------------------------------------------------
+    @_HANDLERS.on(arith.ConstantOp)
     def _ConstantOp(self, op: arith.ConstantOp) -> None:
         t = op.result.type
         value = op.value
@@ -235,6 +236,7 @@ class _Kernel:
                 bits &= (1 << int(suffix[1:])) - 1
         self.set(op.result, self.emit(P.ConstOp(suffix, bits, self.new(reg_class(t)))))
 
+    @_HANDLERS.on(*_INT_BINARY, *_FLOAT_BINARY)
     def _binary(self, op: Operation) -> None:
         t = op.result.type
         lhs, rhs = self.get(op.operands[0]), self.get(op.operands[1])
@@ -271,10 +273,12 @@ class _Kernel:
         c = self.emit(cls("f32", a, b, self.new("f32"), mode="rn")).results[0]
         self.set(op.results[0], self.emit(P.CvtOp(suffix, "f32", c, self.new("b16"), mode="rn")))
 
+    @_HANDLERS.on(arith.NegfOp)
     def _NegfOp(self, op: arith.NegfOp) -> None:
         t = op.result.type
         self.set(op.result, self.emit(P.NegOp(ptx_type(t), self.get(op.operand), self.new(reg_class(t)))))
 
+    @_HANDLERS.on(arith.CmpiOp)
     def _CmpiOp(self, op: arith.CmpiOp) -> None:
         pred = op.predicate.value.data
         t = op.lhs.type
@@ -290,6 +294,7 @@ class _Kernel:
         suffix = ptx_type(t, "u" if pred >= 6 else "s")
         self.set(op.result, self.emit(P.SetpOp(_CMPI[pred], suffix, a, b, self.new("pred"))))
 
+    @_HANDLERS.on(arith.CmpfOp)
     def _CmpfOp(self, op: arith.CmpfOp) -> None:
         cmp = _CMPF[op.predicate.value.data]
         if cmp is None:
@@ -302,6 +307,7 @@ class _Kernel:
             suffix = "f32"
         self.set(op.result, self.emit(P.SetpOp(cmp, suffix, a, b, self.new("pred"))))
 
+    @_HANDLERS.on(arith.SelectOp)
     def _SelectOp(self, op: arith.SelectOp) -> None:
         t = op.result.type
         c, a, b = self.get(op.cond), self.get(op.lhs), self.get(op.rhs)
@@ -364,34 +370,44 @@ class _Kernel:
         zero = self.const("f32", 0)
         return self.emit(P.CvtPairOp(pair, "f32", zero, src, self.new(pair), mode="rn.satfinite")).results[0]
 
+    @_HANDLERS.on(arith.ExtSIOp)
     def _ExtSIOp(self, op):
         self._cvt(op, ptx_type(op.result.type, "s"), ptx_type(op.input.type, "s"))
 
+    @_HANDLERS.on(arith.ExtUIOp)
     def _ExtUIOp(self, op):
         self._cvt(op, ptx_type(op.result.type, "u"), ptx_type(op.input.type, "u"))
 
+    @_HANDLERS.on(arith.TruncIOp)
     def _TruncIOp(self, op):
         self._cvt(op, ptx_type(op.result.type, "u"), ptx_type(op.input.type, "u"))
 
+    @_HANDLERS.on(arith.SIToFPOp)
     def _SIToFPOp(self, op):
         self._cvt(op, ptx_type(op.result.type), ptx_type(op.input.type, "s"), "rn")
 
+    @_HANDLERS.on(arith.UIToFPOp)
     def _UIToFPOp(self, op):
         self._cvt(op, ptx_type(op.result.type), ptx_type(op.input.type, "u"), "rn")
 
+    @_HANDLERS.on(arith.FPToSIOp)
     def _FPToSIOp(self, op):
         self._cvt(op, ptx_type(op.result.type, "s"), ptx_type(op.input.type), "rzi")
 
+    @_HANDLERS.on(arith.FPToUIOp)
     def _FPToUIOp(self, op):
         self._cvt(op, ptx_type(op.result.type, "u"), ptx_type(op.input.type), "rzi")
 
+    @_HANDLERS.on(arith.ExtFOp)
     def _ExtFOp(self, op):
         self._cvt(op, ptx_type(op.result.type), ptx_type(op.input.type))
 
+    @_HANDLERS.on(arith.TruncFOp)
     def _TruncFOp(self, op):
         self._cvt(op, ptx_type(op.result.type), ptx_type(op.input.type), "rn")
 
     # -- tylo -----------------------------------------------------------------------------------
+    @_HANDLERS.on(T.PtrAddOp)
     def _PtrAddOp(self, op: T.PtrAddOp) -> None:
         ptr, off = self.get(op.pointer), self.get(op.offset)
         t = op.pointer.type
@@ -404,6 +420,7 @@ class _Kernel:
             scale = self.const("s32", size)
             self.set(op.result, self.emit(P.FmaOp("s32", off, scale, ptr, self.new("b32"))))
 
+    @_HANDLERS.on(T.LoadOp)
     def _LoadOp(self, op: T.LoadOp) -> None:
         t = op.result.type
         mem = _memory_type(t)
@@ -415,6 +432,7 @@ class _Kernel:
             return
         self.set(op.result, self.emit(P.LdOp(space, mem, self.get(op.pointer), self.new(reg_class(t)))))
 
+    @_HANDLERS.on(T.StoreOp)
     def _StoreOp(self, op: T.StoreOp) -> None:
         t = op.value.type
         value = self.get(op.value)
@@ -424,18 +442,22 @@ class _Kernel:
             value = self.emit(P.SelpOp("b16", one, zero, value, self.new("b16"))).results[0]
         self.emit(P.StOp(space, _memory_type(t), self.get(op.pointer), value))
 
+    @_HANDLERS.on(T.SharedAllocOp)
     def _SharedAllocOp(self, op: T.SharedAllocOp) -> None:
         name = f"__tylo_smem_{len(self.decls)}"
         size = op.elements.value.data * dtype_of(op.result.type.element_type).bytes
         self.decls.append(P.SharedDeclOp(name, size, op.align.value.data))
         self.set(op.result, self.emit(P.MovSymbolOp(name, self.new("b32"))))
 
+    @_HANDLERS.on(T.BarrierOp)
     def _BarrierOp(self, op: T.BarrierOp) -> None:
         self.emit(P.BarSyncOp(0))
 
+    @_HANDLERS.on(T.CheckOp)
     def _CheckOp(self, op: T.CheckOp) -> None:
         self.emit(P.TrapOp(self.get(op.condition), negate=True))
 
+    @_HANDLERS.on(T.MMASyncOp)
     def _MMASyncOp(self, op: T.MMASyncOp) -> None:
         atom = op.plan.data.atom
         self.require(atom.instruction.min_sm, f"mma.sync {atom}")
@@ -450,6 +472,7 @@ class _Kernel:
         for old, new in zip(op.d, mma.results):
             self.bind(old, new)
 
+    @_HANDLERS.on(TM.LdMatrixOp)
     def _LdMatrixOp(self, op: TM.LdMatrixOp) -> None:
         """ldmatrix into .b32 registers, split into the op's elements, low first (PTX ISA
         9.7.14.5.15); 8-bit elements extend like their scalar loads (s8 signed, others zero)."""
@@ -478,6 +501,7 @@ class _Kernel:
         for old, new in zip(op.elements, elements):
             self.bind(old, new)
 
+    @_HANDLERS.on(TM.StMatrixOp)
     def _StMatrixOp(self, op: TM.StMatrixOp) -> None:
         """stmatrix of the op's elements packed into .b32 registers, low first (9.7.14.5.16)."""
         self.require(CopyAtom("store").min_sm, "stmatrix")
@@ -510,6 +534,7 @@ class _Kernel:
         return words
 
     # -- control flow ---------------------------------------------------------------------------
+    @_HANDLERS.on(func.ReturnOp)
     def _ReturnOp(self, op: func.ReturnOp) -> None:
         self.emit(P.RetOp())
 
@@ -527,10 +552,12 @@ class _Kernel:
         if self.next_block.get(current) is not dest:
             self.emit(P.BraOp(self.labels[dest]))
 
+    @_HANDLERS.on(cf.BranchOp)
     def _BranchOp(self, op: cf.BranchOp) -> None:
         self._copy_to(op.successor, op.arguments)
         self._jump(op.parent_block(), op.successor)
 
+    @_HANDLERS.on(cf.ConditionalBranchOp)
     def _ConditionalBranchOp(self, op: cf.ConditionalBranchOp) -> None:
         here = op.parent_block()
         cond = self.get(op.cond)

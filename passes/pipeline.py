@@ -34,8 +34,8 @@ def pipeline(arch: str) -> list[ModulePass]:
     """The passes of a compile for `arch`, in order."""
     return [
         PlanCopies(arch=arch),
-        LowerFragments(),
-        LowerTiles(),
+        LowerFragments(arch=arch),
+        LowerTiles(arch=arch),
         CanonicalizePass(),
         CommonSubexpressionElimination(),
         LowerScf(),

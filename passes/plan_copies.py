@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -45,7 +45,7 @@ from ..compiler.offsets import offset_grid
 from ..compiler.plans.copy_checks import broken_matrix_row, unit_stride_axis
 from ..compiler.plans.matrix_copy import MatrixCopyPlan, matrix_copy_plan
 from ..compiler.ptx_types import arch_number
-from ..compiler.swizzle import ComposedLayout
+from ..dialects.builder import kernel_block_shape
 from ..dialects.tylo import TileType, dtype_of
 from ..dialects.tylo.matrix_ops import MatrixLoadOp, MatrixStoreOp
 from ..dialects.tylo.ops import (
@@ -91,7 +91,7 @@ def runtime_origins_keep_rows(layout, runtime: set, element_bytes: int) -> bool:
     leaf) and stride_m is a multiple of 16 bytes (never the unit-stride axis of 8/16-bit data)."""
     if not runtime:
         return True
-    if isinstance(layout, ComposedLayout):
+    if layout.swizzle is not None:
         return False
     for m in runtime:
         shape, stride = layout.shape[m], layout.stride[m]
@@ -201,13 +201,10 @@ def _in_uniform_control(op: Operation) -> bool:
 
 
 def _block_is_warp_aligned(op: Operation) -> bool:
-    fn = op.parent_op()
-    while fn is not None and not isinstance(fn, func.FuncOp):
-        fn = fn.parent_op()
-    attr = fn.attributes.get("tylo.block") if fn is not None else None
-    if not isinstance(attr, DenseArrayBase):
+    shape = kernel_block_shape(op)
+    if shape is None:
         return True
-    x, y, z = list(attr.get_values())
+    x, y, z = shape
     return (x * y * z) % 32 == 0 and (x % 32 == 0 or y * z == 1)
 
 

@@ -23,8 +23,7 @@ from ..compiler import offsets
 from ..compiler.copy_atom import ROW_BYTES
 from ..compiler.errors import GeometryError, LayoutError
 from ..compiler.int_tuple import is_int
-from ..compiler.layout import Layout
-from ..compiler.swizzle import inner_layout
+from ..compiler.layout_base import LayoutBase
 from .raster import write_picture
 from .svg import CONFLICT_STROKE, Cell, LegendEntry, draw_grid, hue_colour, ramp_colour
 
@@ -40,10 +39,9 @@ def offset_grid(layout, what: str = "offset_grid") -> np.ndarray:
     Raises LayoutError when ``layout`` is not a Layout or ComposedLayout, has rank 3 or more, or
     has a runtime extent or stride.
     """
-    inner = inner_layout(layout)
-    if isinstance(inner, Layout) and inner.rank() > 2:
+    if isinstance(layout, LayoutBase) and layout.rank() > 2:
         raise LayoutError(
-            f"{what}({layout}): the layout has rank {inner.rank()}; a picture has two axes, so it "
+            f"{what}({layout}): the layout has rank {layout.rank()}; a picture has two axes, so it "
             "needs rank 1 or 2 (take a mode or flatten the extra modes first)"
         )
     return offsets.offset_grid(layout, what=what)

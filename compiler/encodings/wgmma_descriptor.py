@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import GeometryError
 from ..int_tuple import is_int
-from ..swizzle import inner_layout
+from ..layout_base import LayoutBase
 from .bitfields import BitField, pack_fields, unpack_fields
 from .matrix_descriptor import base_offset, canonical_offsets, decode_bytes, encode, require_structure
 from .swizzle_modes import SwizzleMode, mode_for_code, swizzle_mode
@@ -102,9 +102,12 @@ def operand_descriptor(structure: Any, layout: Any, origin: Any, base_address: i
     static (i0, i1); its coordinate along the 8-row axis must be a multiple of 8, and along the
     contiguous axis a multiple of a row (row_elements), or of a 16-byte chunk for K-major
     swizzled storage, where K steps inside a row.
-    Raises GeometryError for an origin off those multiples or an unaligned address.
+    Raises GeometryError for an origin off those multiples or an unaligned address, or for a
+    ``layout`` that is not a Layout or ComposedLayout.
     """
-    inner = inner_layout(layout)
+    if not isinstance(layout, LayoutBase):
+        raise GeometryError(f"operand_descriptor: {layout!r} is not a Layout or ComposedLayout")
+    inner = layout.inner
     coords = tuple(origin) if isinstance(origin, (tuple, list)) else ()
     if len(coords) != 2 or not all(is_int(c) and c >= 0 for c in coords):
         raise GeometryError(

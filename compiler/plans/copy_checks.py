@@ -25,10 +25,9 @@ from ..copy_atom import ROW_BYTES
 from ..dtypes import DType
 from ..errors import GeometryError, PlanError, TypeMismatchError
 from ..int_tuple import is_int, is_static, leaves, product
-from ..layout import Layout
+from ..layout_base import LayoutBase
 from ..offsets import offset_grid
 from ..ownership import Ownership
-from ..swizzle import ComposedLayout, inner_layout
 from ..window import Window
 from .cp_async import VECTOR_BYTES, CopyPlan
 from .matrix_copy import MatrixCopyPlan, matrix_copy_plan
@@ -36,9 +35,9 @@ from .matrix_copy import MatrixCopyPlan, matrix_copy_plan
 
 def _offsets(layout, shape: tuple[int, int], what: str) -> np.ndarray:
     """offsets[row, col]: the element offset of every logical coordinate of `shape`."""
-    if not isinstance(layout, (Layout, ComposedLayout)):
+    if not isinstance(layout, LayoutBase):
         raise PlanError(f"validate_copy: {what} {layout!r} is not a Layout or ComposedLayout")
-    inner = inner_layout(layout)
+    inner = layout.inner
     if not (is_static(inner.shape) and is_static(inner.stride)):
         raise PlanError(f"validate_copy: {what} {layout} must be static to be checked on the host")
     modes = inner.shape if isinstance(inner.shape, tuple) else (inner.shape,)
@@ -54,8 +53,10 @@ def unit_stride_axis(layout) -> int | None:
     layout (under an optional swizzle) whose first leaf of extent > 1 has stride 1. None when
     no mode or both modes start that way, or when a leaf is not a static int (a runtime leaf).
     `validate_copy` and the tylo-plan-copies pass both read the axis here."""
-    inner = inner_layout(layout)
-    if not isinstance(inner, Layout) or not isinstance(inner.shape, tuple) or len(inner.shape) != 2:
+    if not isinstance(layout, LayoutBase):
+        return None
+    inner = layout.inner
+    if not isinstance(inner.shape, tuple) or len(inner.shape) != 2:
         return None
     if not (is_static(inner.shape) and is_static(inner.stride)):
         return None
@@ -139,11 +140,10 @@ def _check_matrix(ownership: Ownership, dtype: DType, layout) -> None:
     if parent is layout:
         off = _offsets(layout, ownership.shape, "layout")
     else:
-        inner = inner_layout(parent)
-        if not isinstance(parent, (Layout, ComposedLayout)) or inner.rank() != 2:
+        if not isinstance(parent, LayoutBase) or parent.rank() != 2:
             raise PlanError(f"validate_copy: window parent {parent!r} is not a rank-2 Layout "
                             "or ComposedLayout")
-        off = _offsets(parent, tuple(product(m) for m in inner.shape), "window parent")
+        off = _offsets(parent, tuple(product(m) for m in parent.shape), "window parent")
     axis = _unit_axis(parent)
     plan = matrix_copy_plan(ownership, dtype, axis)
     if plan is None:

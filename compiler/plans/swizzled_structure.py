@@ -32,6 +32,7 @@ from ..encodings.swizzle_modes import SwizzleMode, element_swizzle, swizzle_mode
 from ..errors import GeometryError, LayoutError
 from ..int_tuple import is_int, leaves, require_axis
 from ..layout import Layout, coalesce
+from ..layout_base import LayoutBase
 from ..swizzle import ComposedLayout
 
 __all__ = ["SwizzledStructure", "swizzled_structure", "structure_layout"]
@@ -95,10 +96,8 @@ def _blocks_disjoint(groups: int, leading: int, q: int, stride: int, block: int)
 
 
 def _split(layout: Any) -> tuple[Any, Layout]:
-    if isinstance(layout, ComposedLayout):
-        return layout.swizzle, layout.layout
-    if isinstance(layout, Layout):
-        return None, layout
+    if isinstance(layout, LayoutBase):
+        return layout.swizzle, layout.inner
     raise LayoutError(f"swizzled_structure: {layout!r} is not a Layout or a ComposedLayout")
 
 

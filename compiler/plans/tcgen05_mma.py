@@ -46,7 +46,6 @@ from ..int_tuple import is_int
 from ..layout import Layout
 from ..mma_atom import ShapedAtom, _role
 from ..offsets import offset_grid
-from ..swizzle import inner_layout
 from ..tmem import TMEM_LANES, TmemTile, positions_per_column
 from .swizzled_structure import SwizzledStructure, contiguous_axis, swizzled_structure
 
@@ -200,8 +199,7 @@ class Tcgen05Operand:
     @property
     def shape(self) -> tuple[int, int]:
         """The whole tile's logical shape."""
-        inner = inner_layout(self.layout)
-        return tuple(m.size() for m in inner.modes())
+        return tuple(m.size() for m in self.layout.inner.modes())
 
     def at(self, origin) -> "Tcgen05Operand":
         """The same tile at another logical origin, without recomputing the descriptor."""
@@ -315,8 +313,7 @@ def tcgen05_operand(atom: Tcgen05MMA, role: str, layout, origin=(0, 0),
     if not is_int(base_address) or base_address < 0 or base_address % period:
         raise GeometryError(f"tcgen05_operand {role}: base_address {base_address!r} must be a "
                             f"non-negative multiple of {period} bytes (eight swizzle rows)")
-    shape = tuple(m.size() for m in
-                  inner_layout(layout).modes())
+    shape = tuple(m.size() for m in layout.inner.modes())
     o = _check_origin(atom, role, shape, origin, structure)
     return Tcgen05Operand(atom, role, layout, o, base_address, structure,
                           tcgen05_smem_descriptor(structure, base_address,

@@ -35,7 +35,6 @@ from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.dynamic import is_dynamic
 from ...compiler.int_tuple import is_static, leaves, product
-from ...compiler.swizzle import inner_layout
 from .attributes import TiledMMAAttr, dtype_of, element_type
 from .types import FragmentType, PointerType, TileType
 
@@ -195,7 +194,7 @@ class StoreOp(IRDLOperation):
 
 def dynamic_leaves(layout) -> int:
     """Number of runtime (``?``) leaves: shape leaves, then stride leaves."""
-    inner = inner_layout(layout)
+    inner = layout.inner
     return sum(1 for x in leaves(inner.shape) + leaves(inner.stride) if is_dynamic(x))
 
 

@@ -1,4 +1,5 @@
 // RUN: tylo-opt %s -p tylo-lower-fragments --split-input-file | filecheck %s
+// RUN: tylo-opt %s -p 'tylo-lower-fragments{arch=sm_80}' --split-input-file | filecheck %s
 
 // A single m16n8k16 atom: 8 A slots, 4 B slots, one mma_sync, 4 stores; slot coordinates come
 // from the thread's base coordinate (row g = t / 4, col 2(t % 4)) plus static offsets.

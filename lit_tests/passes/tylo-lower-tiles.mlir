@@ -1,4 +1,5 @@
 // RUN: tylo-opt %s -p tylo-lower-tiles | filecheck %s
+// RUN: tylo-opt %s -p 'tylo-lower-tiles{arch=sm_80}' | filecheck %s
 
 // A window's origin adds to the coordinate, per mode; the root layout's runtime stride (%ld)
 // comes from tylo.make_tile; the offset is in elements; tiles disappear.

@@ -367,7 +367,8 @@ def test_broken_matrix_row_from_a_window_origin():
 def test_validate_copy_checks_a_window_of_a_swizzled_tile_in_its_parent():
     """A 16x16 A operand at (16, 16) of a 128-byte-swizzled 64x64 tile: its rows are whole and
     aligned in the parent (the window keeps the swizzle phase); at column 4 they are not."""
-    from tylo.compiler.layout import compose, window
+    from tylo.compiler.layout import compose
+    from tylo.compiler.window import window
 
     a = MMAAtom((16, 8, 16), BFloat16, Float32).operand_layout("A")
     parent = compose(element_swizzle(128, 2), Layout((64, 64), (64, 1)))
@@ -379,7 +380,7 @@ def test_validate_copy_checks_a_window_of_a_swizzled_tile_in_its_parent():
 
 
 def test_validate_copy_needs_a_rank_2_window():
-    from tylo.compiler.layout import window
+    from tylo.compiler.window import window
 
     a = MMAAtom((16, 8, 16), BFloat16, Float32).operand_layout("A")
     with pytest.raises(GeometryError, match=r"validate_copy: window window\(1024:1, origin=\(0\), "

@@ -1,7 +1,9 @@
-"""Runtime scalars: proxy values that record `arith` ops while a kernel is traced.
+"""Runtime scalars: proxy values that record `arith` ops through the current `KernelBuilder`.
 
-A `Scalar` wraps one SSA value and its Tylo dtype. Python operators on it record IR; Python
-numbers mixed in become constants of the scalar's dtype. Integer ``//`` and ``%`` round toward
+A `Scalar` wraps one SSA value and its Tylo dtype. Python operators on it record IR at the
+current builder's insertion point (`tylo.dialects.builder`): the frontend's tracer while a
+kernel is traced, or a pass emitting index arithmetic in front of an op. Python numbers mixed
+in become constants of the scalar's dtype. Integer ``//`` and ``%`` round toward
 zero like C and PTX (the same as Python's for non-negative operands). A runtime scalar has no
 Python truth value: ``if x:`` on one builds an `scf.if` (the kernel's AST is rewritten for that);
 ``bool(x)`` raises.
@@ -21,9 +23,8 @@ from ..compiler.dtypes import DType
 from ..compiler.errors import CompileError, TypeMismatchError, UnsupportedError
 from ..compiler.fp8 import FP8_FORMATS, to_float8
 from ..compiler.ptx_types import PTX_TYPES, arch_number, cvt_pair
-from ..dialects.tylo import element_type
-from .tracing import current, emit
-from .unbound import Unbound
+from .builder import current_builder, emit
+from .tylo import element_type
 
 _INT_OPS = {
     "add": (arith.AddiOp, arith.AddiOp),
@@ -88,9 +89,14 @@ def _fits(v: int, dtype: DType) -> bool:
 
 
 def python_dtype(x) -> DType:
-    """The dtype a Python number becomes at runtime: bool, Int32 (Int64 if large), Float32."""
-    if isinstance(x, Unbound):
-        x.fail()
+    """The dtype a Python number becomes at runtime: bool, Int32 (Int64 if large), Float32.
+
+    A value that stands for no value (the frontend's `Unbound`, a name with none after a
+    runtime region) defines ``__tylo_no_value__``, which raises the CompileError that says why.
+    Raises TypeMismatchError for anything else that is not a number."""
+    no_value = getattr(type(x), "__tylo_no_value__", None)
+    if no_value is not None:
+        no_value(x)
     if isinstance(x, bool):
         return dtypes.Bool
     if isinstance(x, int):
@@ -308,10 +314,11 @@ def convert(x: Scalar, to: DType) -> Scalar:
     if frm is to:
         return x
     fp8 = next((d for d in (frm, to) if d in FP8_FORMATS), None)
-    if fp8 is not None and arch_number(current().arch) < PTX_TYPES[fp8.ptx].min_sm:
+    if fp8 is not None and arch_number(current_builder().arch) < PTX_TYPES[fp8.ptx].min_sm:
         raise UnsupportedError(
             f"{frm} -> {to}: FP8 conversions (cvt .{cvt_pair(fp8.ptx)}, PTX ISA 9.7.9.21) need "
-            f"sm_{PTX_TYPES[fp8.ptx].min_sm} or later; this kernel compiles for {current().arch}"
+            f"sm_{PTX_TYPES[fp8.ptx].min_sm} or later; this kernel compiles for "
+            f"{current_builder().arch}"
         )
     if to in FP8_FORMATS and frm is dtypes.Float64:
         raise UnsupportedError(
@@ -339,3 +346,19 @@ def convert(x: Scalar, to: DType) -> Scalar:
         return Scalar(v, to)  # same width, other signedness: same bits
     return Scalar(emit(op).results[0], to)
 
+
+def select(cond, if_true, if_false):
+    """`if_true` where `cond` holds, else `if_false` (both evaluated; one runtime arith.select).
+
+    cond: a Bool scalar, or a runtime integer (nonzero is true) or Python bool; the two values
+    are Scalars or Python numbers, one dtype between them (a number takes the other's dtype).
+    Raises TypeMismatchError when the two dtypes differ."""
+    c = as_scalar(cond, dtypes.Bool)
+    if c.dtype is not dtypes.Bool:
+        c = c != 0
+    like = if_true if isinstance(if_true, Scalar) else if_false if isinstance(if_false, Scalar) else None
+    a = as_scalar(if_true, like.dtype if like is not None else None)
+    b = as_scalar(if_false, a.dtype)
+    if a.dtype is not b.dtype:
+        raise TypeMismatchError(f"select between {a.dtype} and {b.dtype}")
+    return Scalar(emit(arith.SelectOp(c.value, a.value, b.value)).results[0], a.dtype)

@@ -3,8 +3,13 @@
 A `Scalar` wraps one SSA value and its Tylo dtype. Python operators on it record IR at the
 current builder's insertion point (`tylo.dialects.builder`): the frontend's tracer while a
 kernel is traced, or a pass emitting index arithmetic in front of an op. Python numbers mixed
-in become constants of the scalar's dtype. Integer ``//`` and ``%`` round toward
-zero like C and PTX (the same as Python's for non-negative operands). A runtime scalar has no
+in become constants of the scalar's dtype. Integer ``//`` and ``%`` have Python's floor semantics
+whatever the staticness of their operands (``-7 // 2 == -4``, ``-7 % 2 == 1``): a power-of-two
+static divisor becomes an arithmetic shift and a mask, operands known to be non-negative (thread
+and block indices, extents, loop variables counting up from 0, see `Scalar.nonneg`) the plain
+``div``/``rem``, and anything else ``div``/``rem`` with the floor correction
+(``q - 1, r + b`` where the remainder is non-zero and its sign differs from the divisor's).
+Unsigned division is floor division already. A runtime scalar has no
 Python truth value: ``if x:`` on one builds an `scf.if` (the kernel's AST is rewritten for that);
 ``bool(x)`` raises.
 
@@ -78,7 +83,8 @@ def constant(value, dtype: DType) -> "Scalar":
         elif not _fits(v, dtype):
             raise TypeMismatchError(f"constant {value} does not fit {dtype}")
         attr = IntegerAttr(v, t, truncate_bits=dtype.kind == "uint")
-    return Scalar(emit(arith.ConstantOp(attr, t)).results[0], dtype)
+    nonneg = dtype.is_int and int(value) >= 0
+    return Scalar(emit(arith.ConstantOp(attr, t)).results[0], dtype, nonneg=nonneg)
 
 
 def _fits(v: int, dtype: DType) -> bool:
@@ -123,15 +129,20 @@ class Scalar:
     `upper`, when known, is a static exclusive bound of a value known to lie in [0, upper): a
     thread index is bounded by the block shape, and ``%``, ``//``, ``&``, ``+`` and ``*`` with
     static non-negative ints keep a bound. Builtins use it to check thread indices statically.
+    `nonneg` says the value is known to be >= 0 (always so when `upper` is known): block indices,
+    extents and strides, loop variables counting up from a non-negative start, and what ``+``,
+    ``*``, ``//``, ``%``, ``&``, ``>>`` of such values give. Integer ``//`` and ``%`` need no floor
+    correction then.
     """
 
-    __slots__ = ("value", "dtype", "upper")
+    __slots__ = ("value", "dtype", "upper", "nonneg")
     __hash__ = object.__hash__
 
-    def __init__(self, value: SSAValue, dtype: DType, upper: int | None = None):
+    def __init__(self, value: SSAValue, dtype: DType, upper: int | None = None, nonneg: bool = False):
         self.value = value
         self.dtype = dtype
         self.upper = upper
+        self.nonneg = nonneg or upper is not None
 
     def __repr__(self) -> str:
         return f"<runtime {self.dtype}>"
@@ -166,6 +177,8 @@ class Scalar:
         folded = _fold(self, other, op, reverse)
         if folded is not None:
             return folded
+        if op in ("floordiv", "mod") and self.dtype.kind == "int":
+            return _floor_div_mod(self, other, op, reverse)
         rhs = as_scalar(other, self.dtype)
         lhs, rhs = (rhs, self) if reverse else (self, rhs)
         d = self.dtype
@@ -179,7 +192,8 @@ class Scalar:
         if cls is None:
             raise TypeMismatchError(f"operator {_SYMBOL[op]} is not defined for {d}")
         upper = None if reverse else _bound(self.upper, other, op)
-        return Scalar(emit(cls(lhs.value, rhs.value)).results[0], d, upper)
+        nonneg = d.kind == "uint" or _nonneg(lhs, op, rhs)
+        return Scalar(emit(cls(lhs.value, rhs.value)).results[0], d, upper, nonneg)
 
     def __add__(self, o): return self._binary(o, "add")
     def __radd__(self, o): return self._binary(o, "add", True)
@@ -273,6 +287,48 @@ def _bound(upper: int | None, other, op: str) -> int | None:
     return None
 
 
+def _is_nonneg(x) -> bool:
+    return x.nonneg if isinstance(x, Scalar) else isinstance(x, int) and x >= 0
+
+
+_KEEPS_NONNEG = ("add", "mul", "floordiv", "mod", "and", "or", "xor", "rshift", "min", "max")
+
+
+def _nonneg(lhs: "Scalar", op: str, rhs: "Scalar") -> bool:
+    """Whether ``lhs op rhs`` of signed integers is known to be >= 0 (wrap-around aside, as for
+    every index computation: launches refuse arrays whose offsets overflow 32 bits)."""
+    if op in ("and",) and (lhs.nonneg or rhs.nonneg):
+        return True
+    if op == "min":
+        return lhs.nonneg and rhs.nonneg
+    if op == "max":
+        return lhs.nonneg or rhs.nonneg
+    return op in _KEEPS_NONNEG and lhs.nonneg and rhs.nonneg
+
+
+def _floor_div_mod(x: "Scalar", other, op: str, reverse: bool) -> "Scalar":
+    """Python's ``//`` or ``%`` of signed integers (see the module docstring)."""
+    a, b = (other, x) if reverse else (x, other)
+    if isinstance(b, int) and not isinstance(b, bool):
+        if b == 0:
+            raise CompileError(f"integer {_SYMBOL[op]} by zero")
+        if b > 0 and b & (b - 1) == 0 and isinstance(a, Scalar):  # floor by a power of two
+            if op == "floordiv":
+                return a >> (b.bit_length() - 1)
+            return a & (b - 1)
+    a, b = as_scalar(a, x.dtype), as_scalar(b, x.dtype)
+    cls = _INT_OPS[op][0]
+    plain = Scalar(emit(cls(a.value, b.value)).results[0], x.dtype,
+                   None if reverse else _bound(x.upper, other, op), _nonneg(a, op, b))
+    if a.nonneg and b.nonneg:
+        return plain
+    r = plain if op == "mod" else Scalar(emit(arith.RemSIOp(a.value, b.value)).results[0], x.dtype)
+    fix = (r != 0) & ((r ^ b) < 0)  # the truncated quotient is one too large
+    if op == "floordiv":
+        return select(fix, plain - 1, plain)
+    return select(fix, plain + b, plain)
+
+
 def _bad_unary(symbol: str, dtype: DType):
     raise TypeMismatchError(f"unary {symbol} is not defined for {dtype}")
 
@@ -361,4 +417,5 @@ def select(cond, if_true, if_false):
     b = as_scalar(if_false, a.dtype)
     if a.dtype is not b.dtype:
         raise TypeMismatchError(f"select between {a.dtype} and {b.dtype}")
-    return Scalar(emit(arith.SelectOp(c.value, a.value, b.value)).results[0], a.dtype)
+    return Scalar(emit(arith.SelectOp(c.value, a.value, b.value)).results[0], a.dtype,
+                  nonneg=a.nonneg and b.nonneg)

@@ -42,7 +42,7 @@ def _dim(d) -> str:
 
 
 def _index_op(cls, dim, upper: int | None = None) -> Scalar:
-    return Scalar(emit(cls(_dim(dim))).results[0], dtypes.Int32, upper)
+    return Scalar(emit(cls(_dim(dim))).results[0], dtypes.Int32, upper, nonneg=True)
 
 
 def thread_idx(dim=0) -> Scalar:

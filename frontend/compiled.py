@@ -86,11 +86,11 @@ def _proxies(specs, values, args) -> dict:
         else:
             ptr = Pointer(arg(name), spec.dtype, "global")
             shape = tuple(
-                s if is_int(s) else Scalar(arg(f"{name}_shape{i}"), dtypes.Int32)
+                s if is_int(s) else Scalar(arg(f"{name}_shape{i}"), dtypes.Int32, nonneg=True)
                 for i, s in enumerate(spec.shape)
             )
             stride = tuple(
-                s if is_int(s) else Scalar(arg(f"{name}_stride{i}"), dtypes.Int32)
+                s if is_int(s) else Scalar(arg(f"{name}_stride{i}"), dtypes.Int32, nonneg=True)
                 for i, s in enumerate(spec.stride)
             )
             out[name] = make_tile(ptr, Layout(shape, stride), "global", Tensor)

@@ -231,7 +231,8 @@ def for_range(args, body_fn, names, values):
     for k, i in enumerate(carried):
         inner[i] = _type_of(values[i])[1](body.args[k + 1])
     with tracer.inside(body):
-        out = list(body_fn(Scalar(body.args[0], dtypes.Int32), *inner))
+        index = Scalar(body.args[0], dtypes.Int32, nonneg=bounds[0].nonneg)  # scf.for steps up
+        out = list(body_fn(index, *inner))
         yielded = _finish_body(out, values, carried, names, "runtime for loop")
         body.add_op(scf.YieldOp(*[v.value for v in yielded]))
     op = emit(scf.ForOp(bounds[0].value, bounds[1].value, bounds[2].value,

@@ -182,7 +182,7 @@ class _Lowering:
 
     def _coordinates(self, op: Operation, ownership, thread: SSAValue) -> list[tuple]:
         with self.before(op).active():
-            t = Scalar(thread, dtypes.Int32)
+            t = Scalar(thread, dtypes.Int32, nonneg=True)  # a thread index: >= 0
             coords = []
             if ownership.separable:
                 r0, c0 = ownership.thread_coordinate(t)
@@ -218,7 +218,7 @@ class _Lowering:
 
         Thread t is lane t % 32 of warp t // 32 (the pass that planned the copy checked it)."""
         with self.before(op).active():
-            t = Scalar(thread, dtypes.Int32)
+            t = Scalar(thread, dtypes.Int32, nonneg=True)  # a thread index: >= 0
             warps = len(plan.warp_offsets)
             lane = t if warps == 1 else t % 32
             shift = [0, 0]

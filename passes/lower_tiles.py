@@ -58,7 +58,8 @@ def tile_root(tile: SSAValue) -> tuple[MakeTileOp, list[SSAValue]]:
 def runtime_layout(make: MakeTileOp):
     """The root layout with its ``?`` leaves replaced by Int32 scalars of the op's operands."""
     layout = make.result.type.layout.data
-    dynamic = iter(Scalar(v, dtypes.Int32) for v in make.dynamic)
+    # extents are positive and strides non-negative (the Layout contract; checked at launch)
+    dynamic = iter(Scalar(v, dtypes.Int32, nonneg=True) for v in make.dynamic)
     fill = lambda x: next(dynamic) if is_dynamic(x) else x  # noqa: E731
     shape = transform_leaves(fill, layout.inner.shape)
     stride = transform_leaves(fill, layout.inner.stride)
@@ -70,9 +71,11 @@ def element_pointer(op: Operation, tile: SSAValue, coord, arch: str) -> SSAValue
     logical `coord`."""
     make, origins = tile_root(tile)
     with KernelBuilder.before(op, arch).active() as builder:
-        crd = [Scalar(c, dtypes.Int32) for c in coord]
+        # a layout is evaluated at in-range, so non-negative, coordinates (the Layout contract):
+        # decomposing one into the modes needs no floor correction of // and %
+        crd = [Scalar(c, dtypes.Int32, nonneg=True) for c in coord]
         for origin in origins:
-            crd = [c + Scalar(o, dtypes.Int32) for c, o in zip(crd, origin)]
+            crd = [c + Scalar(o, dtypes.Int32, nonneg=True) for c, o in zip(crd, origin)]
         layout = runtime_layout(make)
         offset = layout(tuple(crd) if len(crd) > 1 else crd[0])
         offset = as_scalar(offset, dtypes.Int32)

@@ -57,7 +57,7 @@ def loops(out, n):
 # CHECK:         arith.cmpi sgt
 # CHECK:         scf.condition
 # CHECK:       } do {
-# CHECK:         arith.divsi
+# CHECK:         arith.shrsi
 # CHECK:         scf.yield
 # CHECK:       }
 # CHECK-NEXT:  %[[ONE:.*]] = arith.constant 1 : i32

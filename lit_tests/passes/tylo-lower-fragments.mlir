@@ -2,11 +2,11 @@
 // RUN: tylo-opt %s -p 'tylo-lower-fragments{arch=sm_80}' --split-input-file | filecheck %s
 
 // A single m16n8k16 atom: 8 A slots, 4 B slots, one mma_sync, 4 stores; slot coordinates come
-// from the thread's base coordinate (row g = t / 4, col 2(t % 4)) plus static offsets.
+// from the thread's base coordinate (row g = t // 4 = t >> 2, col 2(t % 4)) plus static offsets.
 // CHECK-LABEL: func.func @atom
 // CHECK:      %[[T:.*]] = tylo.thread_idx "x"
-// CHECK:      %[[FOUR:.*]] = arith.constant 4 : i32
-// CHECK-NEXT: %[[G:.*]] = arith.divsi %[[T]], %[[FOUR]] : i32
+// CHECK:      %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[G:.*]] = arith.shrsi %[[T]], %[[TWO]] : i32
 // CHECK-COUNT-8: tylo.load_element %{{.*}} : !tylo.tile<bf16, global, (16,16):(16,1)> -> bf16
 // CHECK-COUNT-4: tylo.load_element %{{.*}} : !tylo.tile<bf16, global, (16,8):(8,1)> -> bf16
 // CHECK:      %[[Z:.*]] = arith.constant 0.000000e+00 : f32

@@ -36,10 +36,11 @@ func.func @swizzled(%p: !tylo.ptr<bf16, shared>, %i: i32, %j: i32) {
   func.return
 }
 
-// Hierarchical modes: a row index decomposes over (8,2):(1,64) (first mode fastest).
+// Hierarchical modes: a row index decomposes over (8,2):(1,64) (first mode fastest); the
+// coordinate is in range, so non-negative, and // 8 and % 8 are a shift and a mask.
 // CHECK-LABEL: func.func @tiled
-// CHECK:       arith.remsi %i
-// CHECK:       arith.divsi %i
+// CHECK:       arith.andi %i
+// CHECK:       arith.shrsi %i
 // CHECK:       tylo.ptr_add %p
 func.func @tiled(%p: !tylo.ptr<f32, global>, %i: i32, %j: i32) {
   %tile = tylo.make_tile %p : !tylo.ptr<f32, global> -> !tylo.tile<f32, global, ((8,2),8):((1,64),8)>

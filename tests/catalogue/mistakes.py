@@ -127,6 +127,13 @@ def k(out, n):
     print(out[i])  # <-
 k.compile(tylo.Tensor(Float32, 1), 4)
 """, "UnsupportedError", "use tylo.print(fmt, *values)"),
+    Mistake("division-by-zero", K, "integer division by a static zero", """
+@tylo.kernel
+def k(out, a):
+    i = tylo.thread_idx()
+    out[i] = a[i] // 0  # <-
+k.compile(tylo.Tensor(Int32, 1), tylo.Tensor(Int32, 1))
+""", "CompileError", "integer // by zero"),
     Mistake("undefined-name", K, "a name that is not defined", """
 @tylo.kernel
 def k(out):

@@ -25,6 +25,7 @@ from .compiler.dtypes import (
 )
 from .compiler.errors import (
     ArgumentError,
+    AutotuneError,
     CompileError,
     DeviceError,
     GeometryError,
@@ -133,6 +134,7 @@ from .frontend.builtins import (
     thread_idx,
     warp_id,
 )
+from .frontend.autotune import Config, autotune
 from .frontend.compiled import CompiledKernel
 from .frontend.fragments import full, zeros
 from .frontend.kernel import func, kernel
@@ -157,6 +159,8 @@ def window(x, origin, shape, inbounds: bool = False):
 __all__ = [
     "accumulator",
     "ArgumentError",
+    "autotune",
+    "AutotuneError",
     "barrier",
     "BFloat16",
     "block_dim",
@@ -172,6 +176,7 @@ __all__ = [
     "CompileError",
     "complement",
     "compose",
+    "Config",
     "ComposedLayout",
     "constexpr",
     "COPY_ATOMS",

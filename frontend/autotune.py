@@ -132,12 +132,18 @@ class TunedLauncher:
         self.launch = (grid, block, shared_bytes)
 
     def __call__(self, *args, **kwargs) -> None:
-        config, full = self._tune(args, kwargs)
-        self._launcher(config)(*full)
+        try:
+            config, full = self._tune(args, kwargs)
+            self._launcher(config)(*full)
+        except TyloError as e:  # the user's mistake: no Tylo-internal frames in the traceback
+            raise e.with_traceback(None) from None
 
     def tune(self, *args, **kwargs) -> Config:
         """The best config for these arguments (tuning first if this key has none yet)."""
-        return self._tune(args, kwargs)[0]
+        try:
+            return self._tune(args, kwargs)[0]
+        except TyloError as e:
+            raise e.with_traceback(None) from None
 
     # -- one config -----------------------------------------------------------------------------
     def _launcher(self, config: Config):
@@ -263,12 +269,10 @@ class TunedLauncher:
 
 
 def _array(name: str, value) -> DeviceArray | None:
+    """`value` as a device array, None if it is no array; `ArgumentError` for a host array."""
     if isinstance(value, (bool, int, float)):
         return None
-    try:
-        return as_device_array(name, value)
-    except TyloError:
-        return None
+    return as_device_array(name, value)
 
 
 def _or_inf(ms: float | None) -> float:

@@ -7,7 +7,7 @@ with ``cuda.pathfinder.find_nvidia_binary_utility``; then ``PATH``.
 `files_dir` is where the .ptx and .cubin files handed to the utilities are kept, so that a
 path printed in a message or returned as ``compiled.ptx_path`` exists when the user reads it:
 ``TYLO_KEEP_DIR`` if set; else ``files/`` inside the disk cache folder (`knobs.cache_dir`);
-else, with the disk cache off, one folder per user, ``<temp dir>/tylo-<uid>``. Files are named
+else, with the disk cache off, one private folder per user, ``<temp dir>/tylo-<uid>``. Files are named
 by a digest of their content, so a process that compiles the same kernel again overwrites the
 same files instead of adding a folder. `write_atomic` writes through a temporary file and a
 rename, so that a concurrent reader never sees half a file.
@@ -80,12 +80,21 @@ def files_dir() -> Path:
     folder = knobs.keep_dir()
     if folder is None:
         cache = knobs.cache_dir()
-        if cache is not None:
-            folder = cache / "files"
-        else:
-            user = os.getuid() if hasattr(os, "getuid") else "user"
-            folder = Path(tempfile.gettempdir()) / f"tylo-{user}"
+        folder = cache / "files" if cache is not None else _user_temp_dir(tempfile.gettempdir())
     folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@functools.lru_cache(maxsize=None)
+def _user_temp_dir(root: str) -> Path:
+    """``<root>/tylo-<uid>``, private to the user (mode 0700). Should another user own a
+    folder of that name, a fresh private folder of this process is used instead."""
+    if not hasattr(os, "getuid"):
+        return Path(root) / "tylo-files"
+    folder = Path(root) / f"tylo-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    if folder.stat().st_uid != os.getuid():
+        return Path(tempfile.mkdtemp(prefix="tylo-", dir=root))
     return folder
 
 

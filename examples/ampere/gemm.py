@@ -50,14 +50,19 @@ def gemm(C, A, B, plan: tylo.constexpr):
     tylo.store(tylo.window(C, (m0, n0), (TM, TN)), acc, t)
 
 
-def launch(C, A, B):
-    """C = A @ B with the plan autotuning chose for these shapes (tuning on the first call)."""
+def tuned(A, B):
+    """``gemm[grid, block]`` for A (M, K) @ B (K, N): grid and block follow each config's plan."""
     M, K = A.shape
     N = B.shape[1]
     if any(x % t for x, t in zip((M, N, K), TILE_MULTIPLE)):
         raise ValueError(f"M, N, K = {M}, {N}, {K} must be multiples of {TILE_MULTIPLE}")
     grid = lambda cfg: (M // cfg.plan.tile_shape[0], N // cfg.plan.tile_shape[1])  # noqa: E731
-    gemm[grid, lambda cfg: cfg.plan.threads](C, A, B)
+    return gemm[grid, lambda cfg: cfg.plan.threads]
+
+
+def launch(C, A, B):
+    """C = A @ B with the plan autotuning chose for these shapes (tuning on the first call)."""
+    tuned(A, B)(C, A, B)
 
 
 def check(torch, M: int, N: int, K: int) -> float:
@@ -99,8 +104,9 @@ def bench(torch, M: int, N: int, K: int) -> None:
     t_tylo = median_ms(lambda: launch(C, A, B))
     t_torch = median_ms(lambda: torch.matmul(A, B))
     tf_tylo, tf_torch = flops / t_tylo / 1e9, flops / t_torch / 1e9
-    print(f"bench {M}x{N}x{K}: tylo {t_tylo:.3f} ms = {tf_tylo:.1f} TFLOP/s | torch.matmul "
-          f"{t_torch:.3f} ms = {tf_torch:.1f} TFLOP/s | ratio {tf_tylo / tf_torch:.3f}")
+    TM, TN, TK = tuned(A, B).tune(C, A, B).plan.tile_shape
+    print(f"bench {M}x{N}x{K}: tylo (tile {TM}x{TN}x{TK}) {t_tylo:.3f} ms = {tf_tylo:.1f} TFLOP/s "
+          f"| torch.matmul {t_torch:.3f} ms = {tf_torch:.1f} TFLOP/s | ratio {tf_tylo / tf_torch:.3f}")
 
 
 def timing(torch) -> None:

@@ -171,3 +171,13 @@ def test_without_a_gpu_every_config_fails_at_timing(snapshots):
     tuned = tylo.autotune(configs=GOOD[:2], key=["x"], progress=False)(tiled)
     with pytest.raises(tylo.AutotuneError, match="DeviceError: no CUDA"):
         tuned[GRID, BLOCK](*_arrays())
+
+
+def test_a_host_array_is_refused_before_tuning(snapshots):
+    import numpy as np
+
+    timer = FakeTimer()
+    tuned = tylo.autotune(configs=GOOD, key=["x"], timer=timer, progress=False)(tiled)
+    with pytest.raises(tylo.ArgumentError, match="argument 'x': .*CPU"):
+        tuned[GRID, BLOCK](FakeDeviceArray((1024,)), np.zeros(1024, np.float32))
+    assert timer.calls == 0 and not snapshots

@@ -25,6 +25,7 @@ from .compiler.dtypes import (
 )
 from .compiler.errors import (
     ArgumentError,
+    AutotuneError,
     CompileError,
     DeviceError,
     GeometryError,
@@ -133,6 +134,7 @@ from .frontend.builtins import (
     warp_id,
 )
 from .dialects.scalars import select
+from .frontend.autotune import Config, autotune
 from .frontend.compiled import CompiledKernel
 from .frontend.fragments import full, zeros
 from .frontend.kernel import func, kernel
@@ -158,6 +160,8 @@ def window(x, origin, shape, inbounds: bool = False):
 __all__ = [
     "accumulator",
     "ArgumentError",
+    "autotune",
+    "AutotuneError",
     "barrier",
     "BFloat16",
     "block_dim",
@@ -173,6 +177,7 @@ __all__ = [
     "CompileError",
     "complement",
     "compose",
+    "Config",
     "ComposedLayout",
     "constexpr",
     "COPY_ATOMS",

@@ -12,6 +12,7 @@ Every mistake a user can make reaches them as a `TyloError` subclass:
   rule, and nothing was launched.
 * `PtxasError`: the assembler failed; the message names the files and the exact command.
 * `DeviceError`: the driver or GPU is missing or failed; one line, raised at launch, never at import.
+* `AutotuneError`: no config of an autotuned kernel could be compiled and timed.
 """
 
 from __future__ import annotations
@@ -127,6 +128,11 @@ class DeviceError(LaunchError):
 
 class PtxasError(TyloError):
     """ptxas rejected the PTX Tylo generated."""
+
+
+class AutotuneError(TyloError):
+    """Every config of an autotuned kernel failed (each one's reason is in the message), or the
+    autotuner was given something it cannot tune."""
 
 
 class PictureError(TyloError):

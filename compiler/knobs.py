@@ -5,15 +5,28 @@ TYLO_DUMP_IR              ``1``: print the IR after every pass of every compile 
                           A directory path: write one file per stage there instead.
 TYLO_PTXAS                Path of the ptxas executable (else the nvidia-cuda-nvcc wheel, else PATH).
 TYLO_ARCH                 Target architecture when no GPU is visible (default ``sm_90a``).
-TYLO_KEEP_DIR             Directory for the .ptx/.cubin files given to ptxas (default: a temp dir).
-TYLO_PTXAS_OPTIONS        Extra options for ptxas, space separated (e.g. ``-O0``).
+TYLO_KEEP_DIR             Directory for the .ptx/.cubin files given to ptxas (default: ``files/``
+                          in the cache folder, or ``<temp dir>/tylo-<uid>`` with the cache off).
+TYLO_PTXAS_OPTIONS        Extra options for ptxas, space separated (e.g. ``-O0``); part of the
+                          cache key.
+TYLO_NVDISASM             Path of nvdisasm (else the nvidia-cuda-nvdisasm wheel, else PATH).
+TYLO_CACHE_DIR            Folder of the disk cache (compiled kernels, autotuning results).
+                          Default: the user cache folder, ``$XDG_CACHE_HOME/tylo`` or
+                          ``~/.cache/tylo`` (``~/Library/Caches/tylo`` on macOS,
+                          ``%LOCALAPPDATA%/tylo`` on Windows). Set but empty: no disk cache.
+TYLO_NO_CACHE             ``1``: no disk cache (the in-memory cache of a process stays).
+TYLO_AUTOTUNE_PROGRESS    ``0``: autotuning prints no progress lines (default: a line per config
+                          on stderr).
 TYLO_OPT_TRACEBACK        ``1``: ``tylo-opt`` shows Python tracebacks instead of one-line errors.
+XDG_CACHE_HOME            Read for the default of ``TYLO_CACHE_DIR`` (XDG base directories).
+LOCALAPPDATA              Read for the default of ``TYLO_CACHE_DIR`` on Windows.
 ========================  ======================================================================
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 
@@ -45,4 +58,37 @@ def ptxas_options() -> list[str]:
 
 
 def opt_traceback() -> bool:
-    return os.environ.get("TYLO_OPT_TRACEBACK", "").strip() not in ("", "0", "false", "False")
+    return _flag("TYLO_OPT_TRACEBACK")
+
+
+def _flag(name: str, default: str = "") -> bool:
+    return os.environ.get(name, default).strip() not in ("", "0", "false", "False")
+
+
+def nvdisasm_path() -> str | None:
+    return os.environ.get("TYLO_NVDISASM") or None
+
+
+def cache_dir() -> Path | None:
+    """The disk cache's folder, or None when it is off (``TYLO_NO_CACHE=1``, or
+    ``TYLO_CACHE_DIR`` set to the empty string)."""
+    if _flag("TYLO_NO_CACHE"):
+        return None
+    value = os.environ.get("TYLO_CACHE_DIR")
+    if value is not None:
+        return Path(value).expanduser() if value.strip() else None
+    return _user_cache_root() / "tylo"
+
+
+def _user_cache_root() -> Path:
+    if sys.platform == "win32":
+        local = os.environ.get("LOCALAPPDATA", "").strip()
+        return Path(local) if local else Path.home() / "AppData" / "Local"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches"
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+
+
+def autotune_progress() -> bool:
+    return _flag("TYLO_AUTOTUNE_PROGRESS", "1")

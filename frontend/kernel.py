@@ -10,21 +10,28 @@
     compiled = scale.compile(out, x, 2.0, block=128)   # compile only: .asm, .report
 
 A launch binds the arguments, derives each parameter's spec (`tylo.runtime.arguments.prepare`),
-and looks the kernel up in an in-memory cache keyed by the source digest (kernel and `@tylo.func`
-helpers), the specs, the block shape, the target, the ptxas version and Tylo's version. A hit
-launches without tracing. A miss traces the function (frontend), runs the pass pipeline, prints
-PTX and assembles it with ptxas.
+and looks the kernel up in an in-memory cache keyed by the kernel's source digest, what it reads
+besides its arguments (the globals, closure values and `@tylo.func` helpers it names, by name or
+as ``module.helper``, with their values: `dependencies`), the specs (constexpr values included),
+the block shape, the target, ptxas (path, version, ``TYLO_PTXAS_OPTIONS``) and Tylo's version.
+A hit launches without tracing; a launch that finds a read global changed (``BLOCK = 128``
+edited) compiles again. A miss looks in the disk cache (`disk_cache`, keyed by the same things
+as stable tokens) and loads the cubin and launch metadata from there without tracing; else it
+traces the function (frontend), runs the pass pipeline, prints PTX, assembles it with ptxas and
+stores the result on disk. A kernel that reads a value without a stable token (an object
+compared by identity) is cached in memory only (``compiled.disk`` says why).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import os
+import time
 from types import FunctionType
 
+from ..compiler import knobs
 from ..compiler.dtypes import as_dtype
-from ..compiler.errors import ArgumentError, CompileError, LaunchError, TyloError
+from ..compiler.errors import ArgumentError, LaunchError, TyloError
 from ..compiler.layout import Layout
 from ..compiler.mma_atom import MMAAtom
 from ..compiler.ownership import Ownership
@@ -35,24 +42,27 @@ from ..runtime import arguments, driver
 from ..runtime.arrays import DeviceArray
 from ..runtime.function import launch_dims
 from ..runtime.packing import launch_stream, pack
-from .compiled import CompiledKernel, build_kernel
-from .source import TracedSource
+from . import dependencies, disk_cache
+from .compiled import CompiledKernel, build_kernel, disk_entry, load_kernel
+from .source import Helper, TracedSource
 
 VERSION = "0.1.0"
+DISK_FORMAT = "kernel entry 1"  # part of the disk key: change it when an entry's content changes
 _STATIC_TYPES = (MMAAtom, TiledMMA, Layout, ComposedLayout, Swizzle, Ownership, str, type(None))
 
 
-def toolchain() -> tuple[str, str]:
-    """(ptxas path, ptxas version): part of every cache key; looked up once per TYLO_PTXAS value."""
-    return _toolchain(os.environ.get("TYLO_PTXAS"))
+def toolchain() -> tuple[str, str, tuple[str, ...]]:
+    """(ptxas path, ptxas version, TYLO_PTXAS_OPTIONS): part of every cache key; looked up once
+    per value of TYLO_PTXAS."""
+    return _toolchain(knobs.ptxas_path(), tuple(knobs.ptxas_options()))
 
 
 @functools.lru_cache(maxsize=8)
-def _toolchain(_override: str | None) -> tuple[str, str]:
+def _toolchain(_override: str | None, options: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]]:
     from ..runtime.ptxas import find_ptxas, ptxas_version
 
     path = find_ptxas()
-    return path, ptxas_version(path)
+    return path, ptxas_version(path), options
 
 
 def _is_constexpr(annotation, value) -> bool:
@@ -67,23 +77,6 @@ def _is_static_object(value) -> bool:
     if isinstance(value, tuple):
         return all(_is_static_object(v) or isinstance(v, int) for v in value)
     return isinstance(value, _STATIC_TYPES)
-
-
-class Helper:
-    """``@tylo.func``: a device helper called from kernels; rewritten like a kernel and inlined
-    when traced. Its source is part of the cache key of every kernel that names it."""
-
-    def __init__(self, fn: FunctionType):
-        self.fn = fn
-        self.source = TracedSource(fn)
-        functools.update_wrapper(self, fn)
-
-    def __call__(self, *args, **kwargs):
-        from .tracing import tracing
-
-        if not tracing():
-            raise CompileError(f"{self.fn.__qualname__} is a @tylo.func; call it from a kernel")
-        return self.source.function()(*args, **kwargs)
 
 
 class Kernel:
@@ -107,6 +100,7 @@ class Kernel:
         )
         # launch fast path: (argument fingerprints, block) -> (compiled kernel, device)
         self.fast: dict[tuple, tuple[CompiledKernel, int | None]] = {}
+        self._deps: dependencies.Dependencies | None = None
         functools.update_wrapper(self, fn)
 
     def __repr__(self) -> str:
@@ -156,16 +150,68 @@ class Kernel:
             values[name] = value if isinstance(spec, ConstexprSpec) else launch_value
         return tuple(specs), values
 
+    # -- what the kernel reads, and the cache ----------------------------------------------------
+    def dependencies(self) -> dependencies.Dependencies:
+        """The globals, closure values and helpers the kernel reads, found again (and the fast
+        path's entries dropped) when one of them changed."""
+        deps = self._deps
+        if deps is None or deps.changed():
+            deps = self._deps = dependencies.find(self.source)
+            self.fast.clear()
+        return deps
+
+    def check_dependencies(self) -> None:
+        """Drop the launch fast path's entries when a global the kernel reads changed (every
+        launch asks before its fast-path lookup; without recorded reads it costs one test)."""
+        deps = self._deps
+        if deps is not None and deps.reads and deps.changed():
+            self._deps = None
+            self.fast.clear()
+
     def _key(self, specs, block, arch) -> tuple:
-        return (self.source.digest(), specs, block, arch, toolchain(), VERSION)
+        return (self.source.digest(), self.dependencies().key, specs, block, arch, toolchain(),
+                VERSION)
+
+    def _disk_key(self, specs, block, arch) -> tuple[str | None, str]:
+        """(key of the disk cache, "") or (None, why the kernel is not cached on disk)."""
+        if knobs.cache_dir() is None:
+            return None, "off"
+        deps = self.dependencies()
+        if deps.disk_token is None:
+            return None, f"not on disk: {', '.join(deps.unstable)} has no stable value token"
+        spec_token = dependencies.stable_token(specs)
+        if spec_token is None:
+            return None, "not on disk: a constexpr argument has no stable value token"
+        key = disk_cache.digest([
+            DISK_FORMAT, VERSION, self.fn.__module__, self.fn.__qualname__, self.source.digest(),
+            deps.disk_token, spec_token, block, arch, *toolchain(),
+        ])
+        return key, ""
 
     def _compiled(self, specs, values, block, arch) -> CompiledKernel:
         key = self._key(specs, block, arch)
         hit = self.cache.get(key)
         if hit is None:
-            hit = build_kernel(self, specs, values, block, arch)
+            hit = self._load_or_build(specs, values, block, arch)
             self.cache[key] = hit
         return hit
+
+    def _load_or_build(self, specs, values, block, arch) -> CompiledKernel:
+        t0 = time.perf_counter()
+        key, why = self._disk_key(specs, block, arch)
+        entry = disk_cache.load("kernels", key) if key is not None else None
+        if entry is not None:
+            try:
+                return load_kernel(self, specs, values, block, arch, *entry,
+                                   time.perf_counter() - t0)
+            except (KeyError, TypeError, ValueError):  # a valid file of another layout: rebuild
+                pass
+        compiled = build_kernel(self, specs, values, block, arch)
+        if key is not None:
+            stored = disk_cache.store("kernels", key, *disk_entry(compiled))
+            why = "stored" if stored is not None else "not on disk: the cache folder is not writable"
+        compiled.disk = why
+        return compiled
 
     def compile(self, *args, block=32, arch: str | None = None, **kwargs) -> CompiledKernel:
         """Compile for these arguments without launching; works without a GPU.
@@ -173,7 +219,8 @@ class Kernel:
         Arguments may be device arrays, host (numpy) arrays or ``tylo.Tensor(...)`` descriptions
         of the arrays to come (a description without strides is row-major with stride 1 on its
         last axis and 16-byte alignment, as a fresh torch tensor), scalars and static values.
-        Returns a `CompiledKernel` whose ``.asm`` holds every stage's IR, the PTX and the cubin.
+        Returns a `CompiledKernel` whose ``.asm`` holds every stage's IR, the PTX, the cubin and
+        the SASS; it comes from the in-memory or disk cache when one holds it (``.origin``).
         """
         try:
             block = launch_dims("block", block)
@@ -203,6 +250,7 @@ class Launcher:
 
     def _launch(self, args, kwargs) -> None:
         kernel = self.kernel
+        kernel.check_dependencies()
         fast_key, values = self._fingerprint(args, kwargs)
         hit = kernel.fast.get(fast_key) if fast_key is not None else None
         if hit is None:

@@ -1,25 +1,32 @@
 """A kernel's source: parse, rewrite, load as Python; and map errors back to the user's lines.
 
 `TracedSource` holds the rewritten function of a `@tylo.kernel` or `@tylo.func` and the digest of
-its source (with the digests of the `@tylo.func` helpers it names, recursively), which is part of
-the compile-cache key. `locate` finds, in a traceback, the innermost frame of user code that
-Tylo compiled, and returns its file, line and column for the error message.
+its source text, which is part of the compile-cache key (the helpers and globals it reads are
+found by `dependencies`). The rewritten function reads the module's globals as they are when it
+runs (as the original would), and the closure values as they were when it was built:
+`invalidate` rebuilds it. `Helper` is ``@tylo.func``. `locate` finds, in a traceback, the
+innermost frame of user code that Tylo compiled, and returns its file, line and column for the
+error message.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import inspect
 import linecache
 import sys
 import textwrap
 import traceback
-from types import FunctionType
+from types import CellType, CodeType, FunctionType
 
-from ..compiler.errors import SourceLocation, UnsupportedError
+from ..compiler.errors import CompileError, SourceLocation, UnsupportedError
 from . import control_flow
 from .rewrite import RT, KernelRewriter
+from .tracing import tracing
+
+_FACTORY = "__tylo_factory__"
 
 
 class TracedSource:
@@ -53,44 +60,58 @@ class TracedSource:
         if not isinstance(fn_node, ast.FunctionDef):
             raise UnsupportedError(f"{self.fn.__qualname__}: only plain functions can be kernels")
         KernelRewriter(self.source.splitlines()).transform_kernel(fn_node)
+        # Compiled as the body of `def __tylo_factory__(__tylo__, <free variables>)`, so that the
+        # rewritten code's free variables are those of the original plus the runtime helpers;
+        # the function is then made from that code with the original's globals and closure
+        # cells, so that it reads globals and closure variables live, as the original does.
+        freevars = self.fn.__code__.co_freevars
+        factory = ast.FunctionDef(
+            name=_FACTORY,
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in (RT, *freevars)],
+                               kwonlyargs=[], kw_defaults=[], defaults=[]),
+            body=[fn_node, ast.Return(ast.Name(fn_node.name, ast.Load()))],
+            decorator_list=[], returns=None, type_params=[],
+        )
+        tree.body = [ast.fix_missing_locations(ast.copy_location(factory, fn_node))]
         if sys.version_info < (3, 12):
             for node in ast.walk(tree):
                 if isinstance(node, ast.FunctionDef) and hasattr(node, "type_params"):
                     del node.type_params
         ast.increment_lineno(tree, self.first_line - 1)
         _shift_columns(tree, self.indent)
-        code = compile(tree, self.filename, "exec")
-        namespace = dict(self.fn.__globals__)
-        if self.fn.__closure__:
-            for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__):
-                namespace[name] = cell.cell_contents
-        namespace[RT] = control_flow
-        exec(code, namespace)
-        return namespace[fn_node.name]
+        module_code = compile(tree, self.filename, "exec")
+        factory_code = next(c for c in module_code.co_consts if isinstance(c, CodeType))
+        code = next(c for c in factory_code.co_consts
+                    if isinstance(c, CodeType) and c.co_name == fn_node.name)
+        cells = dict(zip(freevars, self.fn.__closure__ or ()))
+        cells[RT] = CellType(control_flow)
+        function = FunctionType(code, self.fn.__globals__, fn_node.name, self.fn.__defaults__,
+                                tuple(cells[n] for n in code.co_freevars))
+        function.__kwdefaults__ = self.fn.__kwdefaults__
+        return function
 
     # -- identity -------------------------------------------------------------------------------
     def digest(self) -> str:
-        """SHA-256 of this source and of the `@tylo.func` helpers it names, recursively."""
+        """SHA-256 of this function's source text."""
         if self._digest is None:
-            h = hashlib.sha256(self.source.encode())
-            for helper in sorted(self.helpers(), key=lambda s: s.fn.__qualname__):
-                h.update(helper.digest().encode())
-            self._digest = h.hexdigest()
+            self._digest = hashlib.sha256(self.source.encode()).hexdigest()
         return self._digest
 
-    def helpers(self) -> list["TracedSource"]:
-        from .kernel import Helper
 
-        found = []
-        names = {n.id for n in ast.walk(ast.parse(self.source)) if isinstance(n, ast.Name)}
-        scope = dict(self.fn.__globals__)
-        if self.fn.__closure__:
-            scope.update(zip(self.fn.__code__.co_freevars, (c.cell_contents for c in self.fn.__closure__)))
-        for name in sorted(names):
-            obj = scope.get(name)
-            if isinstance(obj, Helper) and obj.source is not self:
-                found.append(obj.source)
-        return found
+class Helper:
+    """``@tylo.func``: a device helper called from kernels; rewritten like a kernel and inlined
+    when traced. Its source (and the globals it reads) are part of the cache key of every kernel
+    that calls it, by name or as ``module.helper``."""
+
+    def __init__(self, fn: FunctionType):
+        self.fn = fn
+        self.source = TracedSource(fn)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        if not tracing():
+            raise CompileError(f"{self.fn.__qualname__} is a @tylo.func; call it from a kernel")
+        return self.source.function()(*args, **kwargs)
 
 
 def _shift_columns(tree: ast.AST, indent: int) -> None:

@@ -12,7 +12,7 @@ config.suffixes = [".mlir", ".py"]
 config.excludes = ["lit.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.environment["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-for var in ("PYTHONPATH", "HOME", "TYLO_PTXAS", "TMPDIR"):
+for var in ("PYTHONPATH", "HOME", "TYLO_PTXAS", "TMPDIR", "TYLO_NO_CACHE", "TYLO_CACHE_DIR"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.substitutions.append(("%python", sys.executable))

@@ -6,73 +6,42 @@ Where ptxas comes from, in order (`find_ptxas`):
 2. the nvidia-cuda-nvcc wheel, found with ``cuda.pathfinder.find_nvidia_binary_utility``;
 3. ``ptxas`` on ``PATH``.
 
-`assemble` writes ``<name>-<digest>.ptx`` and ``.cubin`` into ``TYLO_KEEP_DIR`` or a fresh
-temporary directory and leaves them there, so that a user can read or re-run them. It runs
-``ptxas -arch=<arch> -v -O3 <TYLO_PTXAS_OPTIONS> file.ptx -o file.cubin`` and parses the ``-v``
-report (printed by ptxas on stderr; its format is that of ptxas 12.x/13.x, e.g.
+`assemble` writes ``<name>-<digest>.ptx`` and ``.cubin`` (the digest covers the target, the
+options and the PTX) into `tools.files_dir` (``TYLO_KEEP_DIR``, else ``files/`` in the cache
+folder, else ``<temp dir>/tylo-<uid>``) and leaves them there, so that a user can read or re-run
+them; compiling the same PTX again reuses the names, so the folder does not grow per process.
+It runs ``ptxas -arch=<arch> -v -O3 <TYLO_PTXAS_OPTIONS> file.ptx -o file.cubin`` (the output
+goes to a temporary name renamed to ``file.cubin``, so that processes assembling the same PTX
+at once never read each other's half-written cubin) and parses the ``-v`` report (printed by
+ptxas on stderr; its format is that of ptxas 12.x/13.x, e.g.
 ``ptxas info    : Used 12 registers, used 1 barriers, 1024 bytes smem``).
-A failure raises `PtxasError` with the PTX path, the exact command and ptxas's output.
+A failure raises `PtxasError` with the path of the kept PTX, the command and ptxas's output.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..compiler import knobs
-from ..compiler.errors import PtxasError, TyloError
+from ..compiler.errors import PtxasError
+from .tools import find_tool, kept_path, tool_version, write_atomic
 
 
 def find_ptxas() -> str:
     """The path of the ptxas executable; `TyloError` when there is none."""
-    override = knobs.ptxas_path()
-    if override is not None:
-        path = Path(override).expanduser()
-        if not path.is_file() or not os.access(path, os.X_OK):
-            raise TyloError(
-                f"TYLO_PTXAS={override!r} is not an executable file; point it at ptxas or unset it"
-            )
-        return str(path)
-    found = _wheel_ptxas() or shutil.which("ptxas")
-    if not found:
-        raise TyloError(
-            "ptxas not found: set TYLO_PTXAS, install the nvidia-cuda-nvcc wheel "
-            "(pip install nvidia-cuda-nvcc) or put the CUDA toolkit's bin directory on PATH"
-        )
-    return found
+    return find_tool("ptxas", knobs.ptxas_path(), "TYLO_PTXAS", "nvidia-cuda-nvcc")
 
 
-@functools.lru_cache(maxsize=1)
-def _wheel_ptxas() -> str | None:
-    try:
-        from cuda.pathfinder import find_nvidia_binary_utility
-    except ImportError:  # cuda-pathfinder older than 1.3 has no binary-utility lookup
-        return None
-    try:
-        return find_nvidia_binary_utility("ptxas")
-    except Exception:  # noqa: BLE001 - an unusual layout means "not found", not a crash
-        return None
-
-
-@functools.lru_cache(maxsize=None)
 def ptxas_version(path: str) -> str:
     """The release of the ptxas at `path`, e.g. ``"13.0.88"`` (from ``ptxas --version``)."""
-    try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
-    except OSError as exc:
-        raise TyloError(f"cannot run {path}: {exc}") from None
-    match = re.search(r"\bV(\d+\.\d+\.\d+)", out.stdout + out.stderr)
-    if match is None:
-        raise TyloError(f"cannot read the version of {path} from: {out.stdout.strip()!r}")
-    return match.group(1)
+    return tool_version(path)
 
 
 @dataclass(frozen=True)
@@ -157,45 +126,46 @@ class Assembly:
     cubin_path: Path
 
 
-def _output_dir() -> Path:
-    keep = knobs.keep_dir()
-    if keep is None:
-        return Path(tempfile.mkdtemp(prefix="tylo-"))
-    keep.mkdir(parents=True, exist_ok=True)
-    return keep
-
-
 def assemble(ptx: str, arch: str, name: str) -> Assembly:
     """Run ptxas on `ptx` for `arch` (e.g. ``"sm_90a"``) and report on entry function `name`.
 
-    Raises `PtxasError` (ptxas failed: the message has the .ptx path, the shell-quoted command
-    and ptxas's output) or `TyloError` (no ptxas).
+    Raises `PtxasError` (ptxas failed: the message has the path of the kept .ptx, the
+    shell-quoted command and ptxas's output) or `TyloError` (no ptxas).
     """
     ptxas = find_ptxas()
-    digest = hashlib.sha256(f"{arch}\0{ptx}".encode()).hexdigest()[:12]
-    directory = _output_dir()
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "kernel"
-    ptx_path = directory / f"{stem}-{digest}.ptx"
-    cubin_path = directory / f"{stem}-{digest}.cubin"
-    ptx_path.write_text(ptx)
     extra = knobs.ptxas_options()
     opt = [] if any(re.fullmatch(r"-O\d|--opt-level(=.*)?", o) for o in extra) else ["-O3"]
+    digest = hashlib.sha256("\0".join([arch, *opt, *extra, ptx]).encode()).hexdigest()[:12]
+    ptx_path = kept_path(name, digest, ".ptx")
+    cubin_path = kept_path(name, digest, ".cubin")
+    write_atomic(ptx_path, ptx.encode())
+    fd, scratch = tempfile.mkstemp(dir=cubin_path.parent, prefix=f".{cubin_path.name}.",
+                                   suffix=".tmp")
+    os.close(fd)
+    # the command as a user would re-run it: its output is the kept cubin
     command = [ptxas, f"-arch={arch}", "-v", *opt, *extra, str(ptx_path), "-o", str(cubin_path)]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-    except OSError as exc:
-        raise PtxasError(
-            f"cannot run ptxas on {ptx_path}: {exc}\n  command: {shlex.join(command)}"
-        ) from None
-    log = done.stderr + done.stdout
-    if done.returncode != 0 or not cubin_path.is_file():
-        raise PtxasError(
-            f"ptxas failed (exit status {done.returncode}) on {ptx_path}\n"
-            f"  command: {shlex.join(command)}\n"
-            + "\n".join("  " + line for line in log.rstrip().splitlines())
-        )
+        try:
+            done = subprocess.run(command[:-1] + [scratch], capture_output=True, text=True,
+                                  check=False)
+        except OSError as exc:
+            raise PtxasError(
+                f"cannot run ptxas on {ptx_path}: {exc}\n  command: {shlex.join(command)}"
+            ) from None
+        log = done.stderr + done.stdout
+        cubin = Path(scratch).read_bytes() if done.returncode == 0 else b""
+        if done.returncode != 0 or not cubin:
+            raise PtxasError(
+                f"ptxas failed (exit status {done.returncode}) on {ptx_path}\n"
+                f"  command: {shlex.join(command)}\n"
+                + "\n".join("  " + line for line in log.rstrip().splitlines())
+            )
+        os.replace(scratch, cubin_path)
+    finally:
+        if os.path.exists(scratch):
+            os.unlink(scratch)
     return Assembly(
-        cubin=cubin_path.read_bytes(),
+        cubin=cubin,
         report=parse_report(log, name),
         log=log,
         command=command,

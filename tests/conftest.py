@@ -1,11 +1,17 @@
-"""Pytest configuration shared by all of Tylo's tests: the ``gpu`` marker.
+"""Pytest configuration shared by all of Tylo's tests: the ``gpu`` marker, and no disk cache.
 
 Tests marked ``@pytest.mark.gpu`` need a CUDA driver and a GPU. The driver is probed once per
 session, and only when such tests were collected (`tylo.runtime.driver.probe`); without a usable
 driver or GPU they are skipped with the probe's one-line reason. They run otherwise.
+
+The suite runs with the disk cache off (``TYLO_NO_CACHE=1``, also for the processes it starts),
+so that it neither reads nor fills the user's cache and a test that counts compiles sees each
+one; the tests of the disk cache turn it on in a folder of their own.
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -14,6 +20,7 @@ GPU_MARKER = "gpu: needs an NVIDIA GPU with a working driver (skipped cleanly wi
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", GPU_MARKER)
+    os.environ["TYLO_NO_CACHE"] = "1"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -4,12 +4,14 @@
     python examples/ampere/gemm.py --bench    # also time it beside torch.matmul
 
 A (M, K) and B (K, N) are row-major bf16, C (M, N) float32. Each block computes a TM x TN tile
-of C with a TiledMMA: warps (2, 4) of 32 threads, each warp 4 x 4 atoms of 16 x 8, so the block
-tile is 128 x 128, stepping K by 16. Fragments are loaded straight from global memory with scalar
-loads, by the ownership of each MMA operand; this example does not stage tiles through shared
-memory yet (fragment loads from shared tiles become ldmatrix, see the tylo-plan-copies pass).
-Without a GPU the kernel is compiled for sm_90a and the script prints where the PTX and the
-ptxas report are.
+of C with a TiledMMA (`PLANS`): e.g. warps (2, 4) of 32 threads, each warp 4 x 4 atoms of
+16 x 8, so the block tile is 128 x 128, stepping K by 16. `tylo.autotune` picks the fastest plan
+per pair of shapes on the first launch (a progress line per plan on stderr; the choice is kept
+in the disk cache for the next run). Fragments are loaded straight from global memory with
+scalar loads, by the ownership of each MMA operand; this example does not stage tiles through
+shared memory yet (fragment loads from shared tiles become ldmatrix, see the tylo-plan-copies
+pass). Without a GPU every plan is compiled for sm_90a and the script prints what it would run,
+where the PTX is, and the ptxas report.
 """
 
 from __future__ import annotations
@@ -21,9 +23,18 @@ import tylo
 from tylo import BFloat16, Float32, MMAAtom, TiledMMA
 
 ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
-PLAN = TiledMMA(ATOM, warps=(2, 4), repeat=(4, 4), k=16)
+PLANS = [
+    TiledMMA(ATOM, warps=(2, 4), repeat=(4, 4), k=16),  # 128 x 128, 256 threads
+    TiledMMA(ATOM, warps=(2, 4), repeat=(4, 4), k=32),  # 128 x 128, two k steps per load
+    TiledMMA(ATOM, warps=(2, 2), repeat=(4, 4), k=16),  # 128 x 64, 128 threads
+    TiledMMA(ATOM, warps=(4, 2), repeat=(2, 4), k=16),  # 128 x 64, 256 threads
+    TiledMMA(ATOM, warps=(2, 4), repeat=(2, 4), k=16),  # 64 x 128, 256 threads
+]
+PLAN = PLANS[0]
+TILE_MULTIPLE = (128, 128, 32)  # M, N, K must be multiples of these: every plan's tile divides them
 
 
+@tylo.autotune(configs=[tylo.Config(plan=p) for p in PLANS], key=["A", "B"])
 @tylo.kernel
 def gemm(C, A, B, plan: tylo.constexpr):
     """C[m0:m0+TM, n0:n0+TN] = A[m0:m0+TM, :] @ B[:, n0:n0+TN] for this block's (m0, n0)."""
@@ -39,13 +50,19 @@ def gemm(C, A, B, plan: tylo.constexpr):
     tylo.store(tylo.window(C, (m0, n0), (TM, TN)), acc, t)
 
 
-def launch(C, A, B, plan=PLAN):
+def tuned(A, B):
+    """``gemm[grid, block]`` for A (M, K) @ B (K, N): grid and block follow each config's plan."""
     M, K = A.shape
     N = B.shape[1]
-    TM, TN, TK = plan.tile_shape
-    if M % TM or N % TN or K % TK:
-        raise ValueError(f"M, N, K = {M}, {N}, {K} must be multiples of the tile {TM}x{TN}x{TK}")
-    gemm[(M // TM, N // TN), plan.threads](C, A, B, plan)
+    if any(x % t for x, t in zip((M, N, K), TILE_MULTIPLE)):
+        raise ValueError(f"M, N, K = {M}, {N}, {K} must be multiples of {TILE_MULTIPLE}")
+    grid = lambda cfg: (M // cfg.plan.tile_shape[0], N // cfg.plan.tile_shape[1])  # noqa: E731
+    return gemm[grid, lambda cfg: cfg.plan.threads]
+
+
+def launch(C, A, B):
+    """C = A @ B with the plan autotuning chose for these shapes (tuning on the first call)."""
+    tuned(A, B)(C, A, B)
 
 
 def check(torch, M: int, N: int, K: int) -> float:
@@ -87,45 +104,59 @@ def bench(torch, M: int, N: int, K: int) -> None:
     t_tylo = median_ms(lambda: launch(C, A, B))
     t_torch = median_ms(lambda: torch.matmul(A, B))
     tf_tylo, tf_torch = flops / t_tylo / 1e9, flops / t_torch / 1e9
-    print(f"bench {M}x{N}x{K}: tylo {t_tylo:.3f} ms = {tf_tylo:.1f} TFLOP/s | torch.matmul "
-          f"{t_torch:.3f} ms = {tf_torch:.1f} TFLOP/s | ratio {tf_tylo / tf_torch:.3f}")
+    TM, TN, TK = tuned(A, B).tune(C, A, B).plan.tile_shape
+    print(f"bench {M}x{N}x{K}: tylo (tile {TM}x{TN}x{TK}) {t_tylo:.3f} ms = {tf_tylo:.1f} TFLOP/s "
+          f"| torch.matmul {t_torch:.3f} ms = {tf_torch:.1f} TFLOP/s | ratio {tf_tylo / tf_torch:.3f}")
 
 
 def timing(torch) -> None:
-    """A cold compile (trace, passes, ptxas, module load) and the host cost of a cached launch."""
+    """The first launch of one plan in this process (a cold compile: trace, passes, ptxas,
+    module load; or a load from the disk cache) and the host cost of cached launches."""
     import time
 
     A = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
     B = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
     C = torch.empty(256, 256, device="cuda")
-    gemm.cache.clear()
+    kernel = gemm.kernel
+    kernel.cache.clear()
+    kernel.fast.clear()
+    plain = kernel[(2, 2), PLAN.threads]
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    launch(C, A, B)
+    plain(C, A, B, PLAN)
     torch.cuda.synchronize()
-    cold = time.perf_counter() - t0
-    (compiled,) = gemm.cache.values()
+    first = time.perf_counter() - t0
+    (compiled,) = kernel.cache.values()
     parts = ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in compiled.timings.items())
-    print(f"cold compile + first launch: {cold:.2f} s ({parts}); ptxas: {compiled.report}")
+    print(f"first launch ({compiled.origin}): {first:.2f} s ({parts}); ptxas: {compiled.report}")
     calls = 200
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        launch(C, A, B)
-    host = (time.perf_counter() - t0) / calls
-    torch.cuda.synchronize()
-    print(f"cached launch: {host * 1e6:.1f} us per call on the host (no tracing, no compile)")
+    for label, run in (("cached launch", lambda: plain(C, A, B, PLAN)),
+                       ("autotuned launch", lambda: launch(C, A, B))):
+        run()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            run()
+        host = (time.perf_counter() - t0) / calls
+        torch.cuda.synchronize()
+        print(f"{label}: {host * 1e6:.1f} us per call on the host (no tracing, no compile)")
 
 
 def compile_only() -> None:
+    """Without a GPU: compile every plan autotuning would time, and say what would run."""
     desc = tylo.Tensor
-    compiled = gemm.compile(desc(Float32, 2), desc(BFloat16, 2), desc(BFloat16, 2), PLAN,
-                            block=PLAN.threads)
-    print(f"no GPU here: compiled {compiled.name} for {compiled.arch} "
-          f"(grid (M/{PLAN.tile_shape[0]}, N/{PLAN.tile_shape[1]}), block {PLAN.threads})")
-    print(f"  PTX:   {compiled.ptx_path}")
-    print(f"  cubin: {compiled.cubin_path}")
-    print(f"  ptxas: {compiled.report}")
-    print(f"  stages: {', '.join(k for k in compiled.asm if k != 'cubin')} "
+    print(f"autotuning would time {len(PLANS)} plans per pair of shapes on the GPU:")
+    for i, plan in enumerate(PLANS, start=1):
+        compiled = gemm.kernel.compile(desc(Float32, 2), desc(BFloat16, 2), desc(BFloat16, 2),
+                                       plan, block=plan.threads)
+        TM, TN, TK = plan.tile_shape
+        print(f"  plan {i}: tile {TM}x{TN}x{TK}, grid (M/{TM}, N/{TN}), block {plan.threads}; "
+              f"compiled for {compiled.arch} ({compiled.origin}); ptxas: {compiled.report}")
+    first = gemm.kernel.compile(desc(Float32, 2), desc(BFloat16, 2), desc(BFloat16, 2), PLAN,
+                                block=PLAN.threads)
+    print(f"  PTX of plan 1:   {first.ptx_path}")
+    print(f"  cubin of plan 1: {first.cubin_path}")
+    print(f"  stages: {', '.join(k for k in first.asm if k != 'cubin')} "
           f"(see compiled.asm, or set TYLO_DUMP_IR=1)")
 
 

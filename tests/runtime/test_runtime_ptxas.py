@@ -9,7 +9,6 @@ import shlex
 import pytest
 
 from tylo.compiler.errors import PtxasError, TyloError
-from tylo.runtime import ptxas
 from tylo.runtime.ptxas import ResourceReport, assemble, find_ptxas, parse_report, ptxas_version
 
 
@@ -77,27 +76,10 @@ def test_ptxas_error_names_file_command_and_output(load_ptx):
     assert "frobnicate" in message and "line 9" in message
 
 
-def test_missing_ptxas_override(monkeypatch, tmp_path, load_ptx):
-    missing = tmp_path / "no-such-ptxas"
-    monkeypatch.setenv("TYLO_PTXAS", str(missing))
-    with pytest.raises(TyloError, match=rf"TYLO_PTXAS='{re.escape(str(missing))}' is not an"):
-        find_ptxas()
+def test_missing_ptxas_override_fails_assemble(monkeypatch, tmp_path, load_ptx):
+    monkeypatch.setenv("TYLO_PTXAS", str(tmp_path / "no-such-ptxas"))
     with pytest.raises(TyloError, match="TYLO_PTXAS"):
         assemble(load_ptx("vadd"), "sm_90a", "vadd")
-
-
-def test_ptxas_override_is_used(monkeypatch):
-    real = find_ptxas()
-    monkeypatch.setenv("TYLO_PTXAS", real)
-    assert find_ptxas() == real
-
-
-def test_no_ptxas_anywhere(monkeypatch):
-    monkeypatch.delenv("TYLO_PTXAS", raising=False)
-    monkeypatch.setattr(ptxas, "_wheel_ptxas", lambda: None)
-    monkeypatch.setenv("PATH", "")
-    with pytest.raises(TyloError, match="ptxas not found"):
-        find_ptxas()
 
 
 def test_keep_dir_and_options(monkeypatch, tmp_path, load_ptx):
@@ -108,3 +90,36 @@ def test_keep_dir_and_options(monkeypatch, tmp_path, load_ptx):
     assert result.cubin_path.is_file()
     assert "-O3" not in result.command
     assert result.command[-5:-3] == ["-O0", "--warn-on-spills"]
+
+
+def test_files_are_kept_once_per_content_not_per_process(monkeypatch, tmp_path, load_ptx):
+    """No folder per compile: the files go to one folder, named by their content's digest."""
+    import tempfile
+
+    monkeypatch.delenv("TYLO_KEEP_DIR", raising=False)
+    monkeypatch.delenv("TYLO_PTXAS_OPTIONS", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    first = assemble(load_ptx("vadd"), "sm_90a", "vadd")
+    again = assemble(load_ptx("vadd"), "sm_90a", "vadd")
+    assert (again.ptx_path, again.cubin_path) == (first.ptx_path, first.cubin_path)
+    (folder,) = tmp_path.iterdir()  # the cache is off in the tests: <temp dir>/tylo-<uid>
+    assert folder.name.startswith("tylo-")
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [first.ptx_path.name, first.cubin_path.name])  # no temporary file left
+    monkeypatch.setenv("TYLO_PTXAS_OPTIONS", "-O0")
+    other = assemble(load_ptx("vadd"), "sm_90a", "vadd")
+    assert other.cubin_path != first.cubin_path and first.cubin_path.read_bytes() == first.cubin
+
+
+def test_files_go_to_the_cache_folder_when_it_is_on(monkeypatch, tmp_path, load_ptx):
+    monkeypatch.delenv("TYLO_KEEP_DIR", raising=False)
+    monkeypatch.delenv("TYLO_NO_CACHE", raising=False)
+    monkeypatch.setenv("TYLO_CACHE_DIR", str(tmp_path / "cache"))
+    result = assemble(load_ptx("vadd"), "sm_90a", "vadd")
+    assert result.ptx_path.parent == tmp_path / "cache" / "files"
+    assert result.cubin_path.read_bytes() == result.cubin
+    with pytest.raises(PtxasError) as info:
+        assemble(load_ptx("bad"), "sm_90a", "broken")
+    kept = re.search(r"on (\S+broken-[0-9a-f]+\.ptx)", str(info.value)).group(1)
+    assert os.path.dirname(kept) == str(tmp_path / "cache" / "files")
+    assert open(kept).read() == load_ptx("bad")

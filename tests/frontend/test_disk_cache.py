@@ -1,0 +1,201 @@
+"""The disk cache: a kernel compiled in one process loads in the next without tracing; eight
+processes compiling the same kernel at once leave one valid entry; a truncated or corrupted
+entry is removed and rebuilt; a changed helper source is another key."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tylo
+from tylo import Float32
+from tylo.frontend import disk_cache
+
+KERNELS = '''
+import tylo
+import disk_helpers
+
+
+@tylo.kernel
+def cached(out, x, alpha):
+    i = tylo.block_idx() * tylo.block_dim() + tylo.thread_idx()
+    if i < x.shape[0]:
+        out[i] = disk_helpers.combine(x[i], alpha)
+'''
+
+HELPERS = '''
+import tylo
+
+
+@tylo.func
+def combine(a, b):
+    return a * b
+'''
+
+# Counts the traces of this process (tylo.frontend.compiled.trace is what build_kernel calls,
+# and what remaking a disk-loaded kernel's IR stages calls), compiles, and prints a summary.
+RUN = '''
+import hashlib, json, sys
+import tylo
+from tylo.frontend import compiled as compiled_module
+
+traces = []
+real_trace = compiled_module.trace
+
+
+def counting(*args, **kwargs):
+    traces.append(1)
+    return real_trace(*args, **kwargs)
+
+
+compiled_module.trace = counting
+import disk_kernels
+
+desc = tylo.Tensor(tylo.Float32, 1)
+c = disk_kernels.cached.compile(desc, desc, 2.0, block=128)
+summary = {"traces": len(traces), "origin": c.origin, "disk": c.disk,
+           "cubin": hashlib.sha256(c.cubin).hexdigest(), "ptx": c.ptx,
+           "report": str(c.report), "params": [p.field for p in c.device_params]}
+if "--ir" in sys.argv:
+    summary["tylo_ir"] = c.asm["tylo"]
+    summary["traces_after_ir"] = len(traces)
+print(json.dumps(summary))
+'''
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A folder with the kernel and helper modules and the runner, and the cache folder."""
+    (tmp_path / "disk_kernels.py").write_text(KERNELS)
+    (tmp_path / "disk_helpers.py").write_text(HELPERS)
+    (tmp_path / "run.py").write_text(RUN)
+    return tmp_path
+
+
+def _env(project: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "TYLO_NO_CACHE"}
+    env["TYLO_CACHE_DIR"] = str(project / "cache")
+    env["PYTHONPATH"] = str(project)
+    return env
+
+
+def _start(project: Path, *flags: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(project / "run.py"), *flags], cwd=project,
+                            env=_env(project), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _finish(proc: subprocess.Popen) -> dict:
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _run(project: Path, *flags: str) -> dict:
+    return _finish(_start(project, *flags))
+
+
+def _entries(project: Path) -> list[Path]:
+    return sorted((project / "cache" / "kernels").glob("*.tylo"))
+
+
+def test_a_second_process_loads_from_disk_without_tracing(project):
+    first = _run(project)
+    assert (first["traces"], first["origin"], first["disk"]) == (1, "compiled", "stored")
+    (entry,) = _entries(project)
+    second = _run(project, "--ir")
+    assert (second["traces"], second["origin"], second["disk"]) == (0, "disk cache", "loaded")
+    for field in ("cubin", "ptx", "report", "params"):
+        assert second[field] == first[field]
+    # the IR stages of a loaded kernel are made on first access, by tracing once
+    assert second["traces_after_ir"] == 1 and "scf.if" in second["tylo_ir"]
+    assert _entries(project) == [entry]
+
+
+def test_eight_processes_compiling_at_once_leave_one_valid_entry(project):
+    procs = [_start(project) for _ in range(8)]
+    results = [_finish(p) for p in procs]
+    assert len({r["cubin"] for r in results}) == 1
+    (entry,) = _entries(project)
+    meta, blobs = disk_cache.decode(entry.read_bytes())
+    assert hashlib.sha256(blobs["cubin"]).hexdigest() == results[0]["cubin"]
+    assert not [p for p in (project / "cache").rglob("*.tmp")]  # no temporary file left
+    assert _run(project)["traces"] == 0
+
+
+def test_a_damaged_entry_is_removed_and_rebuilt(project):
+    first = _run(project)
+    (entry,) = _entries(project)
+    data = entry.read_bytes()
+    blobs = disk_cache.decode(data)[1]
+    truncated = data[: len(data) // 2]
+    flipped = data[:-10] + bytes([data[-10] ^ 0xFF]) + data[-9:]
+    for damaged in (truncated, flipped):
+        entry.write_bytes(damaged)
+        assert disk_cache.decode(entry.read_bytes()) is None
+        again = _run(project)
+        assert (again["traces"], again["disk"]) == (1, "stored")  # rebuilt, not loaded
+        assert again["cubin"] == first["cubin"]
+        assert disk_cache.decode(entry.read_bytes())[1] == blobs  # a valid entry again
+    assert _run(project)["traces"] == 0
+
+
+def test_a_changed_helper_source_is_another_entry(project):
+    first = _run(project)
+    (project / "disk_helpers.py").write_text(HELPERS.replace("a * b", "a * b + a"))
+    changed = _run(project)
+    assert (changed["traces"], changed["disk"]) == (1, "stored")
+    assert changed["ptx"] != first["ptx"] and len(_entries(project)) == 2
+    (project / "disk_helpers.py").write_text(HELPERS)
+    assert _run(project)["traces"] == 0  # the first entry is still there
+
+
+def test_the_cache_is_off_when_asked(tmp_path, monkeypatch):
+    @tylo.kernel
+    def plain(out, x):
+        out[tylo.thread_idx()] = x[tylo.thread_idx()]
+
+    desc = tylo.Tensor(Float32, 1)
+    monkeypatch.delenv("TYLO_NO_CACHE", raising=False)
+    monkeypatch.setenv("TYLO_CACHE_DIR", "")
+    assert plain.compile(desc, desc).disk == "off"
+    plain.cache.clear()
+    monkeypatch.setenv("TYLO_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TYLO_NO_CACHE", "1")
+    assert plain.compile(desc, desc).disk == "off"
+    assert not (tmp_path / "kernels").exists()
+    plain.cache.clear()
+    monkeypatch.delenv("TYLO_NO_CACHE")
+    assert plain.compile(desc, desc).disk == "stored"
+    assert len(list((tmp_path / "kernels").glob("*.tylo"))) == 1
+
+
+OPAQUE = object()
+
+
+def test_a_value_without_a_stable_token_stays_in_memory(tmp_path, monkeypatch):
+    @tylo.kernel
+    def opaque(out, x):
+        marker = OPAQUE  # noqa: F841 - read, so part of the key
+        out[tylo.thread_idx()] = x[tylo.thread_idx()]
+
+    monkeypatch.delenv("TYLO_NO_CACHE", raising=False)
+    monkeypatch.setenv("TYLO_CACHE_DIR", str(tmp_path))
+    desc = tylo.Tensor(Float32, 1)
+    compiled = opaque.compile(desc, desc)
+    assert compiled.disk == f"not on disk: {__name__}:OPAQUE has no stable value token"
+    assert not (tmp_path / "kernels").exists()
+
+
+def test_entry_format_round_trips_and_rejects_damage():
+    data = disk_cache.encode({"key": "k", "n": 1}, {"a": b"xyz", "b": b""})
+    assert disk_cache.decode(data) == ({"key": "k", "n": 1}, {"a": b"xyz", "b": b""})
+    for bad in (data[:-1], data + b"!", b"", data[:10], data.replace(b"xyz", b"xyZ")):
+        assert disk_cache.decode(bad) is None
+    assert data.startswith(disk_cache.MAGIC)

@@ -1,0 +1,59 @@
+"""``compiled.asm["sass"]`` and ``compiled.sass_counts()`` (nvdisasm, no GPU needed): the
+flagship GEMM runs on HMMA and spills nothing; fragment loads from a shared tile are LDSM."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import tylo
+from tylo import BFloat16, Float32, MMAAtom
+from tylo.compiler.layout import Layout
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ampere" / "gemm.py"
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("ampere_gemm_example", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_flagship_gemm_uses_hmma_and_spills_nothing():
+    example = _example()
+    desc = tylo.Tensor
+    compiled = example.gemm.kernel.compile(desc(Float32, 2), desc(BFloat16, 2), desc(BFloat16, 2),
+                                           example.PLAN, block=example.PLAN.threads)
+    assert not compiled.asm.made("sass")
+    sass = compiled.asm["sass"]
+    assert "HMMA.16816.F32.BF16" in sass
+    counts = compiled.sass_counts()
+    # 4 x 4 atoms per warp, one k step of 16 per loop iteration: 16 HMMA in the loop body
+    assert counts["HMMA"] == 16 and counts["HMMA.16816.F32.BF16"] == 16
+    assert counts.spill_bytes == 0 and counts["STL"] == 0 and counts["LDL"] == 0
+    assert counts["LDSM"] == 0  # this example loads fragments from global memory
+
+
+A_OWNERSHIP = MMAAtom((16, 8, 16), BFloat16).operand_layout("A")
+
+
+@tylo.kernel
+def through_shared(out, X, own: tylo.constexpr):
+    t = tylo.thread_idx()
+    S = tylo.SharedTile(tylo.shared_alloc(X.dtype, 16 * 16), Layout((16, 16), (16, 1)))
+    for i in tylo.static_range(8):
+        idx = t + 32 * i
+        S[idx // 16, idx % 16] = X[idx // 16, idx % 16]
+    tylo.barrier()
+    f = tylo.load_fragment(own, S, t)  # one ldmatrix.x4
+    for v in tylo.static_range(own.values):
+        out[t, v] = f[v]
+
+
+def test_fragment_loads_from_shared_memory_are_ldsm():
+    t = tylo.Tensor
+    compiled = through_shared.compile(t(BFloat16, 2), t(BFloat16, 2), A_OWNERSHIP, block=32)
+    counts = compiled.sass_counts()
+    assert counts["LDSM"] == 1 and counts.opcodes["LDSM"] == 1
+    assert counts["HMMA"] == 0 and counts.spill_bytes == 0

@@ -1,0 +1,41 @@
+"""nvdisasm discovery, disassembly of a cubin, and counting SASS opcodes (no GPU needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tylo.compiler.errors import TyloError
+from tylo.runtime.nvdisasm import disassemble, opcode_counts
+from tylo.runtime.ptxas import assemble
+
+SASS = """\
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/                   S2R R0, SR_CTAID.X ;
+        /*0290*/              @!P0 BRA `(.L_x_0) ;
+        /*02a0*/                   HMMA.16816.F32.BF16 R4, R8, R12, R4 ;
+        /*02b0*/               @P1 HMMA.16816.F32.BF16 R4, R8, R14, R4 ;
+        /*02c0*/              @UPT LDSM.16.M88.4 R8, [R2] ;
+        /*2800*/                   NOP;
+.L_x_9:
+        .global         gemm
+"""
+
+
+def test_opcode_counts_strip_predicates_and_modifiers():
+    base, full = opcode_counts(SASS)
+    assert base == {"LDC": 1, "S2R": 1, "BRA": 1, "HMMA": 2, "LDSM": 1, "NOP": 1}
+    assert full["HMMA.16816.F32.BF16"] == 2 and full["LDSM.16.M88.4"] == 1
+    assert full["S2R"] == 1 and "P0" not in base and "UPT" not in base
+
+
+def test_disassemble_vector_add(load_ptx):
+    cubin = assemble(load_ptx("vadd"), "sm_90a", "vadd").cubin
+    sass = disassemble(cubin, "vadd")
+    base, _ = opcode_counts(sass)
+    assert base["EXIT"] >= 1 and base["LDG"] == 2 and base["STG"] == 1
+    assert base["FFMA"] == 1  # fma.rn.f32
+
+
+def test_disassemble_reports_a_bad_cubin(tmp_path):
+    with pytest.raises(TyloError, match="nvdisasm failed"):
+        disassemble(b"not an ELF file", "junk")

@@ -41,7 +41,8 @@ from ..runtime.arrays import DeviceArray, as_device_array
 from ..runtime.packing import launch_stream
 from . import disk_cache
 from .dependencies import stable_token
-from .kernel import VERSION, Kernel, toolchain
+from ..compiler.version import VERSION
+from .kernel import Kernel, toolchain
 
 Snapshot = timing.Snapshot  # what copies the arguments (a test may stand in for the GPU)
 

@@ -38,6 +38,7 @@ from ..compiler.ownership import Ownership
 from ..compiler.signature import ConstexprSpec, Tensor, TensorSpec, constexpr
 from ..compiler.swizzle import ComposedLayout, Swizzle
 from ..compiler.tiled_mma import TiledMMA
+from ..compiler.version import VERSION
 from ..runtime import arguments, driver
 from ..runtime.arrays import DeviceArray
 from ..runtime.function import launch_dims
@@ -46,7 +47,6 @@ from . import dependencies, disk_cache
 from .compiled import CompiledKernel, build_kernel, disk_entry, load_kernel
 from .source import Helper, TracedSource
 
-VERSION = "0.1.0"
 DISK_FORMAT = "kernel entry 1"  # part of the disk key: change it when an entry's content changes
 _STATIC_TYPES = (MMAAtom, TiledMMA, Layout, ComposedLayout, Swizzle, Ownership, str, type(None))
 

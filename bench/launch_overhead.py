@@ -75,7 +75,9 @@ def scale_triton(out, x, alpha, n, BLOCK: tl.constexpr):
 def add4_triton(out, a, b, c, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    va, vb, vc = (tl.load(p + offs, mask=mask) for p in (a, b, c))
+    va = tl.load(a + offs, mask=mask)
+    vb = tl.load(b + offs, mask=mask)
+    vc = tl.load(c + offs, mask=mask)
     tl.store(out + offs, va + vb * vc, mask=mask)
 
 
@@ -84,7 +86,9 @@ def twelve_triton(out, a, b, c, s0, s1, s2, s3, i0, i1, i2, n, BLOCK: tl.constex
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     k = (i0 + i1 + i2).to(tl.float32)
-    va, vb, vc = (tl.load(p + offs, mask=mask) for p in (a, b, c))
+    va = tl.load(a + offs, mask=mask)
+    vb = tl.load(b + offs, mask=mask)
+    vc = tl.load(c + offs, mask=mask)
     tl.store(out + offs, va * s0 + vb * s1 + vc * s2 + s3 + k, mask=mask)
 
 
@@ -191,7 +195,7 @@ def main() -> None:
     check_results()
     out, x, a, b, c = _poisoned(), *_fresh(4)
     raw_empty, raw_once, raw_numpy = raw_launchers(out, a, b, c)
-    g, launch_add4 = (N // BLOCK,), add4[GRID, BLOCK]
+    g, launch_add4 = GRID, add4[GRID, BLOCK]
     run = launch_add4.prepare(out, a, b, c)
     tw = (0.5, -1.5, 2.0, 0.25, 1, 2, 3, N)
     cases = {

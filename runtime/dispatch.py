@@ -165,7 +165,8 @@ class Dispatch:
             stream=stream, inputs="".join(", " + x for x in inputs))
         namespace: dict[str, Any] = {
             "MISS": MISS, "NO_ENTRY": NO_ENTRY, "ENTRIES": self.entries, "AS": as_device_array,
-            "TORCH_STREAM": _reader("torch") if any(k.role == "torch" for k in kinds) else None,
+            "TORCH_STREAM": (current_stream_reader("torch")
+                             if any(k.role == "torch" for k in kinds) else None),
             "CUPY_STREAM": _cupy_current,
             **{f"T{i}": k.type for i, k in enumerate(kinds)},
         }
@@ -179,10 +180,6 @@ class Dispatch:
         if key not in self.entries and len(self.entries) >= MAX_ENTRIES:
             self.entries.clear()
         self.entries[key] = launch
-
-
-def _reader(kind: str) -> Callable[[int], int] | None:
-    return current_stream_reader(kind)
 
 
 def _miss(args, gx, gy, gz, smem, stream, sdev):

@@ -211,13 +211,14 @@ def _function(ctx: Any, cubin: bytes, name: str) -> Function:
 
 
 class Target(NamedTuple):
-    """Where a launch goes: `function` in its context; `push` is that context when it must be
-    pushed around the launch (else None); `current` is the thread's current context (as
-    ``cuCtxGetCurrent`` returns it) that this answer is for."""
+    """Where a launch goes: `function` in its context, on `device`; `push` is that context when
+    it must be pushed around the launch (else None); `current` is the thread's current context
+    (as ``cuCtxGetCurrent`` returns it) that this answer is for."""
 
     current: Any
     push: Any
     function: Function
+    device: int
 
 
 def resolve(cubin: bytes, name: str, device: int | None, primary: bool = False) -> Target:
@@ -228,22 +229,23 @@ def resolve(cubin: bytes, name: str, device: int | None, primary: bool = False) 
     cu = _init()
     ctx = _check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
     if not int(ctx):
-        ctx = _primary_context(0 if device is None else device)
+        device = 0 if device is None else device
+        ctx = _primary_context(device)
         _check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
-        return Target(ctx, None, _function(ctx, cubin, name))
+        return Target(ctx, None, _function(ctx, cubin, name), device)
     if device is None:
         device = _context_device(ctx)
     if primary:
         target = _primary_context(device)
         if int(target) == int(ctx):
-            return Target(ctx, None, _function(ctx, cubin, name))
+            return Target(ctx, None, _function(ctx, cubin, name), device)
     elif _context_device(ctx) == device:
-        return Target(ctx, None, _function(ctx, cubin, name))
+        return Target(ctx, None, _function(ctx, cubin, name), device)
     else:
         target = _primary_context(device)
     _check(cu.cuCtxPushCurrent(target), "cuCtxPushCurrent")
     try:
-        return Target(ctx, target, _function(target, cubin, name))
+        return Target(ctx, target, _function(target, cubin, name), device)
     finally:
         _leave(True)
 

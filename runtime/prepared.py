@@ -31,6 +31,7 @@ from .dispatch import _INT32, _INT64
 from .packing import _convert, new_buffer, values_struct
 from .streams import _cupy_current, current_stream_reader
 
+
 class Prepared(Binding):
     """A prepared launch (module docstring). `call` is the launcher's full-path result."""
 
@@ -45,9 +46,8 @@ class Prepared(Binding):
         self._pack = values_struct(compiled.device_params).pack_into
         super().__init__(compiled.cubin, compiled.name, call.specs, compiled.device_params,
                          launcher.block, call.device, call.primary)
-        if launcher.stream_device is not None and call.device is not None \
-                and launcher.stream_device != call.device:
-            self._wrong_stream(launcher.stream_device)
+        if launcher.stream_device not in (None, self.target.device):
+            self._wrong_stream(launcher.stream_device, self.target.device)
         self._swap = self._make_swap(call)
         self._swap(call.args)
 
@@ -68,7 +68,7 @@ class Prepared(Binding):
         make = make_factory("stream", "        pass", "GX, GY, GZ", "SMEM", "ADDR",
                             target.push is not None, {})
         function = target.function
-        return make(function.handle, *self.block, target.current, self.device, function,
+        return make(function.handle, *self.block, target.current, target.device, function,
                     self.slow, self._fail, self._wrong_stream, cu.cuLaunchKernel,
                     cu.cuCtxGetCurrent, target.push, cu.cuCtxPushCurrent, cu.cuCtxPopCurrent,
                     *self.grid, self.shared_bytes, self.address)

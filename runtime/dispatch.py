@@ -11,7 +11,9 @@ function that, per call:
 * checks each scalar against its dtype's range where an annotation fixes the dtype (else
   `MISS`), and for an unannotated int that it fits Int64, with the Int32 flag in the key;
 * builds the key (per array: dtype, extents, strides, device, pointer % modulus; per unannotated
-  int: the Int32 flag; per constexpr: the value), finds the launch function made for that key
+  int: the Int32 flag; per constexpr: the value, or for a static object a token of its value,
+  remembered for the last object by identity, since hashing a plan or layout costs about a
+  microsecond), finds the launch function made for that key
   (`binding.Binding`; `NO_ENTRY` if none) and calls it with the stream the arguments imply
   unless the launch gave one (`streams`): torch's current stream of the tensor's device, CuPy's,
   a ``__cuda_array_interface__`` ``stream`` entry, else 0.
@@ -49,6 +51,7 @@ NO_ENTRY = object()
 """A dispatch's answer when the kinds match but no launch function was made for the key."""
 MAX_DISPATCHES = 8
 MAX_ENTRIES = 1024
+_PLAIN = (bool, int, float, str, type(None))
 _INT32 = _int_range(dtypes.Int32)
 _INT64 = _int_range(dtypes.Int64)
 
@@ -121,8 +124,13 @@ def _snippets(kinds: Sequence[ArgKind], names: Sequence[str]):
             if k.auto_int:
                 key.append(f"{_INT32[0]} <= a{i} <= {_INT32[1]}")
             inputs.append(f"a{i}")
-        else:
+        elif k.type in _PLAIN:
             key.append(f"a{i}")
+        else:  # a static object (a layout, a plan): its hash can cost a microsecond
+            body += [f"m{i} = MEMO{i}[0]", f"if a{i} is m{i}[0]:", f"    k{i} = m{i}[1]",
+                     "else:", f"    k{i} = TOKEN(MEMO{i}, a{i})", f"    if k{i} is MISS:",
+                     "        return MISS"]
+            key.append(f"k{i}")
     for expr, final in reversed(streams):
         stream = expr if final else f"({expr} if {expr} is not None else {stream})"
     return body, key, inputs, stream
@@ -163,12 +171,15 @@ class Dispatch:
             head="\n".join("    " + line for line in head),
             key="(" + ", ".join(key) + ("," if len(key) == 1 else "") + ")",
             stream=stream, inputs="".join(", " + x for x in inputs))
+        tokens: dict[Any, int] = {}
         namespace: dict[str, Any] = {
             "MISS": MISS, "NO_ENTRY": NO_ENTRY, "ENTRIES": self.entries, "AS": as_device_array,
+            "TOKEN": lambda memo, value: _token(tokens, memo, value),
             "TORCH_STREAM": (current_stream_reader("torch")
                              if any(k.role == "torch" for k in kinds) else None),
             "CUPY_STREAM": _cupy_current,
             **{f"T{i}": k.type for i, k in enumerate(kinds)},
+            **{f"MEMO{i}": [(_UNSEEN, None)] for i in range(len(kinds))},
         }
         exec(compile(source, "<tylo dispatch>", "exec"), namespace)  # noqa: S102
         self.run: Callable = namespace["dispatch"]
@@ -180,6 +191,20 @@ class Dispatch:
         if key not in self.entries and len(self.entries) >= MAX_ENTRIES:
             self.entries.clear()
         self.entries[key] = launch
+
+
+_UNSEEN = object()
+
+
+def _token(tokens: dict, memo: list, value: Any) -> Any:
+    """A small int standing for `value` (equal values, one token), remembered in `memo` as one
+    (object, token) pair (one assignment: safe across threads); `MISS` if unhashable."""
+    try:
+        token = tokens.setdefault(value, len(tokens))
+    except TypeError:
+        return MISS
+    memo[0] = (value, token)
+    return token
 
 
 def _miss(args, gx, gy, gz, smem, stream, sdev):

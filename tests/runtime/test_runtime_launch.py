@@ -49,6 +49,11 @@ def offset(out, x, k, amount: tylo.constexpr = 1.0):
     out[tylo.thread_idx()] = x[tylo.thread_idx()] + amount + k.to(Float32)
 
 
+@tylo.kernel
+def fill(out, layout):
+    out[tylo.thread_idx()] = 2.0
+
+
 @pytest.fixture
 def torch_streams(monkeypatch):
     """A fake torch module whose current stream of device d is 0x5000 + d (+ `bump`)."""
@@ -71,8 +76,8 @@ def launch(fake_driver, torch_streams, monkeypatch):
     and a count of full-path bindings."""
     fake_driver.current = 1000
     fake_driver.devices = 2
-    fake_driver.kernels = {"axpy", "typed", "offset", "uses_stream"}
-    for k in (axpy, typed, offset):
+    fake_driver.kernels = {"axpy", "typed", "offset", "fill", "uses_stream"}
+    for k in (axpy, typed, offset, fill):
         k.cache.clear()
         k.fast.clear()
         k._launchers.clear()
@@ -234,6 +239,20 @@ def test_keywords_and_defaults_take_the_fast_path(launch):
     assert [_slots(p, "QiQii")[4] for p in launch.params] == [3, 4, 5]
     offset[1, 32](out, x, 5, amount=2.0)  # another constexpr: another kernel
     assert len(offset.cache) == 2
+
+
+def test_static_objects_key_by_value(launch):
+    """A layout (or plan) argument is a compile-time value: equal objects share a kernel and a
+    fast-path entry, another value compiles another kernel."""
+    out = tensor(32)
+    fill[1, 32](out, tylo.Layout((4, 8), (8, 1)))
+    fill[1, 32](out, tylo.Layout((4, 8), (8, 1)))  # equal, another object
+    assert launch.binds == ["fill"]
+    fill[1, 32](out, tylo.Layout((4, 8), (1, 4)))
+    fill[1, 32](out, tylo.Layout((4, 8), (8, 1)))
+    fill[1, 32](out, tylo.Layout((4, 8), (1, 4)))
+    assert launch.binds == ["fill", "fill"] and len(fill.cache) == 2
+    assert len(launch.launches) == 5
 
 
 def test_dynamic_shared_memory_opt_in_on_the_fast_path(launch):

@@ -155,30 +155,30 @@ class Launcher:
         stream = self.stream
         if stream is None:
             stream = launch_stream([a for _, a in call.arrays])
-        inputs = input_values(call.specs, call.values)
-        if call.kinds is None:  # not cacheable: pack and launch from the values
-            compiled = call.compiled
-            if self.stream_device is not None and call.device is not None \
-                    and self.stream_device != call.device:
-                raise LaunchError(f"kernel '{compiled.name}': the stream belongs to CUDA device "
-                                  f"{self.stream_device}, but the arrays are on CUDA device "
-                                  f"{call.device}")
-            driver.launch(compiled.cubin, compiled.name, self.grid, self.block, self.shared_bytes,
-                          stream, pack(compiled.device_params, call.values), call.device,
-                          call.primary)
-            return
-        fast = self.kernel.fast.get(self.block)
-        if fast is None:
-            fast = self.kernel.fast[self.block] = FastPath()
-        names = [name for name, _ in call.specs]
-        dispatch = fast.dispatch_for(call.kinds, names)
-        key = dispatch.key_of(args)
-        assert key is not MISS, "a dispatch refused the arguments its kinds were made from"
-        binding = Binding(call.compiled.cubin, call.compiled.name, call.specs,
-                          call.compiled.device_params, self.block, call.device, call.primary,
-                          install=lambda launch: dispatch.add(key, launch))
-        binding.launch(self._gx, self._gy, self._gz, self.shared_bytes, stream,
-                       self.stream_device, *inputs)
+        compiled = call.compiled
+        if call.kinds is not None:
+            fast = self.kernel.fast.get(self.block)
+            if fast is None:
+                fast = self.kernel.fast[self.block] = FastPath()
+            dispatch = fast.dispatch_for(call.kinds, [name for name, _ in call.specs])
+            key = dispatch.key_of(args)
+            if key is not MISS:  # (always so: the kinds were made from these arguments)
+                binding = Binding(compiled.cubin, compiled.name, call.specs,
+                                  compiled.device_params, self.block, call.device, call.primary,
+                                  install=lambda launch: dispatch.add(key, launch))
+                binding.launch(self._gx, self._gy, self._gz, self.shared_bytes, stream,
+                               self.stream_device, *input_values(call.specs, call.values))
+                return
+        # not cacheable (a numpy scalar, keyword arguments of a kernel with *args): launch
+        # from the values
+        if self.stream_device is not None and call.device is not None \
+                and self.stream_device != call.device:
+            raise LaunchError(f"kernel '{compiled.name}': the stream belongs to CUDA device "
+                              f"{self.stream_device}, but the arrays are on CUDA device "
+                              f"{call.device}")
+        driver.launch(compiled.cubin, compiled.name, self.grid, self.block, self.shared_bytes,
+                      stream, pack(compiled.device_params, call.values), call.device,
+                      call.primary)
 
 
 class FullCall:

@@ -255,6 +255,17 @@ def test_static_objects_key_by_value(launch):
     assert len(launch.launches) == 5
 
 
+def test_arguments_the_fast_path_does_not_take_launch_from_the_full_path(launch):
+    import numpy as np
+
+    launch.param_counts["axpy"] = 5
+    for value in (np.float32(2.5), np.float32(-1.0)):
+        axpy[1, 32](tensor(8), tensor(8, BASE + 0x100), value)
+    assert launch.binds == ["axpy", "axpy"]  # bound every time, compiled once
+    assert [_slots(p, "QiQif")[4] for p in launch.params] == [2.5, -1.0]
+    assert len(axpy.cache) == 1
+
+
 def test_dynamic_shared_memory_opt_in_on_the_fast_path(launch):
     out, x = tensor(8), tensor(8, BASE + 0x100)
     for _ in range(3):

@@ -1,10 +1,23 @@
-"""Host cost of a cached launch: Tylo beside Triton and raw cuLaunchKernel, in one run.
+"""Host cost of a launch: Tylo (cached and prepared) beside Triton and raw cuLaunchKernel, in one run.
 
-    python bench/launch_overhead.py
+    python bench/launch_overhead.py [--calls 2000] [--repeats 7] [--profile]
 
-Each launcher runs a small elementwise kernel (out = x * alpha on 4096 floats) `--calls` times
-after warm-up, without synchronizing inside the loop; the figure is host microseconds per
-launch (the median of `--repeats` such loops). Needs a GPU, torch and triton.
+Kernels (elementwise over 4096 floats, 32 blocks of 128 threads):
+
+* raw: an empty kernel (no parameters) through ``cuda.bindings.driver.cuLaunchKernel`` with
+  the handle and stream prepared; the 4-tensor kernel below with its 8 parameters packed
+  once, and packed with numpy on every call (as cuda-python's examples do);
+* ``scale(out, x, alpha)``: 2 tensors and a float, as in earlier runs of this script;
+* ``add4(out, a, b, c)``: 4 tensors (the issue's 4-tensor kernel);
+* ``twelve(out, a, b, c, 4 floats, 4 ints)``: 12 arguments;
+* ``add4`` prepared (`Launcher.prepare`): ``p()`` and ``p(out, a, b, c)`` (pointers swapped);
+* Triton's cached launch of the same three kernels.
+
+Every Tylo kernel's result is checked against torch (float64) first, on fresh random inputs
+with NaN-poisoned outputs. A figure is host microseconds per launch: the median over
+`--repeats` rounds (cases interleaved) of a loop of `--calls` launches without synchronizing.
+The last lines print the ratios of issue 7's goals: Tylo 4-tensor / Triton 4-tensor (goal
+<= 0.5) and prepared / raw empty (goal <= 2). Needs a GPU, torch and triton.
 """
 
 from __future__ import annotations
@@ -15,11 +28,18 @@ import pstats
 import statistics
 import time
 
+import numpy as np
 import torch
 import triton
 import triton.language as tl
+from cuda.bindings import driver as cu
 
 import tylo
+from tylo.runtime import assemble, driver, target_arch
+
+N = 4096
+BLOCK = 128
+GRID = (N // BLOCK,)
 
 
 @tylo.kernel
@@ -29,6 +49,21 @@ def scale(out, x, alpha):
         out[i] = x[i] * alpha
 
 
+@tylo.kernel
+def add4(out, a, b, c):
+    i = tylo.block_idx() * tylo.block_dim() + tylo.thread_idx()
+    if i < out.shape[0]:
+        out[i] = a[i] + b[i] * c[i]
+
+
+@tylo.kernel
+def twelve(out, a, b, c, s0, s1, s2, s3, i0, i1, i2, n):
+    i = tylo.block_idx() * tylo.block_dim() + tylo.thread_idx()
+    if i < n:
+        k = (i0 + i1 + i2).to(tylo.Float32)
+        out[i] = a[i] * s0 + b[i] * s1 + c[i] * s2 + s3 + k
+
+
 @triton.jit
 def scale_triton(out, x, alpha, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -36,40 +71,163 @@ def scale_triton(out, x, alpha, n, BLOCK: tl.constexpr):
     tl.store(out + offs, tl.load(x + offs, mask=mask) * alpha, mask=mask)
 
 
-def per_call_us(fn, calls: int, repeats: int) -> float:
-    fn()
+@triton.jit
+def add4_triton(out, a, b, c, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    va = tl.load(a + offs, mask=mask)
+    vb = tl.load(b + offs, mask=mask)
+    vc = tl.load(c + offs, mask=mask)
+    tl.store(out + offs, va + vb * vc, mask=mask)
+
+
+@triton.jit
+def twelve_triton(out, a, b, c, s0, s1, s2, s3, i0, i1, i2, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    k = (i0 + i1 + i2).to(tl.float32)
+    va = tl.load(a + offs, mask=mask)
+    vb = tl.load(b + offs, mask=mask)
+    vc = tl.load(c + offs, mask=mask)
+    tl.store(out + offs, va * s0 + vb * s1 + vc * s2 + s3 + k, mask=mask)
+
+
+EMPTY_PTX = """.version 8.0
+.target {arch}
+.address_size 64
+.visible .entry empty()
+{{
+    ret;
+}}
+"""
+
+
+def _fresh(count):
+    return [torch.randn(N, device="cuda") for _ in range(count)]
+
+
+def _poisoned():
+    return torch.full((N,), float("nan"), device="cuda")
+
+
+def check_results() -> None:
+    """Each Tylo kernel (cached, then prepared) against torch in float64."""
+    out, x = _poisoned(), *_fresh(1)
+    scale[GRID, BLOCK](out, x, 2.5)
     torch.cuda.synchronize()
-    samples = []
+    torch.testing.assert_close(out, (x.double() * 2.5).float())
+    out, (a, b, c) = _poisoned(), _fresh(3)
+    add4[GRID, BLOCK](out, a, b, c)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, (a.double() + b.double() * c.double()).float())
+    out, (a, b, c) = _poisoned(), _fresh(3)
+    twelve[GRID, BLOCK](out, a, b, c, 0.5, -1.5, 2.0, 0.25, 1, 2, 3, N)
+    torch.cuda.synchronize()
+    ref = a.double() * 0.5 - b.double() * 1.5 + c.double() * 2.0 + 0.25 + 6.0
+    torch.testing.assert_close(out, ref.float())
+    out, (a, b, c) = _poisoned(), _fresh(3)
+    run = add4[GRID, BLOCK].prepare(out, a, b, c)
+    run()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, (a.double() + b.double() * c.double()).float())
+    out2, (a2, b2, c2) = _poisoned(), _fresh(3)
+    run(out2, a2, b2, c2)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out2, (a2.double() + b2.double() * c2.double()).float())
+
+
+def raw_launchers(out, a, b, c):
+    """The raw cuLaunchKernel cases: empty kernel; add4 with its parameters packed once, and
+    packed with numpy per call."""
+    device = out.device.index
+    arch = target_arch(device)
+    empty = driver.load_function(assemble(EMPTY_PTX.format(arch=arch), arch, "empty").cubin,
+                                 "empty", device).handle
+    compiled = add4.compile(out, a, b, c, block=BLOCK)
+    function = driver.load_function(compiled.cubin, compiled.name, device).handle
+    stream = cu.CUstream(torch.cuda.current_stream().cuda_stream)
+    values = [out.data_ptr(), N, a.data_ptr(), N, b.data_ptr(), N, c.data_ptr(), N]
+    kinds = [p.ptx_type for p in compiled.device_params]
+    assert kinds == ["u64", "s32"] * 4, kinds
+    typed = [np.array([v], dtype=np.uint64 if k == "u64" else np.int32)
+             for v, k in zip(values, kinds)]
+    once = np.array([t.ctypes.data for t in typed], dtype=np.uint64)
+    launch = cu.cuLaunchKernel
+
+    def raw_empty():
+        launch(empty, GRID[0], 1, 1, BLOCK, 1, 1, 0, stream, 0, 0)
+
+    def raw_packed_once():
+        launch(function, GRID[0], 1, 1, BLOCK, 1, 1, 0, stream, once.ctypes.data, 0)
+
+    def raw_numpy_per_call():
+        ptrs = [out.data_ptr(), a.data_ptr(), b.data_ptr(), c.data_ptr()]
+        held = [np.array([ptrs[i // 2]], dtype=np.uint64) if i % 2 == 0
+                else np.array([N], dtype=np.int32) for i in range(8)]
+        params = np.array([h.ctypes.data for h in held], dtype=np.uint64)
+        launch(function, GRID[0], 1, 1, BLOCK, 1, 1, 0, stream, params.ctypes.data, 0)
+
+    return raw_empty, raw_packed_once, raw_numpy_per_call
+
+
+def measure(cases: dict, calls: int, repeats: int) -> dict[str, float]:
+    """Median host microseconds per launch of each case, rounds interleaved."""
+    for fn in cases.values():
+        fn()
+    torch.cuda.synchronize()
+    samples: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - t0) / calls * 1e6)
-        torch.cuda.synchronize()
-    return statistics.median(samples)
+        for name, fn in cases.items():
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / calls * 1e6)
+            torch.cuda.synchronize()
+    return {name: statistics.median(v) for name, v in samples.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--profile", action="store_true", help="cProfile Tylo's launch path")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--profile", action="store_true", help="cProfile Tylo's 4-tensor launch")
     args = parser.parse_args()
-    n = 4096
-    x = torch.randn(n, device="cuda")
-    out = torch.full((n,), float("nan"), device="cuda")
-    launch_tylo = lambda: scale[(n // 128,), 128](out, x, 2.0)  # noqa: E731
-    launch_triton = lambda: scale_triton[(n // 128,)](out, x, 2.0, n, BLOCK=128)  # noqa: E731
-    launch_tylo()
-    torch.cuda.synchronize()
-    assert torch.equal(out, x * 2.0), "tylo result differs"
-    t_tylo = per_call_us(launch_tylo, args.calls, args.repeats)
-    t_triton = per_call_us(launch_triton, args.calls, args.repeats)
-    print(f"cached launch, host us per call: tylo {t_tylo:.1f} | triton {t_triton:.1f} | "
-          f"ratio {t_tylo / t_triton:.2f}")
+    check_results()
+    out, x, a, b, c = _poisoned(), *_fresh(4)
+    raw_empty, raw_once, raw_numpy = raw_launchers(out, a, b, c)
+    g, launch_add4 = GRID, add4[GRID, BLOCK]
+    run = launch_add4.prepare(out, a, b, c)
+    tw = (0.5, -1.5, 2.0, 0.25, 1, 2, 3, N)
+    cases = {
+        "raw empty kernel": raw_empty,
+        "raw add4, params packed once": raw_once,
+        "raw add4, numpy-packed per call": raw_numpy,
+        "tylo scale (2 tensors + float)": lambda: scale[GRID, BLOCK](out, x, 2.0),
+        "tylo add4 (4 tensors)": lambda: add4[GRID, BLOCK](out, a, b, c),
+        "tylo twelve (12 arguments)": lambda: twelve[GRID, BLOCK](out, a, b, c, *tw),
+        "tylo add4 prepared p()": run,
+        "tylo add4 prepared p(out, a, b, c)": lambda: run(out, a, b, c),
+        "triton scale": lambda: scale_triton[g](out, x, 2.0, N, BLOCK=BLOCK),
+        "triton add4": lambda: add4_triton[g](out, a, b, c, N, BLOCK=BLOCK),
+        "triton twelve": lambda: twelve_triton[g](out, a, b, c, *tw, BLOCK=BLOCK),
+    }
+    t = measure(cases, args.calls, args.repeats)
+    print(f"host us per launch (median of {args.repeats} x {args.calls}), "
+          f"{torch.cuda.get_device_name()}:")
+    for name, us in t.items():
+        print(f"  {name:38s} {us:7.2f}")
+    print(f"ratio tylo scale / triton scale:       {t['tylo scale (2 tensors + float)'] / t['triton scale']:.2f}")
+    print(f"ratio tylo twelve / triton twelve:     {t['tylo twelve (12 arguments)'] / t['triton twelve']:.2f}")
+    print(f"ratio tylo add4 / triton add4:         {t['tylo add4 (4 tensors)'] / t['triton add4']:.2f}"
+          "   (goal <= 0.5)")
+    print(f"ratio tylo prepared / raw empty:       {t['tylo add4 prepared p()'] / t['raw empty kernel']:.2f}"
+          "   (goal <= 2)")
+    print(f"ratio prepared swap / raw empty:       "
+          f"{t['tylo add4 prepared p(out, a, b, c)'] / t['raw empty kernel']:.2f}")
     if args.profile:
-        cProfile.runctx("for _ in range(2000): launch_tylo()", globals(), locals(), "/tmp/launch.prof")
-        pstats.Stats("/tmp/launch.prof").sort_stats("tottime").print_stats(18)
+        cProfile.runctx("for _ in range(20000): launch_add4(out, a, b, c)", globals(), locals(),
+                        "/tmp/tylo_launch.prof")
+        pstats.Stats("/tmp/tylo_launch.prof").sort_stats("tottime").print_stats(18)
 
 
 if __name__ == "__main__":

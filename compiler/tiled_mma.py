@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from .errors import PlanError
 from .int_tuple import is_int
+from .launch_limits import MAX_THREADS_PER_BLOCK, threads_error
 from .layout import Layout
 from .mma_atom import MMAAtom, _role
 from .ownership import Ownership, restride
@@ -39,13 +40,17 @@ def _mode(atom_part, *repeats):
 
 
 class TiledMMA:
-    """A CTA-level MMA plan over `atom` (see module docstring). Raises PlanError on bad geometry."""
+    """A CTA-level MMA plan over `atom` (see module docstring). Raises PlanError on bad geometry,
+    including more than 1024 threads (32 * wm * wn; `launch_limits.MAX_THREADS_PER_BLOCK`)."""
 
     def __init__(self, atom: MMAAtom, warps=(1, 1), repeat=(1, 1), k: int | None = None):
         if not isinstance(atom, MMAAtom):
             raise PlanError(f"TiledMMA: {atom!r} is not an MMAAtom")
         self.atom = atom
         self.warps = _positive_pair("warps", warps)
+        if 32 * self.warps[0] * self.warps[1] > MAX_THREADS_PER_BLOCK:
+            raise PlanError("TiledMMA: " + threads_error(
+                f"warps={self.warps} (32 threads each)", 32 * self.warps[0] * self.warps[1]))
         self.repeat = _positive_pair("repeat", repeat)
         k = atom.k if k is None else k
         if not isinstance(k, int) or k <= 0 or k % atom.k:

@@ -38,7 +38,7 @@ from ..compiler import knobs
 from ..compiler.errors import AutotuneError, TyloError
 from ..runtime import arguments, driver, timing
 from ..runtime.arrays import DeviceArray, as_device_array
-from ..runtime.packing import launch_stream
+from ..runtime.streams import launch_stream
 from . import disk_cache
 from .dependencies import stable_token
 from ..compiler.version import VERSION

@@ -40,11 +40,12 @@ from ..compiler.swizzle import ComposedLayout, Swizzle
 from ..compiler.tiled_mma import TiledMMA
 from ..compiler.version import VERSION
 from ..runtime import arguments, driver
+from ..runtime.dispatch import FastPath
 from ..runtime.arrays import DeviceArray
 from ..runtime.function import launch_dims
-from ..runtime.packing import launch_stream, pack
 from . import dependencies, disk_cache
 from .compiled import CompiledKernel, build_kernel, disk_entry, load_kernel
+from .launcher import Launcher
 from .source import Helper, TracedSource
 
 DISK_FORMAT = "kernel entry 1"  # part of the disk key: change it when an entry's content changes
@@ -98,8 +99,8 @@ class Kernel:
             p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
             for p in self.signature.parameters.values()
         )
-        # launch fast path: (argument fingerprints, block) -> (compiled kernel, device)
-        self.fast: dict[tuple, tuple[CompiledKernel, int | None]] = {}
+        # launch fast path: block -> its dispatches (launcher.py; cleared = rebuilt on demand)
+        self.fast: dict[tuple, FastPath] = {}
         self._deps: dependencies.Dependencies | None = None
         functools.update_wrapper(self, fn)
 
@@ -113,15 +114,17 @@ class Kernel:
         )
 
     def __getitem__(self, config) -> "Launcher":
-        if not isinstance(config, tuple) or len(config) not in (2, 3):
-            raise LaunchError("launch configuration is kernel[grid, block] or kernel[grid, block, shared_bytes]")
+        if not isinstance(config, tuple) or len(config) not in (2, 3, 4):
+            raise LaunchError("launch configuration is kernel[grid, block], kernel[grid, block, "
+                              "shared_bytes] or kernel[grid, block, shared_bytes, stream]")
         try:
             return self._launchers[config]
         except (KeyError, TypeError):  # new, or unhashable (lists): validate
             launcher = Launcher(self, *config)
             try:
-                if len(self._launchers) < 256:
-                    self._launchers[config] = launcher
+                if len(self._launchers) >= 256:  # many grids (a grid per problem size): restart
+                    self._launchers.clear()
+                self._launchers[config] = launcher
             except TypeError:
                 pass
             return launcher
@@ -229,63 +232,6 @@ class Kernel:
             return self._compiled(specs, values, block, arch)
         except TyloError as e:  # the user's mistake: no Tylo-internal frames in the traceback
             raise e.with_traceback(None) from None
-
-
-class Launcher:
-    """``kernel[grid, block]`` or ``kernel[grid, block, shared_bytes]``; call it with arguments."""
-
-    def __init__(self, kernel: Kernel, grid, block, shared_bytes: int = 0):
-        self.kernel = kernel
-        self.grid = launch_dims("grid", grid)
-        self.block = launch_dims("block", block)
-        if not isinstance(shared_bytes, int) or shared_bytes < 0:
-            raise LaunchError(f"dynamic shared memory {shared_bytes!r} must be a non-negative int")
-        self.shared_bytes = shared_bytes
-
-    def __call__(self, *args, **kwargs) -> None:
-        try:
-            self._launch(args, kwargs)
-        except TyloError as e:  # the user's mistake: no Tylo-internal frames in the traceback
-            raise e.with_traceback(None) from None
-
-    def _launch(self, args, kwargs) -> None:
-        kernel = self.kernel
-        kernel.check_dependencies()
-        fast_key, values = self._fingerprint(args, kwargs)
-        hit = kernel.fast.get(fast_key) if fast_key is not None else None
-        if hit is None:
-            specs, values = kernel._bind(args, kwargs, describe=False)
-            arrays = [(n, v) for n, v in values.items() if isinstance(v, DeviceArray)]
-            device = arguments.common_device(arrays)
-            compiled = kernel._compiled(specs, values, self.block, driver.target_arch(device))
-            if fast_key is not None and len(kernel.fast) < 1024:
-                kernel.fast[fast_key] = (compiled, device)
-        else:
-            compiled, device = hit
-        params = pack(compiled.device_params, values)
-        stream = launch_stream([v for v in values.values() if isinstance(v, DeviceArray)])
-        driver.launch(compiled.cubin, compiled.name, self.grid, self.block, self.shared_bytes,
-                      stream, params, device)
-
-    def _fingerprint(self, args, kwargs):
-        """(key of the fast path, launch values), or (None, None) when the call needs binding."""
-        kernel = self.kernel
-        if kwargs or not kernel.positional_only_fast or len(args) != len(kernel.annotations):
-            return None, None
-        parts, values = [self.block, toolchain()], {}  # what the compile key adds to the specs
-        for (name, ann), value in zip(kernel.annotations, args):
-            if _is_constexpr(ann, value):
-                try:
-                    parts.append(("constexpr", type(value), value, hash(value)))
-                except TypeError:
-                    return None, None
-                continue
-            q = arguments.quick(name, value)
-            if q is None:
-                return None, None
-            parts.append(q[0])
-            values[name] = q[1]
-        return tuple(parts), values
 
 
 def describe_argument(name: str, value, annotation):

@@ -8,14 +8,19 @@ reported as a one-line `DeviceError` at the first launch.
   `function`: `Function` (a loaded kernel; launch configuration checks).
 * `arrays` / `dlpack`: `DeviceArray` from torch, CuPy, ``__cuda_array_interface__``, DLPack.
 * `arguments`: `specialize`, `prepare`, `check`, `common_device`.
-* `packing`: `pack` -> `PackedParams` (cuLaunchKernel's kernelParams), `launch_stream`.
+* The launch fast path: `dispatch` (per call: arguments -> key -> launch function),
+  `binding` (the generated pack-and-cuLaunchKernel of one compiled kernel on one device),
+  `prepared` (a launch with arguments bound once).
+* `packing`: `pack` -> `PackedParams` (cuLaunchKernel's kernelParams);
+  `streams`: `launch_stream`, `stream_handle` (which stream a launch goes to).
 """
 
 from .arguments import check, common_device, prepare, specialize
 from .arrays import DeviceArray, as_device_array
 from .driver import device_arch, launch, load_function, probe, synchronize, target_arch
 from .function import Function
-from .packing import PackedParams, launch_stream, pack
+from .packing import PackedParams, pack
+from .streams import launch_stream, stream_handle
 from .ptxas import Assembly, ResourceReport, assemble, find_ptxas, ptxas_version
 
 __all__ = [
@@ -38,6 +43,7 @@ __all__ = [
     "probe",
     "ptxas_version",
     "specialize",
+    "stream_handle",
     "synchronize",
     "target_arch",
 ]

@@ -258,24 +258,3 @@ def common_device(arrays: Iterable[tuple[str, DeviceArray]]) -> int | None:
                                       f"is on CUDA device {first[1]}; all arrays must be on one "
                                       "device")
     return None if first is None else first[1]
-
-
-def quick(name: str, value: object) -> tuple[object, object] | None:
-    """(fingerprint, launch value) for a launch's fast path, or None to take `prepare`.
-
-    The fingerprint is hashable and determines everything `prepare` derives and checks for the
-    value (a device array's dtype, extents, strides, device and pointer alignment; a Python
-    scalar's type and whether an int fits Int32), so a fingerprint seen after a successful
-    `prepare` needs no new derivation. Constexpr values are fingerprinted by the caller.
-    """
-    kind = type(value)
-    if kind is float or kind is bool:
-        return kind, value
-    if kind is int:
-        return (int, -(2**31) <= value < 2**31), value
-    if kind.__module__.startswith(("numpy", "builtins")):
-        return None
-    a = as_device_array(name, value)
-    if a is None:
-        return None
-    return (a.dtype, a.shape, a.strides, a.device, a.ptr % AUTO_ALIGN), a

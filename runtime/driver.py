@@ -5,11 +5,23 @@ called on first use. A missing driver library, a failed ``cuInit`` or no visible
 one-line `DeviceError` from that first use (a launch), never from ``import tylo``. `probe`
 returns the same line (or None) without raising.
 
-Contexts: the context current on the calling thread is used when there is one (torch and CuPy
-make the device's primary context current); otherwise the device's primary context is retained
-and made current, as the CUDA runtime does. Loaded modules are cached per (context, cubin
-SHA-256) and functions per (context, cubin, name), so a repeated launch makes one
-``cuCtxGetCurrent`` call and one ``cuLaunchKernel`` call.
+Contexts (`resolve`): a ``CUfunction`` belongs to the context its module was loaded in, and a
+launch needs that context current (CUDA Driver API, "Module Management" and "Context
+Management": modules load "into the current context"). A launch for arrays on device d uses
+
+* for torch tensors and CuPy arrays, device d's primary context: the two libraries allocate
+  there (through the CUDA runtime), and memory of one context is not mapped in another;
+* for other arrays (``__cuda_array_interface__``, DLPack), the thread's current context when it
+  is on device d (a context the user made and allocated in is used as it is), else d's
+  primary context;
+* the target context is pushed around the launch and popped after it when it is not current
+  (e.g. after ``torch.cuda.set_device(0)`` with tensors on device 1), as torch's own device
+  guard does; when no context is current, d's primary context is retained and made current
+  (as the CUDA runtime does on first use).
+
+Loaded modules are cached per (context, cubin SHA-256) and functions per (context, cubin,
+name): one module per device context. The caches assume that a context handle is not reused
+for a new context while the process runs (primary contexts are retained here, so theirs are not).
 
 `launch` validates the configuration and opts in to more than 48 KiB of shared memory through
 `function.Function`.
@@ -19,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..compiler import knobs
 from ..compiler.errors import DeviceError
@@ -198,6 +210,59 @@ def _function(ctx: Any, cubin: bytes, name: str) -> Function:
     return function
 
 
+class Target(NamedTuple):
+    """Where a launch goes: `function` in its context, on `device`; `push` is that context when
+    it must be pushed around the launch (else None); `current` is the thread's current context
+    (as ``cuCtxGetCurrent`` returns it) that this answer is for."""
+
+    current: Any
+    push: Any
+    function: Function
+    device: int
+
+
+def resolve(cubin: bytes, name: str, device: int | None, primary: bool = False) -> Target:
+    """The `Target` of a launch of `name` from `cubin` for arrays on `device` (None: the current
+    context's device, else 0), loading the module in the target context once. `primary`: the
+    arrays' memory belongs to the device's primary context (torch and CuPy allocate there), so
+    the launch goes there even when another context of the device is current."""
+    cu = _init()
+    ctx = _check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    if not int(ctx):
+        device = 0 if device is None else device
+        ctx = _primary_context(device)
+        _check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+        return Target(ctx, None, _function(ctx, cubin, name), device)
+    if device is None:
+        device = _context_device(ctx)
+    if primary:
+        target = _primary_context(device)
+        if int(target) == int(ctx):
+            return Target(ctx, None, _function(ctx, cubin, name), device)
+    elif _context_device(ctx) == device:
+        return Target(ctx, None, _function(ctx, cubin, name), device)
+    else:
+        target = _primary_context(device)
+    _check(cu.cuCtxPushCurrent(target), "cuCtxPushCurrent")
+    try:
+        return Target(ctx, target, _function(target, cubin, name), device)
+    finally:
+        _leave(True)
+
+
+def stream_device(handle: int) -> int:
+    """The device ordinal of the context that stream `handle` belongs to (``cuStreamGetCtx``)."""
+    cu = _init()
+    ctx = _check(cu.cuStreamGetCtx(handle), f"cuStreamGetCtx({handle:#x})")
+    if int(ctx) not in _state.ctx_device:
+        _check(cu.cuCtxPushCurrent(ctx), "cuCtxPushCurrent")
+        try:
+            _context_device(ctx)
+        finally:
+            _leave(True)
+    return _state.ctx_device[int(ctx)]
+
+
 def load_function(cubin: bytes, name: str, device: int | None = None) -> Function:
     """The `Function` `name` of `cubin` in the launch context of `device` (None: the current
     context, else device 0's primary context), loading the module once per context."""
@@ -238,18 +303,22 @@ def _leave(pushed: bool) -> None:
 
 
 def launch(cubin: bytes, kernel_name: str, grid: Any, block: Any, shared_bytes: int = 0,
-           stream: Any = 0, params: Any = None, device: int | None = None) -> None:
+           stream: Any = 0, params: Any = None, device: int | None = None,
+           primary: bool = False) -> None:
     """Launch `kernel_name` from `cubin` (see `Function.launch` for the arguments).
 
     `device`: the device the arguments live on; None uses the current context (else device 0).
+    `primary`: launch in the device's primary context (see `resolve`).
     Raises `DeviceError` (one line) when no driver or GPU is usable, `LaunchError` for a
     configuration the device cannot run.
     """
-    ctx, pushed = _enter(device)
+    target = resolve(cubin, kernel_name, device, primary)
+    if target.push is not None:
+        _check(_state.cu.cuCtxPushCurrent(target.push), "cuCtxPushCurrent")
     try:
-        _function(ctx, cubin, kernel_name).launch(grid, block, shared_bytes, stream, params)
+        target.function.launch(grid, block, shared_bytes, stream, params)
     finally:
-        _leave(pushed)
+        _leave(target.push is not None)
 
 
 def synchronize(device: int | None = None) -> None:

@@ -1,12 +1,14 @@
 """A kernel loaded in one context, and the checks of a launch configuration.
 
-Limits (CUDA C++ Programming Guide, "Features and Technical Specifications"; the same for every
-compute capability since 3.0): at most 1024 threads per block, block dimensions at most
-(1024, 1024, 64), grid dimensions at most (2^31-1, 65535, 65535), and 48 KiB of shared memory
-(static + dynamic) per block unless the function opts in to more with
+Limits (`compiler.launch_limits`, from the CUDA C++ Programming Guide, "Features and Technical
+Specifications"): at most 1024 threads per block, block dimensions at most (1024, 1024, 64),
+grid dimensions at most (2^31-1, 65535, 65535), and 48 KiB of shared memory (static + dynamic)
+per block unless the function opts in to more with
 ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``, which the device bounds by
 ``CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`` (minus the static shared memory).
-The opt-in is set once per function and size increase, not per launch.
+The opt-in is set once per function and size increase, not per launch. A kernel may allow fewer
+threads than 1024 (``CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK``, e.g. when it uses many
+registers): `Function.check_block` checks that once per block shape.
 """
 
 from __future__ import annotations
@@ -16,12 +18,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..compiler.errors import LaunchError
-
-MAX_BLOCK = (1024, 1024, 64)
-MAX_THREADS_PER_BLOCK = 1024
-MAX_GRID = (2**31 - 1, 65535, 65535)
-DEFAULT_SHARED_LIMIT = 48 * 1024
-
+from ..compiler.launch_limits import (
+    DEFAULT_SHARED_LIMIT, MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK, threads_error,
+)
+from .streams import stream_handle
 
 class Function:
     """A loaded kernel in one context, with what launching it needs cached."""
@@ -55,15 +55,26 @@ class Function:
                     f"cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES={shared_bytes})")
         self.dynamic_shared_set = shared_bytes
 
+    def check_block(self, block: tuple[int, int, int]) -> None:
+        """`LaunchError` if this kernel cannot run blocks of shape `block` (already within the
+        CUDA limits, see `launch_dims`): more threads than its MAX_THREADS_PER_BLOCK."""
+        threads = block[0] * block[1] * block[2]
+        if threads > self.max_threads:
+            raise LaunchError(
+                f"block {block} has {threads} threads; kernel '{self.name}' allows at most "
+                f"{self.max_threads} (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: its registers "
+                "per thread limit the block)"
+            )
+
+    def check_shared(self, shared_bytes: int) -> None:
+        """Opt in to `shared_bytes` of dynamic shared memory when it exceeds what is set;
+        `LaunchError` beyond the device's opt-in maximum."""
+        if shared_bytes > self.dynamic_shared_set:
+            self._opt_in(shared_bytes)
+
     def _configure(self, grid: Any, block: Any) -> tuple:
         dims = launch_dims("grid", grid), launch_dims("block", block)
-        bx, by, bz = dims[1]
-        threads = bx * by * bz
-        if threads > min(MAX_THREADS_PER_BLOCK, self.max_threads):
-            raise LaunchError(
-                f"block {(bx, by, bz)} has {threads} threads; kernel '{self.name}' allows at "
-                f"most {min(MAX_THREADS_PER_BLOCK, self.max_threads)}"
-            )
+        self.check_block(dims[1])
         try:
             self._configs[(grid, block)] = dims
         except TypeError:
@@ -86,20 +97,24 @@ class Function:
             shared_bytes = operator.index(shared_bytes)
         if shared_bytes < 0:
             raise LaunchError(f"shared_bytes must be a non-negative int, not {shared_bytes!r}")
-        if shared_bytes > self.dynamic_shared_set:
-            self._opt_in(shared_bytes)
+        self.check_shared(shared_bytes)
         address = getattr(params, "address", params) or 0
         self._check(
             self._cu.cuLaunchKernel(self.handle, gx, gy, gz, bx, by, bz, shared_bytes,
-                                    _stream_handle(stream), address, 0),
+                                    stream_handle(stream), address, 0),
             f"cuLaunchKernel({self.name})",
         )
 
 
 def launch_dims(what: str, value: Any) -> tuple[int, int, int]:
-    """`value` ("grid" or "block": an int or 1 to 3 ints) as three dims within the CUDA limits;
-    LaunchError otherwise."""
-    return _dims(what, value, MAX_GRID if what == "grid" else MAX_BLOCK)
+    """`value` ("grid" or "block": an int or 1 to 3 ints) as three dims within the CUDA limits
+    (for a block also at most 1024 threads in all); LaunchError naming the limit otherwise.
+    The one validator of grid and block shapes: `kernel.compile(block=...)` and every launch
+    configuration go through it before anything is traced."""
+    dims = _dims(what, value, MAX_GRID if what == "grid" else MAX_BLOCK)
+    if what == "block" and dims[0] * dims[1] * dims[2] > MAX_THREADS_PER_BLOCK:
+        raise LaunchError(threads_error(f"block {dims}", dims[0] * dims[1] * dims[2]))
+    return dims
 
 
 def _dims(what: str, value: Any, limits: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -118,14 +133,3 @@ def _dims(what: str, value: Any, limits: tuple[int, int, int]) -> tuple[int, int
                 f"{what} {dims}: dimension {'xyz'[axis]} is {d}; it must be in [1, {limit}]"
             )
     return dims  # type: ignore[return-value]
-
-
-def _stream_handle(stream: Any) -> int:
-    if stream is None:
-        return 0
-    if isinstance(stream, int):
-        return stream
-    for attr in ("cuda_stream", "ptr", "handle"):
-        if hasattr(stream, attr):
-            return int(getattr(stream, attr))
-    return int(stream)

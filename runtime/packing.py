@@ -1,4 +1,4 @@
-"""Kernel parameters for ``cuLaunchKernel``, and the stream to launch on.
+"""Kernel parameters for ``cuLaunchKernel``.
 
 ``cuLaunchKernel(f, ..., kernelParams, extra)`` takes ``kernelParams`` as a ``void**``: N
 pointers, the i-th pointing at the bytes of parameter i (CUDA Driver API, cuLaunchKernel; the
@@ -17,9 +17,8 @@ from __future__ import annotations
 import ctypes
 import functools
 import struct
-import sys
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -62,37 +61,43 @@ def _getter(param: DeviceParam):
     raise ValueError(f"unknown DeviceParam field {field!r}")
 
 
+def values_struct(params: Sequence[DeviceParam]) -> struct.Struct:
+    """The value half of the buffer: one 8-byte slot per parameter, its value at the start.
+    `ArgumentError` for a PTX type that cannot be passed."""
+    for p in params:
+        if p.ptx_type not in _CODES:
+            raise ArgumentError(p.source, f"cannot pass a .{p.ptx_type} kernel parameter")
+    return struct.Struct("<" + "".join(
+        f"{_CODES[p.ptx_type]}{8 - struct.calcsize(_CODES[p.ptx_type])}x" for p in params))
+
+
+def new_buffer(count: int) -> tuple[ctypes.Array, int]:
+    """(buffer, address) for `count` parameters, its pointer half written once: ptr_i =
+    &slot_i. The driver copies the values during cuLaunchKernel, so one buffer serves every
+    launch of its thread; the address is 0 (NULL kernelParams) when there are no parameters."""
+    buffer = ctypes.create_string_buffer(max(16 * count, 8))
+    base = ctypes.addressof(buffer)
+    struct.pack_into("<" + "Q" * count, buffer, 0, *(base + 8 * (count + i) for i in range(count)))
+    return buffer, base if count else 0
+
+
 class Packer:
     """Packs values for one parameter list (built once per signature, see `packer`)."""
 
     def __init__(self, params: tuple[DeviceParam, ...]):
-        for p in params:
-            if p.ptx_type not in _CODES:
-                raise ArgumentError(p.source, f"cannot pass a .{p.ptx_type} kernel parameter")
         self.params = params
-        n = len(params)
-        self.count = n
-        self.struct = struct.Struct(
-            "<" + "Q" * n
-            + "".join(f"{_CODES[p.ptx_type]}{8 - struct.calcsize(_CODES[p.ptx_type])}x"
-                      for p in params)
-        )
-        self.values = struct.Struct("<" + self.struct.format[1 + n:])
+        self.count = len(params)
+        self.values = values_struct(params)
         self.steps = [(p.source, p.field != "value", _getter(p), p.ptx_type) for p in params]
         self._local = threading.local()
 
     def _buffer(self):
-        """This thread's parameter buffer, its pointer half written once (the driver copies the
-        values during cuLaunchKernel, so the buffer is free again when the call returns)."""
+        """This thread's parameter buffer (see `new_buffer`)."""
         local = self._local
-        buffer = getattr(local, "buffer", None)
-        if buffer is None:
-            buffer = ctypes.create_string_buffer(max(self.struct.size, 8))
-            base = ctypes.addressof(buffer)
-            slots = base + 8 * self.count
-            struct.pack_into("<" + "Q" * self.count, buffer, 0, *(slots + 8 * i for i in range(self.count)))
-            local.buffer, local.base = buffer, base
-        return buffer, local.base
+        pair = getattr(local, "pair", None)
+        if pair is None:
+            pair = local.pair = new_buffer(self.count)
+        return pair
 
     def pack(self, values: Mapping[str, object]) -> "PackedParams":
         out = []
@@ -111,7 +116,7 @@ class Packer:
         except struct.error:
             self._explain(out)
             raise
-        return PackedParams(buffer, base if self.count else 0, tuple(out))
+        return PackedParams(buffer, base, tuple(out))
 
     def _explain(self, out: list) -> None:
         for p, v in zip(self.params, out):
@@ -150,29 +155,3 @@ def pack(device_params: Sequence[DeviceParam], values: Mapping[str, object]) -> 
     """Pack `values` (Python parameter name -> `DeviceArray` / device array / scalar) in the order
     of `device_params`. `ArgumentError` for a value that does not fit its PTX type."""
     return packer(tuple(device_params)).pack(values)
-
-
-def _torch_stream(device: int) -> int:
-    torch = sys.modules["torch"]
-    raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)  # as Triton
-    if raw is not None:
-        return int(raw(device))
-    return int(torch.cuda.current_stream(device).cuda_stream)
-
-
-def launch_stream(arrays: Iterable[object]) -> int:
-    """The stream handle to launch on, from the first array that implies one: a torch tensor ->
-    ``torch.cuda.current_stream(device).cuda_stream``; a CuPy array -> CuPy's current stream;
-    a ``__cuda_array_interface__`` with a ``stream`` entry -> that; else 0 (legacy default)."""
-    for item in arrays:
-        a = item if isinstance(item, DeviceArray) else as_device_array("array", item)
-        if a is None:
-            continue
-        if a.kind == "torch":
-            return _torch_stream(a.device)
-        if a.kind == "cupy":
-            cupy = sys.modules["cupy"]
-            return int(cupy.cuda.get_current_stream().ptr)
-        if a.stream is not None:
-            return a.stream
-    return 0

@@ -69,6 +69,15 @@ def test_rejects_bad_warps_and_repeat(kwargs):
         TiledMMA(BF16, **kwargs)
 
 
+def test_rejects_more_than_1024_threads():
+    assert TiledMMA(BF16, warps=(8, 4)).threads == 1024  # the limit itself is fine
+    with pytest.raises(PlanError, match=r"TiledMMA: warps=\(8, 8\) \(32 threads each\) has 2048 "
+                                        r"threads; a CUDA thread block has at most 1024 \(CUDA "
+                                        r"C\+\+ Programming Guide, \"Features and Technical "
+                                        r"Specifications\"\)"):
+        TiledMMA(BF16, warps=(8, 8))
+
+
 @pytest.mark.parametrize("k", [0, -16, 8, 24, 40, 16.0, "32", 2.5, True])
 def test_rejects_k_that_is_not_a_positive_multiple_of_the_atom_k(k):
     with pytest.raises(PlanError, match="positive multiple of the atom's k = 16"):

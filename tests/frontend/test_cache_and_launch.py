@@ -167,6 +167,5 @@ def test_launch_fast_path_keys_on_what_the_specialization_depends_on(builds):
         with pytest.raises(tylo.DeviceError):
             scale[(2,), (128,)](*args)
     assert builds == ["scale", "scale"]  # contiguous and strided x: two specializations
-    assert len(scale.fast) == 2  # another alpha reuses the first entry
     with pytest.raises(tylo.ArgumentError, match="argument 'x'"):
         scale[(2,), (128,)](out, np.zeros(256, np.float32), 2.0)  # still checked

@@ -6,7 +6,7 @@ import pytest
 import tylo
 from tylo.runtime import timing
 from tylo.runtime.arrays import as_device_array
-from tylo.runtime.packing import launch_stream
+from tylo.runtime.streams import launch_stream
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo import Int32, UInt32
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")

@@ -7,6 +7,7 @@ the shared-memory opt-in and launch validation are tested without a GPU.
 
 from __future__ import annotations
 
+import ctypes
 import enum
 from pathlib import Path
 
@@ -43,7 +44,8 @@ OK = CUresult.CUDA_SUCCESS
 
 
 class FakeDriver:
-    """A recording stand-in for ``cuda.bindings.driver``. Context handles are 1000 + device."""
+    """A recording stand-in for ``cuda.bindings.driver``. Primary context handles are 1000 +
+    device; other contexts are listed in `context_devices`."""
 
     CUresult = CUresult
 
@@ -70,6 +72,10 @@ class FakeDriver:
         self.current = 0
         self.stack: list[int] = []
         self.launches: list[tuple] = []
+        self.stream_contexts: dict[int, int] = {}  # stream handle -> context (cuStreamGetCtx)
+        self.context_devices: dict[int, int] = {}  # non-primary contexts -> their device
+        self.param_counts: dict[str, int] = {}  # kernel name -> parameters to read per launch
+        self.params: list[list[bytes]] = []  # the 8-byte slots read, per decoded launch
 
     def names(self) -> list[str]:
         return [c[0] for c in self.calls]
@@ -101,7 +107,7 @@ class FakeDriver:
 
     def cuCtxGetDevice(self):  # noqa: N802
         self._log("cuCtxGetDevice")
-        return OK, self.current - 1000
+        return OK, self.context_devices.get(self.current, self.current - 1000)
 
     def cuDevicePrimaryCtxRetain(self, dev):  # noqa: N802
         self._log("cuDevicePrimaryCtxRetain", dev)
@@ -145,7 +151,15 @@ class FakeDriver:
         self._log("cuLaunchKernel")
         self.launches.append((f[2], (gx, gy, gz), (bx, by, bz), smem, stream, params, extra,
                               self.current))
+        count = self.param_counts.get(f[2])
+        if count is not None:  # read the values now: the driver copies them during the call
+            pointers = (ctypes.c_uint64 * count).from_address(params)
+            self.params.append([ctypes.string_at(pointers[i], 8) for i in range(count)])
         return (self.launch_result,)
+
+    def cuStreamGetCtx(self, stream):  # noqa: N802
+        self._log("cuStreamGetCtx", stream)
+        return OK, self.stream_contexts.get(stream, self.current)
 
     def cuCtxSynchronize(self):  # noqa: N802
         self._log("cuCtxSynchronize")

@@ -18,59 +18,7 @@ from tylo.compiler.signature import (
 from tylo.runtime.arguments import check, common_device, prepare, specialize
 from tylo.runtime.arrays import DeviceArray, as_device_array
 
-BASE = 0x7F00_0000_0000
-
-
-class FakeCAI:
-    """A device array known only by its ``__cuda_array_interface__`` (strides in bytes)."""
-
-    def __init__(self, shape, typestr="<f4", strides=None, ptr=BASE, stream=None, mask=None):
-        self.__cuda_array_interface__ = {
-            "version": 3, "data": (ptr, False), "shape": tuple(shape), "typestr": typestr,
-            "strides": None if strides is None else tuple(strides), "descr": [("", typestr)],
-            "stream": stream, "mask": mask,
-        }
-
-
-class FakeTorchDevice:
-    def __init__(self, kind, index=None):
-        self.type, self.index = kind, index
-
-    def __str__(self):
-        return self.type if self.index is None else f"{self.type}:{self.index}"
-
-
-class FakeTorchDtype:
-    def __init__(self, name):
-        self.name = name
-
-    def __str__(self):
-        return f"torch.{self.name}"
-
-
-class FakeTensor:
-    """Duck-types the parts of torch.Tensor the runtime reads."""
-
-    def __init__(self, shape, stride, dtype="float32", device=("cuda", 0), ptr=BASE):
-        self.shape, self._stride, self._ptr = tuple(shape), tuple(stride), ptr
-        self.dtype, self.device = FakeTorchDtype(dtype), FakeTorchDevice(*device)
-
-    @property
-    def is_cuda(self):
-        return self.device.type == "cuda"
-
-    def get_device(self):
-        return self.device.index if self.is_cuda else -1
-
-    def data_ptr(self):
-        return self._ptr
-
-    def stride(self):
-        return self._stride
-
-
-FakeTensor.__module__ = "torch"
-
+from fakes import BASE, FakeCAI, FakeTensor
 
 def rule(info) -> str:
     return info.value.rule

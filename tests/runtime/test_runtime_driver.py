@@ -139,7 +139,8 @@ def test_static_shared_memory_counts_toward_48_kib(fake_driver):
     (0, 1, r"grid \(0, 1, 1\): dimension x is 0; it must be in \[1, 2147483647\]"),
     ((1, 65536), 1, r"dimension y is 65536; it must be in \[1, 65535\]"),
     (1, (1, 1, 65), r"block \(1, 1, 65\): dimension z is 65"),
-    (1, (32, 33), r"block \(32, 33, 1\) has 1056 threads; kernel 'k' allows at most 1024"),
+    (1, (32, 33), r"block \(32, 33, 1\) has 1056 threads; a CUDA thread block has at most 1024 "
+                  r"\(CUDA C\+\+ Programming Guide, \"Features and Technical Specifications\"\)"),
     ((1, 2, 3, 4), 1, r"grid must be an int or a tuple of 1 to 3 ints"),
     (1.0, 1, r"grid must be an int"),
 ])
@@ -151,7 +152,8 @@ def test_launch_configuration_errors(fake_driver, grid, block, message):
 
 def test_kernel_thread_limit(fake_driver):
     fake_driver.max_threads = 256
-    with pytest.raises(LaunchError, match="has 512 threads; kernel 'k' allows at most 256"):
+    with pytest.raises(LaunchError, match=r"has 512 threads; kernel 'k' allows at most 256 "
+                                          r"\(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK"):
         launch(CUBIN, "k", 1, 512)
 
 

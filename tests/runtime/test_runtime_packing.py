@@ -12,7 +12,8 @@ from tylo.compiler.dtypes import Bool, Float16, Float32, Int32, Int64
 from tylo.compiler.errors import ArgumentError
 from tylo.compiler.signature import DeviceParam, ScalarSpec, TensorSpec
 from tylo.runtime.arrays import as_device_array
-from tylo.runtime.packing import launch_stream, pack
+from tylo.runtime.packing import pack
+from tylo.runtime.streams import launch_stream
 
 BASE = 0x7F00_0000_0000
 

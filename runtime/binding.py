@@ -1,0 +1,209 @@
+"""The generated launch function of one compiled kernel on one device: pack, then cuLaunchKernel.
+
+A `Binding` owns a Python function generated (``exec``) for the kernel's parameter layout, with
+everything that does not change between launches bound as constants: the ``CUfunction``
+handle, the block shape, the device, the context it expects to be current, the
+``struct.pack_into`` of the parameter values and cuda-python's ``cuLaunchKernel``. Its inputs are
+the per-argument values the caller (the launch fast path, `dispatch.py`, or the full path) has
+already read and checked, named by `inputs`::
+
+    launch(gx, gy, gz, shared_bytes, stream, stream_device, p0, s0, t0, v1, ...)
+
+``p{i}, s{i}, t{i}``: pointer, extents and strides (elements) of array parameter i; ``v{i}``:
+the value of scalar parameter i. Per call it does, in order:
+
+1. take this thread's parameter buffer (`packing.new_buffer`, its pointer half written once)
+   and write every value into it with one ``pack_into``;
+2. refuse an explicit stream of another device (`LaunchError`);
+3. compare the thread's current context (``cuCtxGetCurrent``, cheap: a thread-local read in the
+   driver) with the one the function was resolved for, and the dynamic shared memory with what
+   the function has opted in to; on a difference, `Binding.slow` resolves the target again
+   (`driver.resolve`: the context that owns the arrays' memory), opts in if needed, launches,
+   and installs a new function for the new state, so a later call is fast again;
+4. ``cuLaunchKernel``, with a push and pop of the target context around it when that is not
+   the current one, and a check of each result (`DeviceError` naming the kernel or the call).
+
+`prepared.Prepared` is a `Binding` whose generated launch has its parameters packed already.
+
+cuda-python releases the GIL inside ``cuLaunchKernel``, hence one buffer per thread. The
+generated code is cached per layout (pack format and value expressions); a new binding only
+closes over its constants (about a microsecond). Argument forms (measured with the driver's
+calls made no-ops): the function goes as its ``CUfunction`` object and kernelParams as the
+buffer's address (an int, passed through as ``void**``); an int handle costs cuda-python a
+wrapper conversion (~0.07 us) against the object, which the stream pays only because torch hands
+out ints.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..compiler.errors import LaunchError
+from ..compiler.signature import DeviceParam, ScalarSpec, TensorSpec
+from . import driver
+from .arrays import DeviceArray
+from .packing import _convert, new_buffer, values_struct
+
+_HEAD = ("gx", "gy", "gz", "smem", "stream", "sdev")
+
+
+def inputs(specs: Sequence[tuple[str, Any]]) -> list[str]:
+    """The generated function's inputs after the launch configuration (module docstring)."""
+    names = []
+    for i, (_, spec) in enumerate(specs):
+        if isinstance(spec, TensorSpec):
+            names += [f"p{i}", f"s{i}", f"t{i}"]
+        elif isinstance(spec, ScalarSpec):
+            names.append(f"v{i}")
+    return names
+
+
+def input_values(specs: Sequence[tuple[str, Any]], values: dict) -> list:
+    """The inputs (`inputs`) from launch values (`DeviceArray`s and Python scalars)."""
+    out: list = []
+    for name, spec in specs:
+        if isinstance(spec, TensorSpec):
+            a: DeviceArray = values[name]
+            out += [a.ptr, a.shape, a.strides]
+        elif isinstance(spec, ScalarSpec):
+            out.append(values[name])
+    return out
+
+
+def value_exprs(specs: Sequence[tuple[str, Any]], params: Sequence[DeviceParam]) -> list[str]:
+    """The Python expression of each kernel parameter's value, over the inputs."""
+    index = {name: i for i, (name, _) in enumerate(specs)}
+    exprs = []
+    for p in params:
+        i = index[p.source]
+        if p.field == "ptr":
+            exprs.append(f"p{i}")
+        elif p.field.startswith("shape"):
+            exprs.append(f"s{i}[{int(p.field[5:])}]")
+        elif p.field.startswith("stride"):
+            exprs.append(f"t{i}[{int(p.field[6:])}]")
+        elif p.ptx_type in ("f16", "bf16"):
+            exprs.append(f"CONV({p.ptx_type!r}, v{i})")
+        else:
+            exprs.append(f"v{i}")
+    return exprs
+
+
+_FACTORY = """\
+def factory(F, BX, BY, BZ, CTX, DEV, FN, SLOW, FAIL, WRONG, LAUNCH, GETCUR, PCTX, PUSH, POP,
+            GX, GY, GZ, SMEM, ADDR):
+    def launch({args}):
+{prologue}
+        if {smem} > FN.dynamic_shared_set or GETCUR()[1] != CTX:
+            return SLOW({grid}, {smem}, stream, {addr})
+{call}
+        if err:
+            FAIL(err)
+    return launch
+"""
+
+_PACKING = """\
+        try:
+            buf, addr = LOCAL.pair
+        except AttributeError:
+            buf, addr = LOCAL.pair = NEWBUF(COUNT)
+        {pack}
+        if sdev is not None and sdev != DEV:
+            WRONG(sdev, DEV)"""
+
+_factories: dict[str, Callable] = {}
+
+
+def make_factory(args: str, prologue: str, grid: str, smem: str, addr: str, pushed: bool,
+                 namespace: dict) -> Callable:
+    """Generate (once per source text) ``factory(F, BX, ..., ADDR) -> launch``: `prologue`
+    (8-space indent) makes `stream` and `addr` ready, then the context and shared-memory test
+    (`SLOW` on a difference), the ``cuLaunchKernel`` call (with a push and pop of the target
+    context around it when it is not current, `driver.resolve`) and the checks of its results.
+    `namespace` holds the names the prologue uses."""
+    call = f"err, = LAUNCH(F, {grid}, BX, BY, BZ, {smem}, stream, {addr}, 0)"
+    if pushed:
+        call = "\n".join("        " + line for line in (
+            "perr = PUSH(PCTX)[0]", "if perr:", "    FAIL(perr, 'cuCtxPushCurrent')", "try:",
+            "    " + call, "finally:", "    perr = POP()[0]", "if perr:",
+            "    FAIL(perr, 'cuCtxPopCurrent')"))
+    else:
+        call = "        " + call
+    source = _FACTORY.format(args=args, prologue=prologue, grid=grid, smem=smem, addr=addr,
+                             call=call)
+    made = _factories.get(source)
+    if made is None:
+        exec(compile(source, "<tylo launch>", "exec"), namespace)  # noqa: S102
+        made = _factories[source] = namespace["factory"]
+    return made
+
+
+def factory(specs: Sequence[tuple[str, Any]], params: Sequence[DeviceParam],
+            pushed: bool) -> Callable:
+    """The generated factory of a `Binding` for this parameter layout (module docstring)."""
+    exprs = value_exprs(specs, params)
+    struct_ = values_struct(params)
+    pack = f"PACK(buf, {8 * len(params)}, {', '.join(exprs)})" if params else "pass"
+    namespace = {"PACK": struct_.pack_into, "LOCAL": threading.local(), "NEWBUF": new_buffer,
+                 "COUNT": len(params), "CONV": _convert}
+    # the pack format is part of the source text (as a comment), so that the cache tells
+    # layouts of different value types apart
+    return make_factory(", ".join(_HEAD + tuple(inputs(specs))),
+                        f"        # {struct_.format}\n" + _PACKING.format(pack=pack),
+                        "gx, gy, gz", "smem", "addr", pushed, namespace)
+
+
+class Binding:
+    """One compiled kernel (`cubin`, `name`, `specs`, `params`, `block`) launched for arrays on
+    `device` (`primary`: in its primary context, `driver.resolve`). `launch` is the generated
+    function (module docstring); `install(launch)` is told each new one (the fast path's cache
+    entry)."""
+
+    def __init__(self, cubin: bytes, name: str, specs: Sequence[tuple[str, Any]],
+                 params: Sequence[DeviceParam], block: tuple[int, int, int], device: int | None,
+                 primary: bool = False, install: Callable[[Callable], None] | None = None):
+        self.cubin, self.name, self.specs, self.params = cubin, name, tuple(specs), tuple(params)
+        self.block, self.device, self.primary, self.install = block, device, primary, install
+        values_struct(params)  # ArgumentError for a parameter type that cannot be passed
+        self.launch: Callable
+        self.retarget()
+
+    def retarget(self) -> driver.Target:
+        """Resolve the target for the current context and generate `launch` for it."""
+        target = driver.resolve(self.cubin, self.name, self.device, self.primary)
+        target.function.check_block(self.block)
+        self.target = target
+        self.launch = self._make(target, driver._state.cu)
+        if self.install is not None:
+            self.install(self.launch)
+        return target
+
+    def _make(self, target: driver.Target, cu: Any) -> Callable:
+        function = target.function
+        make = factory(self.specs, self.params, target.push is not None)
+        return make(function.handle, *self.block, target.current, target.device, function,
+                    self.slow, self._fail, self._wrong_stream, cu.cuLaunchKernel,
+                    cu.cuCtxGetCurrent, target.push, cu.cuCtxPushCurrent, cu.cuCtxPopCurrent,
+                    None, None, None, None, None)
+
+    def slow(self, gx: int, gy: int, gz: int, smem: int, stream: int, address: int) -> None:
+        """The launch when the context or the shared-memory opt-in changed (module docstring)."""
+        target = self.retarget()
+        function = target.function
+        function.check_shared(smem)
+        if target.push is not None:
+            driver._check(driver._state.cu.cuCtxPushCurrent(target.push), "cuCtxPushCurrent")
+        try:
+            function.launch((gx, gy, gz), self.block, smem, stream, address)
+        finally:
+            driver._leave(target.push is not None)
+
+    def _fail(self, err: Any, what: str | None = None) -> None:
+        driver._check((err,), what or f"cuLaunchKernel({self.name})")
+
+    def _wrong_stream(self, stream_device: int, device: int | None = None) -> None:
+        device = self.device if device is None else device
+        raise LaunchError(f"kernel '{self.name}': the stream belongs to CUDA device "
+                          f"{stream_device}, but the arrays are on CUDA device {device}")

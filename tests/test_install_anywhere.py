@@ -86,7 +86,8 @@ def test_a_normal_install_is_what_the_root_imports(tmp_path):
     done = _run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
                  "--no-compile", "--target", str(site), str(clone)], tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    env = dict(os.environ, PYTHONPATH=str(site))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(site), os.environ.get("PYTHONPATH")) if p))
     done = _run([sys.executable, "-c", _IMPORT_CHECK, str(clone), *CODE_FOLDERS], clone, env)
     assert done.returncode == 0, done.stderr
     first, last = done.stdout.splitlines()[-2:]

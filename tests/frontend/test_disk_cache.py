@@ -81,7 +81,7 @@ def project(tmp_path):
 def _env(project: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "TYLO_NO_CACHE"}
     env["TYLO_CACHE_DIR"] = str(project / "cache")
-    env["PYTHONPATH"] = str(project)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(project), os.environ.get("PYTHONPATH")) if p)
     return env
 
 

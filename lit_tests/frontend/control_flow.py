@@ -1,4 +1,5 @@
 # RUN: %python %s | filecheck %s
+# REQUIRES: ptxas
 # Control flow on runtime values becomes structured IR; on static values it stays Python.
 import tylo
 from tylo import Float32, Int32

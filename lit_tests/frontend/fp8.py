@@ -1,4 +1,5 @@
 # RUN: %python %s | filecheck %s
+# REQUIRES: ptxas
 # FP8 conversions print PTX's paired cvt forms (PTX ISA 9.7.9.21; there is no scalar FP8 cvt):
 # f32 -> e4m3 is cvt.rn.satfinite.e4m3x2.f32 with 0.0 high and the value low, e4m3 -> f32 is
 # cvt.rn.f16x2.e4m3x2 then the low f16 to f32. The compile assembles the PTX with ptxas (sm_90a).

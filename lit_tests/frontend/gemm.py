@@ -1,4 +1,5 @@
 # RUN: %python %s | filecheck %s
+# REQUIRES: ptxas
 # The flagship GEMM kernel: fragments stay single values through the frontend's IR (one
 # load_fragment per operand, one tylo.mma, one loop-carried accumulator), and lowering issues
 # repeat_m * repeat_n * K/k = 4 * 4 * 1 = 16 mma.sync per K step.

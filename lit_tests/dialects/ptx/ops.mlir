@@ -97,3 +97,70 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
   ptx.trap
   ptx.ret
 }
+
+// The other valid forms whose edits the *_invalid.mlir files refuse: 64- and 16-bit operands,
+// wide multiplies, float and predicate variants, packed conversions, a predicated branch and
+// trap, an entry without reqntid.
+
+// CHECK:      ptx.entry "forms" ["u64", "b16"] {
+// CHECK-NEXT:   %g = ptx.ld_param "u64"[0] : !ptx.reg<rd1>
+// CHECK-NEXT:   %h = ptx.ld_param "b16"[1] : !ptx.reg<rs1>
+// CHECK-NEXT:   %t = ptx.special "%tid.x" : !ptx.reg<r1>
+// CHECK-NEXT:   %w = ptx.special "%warpid" : !ptx.reg<r2>
+// CHECK-NEXT:   %cy = ptx.special "%ctaid.y" : !ptx.reg<r3>
+// CHECK-NEXT:   %fd = ptx.get_register : !ptx.reg<fd1>
+// CHECK-NEXT:   %sum = ptx.add "f64" %fd, %fd : (!ptx.reg<fd1>, !ptx.reg<fd1>) -> !ptx.reg<fd2>
+// CHECK-NEXT:   %wide = ptx.mul "s32" "wide" %t, %w : (!ptx.reg<r1>, !ptx.reg<r2>) -> !ptx.reg<rd2>
+// CHECK-NEXT:   %wide16 = ptx.mul "u16" "wide" %h, %h : (!ptx.reg<rs1>, !ptx.reg<rs1>) -> !ptx.reg<r4>
+// CHECK-NEXT:   %sl = ptx.shl "b64" %g, %t : (!ptx.reg<rd1>, !ptx.reg<r1>) -> !ptx.reg<rd3>
+// CHECK-NEXT:   %sr = ptx.shr "s16" %h, %t : (!ptx.reg<rs1>, !ptx.reg<r1>) -> !ptx.reg<rs2>
+// CHECK-NEXT:   %mv = ptx.mov "b64" %sl : !ptx.reg<rd3> -> !ptx.reg<rd4>
+// CHECK-NEXT:   %one = ptx.const "f32"(1065353216) : !ptx.reg<f1>
+// CHECK-NEXT:   %fm = ptx.fma "f32" %one, %one, %one : (!ptx.reg<f1>, !ptx.reg<f1>, !ptx.reg<f1>) -> !ptx.reg<f2>
+// CHECK-NEXT:   %nan = ptx.setp "nan" "f32" %fm, %one : (!ptx.reg<f2>, !ptx.reg<f1>) -> !ptx.reg<p1>
+// CHECK-NEXT:   %num = ptx.not "pred" %nan : !ptx.reg<p1> -> !ptx.reg<p2>
+// CHECK-NEXT:   %sel = ptx.selp "f32" %fm, %one, %num : (!ptx.reg<f2>, !ptx.reg<f1>, !ptx.reg<p2>) -> !ptx.reg<f3>
+// CHECK-NEXT:   %x2 = ptx.cvt "rn" "f16x2" "e5m2x2" %h : !ptx.reg<rs1> -> !ptx.reg<r5>
+// CHECK-NEXT:   %pair = ptx.pack %t, %w : (!ptx.reg<r1>, !ptx.reg<r2>) -> !ptx.reg<rd5>
+// CHECK-NEXT:   %quad = ptx.pack %h, %h, %h, %sr : (!ptx.reg<rs1>, !ptx.reg<rs1>, !ptx.reg<rs1>, !ptx.reg<rs2>) -> !ptx.reg<rd6>
+// CHECK-NEXT:   %lo, %hi = ptx.unpack %quad : !ptx.reg<rd6> -> (!ptx.reg<r6>, !ptx.reg<r7>)
+// CHECK-NEXT:   %ld = ptx.ld "global" "f32"[%g, 4] : !ptx.reg<rd1> -> !ptx.reg<f4>
+// CHECK-NEXT:   ptx.st "global" "f32"[%g, 8], %sel : !ptx.reg<rd1>, !ptx.reg<f3>
+// CHECK-NEXT:   ptx.st "shared" "b32"[%t, 0], %w : !ptx.reg<r1>, !ptx.reg<r2>
+// CHECK-NEXT:   ptx.bar_sync 15
+// CHECK-NEXT:   ptx.bra "done" if %nan : !ptx.reg<p1>
+// CHECK-NEXT:   ptx.trap if %nan : !ptx.reg<p1> {negate}
+// CHECK-NEXT:   ptx.label "done"
+// CHECK-NEXT:   ptx.ret
+// CHECK-NEXT: }
+ptx.entry "forms" ["u64", "b16"] {
+  %g = ptx.ld_param "u64"[0] : !ptx.reg<rd1>
+  %h = ptx.ld_param "b16"[1] : !ptx.reg<rs1>
+  %t = ptx.special "%tid.x" : !ptx.reg<r1>
+  %w = ptx.special "%warpid" : !ptx.reg<r2>
+  %cy = ptx.special "%ctaid.y" : !ptx.reg<r3>
+  %fd = ptx.get_register : !ptx.reg<fd1>
+  %sum = ptx.add "f64" %fd, %fd : (!ptx.reg<fd1>, !ptx.reg<fd1>) -> !ptx.reg<fd2>
+  %wide = ptx.mul "s32" "wide" %t, %w : (!ptx.reg<r1>, !ptx.reg<r2>) -> !ptx.reg<rd2>
+  %wide16 = ptx.mul "u16" "wide" %h, %h : (!ptx.reg<rs1>, !ptx.reg<rs1>) -> !ptx.reg<r4>
+  %sl = ptx.shl "b64" %g, %t : (!ptx.reg<rd1>, !ptx.reg<r1>) -> !ptx.reg<rd3>
+  %sr = ptx.shr "s16" %h, %t : (!ptx.reg<rs1>, !ptx.reg<r1>) -> !ptx.reg<rs2>
+  %mv = ptx.mov "b64" %sl : !ptx.reg<rd3> -> !ptx.reg<rd4>
+  %one = ptx.const "f32"(1065353216) : !ptx.reg<f1>
+  %fm = ptx.fma "f32" %one, %one, %one : (!ptx.reg<f1>, !ptx.reg<f1>, !ptx.reg<f1>) -> !ptx.reg<f2>
+  %nan = ptx.setp "nan" "f32" %fm, %one : (!ptx.reg<f2>, !ptx.reg<f1>) -> !ptx.reg<p1>
+  %num = ptx.not "pred" %nan : !ptx.reg<p1> -> !ptx.reg<p2>
+  %sel = ptx.selp "f32" %fm, %one, %num : (!ptx.reg<f2>, !ptx.reg<f1>, !ptx.reg<p2>) -> !ptx.reg<f3>
+  %x2 = ptx.cvt "rn" "f16x2" "e5m2x2" %h : !ptx.reg<rs1> -> !ptx.reg<r5>
+  %pair = ptx.pack %t, %w : (!ptx.reg<r1>, !ptx.reg<r2>) -> !ptx.reg<rd5>
+  %quad = ptx.pack %h, %h, %h, %sr : (!ptx.reg<rs1>, !ptx.reg<rs1>, !ptx.reg<rs1>, !ptx.reg<rs2>) -> !ptx.reg<rd6>
+  %lo, %hi = ptx.unpack %quad : !ptx.reg<rd6> -> (!ptx.reg<r6>, !ptx.reg<r7>)
+  %ld = ptx.ld "global" "f32"[%g, 4] : !ptx.reg<rd1> -> !ptx.reg<f4>
+  ptx.st "global" "f32"[%g, 8], %sel : !ptx.reg<rd1>, !ptx.reg<f3>
+  ptx.st "shared" "b32"[%t, 0], %w : !ptx.reg<r1>, !ptx.reg<r2>
+  ptx.bar_sync 15
+  ptx.bra "done" if %nan : !ptx.reg<p1>
+  ptx.trap if %nan : !ptx.reg<p1> {negate}
+  ptx.label "done"
+  ptx.ret
+}

@@ -70,3 +70,43 @@ func.func @k(%p: !tylo.ptr<bf16, global>, %m: i32, %ld: i32, %fp: !tylo.ptr<f32,
   %d0, %d1, %d2, %d3 = tylo.mma_sync <m16n8k16, bf16, bf16, f32, warps = (1,1), repeat = (1,1), k = 16>(%v, %v, %v, %v, %v, %v, %v, %v), (%v, %v, %v, %v), (%z, %z, %z, %z) : (bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16), (bf16, bf16, bf16, bf16), (f32, f32, f32, f32) -> (f32, f32, f32, f32)
   func.return
 }
+
+// The other valid forms whose edits the *_invalid.mlir files refuse: a swizzled layout with a
+// runtime leaf, windows of a static tile and of a window, and the matrix-copy ops.
+
+// CHECK:      func.func @forms(%p: !tylo.ptr<bf16, global>, %i: i32) {
+// CHECK-NEXT:   %sw = tylo.make_tile %p[%i] : !tylo.ptr<bf16, global> -> !tylo.tile<bf16, global, Sw<3,3,3> o (?,64):(64,1)>
+// CHECK-NEXT:   %s = tylo.make_tile %p : !tylo.ptr<bf16, global> -> !tylo.tile<bf16, global, (32,64):(64,1)>
+// CHECK-NEXT:   %whole = tylo.window %s[%i, %i] : !tylo.tile<bf16, global, (32,64):(64,1)> -> !tylo.tile<bf16, global, (32,64):(64,1), [32,64]>
+// CHECK-NEXT:   %w = tylo.window %s[%i, %i] : !tylo.tile<bf16, global, (32,64):(64,1)> -> !tylo.tile<bf16, global, (32,64):(64,1), [16,16]>
+// CHECK-NEXT:   %w2 = tylo.window %w[%i, %i] : !tylo.tile<bf16, global, (32,64):(64,1), [16,16]> -> !tylo.tile<bf16, global, (32,64):(64,1), [8,16]>
+// CHECK-NEXT:   %sh = tylo.shared_alloc 256, align 16 : !tylo.ptr<bf16, shared>
+// CHECK-NEXT:   %row = tylo.make_tile %sh : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, (16,16):(16,1)>
+// CHECK-NEXT:   %col = tylo.make_tile %sh : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, (16,16):(1,16)>
+// CHECK-NEXT:   %a = tylo.matrix_load %row, %i axis 1 : !tylo.tile<bf16, shared, (16,16):(16,1)> -> !tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>>
+// CHECK-NEXT:   %at = tylo.matrix_load %col, %i axis 0 {trans} : !tylo.tile<bf16, shared, (16,16):(1,16)> -> !tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>>
+// CHECK-NEXT:   tylo.matrix_store %a, %row, %i axis 1 : !tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>>, !tylo.tile<bf16, shared, (16,16):(16,1)>
+// CHECK-NEXT:   %e0, %e1 = tylo.ldmatrix 1 %row[%i, %i] : !tylo.tile<bf16, shared, (16,16):(16,1)> -> (bf16, bf16)
+// CHECK-NEXT:   %e2, %e3, %e4, %e5 = tylo.ldmatrix 2 %sh {trans} : !tylo.ptr<bf16, shared> -> (bf16, bf16, bf16, bf16)
+// CHECK-NEXT:   tylo.stmatrix 1(%e0, %e1), %sh : (bf16, bf16), !tylo.ptr<bf16, shared>
+// CHECK-NEXT:   tylo.stmatrix 2(%e2, %e3, %e4, %e5), %sh {trans} : (bf16, bf16, bf16, bf16), !tylo.ptr<bf16, shared>
+// CHECK-NEXT:   func.return
+// CHECK-NEXT: }
+func.func @forms(%p: !tylo.ptr<bf16, global>, %i: i32) {
+  %sw = tylo.make_tile %p [%i] : !tylo.ptr<bf16, global> -> !tylo.tile<bf16, global, Sw<3,3,3> o (?,64):(64,1)>
+  %s = tylo.make_tile %p : !tylo.ptr<bf16, global> -> !tylo.tile<bf16, global, (32,64):(64,1)>
+  %whole = tylo.window %s [%i, %i] : !tylo.tile<bf16, global, (32,64):(64,1)> -> !tylo.tile<bf16, global, (32,64):(64,1), [32,64]>
+  %w = tylo.window %s [%i, %i] : !tylo.tile<bf16, global, (32,64):(64,1)> -> !tylo.tile<bf16, global, (32,64):(64,1), [16,16]>
+  %w2 = tylo.window %w [%i, %i] : !tylo.tile<bf16, global, (32,64):(64,1), [16,16]> -> !tylo.tile<bf16, global, (32,64):(64,1), [8,16]>
+  %sh = tylo.shared_alloc 256, align 16 : !tylo.ptr<bf16, shared>
+  %row = tylo.make_tile %sh : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, (16,16):(16,1)>
+  %col = tylo.make_tile %sh : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, (16,16):(1,16)>
+  %a = tylo.matrix_load %row, %i axis 1 : !tylo.tile<bf16, shared, (16,16):(16,1)> -> !tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>>
+  %at = tylo.matrix_load %col, %i axis 0 {trans} : !tylo.tile<bf16, shared, (16,16):(1,16)> -> !tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>>
+  tylo.matrix_store %a, %row, %i axis 1 : !tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>>, !tylo.tile<bf16, shared, (16,16):(16,1)>
+  %e0, %e1 = tylo.ldmatrix 1 %row[%i, %i] : !tylo.tile<bf16, shared, (16,16):(16,1)> -> (bf16, bf16)
+  %e2, %e3, %e4, %e5 = tylo.ldmatrix 2 %sh {trans} : !tylo.ptr<bf16, shared> -> (bf16, bf16, bf16, bf16)
+  tylo.stmatrix 1(%e0, %e1), %sh : (bf16, bf16), !tylo.ptr<bf16, shared>
+  tylo.stmatrix 2(%e2, %e3, %e4, %e5), %sh {trans} : (bf16, bf16, bf16, bf16), !tylo.ptr<bf16, shared>
+  func.return
+}

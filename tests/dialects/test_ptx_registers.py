@@ -1,0 +1,32 @@
+"""`RegisterType` built from Python: the register class and number are checked on construction.
+
+The ptx and tylo verifiers' refusals of textual IR are lit tests (lit_tests/dialects/*/
+*_invalid.mlir); this file keeps what only the Python builder API reaches.
+"""
+
+import re
+
+import pytest
+from xdsl.utils.exceptions import VerifyException
+
+from tylo.dialects.ptx import RegisterType
+
+
+@pytest.mark.parametrize(
+    "reg_class, index, message",
+    [
+        ("b8", 1, "unknown PTX register class 'b8'"),
+        ("u32", 1, "unknown PTX register class 'u32'"),
+        ("b32", -1, "register numbers are non-negative"),
+    ],
+)
+def test_register_type_is_refused(reg_class, index, message):
+    with pytest.raises(VerifyException, match=re.escape(message)):
+        RegisterType(reg_class, index)
+
+
+@pytest.mark.parametrize(
+    "reg_class, index, name", [("b32", 0, "%r0"), ("b64", 7, "%rd7"), ("pred", 2, "%p2")]
+)
+def test_register_type_is_accepted(reg_class, index, name):
+    assert RegisterType(reg_class, index).register_name == name

@@ -129,12 +129,26 @@ PTX_VERSION_BY_SM = {100: "8.6", 101: "8.6", 103: "8.8", 110: "9.0", 120: "8.7",
 DEFAULT_PTX_VERSION = "8.4"
 
 
+# The compute capabilities ptxas 13 targets (``ptxas --help``, --gpu-name), and which take the
+# architecture-specific ``a`` suffix (sm_90a and the Blackwell parts) or the family ``f``.
+KNOWN_SM = (75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121)
+ARCH_SPECIFIC_SM = (90, 100, 101, 103, 110, 120, 121)
+FAMILY_SM = (100, 101, 103, 110, 120, 121)
+
+
 def arch_number(arch: str) -> int:
     """``"sm_90a"`` -> 90, ``"sm_100a"`` -> 100. Raises UnsupportedError for anything that is
-    not an ``sm_XY`` target name (with an optional ``a``/``f`` suffix)."""
-    digits = arch.removeprefix("sm_").rstrip("abf") if isinstance(arch, str) and arch.startswith("sm_") else ""
-    if not digits.isdigit():
-        raise UnsupportedError(f"target {arch!r} is not an sm_XY target name (e.g. 'sm_90a', 'sm_80')")
+    not a target ptxas 13 knows: ``sm_XY`` with XY in `KNOWN_SM`, an ``a`` suffix only where
+    `ARCH_SPECIFIC_SM` has it and ``f`` where `FAMILY_SM` does."""
+    name = arch.removeprefix("sm_") if isinstance(arch, str) and arch.startswith("sm_") else ""
+    digits, suffix = name.rstrip("af"), name[len(name.rstrip("af")):]
+    ok = (digits.isdigit() and int(digits) in KNOWN_SM and suffix in ("", "a", "f")
+          and (suffix != "a" or int(digits) in ARCH_SPECIFIC_SM)
+          and (suffix != "f" or int(digits) in FAMILY_SM))
+    if not ok:
+        known = ", ".join(f"sm_{n}" for n in KNOWN_SM)
+        raise UnsupportedError(f"target {arch!r} is not a target Tylo compiles for: {known}, with "
+                               f"'a' after sm_90 and the sm_10x-12x parts (e.g. 'sm_90a')")
     return int(digits)
 
 

@@ -38,6 +38,7 @@ from ..compiler.ownership import Ownership
 from ..compiler.signature import ConstexprSpec, Tensor, TensorSpec, constexpr
 from ..compiler.swizzle import ComposedLayout, Swizzle
 from ..compiler.tiled_mma import TiledMMA
+from ..compiler.ptx_types import arch_number
 from ..compiler.version import VERSION
 from ..runtime import arguments, driver
 from ..runtime.dispatch import FastPath
@@ -228,6 +229,7 @@ class Kernel:
         try:
             block = launch_dims("block", block)
             arch = arch or driver.target_arch()
+            arch_number(arch)  # an unknown target: UnsupportedError listing the known ones
             specs, values = self._bind(args, kwargs, describe=True)
             return self._compiled(specs, values, block, arch)
         except TyloError as e:  # the user's mistake: no Tylo-internal frames in the traceback

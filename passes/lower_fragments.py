@@ -53,6 +53,7 @@ from ..dialects.tylo.ops import (
     YieldOp,
 )
 from .op_table import OpTable
+from .target_option import TargetOption
 
 _HANDLERS = OpTable()
 
@@ -380,7 +381,7 @@ class _Lowering:
 
 
 @dataclass(frozen=True)
-class LowerFragments(ModulePass):
+class LowerFragments(TargetOption, ModulePass):
     """Expand fragments into per-slot scalars by their ownership (see module docstring)."""
 
     name = "tylo-lower-fragments"

@@ -39,6 +39,7 @@ from ..dialects.tylo.ops import (
     StoreOp,
     WindowOp,
 )
+from .target_option import TargetOption
 
 
 def tile_root(tile: SSAValue) -> tuple[MakeTileOp, list[SSAValue]]:
@@ -50,7 +51,8 @@ def tile_root(tile: SSAValue) -> tuple[MakeTileOp, list[SSAValue]]:
         owner = owner.tile.owner
     if not isinstance(owner, MakeTileOp):
         raise PassFailedException(
-            f"tylo-lower-tiles: a tile must come from tylo.make_tile or tylo.window, not {owner}"
+            "tylo-lower-tiles: a tile must come from tylo.make_tile or tylo.window, not "
+            + (owner.name if isinstance(owner, Operation) else "a block argument")
         )
     return owner, origins
 
@@ -83,7 +85,7 @@ def element_pointer(op: Operation, tile: SSAValue, coord, arch: str) -> SSAValue
 
 
 @dataclass(frozen=True)
-class LowerTiles(ModulePass):
+class LowerTiles(TargetOption, ModulePass):
     """Replace tile element accesses by pointer arithmetic and scalar loads/stores."""
 
     name = "tylo-lower-tiles"

@@ -55,6 +55,7 @@ from ..dialects.tylo import PointerType, dtype_of
 from ..dialects.tylo import matrix_ops as TM
 from ..dialects.tylo import ops as T
 from .op_table import OpTable
+from .target_option import TargetOption
 
 _HANDLERS = OpTable()  # op class -> the _Kernel method that lowers it
 _SPECIAL = {T.ThreadIdxOp: "tid", T.BlockIdxOp: "ctaid", T.BlockDimOp: "ntid", T.GridDimOp: "nctaid"}
@@ -158,7 +159,10 @@ class _Kernel:
         try:
             return self.regs[v]
         except KeyError:
-            raise PassFailedException(f"tylo-lower-to-ptx: {v} used before it is defined") from None
+            name = f"%{v.name_hint}" if v.name_hint else "a value"
+            owner = v.owner.name if isinstance(v.owner, Operation) else "a block argument"
+            raise PassFailedException(
+                f"tylo-lower-to-ptx: {name} (of {owner}) is used before it is defined") from None
 
     def set(self, v: SSAValue, op: Operation) -> None:
         self.bind(v, op.results[0])
@@ -577,7 +581,7 @@ class _Kernel:
 
 
 @dataclass(frozen=True)
-class LowerToPtx(ModulePass):
+class LowerToPtx(TargetOption, ModulePass):
     """Lower kernels (func.func with the tylo.kernel attribute) to ptx.entry."""
 
     name = "tylo-lower-to-ptx"

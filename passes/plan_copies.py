@@ -57,6 +57,7 @@ from ..dialects.tylo.ops import (
     ThreadIdxOp,
     WindowOp,
 )
+from .target_option import TargetOption
 
 
 def _constant(v: SSAValue) -> int | None:
@@ -243,7 +244,7 @@ def plan_matrix_copy(op: Operation, fragment, tile: SSAValue, thread: SSAValue, 
 
 
 @dataclass(frozen=True)
-class PlanCopies(ModulePass):
+class PlanCopies(TargetOption, ModulePass):
     """Plan fragment loads/stores of shared tiles as ldmatrix/stmatrix (module docstring)."""
 
     name = "tylo-plan-copies"

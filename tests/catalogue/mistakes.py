@@ -255,6 +255,9 @@ check_relayout(atom.operand_layout("A"), atom.operand_layout("C"))  # <-
     Mistake("mma-atom-types", L, "MMA element types with no instruction", """
 MMAAtom((16, 8, 16), BFloat16, Float16)  # <-
 """, "PlanError", "no mma.sync instruction has this shape and these element types", located=False),
+    Mistake("tiled-mma-threads", L, "a TiledMMA of more than 1024 threads", """
+TiledMMA(MMAAtom((16, 8, 16), BFloat16, Float32), warps=(8, 8), repeat=(1, 1), k=16)  # <-
+""", "PlanError", "has 2048 threads; a CUDA thread block has at most 1024", located=False),
     Mistake("tiled-mma-warps", L, "a TiledMMA with no warps", """
 TiledMMA(MMAAtom((16, 8, 16), BFloat16, Float32), warps=(0, 1), repeat=(1, 1), k=16)  # <-
 """, "PlanError", "warps (0, 1) must be two positive static integers", located=False),
@@ -354,6 +357,18 @@ def k(y):
     y[0] = 1.0
 k[1, 32](np.zeros(4, np.float32))  # <-
 """, "ArgumentError", "argument 'y': is on the CPU", located=False),
+    Mistake("block-too-many-threads", A, "a block of more than 1024 threads", """
+@tylo.kernel
+def k(y):
+    y[0] = 1.0
+k.compile(tylo.Tensor(Float32, 1), block=(32, 32, 2))  # <-
+""", "LaunchError", "block (32, 32, 2) has 2048 threads; a CUDA thread block has at most 1024", located=False),
+    Mistake("unknown-target", A, "a target ptxas does not know", """
+@tylo.kernel
+def k(y):
+    y[0] = 1.0
+k.compile(tylo.Tensor(Float32, 1), arch="sm_7")  # <-
+""", "UnsupportedError", "target 'sm_7' is not a target Tylo compiles for", located=False),
     Mistake("calling-a-kernel", A, "calling a kernel like a Python function", """
 @tylo.kernel
 def k(y):

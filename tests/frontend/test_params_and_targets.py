@@ -29,7 +29,7 @@ def test_unknown_target_name_is_a_tylo_error(arch):
     def noop(y):
         y[tylo.thread_idx()] = 0.0
 
-    with pytest.raises(tylo.UnsupportedError, match="is not an sm_XY target name"):
+    with pytest.raises(tylo.UnsupportedError, match="is not a target Tylo compiles for"):
         noop.compile(tylo.Tensor(Float32, 1), arch=arch)
 
 

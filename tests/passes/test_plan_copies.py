@@ -116,7 +116,6 @@ PAIRS = [
     pair("block-whole-warps", ("func.func @k(%n: i32, %lane: i32) {", 'func.func @k(%n: i32, %lane: i32) attributes {"tylo.block" = array<i32: 64, 1, 1>} {'),
          ("64, 1, 1", "48, 1, 1")),
     pair("store-needs-sm90", None, None, base=STORE, bad_arch="sm_89"),
-    pair("load-needs-sm75", None, None, bad_arch="sm_70"),
 ]
 
 

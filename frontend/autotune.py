@@ -81,7 +81,8 @@ def autotune(configs: Sequence[Config], key: Sequence[str], *, restore: Sequence
 
 class Autotuned:
     """An autotuned kernel: ``tuned[grid, block](*args)``; `kernel` is the kernel it tunes and
-    `best` the config chosen per key in this process."""
+    `best` the config chosen per key in this process. A caller's positional arguments fill the
+    kernel's parameters that no config sets, in order (`given_names`)."""
 
     def __init__(self, kernel: Kernel, configs, key, restore, warmup, reps, progress, timer):
         self.kernel = kernel
@@ -104,6 +105,11 @@ class Autotuned:
         self.progress = progress
         self.timer = timer
         self.best: dict[tuple, Config] = {}
+        # the fast path of a positional call: quick key -> (config, full argument order)
+        config_names = {n for c in self.configs for n in c.params}
+        self.given_names = [n for n in names if n not in config_names]
+        self.key_positions = frozenset(i for i, n in enumerate(self.given_names) if n in self.key)
+        self.quick: dict[tuple, tuple[Config, tuple]] = {}
 
     def __repr__(self) -> str:
         return f"<tylo.autotune {self.kernel.fn.__qualname__}: {len(self.configs)} configs>"
@@ -117,6 +123,25 @@ class Autotuned:
             raise AutotuneError("launch an autotuned kernel with kernel[grid, block] or "
                                 "kernel[grid, block, shared_bytes] (values or functions of the Config)")
         return TunedLauncher(self, *launch)
+
+    def quick_key(self, args: tuple) -> tuple | None:
+        """The fast path's key of a positional call, or None to take the full path: per argument,
+        a torch tensor's dtype, extents, strides and device, a key scalar's value, another
+        scalar's type. It refines the tuning key (equal quick keys: equal tuning keys, one
+        device, so one target), so a hit launches the config tuned for it; the launch itself
+        checks the arguments as every launch does."""
+        if len(args) != len(self.given_names):
+            return None
+        parts = []
+        for i, a in enumerate(args):
+            t = type(a)
+            if t is int or t is float or t is bool:
+                parts.append((t, a) if i in self.key_positions else t)
+            elif t.__module__.startswith("torch") and hasattr(a, "data_ptr"):
+                parts.append((a.dtype, a.shape, a.stride(), a.get_device()))
+            else:
+                return None
+        return tuple(parts)
 
     def _say(self, text: str) -> None:
         show = knobs.autotune_progress() if self.progress is None else self.progress
@@ -134,10 +159,24 @@ class TunedLauncher:
 
     def __call__(self, *args, **kwargs) -> None:
         try:
+            quick = None if kwargs else self.tuned.quick_key(args)
+            hit = self.tuned.quick.get(quick) if quick is not None else None
+            if hit is not None:  # a tuned key: the config's arguments in their places
+                config, order = hit
+                return self._launcher(config)(*[args[i] if i >= 0 else v for i, v in order])
             config, full = self._tune(args, kwargs)
+            if quick is not None and len(self.tuned.quick) < 1024:
+                self.tuned.quick[quick] = (config, self._order(config))
             self._launcher(config)(*full)
         except TyloError as e:  # the user's mistake: no Tylo-internal frames in the traceback
             raise e.with_traceback(None) from None
+
+    def _order(self, config: Config) -> tuple:
+        """Per kernel parameter: (index of the caller's positional argument, None), or (-1,
+        the config's value)."""
+        given = iter(range(len(self.tuned.given_names)))
+        return tuple((-1, config.params[n]) if n in config.params else (next(given), None)
+                     for n in self.tuned.kernel.signature.parameters)
 
     def tune(self, *args, **kwargs) -> Config:
         """The best config for these arguments (tuning first if this key has none yet)."""
@@ -164,14 +203,20 @@ class TunedLauncher:
     def _tune(self, args, kwargs) -> tuple[Config, tuple]:
         tuned = self.tuned
         kernel = tuned.kernel
-        try:
-            given = kernel.signature.bind_partial(*args, **kwargs).arguments
-        except TypeError as e:
-            raise AutotuneError(f"{kernel.fn.__name__}: {e}") from None
-        clash = [n for c in tuned.configs for n in c.params if n in given]
+        clash = sorted({n for c in tuned.configs for n in c.params if n in kwargs})
         if clash:
-            raise AutotuneError(f"{kernel.fn.__name__}: {sorted(set(clash))} are set by the "
-                                "configs; do not pass them")
+            raise AutotuneError(f"{kernel.fn.__name__}: {clash} are set by the configs; do not "
+                                "pass them")
+        if len(args) > len(tuned.given_names):
+            raise AutotuneError(f"{kernel.fn.__name__}: {len(args)} positional arguments, but "
+                                f"the caller passes {len(tuned.given_names)}: {tuned.given_names} "
+                                "(the configs set the others)")
+        given = dict(zip(tuned.given_names, args))  # positions skip the configs' parameters
+        for name, value in kwargs.items():
+            if name in given or name not in tuned.given_names:
+                why = "given twice" if name in given else "not a parameter of the kernel"
+                raise AutotuneError(f"{kernel.fn.__name__}: argument '{name}' is {why}")
+            given[name] = value
         arrays = {n: a for n, v in given.items() if (a := _array(n, v)) is not None}
         device = arguments.common_device(arrays.items())
         arch = driver.target_arch(device)

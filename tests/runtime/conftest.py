@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -178,3 +180,19 @@ def fake_driver(monkeypatch):
     monkeypatch.setattr(cuda.bindings, "driver", fake, raising=False)
     monkeypatch.setattr(driver_module, "_state", driver_module._State())
     return fake
+
+
+@pytest.fixture
+def torch_streams(monkeypatch):
+    """A fake torch module whose current stream of device d is 0x5000 + d (+ `bump`)."""
+    asked = []
+    state = types.SimpleNamespace(asked=asked, bump=0)
+
+    def current(device):
+        asked.append(device)
+        return 0x5000 + device + state.bump
+
+    fake = types.ModuleType("torch")
+    fake._C = types.SimpleNamespace(_cuda_getCurrentRawStream=current)
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    return state

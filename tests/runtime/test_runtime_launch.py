@@ -9,7 +9,6 @@ duck-typed (`FakeTensor`, module "torch") and torch's current stream comes from 
 from __future__ import annotations
 
 import struct
-import sys
 import threading
 import types
 
@@ -52,22 +51,6 @@ def offset(out, x, k, amount: tylo.constexpr = 1.0):
 @tylo.kernel
 def fill(out, layout):
     out[tylo.thread_idx()] = 2.0
-
-
-@pytest.fixture
-def torch_streams(monkeypatch):
-    """A fake torch module whose current stream of device d is 0x5000 + d (+ `bump`)."""
-    asked = []
-    state = types.SimpleNamespace(asked=asked, bump=0)
-
-    def current(device):
-        asked.append(device)
-        return 0x5000 + device + state.bump
-
-    fake = types.ModuleType("torch")
-    fake._C = types.SimpleNamespace(_cuda_getCurrentRawStream=current)
-    monkeypatch.setitem(sys.modules, "torch", fake)
-    return state
 
 
 @pytest.fixture

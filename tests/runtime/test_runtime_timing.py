@@ -123,3 +123,36 @@ def test_autotune_end_to_end_through_the_fake_driver(fake, capsys):
     assert len(copies) == 1 + 3 and all(c[3] == 4096 for c in copies)  # saved, put back 3 times
     assert [c[1] for c in copies[1:]] == [0x7000] * 3
     assert "chose config 2 of 3 Config(BLOCK=128): 1.0000 ms" in capsys.readouterr().err
+
+
+def test_a_tuned_key_launches_without_binding_again(fake, torch_streams, monkeypatch):
+    """After the first (tuning) call, a call whose torch tensors and key scalars match takes the
+    fast path: no signature binding, no tuning key, the tuned config's launch with the config's
+    argument in its place. Another key scalar value tunes again."""
+    from fakes import FakeTensor
+
+    from tylo.frontend import autotune as autotune_module
+
+    @tylo.kernel
+    def scaled(x, BLOCK: tylo.constexpr, n):
+        i = tylo.block_idx() * BLOCK + tylo.thread_idx()
+        if i < n:
+            x[i] = x[i] * 2.0
+
+    fake.kernels = {"scaled"}
+    times = iter([9.0] * 2 + [1.0] * 2 + [9.0] * 2 + [1.0] * 2)  # config 2 wins both tunings
+    fake.cuEventElapsedTime = lambda start, end: (fake.CUresult.CUDA_SUCCESS, next(times))
+    configs = [tylo.Config(BLOCK=64), tylo.Config(BLOCK=128)]
+    tuned = tylo.autotune(configs=configs, key=["n"], warmup=1, reps=2, progress=False)(scaled)
+    launch = tuned[lambda c: 1024 // c.BLOCK, lambda c: c.BLOCK]
+    launch(FakeTensor((1024,), (1,)), 1024)
+    tunings = []
+    real = autotune_module.TunedLauncher._tune
+    monkeypatch.setattr(autotune_module.TunedLauncher, "_tune",
+                        lambda self, *a: tunings.append(a) or real(self, *a))
+    before = len(fake.launches)
+    tuned[lambda c: 1024 // c.BLOCK, lambda c: c.BLOCK](FakeTensor((1024,), (1,), ptr=0x7F00_0010_0000), 1024)
+    assert tunings == [] and len(fake.launches) == before + 1
+    assert fake.launches[-1][1][0] == 8 and fake.launches[-1][2][0] == 128  # grid 1024 // 128
+    launch(FakeTensor((1024,), (1,)), 512)  # another value of the key: tuned again
+    assert len(tunings) == 1 and fake.launches[-1][2][0] == 128

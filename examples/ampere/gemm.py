@@ -127,8 +127,13 @@ def timing(torch) -> None:
     torch.cuda.synchronize()
     first = time.perf_counter() - t0
     (compiled,) = kernel.cache.values()
-    parts = ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in compiled.timings.items())
-    print(f"first launch ({compiled.origin}): {first:.2f} s ({parts}); ptxas: {compiled.report}")
+    ms = {k: f"{v * 1e3:.0f} ms" for k, v in compiled.timings.items()}
+    if "load" in ms:  # from the disk cache: the load, and what the stored compile had cost
+        parts = (f"loaded in {ms.pop('load')}; when it was compiled: "
+                 + ", ".join(f"{k.removeprefix('first ')} {v}" for k, v in ms.items()))
+    else:
+        parts = ", ".join(f"{k} {v}" for k, v in ms.items())
+    print(f"first launch ({compiled.origin}): {first * 1e3:.1f} ms ({parts}); ptxas: {compiled.report}")
     calls = 200
     for label, run in (("cached launch", lambda: plain(C, A, B, PLAN)),
                        ("autotuned launch", lambda: launch(C, A, B))):

@@ -46,18 +46,18 @@ class WhileLowering(RewritePattern):
         condition = before.last_op
         assert isinstance(condition, scf.ConditionOp)
         forwarded = list(condition.args)
-        rewriter.replace_op(
+        rewriter.replace(
             condition,
             ConditionalBranchOp(condition.condition, after, forwarded, end, forwarded),
         )
         yielded = after.last_op
         assert isinstance(yielded, scf.YieldOp)
-        rewriter.replace_op(yielded, BranchOp(before, *yielded.operands))
+        rewriter.replace(yielded, BranchOp(before, *yielded.operands))
 
         rewriter.inline_region(op.before_region, BlockInsertPoint.before(end))
         rewriter.inline_region(op.after_region, BlockInsertPoint.before(end))
         rewriter.insert(BranchOp(before, *op.arguments), InsertPoint.at_end(entry))
-        rewriter.replace_op(op, [], end.args)
+        rewriter.replace(op, [], end.args)
 
 
 @dataclass(frozen=True)

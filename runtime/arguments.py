@@ -159,6 +159,10 @@ def _auto_align(a: DeviceArray) -> int:
 
 
 def _specialize_tensor(name: str, a: DeviceArray, ann: Tensor | None) -> TensorSpec:
+    if a.ndim == 0:
+        raise ArgumentError(name, "is a 0-d array; Tylo kernels take arrays of rank 1 or more "
+                                  "(pass it as a 1-element array, x.reshape(1), or its value as a "
+                                  "scalar)")
     if ann is not None:
         _tensor_rules(name, a, ann.dtype, ann.ndim, ann.shape, ann.stride, ann.align, ANNOTATION)
     else:

@@ -357,6 +357,14 @@ def k(y):
     y[0] = 1.0
 k[1, 32](np.zeros(4, np.float32))  # <-
 """, "ArgumentError", "argument 'y': is on the CPU", located=False),
+    Mistake("zero-dim-array", A, "a 0-d array argument", """
+import numpy as np
+@tylo.kernel
+def k(y):
+    y[0] = 1.0
+k.compile(np.zeros((), np.float32))  # <-
+""", "ArgumentError", "argument 'y': is a 0-d array; Tylo kernels take arrays of rank 1 or more",
+        located=False),
     Mistake("block-too-many-threads", A, "a block of more than 1024 threads", """
 @tylo.kernel
 def k(y):

@@ -11,7 +11,9 @@ Kernels (elementwise over 4096 floats, 32 blocks of 128 threads):
 * ``add4(out, a, b, c)``: 4 tensors (the issue's 4-tensor kernel);
 * ``twelve(out, a, b, c, 4 floats, 4 ints)``: 12 arguments;
 * ``add4`` prepared (`Launcher.prepare`): ``p()`` and ``p(out, a, b, c)`` (pointers swapped);
-* Triton's cached launch of the same three kernels.
+* Triton's cached launch of the same three kernels;
+* the parts of a 4-tensor launch besides the driver call: reading the four torch tensors,
+  torch's current stream, ``cuCtxGetCurrent``.
 
 Every Tylo kernel's result is checked against torch (float64) first, on fresh random inputs
 with NaN-poisoned outputs. A figure is host microseconds per launch: the median over
@@ -152,13 +154,14 @@ def raw_launchers(out, a, b, c):
     typed = [np.array([v], dtype=np.uint64 if k == "u64" else np.int32)
              for v, k in zip(values, kinds)]
     once = np.array([t.ctypes.data for t in typed], dtype=np.uint64)
+    once_address = once.ctypes.data  # (numpy's .ctypes costs a microsecond: read it once)
     launch = cu.cuLaunchKernel
 
     def raw_empty():
         launch(empty, GRID[0], 1, 1, BLOCK, 1, 1, 0, stream, 0, 0)
 
     def raw_packed_once():
-        launch(function, GRID[0], 1, 1, BLOCK, 1, 1, 0, stream, once.ctypes.data, 0)
+        launch(function, GRID[0], 1, 1, BLOCK, 1, 1, 0, stream, once_address, 0)
 
     def raw_numpy_per_call():
         ptrs = [out.data_ptr(), a.data_ptr(), b.data_ptr(), c.data_ptr()]
@@ -168,6 +171,22 @@ def raw_launchers(out, a, b, c):
         launch(function, GRID[0], 1, 1, BLOCK, 1, 1, 0, stream, params.ctypes.data, 0)
 
     return raw_empty, raw_packed_once, raw_numpy_per_call
+
+
+def parts(out, a, b, c) -> dict:
+    """What a launch of add4 must do besides cuLaunchKernel, one piece at a time: read the four
+    tensors (pointer, extents, strides, device, dtype: what the checks and the parameters need),
+    ask torch for the current stream, ask the driver for the current context."""
+    tensors = (out, a, b, c)
+    stream_of = torch._C._cuda_getCurrentRawStream
+
+    def reads():
+        for t in tensors:
+            t.data_ptr(), t.shape, t.stride(), t.get_device(), t.dtype
+
+    return {"part: read 4 tensors (5 attributes each)": reads,
+            "part: torch current stream": lambda: stream_of(0),
+            "part: cuCtxGetCurrent": cu.cuCtxGetCurrent}
 
 
 def measure(cases: dict, calls: int, repeats: int) -> dict[str, float]:
@@ -210,6 +229,7 @@ def main() -> None:
         "triton scale": lambda: scale_triton[g](out, x, 2.0, N, BLOCK=BLOCK),
         "triton add4": lambda: add4_triton[g](out, a, b, c, N, BLOCK=BLOCK),
         "triton twelve": lambda: twelve_triton[g](out, a, b, c, *tw, BLOCK=BLOCK),
+        **parts(out, a, b, c),
     }
     t = measure(cases, args.calls, args.repeats)
     print(f"host us per launch (median of {args.repeats} x {args.calls}), "
@@ -224,6 +244,11 @@ def main() -> None:
           "   (goal <= 2)")
     print(f"ratio prepared swap / raw empty:       "
           f"{t['tylo add4 prepared p(out, a, b, c)'] / t['raw empty kernel']:.2f}")
+    python = t["tylo add4 (4 tensors)"] - t["raw add4, params packed once"]
+    reads = t["part: read 4 tensors (5 attributes each)"]
+    print(f"tylo add4 over raw add4: {python:.2f} us, of which the tensor reads {reads:.2f} us; "
+          f"0.5x triton leaves {0.5 * t['triton add4'] - t['raw add4, params packed once']:.2f} us "
+          "for all of it")
     if args.profile:
         cProfile.runctx("for _ in range(20000): launch_add4(out, a, b, c)", globals(), locals(),
                         "/tmp/tylo_launch.prof")

@@ -17,7 +17,8 @@ modifier and the signedness from the dtype, so a mismatch such as ``%d`` of a do
 written. A spec whose printf output would differ from Python's is refused, with two documented
 exceptions: ``x``/``X``/``o`` of a negative signed value print the two's-complement bits of its
 dtype's width (C's view; Python would write ``-ff``), and a float without a type (``{}``,
-``{:.3}``) prints as C's ``%g`` (6 significant digits), not as Python's shortest repr.
+``{:.3}``) prints as C's ``%g`` (6 significant digits), not as Python's shortest repr. (A NaN
+prints as the host C library writes it, ``nan`` or ``-nan``.)
 """
 
 from __future__ import annotations

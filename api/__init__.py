@@ -138,6 +138,7 @@ from .frontend.autotune import Config, autotune
 from .frontend.compiled import CompiledKernel
 from .frontend.fragments import full, zeros
 from .frontend.kernel import func, kernel
+from .frontend.printing import device_print
 from .frontend.tiles import GlobalTile, SharedTile, shared_alloc
 from .frontend.tiles import window as _window_tile
 from .compiler.window import Window
@@ -145,6 +146,19 @@ from .compiler.window import window as _window_layout
 from . import viz
 
 __version__ = VERSION
+
+
+def __getattr__(name: str):
+    """``tylo.print`` is `device_print`. It is looked up here rather than bound as a global, so
+    that code in this module still calls the builtin print, and it is not in ``__all__``, so
+    ``from tylo import *`` leaves the user's print alone."""
+    if name == "print":
+        return device_print
+    raise AttributeError(f"module 'tylo' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), "print"])
 
 
 def window(x, origin, shape, inbounds: bool = False):
@@ -185,6 +199,7 @@ __all__ = [
     "CopyPlan",
     "cosize",
     "DeviceError",
+    "device_print",
     "dice",
     "DType",
     "element_swizzle",

@@ -6,7 +6,8 @@ branch copies its operands into them (through temporaries when a source is also 
 so the copies act in parallel). Parameters are read with ``ld.param`` (pointers are converted
 with ``cvta.to.global``). `tylo.mma_sync` packs its 16-bit (or 8-bit) A/B elements into the
 .b32 registers of ``mma.sync`` (PTX ISA 9.7.14.5.8: low element first); `tylo.ldmatrix` and
-`tylo.stmatrix` likewise split and pack the registers of ``ldmatrix`` / ``stmatrix``.
+`tylo.stmatrix` likewise split and pack the registers of ``ldmatrix`` / ``stmatrix``;
+`tylo.print` becomes a ``vprintf`` call, with the module's declarations (`lower_printf`).
 Each op class has one handler (`OpTable`); an op of any other class, e.g. a ``ptx.ldmatrix``
 that shares its Python class name with ``tylo.ldmatrix``, has no PTX lowering and is refused.
 
@@ -16,28 +17,15 @@ Options: ``arch`` (``.target``, default sm_90a) and ``version`` (``.version``; b
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
-import ml_dtypes
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func
-from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    FloatAttr,
-    IntegerType,
-    ModuleOp,
-    StringAttr,
-)
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from ..compiler.fp8 import float8_bits
 from ..compiler.copy_atom import CopyAtom
 from ..compiler.ptx_types import (
     PTX_TYPES,
@@ -54,7 +42,11 @@ from ..dialects.ptx.registers import RegisterAllocator, RegisterType
 from ..dialects.tylo import PointerType, dtype_of
 from ..dialects.tylo import matrix_ops as TM
 from ..dialects.tylo import ops as T
+from ..dialects.tylo.printing import PrintOp
+from .lower_printf import ModuleDirectives, lower_print
 from .op_table import OpTable
+from .ptx_values import class_of as _class_of, float_bits as _float_bits
+from .ptx_values import memory_type as _memory_type, ptx_type, reg_class
 from .target_option import TargetOption
 
 _HANDLERS = OpTable()  # op class -> the _Kernel method that lowers it
@@ -78,57 +70,13 @@ _CMPI = ["eq", "ne", "lt", "le", "gt", "ge", "lt", "le", "gt", "ge"]  # by arith
 _CMPF = [None, "eq", "gt", "ge", "lt", "le", "ne", "num", "equ", "gtu", "geu", "ltu", "leu", "neu", "nan", None]
 
 
-def ptx_type(t: Attribute, kind: str = "b") -> str:
-    """PTX type suffix of a value type; `kind` picks s/u/b for integers."""
-    if isinstance(t, IntegerType):
-        width = t.width.data
-        if width == 1:
-            return "pred"
-        return f"{kind}{max(width, 16)}"  # 8-bit values live in 16-bit registers
-    if isinstance(t, PointerType):
-        return "u64" if t.space.data == "global" else "u32"
-    return dtype_of(t).ptx
-
-
-def reg_class(t: Attribute) -> str:
-    """The register class holding a value of type `t` (pointers: by state space)."""
-    if isinstance(t, PointerType):
-        return "b64" if t.space.data == "global" else "b32"
-    return register_class(ptx_type(t)).name
-
-
-def _class_of(suffix: str) -> str:
-    return register_class(suffix).name
-
-
-def _memory_type(t: Attribute) -> str:
-    """The ld/st type of one element: sized bit types, f32/f64 for those floats."""
-    if isinstance(t, IntegerType):
-        width = t.width.data
-        return {1: "u8", 8: "s8"}.get(width, f"b{width}")
-    if isinstance(t, (Float32Type, Float64Type)):
-        return ptx_type(t)
-    return f"b{dtype_of(t).bits}"
-
-
-def _float_bits(value: float, t: Attribute) -> int:
-    if isinstance(t, Float32Type):
-        return struct.unpack("<I", struct.pack("<f", value))[0]
-    if isinstance(t, Float64Type):
-        return struct.unpack("<Q", struct.pack("<d", value))[0]
-    if isinstance(t, BFloat16Type):
-        return int(np.array(value, dtype=ml_dtypes.bfloat16).view(np.uint16))
-    if isinstance(t, Float16Type):
-        return int(np.array(value, dtype=np.float16).view(np.uint16))
-    return int(float8_bits(value, dtype_of(t)))  # rounded to float32, then as cvt rounds it
-
-
 class _Kernel:
     """Lowers one func.func into the flat op list of a ptx.entry."""
 
-    def __init__(self, fn: func.FuncOp, arch: str):
+    def __init__(self, fn: func.FuncOp, arch: str, module: ModuleDirectives | None = None):
         self.fn = fn
         self.arch = arch
+        self.module = module if module is not None else ModuleDirectives()
         self.alloc = RegisterAllocator()
         self.body: list[Operation] = []
         self.decls: list[Operation] = []
@@ -461,6 +409,8 @@ class _Kernel:
     def _CheckOp(self, op: T.CheckOp) -> None:
         self.emit(P.TrapOp(self.get(op.condition), negate=True))
 
+    _PrintOp = _HANDLERS.on(PrintOp)(lower_print)  # vprintf, declared in self.module
+
     @_HANDLERS.on(T.MMASyncOp)
     def _MMASyncOp(self, op: T.MMASyncOp) -> None:
         atom = op.plan.data.atom
@@ -590,11 +540,13 @@ class LowerToPtx(TargetOption, ModulePass):
     version: str = ""  # empty: the table's version for `arch` (compiler.ptx_types.ptx_version)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        directives = ModuleDirectives()
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp):
-                entry = _Kernel(fn, self.arch).run()
+                entry = _Kernel(fn, self.arch, directives).run()
                 op.body.block.insert_op_before(entry, fn)
                 fn.detach()
                 fn.erase()
+        directives.insert_into(op)
         op.attributes["ptx.version"] = StringAttr(self.version or ptx_version(self.arch))
         op.attributes["ptx.target"] = StringAttr(self.arch)

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
@@ -25,9 +26,12 @@ SPECIAL_REGISTERS = tuple(
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")
 """setp comparison operators for integers (PTX ISA 9.7.1.x, 9.7.3.x "setp")."""
 
-STATE_SPACES = {"global": "b64", "shared": "b32", "param": "b64"}
-"""Address register class per state space: 64-bit generic-width addresses for .global, 32-bit
-addresses for .shared::cta (PTX ISA 6.4 "Addresses as Operands")."""
+STATE_SPACES = {"global": "b64", "shared": "b32", "param": "b64", "local": "b64"}
+"""Address register class per state space: 64-bit generic-width addresses for .global and .local
+(nvcc's ``mov.u64 %SPL, __local_depot0``), 32-bit addresses for .shared::cta (PTX ISA 6.4
+"Addresses as Operands")."""
+
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+")
 
 
 def _r(value) -> str:
@@ -46,10 +50,36 @@ def _check_type(suffix: str) -> None:
 
 
 class PTXInstruction(IRDLOperation, ABC):
-    """An op that prints one line of PTX."""
+    """An op that prints one line of PTX (`ptx.call_uni`: one call scope of a few lines)."""
 
     @abstractmethod
     def assembly_line(self) -> str: ...
+
+
+class SymbolDeclaration(PTXInstruction, ABC):
+    """A declaration of a named array in `STATE_SPACE`: ``.shared`` and ``.local`` ones inside an
+    entry, ``.global`` ones in the module (PTX ISA 5.1 state spaces, 4.4 identifiers)."""
+
+    STATE_SPACE: ClassVar[str]
+    sym_name = prop_def(StringAttr)
+
+    def _check_name(self) -> None:
+        if _IDENTIFIER.fullmatch(self.sym_name.data) is None:
+            raise VerifyException(f"'{self.sym_name.data}' is not a PTX identifier")
+
+
+def declared_space(op: IRDLOperation, symbol: str) -> str | None:
+    """The state space of the `SymbolDeclaration` named `symbol` in the blocks around `op` (its
+    entry's body, then the module), or None when none declares it."""
+    parent = op.parent_op()
+    while parent is not None:
+        for region in parent.regions:
+            for block in region.blocks:
+                for d in block.ops:
+                    if isinstance(d, SymbolDeclaration) and d.sym_name.data == symbol:
+                        return d.STATE_SPACE
+        parent = parent.parent_op()
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,16 +1,28 @@
-"""Memory instructions: kernel parameters, state-space addresses, loads and stores, shared
-declarations (PTX ISA 5.1 state spaces, 9.7.9.8 ld, 9.7.9.10 st, 9.7.9.18 cvta, 5.1.6 .param).
+"""Memory instructions: kernel parameters, state-space addresses, loads and stores, shared and
+local declarations (PTX ISA 5.1 state spaces, 9.7.9.8 ld, 9.7.9.10 st, 9.7.9.18 cvta, 5.1.6 .param).
 """
 
 from __future__ import annotations
+
+from abc import ABC
+from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.ptx_types import register_class
-from .abstract_ops import _r, _want, _check_type, PTXInstruction, _MemoryInstruction
-from .registers import RegisterType
+from ...compiler.ptx_types import REGISTER_CLASSES, register_class
+from .abstract_ops import (
+    STATE_SPACES,
+    _r,
+    _want,
+    _check_type,
+    declared_space,
+    PTXInstruction,
+    SymbolDeclaration,
+    _MemoryInstruction,
+)
+from .registers import RegisterType, reg_class_of
 
 # ---------------------------------------------------------------------------------------------
 # Memory (PTX ISA 9.7.9.8 ld, 9.7.9.10 st, 9.7.9.18 cvta, 5.1.6 .param).
@@ -52,11 +64,11 @@ class LdParamOp(PTXInstruction):
         )
 
 
-@irdl_op_definition
-class CvtaOp(PTXInstruction):
-    """Convert a generic address to a state-space address (``cvta.to.global.u64``)."""
+class _Cvta(PTXInstruction, ABC):
+    """cvta between generic and `SPACES` addresses (9.7.9.18 cvta), .b64 registers both."""
 
-    name = "ptx.cvta"
+    SPACES: ClassVar[tuple[str, ...]]
+    REFUSAL: ClassVar[str]  # the message for another space
     space = prop_def(StringAttr)
     source = operand_def(RegisterType)
     result = result_def(RegisterType)
@@ -66,10 +78,19 @@ class CvtaOp(PTXInstruction):
         super().__init__(operands=[source], result_types=[result], properties={"space": StringAttr(space)})
 
     def verify_(self) -> None:
-        if self.space.data != "global":
-            raise VerifyException("cvta.to is only used for .global here")
+        if self.space.data not in self.SPACES:
+            raise VerifyException(self.REFUSAL.format(space=self.space.data))
         _want(self.source, "b64", "cvta source")
         _want(self.result, "b64", "cvta result")
+
+
+@irdl_op_definition
+class CvtaOp(_Cvta):
+    """Convert a generic address to a state-space address (``cvta.to.global.u64``)."""
+
+    name = "ptx.cvta"
+    SPACES: ClassVar[tuple[str, ...]] = ("global",)
+    REFUSAL: ClassVar[str] = "cvta.to is only used for .global here"
 
     def assembly_line(self) -> str:
         return f"cvta.to.{self.space.data}.u64 {_r(self.result)}, {_r(self.source)};"
@@ -127,12 +148,9 @@ class StOp(_MemoryInstruction):
         return f"st.{self.space.data}.{self.type.data} {self._address(self.address)}, {_r(self.value)};"
 
 
-@irdl_op_definition
-class SharedDeclOp(PTXInstruction):
-    """Declare a kernel-scope shared array: ``.shared .align A .b8 name[bytes];`` (5.1.5)."""
+class _ArrayDecl(SymbolDeclaration, ABC):
+    """``.space .align A .b8 name[bytes];`` inside an entry (5.1.5 .shared, 5.1.4 .local)."""
 
-    name = "ptx.shared_decl"
-    sym_name = prop_def(StringAttr)
     bytes = prop_def(IntegerAttr[I64])
     align = prop_def(IntegerAttr[I64])
     assembly_format = "$sym_name `[` $bytes `]` `align` $align attr-dict"
@@ -143,19 +161,40 @@ class SharedDeclOp(PTXInstruction):
         )
 
     def verify_(self) -> None:
+        self._check_name()
         align = self.align.value.data
         if align <= 0 or align & (align - 1):
             raise VerifyException(f"alignment {align} must be a power of two")
         if self.bytes.value.data <= 0:
-            raise VerifyException("shared_decl needs a positive byte count")
+            raise VerifyException(f"{self.name[4:]} needs a positive byte count")
 
     def assembly_line(self) -> str:
-        return f".shared .align {self.align.value.data} .b8 {self.sym_name.data}[{self.bytes.value.data}];"
+        return (f".{self.STATE_SPACE} .align {self.align.value.data} .b8 "
+                f"{self.sym_name.data}[{self.bytes.value.data}];")
+
+
+@irdl_op_definition
+class SharedDeclOp(_ArrayDecl):
+    """Declare a kernel-scope shared array: ``.shared .align A .b8 name[bytes];`` (5.1.5)."""
+
+    name = "ptx.shared_decl"
+    STATE_SPACE: ClassVar[str] = "shared"
+
+
+@irdl_op_definition
+class LocalDeclOp(_ArrayDecl):
+    """Declare a per-thread local array: ``.local .align A .b8 name[bytes];`` (5.1.4), as nvcc's
+    ``__local_depot`` holding a printf's arguments."""
+
+    name = "ptx.local_decl"
+    STATE_SPACE: ClassVar[str] = "local"
 
 
 @irdl_op_definition
 class MovSymbolOp(PTXInstruction):
-    """The .shared address of a declared array: ``mov.u32 d, name;`` (9.7.9.1 mov)."""
+    """The address of a declared array (9.7.9.1 mov): ``mov.u32 d, name;`` of a .shared one
+    (32-bit), ``mov.u64 d, name;`` of a .local or .global one (64-bit). The declaration is found
+    in the entry or the module (`declared_space`)."""
 
     name = "ptx.mov_symbol"
     symbol = prop_def(StringAttr)
@@ -166,9 +205,26 @@ class MovSymbolOp(PTXInstruction):
         super().__init__(result_types=[result], properties={"symbol": StringAttr(symbol)})
 
     def verify_(self) -> None:
-        _want(self.result, "b32", "shared address")
+        space = declared_space(self, self.symbol.data)
+        if space is None:
+            raise VerifyException(f"'{self.symbol.data}' is declared by no ptx.shared_decl, "
+                                  "ptx.local_decl or ptx.global_string")
+        _want(self.result, STATE_SPACES[space], f"{space} address")
 
     def assembly_line(self) -> str:
-        return f"mov.u32 {_r(self.result)}, {self.symbol.data};"
+        bits = REGISTER_CLASSES[reg_class_of(self.result)].bits
+        return f"mov.u{bits} {_r(self.result)}, {self.symbol.data};"
 
 
+@irdl_op_definition
+class CvtaGenericOp(_Cvta):
+    """The generic address of a .global or .local address: ``cvta.space.u64 d, a;`` (9.7.9.18
+    cvta), e.g. the pointers that vprintf takes."""
+
+    name = "ptx.cvta_generic"
+    SPACES: ClassVar[tuple[str, ...]] = ("global", "local")
+    REFUSAL: ClassVar[str] = ("cvta to generic from '{space}': only .global and .local addresses "
+                              "(64-bit) are converted here")
+
+    def assembly_line(self) -> str:
+        return f"cvta.{self.space.data}.u64 {_r(self.result)}, {_r(self.source)};"

@@ -3,7 +3,7 @@
 Each op is one PTX instruction and prints exactly one line of PTX (`assembly_line`); its operand
 and result types are the registers it reads and writes. Instruction type suffixes are properties
 checked against `tylo.compiler.ptx_types.PTX_TYPES` (PTX ISA 5.2). The ops live by kind in
-`arithmetic.py`, `memory.py`, `matrix.py` and `control.py`, on the bases of `abstract_ops.py`.
+`arithmetic.py`, `memory.py`, `matrix.py`, `control.py` and `calls.py`, on the bases of `abstract_ops.py`.
 """
 
 from .abstract_ops import (
@@ -50,13 +50,16 @@ from .control import (
     RetOp,
     GetRegisterOp,
 )
+from .calls import CallUniOp, ExternFuncOp, GlobalStringOp
 from .matrix import LdMatrixOp, StMatrixOp
 from .memory import (
     LdParamOp,
     CvtaOp,
+    CvtaGenericOp,
     LdOp,
     StOp,
     SharedDeclOp,
+    LocalDeclOp,
     MovSymbolOp,
 )
 
@@ -102,6 +105,11 @@ __all__ = [
     "StOp",
     "SharedDeclOp",
     "MovSymbolOp",
+    "LocalDeclOp",
+    "CvtaGenericOp",
+    "ExternFuncOp",
+    "GlobalStringOp",
+    "CallUniOp",
     "LdMatrixOp",
     "StMatrixOp",
     "COMPARISONS",

@@ -28,6 +28,7 @@ from .ops import (
     WindowOp,
     YieldOp,
 )
+from .printing import PrintOp
 from .types import FragmentType, PointerType, TileType
 
 Tylo = Dialect(
@@ -59,6 +60,7 @@ Tylo = Dialect(
         MatrixStoreOp,
         LdMatrixOp,
         StMatrixOp,
+        PrintOp,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType],
 )

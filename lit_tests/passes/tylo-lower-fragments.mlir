@@ -75,3 +75,28 @@ func.func @slot(%p: !tylo.ptr<f32, global>) -> f32 {
   %s = tylo.slot %f[1] : !tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>> -> f32
   func.return %s : f32
 }
+
+// -----
+
+// Scalar ops the pass does not lower (here tylo.print of a slot, in a loop) stay as they
+// are, reading the slot's scalar.
+// CHECK-LABEL: func.func @printed
+// CHECK:       scf.for
+// CHECK:         tylo.load_element
+// CHECK-NEXT:    %[[Y:.*]] = tylo.load_element %{{.*}} : !tylo.tile<f32, global, (32,2):(2,1)> -> f32
+// CHECK-NEXT:    %[[D:.*]] = arith.extf %[[Y]] : f32 to f64
+// CHECK-NEXT:    tylo.print "slot 1 = %f\0A" %[[D]] : f64
+// CHECK-NOT:   tylo.fragment
+func.func @printed(%p: !tylo.ptr<f32, global>, %n: i32) {
+  %t = tylo.thread_idx "x" : i32
+  %lb = arith.constant 0 : i32
+  %st = arith.constant 1 : i32
+  %tile = tylo.make_tile %p : !tylo.ptr<f32, global> -> !tylo.tile<f32, global, (32,2):(2,1)>
+  scf.for %k = %lb to %n step %st : i32 {
+    %f = tylo.load_fragment %tile, %t : !tylo.tile<f32, global, (32,2):(2,1)> -> !tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>>
+    %s = tylo.slot %f[1] : !tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>> -> f32
+    %d = arith.extf %s : f32 to f64
+    tylo.print "slot 1 = %f\0A" %d : f64
+  }
+  func.return
+}

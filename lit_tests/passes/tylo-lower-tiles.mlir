@@ -47,3 +47,21 @@ func.func @tiled(%p: !tylo.ptr<f32, global>, %i: i32, %j: i32) {
   %x = tylo.load_element %tile[%i, %j] : !tylo.tile<f32, global, ((8,2),8):((1,64),8)> -> f32
   func.return
 }
+
+// Scalar ops the pass does not lower (here tylo.print, in a region) stay as they are, reading
+// the loads that replace the element loads.
+// CHECK-LABEL: func.func @printed
+// CHECK:       %[[X:.*]] = tylo.load %{{.*}} : !tylo.ptr<f32, global> -> f32
+// CHECK:       scf.if %c {
+// CHECK-NEXT:    %[[D:.*]] = arith.extf %[[X]] : f32 to f64
+// CHECK-NEXT:    tylo.print "x=%f\0A" %[[D]] : f64
+// CHECK-NEXT:  }
+func.func @printed(%p: !tylo.ptr<f32, global>, %i: i32, %c: i1) {
+  %tile = tylo.make_tile %p : !tylo.ptr<f32, global> -> !tylo.tile<f32, global, (32):(1)>
+  %x = tylo.load_element %tile[%i] : !tylo.tile<f32, global, (32):(1)> -> f32
+  scf.if %c {
+    %d = arith.extf %x : f32 to f64
+    tylo.print "x=%f\0A" %d : f64
+  }
+  func.return
+}

@@ -162,3 +162,46 @@ func.func @fp8(%x: f32, %n: i32, %p: !tylo.ptr<f8E4M3FN, global>) attributes {ty
   tylo.store %k, %p : f8E4M3FN, !tylo.ptr<f8E4M3FN, global>
   func.return
 }
+
+// -----
+
+// tylo.print becomes a vprintf call (passes/lower_printf.py): vprintf is declared once and each
+// distinct format is one .global string, in front of the entries; each kernel gets one
+// .local buffer as large as its largest print's arguments, which are stored at their C struct
+// offsets (an i32 at 0, then 8-aligned f64 and i64); a print without values passes 0.
+// CHECK:       ptx.extern_func "vprintf" ["b64", "b64"] -> ["b32"]
+// CHECK-NEXT:  ptx.global_string "$str0" = "t=%d x=%f l=%lld\0A"
+// CHECK-NEXT:  ptx.global_string "$str1" = "done\0A"
+// CHECK-NEXT:  ptx.global_string "$str2" = "%d\0A"
+// CHECK-NEXT:  ptx.global_string "$str3" = "%d %lld\0A"
+// CHECK-NEXT:  ptx.entry "show" ["s32", "f64", "s64"] {
+// CHECK-NEXT:  ptx.local_decl "__local_depot0"[24] align 8
+// CHECK:       %[[B:.*]] = ptx.mov_symbol "__local_depot0" : !ptx.reg<rd{{.*}}>
+// CHECK-NEXT:  ptx.st "local" "b32"[%[[B]], 0], %t
+// CHECK-NEXT:  ptx.st "local" "f64"[%[[B]], 8], %x
+// CHECK-NEXT:  ptx.st "local" "b64"[%[[B]], 16], %l
+// CHECK-NEXT:  %[[A:.*]] = ptx.cvta_generic "local" %[[B]]
+// CHECK-NEXT:  %[[S:.*]] = ptx.mov_symbol "$str0"
+// CHECK-NEXT:  %[[F:.*]] = ptx.cvta_generic "global" %[[S]]
+// CHECK-NEXT:  ptx.call_uni @vprintf(%[[F]], %[[A]])
+// CHECK-NEXT:  %[[Z:.*]] = ptx.const "b64"(0)
+// CHECK-NEXT:  %[[S1:.*]] = ptx.mov_symbol "$str1"
+// CHECK-NEXT:  %[[F1:.*]] = ptx.cvta_generic "global" %[[S1]]
+// CHECK-NEXT:  ptx.call_uni @vprintf(%[[F1]], %[[Z]])
+// CHECK-NEXT:  ptx.ret
+// CHECK:       ptx.entry "again" ["s32", "s64"] {
+// CHECK-NEXT:  ptx.local_decl "__local_depot1"[16] align 8
+// CHECK:       ptx.mov_symbol "$str1"
+// CHECK:       ptx.st "local" "b64"[%{{.*}}, 8], %l
+// CHECK-NOT:   ptx.global_string
+func.func @show(%t: i32, %x: f64, %l: i64) attributes {tylo.kernel} {
+  tylo.print "t=%d x=%f l=%lld\0A" %t, %x, %l : i32, f64, i64
+  tylo.print "done\0A"
+  func.return
+}
+func.func @again(%t: i32, %l: i64) attributes {tylo.kernel} {
+  tylo.print "%d\0A" %t : i32
+  tylo.print "done\0A"
+  tylo.print "%d %lld\0A" %t, %l : i32, i64
+  func.return
+}

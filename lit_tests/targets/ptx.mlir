@@ -7,7 +7,15 @@
 // CHECK:      .version 8.4
 // CHECK-NEXT: .target sm_90a
 // CHECK-NEXT: .address_size 64
-// CHECK:      .visible .entry vadd(
+// Module directives print before every entry, in module order (the last is declared below the
+// entries in the IR):
+// CHECK-EMPTY:
+// CHECK-NEXT: .extern .func (.param .b32 func_retval0) vprintf(.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);
+// CHECK-NEXT: .global .align 1 .b8 $str0[13] = {116, 61, 37, 100, 32, 120, 61, 37, 46, 51, 102, 10, 0};
+// CHECK-NEXT: .global .align 1 .b8 $str1[10] = {206, 177, 32, 49, 48, 48, 37, 37, 10, 0};
+// CHECK-EMPTY:
+// CHECK-NEXT: // .globl	vadd
+// CHECK-NEXT: .visible .entry vadd(
 // CHECK-NEXT: 	.param .u64 vadd_param_0,
 // CHECK-NEXT: 	.param .s32 vadd_param_1
 // CHECK-NEXT: )
@@ -40,6 +48,8 @@
 // CHECK-NEXT: 	ret;
 // CHECK-NEXT: }
 builtin.module attributes {ptx.version = "8.4", ptx.target = "sm_90a"} {
+  ptx.extern_func "vprintf" ["b64", "b64"] -> ["b32"]
+  ptx.global_string "$str0" = "t=%d x=%.3f\0A"
   ptx.entry "vadd" ["u64", "s32"] reqntid [128, 1, 1] {
     ptx.shared_decl "smem"[512] align 16
     %0 = ptx.ld_param "u64"[0] : !ptx.reg<rd1>
@@ -63,4 +73,46 @@ builtin.module attributes {ptx.version = "8.4", ptx.target = "sm_90a"} {
     ptx.trap if %p : !ptx.reg<p1>
     ptx.ret
   }
+  // A printf (the sequence nvcc writes): a local argument buffer at C struct offsets, the
+  // generic addresses of the format and the buffer, and the call scope.
+  ptx.entry "printer" [] {
+    ptx.local_decl "__local_depot0"[16] align 8
+    %t = ptx.special "%tid.x" : !ptx.reg<r1>
+    %d = ptx.const "f64"(4607182418800017408) : !ptx.reg<fd1>
+    %buf = ptx.mov_symbol "__local_depot0" : !ptx.reg<rd1>
+    ptx.st "local" "b32"[%buf, 0], %t : !ptx.reg<rd1>, !ptx.reg<r1>
+    ptx.st "local" "f64"[%buf, 8], %d : !ptx.reg<rd1>, !ptx.reg<fd1>
+    %args = ptx.cvta_generic "local" %buf : !ptx.reg<rd1> -> !ptx.reg<rd2>
+    %s = ptx.mov_symbol "$str0" : !ptx.reg<rd3>
+    %fmt = ptx.cvta_generic "global" %s : !ptx.reg<rd3> -> !ptx.reg<rd4>
+    ptx.call_uni @vprintf(%fmt, %args) : (!ptx.reg<rd4>, !ptx.reg<rd2>)
+    %s1 = ptx.mov_symbol "$str1" : !ptx.reg<rd5>
+    %fmt1 = ptx.cvta_generic "global" %s1 : !ptx.reg<rd5> -> !ptx.reg<rd6>
+    %none = ptx.const "b64"(0) : !ptx.reg<rd7>
+    ptx.call_uni @vprintf(%fmt1, %none) : (!ptx.reg<rd6>, !ptx.reg<rd7>)
+    ptx.ret
+  }
+  ptx.global_string "$str1" = "\CE\B1 100%%\0A"
 }
+// CHECK:      .visible .entry printer()
+// CHECK-NEXT: {
+// CHECK:      	.local .align 8 .b8 __local_depot0[16];
+// CHECK-NEXT: 	mov.u32 %r1, %tid.x;
+// CHECK-NEXT: 	mov.f64 %fd1, 0d3FF0000000000000;
+// CHECK-NEXT: 	mov.u64 %rd1, __local_depot0;
+// CHECK-NEXT: 	st.local.b32 [%rd1], %r1;
+// CHECK-NEXT: 	st.local.f64 [%rd1+8], %fd1;
+// CHECK-NEXT: 	cvta.local.u64 %rd2, %rd1;
+// CHECK-NEXT: 	mov.u64 %rd3, $str0;
+// CHECK-NEXT: 	cvta.global.u64 %rd4, %rd3;
+// CHECK-NEXT: 	{
+// CHECK-NEXT: 	.param .b64 param0;
+// CHECK-NEXT: 	st.param.b64 [param0], %rd4;
+// CHECK-NEXT: 	.param .b64 param1;
+// CHECK-NEXT: 	st.param.b64 [param1], %rd2;
+// CHECK-NEXT: 	.param .b32 retval0;
+// CHECK-NEXT: 	call.uni (retval0), vprintf, (param0, param1);
+// CHECK-NEXT: 	}
+// CHECK:      	call.uni (retval0), vprintf, (param0, param1);
+// CHECK:      	ret;
+// CHECK-NEXT: }

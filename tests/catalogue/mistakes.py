@@ -127,6 +127,35 @@ def k(out, n):
     print(out[i])  # <-
 k.compile(tylo.Tensor(Float32, 1), 4)
 """, "UnsupportedError", "use tylo.print(fmt, *values)"),
+    Mistake("print-placeholder-count", K, "tylo.print with fewer placeholders than values", """
+@tylo.kernel
+def k(x, n):
+    i = tylo.thread_idx()
+    tylo.print("x[{}] =", i, x[i])  # <-
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "CompileError", "the format has 1 placeholder and 2 values were given"),
+    Mistake("print-unsupported-spec", K, "a tylo.print spec printf cannot follow (centering)", """
+@tylo.kernel
+def k(x, n):
+    i = tylo.thread_idx()
+    tylo.print("i = {:^8}", i)  # <-
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "UnsupportedError", "placeholder 0 '{:^8}': centering has no printf form"),
+    Mistake("print-spec-for-other-dtype", K, "tylo.print of a float with an integer spec", """
+@tylo.kernel
+def k(x, n):
+    i = tylo.thread_idx()
+    tylo.print("x = {:d}", x[i])  # <-
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "TypeMismatchError", "'d' formats integers and this value is a Float32"),
+    Mistake("print-fragment", K, "tylo.print of a whole fragment", """
+ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
+@tylo.kernel
+def k(C):
+    acc = tylo.accumulator(ATOM)
+    tylo.print("acc = {}", acc)  # <-
+k.compile(tylo.Tensor(Float32, 2))
+""", "TypeMismatchError", "print its slots, f[0], f[1], ... (f[v] for a static slot v)"),
     Mistake("division-by-zero", K, "integer division by a static zero", """
 @tylo.kernel
 def k(out, a):

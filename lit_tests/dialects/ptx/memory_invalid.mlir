@@ -84,10 +84,10 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: state space 'local' is not one of ('global', 'shared', 'param')
+// CHECK-NEXT: state space 'tex' is not one of ('global', 'shared', 'param', 'local')
 ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
   %rd = ptx.get_register : !ptx.reg<rd1>
-  %x = ptx.ld "local" "f32"[%rd, 4] : !ptx.reg<rd1> -> !ptx.reg<f2>
+  %x = ptx.ld "tex" "f32"[%rd, 4] : !ptx.reg<rd1> -> !ptx.reg<f2>
   ptx.ret
 }
 
@@ -169,6 +169,67 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 // CHECK:      {{^// -+$}}
 // CHECK-NEXT: shared address must be a .b32 register, got .b64 (%rd3)
 ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  ptx.shared_decl "buf"[64] align 16
   %x = ptx.mov_symbol "buf" : !ptx.reg<rd3>
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: 'buf' is declared by no ptx.shared_decl, ptx.local_decl or ptx.global_string
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  %x = ptx.mov_symbol "buf" : !ptx.reg<r3>
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: local address must be a .b64 register, got .b32 (%r3)
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  ptx.local_decl "__local_depot0"[16] align 8
+  %x = ptx.mov_symbol "__local_depot0" : !ptx.reg<r3>
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: local_decl needs a positive byte count
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  ptx.local_decl "__local_depot0"[0] align 8
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: '0depot' is not a PTX identifier
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  ptx.local_decl "0depot"[16] align 8
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: cvta to generic from 'shared': only .global and .local addresses (64-bit) are converted here
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  %rd = ptx.get_register : !ptx.reg<rd1>
+  %x = ptx.cvta_generic "shared" %rd : !ptx.reg<rd1> -> !ptx.reg<rd2>
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: cvta result must be a .b64 register, got .b32 (%r2)
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  %rd = ptx.get_register : !ptx.reg<rd1>
+  %x = ptx.cvta_generic "local" %rd : !ptx.reg<rd1> -> !ptx.reg<r2>
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: local address must be a .b64 register, got .b32 (%r1)
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  %r = ptx.get_register : !ptx.reg<r1>
+  ptx.st "local" "b32"[%r, 0], %r : !ptx.reg<r1>, !ptx.reg<r1>
   ptx.ret
 }

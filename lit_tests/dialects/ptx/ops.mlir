@@ -164,3 +164,44 @@ ptx.entry "forms" ["u64", "b16"] {
   ptx.label "done"
   ptx.ret
 }
+
+// A device printf (dialects/ptx/calls.py): the module-scope vprintf declaration and format
+// string, a local argument buffer, st.local, 64-bit symbol addresses, generic addresses and
+// the call.
+
+// CHECK:      ptx.extern_func "vprintf" ["b64", "b64"] -> ["b32"]
+// CHECK-NEXT: ptx.global_string "$str0" = "x = %d, %f\0A"
+// CHECK-NEXT: ptx.global_string "$str1" = "\CE\B1 = 100%%\0A"
+// CHECK-NEXT: ptx.extern_func "nothing" [] -> []
+// CHECK:      ptx.entry "printer" [] {
+// CHECK-NEXT:   ptx.local_decl "__local_depot0"[16] align 8
+// CHECK-NEXT:   %t = ptx.special "%tid.x" : !ptx.reg<r1>
+// CHECK-NEXT:   %fd = ptx.get_register : !ptx.reg<fd1>
+// CHECK-NEXT:   %buf = ptx.mov_symbol "__local_depot0" : !ptx.reg<rd1>
+// CHECK-NEXT:   ptx.st "local" "b32"[%buf, 0], %t : !ptx.reg<rd1>, !ptx.reg<r1>
+// CHECK-NEXT:   ptx.st "local" "f64"[%buf, 8], %fd : !ptx.reg<rd1>, !ptx.reg<fd1>
+// CHECK-NEXT:   %args = ptx.cvta_generic "local" %buf : !ptx.reg<rd1> -> !ptx.reg<rd2>
+// CHECK-NEXT:   %s = ptx.mov_symbol "$str0" : !ptx.reg<rd3>
+// CHECK-NEXT:   %fmt = ptx.cvta_generic "global" %s : !ptx.reg<rd3> -> !ptx.reg<rd4>
+// CHECK-NEXT:   ptx.call_uni @vprintf(%fmt, %args) : (!ptx.reg<rd4>, !ptx.reg<rd2>)
+// CHECK-NEXT:   ptx.call_uni @nothing() : ()
+// CHECK-NEXT:   ptx.ret
+// CHECK-NEXT: }
+ptx.extern_func "vprintf" ["b64", "b64"] -> ["b32"]
+ptx.global_string "$str0" = "x = %d, %f\0A"
+ptx.global_string "$str1" = "\CE\B1 = 100%%\0A"
+ptx.extern_func "nothing" [] -> []
+ptx.entry "printer" [] {
+  ptx.local_decl "__local_depot0"[16] align 8
+  %t = ptx.special "%tid.x" : !ptx.reg<r1>
+  %fd = ptx.get_register : !ptx.reg<fd1>
+  %buf = ptx.mov_symbol "__local_depot0" : !ptx.reg<rd1>
+  ptx.st "local" "b32"[%buf, 0], %t : !ptx.reg<rd1>, !ptx.reg<r1>
+  ptx.st "local" "f64"[%buf, 8], %fd : !ptx.reg<rd1>, !ptx.reg<fd1>
+  %args = ptx.cvta_generic "local" %buf : !ptx.reg<rd1> -> !ptx.reg<rd2>
+  %s = ptx.mov_symbol "$str0" : !ptx.reg<rd3>
+  %fmt = ptx.cvta_generic "global" %s : !ptx.reg<rd3> -> !ptx.reg<rd4>
+  ptx.call_uni @vprintf(%fmt, %args) : (!ptx.reg<rd4>, !ptx.reg<rd2>)
+  ptx.call_uni @nothing() : ()
+  ptx.ret
+}

@@ -110,3 +110,17 @@ func.func @forms(%p: !tylo.ptr<bf16, global>, %i: i32) {
   tylo.stmatrix 2(%e2, %e3, %e4, %e5), %sh {trans} : (bf16, bf16, bf16, bf16), !tylo.ptr<bf16, shared>
   func.return
 }
+
+// tylo.print (dialects/tylo/printing.py): a C format whose conversions read the operands'
+// promoted types, and a print with no values.
+
+// CHECK:      func.func @prints(%i: i32, %l: i64, %d: f64) {
+// CHECK-NEXT:   tylo.print "i=%d u=%u x=%08x l=%lld lx=%llx d=%.3f e=%e g=%g 100%%\0A" %i, %i, %i, %l, %l, %d, %d, %d : i32, i32, i32, i64, i64, f64, f64, f64
+// CHECK-NEXT:   tylo.print "\CE\B1\0A"
+// CHECK-NEXT:   func.return
+// CHECK-NEXT: }
+func.func @prints(%i: i32, %l: i64, %d: f64) {
+  tylo.print "i=%d u=%u x=%08x l=%lld lx=%llx d=%.3f e=%e g=%g 100%%\0A" %i, %i, %i, %l, %l, %d, %d, %d : i32, i32, i32, i64, i64, f64, f64, f64
+  tylo.print "\CE\B1\0A"
+  func.return
+}

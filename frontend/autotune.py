@@ -41,7 +41,6 @@ from ..runtime.arrays import DeviceArray, as_device_array
 from ..runtime.streams import launch_stream
 from . import disk_cache
 from .dependencies import stable_token
-from ..compiler.version import VERSION
 from .kernel import Kernel, toolchain
 
 Snapshot = timing.Snapshot  # what copies the arguments (a test may stand in for the GPU)
@@ -244,7 +243,7 @@ class TunedLauncher:
         tokens = [stable_token(key), *(stable_token(c.params) for c in self.tuned.configs)]
         if deps.disk_token is None or None in tokens or knobs.cache_dir() is None:
             return None
-        return disk_cache.digest(["autotune", VERSION, kernel.fn.__module__,
+        return disk_cache.digest(["autotune", disk_cache.tylo_digest(), kernel.fn.__module__,
                                   kernel.fn.__qualname__, kernel.source.digest(),
                                   deps.disk_token, *tokens, *toolchain()])
 

@@ -4,7 +4,8 @@ Entries live under `knobs.cache_dir()` (``TYLO_CACHE_DIR``, default the user cac
 ``~/.cache/tylo``; ``TYLO_CACHE_DIR=`` or ``TYLO_NO_CACHE=1`` turn the cache off):
 ``kernels/<key>.tylo`` (a cubin, its PTX and the launch metadata) and ``autotune/<key>.tylo``
 (the best config of one tuning). A key is the SHA-256 of everything the entry depends on
-(`digest`); the kernel key is made in `frontend.kernel`.
+(`digest`), Tylo's own code included (`tylo_digest`); the kernel key is made in
+`frontend.kernel`.
 
 An entry file is ``MAGIC``, the SHA-256 of the rest, then a JSON header line (the metadata and
 the length of each blob) and the blobs. It is written to a temporary file in the same folder
@@ -17,6 +18,7 @@ as ``.<name>.*.tmp``; they are never read.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -27,6 +29,27 @@ from ..runtime.tools import write_atomic
 
 MAGIC = b"TYLO-CACHE 1\n"
 _SHA = 32
+
+
+@functools.lru_cache(maxsize=1)
+def tylo_digest() -> str:
+    """Tylo's release and a SHA-256 of its own code: every ``.py`` file in the folders of the
+    modules a compile runs (the frontend, passes, dialects, compiler, runtime), so that an edited
+    Tylo (an editable install) never loads what an older one compiled. Computed once per
+    process (a few milliseconds), when the disk cache is first used."""
+    import sys
+
+    from . import compiled  # noqa: F401 - the pipeline's modules, so that their folders count
+    from ..compiler.version import VERSION
+
+    folders = sorted({Path(m.__file__).parent for name, m in list(sys.modules.items())
+                      if (name == "tylo" or name.startswith("tylo.")) and getattr(m, "__file__", None)})
+    h = hashlib.sha256(VERSION.encode())
+    for folder in folders:
+        for path in sorted(folder.glob("*.py")):
+            h.update(f"{folder.name}/{path.name}".encode())
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return f"{VERSION}+{h.hexdigest()[:16]}"
 
 
 def digest(parts) -> str:

@@ -187,8 +187,8 @@ class Kernel:
         if spec_token is None:
             return None, "not on disk: a constexpr argument has no stable value token"
         key = disk_cache.digest([
-            DISK_FORMAT, VERSION, self.fn.__module__, self.fn.__qualname__, self.source.digest(),
-            deps.disk_token, spec_token, block, arch, *toolchain(),
+            DISK_FORMAT, disk_cache.tylo_digest(), self.fn.__module__, self.fn.__qualname__,
+            self.source.digest(), deps.disk_token, spec_token, block, arch, *toolchain(),
         ])
         return key, ""
 

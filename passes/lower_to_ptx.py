@@ -46,7 +46,7 @@ from ..dialects.tylo.printing import PrintOp
 from .lower_printf import ModuleDirectives, lower_print
 from .op_table import OpTable
 from .ptx_values import class_of as _class_of, float_bits as _float_bits
-from .ptx_values import memory_type as _memory_type, ptx_type, reg_class
+from .ptx_values import memory_type as _memory_type, ptx_type, reg_class, source_type
 from .target_option import TargetOption
 
 _HANDLERS = OpTable()  # op class -> the _Kernel method that lowers it
@@ -324,11 +324,11 @@ class _Kernel:
 
     @_HANDLERS.on(arith.ExtSIOp)
     def _ExtSIOp(self, op):
-        self._cvt(op, ptx_type(op.result.type, "s"), ptx_type(op.input.type, "s"))
+        self._cvt(op, ptx_type(op.result.type, "s"), source_type(op.input.type, "s"))
 
     @_HANDLERS.on(arith.ExtUIOp)
     def _ExtUIOp(self, op):
-        self._cvt(op, ptx_type(op.result.type, "u"), ptx_type(op.input.type, "u"))
+        self._cvt(op, ptx_type(op.result.type, "u"), source_type(op.input.type, "u"))
 
     @_HANDLERS.on(arith.TruncIOp)
     def _TruncIOp(self, op):
@@ -336,11 +336,11 @@ class _Kernel:
 
     @_HANDLERS.on(arith.SIToFPOp)
     def _SIToFPOp(self, op):
-        self._cvt(op, ptx_type(op.result.type), ptx_type(op.input.type, "s"), "rn")
+        self._cvt(op, ptx_type(op.result.type), source_type(op.input.type, "s"), "rn")
 
     @_HANDLERS.on(arith.UIToFPOp)
     def _UIToFPOp(self, op):
-        self._cvt(op, ptx_type(op.result.type), ptx_type(op.input.type, "u"), "rn")
+        self._cvt(op, ptx_type(op.result.type), source_type(op.input.type, "u"), "rn")
 
     @_HANDLERS.on(arith.FPToSIOp)
     def _FPToSIOp(self, op):

@@ -31,6 +31,16 @@ def ptx_type(t: Attribute, kind: str = "b") -> str:
     return dtype_of(t).ptx
 
 
+def source_type(t: Attribute, kind: str) -> str:
+    """The cvt source type of an integer value of type `t` read as signed ("s") or unsigned
+    ("u"): an 8-bit value lives in a 16-bit register whose high byte is not its own (ld.s8
+    sign-extends every 8-bit load), so it converts from .s8 / .u8, which read the low byte only
+    (PTX ISA 9.7.9.21 cvt); wider values from their own type."""
+    if isinstance(t, IntegerType) and t.width.data == 8:
+        return f"{kind}8"
+    return ptx_type(t, kind)
+
+
 def reg_class(t: Attribute) -> str:
     """The register class holding a value of type `t` (pointers: by state space)."""
     if isinstance(t, PointerType):

@@ -199,3 +199,21 @@ def test_entry_format_round_trips_and_rejects_damage():
     for bad in (data[:-1], data + b"!", b"", data[:10], data.replace(b"xyz", b"xyZ")):
         assert disk_cache.decode(bad) is None
     assert data.startswith(disk_cache.MAGIC)
+
+
+def test_tylo_s_own_code_is_part_of_the_key(tmp_path, monkeypatch):
+    """An edited Tylo (another digest of its sources) never loads what an older one stored."""
+    @tylo.kernel
+    def copy(out, x):
+        out[tylo.thread_idx()] = x[tylo.thread_idx()]
+
+    digest = disk_cache.tylo_digest()
+    assert digest.startswith(tylo.__version__ + "+") and digest == disk_cache.tylo_digest()
+    monkeypatch.delenv("TYLO_NO_CACHE", raising=False)
+    monkeypatch.setenv("TYLO_CACHE_DIR", str(tmp_path))
+    desc = tylo.Tensor(Float32, 1)
+    assert copy.compile(desc, desc).disk == "stored"
+    copy.cache.clear()
+    monkeypatch.setattr(disk_cache, "tylo_digest", lambda: digest + "-edited")
+    assert copy.compile(desc, desc).disk == "stored"  # a new entry, not the old one loaded
+    assert len(list((tmp_path / "kernels").glob("*.tylo"))) == 2

@@ -76,3 +76,16 @@ def test_static_values_fold_with_python_semantics():
 def test_division_by_static_zero_is_refused():
     with pytest.raises(tylo.CompileError, match="integer // by zero"):
         by_static.compile(I32, I32, 0)
+
+
+@tylo.kernel
+def widen(out, x):
+    i = tylo.thread_idx()
+    out[i] = x[i].to(Int32)
+
+
+@pytest.mark.parametrize("dtype, cvt", [(tylo.UInt8, "cvt.u32.u8"), (tylo.Int8, "cvt.s32.s8")])
+def test_eight_bit_integers_convert_from_their_low_byte(dtype, cvt):
+    """ld.s8 fills the 16-bit register sign-extended whatever the type, so the widening cvt reads
+    the low byte as the type says (a UInt8 200 once came out as 65480)."""
+    assert cvt in widen.compile(I32, tylo.Tensor(dtype, 1)).ptx

@@ -6,7 +6,8 @@ branch copies its operands into them (through temporaries when a source is also 
 so the copies act in parallel). Parameters are read with ``ld.param`` (pointers are converted
 with ``cvta.to.global``). `tylo.mma_sync` packs its 16-bit (or 8-bit) A/B elements into the
 .b32 registers of ``mma.sync`` (PTX ISA 9.7.14.5.8: low element first); `tylo.ldmatrix` and
-`tylo.stmatrix` likewise split and pack the registers of ``ldmatrix`` / ``stmatrix``.
+`tylo.stmatrix` likewise split and pack the registers of ``ldmatrix`` / ``stmatrix``. The
+``math`` dialect ops (exp, log, sqrt, abs, fma, ...) are lowered by `lower_math`.
 Each op class has one handler (`OpTable`); an op of any other class, e.g. a ``ptx.ldmatrix``
 that shares its Python class name with ``tylo.ldmatrix``, has no PTX lowering and is refused.
 
@@ -54,6 +55,7 @@ from ..dialects.ptx.registers import RegisterAllocator, RegisterType
 from ..dialects.tylo import PointerType, dtype_of
 from ..dialects.tylo import matrix_ops as TM
 from ..dialects.tylo import ops as T
+from .lower_math import MATH_HANDLERS, MathLowering
 from .op_table import OpTable
 from .target_option import TargetOption
 
@@ -123,8 +125,8 @@ def _float_bits(value: float, t: Attribute) -> int:
     return int(float8_bits(value, dtype_of(t)))  # rounded to float32, then as cvt rounds it
 
 
-class _Kernel:
-    """Lowers one func.func into the flat op list of a ptx.entry."""
+class _Kernel(MathLowering):
+    """Lowers one func.func into the flat op list of a ptx.entry (math ops: `lower_math`)."""
 
     def __init__(self, fn: func.FuncOp, arch: str):
         self.fn = fn
@@ -215,7 +217,7 @@ class _Kernel:
         self.bind(arg, self.emit(P.LdParamOp(declared, index, self.new(_class_of(suffix)))).results[0])
 
     def lower(self, op: Operation) -> None:
-        handler = _HANDLERS.lookup(op)
+        handler = _HANDLERS.lookup(op) or MATH_HANDLERS.lookup(op)
         if handler is None:
             raise PassFailedException(f"tylo-lower-to-ptx: no PTX lowering for {op.name}")
         handler(self, op)

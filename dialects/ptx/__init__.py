@@ -45,6 +45,7 @@ from .ops import (
     UnpackOp,
     XorOp,
 )
+from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
 from .registers import RegisterAllocator, RegisterType
 
 PTX = Dialect(
@@ -56,6 +57,7 @@ PTX = Dialect(
         PackOp, UnpackOp,
         LdParamOp, CvtaOp, LdOp, StOp, SharedDeclOp, MovSymbolOp, LdMatrixOp, StMatrixOp,
         BarSyncOp, MmaSyncOp, LabelOp, BraOp, TrapOp, RetOp, GetRegisterOp,
+        Ex2Op, Lg2Op, SqrtOp, RsqrtOp, AbsOp,
     ],
     [RegisterType],
 )

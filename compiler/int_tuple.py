@@ -22,6 +22,7 @@ from __future__ import annotations
 import numbers
 from typing import Any, Callable
 
+from .dynamic import static_hint
 from .errors import GeometryError, LayoutError, TyloError
 
 IntTuple = Any  # an int, a runtime leaf, or a tuple of IntTuples
@@ -83,7 +84,8 @@ def require_static(x: IntTuple, what: str, context: str) -> None:
         for e in x:
             require_static(e, what, context)
     elif not is_int(x):
-        raise LayoutError(f"{context}: {what} is the runtime value {x!r}; this needs a static integer")
+        raise LayoutError(f"{context}: {what} is the runtime value {x!r}; this needs a static "
+                          f"integer{static_hint(x, what)}")
 
 
 def require_axis(axis: Any, where: str, error: type[TyloError] = GeometryError,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from . import dtypes
 from .dtypes import DType
+from .dynamic import first_static_hint
 from .errors import PlanError
 from .int_tuple import is_int
 from .layout import Layout
@@ -156,7 +157,7 @@ class MMAAtom(ShapedAtom):
         shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
         if len(shape) != 3 or not all(is_int(x) and x > 0 for x in shape):
             raise PlanError(f"MMAAtom: shape {shape!r} must be three positive static ints "
-                            "(m, n, k)")
+                            f"(m, n, k){first_static_hint(shape, 'shape entry {i}')}")
         a = dtypes.as_dtype(a, "MMAAtom A type")
         b = a if b is None else dtypes.as_dtype(b, "MMAAtom B type")
         c = dtypes.as_dtype(c, "MMAAtom accumulator type")

@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .dynamic import first_static_hint
 from .errors import GeometryError
 from .int_tuple import is_int, is_static, product, transform_leaves
 from .layout import Layout
@@ -33,7 +34,8 @@ class Ownership:
     def __init__(self, shape: tuple[int, int], layout: Layout):
         shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
         if len(shape) != 2 or not all(is_int(s) and s > 0 for s in shape):
-            raise GeometryError(f"Ownership: shape {shape} must be two positive static extents")
+            raise GeometryError(f"Ownership: shape {shape} must be two positive static extents"
+                                f"{first_static_hint(shape, 'extent {i} of the shape')}")
         if not isinstance(layout, Layout) or not is_static(layout.shape) or not is_static(layout.stride):
             raise GeometryError(f"Ownership: layout {layout} must be a static Layout")
         if not isinstance(layout.shape, tuple) or len(layout.shape) != 2:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dynamic import static_hint
 from .errors import GeometryError
 from .int_tuple import is_int, require_axis
 from .layout import Layout, make_layout
@@ -31,7 +32,8 @@ WARP = 32
 
 def _check_pattern(name: str, n, axis) -> None:
     if not is_int(n) or n < 1:
-        raise GeometryError(f"{name}: n = {n!r} must be a positive static number of values per lane")
+        raise GeometryError(f"{name}: n = {n!r} must be a positive static number of values per "
+                            f"lane{static_hint(n, 'n')}")
     require_axis(axis, name)
 
 

@@ -13,6 +13,7 @@ barrier is implied.
 
 from __future__ import annotations
 
+from .dynamic import first_static_hint
 from .errors import PlanError
 from .int_tuple import is_int
 from .launch_limits import MAX_THREADS_PER_BLOCK, threads_error
@@ -27,7 +28,8 @@ def _positive_pair(what: str, value) -> tuple[int, int]:
     except TypeError:
         pair = ()
     if len(pair) != 2 or not all(is_int(x) and x > 0 for x in pair):
-        raise PlanError(f"TiledMMA: {what} {value!r} must be two positive static integers")
+        raise PlanError(f"TiledMMA: {what} {value!r} must be two positive static integers"
+                        f"{first_static_hint(value, what + ' entry {i}')}")
     return pair
 
 

@@ -11,7 +11,12 @@ and block indices, extents, loop variables counting up from 0, see `Scalar.nonne
 (``q - 1, r + b`` where the remainder is non-zero and its sign differs from the divisor's).
 Unsigned division is floor division already. A runtime scalar has no
 Python truth value: ``if x:`` on one builds an `scf.if` (the kernel's AST is rewritten for that);
-``bool(x)`` raises.
+``bool(x)`` raises. ``abs(x)`` records |x| (``math.absf`` / ``math.absi``) and ``divmod(a, b)``
+is ``(a // b, a % b)``; what needs a Python number (``float(x)``, ``int(x)``, ``round(x)`` of a
+float, ``math.exp(x)``, an index) or an operator Tylo lacks (``**``) is refused with the Tylo
+operation to use (`python_values`), and a runtime value where a static one is needed says how to
+make it static (`runtime_origin`). An operand that is not a number, a runtime scalar or a
+fragment is a TypeMismatchError, not Python's TypeError.
 
 Static folding keeps layout arithmetic small: ``x * 1``, ``x + 0``, ``x // 1`` return `x`;
 ``x * 0`` returns the Python int 0.
@@ -19,16 +24,19 @@ Static folding keeps layout arithmetic small: ``x * 1``, ``x + 0``, ``x // 1`` r
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import SSAValue
 
 from ..compiler import dtypes
 from ..compiler.dtypes import DType
+from ..compiler.dynamic import static_hint as needs_static
 from ..compiler.errors import CompileError, TypeMismatchError, UnsupportedError
 from ..compiler.fp8 import FP8_FORMATS, to_float8
 from ..compiler.ptx_types import PTX_TYPES, arch_number, cvt_pair
 from .builder import current_builder, emit
+from .python_values import no_python_number
+from .runtime_origin import static_hint
 from .tylo import element_type
 
 _INT_OPS = {
@@ -58,6 +66,7 @@ _SYMBOL = {
     "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
     "and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>", "min": "min", "max": "max",
 }
+_COMPARE_SYMBOL = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 # (signed int, unsigned int, float) predicates of arith.cmpi / arith.cmpf
 _CMP = {
     "lt": ("slt", "ult", "olt"),
@@ -116,6 +125,8 @@ def as_scalar(x, like: DType | None = None) -> "Scalar":
     """A Scalar for `x`: Scalars pass through; Python numbers become constants of `like`."""
     if isinstance(x, Scalar):
         return x
+    if like is not None and isinstance(x, bool) and like is not dtypes.Bool:
+        x = int(x)  # Python's True + 1.5 is 2.5: a bool is the int 1 or 0 among numbers
     if like is not None and isinstance(x, (int, float)) and not isinstance(x, bool):
         if isinstance(x, float) and not like.is_float:
             raise TypeMismatchError(f"float {x!r} used with a runtime {like}; convert with .to()")
@@ -147,7 +158,7 @@ class Scalar:
     def __repr__(self) -> str:
         return f"<runtime {self.dtype}>"
 
-    # -- guards ---------------------------------------------------------------------------------
+    # -- guards: what needs a Python value ----------------------------------------------------
     def __bool__(self):
         raise CompileError(
             f"a runtime {self.dtype} has no Python truth value here: use it as an if/while "
@@ -157,12 +168,56 @@ class Scalar:
 
     def __index__(self):
         raise CompileError(
-            f"a runtime {self.dtype} cannot be used where Python needs a static integer "
-            "(a tuple index, a static_range bound, a shape)"
+            f"a runtime {self.dtype} cannot be used where Python needs a static integer (a "
+            f"tuple or list index, a repeat count, a size, range() in a plain Python function "
+            f"that the kernel calls){needs_static(self, 'it')}"
+        )
+
+    def __tylo_static_hint__(self, role: str) -> str:
+        """What this value is and how to make it static (`tylo.compiler.dynamic.static_hint`)."""
+        return static_hint(self.value, self.dtype, role)
+
+    def __int__(self):
+        raise CompileError(no_python_number(f"a runtime {self.dtype}", "int"))
+
+    def __float__(self):
+        raise CompileError(no_python_number(f"a runtime {self.dtype}", "float"))
+
+    def __complex__(self):
+        raise CompileError(no_python_number(f"a runtime {self.dtype}", "complex"))
+
+    def __trunc__(self):
+        raise CompileError(no_python_number(f"a runtime {self.dtype}", "int"))
+
+    def __round__(self, ndigits=None):
+        """round(x) of a runtime integer is x; of a runtime float it is refused (PTX's
+        cvt.rni is not exposed yet), and so is round(x, ndigits)."""
+        if ndigits is None and self.dtype.is_int:
+            return self
+        raise CompileError(
+            f"round() of a runtime {self.dtype} is not supported (Tylo has no rounding to an "
+            f"integer yet): x.to(Int32) converts at run time, truncating toward zero as int(x) "
+            f"does"
         )
 
     def __iter__(self):
         raise CompileError(f"a runtime {self.dtype} is not iterable")
+
+    def __abs__(self):
+        """``abs(x)``: |x| at run time (`absolute`)."""
+        return absolute(self)
+
+    def __divmod__(self, o):
+        return self // o, self % o
+
+    def __rdivmod__(self, o):
+        return o // self, o % self
+
+    def __pow__(self, o):
+        raise _no_pow(self.dtype)
+
+    def __rpow__(self, o):
+        raise _no_pow(self.dtype)
 
     # -- binary arithmetic ----------------------------------------------------------------------
     def _binary(self, other, op: str, reverse: bool = False):
@@ -172,7 +227,7 @@ class Scalar:
                 "convert one with .to(dtype)"
             )
         if not isinstance(other, (Scalar, int, float)):
-            return NotImplemented
+            return _unsupported(self, other, _SYMBOL[op])
         _no_fp8_arithmetic(self.dtype, _SYMBOL[op])
         folded = _fold(self, other, op, reverse)
         if folded is not None:
@@ -225,7 +280,9 @@ class Scalar:
                 f"comparing {self.dtype} with {other.dtype}; convert one with .to(dtype)"
             )
         if not isinstance(other, (Scalar, int, float)):
-            return NotImplemented
+            if op in ("eq", "ne"):  # Python's fallback: identity (x == None is False)
+                return NotImplemented
+            return _unsupported(self, other, _COMPARE_SYMBOL[op])
         _no_fp8_arithmetic(self.dtype, "comparison")
         rhs = as_scalar(other, self.dtype)
         s, u, f = _CMP[op]
@@ -264,6 +321,39 @@ class Scalar:
     def to(self, dtype) -> "Scalar":
         """Convert to `dtype` (round to nearest even for floats, truncate toward zero to ints)."""
         return convert(self, dtypes.as_dtype(dtype))
+
+
+def absolute(x: Scalar) -> Scalar:
+    """|x|: ``math.absf`` of a float, ``math.absi`` of a signed integer; an unsigned integer
+    is returned as it is. |INT_MIN| is INT_MIN (no positive counterpart). Raises
+    TypeMismatchError for Bool and UnsupportedError for FP8."""
+    d = x.dtype
+    if d is dtypes.Bool:
+        raise TypeMismatchError("abs of a runtime Bool: convert it first, x.to(Int32)")
+    if d.kind == "uint":
+        return x
+    _no_fp8_arithmetic(d, "abs")
+    op = math.AbsFOp(x.value) if d.is_float else math.AbsIOp(x.value)
+    return Scalar(emit(op).results[0], d)
+
+
+def _unsupported(x: Scalar, other, symbol: str):
+    """A runtime scalar with an operand that is neither a number nor a runtime scalar: a
+    fragment (or any type marked ``__tylo_elementwise__``) handles the reflected operator;
+    anything else is a TypeMismatchError instead of Python's TypeError."""
+    if getattr(type(other), "__tylo_elementwise__", False):
+        return NotImplemented
+    raise TypeMismatchError(
+        f"{x.dtype} {symbol} {type(other).__name__}: a runtime {x.dtype} combines with Python "
+        f"numbers, runtime scalars and fragments, not with {other!r}"
+    )
+
+
+def _no_pow(dtype: DType) -> UnsupportedError:
+    return UnsupportedError(
+        f"** on a runtime {dtype} is not supported: write x * x for small integer powers, or "
+        f"tylo.exp2(y * tylo.log2(x)) for x > 0"
+    )
 
 
 def _bound(upper: int | None, other, op: str) -> int | None:

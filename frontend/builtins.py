@@ -1,4 +1,4 @@
-"""Kernel builtins: thread indices, fragment loads/stores, MMA, barriers, min/max.
+"""Kernel builtins: thread indices, fragment loads/stores, MMA, barriers, min/max and math.
 
 Each is a plain function that records IR while a kernel is traced (`tylo.select` is
 `tylo.dialects.scalars.select`, which passes use too). Static arguments (ownerships,
@@ -7,7 +7,12 @@ atoms, plans, shapes) are checked here, so a mistake is a CompileError at the us
 
 from __future__ import annotations
 
+import builtins as _builtins
+import math as _math
+from fractions import Fraction
+
 from ..compiler import dtypes
+from ..compiler.dynamic import first_static_hint, static_hint
 from ..compiler.errors import GeometryError, PlanError, TypeMismatchError
 from ..compiler.ptx_types import arch_number
 from ..compiler.int_tuple import is_int, leaves, product
@@ -16,7 +21,8 @@ from ..compiler.ownership import Ownership
 from ..compiler.plans.tcgen05_mma import Tcgen05MMA
 from ..compiler.tiled_mma import TiledMMA
 from ..dialects.builder import emit
-from ..dialects.scalars import Scalar
+from ..dialects import scalar_math
+from ..dialects.scalars import Scalar, python_dtype
 from ..dialects.tylo import TiledMMAAttr
 from ..dialects.tylo.ops import (
     BarrierOp,
@@ -27,7 +33,7 @@ from ..dialects.tylo.ops import (
     StoreFragmentOp,
     ThreadIdxOp,
 )
-from .fragments import Fragment, fragment_type
+from .fragments import Fragment, broadcast_map, fragment_type
 from .tiles import Tile, _index
 from .tracing import current
 
@@ -81,27 +87,132 @@ def barrier() -> None:
 
 
 def minimum(a, b):
-    """The smaller of two values (static ints/floats stay static; runtime: arith.min*)."""
+    """The smaller of two values: static ints/floats stay static; runtime scalars record
+    arith.min* (``min.NaN`` for floats: a NaN operand gives NaN); with a fragment, elementwise,
+    a number or runtime scalar broadcast to every slot. Raises TypeMismatchError for mixed
+    dtypes or ownerships."""
     return _min_max(a, b, "min")
 
 
 def maximum(a, b):
-    """The larger of two values (static ints/floats stay static; runtime: arith.max*)."""
+    """The larger of two values (see `minimum`): ``tylo.maximum(acc, 0.0)`` is a ReLU."""
     return _min_max(a, b, "max")
 
 
 def _min_max(a, b, op: str):
+    name = "tylo.minimum" if op == "min" else "tylo.maximum"
+    if isinstance(a, Fragment) or isinstance(b, Fragment):
+        return broadcast_map(lambda x, y: x._binary(y, op), [a, b], name)
     if not isinstance(a, Scalar) and not isinstance(b, Scalar):
+        for x in (a, b):
+            python_dtype(x)  # a number, or TypeMismatchError
         return min(a, b) if op == "min" else max(a, b)
     runtime, other = (a, b) if isinstance(a, Scalar) else (b, a)
     return runtime._binary(other, op)
 
 
+# ---------------------------------------------------------------------------------------------
+# Math on runtime values (`tylo.dialects.scalar_math`; PTX and accuracy: `tylo.passes.lower_math`).
+# Each takes a runtime float scalar, a fragment (elementwise) or a Python number (computed now,
+# in double precision, with IEEE 754's results at the edges: log(0) = -inf, sqrt(-1) = nan).
+# f16/bf16 values are computed in f32 and rounded once; Float64 has sqrt, abs and fma only.
+
+
+def exp(x):
+    """e^x, as ex2.approx.f32(x * log2(e)) (CUDA's fast-math __expf does the same): within 2 ulp
+    of 2^t for t = x * log2(e) rounded to f32, whose rounding adds a relative error of at most
+    |x| * 2^-23. Floats only; not Float64 (UnsupportedError)."""
+    return _unary("exp", x)
+
+
+def exp2(x):
+    """2^x, ex2.approx.f32: within 2 ulp of the correctly rounded result over the full range,
+    subnormal results included (PTX ISA 9.7.3.21). Floats only; not Float64."""
+    return _unary("exp2", x)
+
+
+def log(x):
+    """ln x, as lg2.approx.f32(x) * ln(2) (as __logf): the lg2 error (see `log2`) times ln 2,
+    plus the rounding of the product (2^-24 relative). Floats only; not Float64."""
+    return _unary("log", x)
+
+
+def log2(x):
+    """log2 x, lg2.approx.f32: absolute error at most 2^-22 for x in (0.5, 2), relative error
+    at most 2^-22 elsewhere (PTX ISA 9.7.3.20); log2(0) = -inf, log2(x < 0) = nan. Floats only;
+    not Float64."""
+    return _unary("log2", x)
+
+
+def sqrt(x):
+    """The square root, sqrt.rn (correctly rounded) for Float32 and Float64 (PTX ISA 9.7.3.15);
+    sqrt(-0) = -0, sqrt(x < 0) = nan. f16/bf16: sqrt.rn.f32 then one rounding, which is the
+    correctly rounded result (f32 has more than 2p + 2 bits)."""
+    return _unary("sqrt", x)
+
+
+def rsqrt(x):
+    """1 / sqrt(x), rsqrt.approx.f32: relative error at most 2^-22.9 over the positive finite
+    range (PTX ISA 9.7.3.16); rsqrt(0) = inf. Floats only; not Float64 (write 1.0 / sqrt(x))."""
+    return _unary("rsqrt", x)
+
+
+def abs(x):  # noqa: A001 - the name users expect, as tylo.abs
+    """|x|, exact: abs.f32 / .f64 / .f16 / .bf16 (bf16 natively from sm_80), abs.s16/.s32/.s64
+    for signed integers (|INT_MIN| stays INT_MIN), an unsigned value unchanged. Python's abs(x)
+    does the same on runtime values and fragments; on any other value this is Python's abs."""
+    return _builtins.abs(x)  # Scalar.__abs__ / Fragment.__abs__ record it
+
+
+def fma(a, b, c):
+    """a * b + c rounded once (fma.rn: f32, f64, f16; bf16 needs sm_80), elementwise when an
+    operand is a fragment (numbers and runtime scalars broadcast). Floats only, one dtype.
+    Raises TypeMismatchError / UnsupportedError (see `tylo.dialects.scalar_math.fma`)."""
+    args = (a, b, c)
+    if any(isinstance(x, Fragment) for x in args):
+        return broadcast_map(scalar_math.fma, list(args), "tylo.fma")
+    if any(isinstance(x, Scalar) for x in args):
+        return scalar_math.fma(a, b, c)
+    for x in args:
+        python_dtype(x)
+    if not all(_math.isfinite(x) for x in args):
+        return a * b + c
+    return float(Fraction(a) * Fraction(b) + Fraction(c))  # exact, then rounded once
+
+
+def _unary(name: str, x):
+    if isinstance(x, Fragment):
+        return broadcast_map(lambda s: scalar_math.unary(name, s), [x], f"tylo.{name}")
+    if isinstance(x, Scalar):
+        return scalar_math.unary(name, x)
+    python_dtype(x)  # a number, or TypeMismatchError
+    return _static(name, float(x))
+
+
+def _static(name: str, x: float) -> float:
+    """`name` of a Python number, with IEEE 754's special results where Python's math raises."""
+    inf = float("inf")
+    if _math.isnan(x):
+        return x
+    if name in ("log", "log2") and x <= 0:
+        return -inf if x == 0 else float("nan")
+    if name in ("sqrt", "rsqrt") and x < 0:
+        return float("nan")
+    if name == "rsqrt":
+        return _math.copysign(inf, x) if x == 0 else 1.0 / _math.sqrt(x)
+    try:
+        return getattr(_math, name)(x)
+    except OverflowError:
+        return inf
+
+
 def static_range(*args):
-    """A range unrolled while tracing (a plain Python loop), for static bounds."""
+    """A range unrolled while tracing (a plain Python loop), for static bounds. Raises
+    GeometryError for a runtime bound, saying where it comes from and how to make it static."""
     for a in args:
         if not is_int(a):
-            raise GeometryError(f"static_range bounds must be static ints, got {a!r}")
+            raise GeometryError(f"static_range bounds must be static ints, got {a!r}"
+                                f"{static_hint(a, 'the bound')}")
     return range(*args)
 
 
@@ -115,6 +226,7 @@ def _tile_shape(tile: Tile) -> tuple[int, ...]:
         if not all(is_int(x) for x in leaves(s)):
             raise GeometryError(
                 f"tile shape {tile.shape} has a runtime extent; take a static tylo.window first"
+                f"{first_static_hint(leaves(s), 'the extent')}"
             )
         shape.append(product(s))
     return tuple(shape)

@@ -1,7 +1,10 @@
 """Runtime fragments: this thread's values of a logical tile, one IR value until lowering.
 
 Elementwise arithmetic between fragments of one ownership, or with a scalar, records one
-`tylo.map` whose body is the scalar arithmetic of a single slot; conversions likewise. The
+`tylo.map` whose body is the scalar arithmetic of a single slot (`broadcast_map`); conversions
+and the math builtins (``tylo.exp(f)``, ``abs(f)``, ``tylo.maximum(f, 0.0)``) likewise.
+Comparisons, ``**``, ``@`` and conversions to Python numbers are refused with the Tylo
+operation to use. The
 ownership never changes under arithmetic (PTX-level registers are assigned only when
 `tylo-lower-fragments` runs).
 """
@@ -16,7 +19,8 @@ from ..compiler.errors import CompileError, GeometryError, TypeMismatchError, Un
 from ..compiler.ownership import Ownership
 from ..dialects.tylo import FragmentType, element_type
 from ..dialects.builder import emit
-from ..dialects.scalars import Scalar, as_scalar
+from ..dialects.python_values import no_python_number
+from ..dialects.scalars import _SYMBOL, Scalar, as_scalar
 from ..dialects.tylo.ops import MapOp, SlotOp, SplatOp, YieldOp
 from .tracing import current
 
@@ -30,6 +34,7 @@ class Fragment:
 
     __slots__ = ("value", "dtype", "ownership")
     __hash__ = object.__hash__
+    __tylo_elementwise__ = True  # a runtime scalar leaves mixed operators to the fragment
 
     def __init__(self, value: SSAValue, dtype: DType, ownership: Ownership):
         self.value = value
@@ -60,33 +65,9 @@ class Fragment:
 
     # -- elementwise ----------------------------------------------------------------------------
     def _map(self, other, op: str, reverse: bool = False) -> "Fragment":
-        if isinstance(other, Fragment):
-            if other.ownership != self.ownership:
-                raise TypeMismatchError(
-                    f"fragment arithmetic needs one ownership; got {self.ownership} and "
-                    f"{other.ownership}"
-                )
-            if other.dtype is not self.dtype:
-                raise TypeMismatchError(
-                    f"fragments of {self.dtype} and {other.dtype}; convert one with .to(dtype)"
-                )
-            inputs = [self, other]
-        elif isinstance(other, (Scalar, int, float)):
-            if isinstance(other, Scalar) and other.dtype is not self.dtype:
-                raise TypeMismatchError(
-                    f"fragment of {self.dtype} with a scalar of {other.dtype}; convert one"
-                )
-            inputs = [self]
-        else:
-            return NotImplemented
-
-        def body(*slots: Scalar):
-            a = slots[0]
-            b = slots[1] if len(slots) == 2 else as_scalar(other, self.dtype)
-            x, y = (b, a) if reverse else (a, b)
-            return getattr(x, f"__{op}__")(y)
-
-        return map_fragments(body, inputs, self.dtype)
+        args = [other, self] if reverse else [self, other]
+        return broadcast_map(lambda x, y: getattr(x, f"__{op}__")(y), args,
+                             f"fragment {_SYMBOL[op]}")
 
     def __add__(self, o): return self._map(o, "add")
     def __radd__(self, o): return self._map(o, "add", True)
@@ -96,6 +77,61 @@ class Fragment:
     def __rmul__(self, o): return self._map(o, "mul", True)
     def __truediv__(self, o): return self._map(o, "truediv")
     def __rtruediv__(self, o): return self._map(o, "truediv", True)
+    def __floordiv__(self, o): return self._map(o, "floordiv")
+    def __rfloordiv__(self, o): return self._map(o, "floordiv", True)
+    def __mod__(self, o): return self._map(o, "mod")
+    def __rmod__(self, o): return self._map(o, "mod", True)
+    def __and__(self, o): return self._map(o, "and")
+    def __rand__(self, o): return self._map(o, "and", True)
+    def __or__(self, o): return self._map(o, "or")
+    def __ror__(self, o): return self._map(o, "or", True)
+    def __xor__(self, o): return self._map(o, "xor")
+    def __rxor__(self, o): return self._map(o, "xor", True)
+    def __lshift__(self, o): return self._map(o, "lshift")
+    def __rlshift__(self, o): return self._map(o, "lshift", True)
+    def __rshift__(self, o): return self._map(o, "rshift")
+    def __rrshift__(self, o): return self._map(o, "rshift", True)
+
+    def __abs__(self) -> "Fragment":
+        """``abs(f)``: |value| in every slot (`tylo.abs`)."""
+        return map_fragments(abs, [self], self.dtype)
+
+    # -- what a fragment refuses, with the Tylo operation to use ---------------------------------
+    def _compare(self, other, symbol: str):
+        raise TypeMismatchError(
+            f"fragment {symbol} {_type_name(other)}: fragments have no comparison operators "
+            f"(and Python's max/min compare): use tylo.maximum(f, x) / tylo.minimum(f, x) "
+            f"elementwise, or compare one slot's value, f[v] {symbol} x"
+        )
+
+    def __lt__(self, o): return self._compare(o, "<")
+    def __le__(self, o): return self._compare(o, "<=")
+    def __gt__(self, o): return self._compare(o, ">")
+    def __ge__(self, o): return self._compare(o, ">=")
+
+    def __matmul__(self, o):
+        raise TypeMismatchError(f"fragment @ {_type_name(o)}: multiply fragments with tylo.mma(plan, a, b, c)")
+
+    def __rmatmul__(self, o):
+        raise TypeMismatchError(f"{_type_name(o)} @ fragment: multiply fragments with tylo.mma(plan, a, b, c)")
+
+    def __pow__(self, o):
+        raise UnsupportedError("** on a fragment is not supported: write f * f for small integer "
+                               "powers, or tylo.exp2(y * tylo.log2(f)) for positive values")
+
+    __rpow__ = __pow__
+
+    def __float__(self):
+        raise CompileError(no_python_number(self._what(), "float"))
+
+    def __int__(self):
+        raise CompileError(no_python_number(self._what(), "int"))
+
+    def __index__(self):
+        raise CompileError(f"{self._what()} cannot be used where Python needs a static integer")
+
+    def _what(self) -> str:
+        return f"a fragment of {self.dtype} (runtime values, one per slot)"
 
     def __neg__(self) -> "Fragment":
         return map_fragments(lambda x: -x, [self], self.dtype)
@@ -128,6 +164,52 @@ def map_fragments(body, inputs: list[Fragment], result_dtype: DType) -> Fragment
         block.add_op(YieldOp(out.value))
     op = MapOp([f.value for f in inputs], fragment_type(result_dtype, ownership), Region(block))
     return Fragment(emit(op).results[0], result_dtype, ownership)
+
+
+def broadcast_map(body, args: list, what: str) -> Fragment:
+    """Record a `tylo.map` applying `body` (Scalars -> Scalar) slot by slot to `args`.
+
+    Each fragment in `args` gives its slot's value, each runtime scalar or Python number the same
+    value in every slot (a number becomes a constant of the fragments' dtype). The fragments
+    must share one ownership and one dtype, and so must the scalars; the result has that dtype.
+    `what` names the operation in errors. Raises TypeMismatchError.
+    """
+    frags = [a for a in args if isinstance(a, Fragment)]
+    first = frags[0]
+    for a in args:
+        if isinstance(a, Fragment):
+            if a.ownership != first.ownership:
+                raise TypeMismatchError(
+                    f"{what}: the fragments must have one ownership; got {first.ownership} and "
+                    f"{a.ownership}")
+            if a.dtype is not first.dtype:
+                raise TypeMismatchError(
+                    f"{what}: fragments of {first.dtype} and {a.dtype}; convert one with "
+                    f".to(dtype)")
+        elif isinstance(a, Scalar):
+            if a.dtype is not first.dtype:
+                raise TypeMismatchError(
+                    f"{what}: a fragment of {first.dtype} with a scalar of {a.dtype}; convert "
+                    f"one with .to(dtype)")
+        elif not isinstance(a, (int, float)):
+            raise TypeMismatchError(
+                f"{what}: a fragment of {first.dtype} with {_type_name(a)}; fragments combine "
+                f"with fragments, runtime scalars and Python numbers")
+
+    def slot(*values: Scalar):
+        it = iter(values)
+        return body(*(next(it) if isinstance(a, Fragment) else as_scalar(a, first.dtype)
+                      for a in args))
+
+    return map_fragments(slot, frags, first.dtype)
+
+
+def _type_name(x) -> str:
+    if isinstance(x, Fragment):
+        return "a fragment"
+    if isinstance(x, Scalar):
+        return f"a runtime {x.dtype}"
+    return f"{type(x).__name__} {x!r}"
 
 
 def full(ownership: Ownership, value, dtype) -> Fragment:

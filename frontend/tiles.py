@@ -13,7 +13,7 @@ from xdsl.ir import SSAValue
 
 from ..compiler import dtypes
 from ..compiler.dtypes import DType
-from ..compiler.dynamic import DYNAMIC
+from ..compiler.dynamic import DYNAMIC, static_hint
 from ..compiler.errors import GeometryError, TypeMismatchError
 from ..compiler.int_tuple import is_int, leaves, product, transform_leaves
 from ..compiler.layout_base import LayoutBase
@@ -163,9 +163,12 @@ def shared_alloc(dtype, elements: int, align: int = 16) -> Pointer:
     """Allocate `elements` elements of static shared memory, aligned to `align` bytes."""
     dtype = dtypes.as_dtype(dtype)
     if not is_int(elements) or elements <= 0:
-        raise GeometryError(f"shared_alloc: {elements!r} elements must be a positive static int")
+        raise GeometryError(f"shared_alloc: {elements!r} elements must be a positive static int "
+                            f"(shared memory is allocated when the kernel is compiled)"
+                            f"{static_hint(elements, 'the element count')}")
     if not is_int(align) or align <= 0 or align & (align - 1):
-        raise GeometryError(f"shared_alloc: alignment {align!r} must be a power of two")
+        raise GeometryError(f"shared_alloc: alignment {align!r} must be a power of two"
+                            f"{static_hint(align, 'the alignment')}")
     op = emit(SharedAllocOp(element_type(dtype), elements, align))
     return Pointer(op.results[0], dtype, "shared")
 
@@ -185,9 +188,10 @@ def window(tile: Tile, origin, shape, inbounds: bool = False) -> Tile:
             f"window of a rank-{tile.rank} tile needs {tile.rank} origin coordinates and extents, "
             f"got origin {origin} and shape {shape}"
         )
-    for w in shape:
+    for axis, w in enumerate(shape):
         if not is_int(w) or w <= 0:
-            raise GeometryError(f"window extents must be positive static ints, got {shape}")
+            raise GeometryError(f"window extents must be positive static ints, got {shape}"
+                                f"{static_hint(w, f'the extent of axis {axis}')}")
     for axis, (o, w, extent) in enumerate(zip(origin, shape, tile.shape)):
         extent = product(extent) if all(is_int(x) for x in leaves(extent)) else extent
         if is_int(o) and is_int(extent):

@@ -8,6 +8,7 @@ with ``cvta.to.global``). `tylo.mma_sync` packs its 16-bit (or 8-bit) A/B elemen
 .b32 registers of ``mma.sync`` (PTX ISA 9.7.14.5.8: low element first); `tylo.ldmatrix` and
 `tylo.stmatrix` likewise split and pack the registers of ``ldmatrix`` / ``stmatrix``;
 `tylo.print` becomes a ``vprintf`` call, with the module's declarations (`lower_printf`).
+The ``math`` dialect ops (exp, log, sqrt, abs, fma, ...) are lowered by `lower_math`.
 Each op class has one handler (`OpTable`); an op of any other class, e.g. a ``ptx.ldmatrix``
 that shares its Python class name with ``tylo.ldmatrix``, has no PTX lowering and is refused.
 
@@ -44,6 +45,7 @@ from ..dialects.tylo import matrix_ops as TM
 from ..dialects.tylo import ops as T
 from ..dialects.tylo.printing import PrintOp
 from .lower_printf import ModuleDirectives, lower_print
+from .lower_math import MATH_HANDLERS, MathLowering
 from .op_table import OpTable
 from .ptx_values import class_of as _class_of, float_bits as _float_bits
 from .ptx_values import memory_type as _memory_type, ptx_type, reg_class, source_type
@@ -70,8 +72,8 @@ _CMPI = ["eq", "ne", "lt", "le", "gt", "ge", "lt", "le", "gt", "ge"]  # by arith
 _CMPF = [None, "eq", "gt", "ge", "lt", "le", "ne", "num", "equ", "gtu", "geu", "ltu", "leu", "neu", "nan", None]
 
 
-class _Kernel:
-    """Lowers one func.func into the flat op list of a ptx.entry."""
+class _Kernel(MathLowering):
+    """Lowers one func.func into the flat op list of a ptx.entry (math ops: `lower_math`)."""
 
     def __init__(self, fn: func.FuncOp, arch: str, module: ModuleDirectives | None = None):
         self.fn = fn
@@ -163,7 +165,7 @@ class _Kernel:
         self.bind(arg, self.emit(P.LdParamOp(declared, index, self.new(_class_of(suffix)))).results[0])
 
     def lower(self, op: Operation) -> None:
-        handler = _HANDLERS.lookup(op)
+        handler = _HANDLERS.lookup(op) or MATH_HANDLERS.lookup(op)
         if handler is None:
             raise PassFailedException(f"tylo-lower-to-ptx: no PTX lowering for {op.name}")
         handler(self, op)

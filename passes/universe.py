@@ -53,9 +53,10 @@ def make_context() -> Context:
     from xdsl.dialects.builtin import Builtin
     from xdsl.dialects.cf import Cf
     from xdsl.dialects.func import Func
+    from xdsl.dialects.math import Math
     from xdsl.dialects.scf import Scf
 
     ctx = Context()
-    for dialect in (Builtin, Func, Arith, Scf, Cf, _tylo_dialect(), _ptx_dialect()):
+    for dialect in (Builtin, Func, Arith, Math, Scf, Cf, _tylo_dialect(), _ptx_dialect()):
         ctx.load_dialect(dialect)
     return ctx

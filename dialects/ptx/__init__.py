@@ -50,6 +50,7 @@ from .ops import (
     UnpackOp,
     XorOp,
 )
+from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
 from .registers import RegisterAllocator, RegisterType
 
 PTX = Dialect(
@@ -62,6 +63,7 @@ PTX = Dialect(
         LdParamOp, CvtaOp, LdOp, StOp, SharedDeclOp, MovSymbolOp, LdMatrixOp, StMatrixOp,
         BarSyncOp, MmaSyncOp, LabelOp, BraOp, TrapOp, RetOp, GetRegisterOp,
         LocalDeclOp, CvtaGenericOp, ExternFuncOp, GlobalStringOp, CallUniOp,
+        Ex2Op, Lg2Op, SqrtOp, RsqrtOp, AbsOp,
     ],
     [RegisterType],
 )

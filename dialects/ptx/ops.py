@@ -3,7 +3,8 @@
 Each op is one PTX instruction and prints exactly one line of PTX (`assembly_line`); its operand
 and result types are the registers it reads and writes. Instruction type suffixes are properties
 checked against `tylo.compiler.ptx_types.PTX_TYPES` (PTX ISA 5.2). The ops live by kind in
-`arithmetic.py`, `memory.py`, `matrix.py`, `control.py` and `calls.py`, on the bases of `abstract_ops.py`.
+`arithmetic.py`, `math.py`, `memory.py`, `matrix.py`, `control.py` and `calls.py`, on the bases
+of `abstract_ops.py`.
 """
 
 from .abstract_ops import (
@@ -51,6 +52,7 @@ from .control import (
     GetRegisterOp,
 )
 from .calls import CallUniOp, ExternFuncOp, GlobalStringOp
+from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
 from .matrix import LdMatrixOp, StMatrixOp
 from .memory import (
     LdParamOp,
@@ -112,6 +114,11 @@ __all__ = [
     "CallUniOp",
     "LdMatrixOp",
     "StMatrixOp",
+    "Ex2Op",
+    "Lg2Op",
+    "SqrtOp",
+    "RsqrtOp",
+    "AbsOp",
     "COMPARISONS",
     "SPECIAL_REGISTERS",
     "STATE_SPACES",

@@ -100,3 +100,36 @@ func.func @printed(%p: !tylo.ptr<f32, global>, %n: i32) {
   }
   func.return
 }
+
+// -----
+
+// Math ops in a tylo.map body are cloned per slot like arith ops (tylo.maximum(tylo.exp(f), 0.0)
+// and tylo.fma(f, f, f) of a two-slot fragment).
+// CHECK-LABEL: func.func @math
+// CHECK:       %[[X0:.*]] = tylo.load_element %{{.*}} -> f32
+// CHECK-NEXT:  %[[X1:.*]] = tylo.load_element %{{.*}} -> f32
+// CHECK-NEXT:  %[[E0:.*]] = math.exp %[[X0]] : f32
+// CHECK-NEXT:  %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:  %[[M0:.*]] = arith.maximumf %[[E0]], %[[Z]] : f32
+// CHECK-NEXT:  %[[F0:.*]] = math.fma %[[M0]], %[[M0]], %[[X0]] : f32
+// CHECK-NEXT:  %[[E1:.*]] = math.exp %[[X1]] : f32
+// CHECK-NEXT:  %[[Z1:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:  %[[M1:.*]] = arith.maximumf %[[E1]], %[[Z1]] : f32
+// CHECK-NEXT:  %[[F1:.*]] = math.fma %[[M1]], %[[M1]], %[[X1]] : f32
+// CHECK:       tylo.store_element %[[F0]]
+// CHECK:       tylo.store_element %[[F1]]
+func.func @math(%p: !tylo.ptr<f32, global>) {
+  %t = tylo.thread_idx "x" : i32
+  %tile = tylo.make_tile %p : !tylo.ptr<f32, global> -> !tylo.tile<f32, global, (32,2):(2,1)>
+  %f = tylo.load_fragment %tile, %t : !tylo.tile<f32, global, (32,2):(2,1)> -> !tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>>
+  %g = tylo.map %f : (!tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>>) -> !tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>> {
+  ^bb0(%e: f32):
+    %x = math.exp %e : f32
+    %z = arith.constant 0.0 : f32
+    %m = arith.maximumf %x, %z : f32
+    %r = math.fma %m, %m, %e : f32
+    tylo.yield %r : f32
+  }
+  tylo.store_fragment %g, %tile, %t : !tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>>, !tylo.tile<f32, global, (32,2):(2,1)>
+  func.return
+}

@@ -65,3 +65,18 @@ func.func @printed(%p: !tylo.ptr<f32, global>, %i: i32, %c: i1) {
   }
   func.return
 }
+
+// Math ops on loaded elements pass through unchanged, between the loads and stores they use.
+// CHECK-LABEL: func.func @math
+// CHECK:       %[[X:.*]] = tylo.load %{{.*}} : !tylo.ptr<bf16, global> -> bf16
+// CHECK-NEXT:  %[[S:.*]] = math.sqrt %[[X]] : bf16
+// CHECK-NEXT:  %[[A:.*]] = math.absf %[[S]] : bf16
+// CHECK:       tylo.store %[[A]], %{{.*}} : bf16, !tylo.ptr<bf16, global>
+func.func @math(%p: !tylo.ptr<bf16, global>, %i: i32) {
+  %tile = tylo.make_tile %p : !tylo.ptr<bf16, global> -> !tylo.tile<bf16, global, (32):(1)>
+  %x = tylo.load_element %tile[%i] : !tylo.tile<bf16, global, (32):(1)> -> bf16
+  %s = math.sqrt %x : bf16
+  %a = math.absf %s : bf16
+  tylo.store_element %a, %tile[%i] : bf16, !tylo.tile<bf16, global, (32):(1)>
+  func.return
+}

@@ -205,3 +205,62 @@ func.func @again(%t: i32, %l: i64) attributes {tylo.kernel} {
   tylo.print "%d %lld\0A" %t, %l : i32, i64
   func.return
 }
+
+// -----
+
+// Math (passes/lower_math.py): exp is ex2.approx(x * log2 e) and log is lg2.approx(x) * ln 2
+// (mul.rn, so that ptxas keeps the rounding),
+// with the f32 constants 0x3FB8AA3B (1069066811) and 0x3F317218 (1060205080); no .ftz; sqrt is
+// sqrt.rn; bf16 goes through f32 with one cvt.rn back, except abs and fma, which bf16 has
+// natively from sm_80; f64 has sqrt.rn, abs and fma.rn; integers abs.s32 (i8: abs.s16).
+// CHECK-LABEL: ptx.entry "math" ["f32", "b16", "f64", "s32", "s16"] {
+// CHECK:       %[[X:.*]] = ptx.ld_param "f32"[0] : !ptx.reg<f1>
+// CHECK:       %[[H:.*]] = ptx.ld_param "b16"[1]
+// CHECK:       %[[D:.*]] = ptx.ld_param "f64"[2]
+// CHECK:       %[[I:.*]] = ptx.ld_param "s32"[3]
+// CHECK:       %[[B:.*]] = ptx.ld_param "s16"[4]
+// CHECK-NEXT:  %[[L2E:.*]] = ptx.const "f32"(1069066811)
+// CHECK-NEXT:  %[[T:.*]] = ptx.mul "f32" "rn" %[[X]], %[[L2E]]
+// CHECK-NEXT:  %e = ptx.ex2 "f32" "approx" %[[T]]
+// CHECK-NEXT:  %e2 = ptx.ex2 "f32" "approx" %[[X]]
+// CHECK-NEXT:  %[[LG:.*]] = ptx.lg2 "f32" "approx" %[[X]]
+// CHECK-NEXT:  %[[LN2:.*]] = ptx.const "f32"(1060205080)
+// CHECK-NEXT:  %l = ptx.mul "f32" "rn" %[[LG]], %[[LN2]]
+// CHECK-NEXT:  %l2 = ptx.lg2 "f32" "approx" %[[X]]
+// CHECK-NEXT:  %s = ptx.sqrt "f32" "rn" %[[X]]
+// CHECK-NEXT:  %r = ptx.rsqrt "f32" "approx" %[[X]]
+// CHECK-NEXT:  %a = ptx.abs "f32" %[[X]]
+// CHECK-NEXT:  %f = ptx.fma "f32" %[[X]], %[[X]], %[[X]]
+// CHECK-NEXT:  %[[HW:.*]] = ptx.cvt "f32" "bf16" %[[H]] : !ptx.reg<rs{{.*}}> -> !ptx.reg<f{{.*}}>
+// CHECK-NEXT:  %[[HE:.*]] = ptx.ex2 "f32" "approx" %[[HW]]
+// CHECK-NEXT:  %he = ptx.cvt "rn" "bf16" "f32" %[[HE]] : !ptx.reg<f{{.*}}> -> !ptx.reg<rs{{.*}}>
+// CHECK-NEXT:  %[[HW2:.*]] = ptx.cvt "f32" "bf16" %[[H]]
+// CHECK-NEXT:  %[[HS:.*]] = ptx.sqrt "f32" "rn" %[[HW2]]
+// CHECK-NEXT:  %hs = ptx.cvt "rn" "bf16" "f32" %[[HS]]
+// CHECK-NEXT:  %ha = ptx.abs "bf16" %[[H]] : !ptx.reg<rs{{.*}}> -> !ptx.reg<rs{{.*}}>
+// CHECK-NEXT:  %hf = ptx.fma "bf16" %[[H]], %[[H]], %[[H]]
+// CHECK-NEXT:  %ds = ptx.sqrt "f64" "rn" %[[D]] : !ptx.reg<fd1> -> !ptx.reg<fd2>
+// CHECK-NEXT:  %da = ptx.abs "f64" %[[D]]
+// CHECK-NEXT:  %df = ptx.fma "f64" %[[D]], %[[D]], %[[D]]
+// CHECK-NEXT:  %ia = ptx.abs "s32" %[[I]] : !ptx.reg<r{{.*}}> -> !ptx.reg<r{{.*}}>
+// CHECK-NEXT:  %ba = ptx.abs "s16" %[[B]] : !ptx.reg<rs{{.*}}> -> !ptx.reg<rs{{.*}}>
+func.func @math(%x: f32, %h: bf16, %d: f64, %i: i32, %b: i8) attributes {tylo.kernel} {
+  %e = math.exp %x : f32
+  %e2 = math.exp2 %x : f32
+  %l = math.log %x : f32
+  %l2 = math.log2 %x : f32
+  %s = math.sqrt %x : f32
+  %r = math.rsqrt %x : f32
+  %a = math.absf %x : f32
+  %f = math.fma %x, %x, %x : f32
+  %he = math.exp2 %h : bf16
+  %hs = math.sqrt %h : bf16
+  %ha = math.absf %h : bf16
+  %hf = math.fma %h, %h, %h : bf16
+  %ds = math.sqrt %d : f64
+  %da = math.absf %d : f64
+  %df = math.fma %d, %d, %d : f64
+  %ia = math.absi %i : i32
+  %ba = math.absi %b : i8
+  func.return
+}

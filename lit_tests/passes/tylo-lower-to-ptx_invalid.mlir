@@ -68,3 +68,46 @@ func.func @k(%x: i32) {
   %y = arith.addi %x, %x : i32
   cf.br ^bb2
 }
+
+// -----
+// PTX has ex2/lg2.approx for .f32 only (passes/lower_math.py): no double-precision exp2.
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: math.exp2 of f64: PTX computes it approximately for .f32 only
+func.func @k(%x: f64) {
+  %y = math.exp2 %x : f64
+  func.return
+}
+
+// -----
+// rsqrt.approx.f64 exists, but the ISA states no error bound for it.
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: math.rsqrt of f64: PTX computes it approximately for .f32 only
+func.func @k(%x: f64) {
+  %y = math.rsqrt %x : f64
+  func.return
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: math.log of f64: PTX computes it approximately for .f32 only
+func.func @k(%x: f64) {
+  %y = math.log %x : f64
+  func.return
+}
+
+// -----
+// FP8 has no arithmetic in PTX (convert to f32 first).
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: math.sqrt of .e4m3 is not lowered (f16, bf16, f32 and f64 are)
+func.func @k(%x: f8E4M3FN) {
+  %y = math.sqrt %x : f8E4M3FN
+  func.return
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: math.absf of .e5m2: PTX has no abs of it
+func.func @k(%x: f8E5M2) {
+  %y = math.absf %x : f8E5M2
+  func.return
+}

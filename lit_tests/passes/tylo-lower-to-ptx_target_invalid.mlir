@@ -32,3 +32,13 @@ func.func @k(%x: f32) {
   %y = arith.truncf %x : f32 to f8E4M3FN
   func.return
 }
+
+// -----
+// fma.rn.bf16 needs sm_80 (PTX ISA 9.7.4.4); f32 fma followed by a rounding to bf16 would round
+// twice, so there is no fallback.
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: fma.rn.bf16 needs sm_80 or later; the target is sm_75
+func.func @k(%x: bf16) {
+  %y = math.fma %x, %x, %x : bf16
+  func.return
+}

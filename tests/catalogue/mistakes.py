@@ -178,6 +178,102 @@ def k(out, n):
     out[i] = y  # <-
 k.compile(tylo.Tensor(Float32, 1), 4)
 """, "CompileError", "'y' has no value here: it is assigned on one branch of a runtime if only"),
+    # -- math on runtime values, and values that must be static ----------------------------------
+    Mistake("math-module-on-runtime-value", K, "Python's math.exp of a runtime value", """
+import math
+@tylo.kernel
+def k(out, a):
+    i = tylo.thread_idx()
+    out[i] = math.exp(a[i])  # <-
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1))
+""", "CompileError", "math.exp() needs a Python number, but its argument is a runtime Float32, known only when the kernel runs: use tylo.exp(x)"),
+    Mistake("float-of-runtime-value", K, "float() of a runtime value", """
+@tylo.kernel
+def k(out, a):
+    i = tylo.thread_idx()
+    out[i] = float(a[i])  # <-
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1))
+""", "CompileError", "has no Python float value"),
+    Mistake("round-of-runtime-float", K, "round() of a runtime float", """
+@tylo.kernel
+def k(out, a):
+    i = tylo.thread_idx()
+    out[i] = round(a[i])  # <-
+k.compile(tylo.Tensor(Int32, 1), tylo.Tensor(Float32, 1))
+""", "CompileError", "round() of a runtime Float32 is not supported"),
+    Mistake("power-of-runtime-value", K, "** on a runtime value", """
+@tylo.kernel
+def k(out, a):
+    i = tylo.thread_idx()
+    out[i] = a[i] ** 2  # <-
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1))
+""", "UnsupportedError", "write x * x for small integer powers"),
+    Mistake("runtime-value-with-string", K, "a runtime value combined with a string", """
+@tylo.kernel
+def k(out, a):
+    i = tylo.thread_idx()
+    out[i] = a[i] + "1"  # <-
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1))
+""", "TypeMismatchError", "Float32 + str: a runtime Float32 combines with Python numbers"),
+    Mistake("exp-of-integer", K, "tylo.exp of a runtime integer", """
+@tylo.kernel
+def k(out, a):
+    i = tylo.thread_idx()
+    out[i] = tylo.exp(a[i])  # <-
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Int32, 1))
+""", "TypeMismatchError", "tylo.exp takes a float, got a runtime Int32"),
+    Mistake("exp-of-float64", K, "an approximate function (tylo.exp) of a Float64", """
+@tylo.kernel
+def k(out, a):
+    i = tylo.thread_idx()
+    out[i] = tylo.exp(a[i])  # <-
+k.compile(tylo.Tensor(Float64, 1), tylo.Tensor(Float64, 1))
+""", "UnsupportedError", "PTX computes exp approximately and for .f32 only"),
+    Mistake("bf16-fma-before-sm80", K, "tylo.fma of BFloat16 values below sm_80", """
+@tylo.kernel
+def k(out, a):
+    i = tylo.thread_idx()
+    out[i] = tylo.fma(a[i], a[i], a[i])  # <-
+k.compile(tylo.Tensor(BFloat16, 1), tylo.Tensor(BFloat16, 1), arch="sm_75")
+""", "UnsupportedError", "needs fma.rn.bf16, sm_80 or later"),
+    Mistake("static-range-of-parameter", K, "tylo.static_range over a runtime parameter", """
+@tylo.kernel
+def k(out, n):
+    for j in tylo.static_range(n):  # <-
+        out[j] = 0.0
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "GeometryError", "the bound is the kernel parameter 'n', a runtime Int32; to make it static, annotate the parameter `n: tylo.constexpr`"),
+    Mistake("static-range-of-thread-index", K, "tylo.static_range over a per-thread value", """
+@tylo.kernel
+def k(out):
+    for j in tylo.static_range(tylo.thread_idx()):  # <-
+        out[j] = 0.0
+k.compile(tylo.Tensor(Float32, 1))
+""", "GeometryError", "computed from the thread index (tylo.thread_idx), which differs per thread; it cannot be made static"),
+    Mistake("window-runtime-extent", K, "a window extent taken from a runtime array extent", """
+@tylo.kernel
+def k(A):
+    w = tylo.window(A, (0, 0), (A.shape[0], 8))  # <-
+k.compile(tylo.Tensor(Float32, 2))
+""", "GeometryError", "the extent of axis 0 of array 'A', known only at launch (fix it in the annotation, `A: tylo.Tensor(Float32, shape=(...))`"),
+    Mistake("shared-alloc-runtime-size", K, "tylo.shared_alloc of a runtime size", """
+@tylo.kernel
+def k(out, n):
+    buf = tylo.shared_alloc(Float32, n * 32)  # <-
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "GeometryError", "the element count is a runtime Int32 computed from the kernel parameter 'n'; to make it static, annotate the parameter `n: tylo.constexpr`"),
+    Mistake("ownership-runtime-n", K, "an ownership's N from a runtime parameter", """
+@tylo.kernel
+def k(out, n):
+    own = LocalOwnership(n, 1)  # <-
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "GeometryError", "n is the kernel parameter 'n', a runtime Int32; to make it static, annotate the parameter `n: tylo.constexpr`"),
+    Mistake("tuple-index-runtime", K, "a tuple indexed by a runtime value", """
+@tylo.kernel
+def k(out, n):
+    scale = (1.0, 2.0, 4.0)[n]  # <-
+k.compile(tylo.Tensor(Float32, 1), 4)
+""", "CompileError", "where Python needs a static integer (a tuple or list index"),
     # -- MMA atoms and fragments -----------------------------------------------------------------
     Mistake("no-such-atom", K, "an MMA shape with no mma.sync instruction", """
 @tylo.kernel
@@ -237,6 +333,30 @@ def k(C, A, B):
 F8 = tylo.Tensor(Float8E4M3, 2)
 k.compile(tylo.Tensor(Float32, 2), F8, F8, arch="sm_80")
 """, "PlanError", "needs sm_89 or later; this kernel compiles for sm_80"),
+    Mistake("fragment-compared-with-float", K, "a fragment compared with a float", """
+ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
+@tylo.kernel
+def k(out):
+    acc = tylo.accumulator(ATOM)
+    positive = acc > 0.0  # <-
+k.compile(tylo.Tensor(Float32, 1))
+""", "TypeMismatchError", "fragments have no comparison operators"),
+    Mistake("python-max-of-fragment", K, "Python's max() of a fragment", """
+ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
+@tylo.kernel
+def k(out):
+    acc = tylo.accumulator(ATOM)
+    relu = max(acc, 0.0)  # <-
+k.compile(tylo.Tensor(Float32, 1))
+""", "TypeMismatchError", "use tylo.maximum(f, x) / tylo.minimum(f, x) elementwise"),
+    Mistake("fragment-with-string", K, "a fragment combined with a string", """
+ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
+@tylo.kernel
+def k(out):
+    acc = tylo.accumulator(ATOM)
+    x = acc * "2"  # <-
+k.compile(tylo.Tensor(Float32, 1))
+""", "TypeMismatchError", "fragment *: a fragment of Float32 with str '2'"),
     # -- layouts and ownerships (host values; the seeds' rejections) -----------------------------
     Mistake("layout-incongruent", L, "shape and stride trees that do not match", """
 Layout((4, 8), (1,))  # <-

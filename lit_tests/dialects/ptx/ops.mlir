@@ -205,3 +205,47 @@ ptx.entry "printer" [] {
   ptx.call_uni @nothing() : ()
   ptx.ret
 }
+
+// The math instructions (dialects/ptx/math.py): approximate ex2/lg2/rsqrt with and without
+// .ftz, sqrt's rounding modes, abs of integers and floats.
+
+// CHECK:      ptx.entry "math" ["f32", "f64"] {
+// CHECK-NEXT:   %x = ptx.ld_param "f32"[0] : !ptx.reg<f1>
+// CHECK-NEXT:   %d = ptx.ld_param "f64"[1] : !ptx.reg<fd1>
+// CHECK-NEXT:   %e = ptx.ex2 "f32" "approx" %x : !ptx.reg<f1> -> !ptx.reg<f2>
+// CHECK-NEXT:   %ef = ptx.ex2 "f32" "approx" %x {ftz} : !ptx.reg<f1> -> !ptx.reg<f3>
+// CHECK-NEXT:   %l = ptx.lg2 "f32" "approx" %x : !ptx.reg<f1> -> !ptx.reg<f4>
+// CHECK-NEXT:   %r = ptx.rsqrt "f32" "approx" %x {ftz} : !ptx.reg<f1> -> !ptx.reg<f5>
+// CHECK-NEXT:   %rd = ptx.rsqrt "f64" "approx" %d : !ptx.reg<fd1> -> !ptx.reg<fd2>
+// CHECK-NEXT:   %s = ptx.sqrt "f32" "rn" %x : !ptx.reg<f1> -> !ptx.reg<f6>
+// CHECK-NEXT:   %sa = ptx.sqrt "f32" "approx" %x : !ptx.reg<f1> -> !ptx.reg<f7>
+// CHECK-NEXT:   %sd = ptx.sqrt "f64" "rz" %d : !ptx.reg<fd1> -> !ptx.reg<fd3>
+// CHECK-NEXT:   %a = ptx.abs "f32" %x {ftz} : !ptx.reg<f1> -> !ptx.reg<f8>
+// CHECK-NEXT:   %ad = ptx.abs "f64" %d : !ptx.reg<fd1> -> !ptx.reg<fd4>
+// CHECK-NEXT:   %h = ptx.get_register : !ptx.reg<rs1>
+// CHECK-NEXT:   %ah = ptx.abs "bf16" %h : !ptx.reg<rs1> -> !ptx.reg<rs2>
+// CHECK-NEXT:   %i = ptx.get_register : !ptx.reg<r1>
+// CHECK-NEXT:   %ai = ptx.abs "s32" %i : !ptx.reg<r1> -> !ptx.reg<r2>
+// CHECK-NEXT:   %fh = ptx.fma "bf16" %h, %h, %h : (!ptx.reg<rs1>, !ptx.reg<rs1>, !ptx.reg<rs1>) -> !ptx.reg<rs3>
+// CHECK-NEXT:   ptx.ret
+// CHECK-NEXT: }
+ptx.entry "math" ["f32", "f64"] {
+  %x = ptx.ld_param "f32"[0] : !ptx.reg<f1>
+  %d = ptx.ld_param "f64"[1] : !ptx.reg<fd1>
+  %e = ptx.ex2 "f32" "approx" %x : !ptx.reg<f1> -> !ptx.reg<f2>
+  %ef = ptx.ex2 "f32" "approx" %x {ftz} : !ptx.reg<f1> -> !ptx.reg<f3>
+  %l = ptx.lg2 "f32" "approx" %x : !ptx.reg<f1> -> !ptx.reg<f4>
+  %r = ptx.rsqrt "f32" "approx" %x {ftz} : !ptx.reg<f1> -> !ptx.reg<f5>
+  %rd = ptx.rsqrt "f64" "approx" %d : !ptx.reg<fd1> -> !ptx.reg<fd2>
+  %s = ptx.sqrt "f32" "rn" %x : !ptx.reg<f1> -> !ptx.reg<f6>
+  %sa = ptx.sqrt "f32" "approx" %x : !ptx.reg<f1> -> !ptx.reg<f7>
+  %sd = ptx.sqrt "f64" "rz" %d : !ptx.reg<fd1> -> !ptx.reg<fd3>
+  %a = ptx.abs "f32" %x {ftz} : !ptx.reg<f1> -> !ptx.reg<f8>
+  %ad = ptx.abs "f64" %d : !ptx.reg<fd1> -> !ptx.reg<fd4>
+  %h = ptx.get_register : !ptx.reg<rs1>
+  %ah = ptx.abs "bf16" %h : !ptx.reg<rs1> -> !ptx.reg<rs2>
+  %i = ptx.get_register : !ptx.reg<r1>
+  %ai = ptx.abs "s32" %i : !ptx.reg<r1> -> !ptx.reg<r2>
+  %fh = ptx.fma "bf16" %h, %h, %h : (!ptx.reg<rs1>, !ptx.reg<rs1>, !ptx.reg<rs1>) -> !ptx.reg<rs3>
+  ptx.ret
+}

@@ -36,7 +36,7 @@ class PtxType:
     pair: str | None = None  # the packed type of two such values ("f16" -> "f16x2")
     cvt_scalar: bool = True  # False: cvt converts this type only in pairs, as `pair` (FP8)
     param: str | None = None  # the type a .param declaration / ld.param names, when not `suffix`
-    min_sm: int = 0  # lowest target that converts this type at all (FP8 cvt: sm_89)
+    min_sm: int = 0  # lowest target that converts this type at all (FP8 cvt: sm_89, bf16: sm_80)
     arith_min_sm: int = 0  # lowest target with add/sub/mul/setp on this type (bf16: sm_90)
 
 
@@ -76,11 +76,11 @@ PTX_TYPES: dict[str, PtxType] = {
         PtxType("u32", 32, "u", "b32"),
         PtxType("u64", 64, "u", "b64"),
         PtxType("f16", 16, "f", "b16", pair="f16x2", param="b16"),
-        PtxType("bf16", 16, "f", "b16", pair="bf16x2", param="b16", arith_min_sm=90),
+        PtxType("bf16", 16, "f", "b16", pair="bf16x2", param="b16", min_sm=80, arith_min_sm=90),
         PtxType("e4m3", 8, "f", "b16", pair="e4m3x2", cvt_scalar=False, param="b8", min_sm=89),
         PtxType("e5m2", 8, "f", "b16", pair="e5m2x2", cvt_scalar=False, param="b8", min_sm=89),
         PtxType("f16x2", 32, "f", "b32"),
-        PtxType("bf16x2", 32, "f", "b32"),
+        PtxType("bf16x2", 32, "f", "b32", min_sm=80),
         PtxType("e4m3x2", 16, "f", "b16", min_sm=89),
         PtxType("e5m2x2", 16, "f", "b16", min_sm=89),
         PtxType("tf32", 32, "f", "b32"),

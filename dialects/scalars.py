@@ -459,13 +459,14 @@ def convert(x: Scalar, to: DType) -> Scalar:
     frm = x.dtype
     if frm is to:
         return x
-    fp8 = next((d for d in (frm, to) if d in FP8_FORMATS), None)
-    if fp8 is not None and arch_number(current_builder().arch) < PTX_TYPES[fp8.ptx].min_sm:
-        raise UnsupportedError(
-            f"{frm} -> {to}: FP8 conversions (cvt .{cvt_pair(fp8.ptx)}, PTX ISA 9.7.9.21) need "
-            f"sm_{PTX_TYPES[fp8.ptx].min_sm} or later; this kernel compiles for "
-            f"{current_builder().arch}"
-        )
+    arch = current_builder().arch
+    for d in (frm, to):
+        need = PTX_TYPES[d.ptx].min_sm
+        if arch_number(arch) < need:
+            what = (f"FP8 conversions (cvt .{cvt_pair(d.ptx)}, PTX ISA 9.7.9.21)" if d in FP8_FORMATS
+                    else f"conversions of {d} (cvt .{d.ptx}, PTX ISA 9.7.9.21)")
+            raise UnsupportedError(f"{frm} -> {to}: {what} need sm_{need} or later; this kernel "
+                                   f"compiles for {arch}")
     if to in FP8_FORMATS and frm is dtypes.Float64:
         raise UnsupportedError(
             f"{frm} -> {to}: PTX converts to FP8 only from f32 and f16x2 "

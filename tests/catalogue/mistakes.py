@@ -163,6 +163,13 @@ def k(out, a):
     out[i] = a[i] // 0  # <-
 k.compile(tylo.Tensor(Int32, 1), tylo.Tensor(Int32, 1))
 """, "CompileError", "integer // by zero"),
+    Mistake("bf16-below-sm80", K, "a BFloat16 conversion compiled for sm_75", """
+@tylo.kernel
+def k(out, x):
+    t = tylo.thread_idx()
+    out[t] = x[t].to(Float32)  # <-
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(BFloat16, 1), arch="sm_75")
+""", "UnsupportedError", "conversions of BFloat16 (cvt .bf16, PTX ISA 9.7.9.21) need sm_80 or later"),
     Mistake("undefined-name", K, "a name that is not defined", """
 @tylo.kernel
 def k(out):

@@ -115,67 +115,65 @@ from .compiler.ownership import Ownership, ownership_table
 from .compiler.signature import Scalar, Tensor, constexpr
 from .compiler.swizzle import ComposedLayout, Swizzle
 from .compiler.tiled_mma import TiledMMA
-from .frontend.builtins import (
-    abs,
-    accumulator,
-    barrier,
-    block_dim,
-    block_idx,
-    exp,
-    exp2,
-    fma,
-    grid_dim,
-    lane_id,
-    load_a,
-    load_b,
-    load_fragment,
-    log,
-    log2,
-    maximum,
-    minimum,
-    mma,
-    rsqrt,
-    sqrt,
-    static_range,
-    store,
-    thread_idx,
-    warp_id,
-)
-from .dialects.scalars import select
-from .frontend.autotune import Config, autotune
-from .frontend.compiled import CompiledKernel
-from .frontend.fragments import full, zeros
-from .frontend.kernel import func, kernel
-from .frontend.printing import device_print
-from .frontend.tiles import GlobalTile, SharedTile, shared_alloc
-from .frontend.tiles import window as _window_tile
 from .compiler.window import Window
 from .compiler.window import window as _window_layout
-from . import viz
+
+# Everything above is plain Python (the host-side model). The kernel language and what it
+# needs (the frontend, xDSL, the passes, the runtime, the pictures) is imported on first use of
+# one of its names, so that ``import tylo`` stays fast: `__getattr__` resolves the names below.
+_BUILTINS = ("abs", "accumulator", "barrier", "block_dim", "block_idx", "exp", "exp2", "fma",
+             "grid_dim", "lane_id", "load_a", "load_b", "load_fragment", "log", "log2",
+             "maximum", "minimum", "mma", "rsqrt", "sqrt", "static_range", "store", "thread_idx",
+             "warp_id")
+_LAZY = {
+    **dict.fromkeys(_BUILTINS, "frontend.builtins"),
+    "select": "dialects.scalars",
+    "Config": "frontend.autotune",
+    "autotune": "frontend.autotune",
+    "CompiledKernel": "frontend.compiled",
+    "full": "frontend.fragments",
+    "zeros": "frontend.fragments",
+    "func": "frontend.kernel",
+    "kernel": "frontend.kernel",
+    "device_print": "frontend.printing",
+    "GlobalTile": "frontend.tiles",
+    "SharedTile": "frontend.tiles",
+    "shared_alloc": "frontend.tiles",
+}
 
 __version__ = VERSION
 
 
 def __getattr__(name: str):
-    """``tylo.print`` is `device_print`. It is looked up here rather than bound as a global, so
-    that code in this module still calls the builtin print, and it is not in ``__all__``, so
-    ``from tylo import *`` leaves the user's print alone."""
-    if name == "print":
-        return device_print
-    raise AttributeError(f"module 'tylo' has no attribute {name!r}")
+    """The kernel language's names, imported on first use (`_LAZY`); ``tylo.viz``; and
+    ``tylo.print``, which is `device_print`. ``print`` is looked up here rather than bound as a
+    global, so that code in this module still calls the builtin print, and it is not in
+    ``__all__``, so ``from tylo import *`` leaves the user's print alone."""
+    import importlib
+
+    if name == "viz":
+        return importlib.import_module(".viz", __name__)
+    module = _LAZY.get("device_print" if name == "print" else name)
+    if module is None:
+        raise AttributeError(f"module 'tylo' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__),
+                    "device_print" if name == "print" else name)
+    if name != "print":
+        globals()[name] = value  # later lookups find the global
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), "print"])
+    return sorted({*globals(), *_LAZY, "print", "viz"})
 
 
 def window(x, origin, shape, inbounds: bool = False):
     """A static-shape window at `origin`: of a tile inside a kernel (checked at run time unless
     ``inbounds=True``), or of a layout (`tylo.compiler.window.window`)."""
-    from .frontend.tiles import Tile
+    from .frontend.tiles import Tile, window as window_of_tile
 
     if isinstance(x, Tile):
-        return _window_tile(x, origin, shape, inbounds)
+        return window_of_tile(x, origin, shape, inbounds)
     return _window_layout(x, origin, shape)
 
 

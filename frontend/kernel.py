@@ -28,6 +28,7 @@ import functools
 import inspect
 import time
 from types import FunctionType
+from typing import TYPE_CHECKING
 
 from ..compiler import knobs
 from ..compiler.dtypes import as_dtype
@@ -45,9 +46,19 @@ from ..runtime.dispatch import FastPath
 from ..runtime.arrays import DeviceArray
 from ..runtime.function import launch_dims
 from . import dependencies, disk_cache
-from .compiled import CompiledKernel, build_kernel, disk_entry, load_kernel
 from .launcher import Launcher
+
+if TYPE_CHECKING:
+    from .compiled import CompiledKernel
 from .source import Helper, TracedSource
+
+def compiled_module():
+    """`tylo.frontend.compiled` (tracing, the pass pipeline, ptxas): imported with the first
+    compile, so that ``import tylo`` and ``@tylo.kernel`` do not load xDSL."""
+    from . import compiled
+
+    return compiled
+
 
 DISK_FORMAT = "kernel entry 1"  # part of the disk key: change it when an entry's content changes
 _STATIC_TYPES = (MMAAtom, TiledMMA, Layout, ComposedLayout, Swizzle, Ownership, str, type(None))
@@ -206,13 +217,13 @@ class Kernel:
         entry = disk_cache.load("kernels", key) if key is not None else None
         if entry is not None:
             try:
-                return load_kernel(self, specs, values, block, arch, *entry,
+                return compiled_module().load_kernel(self, specs, values, block, arch, *entry,
                                    time.perf_counter() - t0)
             except (KeyError, TypeError, ValueError):  # a valid file of another layout: rebuild
                 pass
-        compiled = build_kernel(self, specs, values, block, arch)
+        compiled = compiled_module().build_kernel(self, specs, values, block, arch)
         if key is not None:
-            stored = disk_cache.store("kernels", key, *disk_entry(compiled))
+            stored = disk_cache.store("kernels", key, *compiled_module().disk_entry(compiled))
             why = "stored" if stored is not None else "not on disk: the cache folder is not writable"
         compiled.disk = why
         return compiled
@@ -285,4 +296,4 @@ def func(fn: FunctionType) -> Helper:
     return Helper(fn)
 
 
-__all__ = ["kernel", "func", "Kernel", "Helper", "Launcher", "CompiledKernel"]
+__all__ = ["kernel", "func", "Kernel", "Helper", "Launcher"]

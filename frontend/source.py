@@ -22,9 +22,7 @@ import traceback
 from types import CellType, CodeType, FunctionType
 
 from ..compiler.errors import CompileError, SourceLocation, UnsupportedError
-from . import control_flow
 from .rewrite import RT, KernelRewriter
-from .tracing import tracing
 
 _FACTORY = "__tylo_factory__"
 
@@ -84,6 +82,8 @@ class TracedSource:
         code = next(c for c in factory_code.co_consts
                     if isinstance(c, CodeType) and c.co_name == fn_node.name)
         cells = dict(zip(freevars, self.fn.__closure__ or ()))
+        from . import control_flow  # the IR machinery loads with the first kernel traced
+
         cells[RT] = CellType(control_flow)
         function = FunctionType(code, self.fn.__globals__, fn_node.name, self.fn.__defaults__,
                                 tuple(cells[n] for n in code.co_freevars))
@@ -109,6 +109,8 @@ class Helper:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
+        from .tracing import tracing
+
         if not tracing():
             raise CompileError(f"{self.fn.__qualname__} is a @tylo.func; call it from a kernel")
         return self.source.function()(*args, **kwargs)

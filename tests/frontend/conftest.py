@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from tylo.frontend import kernel as kernel_module
+from tylo.frontend import compiled as compiled_module
 
 
 @pytest.fixture
 def builds(monkeypatch):
     """The names of the kernels built (traced, passes, ptxas) during the test, in order."""
     calls = []
-    real = kernel_module.build_kernel
+    real = compiled_module.build_kernel
 
     def counting(kernel, *args):
         calls.append(kernel.fn.__name__)
         return real(kernel, *args)
 
-    monkeypatch.setattr(kernel_module, "build_kernel", counting)
+    monkeypatch.setattr(compiled_module, "build_kernel", counting)
     return calls

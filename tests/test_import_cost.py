@@ -1,0 +1,40 @@
+"""``import tylo`` loads the host-side model only: xDSL, the passes, torch and the CUDA driver's
+bindings load when a kernel is first compiled or launched, not at import (see
+bench/import_time.py for the figures)."""
+
+import subprocess
+import sys
+
+HEAVY = ("xdsl", "torch", "cupy", "cuda.bindings.driver", "tylo.passes", "tylo.dialects")
+
+CHECK = """
+import sys
+{code}
+print(sorted(m for m in {heavy!r} if m in sys.modules))
+"""
+
+
+def _loaded(code: str, tmp_path) -> str:
+    path = tmp_path / "probe.py"
+    path.write_text(CHECK.format(code=code, heavy=HEAVY))
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_import_tylo_loads_no_ir_machinery(tmp_path):
+    assert _loaded("import tylo", tmp_path) == "[]"
+
+
+def test_decorating_a_kernel_loads_no_ir_machinery(tmp_path):
+    code = ("import tylo\n@tylo.kernel\ndef k(out, x):\n"
+            "    out[tylo.thread_idx()] = x[tylo.thread_idx()]\n"
+            "layout = tylo.Layout((4, 8), (8, 1))\n")
+    assert _loaded(code, tmp_path) == "[]"
+
+
+def test_the_first_compile_loads_it(tmp_path):
+    code = ("import tylo\n@tylo.kernel\ndef k(out, x):\n"
+            "    out[tylo.thread_idx()] = x[tylo.thread_idx()]\n"
+            "k.compile(tylo.Tensor(tylo.Float32, 1), tylo.Tensor(tylo.Float32, 1))\n")
+    assert "xdsl" in _loaded(code, tmp_path)

@@ -8,11 +8,11 @@ arguments. Source of the PTX names: PTX ISA section 5.2.1 "Fundamental Types" an
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
-import ml_dtypes
-import numpy as np
 
+from .lazy_modules import ml_dtypes, np
 from . import ptx_types
 from .errors import TypeMismatchError
 
@@ -25,9 +25,15 @@ class DType:
     bits: int
     kind: str  # "float", "int", "uint", "bool"
     ptx: str
-    numpy: object
+    numpy_name: str  # "float32", or "ml_dtypes.bfloat16": `numpy` is that type (imported when read)
     torch: str | None
     dlpack: tuple[int, int] | None  # (DLDataTypeCode, bits)
+
+    @property
+    def numpy(self) -> type:
+        """The numpy (or ml_dtypes) scalar type of host values of this element type."""
+        module, _, name = self.numpy_name.rpartition(".")
+        return getattr(ml_dtypes if module == "ml_dtypes" else np, name)
 
     @property
     def reg(self) -> str:
@@ -60,26 +66,26 @@ class DType:
 # kDLFloat8_e4m3fn=10, kDLFloat8_e5m2=12 (dlpack.h, DLDataTypeCode).
 _TABLE = [
     # name, bits, kind, ptx suffix, numpy type, torch name, dlpack
-    ("Bool", 8, "bool", "pred", np.bool_, "bool", (6, 8)),
-    ("Int8", 8, "int", "s8", np.int8, "int8", (0, 8)),
-    ("UInt8", 8, "uint", "u8", np.uint8, "uint8", (1, 8)),
-    ("Int16", 16, "int", "s16", np.int16, "int16", (0, 16)),
-    ("UInt16", 16, "uint", "u16", np.uint16, "uint16", (1, 16)),
-    ("Int32", 32, "int", "s32", np.int32, "int32", (0, 32)),
-    ("UInt32", 32, "uint", "u32", np.uint32, "uint32", (1, 32)),
-    ("Int64", 64, "int", "s64", np.int64, "int64", (0, 64)),
-    ("UInt64", 64, "uint", "u64", np.uint64, "uint64", (1, 64)),
-    ("Float8E4M3", 8, "float", "e4m3", ml_dtypes.float8_e4m3fn, "float8_e4m3fn", (10, 8)),
-    ("Float8E5M2", 8, "float", "e5m2", ml_dtypes.float8_e5m2, "float8_e5m2", (12, 8)),
-    ("Float16", 16, "float", "f16", np.float16, "float16", (2, 16)),
-    ("BFloat16", 16, "float", "bf16", ml_dtypes.bfloat16, "bfloat16", (4, 16)),
-    ("TFloat32", 32, "float", "tf32", np.float32, None, None),
-    ("Float32", 32, "float", "f32", np.float32, "float32", (2, 32)),
-    ("Float64", 64, "float", "f64", np.float64, "float64", (2, 64)),
+    ("Bool", 8, "bool", "pred", "bool_", "bool", (6, 8)),
+    ("Int8", 8, "int", "s8", "int8", "int8", (0, 8)),
+    ("UInt8", 8, "uint", "u8", "uint8", "uint8", (1, 8)),
+    ("Int16", 16, "int", "s16", "int16", "int16", (0, 16)),
+    ("UInt16", 16, "uint", "u16", "uint16", "uint16", (1, 16)),
+    ("Int32", 32, "int", "s32", "int32", "int32", (0, 32)),
+    ("UInt32", 32, "uint", "u32", "uint32", "uint32", (1, 32)),
+    ("Int64", 64, "int", "s64", "int64", "int64", (0, 64)),
+    ("UInt64", 64, "uint", "u64", "uint64", "uint64", (1, 64)),
+    ("Float8E4M3", 8, "float", "e4m3", "ml_dtypes.float8_e4m3fn", "float8_e4m3fn", (10, 8)),
+    ("Float8E5M2", 8, "float", "e5m2", "ml_dtypes.float8_e5m2", "float8_e5m2", (12, 8)),
+    ("Float16", 16, "float", "f16", "float16", "float16", (2, 16)),
+    ("BFloat16", 16, "float", "bf16", "ml_dtypes.bfloat16", "bfloat16", (4, 16)),
+    ("TFloat32", 32, "float", "tf32", "float32", None, None),
+    ("Float32", 32, "float", "f32", "float32", "float32", (2, 32)),
+    ("Float64", 64, "float", "f64", "float64", "float64", (2, 64)),
 ]
 
 ALL: dict[str, DType] = {
-    row[0]: DType(*row[:4], numpy=row[4], torch=row[5], dlpack=row[6]) for row in _TABLE
+    row[0]: DType(*row[:4], numpy_name=row[4], torch=row[5], dlpack=row[6]) for row in _TABLE
 }
 
 Bool = ALL["Bool"]
@@ -102,9 +108,10 @@ Float64 = ALL["Float64"]
 BY_PTX: dict[str, DType] = {d.ptx: d for d in ALL.values()}
 BY_TORCH: dict[str, DType] = {d.torch: d for d in ALL.values() if d.torch}
 BY_DLPACK: dict[tuple[int, int], DType] = {d.dlpack: d for d in ALL.values() if d.dlpack}
-BY_NUMPY: dict[np.dtype, DType] = {
-    np.dtype(d.numpy): d for d in ALL.values() if d is not TFloat32
-}
+@functools.lru_cache(maxsize=1)
+def by_numpy() -> dict:
+    """numpy dtype -> DType (numpy is imported when this is first asked for)."""
+    return {np.dtype(d.numpy): d for d in ALL.values() if d is not TFloat32}
 
 
 def as_dtype(value: object, what: str = "dtype") -> DType:
@@ -139,8 +146,8 @@ def as_dtype(value: object, what: str = "dtype") -> DType:
         np_dtype = np.dtype(value)  # type: ignore[call-overload]
     except TypeError:
         np_dtype = None
-    if np_dtype is not None and np_dtype in BY_NUMPY:
-        return BY_NUMPY[np_dtype]
+    if np_dtype is not None and np_dtype in by_numpy():
+        return by_numpy()[np_dtype]
     raise TypeMismatchError(f"{what}: {value!r} is not an element type Tylo knows; {_known()}")
 
 

@@ -45,11 +45,10 @@ encodings meant for `from_float8`. Shapes are kept; a scalar gives a 0-d array.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
-import ml_dtypes
-import numpy as np
-
+from .lazy_modules import ml_dtypes, np
 from .dtypes import DType, Float8E4M3, Float8E5M2, as_dtype
 from .errors import TypeMismatchError
 
@@ -78,17 +77,11 @@ FP8_FORMATS: dict[DType, Fp8Format] = {
     Float8E5M2: Fp8Format(Float8E5M2, max_bits=0x7B, nan_bits=0x7F),
 }
 
-# Numpy types widened to float32 exactly (every value is a float32).
-_EXACT_IN_FLOAT32 = {
-    np.dtype(t)
-    for t in (
-        np.float32,
-        np.float16,
-        ml_dtypes.bfloat16,
-        ml_dtypes.float8_e4m3fn,
-        ml_dtypes.float8_e5m2,
-    )
-}
+@functools.lru_cache(maxsize=1)
+def _exact_in_float32() -> frozenset:
+    """Numpy types widened to float32 exactly (every value is a float32)."""
+    return frozenset(np.dtype(t) for t in (np.float32, np.float16, ml_dtypes.bfloat16,
+                                           ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2))
 
 
 def fp8_format(dtype) -> Fp8Format:
@@ -107,7 +100,7 @@ def fp8_format(dtype) -> Fp8Format:
 def _as_float32(x) -> np.ndarray:
     """`x` as a float32 array (see the module text for what is accepted)."""
     if isinstance(x, (np.ndarray, np.generic)):
-        if x.dtype not in _EXACT_IN_FLOAT32:
+        if x.dtype not in _exact_in_float32():
             raise TypeMismatchError(
                 f"x: numpy {x.dtype} values are not float32; convert them explicitly "
                 "(x.astype(np.float32)) to say how they are rounded before the FP8 conversion"

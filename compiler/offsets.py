@@ -9,8 +9,8 @@ grid instead of evaluating coordinates one by one.
 
 from __future__ import annotations
 
-import numpy as np
 
+from .lazy_modules import np
 from . import int_tuple as it
 from .errors import LayoutError
 from .layout_base import LayoutBase

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from functools import cached_property
 
-import numpy as np
 
+from .lazy_modules import np
 from .dynamic import first_static_hint
 from .errors import GeometryError
 from .int_tuple import is_int, is_static, product, transform_leaves

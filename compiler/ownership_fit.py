@@ -8,8 +8,8 @@ distribution, when there is one. Zero-based: table[thread][slot] = (row, col).
 
 from __future__ import annotations
 
-import numpy as np
 
+from .lazy_modules import np
 from .errors import GeometryError
 from .layout import Layout, coalesce, make_layout
 from .offsets import static_offsets

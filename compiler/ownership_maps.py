@@ -10,8 +10,8 @@ Zero-based throughout: slots, origins and axes (axis 0 = rows, axis 1 = columns)
 
 from __future__ import annotations
 
-import numpy as np
 
+from .lazy_modules import np
 from .errors import GeometryError
 from .int_tuple import is_int, transform_leaves
 from .layout import Layout

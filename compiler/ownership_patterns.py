@@ -15,8 +15,8 @@ each mode coalesced, and a single-slot value mode written ``1:0``. So
 
 from __future__ import annotations
 
-import numpy as np
 
+from .lazy_modules import np
 from .dynamic import static_hint
 from .errors import GeometryError
 from .int_tuple import is_int, require_axis

@@ -32,8 +32,8 @@ import functools
 import hashlib
 from types import BuiltinFunctionType, CellType, CodeType, FunctionType, MethodType, ModuleType
 
-import numpy as np
 
+from ..compiler.lazy_modules import np
 from .source import TracedSource
 
 MISSING = object()

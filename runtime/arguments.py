@@ -21,8 +21,8 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterable
 
-import numpy as np
 
+from ..compiler.lazy_modules import np
 from ..compiler import dtypes
 from ..compiler.dtypes import DType
 from ..compiler.errors import ArgumentError

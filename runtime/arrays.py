@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 
+from ..compiler.lazy_modules import np
 from ..compiler import dtypes
 from ..compiler.dtypes import DType
 from ..compiler.errors import ArgumentError
@@ -132,7 +132,7 @@ def from_cuda_array_interface(name: str, cai: dict, owner: object = None,
         raise ArgumentError(name, "is a masked array (__cuda_array_interface__ 'mask'); "
                                   "Tylo does not take masked arrays")
     try:
-        dtype = dtypes.BY_NUMPY.get(np.dtype(typestr))
+        dtype = dtypes.by_numpy().get(np.dtype(typestr))
     except TypeError:
         dtype = None
     if dtype is None:

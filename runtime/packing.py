@@ -20,8 +20,8 @@ import struct
 import threading
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 
+from ..compiler.lazy_modules import np
 from ..compiler.errors import ArgumentError
 from ..compiler.signature import DeviceParam
 from .arrays import DeviceArray, as_device_array

@@ -19,8 +19,8 @@ Offsets are elements from the allocation base: base pointers must be 16-byte ali
 
 from __future__ import annotations
 
-import numpy as np
 
+from ..lazy_modules import np
 from ..copy_atom import ROW_BYTES
 from ..dtypes import DType
 from ..errors import GeometryError, PlanError, TypeMismatchError

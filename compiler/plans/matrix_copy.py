@@ -33,15 +33,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 
+from ..lazy_modules import np
 from ..copy_atom import CopyAtom, address_lane
 from ..dtypes import DType
 from ..errors import PlanError
 from ..int_tuple import require_axis
 from ..ownership import Ownership
 
-_LANE = np.arange(32)
 
 
 @dataclass(frozen=True)
@@ -135,7 +134,7 @@ def _warp_plan(coords: np.ndarray, axis: int, pu: int):
     if not (np.all(brow == brow[:1, :, :1]) and np.all(bcol == bcol[:1, :, :1])):
         return None
     r, q = mrow % 8, mcol % 8
-    v, lane = np.arange(2), _LANE[:, None, None]
+    v, lane = np.arange(2), np.arange(32)[:, None, None]
     for trans in (False, True):
         pair, group = 2 * (lane % 4) + v, lane // 4
         want_r, want_c = (pair, group) if trans else (group, pair)

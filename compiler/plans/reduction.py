@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-import numpy as np
 
+from ..lazy_modules import np
 from ..errors import PlanError
 from ..int_tuple import require_axis
 from ..ownership import Ownership, require_ownership

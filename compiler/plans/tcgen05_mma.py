@@ -33,8 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
 
+from ..lazy_modules import np
 from .. import dtypes
 from ..encodings.matrix_descriptor import base_offset
 from ..encodings.tcgen05_instruction import KINDS, kind_of

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 
+from ..lazy_modules import np
 from ..dtypes import DType
 from ..errors import GeometryError, PlanError
 from ..int_tuple import is_int, require_axis

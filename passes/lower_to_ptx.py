@@ -206,6 +206,9 @@ class _Kernel(MathLowering):
             if cls is P.DivOp and suffix in ("bf16", "f16"):
                 self._via_f32(op, P.DivOp, lhs, rhs, suffix)
                 return
+            if cls in (P.MinOp, P.MaxOp) and suffix == "f64":
+                self._nan_propagating_f64(op, cls, lhs, rhs)
+                return
             if cls in (P.AddOp, P.SubOp, P.MulOp) and arch_number(self.arch) < PTX_TYPES[suffix].arith_min_sm:
                 # exact in f32 (a bf16 product has 16 significant bits; a sum that is not
                 # exact in f32 is far from a bf16 tie), so one rounding, as add.rn.bf16 does
@@ -220,6 +223,15 @@ class _Kernel(MathLowering):
             elif cls in (P.ShlOp, P.ShrOp) and suffix.endswith("64"):
                 rhs = self.emit(P.CvtOp("u32", "u64", rhs, self.new("b32"))).results[0]
         self.set(op.results[0], self.emit(cls(suffix, lhs, rhs, self.new(reg_class(t)), mode=mode)))
+
+    def _nan_propagating_f64(self, op, cls, lhs, rhs) -> None:
+        """min/max of f64 that propagate NaN, as arith.minimumf/maximumf do: min.f64/max.f64
+        have no .NaN form and return the other operand of a NaN (PTX ISA 9.7.3.10/11), so a NaN
+        operand selects a + b (NaN) instead."""
+        r = self.emit(cls("f64", lhs, rhs, self.new("f64"))).results[0]
+        nan = self.emit(P.SetpOp("nan", "f64", lhs, rhs, self.new("pred"))).results[0]
+        total = self.emit(P.AddOp("f64", lhs, rhs, self.new("f64"))).results[0]
+        self.set(op.results[0], self.emit(P.SelpOp("f64", total, r, nan, self.new("f64"))))
 
     def _via_f32(self, op, cls, lhs, rhs, suffix) -> None:
         a = self.emit(P.CvtOp("f32", suffix, lhs, self.new("f32"))).results[0]

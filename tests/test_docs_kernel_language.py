@@ -14,7 +14,7 @@ BLOCKS = re.findall(r"^```python\n(.*?)^```", DOC.read_text(), re.M | re.S)
 
 
 def test_the_page_has_examples():
-    assert len(BLOCKS) >= 7
+    assert len(BLOCKS) >= 9
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))

@@ -1,4 +1,4 @@
-"""Runtime integer // and % mean what they mean in Python (floor), and cost nothing extra when the
+"""Runtime scalars mean what they mean in Python. Integer // and % are floor division, and cost nothing extra when the
 operands are known to be non-negative or the divisor is a power of two. The GPU checks the
 values (tests/gpu/test_int_division_gpu.py); these check the instructions chosen."""
 
@@ -89,3 +89,15 @@ def test_eight_bit_integers_convert_from_their_low_byte(dtype, cvt):
     """ld.s8 fills the 16-bit register sign-extended whatever the type, so the widening cvt reads
     the low byte as the type says (a UInt8 200 once came out as 65480)."""
     assert cvt in widen.compile(I32, tylo.Tensor(dtype, 1)).ptx
+
+
+@tylo.kernel
+def biggest(out, x):
+    i = tylo.thread_idx()
+    out[i] = tylo.maximum(x[i], x[i + 1])
+
+
+def test_float64_maximum_propagates_nan_without_a_nan_modifier():
+    """max.NaN exists for f32/f16/bf16 only; ptxas refuses max.NaN.f64."""
+    ptx = biggest.compile(tylo.Tensor(tylo.Float64, 1), tylo.Tensor(tylo.Float64, 1)).ptx
+    assert "max.f64" in ptx and "setp.nan.f64" in ptx and "max.NaN" not in ptx

@@ -1,6 +1,8 @@
-"""Runtime scalars mean what they mean in Python. Integer // and % are floor division, and cost nothing extra when the
-operands are known to be non-negative or the divisor is a power of two. The GPU checks the
-values (tests/gpu/test_int_division_gpu.py); these check the instructions chosen."""
+"""Runtime scalars mean what they mean in Python: integer // and % are floor division (and cost
+nothing extra when the operands are known to be non-negative or the divisor is a power of two),
+8-bit integers widen by their signedness, float min/max propagate NaN. The GPU checks the values
+(tests/gpu/test_int_division_gpu.py, test_conversions_gpu.py, test_minmax_gpu.py); these check
+the instructions chosen."""
 
 import re
 

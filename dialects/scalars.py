@@ -200,6 +200,14 @@ class Scalar:
             f"does"
         )
 
+    def __getitem__(self, key):
+        raise CompileError(
+            f"a runtime {self.dtype} is a scalar, not an array: only arrays (a kernel's array "
+            "parameters, tiles) take x[i]")
+
+    def __setitem__(self, key, value):
+        self.__getitem__(key)
+
     def __iter__(self):
         raise CompileError(f"a runtime {self.dtype} is not iterable")
 

@@ -1,7 +1,8 @@
 """Builders the rewritten kernel calls (as ``__tylo__.<name>``) for control flow.
 
 Each takes the values of the names a region assigns and returns their values after it. Runtime
-values (scalars, fragments) flow through the ``scf`` op as results and loop-carried values;
+values (scalars, fragments, and tuples or lists of them: `carried`) flow through the ``scf`` op
+as results and loop-carried values;
 static values must come out of every path unchanged (else a CompileError says which name); a
 name bound on one path only becomes `Unbound` and raises if used later.
 """
@@ -15,6 +16,7 @@ from ..compiler import dtypes
 from ..compiler.errors import CompileError, TypeMismatchError, UnsupportedError
 from ..dialects.builder import emit
 from ..dialects.scalars import Scalar, as_scalar, python_dtype
+from .carried import LEAF, flat_names, flatten_all, regroup, spec_of
 from .fragments import Fragment
 from .tiles import Pointer, Tile
 from .tracing import current
@@ -132,8 +134,30 @@ def _promote(v):
 # ---------------------------------------------------------------------------------------------
 
 
+def _through_leaves(names, values, what: str):
+    """(specs, leaf names, leaf values, wrap) when a value is a tuple or list holding runtime
+    values (`carried`), else None: `wrap(fn, skip)` makes a region function that takes and
+    returns leaves (its first `skip` arguments passed as they are)."""
+    specs = [spec_of(v) for v in values]
+    if all(s is LEAF for s in specs):
+        return None
+
+    def wrap(fn, skip: int = 0):
+        def leaves_fn(*args):
+            out = fn(*args[:skip], *regroup(specs, list(args[skip:])))
+            return flatten_all(out, specs, names, what)
+        return leaves_fn
+
+    return specs, flat_names(names, specs), flatten_all(values, specs, names, what), wrap
+
+
 def if_(cond, then_fn, else_fn, names, values):
     """Build ``scf.if`` for a runtime condition; return the names' values after it."""
+    flat = _through_leaves(names, values, "runtime if")
+    if flat is not None:
+        specs, leaf_names, leaves, wrap = flat
+        out = if_(cond, wrap(then_fn), wrap(else_fn), leaf_names, leaves)
+        return tuple(regroup(specs, list(out)))
     c = _condition(cond)
     tracer = current()
     blocks, outs = [Block(), Block()], []
@@ -168,7 +192,8 @@ def if_(cond, then_fn, else_fn, names, values):
                 f"differently ({a!r} vs {b!r}); it cannot depend on a runtime condition"
             )
     for block, out in zip(blocks, outs):
-        block.add_op(scf.YieldOp(*[out[i].value for i in carried]))
+        with tracer.inside(block):
+            emit(scf.YieldOp(*[out[i].value for i in carried]))
     types = [outs[0][i].value.type for i in carried]
     op = emit(scf.IfOp(c.value, types, Region(blocks[0]), Region(blocks[1])))
     for k, i in enumerate(carried):
@@ -213,6 +238,10 @@ def _after_loop(values, carried, names, results, what: str):
 
 def for_range(args, body_fn, names, values):
     """Build ``scf.for`` over ``range(*args)``; the step must be positive."""
+    flat = _through_leaves(names, values, "runtime for loop")
+    if flat is not None:
+        specs, leaf_names, leaves, wrap = flat
+        return tuple(regroup(specs, list(for_range(args, wrap(body_fn, 1), leaf_names, leaves))))
     if not 1 <= len(args) <= 3:
         raise CompileError(f"range expects 1 to 3 arguments, got {len(args)}")
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3] if len(args) == 2 else args
@@ -234,7 +263,7 @@ def for_range(args, body_fn, names, values):
         index = Scalar(body.args[0], dtypes.Int32, nonneg=bounds[0].nonneg)  # scf.for steps up
         out = list(body_fn(index, *inner))
         yielded = _finish_body(out, values, carried, names, "runtime for loop")
-        body.add_op(scf.YieldOp(*[v.value for v in yielded]))
+        emit(scf.YieldOp(*[v.value for v in yielded]))
     op = emit(scf.ForOp(bounds[0].value, bounds[1].value, bounds[2].value,
                         [values[i].value for i in carried], Region(body)))
     return _after_loop(values, carried, names, op.results, "runtime for loop")
@@ -253,6 +282,11 @@ def static_while(cond_fn, values) -> bool:
 
 def while_(cond_fn, body_fn, names, values):
     """Build ``scf.while``: the condition region, then the body region."""
+    flat = _through_leaves(names, values, "runtime while loop")
+    if flat is not None:
+        specs, leaf_names, leaves, wrap = flat
+        cond = lambda *xs: cond_fn(*regroup(specs, list(xs)))  # noqa: E731
+        return tuple(regroup(specs, list(while_(cond, wrap(body_fn), leaf_names, leaves))))
     values, carried = _loop_state(names, values)
     types = [values[i].value.type for i in carried]
     tracer = current()
@@ -266,11 +300,11 @@ def while_(cond_fn, body_fn, names, values):
 
     with tracer.inside(before):
         c = _condition(cond_fn(*view(before)))
-        before.add_op(scf.ConditionOp(c.value, *before.args))
+        emit(scf.ConditionOp(c.value, *before.args))
     with tracer.inside(after):
         out = list(body_fn(*view(after)))
         yielded = _finish_body(out, values, carried, names, "runtime while loop")
-        after.add_op(scf.YieldOp(*[v.value for v in yielded]))
+        emit(scf.YieldOp(*[v.value for v in yielded]))
     op = emit(scf.WhileOp([values[i].value for i in carried], types, Region(before), Region(after)))
     return _after_loop(values, carried, names, op.results, "runtime while loop")
 

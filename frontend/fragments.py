@@ -161,7 +161,7 @@ def map_fragments(body, inputs: list[Fragment], result_dtype: DType) -> Fragment
             raise TypeMismatchError(
                 f"elementwise result is {out.dtype}, expected {result_dtype}"
             )
-        block.add_op(YieldOp(out.value))
+        emit(YieldOp(out.value))
     op = MapOp([f.value for f in inputs], fragment_type(result_dtype, ownership), Region(block))
     return Fragment(emit(op).results[0], result_dtype, ownership)
 

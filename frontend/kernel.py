@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from ..compiler import knobs
 from ..compiler.dtypes import as_dtype
-from ..compiler.errors import ArgumentError, LaunchError, TyloError
+from ..compiler.errors import ArgumentError, LaunchError, TyloError, UnsupportedError, user_location
 from ..compiler.layout import Layout
 from ..compiler.mma_atom import MMAAtom
 from ..compiler.ownership import Ownership
@@ -76,6 +76,22 @@ def _toolchain(_override: str | None, options: tuple[str, ...]) -> tuple[str, st
 
     path = find_ptxas()
     return path, ptxas_version(path), options
+
+
+def _plain_ints(config: tuple) -> bool:
+    """Whether a launch configuration holds only ints and tuples of ints (streams aside: the
+    fourth entry may be anything hashable), so that a dict lookup finds exactly its launcher."""
+    for i, x in enumerate(config):
+        t = type(x)
+        if t is int or i == 3:
+            continue
+        if t is tuple:
+            for y in x:
+                if type(y) is not int:
+                    return False
+            continue
+        return False
+    return True
 
 
 def _is_constexpr(annotation, value) -> bool:
@@ -129,17 +145,20 @@ class Kernel:
         if not isinstance(config, tuple) or len(config) not in (2, 3, 4):
             raise LaunchError("launch configuration is kernel[grid, block], kernel[grid, block, "
                               "shared_bytes] or kernel[grid, block, shared_bytes, stream]")
-        try:
-            return self._launchers[config]
-        except (KeyError, TypeError):  # new, or unhashable (lists): validate
-            launcher = Launcher(self, *config)
+        plain = _plain_ints(config)
+        if plain:  # (8.0 == 8 and True == 1 hash alike: only plain ints are looked up)
             try:
-                if len(self._launchers) >= 256:  # many grids (a grid per problem size): restart
-                    self._launchers.clear()
-                self._launchers[config] = launcher
-            except TypeError:
-                pass
-            return launcher
+                launcher = self._launchers.get(config)
+            except TypeError:  # an unhashable stream object
+                launcher, plain = None, False
+            if launcher is not None:
+                return launcher
+        launcher = Launcher(self, *config)  # validates: LaunchError for a float, a bool, ...
+        if plain:
+            if len(self._launchers) >= 256:  # many grids (a grid per problem size): restart
+                self._launchers.clear()
+            self._launchers[config] = launcher
+        return launcher
 
     # -- binding --------------------------------------------------------------------------------
     def _bind(self, args, kwargs, describe: bool):
@@ -214,7 +233,9 @@ class Kernel:
     def _load_or_build(self, specs, values, block, arch) -> CompiledKernel:
         t0 = time.perf_counter()
         key, why = self._disk_key(specs, block, arch)
-        entry = disk_cache.load("kernels", key) if key is not None else None
+        # TYLO_DUMP_IR asks to see every stage: compile (and store) rather than load
+        load = key is not None and knobs.dump_ir() is None
+        entry = disk_cache.load("kernels", key) if load else None
         if entry is not None:
             try:
                 return compiled_module().load_kernel(self, specs, values, block, arch, *entry,
@@ -286,14 +307,45 @@ def _described_spec(name: str, d: Tensor, annotation) -> TensorSpec:
     return TensorSpec(d.dtype, tuple(shape), tuple(stride), align)
 
 
-def kernel(fn: FunctionType) -> Kernel:
-    """Decorate a Python function as a Tylo kernel (see the module docstring)."""
-    return Kernel(fn)
+def _decorated(fn, what: str):
+    """`fn` if it is a plain function; else UnsupportedError saying what was decorated."""
+    if isinstance(fn, FunctionType):
+        for p in inspect.signature(fn).parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                star = "*" if p.kind is p.VAR_POSITIONAL else "**"
+                raise UnsupportedError(
+                    f"{what} {fn.__qualname__}: a {star}{p.name} parameter is not supported; a "
+                    "kernel's parameters are named (pass a tuple as one constexpr parameter, or "
+                    "several arrays by name)")
+        return fn
+    if type(fn).__name__ in ("Kernel", "Autotuned", "Helper"):
+        hint = ("put @tylo.autotune(...) above @tylo.kernel" if type(fn).__name__ == "Autotuned"
+                else "decorate the function once")
+        raise UnsupportedError(f"{what} decorates a plain function, not a {type(fn).__name__} object: "
+                               f"{hint}")
+    raise UnsupportedError(f"{what} decorates a function defined with def, not {fn!r}")
 
 
-def func(fn: FunctionType) -> Helper:
-    """Decorate a device helper that kernels call (see `Helper`)."""
-    return Helper(fn)
+def kernel(fn: FunctionType | None = None) -> Kernel:
+    """Decorate a Python function as a Tylo kernel (see the module docstring); ``@tylo.kernel``
+    and ``@tylo.kernel()`` are the same. UnsupportedError for anything but a plain function
+    with named parameters (its source must be in a file)."""
+    if fn is None:
+        return kernel
+    try:
+        return Kernel(_decorated(fn, "@tylo.kernel"))
+    except TyloError as e:
+        raise e.with_location(e.location or user_location(2)).with_traceback(None) from None
+
+
+def func(fn: FunctionType | None = None) -> Helper:
+    """Decorate a device helper that kernels call (see `Helper`); ``@tylo.func()`` too."""
+    if fn is None:
+        return func
+    try:
+        return Helper(_decorated(fn, "@tylo.func"))
+    except TyloError as e:
+        raise e.with_location(e.location or user_location(2)).with_traceback(None) from None
 
 
 __all__ = ["kernel", "func", "Kernel", "Helper", "Launcher"]

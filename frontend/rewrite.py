@@ -51,6 +51,19 @@ class _Assigned(ast.NodeVisitor):
         if isinstance(node.ctx, (ast.Store, ast.Del)):
             self._add(node.id)
 
+    def _item(self, node) -> None:
+        """``accs[j] = v`` and ``box.v = v`` change the container a name holds: carry the name
+        (a tuple or list of runtime values crosses runtime control flow as its leaves)."""
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            base = node.value
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                self._add(base.id)
+        self.generic_visit(node)
+
+    visit_Subscript = visit_Attribute = _item
+
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self._add(node.name)
 
@@ -317,6 +330,16 @@ class KernelRewriter(ast.NodeTransformer):
             node, 3)
 
     visit_TryStar = visit_Try
+
+    def visit_Global(self, node):
+        word = "global" if isinstance(node, ast.Global) else "nonlocal"
+        return self._refusal(
+            f"'{word}' is not supported in kernels: the kernel runs once while it is compiled, so "
+            f"assigning {', '.join(node.names)} would change the Python variable to a runtime "
+            "value of this trace; pass values in as arguments and write results to arrays",
+            node, len(word))
+
+    visit_Nonlocal = visit_Global
 
     # -- expressions ----------------------------------------------------------------------------
     def _no_generator(self, node):

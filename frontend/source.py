@@ -81,6 +81,8 @@ class TracedSource:
         factory_code = next(c for c in module_code.co_consts if isinstance(c, CodeType))
         code = next(c for c in factory_code.co_consts
                     if isinstance(c, CodeType) and c.co_name == fn_node.name)
+        if sys.version_info >= (3, 11):  # errors name the user's function, not the factory
+            code = code.replace(co_qualname=self.fn.__qualname__)
         cells = dict(zip(freevars, self.fn.__closure__ or ()))
         from . import control_flow  # the IR machinery loads with the first kernel traced
 
@@ -88,6 +90,7 @@ class TracedSource:
         function = FunctionType(code, self.fn.__globals__, fn_node.name, self.fn.__defaults__,
                                 tuple(cells[n] for n in code.co_freevars))
         function.__kwdefaults__ = self.fn.__kwdefaults__
+        function.__qualname__ = self.fn.__qualname__
         return function
 
     # -- identity -------------------------------------------------------------------------------

@@ -32,13 +32,15 @@ from ..dialects.tylo.ops import (
 
 
 class Pointer:
-    """A runtime pointer to `dtype` elements in `space` ("global" or "shared")."""
+    """A runtime pointer to `dtype` elements in `space` ("global" or "shared"). `extent`: how
+    many elements lie from it to the end of its allocation, when that is known (a
+    `shared_alloc`), else None."""
 
-    __slots__ = ("value", "dtype", "space")
+    __slots__ = ("value", "dtype", "space", "extent")
     __hash__ = object.__hash__
 
-    def __init__(self, value: SSAValue, dtype: DType, space: str):
-        self.value, self.dtype, self.space = value, dtype, space
+    def __init__(self, value: SSAValue, dtype: DType, space: str, extent: int | None = None):
+        self.value, self.dtype, self.space, self.extent = value, dtype, space, extent
 
     def __repr__(self) -> str:
         return f"<{self.space} pointer to {self.dtype}>"
@@ -46,7 +48,13 @@ class Pointer:
     def __add__(self, offset) -> "Pointer":
         """The pointer `offset` ELEMENTS further."""
         off = _index(offset, "pointer offset")
-        return Pointer(emit(PtrAddOp(self.value, off)).results[0], self.dtype, self.space)
+        extent = None
+        if self.extent is not None and is_int(offset):
+            if not 0 <= offset <= self.extent:
+                raise GeometryError(f"pointer offset {offset} is outside the {self.extent} "
+                                    f"elements of its allocation")
+            extent = self.extent - offset
+        return Pointer(emit(PtrAddOp(self.value, off)).results[0], self.dtype, self.space, extent)
 
     __radd__ = __add__
 
@@ -107,6 +115,14 @@ class Tile:
             raise GeometryError(
                 f"a rank-{self.rank} tile takes {self.rank} coordinates, got {len(key)}"
             )
+        for axis, (k, extent) in enumerate(zip(key, self.shape)):
+            if is_int(k):
+                extent = product(extent) if all(is_int(x) for x in leaves(extent)) else None
+                if k < 0 or (extent is not None and k >= extent):
+                    raise GeometryError(
+                        f"coordinate {k} of axis {axis} is outside the tile's extent "
+                        f"{extent if extent is not None else '(runtime)'}; tiles do not wrap "
+                        "negative coordinates (write extent - 1 for the last element)")
         return [_index(k, "tile coordinate") for k in key]
 
     def __getitem__(self, key) -> Scalar:
@@ -140,6 +156,12 @@ def make_tile(pointer: Pointer, layout, space: str, tile_cls=Tile, **extra) -> T
         raise TypeMismatchError(f"a {space} tile needs a {space} pointer, got a {pointer.space} one")
     if not isinstance(layout, LayoutBase):
         raise TypeMismatchError(f"{layout!r} is not a Layout")
+    if pointer.extent is not None and layout.is_static():
+        span = layout.cosize()
+        if span > pointer.extent:
+            raise GeometryError(
+                f"layout {layout} reaches {span} elements (its cosize), but the pointer has "
+                f"{pointer.extent} of {pointer.dtype} left in its allocation")
     static, dynamic = _split_layout(layout)
     t = TileType(element_type(pointer.dtype), space, static)
     op = emit(MakeTileOp(pointer.value, dynamic, t))
@@ -170,7 +192,7 @@ def shared_alloc(dtype, elements: int, align: int = 16) -> Pointer:
         raise GeometryError(f"shared_alloc: alignment {align!r} must be a power of two"
                             f"{static_hint(align, 'the alignment')}")
     op = emit(SharedAllocOp(element_type(dtype), elements, align))
-    return Pointer(op.results[0], dtype, "shared")
+    return Pointer(op.results[0], dtype, "shared", elements)
 
 
 def window(tile: Tile, origin, shape, inbounds: bool = False) -> Tile:

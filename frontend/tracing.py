@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from xdsl.ir import Block
+from xdsl.ir import Block, BlockArgument, Operation
 from xdsl.rewriter import InsertPoint
 
-from ..compiler.errors import CompileError
+from ..compiler.errors import CompileError, UnsupportedError
 from ..dialects.builder import KernelBuilder, current_builder, current_builder_or_none
 
 
@@ -27,16 +27,40 @@ class Tracer(KernelBuilder):
 
     def __init__(self, block: Block, block_shape: tuple[int, int, int], arch: str):
         super().__init__(InsertPoint.at_end(block), arch=arch, block_shape=block_shape)
+        self.open: list[Block] = [block]  # the blocks being built, outermost first
 
     @contextmanager
     def inside(self, block: Block) -> Iterator[Block]:
         """Append to `block` for the duration of the `with`."""
         saved = self.insertion_point
         self.insertion_point = InsertPoint.at_end(block)
+        self.open.append(block)
         try:
             yield block
         finally:
+            self.open.pop()
             self.insertion_point = saved
+
+    def insert(self, op, insertion_point=None):
+        """Insert `op`, refusing an operand made inside a runtime region that is over (see
+        `check_visible`)."""
+        for o in (op,) if isinstance(op, Operation) else op:
+            self.check_visible(o)
+        return super().insert(op, insertion_point)
+
+    def check_visible(self, op: Operation) -> None:
+        """UnsupportedError when an operand of `op` was made in a block that is no longer being
+        built: a runtime value of a finished loop body or branch, reached through a list, dict
+        or attribute. Only names assigned in a runtime region are carried out of it (as results
+        of the scf op); the value in a container is the first iteration's, or one branch's."""
+        for value in op.operands:
+            owner = value.block if isinstance(value, BlockArgument) else value.owner.parent_block()
+            if owner is not None and owner not in self.open:
+                raise UnsupportedError(
+                    "a runtime value made inside a runtime loop or branch is used after it: only "
+                    "names assigned in the region are carried out of it, not values kept in a "
+                    "list, dict or attribute; assign it to a name, or rebuild a tuple "
+                    "(accs = (tylo.mma(p, a, b, accs[0]), ...)) instead of changing a list")
 
     @contextmanager
     def scratch(self) -> Iterator[Block]:

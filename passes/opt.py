@@ -24,7 +24,8 @@ from ..compiler import knobs
 from ..compiler.errors import TyloError
 
 #: Errors a user's input or pass list causes: reported in one line, not as a traceback.
-USER_ERRORS = (TyloError, ParseError, PassFailedException, VerifyException, DiagnosticException, ValueError)
+USER_ERRORS = (TyloError, ParseError, PassFailedException, VerifyException, DiagnosticException, ValueError,
+               OSError)
 
 
 class LocatingParser(Parser):

@@ -3,7 +3,8 @@
 `pipeline(arch)` lists the passes in order. `run_pipeline` applies them to a module and returns the
 textual IR after every stage (the frontend's output first, as ``"tylo"``); with
 ``TYLO_DUMP_IR=1`` each stage is also printed to stderr, and with ``TYLO_DUMP_IR=<dir>`` written
-to ``<dir>/<kernel>.<index>.<stage>.mlir``. `emit_ptx` prints the final module as PTX text.
+to ``<dir>/<kernel>.<index>.<stage>.mlir`` (``<kernel>-2.<index>...`` for the second compile of a
+kernel of that name in the process, and so on). `emit_ptx` prints the final module as PTX text.
 """
 
 from __future__ import annotations
@@ -43,6 +44,16 @@ def pipeline(arch: str) -> list[ModulePass]:
     ]
 
 
+_COMPILES: dict[str, int] = {}  # kernel name -> compiles dumped so far in this process
+
+
+def _dump_name(kernel: str) -> str:
+    """The file stem of a compile's dump: the kernel's name for its first compile in the
+    process, ``name-2``, ``name-3``, ... for the next ones (autotuning compiles several)."""
+    n = _COMPILES[kernel] = _COMPILES.get(kernel, 0) + 1
+    return kernel if n == 1 else f"{kernel}-{n}"
+
+
 def _dump(kernel: str, index: int, stage: str, text: str) -> None:
     target = knobs.dump_ir()
     if target is None:
@@ -59,7 +70,8 @@ def run_pipeline(module: ModuleOp, kernel: str, arch: str, ctx: Context | None =
     """Apply the pipeline in place; return {stage name: IR text}, starting with "tylo"."""
     ctx = ctx or make_context()
     stages = {"tylo": str(module)}
-    _dump(kernel, 0, "tylo", stages["tylo"])
+    stem = _dump_name(kernel) if knobs.dump_ir() not in (None, "stderr") else kernel
+    _dump(stem, 0, "tylo", stages["tylo"])
     for i, p in enumerate(pipeline(arch), start=1):
         try:
             p.apply(ctx, module)
@@ -67,7 +79,7 @@ def run_pipeline(module: ModuleOp, kernel: str, arch: str, ctx: Context | None =
         except (PassFailedException, VerifyException, DiagnosticException) as e:
             raise CompileError(f"pass {p.name} failed on kernel '{kernel}': {e}") from e
         stages[p.name] = str(module)
-        _dump(kernel, i, p.name, stages[p.name])
+        _dump(stem, i, p.name, stages[p.name])
     return stages
 
 

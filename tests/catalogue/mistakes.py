@@ -120,6 +120,42 @@ def k(out, n):
     yield i  # <-
 k.compile(tylo.Tensor(Float32, 1), 4)
 """, "UnsupportedError", "'yield' is not supported in kernels"),
+    Mistake("global-statement", K, "global in a kernel", """
+COUNT = 0
+@tylo.kernel
+def k(out):
+    global COUNT  # <-
+    COUNT = COUNT + tylo.thread_idx()
+k.compile(tylo.Tensor(Int32, 1))
+""", "UnsupportedError", "'global' is not supported in kernels"),
+    Mistake("value-escapes-through-a-list", K, "a runtime value appended to a list in a runtime loop, used after it", """
+@tylo.kernel
+def k(out, x, n):
+    seen = []
+    for j in range(n):
+        seen.append(x[j] * 2.0)
+    out[0] = seen[0]  # <-
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), 4)
+""", "UnsupportedError", "a runtime value made inside a runtime loop or branch is used after it"),
+    Mistake("value-escapes-through-a-dict", K, "a runtime value stored in a dict in a runtime if, used after it", """
+@tylo.kernel
+def k(out, x, n):
+    i = tylo.thread_idx()
+    box = {}
+    if i < n:
+        box["v"] = x[i]
+    out[i] = box["v"]  # <-
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), 4)
+""", "UnsupportedError", "not values kept in a list, dict or attribute"),
+    Mistake("carried-list-changes-length", K, "a list of runtime values that grows in a runtime loop", """
+@tylo.kernel
+def k(out, x, n):
+    acc = [x[0]]
+    for j in range(n):  # <-
+        acc = acc + [x[j]]
+    out[0] = acc[0]
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), 4)
+""", "CompileError", "'acc' is a list of 1 values before the runtime for loop and a list of 2 after it"),
     Mistake("print-runtime-value", K, "print() of a runtime value", """
 @tylo.kernel
 def k(out, n):
@@ -170,6 +206,26 @@ def k(out, x):
     out[t] = x[t].to(Float32)  # <-
 k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(BFloat16, 1), arch="sm_75")
 """, "UnsupportedError", "conversions of BFloat16 (cvt .bf16, PTX ISA 9.7.9.21) need sm_80 or later"),
+    Mistake("shared-layout-beyond-allocation", K, "a shared tile whose layout reaches past its allocation", """
+@tylo.kernel
+def k(out, x):
+    t = tylo.thread_idx()
+    s = tylo.SharedTile(tylo.shared_alloc(Float32, 128), tylo.Layout((256,), (1,)))  # <-
+    s[t] = x[t]
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), block=128)
+""", "GeometryError", "reaches 256 elements (its cosize), but the pointer has 128 of Float32 left"),
+    Mistake("negative-static-index", K, "Python's x[-1] on a tile", """
+@tylo.kernel
+def k(out, x: tylo.Tensor(Float32, 1, shape=(32,))):
+    out[0] = x[-1]  # <-
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1, shape=(32,)))
+""", "GeometryError", "tiles do not wrap negative coordinates"),
+    Mistake("scalar-indexed", K, "indexing a runtime scalar", """
+@tylo.kernel
+def k(out, alpha):
+    alpha[0] = 1.0  # <-
+k.compile(tylo.Tensor(Float32, 1), 2.0)
+""", "CompileError", "is a scalar, not an array"),
     Mistake("undefined-name", K, "a name that is not defined", """
 @tylo.kernel
 def k(out):
@@ -533,6 +589,24 @@ def k(y):
     y[0] = 1.0
 k.compile(tylo.Tensor(Float32, 1), arch="sm_7")  # <-
 """, "UnsupportedError", "target 'sm_7' is not a target Tylo compiles for", located=False),
+    Mistake("float-grid", A, "a float grid, after an int one was launched", """
+@tylo.kernel
+def k(y):
+    y[0] = 1.0
+k[8, 128]
+k[8.0, 128]  # <-
+""", "LaunchError", "grid must be an int or a tuple of 1 to 3 ints, not 8.0", located=False),
+    Mistake("star-args-kernel", A, "a *args kernel parameter", """
+@tylo.kernel  # <-
+def k(out, *xs):
+    out[0] = 1.0
+""", "UnsupportedError", "a *xs parameter is not supported"),
+    Mistake("decorators-in-the-wrong-order", A, "@tylo.kernel above @tylo.autotune", """
+@tylo.kernel  # <-
+@tylo.autotune(configs=[tylo.Config(B=1)], key=[])
+def k(y, B: tylo.constexpr):
+    y[0] = 1.0
+""", "UnsupportedError", "put @tylo.autotune(...) above @tylo.kernel"),
     Mistake("calling-a-kernel", A, "calling a kernel like a Python function", """
 @tylo.kernel
 def k(y):

@@ -326,26 +326,24 @@ def _decorated(fn, what: str):
     raise UnsupportedError(f"{what} decorates a function defined with def, not {fn!r}")
 
 
+def _decorate(fn, cls, what: str):
+    """`cls(fn)` for a plain function (`_decorated`), errors located at the decorator's line."""
+    try:
+        return cls(_decorated(fn, what))
+    except TyloError as e:
+        raise e.with_location(e.location or user_location(3)).with_traceback(None) from None
+
+
 def kernel(fn: FunctionType | None = None) -> Kernel:
     """Decorate a Python function as a Tylo kernel (see the module docstring); ``@tylo.kernel``
     and ``@tylo.kernel()`` are the same. UnsupportedError for anything but a plain function
     with named parameters (its source must be in a file)."""
-    if fn is None:
-        return kernel
-    try:
-        return Kernel(_decorated(fn, "@tylo.kernel"))
-    except TyloError as e:
-        raise e.with_location(e.location or user_location(2)).with_traceback(None) from None
+    return kernel if fn is None else _decorate(fn, Kernel, "@tylo.kernel")
 
 
 def func(fn: FunctionType | None = None) -> Helper:
     """Decorate a device helper that kernels call (see `Helper`); ``@tylo.func()`` too."""
-    if fn is None:
-        return func
-    try:
-        return Helper(_decorated(fn, "@tylo.func"))
-    except TyloError as e:
-        raise e.with_location(e.location or user_location(2)).with_traceback(None) from None
+    return func if fn is None else _decorate(fn, Helper, "@tylo.func")
 
 
 __all__ = ["kernel", "func", "Kernel", "Helper", "Launcher"]

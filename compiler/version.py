@@ -2,3 +2,19 @@
 re-exports it, and every compile-cache key includes it."""
 
 VERSION = "0.1.0"
+
+PACKAGES = (
+    "tylo",
+    "tylo.compiler",
+    "tylo.compiler.encodings",
+    "tylo.compiler.plans",
+    "tylo.dialects",
+    "tylo.dialects.ptx",
+    "tylo.dialects.tylo",
+    "tylo.passes",
+    "tylo.runtime",
+    "tylo.frontend",
+    "tylo.viz",
+)
+"""Tylo's packages, as pyproject.toml lists them (a test keeps the two equal): the disk cache
+hashes their sources into its keys."""

@@ -33,22 +33,21 @@ _SHA = 32
 
 @functools.lru_cache(maxsize=1)
 def tylo_digest() -> str:
-    """Tylo's release and a SHA-256 of its own code: every ``.py`` file in the folders of the
-    modules a compile runs (the frontend, passes, dialects, compiler, runtime), so that an edited
-    Tylo (an editable install) never loads what an older one compiled. Computed once per
-    process (a few milliseconds), when the disk cache is first used."""
-    import sys
+    """Tylo's release and a SHA-256 of its own code: every ``.py`` file of every Tylo package
+    (`compiler.version.PACKAGES`, found without importing them), so that an edited Tylo (an
+    editable install) never loads what an older one compiled. Computed once per process, when
+    the disk cache is first used (a few milliseconds: files are read, not imported)."""
+    import importlib.util
 
-    from . import compiled  # noqa: F401 - the pipeline's modules, so that their folders count
-    from ..compiler.version import VERSION
+    from ..compiler.version import PACKAGES, VERSION
 
-    folders = sorted({Path(m.__file__).parent for name, m in list(sys.modules.items())
-                      if (name == "tylo" or name.startswith("tylo.")) and getattr(m, "__file__", None)})
     h = hashlib.sha256(VERSION.encode())
-    for folder in folders:
-        for path in sorted(folder.glob("*.py")):
-            h.update(f"{folder.name}/{path.name}".encode())
-            h.update(hashlib.sha256(path.read_bytes()).digest())
+    for package in PACKAGES:
+        spec = importlib.util.find_spec(package)
+        for folder in sorted(spec.submodule_search_locations or ()):
+            for path in sorted(Path(folder).glob("*.py")):
+                h.update(f"{package}/{path.name}".encode())
+                h.update(hashlib.sha256(path.read_bytes()).digest())
     return f"{VERSION}+{h.hexdigest()[:16]}"
 
 

@@ -52,9 +52,16 @@ if TYPE_CHECKING:
     from .compiled import CompiledKernel
 from .source import Helper, TracedSource
 
-def compiled_module():
-    """`tylo.frontend.compiled` (tracing, the pass pipeline, ptxas): imported with the first
-    compile, so that ``import tylo`` and ``@tylo.kernel`` do not load xDSL."""
+def build_module():
+    """`tylo.frontend.build` (tracing, the pass pipeline, ptxas): imported with the first
+    compile, so that ``import tylo``, ``@tylo.kernel`` and a disk-cache hit do not load xDSL."""
+    from . import build
+
+    return build
+
+
+def compiled_record():
+    """`tylo.frontend.compiled`: the `CompiledKernel` record and its disk-cache form (no xDSL)."""
     from . import compiled
 
     return compiled
@@ -238,13 +245,13 @@ class Kernel:
         entry = disk_cache.load("kernels", key) if load else None
         if entry is not None:
             try:
-                return compiled_module().load_kernel(self, specs, values, block, arch, *entry,
+                return compiled_record().load_kernel(self, specs, values, block, arch, *entry,
                                    time.perf_counter() - t0)
             except (KeyError, TypeError, ValueError):  # a valid file of another layout: rebuild
                 pass
-        compiled = compiled_module().build_kernel(self, specs, values, block, arch)
+        compiled = build_module().build_kernel(self, specs, values, block, arch)
         if key is not None:
-            stored = disk_cache.store("kernels", key, *compiled_module().disk_entry(compiled))
+            stored = disk_cache.store("kernels", key, *compiled_record().disk_entry(compiled))
             why = "stored" if stored is not None else "not on disk: the cache folder is not writable"
         compiled.disk = why
         return compiled

@@ -93,3 +93,12 @@ def test_a_normal_install_is_what_the_root_imports(tmp_path):
     first, last = done.stdout.splitlines()[-2:]
     assert Path(first).resolve() == (site / "tylo" / "__init__.py").resolve()
     assert last == "strays: []"
+
+
+def test_the_package_list_is_pyproject_s():
+    tomllib = pytest.importorskip("tomllib")
+
+    from tylo.compiler.version import PACKAGES
+
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    assert tuple(listed) == PACKAGES

@@ -38,12 +38,12 @@ def combine(a, b):
     return a * b
 '''
 
-# Counts the traces of this process (tylo.frontend.compiled.trace is what build_kernel calls,
+# Counts the traces of this process (tylo.frontend.build.trace is what build_kernel calls,
 # and what remaking a disk-loaded kernel's IR stages calls), compiles, and prints a summary.
 RUN = '''
 import hashlib, json, sys
 import tylo
-from tylo.frontend import compiled as compiled_module
+from tylo.frontend import build as compiled_module
 
 traces = []
 real_trace = compiled_module.trace
@@ -217,3 +217,24 @@ def test_tylo_s_own_code_is_part_of_the_key(tmp_path, monkeypatch):
     monkeypatch.setattr(disk_cache, "tylo_digest", lambda: digest + "-edited")
     assert copy.compile(desc, desc).disk == "stored"  # a new entry, not the old one loaded
     assert len(list((tmp_path / "kernels").glob("*.tylo"))) == 2
+
+
+LOAD_ONLY = '''
+import sys
+import tylo
+import disk_kernels
+
+desc = tylo.Tensor(tylo.Float32, 1)
+c = disk_kernels.cached.compile(desc, desc, 2.0, block=128)
+print(c.origin, "xdsl" in sys.modules)
+'''
+
+
+def test_a_disk_cache_hit_does_not_import_the_ir_machinery(project):
+    """A first launch from a warm disk cache costs the load, not xDSL's import (0.4 s)."""
+    _run(project)  # fills the cache
+    (project / "load.py").write_text(LOAD_ONLY)
+    done = subprocess.run([sys.executable, str(project / "load.py")], cwd=project,
+                          env=_env(project), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["disk", "cache", "False"]

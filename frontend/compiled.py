@@ -185,16 +185,11 @@ def disk_entry(compiled: CompiledKernel) -> tuple[dict, dict[str, bytes]]:
     return meta, {"ptx": compiled.ptx.encode(), "cubin": compiled.cubin}
 
 
-def _rebuilt_stages(kernel, specs, values, block, arch) -> dict:
-    from .build import ir_stages  # the IR machinery loads when a stage is first asked for
-
-    return ir_stages(kernel, specs, values, block, arch)
-
-
 def load_kernel(kernel, specs, values, block, arch, meta: dict, blobs: dict,
-                seconds: float) -> CompiledKernel:
+                seconds: float, ir_stages) -> CompiledKernel:
     """The `CompiledKernel` of a disk-cache entry: no tracing, no pass, no ptxas; its IR stages
-    are made on first access (see the module docstring)."""
+    are made on first access by `ir_stages(kernel, specs, constexpr values, block, arch)`
+    (`frontend.build.ir_stages`, passed in: the IR machinery loads only then)."""
     from ..runtime.ptxas import ResourceReport
 
     constexprs = _constexprs(specs, values)
@@ -204,7 +199,7 @@ def load_kernel(kernel, specs, values, block, arch, meta: dict, blobs: dict,
     return _with_sass(CompiledKernel(
         name=meta["name"],
         asm=Stages(meta["stages"], {"ptx": blobs["ptx"].decode(), "cubin": blobs["cubin"]}, [
-            (tuple(names), lambda _: _rebuilt_stages(kernel, specs, constexprs, block, arch)),
+            (tuple(names), lambda _: ir_stages(kernel, specs, constexprs, block, arch)),
         ]),
         report=ResourceReport(**meta["report"]),
         device_params=_device_params(specs),

@@ -245,8 +245,9 @@ class Kernel:
         entry = disk_cache.load("kernels", key) if load else None
         if entry is not None:
             try:
+                remake = lambda *a: build_module().ir_stages(*a)  # noqa: E731 - on first use
                 return compiled_record().load_kernel(self, specs, values, block, arch, *entry,
-                                   time.perf_counter() - t0)
+                                                     time.perf_counter() - t0, remake)
             except (KeyError, TypeError, ValueError):  # a valid file of another layout: rebuild
                 pass
         compiled = build_module().build_kernel(self, specs, values, block, arch)

@@ -1,0 +1,35 @@
+"""Instruction semantics of the `ptx` dialect, one module per op family.
+
+Each family module defines an ``xdsl.interpreter.InterpreterFunctions`` subclass, decorated with
+``@register_impls``, whose ``@impl(ptx.XOp)`` methods compute one instruction for the threads
+that execute it together (an *issue group*), and ``@impl_terminator`` methods for branches.
+The contract every implementation follows:
+
+* ``args`` holds one numpy array per operand, in operand order, of length n (the issue group's
+  threads, ascending); an implementation returns one array per result, of length n.
+* A register's array has the dtype of its class (`values.REGISTER_DTYPES`): ``pred`` bool,
+  ``b16`` uint16, ``b32`` and ``f32`` uint32, ``b64`` and ``f64`` uint64. Floating registers hold
+  raw bits: view them with `values.as_float` and return `values.as_bits` of the result, so that
+  every rounding is explicit and a NaN's payload survives a move.
+* ``interpreter`` is the `scheduler.Emulation` running the kernel: ``interpreter.threads`` (the
+  group's linear thread indices in the block, int64, ascending), ``interpreter.machine`` (the
+  `scheduler.Machine`: memory, special registers, ``error``).
+* Warp-collective instructions (`warp_collective`) always receive whole warps: n is a multiple
+  of 32, thread ``32 w + l`` is lane l of warp w, in order (reshape to (n // 32, 32)).
+* A fault (an out-of-bounds address, a misaligned access, an undefined operation) raises through
+  ``interpreter.machine.error(op, message, threads)``, which names the instruction, the block,
+  the threads and the kernel.
+
+Exact numerics follow the PTX ISA section each op's docstring in `tylo.dialects.ptx` cites.
+"""
+
+from __future__ import annotations
+
+WARP_COLLECTIVES: set[type] = set()
+"""Op classes whose instruction is warp-collective (``.sync.aligned``): the scheduler issues them
+for whole warps only, and refuses a warp that reaches one with some lanes elsewhere."""
+
+
+def warp_collective(*op_classes: type) -> None:
+    """Declare `op_classes` warp-collective (see `WARP_COLLECTIVES`)."""
+    WARP_COLLECTIVES.update(op_classes)

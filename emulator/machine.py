@@ -127,15 +127,27 @@ class Machine:
         t = self.threads if lanes is None else self.threads[lanes]
         return self.cta_index * self.threads_per_cta + t
 
-    def load(self, op, space: str, addresses, size: int):
-        """`size` bytes at each thread's address in `space` ("global", "shared", "local",
-        "generic"): a (threads, size) uint8 array."""
-        return self._access(op, space, np.asarray(addresses, np.uint64), size, None)
+    def load(self, op, space: str, addresses, size: int, lanes=None):
+        """`size` bytes at each address in `space` ("global", "shared", "local", "generic"): a
+        (addresses, size) uint8 array. `lanes`: positions in the issue group of the threads
+        the addresses belong to (default: the whole group, one address each)."""
+        return self._for(lanes, op, space, np.asarray(addresses, np.uint64), size, None)
 
-    def store(self, op, space: str, addresses, data) -> None:
-        """Write (threads, size) uint8 `data` at each thread's address in `space`."""
+    def store(self, op, space: str, addresses, data, lanes=None) -> None:
+        """Write (addresses, size) uint8 `data` at each address in `space`; `lanes` as for
+        `load`."""
         data = np.asarray(data, np.uint8)
-        self._access(op, space, np.asarray(addresses, np.uint64), data.shape[1], data)
+        self._for(lanes, op, space, np.asarray(addresses, np.uint64), data.shape[1], data)
+
+    def _for(self, lanes, *access):
+        if lanes is None:
+            return self._access(*access)
+        whole = self.threads
+        self.threads = whole[np.asarray(lanes, np.int64)]
+        try:
+            return self._access(*access)
+        finally:
+            self.threads = whole
 
     def read_cstring(self, op, address: int, limit: int = 1 << 16) -> bytes:
         """The NUL-terminated bytes at generic `address` (a printf format), without the NUL."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 def line(op) -> str:
     """The PTX line of `op` (its name when it prints none)."""
     try:
-        return op.assembly_line()
+        return op.assembly_line() or op.name
     except Exception:  # noqa: BLE001 - a name is enough to point at it
         return op.name
 

@@ -94,7 +94,7 @@ def vprintf(interpreter, op, formats, buffers) -> None:
                               "argument buffer", threads[group][base == 0])
         columns = []
         for kind, offset in zip(kinds, offsets):
-            raw = machine.load(op, "generic", base + np.uint64(offset), _SIZES[kind])
+            raw = machine.load(op, "generic", base + np.uint64(offset), _SIZES[kind], group)
             columns.append(np.ascontiguousarray(raw, np.uint8).view(_NUMPY[kind])[:, 0])
         for row, thread in enumerate(group):
             arguments = [(kind, col[row].item()) for kind, col in zip(kinds, columns)]

@@ -225,6 +225,12 @@ def _row_addresses(interpreter, op, address, num: int):
     return lanes[:, : 8 * num].reshape(-1).astype(np.uint64)
 
 
+def _row_lanes(interpreter, num: int):
+    """Positions in the issue group of the lanes `_row_addresses` takes, in its order."""
+    warps = interpreter.threads.size // 32
+    return (np.arange(warps)[:, None] * 32 + np.arange(8 * num)).reshape(-1)
+
+
 @register_impls
 class MatrixSemantics(InterpreterFunctions):
     """Semantics of ``ptx.mma_sync``, ``ptx.ldmatrix`` and ``ptx.stmatrix`` (module text)."""
@@ -250,7 +256,7 @@ class MatrixSemantics(InterpreterFunctions):
     def run_ldmatrix(self, interpreter, op: LdMatrixOp, args):
         num = op.num.value.data
         addresses = _row_addresses(interpreter, op, args[0], num)
-        rows = interpreter.machine.load(op, "shared", addresses, 16)
+        rows = interpreter.machine.load(op, "shared", addresses, 16, _row_lanes(interpreter, num))
         units = np.ascontiguousarray(rows, dtype=np.uint8).view("<u2").reshape(-1, num, 8, 8)
         g, t = _lane_units()
         if op.trans is None:
@@ -273,7 +279,8 @@ class MatrixSemantics(InterpreterFunctions):
             units[:, :, g, 2 * t], units[:, :, g, 2 * t + 1] = low, high
         else:
             units[:, :, 2 * t, g], units[:, :, 2 * t + 1, g] = low, high
-        interpreter.machine.store(op, "shared", addresses, units.view(np.uint8).reshape(-1, 16))
+        interpreter.machine.store(op, "shared", addresses, units.view(np.uint8).reshape(-1, 16),
+                                  _row_lanes(interpreter, num))
         return ()
 
 

@@ -45,7 +45,7 @@ class FakeMachine:
                 return data, address - base
         raise Fault(f"generic address {address:#x} is in no region", [])
 
-    def load(self, op, space: str, addresses, size: int):
+    def load(self, op, space: str, addresses, size: int, lanes=None):
         assert addresses.dtype == np.uint64
         self.accesses.append(("load", space, [int(a) for a in addresses], size))
         out = np.zeros((addresses.size, size), np.uint8)
@@ -54,7 +54,7 @@ class FakeMachine:
             out[i] = data[offset:offset + size]
         return out
 
-    def store(self, op, space: str, addresses, values) -> None:
+    def store(self, op, space: str, addresses, values, lanes=None) -> None:
         assert addresses.dtype == np.uint64 and values.dtype == np.uint8
         assert values.shape[0] == addresses.size
         self.accesses.append(("store", space, [int(a) for a in addresses], values.shape[1]))

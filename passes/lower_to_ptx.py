@@ -1,9 +1,13 @@
 """tylo-lower-to-ptx: a kernel (``func.func`` of scalar tylo, arith and cf ops) to ``ptx.entry``.
 
-Every SSA value gets a fresh virtual register (``!ptx.reg<r7>``). Blocks become labels; a block's
+Every SSA value gets a fresh virtual register (``!ptx.reg<r7>``). Each cf block becomes a ptx
+block, in the same order, starting with its label ``$L__BB<i>`` (but the first); a block's
 arguments get registers of their own, read with ``ptx.get_register`` after the label, and every
 branch copies its operands into them (through temporaries when a source is also a destination,
-so the copies act in parallel). Parameters are read with ``ld.param`` (pointers are converted
+so the copies act in parallel). A ``cf.cond_br`` becomes a ``ptx.cond_bra`` to the then-block;
+copies and the jump to the else-block go in an unlabelled block it falls into. With
+then-arguments it branches (negated) to a stub block ``$L__BB<i>_else`` instead, and the block it
+falls into copies the then-arguments and jumps to the then-block. Parameters are read with ``ld.param`` (pointers are converted
 with ``cvta.to.global``). `tylo.mma_sync` packs its 16-bit (or 8-bit) A/B elements into the
 .b32 registers of ``mma.sync`` (PTX ISA 9.7.14.5.8: low element first); `tylo.ldmatrix` and
 `tylo.stmatrix` likewise split and pack the registers of ``ldmatrix`` / ``stmatrix``;
@@ -80,12 +84,13 @@ class _Kernel(MathLowering):
         self.arch = arch
         self.module = module if module is not None else ModuleDirectives()
         self.alloc = RegisterAllocator()
-        self.body: list[Operation] = []
+        self.order: list[Block] = []  # the entry's blocks so far, in order; ops go to the last
         self.decls: list[Operation] = []
         self.regs: dict[SSAValue, SSAValue] = {}
         self.params: list[str] = []
         blocks = list(fn.body.blocks)
         self.labels = {b: f"$L__BB{i}" for i, b in enumerate(blocks)}
+        self.blocks = {b: Block() for b in blocks}  # cf block -> its ptx block
         self.arg_regs = {a: self.alloc.new(reg_class(a.type)) for b in blocks[1:] for a in b.args}
         self.next_block: dict[Block, Block | None] = {
             b: (blocks[i + 1] if i + 1 < len(blocks) else None) for i, b in enumerate(blocks)
@@ -99,8 +104,14 @@ class _Kernel(MathLowering):
                 f"tylo-lower-to-ptx: {what} needs sm_{min_sm} or later; the target is {self.arch}")
 
     def emit(self, op: Operation) -> Operation:
-        self.body.append(op)
+        self.order[-1].add_op(op)
         return op
+
+    def begin(self, block: Block, label: str | None) -> None:
+        """Emit into `block` from now on, placed after the blocks so far, `label` first."""
+        self.order.append(block)
+        if label is not None:
+            self.emit(P.LabelOp(label))
 
     def new(self, cls_or_type: str) -> RegisterType:
         return self.alloc.new(cls_or_type)
@@ -129,20 +140,22 @@ class _Kernel(MathLowering):
     # -- driver ---------------------------------------------------------------------------------
     def run(self) -> ptx.EntryOp:
         blocks = list(self.fn.body.blocks)
+        self.begin(self.blocks[blocks[0]], None)
         for i, arg in enumerate(blocks[0].args):
             self.param(i, arg)
         for b in blocks:
             if b is not blocks[0]:
-                self.emit(P.LabelOp(self.labels[b]))
+                self.begin(self.blocks[b], self.labels[b])
                 for a in b.args:
                     self.bind(a, self.emit(P.GetRegisterOp(self.arg_regs[a])).results[0])
             for op in b.ops:
                 self.lower(op)
+        start = self.order[0]
+        if self.decls:
+            start.insert_ops_before(self.decls, start.first_op)
         shape = kernel_block_shape(self.fn)
         reqntid = list(shape) if shape is not None else None
-        return ptx.EntryOp(
-            self.fn.sym_name.data, self.params, Region(Block(self.decls + self.body)), reqntid
-        )
+        return ptx.EntryOp(self.fn.sym_name.data, self.params, Region(self.order), reqntid)
 
     def param(self, index: int, arg: SSAValue) -> None:
         t = arg.type
@@ -506,24 +519,33 @@ class _Kernel(MathLowering):
     def _ReturnOp(self, op: func.ReturnOp) -> None:
         self.emit(P.RetOp())
 
-    def _copy_to(self, dest: Block, operands) -> None:
-        """Copy branch operands into `dest`'s argument registers, as one parallel copy."""
+    def _copies(self, dest: Block, operands) -> list[Operation]:
+        """The moves of branch operands into `dest`'s argument registers, as one parallel copy."""
         targets = [self.arg_regs[a] for a in dest.args]
         sources = [self.get(v) for v in operands]
+        moves: list[Operation] = []
         if any(s.type in targets for s in sources):
-            sources = [self.emit(P.MovOp(s.type.reg_class.data, s, self.new(s.type.reg_class.data))).results[0] for s in sources]
-        for s, t in zip(sources, targets):
-            if s.type != t:
-                self.emit(P.MovOp(t.reg_class.data, s, t))
+            moves = [P.MovOp(s.type.reg_class.data, s, self.new(s.type.reg_class.data)) for s in sources]
+            sources = [m.results[0] for m in moves]
+        return moves + [P.MovOp(t.reg_class.data, s, t) for s, t in zip(sources, targets) if s.type != t]
 
-    def _jump(self, current: Block, dest: Block) -> None:
-        if self.next_block.get(current) is not dest:
-            self.emit(P.BraOp(self.labels[dest]))
+    def _jump(self, moves: list[Operation], dest: Block) -> None:
+        """End the current block: `moves`, then a branch to `dest` (printed unless it is next)."""
+        for m in moves:
+            self.emit(m)
+        self.emit(P.BraOp(self.blocks[dest]))
+
+    def _branch_or_fall(self, cond, taken: Block, negate: bool, moves, dest: Block) -> None:
+        """End the current block with a branch to ptx block `taken` under `cond` (negated); the
+        unlabelled block it falls into does `moves` and jumps to `dest`."""
+        rest = Block()
+        self.emit(P.CondBraOp(cond, taken, rest, negate=negate))
+        self.begin(rest, None)
+        self._jump(moves, dest)
 
     @_HANDLERS.on(cf.BranchOp)
     def _BranchOp(self, op: cf.BranchOp) -> None:
-        self._copy_to(op.successor, op.arguments)
-        self._jump(op.parent_block(), op.successor)
+        self._jump(self._copies(op.successor, op.arguments), op.successor)
 
     @_HANDLERS.on(cf.ConditionalBranchOp)
     def _ConditionalBranchOp(self, op: cf.ConditionalBranchOp) -> None:
@@ -531,17 +553,16 @@ class _Kernel(MathLowering):
         cond = self.get(op.cond)
         then, other = op.then_block, op.else_block
         if not op.then_arguments:
-            self.emit(P.BraOp(self.labels[then], cond))
-            self._copy_to(other, op.else_arguments)
-            self._jump(here, other)
+            moves = self._copies(other, op.else_arguments)
+            if not moves and self.next_block.get(here) is other:
+                self.emit(P.CondBraOp(cond, self.blocks[then], self.blocks[other]))
+            else:
+                self._branch_or_fall(cond, self.blocks[then], False, moves, other)
             return
-        stub = f"{self.labels[here]}_else"
-        self.emit(P.BraOp(stub, cond, negate=True))
-        self._copy_to(then, op.then_arguments)
-        self.emit(P.BraOp(self.labels[then]))
-        self.emit(P.LabelOp(stub))
-        self._copy_to(other, op.else_arguments)
-        self._jump(here, other)
+        stub = Block()
+        self._branch_or_fall(cond, stub, True, self._copies(then, op.then_arguments), then)
+        self.begin(stub, f"{self.labels[here]}_else")
+        self._jump(self._copies(other, op.else_arguments), other)
 
 
 @dataclass(frozen=True)

@@ -50,10 +50,11 @@ def _check_type(suffix: str) -> None:
 
 
 class PTXInstruction(IRDLOperation, ABC):
-    """An op that prints one line of PTX (`ptx.call_uni`: one call scope of a few lines)."""
+    """An op that prints one line of PTX (`ptx.call_uni`: one call scope of a few lines), or
+    none (`assembly_line` None: a `ptx.bra` to the next block)."""
 
     @abstractmethod
-    def assembly_line(self) -> str: ...
+    def assembly_line(self) -> str | None: ...
 
 
 class SymbolDeclaration(PTXInstruction, ABC):

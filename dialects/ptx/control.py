@@ -1,24 +1,31 @@
 """Synchronization, warp MMA and control flow (PTX ISA 9.7.12, 9.7.13.1 bar, 9.7.14.5.14 mma).
 
-Control flow is flat, as PTX is: labels, predicated branches, and `ptx.get_register` to name a
-register's current value after a label.
+Control flow is blocks, as in xDSL's riscv_cf: a `ptx.entry` body is a list of blocks, each
+ending in `ptx.bra`, `ptx.cond_bra` or `ptx.ret`, each but the first starting with a `ptx.label`
+(the rules are `EntryOp`'s). Blocks have no arguments: registers are types, and
+`ptx.get_register` names a register's current value after a label.
 """
 
 from __future__ import annotations
 
 from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, UnitAttr, i64
+from xdsl.ir import Block
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
+    operand_def,
     opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
+    successor_def,
+    traits_def,
     var_operand_def,
     var_result_def,
 )
+from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.mma_atom import MMA_INSTRUCTIONS, MMAAtom
@@ -114,12 +121,32 @@ class MmaSyncOp(PTXInstruction):
 
 
 # ---------------------------------------------------------------------------------------------
-# Control flow (9.7.12): flat, as PTX is.
+# Control flow (9.7.12): blocks of `ptx.entry`, each ending in a terminator.
+
+
+def block_label(block: Block) -> str | None:
+    """The name of `block`'s `ptx.label` (its first op), or None when it has none."""
+    first = block.first_op
+    return first.label.data if isinstance(first, LabelOp) else None
+
+
+def _target_label(op: IRDLOperation, block: Block) -> str:
+    label = block_label(block)
+    if label is None:
+        raise ValueError(f"{op.name} branches to a block without a ptx.label")
+    return label
+
+
+def _falls_through_to(op: IRDLOperation, block: Block) -> bool:
+    """Whether `block` is the block right after the one `op` ends."""
+    here = op.parent_block()
+    return here is not None and here.next_block is block
 
 
 @irdl_op_definition
 class LabelOp(PTXInstruction):
-    """A branch target ``name:``."""
+    """A branch target ``name:``: the first op of every block of a `ptx.entry` except the first
+    (and except a block only reached by falling through a `ptx.cond_bra`, see `EntryOp`)."""
 
     name = "ptx.label"
     label = prop_def(StringAttr)
@@ -128,43 +155,67 @@ class LabelOp(PTXInstruction):
     def __init__(self, label: str):
         super().__init__(properties={"label": StringAttr(label)})
 
+    def verify_(self) -> None:
+        block = self.parent_block()
+        if block is not None and block.first_op is not self:
+            raise VerifyException(f"ptx.label '{self.label.data}' must be the first op of its block")
+
     def assembly_line(self) -> str:
         return f"{self.label.data}:"
 
 
 @irdl_op_definition
 class BraOp(PTXInstruction):
-    """Branch to `label`, under an optional predicate (``@p`` or ``@!p`` when `negate`)."""
+    """Unconditional branch ``bra.uni LABEL;`` to `dest` (PTX ISA 9.7.12 "bra"). Prints nothing
+    when `dest` is the next block (the code falls through)."""
 
     name = "ptx.bra"
-    label = prop_def(StringAttr)
-    negate = opt_prop_def(UnitAttr)
-    predicate = opt_operand_def(RegisterType)
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$label (`if` $predicate^ `:` type($predicate))? attr-dict"
+    dest = successor_def()
+    traits = traits_def(IsTerminator())
+    assembly_format = "$dest attr-dict"
 
-    def __init__(self, label: str, predicate=None, negate: bool = False):
-        props = {"label": StringAttr(label)}
-        if negate:
-            props["negate"] = UnitAttr()
-        super().__init__(operands=[[predicate] if predicate is not None else []], properties=props)
+    def __init__(self, dest: Block):
+        super().__init__(successors=[dest])
+
+    def assembly_line(self) -> str | None:
+        if _falls_through_to(self, self.dest):
+            return None
+        return f"bra.uni {_target_label(self, self.dest)};"
+
+
+@irdl_op_definition
+class CondBraOp(PTXInstruction):
+    """Predicated branch ``@p bra LABEL;`` (``@!p`` when `negate`) to `taken`; otherwise the code
+    falls through to `fallthrough`, which must be the next block (PTX ISA 9.7.12 "bra"; the
+    guard predicate: "Predicated Execution")."""
+
+    name = "ptx.cond_bra"
+    predicate = operand_def(RegisterType)
+    negate = opt_prop_def(UnitAttr)
+    taken = successor_def()
+    fallthrough = successor_def()
+    traits = traits_def(IsTerminator())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$predicate `:` type($predicate) `,` $taken `,` $fallthrough attr-dict"
+
+    def __init__(self, predicate, taken: Block, fallthrough: Block, negate: bool = False):
+        props = {"negate": UnitAttr()} if negate else {}
+        super().__init__(operands=[predicate], successors=[taken, fallthrough], properties=props)
 
     def verify_(self) -> None:
-        if self.predicate is not None:
-            _want(self.predicate, "pred", "branch predicate")
-        elif self.negate is not None:
-            raise VerifyException("negate needs a predicate")
+        _want(self.predicate, "pred", "branch predicate")
+        if self.parent_block() is not None and not _falls_through_to(self, self.fallthrough):
+            raise VerifyException("ptx.cond_bra must fall through to the next block")
 
     def assembly_line(self) -> str:
-        if self.predicate is None:
-            return f"bra.uni {self.label.data};"
         bang = "!" if self.negate is not None else ""
-        return f"@{bang}{_r(self.predicate)} bra {self.label.data};"
+        return f"@{bang}{_r(self.predicate)} bra {_target_label(self, self.taken)};"
 
 
 @irdl_op_definition
 class TrapOp(PTXInstruction):
-    """Abort the kernel (9.7.12.x trap), under an optional predicate like `ptx.bra`."""
+    """Abort the kernel (9.7.12.x trap), under an optional predicate (``@p`` or ``@!p`` when
+    `negate`); an ordinary instruction, not a terminator."""
 
     name = "ptx.trap"
     negate = opt_prop_def(UnitAttr)
@@ -191,9 +242,10 @@ class TrapOp(PTXInstruction):
 
 @irdl_op_definition
 class RetOp(PTXInstruction):
-    """Return from the kernel (9.7.12.8 ret)."""
+    """Return from the kernel (9.7.12.8 ret); a terminator."""
 
     name = "ptx.ret"
+    traits = traits_def(IsTerminator())
     assembly_format = "attr-dict"
 
     def assembly_line(self) -> str:

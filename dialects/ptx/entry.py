@@ -1,8 +1,13 @@
 """`ptx.entry`: a kernel (``.visible .entry``, PTX ISA 11.3 "Kernel and Function Directives").
 
-Its body is one flat block of PTX instructions, as PTX is: labels and branches instead of
-regions. `params` lists the PTX types of the kernel parameters in order; `reqntid` is the block
-shape the kernel requires (``.reqntid``, PTX ISA 11.4.3), which lets ptxas budget registers.
+Its body is one region of blocks without arguments, printed in order. Every block ends in a
+terminator (`ptx.bra`, `ptx.cond_bra`, `ptx.ret`). The first block is the kernel's start: no
+label, and no branch targets it. Every other block starts with a `ptx.label`, named uniquely in
+the entry, except a block that only the `ptx.cond_bra` ending the block before it falls into (no
+branch names it, so the PTX text has no label there).
+
+`params` lists the PTX types of the kernel parameters in order; `reqntid` is the block shape the
+kernel requires (``.reqntid``, PTX ISA 11.4.3), which lets ptxas budget registers.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import I32, ArrayAttr, DenseArrayBase, StringAttr, i32
-from xdsl.ir import Region
+from xdsl.ir import Block, Region
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -19,22 +24,23 @@ from xdsl.irdl import (
     region_def,
     traits_def,
 )
-from xdsl.traits import IsolatedFromAbove, NoTerminator
+from xdsl.traits import IsolatedFromAbove, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.ptx_types import PTX_TYPES, param_type
+from .control import BraOp, CondBraOp, block_label
 
 
 @irdl_op_definition
 class EntryOp(IRDLOperation):
-    """A PTX kernel entry with typed parameters and a flat instruction body."""
+    """A PTX kernel entry with typed parameters and a body of labelled blocks."""
 
     name = "ptx.entry"
     sym_name = prop_def(StringAttr)
     params = prop_def(ArrayAttr[StringAttr])
     reqntid = opt_prop_def(DenseArrayBase[I32])
-    body = region_def("single_block")
-    traits = traits_def(IsolatedFromAbove(), NoTerminator())
+    body = region_def()
+    traits = traits_def(IsolatedFromAbove())
     assembly_format = "$sym_name $params (`reqntid` $reqntid^)? attr-dict-with-keyword $body"
 
     def __init__(
@@ -63,3 +69,39 @@ class EntryOp(IRDLOperation):
             dims = list(self.reqntid.get_values())
             if len(dims) != 3 or any(d <= 0 for d in dims) or dims[0] * dims[1] * dims[2] > 1024:
                 raise VerifyException(f"reqntid {dims} must be three positive extents of at most 1024 threads")
+        self._verify_blocks()
+
+    def _verify_blocks(self) -> None:
+        """Block arguments, terminators and labels, by the rules of the module docstring."""
+        blocks = list(self.body.blocks)
+        named: set[Block] = set()  # blocks a branch names by label
+        for block in blocks:
+            last = block.last_op
+            if isinstance(last, BraOp):
+                named.add(last.dest)
+            elif isinstance(last, CondBraOp):
+                named.add(last.taken)
+        labels: set[str] = set()
+        for i, block in enumerate(blocks):
+            where = f"block {i} of ptx.entry '{self.sym_name.data}'"
+            if block.args:
+                raise VerifyException(f"{where} has arguments; ptx blocks have none (registers are types)")
+            if block.last_op is None or not block.last_op.has_trait(IsTerminator):
+                raise VerifyException(f"{where} does not end in a terminator (ptx.bra, ptx.cond_bra, ptx.ret)")
+            label = block_label(block)
+            if i == 0:
+                if label is not None or block in named:
+                    raise VerifyException(f"the first block of ptx.entry '{self.sym_name.data}' is "
+                                          "the kernel's start: it has no label and no branch targets it")
+                continue
+            if label is None:
+                before = blocks[i - 1].last_op
+                if block in named:
+                    raise VerifyException(f"{where} is a branch target but has no ptx.label")
+                if not (isinstance(before, CondBraOp) and before.fallthrough is block):
+                    raise VerifyException(f"{where} has no ptx.label and is not the fallthrough "
+                                          "of the ptx.cond_bra before it")
+            elif label in labels:
+                raise VerifyException(f"label '{label}' is defined twice in ptx.entry '{self.sym_name.data}'")
+            else:
+                labels.add(label)

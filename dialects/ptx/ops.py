@@ -1,6 +1,6 @@
 """PTX instructions as operations over virtual registers: every op of the ptx dialect.
 
-Each op is one PTX instruction and prints exactly one line of PTX (`assembly_line`); its operand
+Each op is one PTX instruction and prints at most one line of PTX (`assembly_line`); its operand
 and result types are the registers it reads and writes. Instruction type suffixes are properties
 checked against `tylo.compiler.ptx_types.PTX_TYPES` (PTX ISA 5.2). The ops live by kind in
 `arithmetic.py`, `math.py`, `memory.py`, `matrix.py`, `control.py` and `calls.py`, on the bases
@@ -47,6 +47,7 @@ from .control import (
     MmaSyncOp,
     LabelOp,
     BraOp,
+    CondBraOp,
     TrapOp,
     RetOp,
     GetRegisterOp,
@@ -98,6 +99,7 @@ __all__ = [
     "MmaSyncOp",
     "LabelOp",
     "BraOp",
+    "CondBraOp",
     "TrapOp",
     "RetOp",
     "GetRegisterOp",

@@ -3,7 +3,8 @@
 The module's ``ptx.version`` and ``ptx.target`` attributes give the ``.version`` and ``.target``
 directives (PTX ISA 11.1); the module-scope ops (``ptx.extern_func``, ``ptx.global_string``) print
 next, in module order, so that they precede every entry that uses them; each entry prints its parameters, ``.reqntid``, one ``.reg``
-declaration per register class used (PTX ISA 5.1.1), then one line per instruction.
+declaration per register class used (PTX ISA 5.1.1), then its blocks in order, one line per
+instruction (labels unindented; a branch to the next block prints nothing).
 """
 
 from __future__ import annotations
@@ -56,13 +57,16 @@ def print_entry(entry: EntryOp, out: IO[str]) -> None:
         rc = REGISTER_CLASSES[cls]
         out.write(f"\t.reg .{rc.name} \t{rc.prefix}<{top + 1}>;\n")
     out.write("\n")
-    for op in entry.body.block.ops:
-        if isinstance(op, GetRegisterOp):
-            continue
-        if not isinstance(op, PTXInstruction):
-            raise ValueError(f"{op.name} is not a PTX instruction; lower it before printing PTX")
-        indent = "" if isinstance(op, LabelOp) else "\t"
-        out.write(f"{indent}{op.assembly_line()}\n")
+    for block in entry.body.blocks:
+        for op in block.ops:
+            if isinstance(op, GetRegisterOp):
+                continue
+            if not isinstance(op, PTXInstruction):
+                raise ValueError(f"{op.name} is not a PTX instruction; lower it before printing PTX")
+            line = op.assembly_line()
+            if line is not None:
+                indent = "" if isinstance(op, LabelOp) else "\t"
+                out.write(f"{indent}{line}\n")
     out.write("}\n")
 
 

@@ -71,15 +71,21 @@ func.func @k(%p: !tylo.ptr<f32, global>, %n: i32, %s: f32, %flag: i1) attributes
 
 // -----
 
-// Block arguments get registers of their own; a branch copies into them through temporaries
-// (the swap of %a and %b must not clobber), and the target block reads them back.
+// Each cf block becomes a ptx block, with its label; block arguments get registers of their own;
+// a branch copies into them through temporaries (the swap of %a and %b must not clobber), and
+// the target block reads them back. The cond_br to the next block ^body falls into an
+// unlabelled block that jumps to ^exit.
 // CHECK-LABEL: ptx.entry "swap" ["s32"] {
-// CHECK:       ptx.label "$L__BB1"
+// CHECK:       ptx.bra ^[[HEAD:bb[0-9]+]]
+// CHECK-NEXT:  ^[[HEAD]]:
+// CHECK-NEXT:  ptx.label "$L__BB1"
 // CHECK-NEXT:  %[[I:.*]] = ptx.get_register : !ptx.reg<r1>
 // CHECK-NEXT:  %[[A:.*]] = ptx.get_register : !ptx.reg<r2>
 // CHECK-NEXT:  %[[B:.*]] = ptx.get_register : !ptx.reg<r3>
-// CHECK:       ptx.bra "$L__BB2" if %{{.*}} : !ptx.reg<p1>
-// CHECK-NEXT:  ptx.bra "$L__BB3"
+// CHECK:       ptx.cond_bra %{{.*}} : !ptx.reg<p1>, ^[[BODY:bb[0-9]+]], ^[[FALL:bb[0-9]+]]
+// CHECK-NEXT:  ^[[FALL]]:
+// CHECK-NEXT:  ptx.bra ^[[EXIT:bb[0-9]+]]
+// CHECK-NEXT:  ^[[BODY]]:
 // CHECK-NEXT:  ptx.label "$L__BB2"
 // CHECK-NEXT:  %[[NEXT:.*]] = ptx.add "s32" %[[I]]
 // CHECK-NEXT:  %[[T0:.*]] = ptx.mov "b32" %[[NEXT]] : !ptx.reg<r7> -> !ptx.reg<r8>
@@ -88,7 +94,8 @@ func.func @k(%p: !tylo.ptr<f32, global>, %n: i32, %s: f32, %flag: i1) attributes
 // CHECK-NEXT:  ptx.mov "b32" %[[T0]] : !ptx.reg<r8> -> !ptx.reg<r1>
 // CHECK-NEXT:  ptx.mov "b32" %[[T1]] : !ptx.reg<r9> -> !ptx.reg<r2>
 // CHECK-NEXT:  ptx.mov "b32" %[[T2]] : !ptx.reg<r10> -> !ptx.reg<r3>
-// CHECK-NEXT:  ptx.bra "$L__BB1"
+// CHECK-NEXT:  ptx.bra ^[[HEAD]]
+// CHECK-NEXT:  ^[[EXIT]]:
 // CHECK-NEXT:  ptx.label "$L__BB3"
 // CHECK-NEXT:  ptx.ret
 func.func @swap(%n: i32) attributes {tylo.kernel} {
@@ -102,6 +109,50 @@ func.func @swap(%n: i32) attributes {tylo.kernel} {
   %next = arith.addi %i, %c1 : i32
   cf.br ^head(%next, %b, %a : i32, i32, i32)
 ^exit:
+  func.return
+}
+
+// -----
+
+// A cond_br with then-arguments (a while loop's) branches, negated, to the stub block
+// "$L__BB<i>_else" that copies the else-arguments; the block it falls into copies the
+// then-arguments and jumps to the then-block. A cond_br to the next block without copies is
+// one ptx.cond_bra.
+// CHECK-LABEL: ptx.entry "carried" ["s32"] {
+// CHECK:       ptx.label "$L__BB1"
+// CHECK-NEXT:  %[[X:.*]] = ptx.get_register : !ptx.reg<r1>
+// CHECK-NEXT:  %[[C:.*]] = ptx.setp "gt" "s32" %[[X]]
+// CHECK-NEXT:  ptx.cond_bra %[[C]] : !ptx.reg<p1>, ^[[STUB:bb[0-9]+]], ^[[FALL:bb[0-9]+]] {negate}
+// CHECK-NEXT:  ^[[FALL]]:
+// CHECK-NEXT:  ptx.mov "b32" %[[X]] : !ptx.reg<r1> -> !ptx.reg<r2>
+// CHECK-NEXT:  ptx.bra ^[[AFTER:bb[0-9]+]]
+// CHECK-NEXT:  ^[[STUB]]:
+// CHECK-NEXT:  ptx.label "$L__BB1_else"
+// CHECK-NEXT:  ptx.mov "b32" %[[X]] : !ptx.reg<r1> -> !ptx.reg<r3>
+// CHECK-NEXT:  ptx.bra ^[[END:bb[0-9]+]]
+// CHECK-NEXT:  ^[[AFTER]]:
+// CHECK-NEXT:  ptx.label "$L__BB2"
+// CHECK:       ^[[END]]:
+// CHECK-NEXT:  ptx.label "$L__BB3"
+// CHECK-NEXT:  %[[R:.*]] = ptx.get_register : !ptx.reg<r3>
+// CHECK-NEXT:  %[[Z:.*]] = ptx.setp "eq" "s32" %[[R]]
+// CHECK-NEXT:  ptx.cond_bra %[[Z]] : !ptx.reg<p2>, ^[[DONE:bb[0-9]+]], ^[[DONE]]
+// CHECK-NEXT:  ^[[DONE]]:
+// CHECK-NEXT:  ptx.label "$L__BB4"
+// CHECK-NEXT:  ptx.ret
+func.func @carried(%n: i32) attributes {tylo.kernel} {
+  %c1 = arith.constant 1 : i32
+  cf.br ^before(%n : i32)
+^before(%x: i32):
+  %more = arith.cmpi sgt, %x, %c1 : i32
+  cf.cond_br %more, ^after(%x : i32), ^end(%x : i32)
+^after(%y: i32):
+  %half = arith.shrsi %y, %c1 : i32
+  cf.br ^before(%half : i32)
+^end(%r: i32):
+  %zero = arith.cmpi eq, %r, %c1 : i32
+  cf.cond_br %zero, ^done, ^done
+^done:
   func.return
 }
 

@@ -3,7 +3,8 @@
 
 // The target prints one PTX line per op: module directives, the entry's parameters and
 // .reqntid, one .reg declaration per register class used (up to the highest number), then the
-// instructions; labels are not indented and ptx.get_register prints nothing.
+// blocks in order, one line per instruction; labels are not indented, ptx.get_register prints
+// nothing, and so does a ptx.bra to the next block (^sync falls through to ^skip).
 // CHECK:      .version 8.4
 // CHECK-NEXT: .target sm_90a
 // CHECK-NEXT: .address_size 64
@@ -66,8 +67,11 @@ builtin.module attributes {ptx.version = "8.4", ptx.target = "sm_90a"} {
     %10, %11 = ptx.unpack %9 : !ptx.reg<r3> -> (!ptx.reg<rs1>, !ptx.reg<rs2>)
     ptx.st "global" "f32"[%4, 0], %7 : !ptx.reg<rd4>, !ptx.reg<f3>
     %p = ptx.setp "lt" "s32" %2, %n : (!ptx.reg<r2>, !ptx.reg<r1>) -> !ptx.reg<p1>
-    ptx.bra "$L__BB0_1" if %p : !ptx.reg<p1> {negate}
+    ptx.cond_bra %p : !ptx.reg<p1>, ^skip, ^sync {negate}
+  ^sync:
     ptx.bar_sync 0
+    ptx.bra ^skip
+  ^skip:
     ptx.label "$L__BB0_1"
     %12 = ptx.get_register : !ptx.reg<r1>
     ptx.trap if %p : !ptx.reg<p1>

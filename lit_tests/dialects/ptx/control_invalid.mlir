@@ -107,21 +107,49 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: negate needs a predicate
+// CHECK-NEXT: branch predicate must be a .pred register, got .b32 (%r1)
 ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
-  ptx.bra "L" {negate}
+  %r = ptx.get_register : !ptx.reg<r1>
+  ptx.cond_bra %r : !ptx.reg<r1>, ^l, ^next
+^next:
+  ptx.label "N"
+  ptx.ret
+^l:
   ptx.label "L"
   ptx.ret
 }
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: branch predicate must be a .pred register, got .b32 (%r1)
+// CHECK-NEXT: ptx.cond_bra must fall through to the next block
 ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
-  %r = ptx.get_register : !ptx.reg<r1>
-  ptx.bra "L" if %r : !ptx.reg<r1>
+  %p = ptx.get_register : !ptx.reg<p1>
+  ptx.cond_bra %p : !ptx.reg<p1>, ^next, ^l
+^next:
+  ptx.label "N"
+  ptx.ret
+^l:
   ptx.label "L"
   ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: ptx.label 'L' must be the first op of its block
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  ptx.bra ^l
+^l:
+  ptx.bar_sync 0
+  ptx.label "L"
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: 'ptx.ret' must be the last operation in its parent block
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  ptx.ret
+  ptx.bar_sync 0
 }
 
 // -----

@@ -41,8 +41,11 @@
 // CHECK-NEXT:   ptx.stmatrix 1[%sm], %m2 {trans} : !ptx.reg<r21>, (!ptx.reg<r24>)
 // CHECK-NEXT:   ptx.bar_sync 1
 // CHECK-NEXT:   %d0, %d1, %d2, %d3 = ptx.mma_sync "m16n8k16" "f32.bf16.bf16.f32"(%pk, %pk, %pk, %pk), (%pk, %pk), (%cv, %cv, %cv, %cv) : (!ptx.reg<r20>, !ptx.reg<r20>, !ptx.reg<r20>, !ptx.reg<r20>), (!ptx.reg<r20>, !ptx.reg<r20>), (!ptx.reg<f3>, !ptx.reg<f3>, !ptx.reg<f3>, !ptx.reg<f3>) -> (!ptx.reg<f4>, !ptx.reg<f5>, !ptx.reg<f6>, !ptx.reg<f7>)
-// CHECK-NEXT:   ptx.bra "L" if %pr : !ptx.reg<p1> {negate}
-// CHECK-NEXT:   ptx.bra "L"
+// CHECK-NEXT:   ptx.cond_bra %pr : !ptx.reg<p1>, ^l, ^m {negate}
+// CHECK-NEXT: ^m:
+// CHECK-NEXT:   ptx.label "M"
+// CHECK-NEXT:   ptx.bra ^l
+// CHECK-NEXT: ^l:
 // CHECK-NEXT:   ptx.label "L"
 // CHECK-NEXT:   %gr = ptx.get_register : !ptx.reg<r1>
 // CHECK-NEXT:   ptx.trap if %pr : !ptx.reg<p1>
@@ -89,8 +92,11 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
   ptx.stmatrix 1[%sm], %m2 {trans} : !ptx.reg<r21>, (!ptx.reg<r24>)
   ptx.bar_sync 1
   %d0, %d1, %d2, %d3 = ptx.mma_sync "m16n8k16" "f32.bf16.bf16.f32"(%pk, %pk, %pk, %pk), (%pk, %pk), (%cv, %cv, %cv, %cv) : (!ptx.reg<r20>, !ptx.reg<r20>, !ptx.reg<r20>, !ptx.reg<r20>), (!ptx.reg<r20>, !ptx.reg<r20>), (!ptx.reg<f3>, !ptx.reg<f3>, !ptx.reg<f3>, !ptx.reg<f3>) -> (!ptx.reg<f4>, !ptx.reg<f5>, !ptx.reg<f6>, !ptx.reg<f7>)
-  ptx.bra "L" if %pr : !ptx.reg<p1> {negate}
-  ptx.bra "L"
+  ptx.cond_bra %pr : !ptx.reg<p1>, ^l, ^m {negate}
+^m:
+  ptx.label "M"
+  ptx.bra ^l
+^l:
   ptx.label "L"
   %gr = ptx.get_register : !ptx.reg<r1>
   ptx.trap if %pr : !ptx.reg<p1>
@@ -99,8 +105,9 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 }
 
 // The other valid forms whose edits the *_invalid.mlir files refuse: 64- and 16-bit operands,
-// wide multiplies, float and predicate variants, packed conversions, a predicated branch and
-// trap, an entry without reqntid.
+// wide multiplies, float and predicate variants, packed conversions, a predicated branch whose
+// fallthrough block has no label (no branch names it), a predicated trap, an entry without
+// reqntid.
 
 // CHECK:      ptx.entry "forms" ["u64", "b16"] {
 // CHECK-NEXT:   %g = ptx.ld_param "u64"[0] : !ptx.reg<rd1>
@@ -128,8 +135,11 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 // CHECK-NEXT:   ptx.st "global" "f32"[%g, 8], %sel : !ptx.reg<rd1>, !ptx.reg<f3>
 // CHECK-NEXT:   ptx.st "shared" "b32"[%t, 0], %w : !ptx.reg<r1>, !ptx.reg<r2>
 // CHECK-NEXT:   ptx.bar_sync 15
-// CHECK-NEXT:   ptx.bra "done" if %nan : !ptx.reg<p1>
+// CHECK-NEXT:   ptx.cond_bra %nan : !ptx.reg<p1>, ^done, ^check
+// CHECK-NEXT: ^check:
 // CHECK-NEXT:   ptx.trap if %nan : !ptx.reg<p1> {negate}
+// CHECK-NEXT:   ptx.bra ^done
+// CHECK-NEXT: ^done:
 // CHECK-NEXT:   ptx.label "done"
 // CHECK-NEXT:   ptx.ret
 // CHECK-NEXT: }
@@ -159,8 +169,11 @@ ptx.entry "forms" ["u64", "b16"] {
   ptx.st "global" "f32"[%g, 8], %sel : !ptx.reg<rd1>, !ptx.reg<f3>
   ptx.st "shared" "b32"[%t, 0], %w : !ptx.reg<r1>, !ptx.reg<r2>
   ptx.bar_sync 15
-  ptx.bra "done" if %nan : !ptx.reg<p1>
+  ptx.cond_bra %nan : !ptx.reg<p1>, ^done, ^check
+^check:
   ptx.trap if %nan : !ptx.reg<p1> {negate}
+  ptx.bra ^done
+^done:
   ptx.label "done"
   ptx.ret
 }

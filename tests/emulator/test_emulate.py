@@ -90,7 +90,7 @@ def test_a_barrier_some_threads_never_reach_is_an_error_not_a_hang():
     with pytest.raises(EmulationError) as e:
         divergent_barrier.emulate[1, 32](np.zeros(32, np.float32))
     msg = e.value.message
-    assert "barrier never completes" in msg and "threads 0-15 wait at 'bar.sync 0'" in msg
+    assert "barrier never completes" in msg and "threads 0-15 wait at 'bar.sync 0;'" in msg
     assert "threads 16-31 exited" in msg
 
 

@@ -126,6 +126,24 @@ class DeviceError(LaunchError):
     """No usable CUDA driver or GPU, or a driver call failed."""
 
 
+class EmulationError(TyloError):
+    """A kernel did something under emulation (`tylo.emulator`) that the hardware would fault
+    on or leave undefined: an out-of-bounds or misaligned access, a data race, a barrier some
+    threads never reach, a warp collective executed by part of its warp, a ``trap``.
+
+    `instruction` is the PTX line, `block` the CTA index (x, y, z), `threads` the linear thread
+    indices in the block concerned (a tuple, maybe empty), `kind` one of "access", "race",
+    "deadlock", "divergence", "trap", "fault"."""
+
+    def __init__(self, message: str, *, instruction: str = "", block=(0, 0, 0), threads=(),
+                 kind: str = "fault"):
+        super().__init__(message)
+        self.kind = kind
+        self.instruction = instruction
+        self.block = tuple(block)
+        self.threads = tuple(threads)
+
+
 class PtxasError(TyloError):
     """ptxas rejected the PTX Tylo generated."""
 

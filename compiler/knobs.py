@@ -18,6 +18,8 @@ TYLO_NO_CACHE             ``1``: no disk cache (the in-memory cache of a process
 TYLO_AUTOTUNE_PROGRESS    ``0``: autotuning prints no progress lines (default: a line per config
                           on stderr).
 TYLO_OPT_TRACEBACK        ``1``: ``tylo-opt`` shows Python tracebacks instead of one-line errors.
+TYLO_EMULATE              ``1``: every launch ``kernel[grid, block](...)`` runs on the CPU emulator
+                          (`tylo.emulator`) instead of the GPU, on host arrays.
 XDG_CACHE_HOME            Read for the default of ``TYLO_CACHE_DIR`` (XDG base directories).
 LOCALAPPDATA              Read for the default of ``TYLO_CACHE_DIR`` on Windows.
 ========================  ======================================================================
@@ -42,6 +44,11 @@ def dump_ir() -> str | None:
 
 def ptxas_path() -> str | None:
     return os.environ.get("TYLO_PTXAS") or None
+
+
+def emulate() -> bool:
+    """``TYLO_EMULATE=1``: launches run on the CPU emulator."""
+    return os.environ.get("TYLO_EMULATE", "").strip() in ("1", "true", "True")
 
 
 def default_arch() -> str:

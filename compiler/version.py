@@ -15,6 +15,8 @@ PACKAGES = (
     "tylo.runtime",
     "tylo.frontend",
     "tylo.viz",
+    "tylo.emulator",
+    "tylo.emulator.semantics",
 )
 """Tylo's packages, as pyproject.toml lists them (a test keeps the two equal): the disk cache
 hashes their sources into its keys."""

@@ -102,6 +102,14 @@ def ir_stages(kernel, specs, values, block, arch) -> dict:
     return run_pipeline(module, kernel.fn.__name__, arch)
 
 
+def ptx_module(kernel, specs, values, block, arch) -> tuple[ModuleOp, str, tuple]:
+    """(the kernel's module in the ptx dialect, the entry's name, its `DeviceParam`s): the
+    pipeline's output before PTX is printed, which the emulator runs."""
+    module = trace(kernel, specs, values, block, arch)
+    run_pipeline(module, kernel.fn.__name__, arch)
+    return module, kernel.fn.__name__, _device_params(specs)
+
+
 def build_kernel(kernel, specs, values, block, arch) -> CompiledKernel:
     """Trace, run the pipeline, print PTX and assemble it (see the module docstring)."""
     from ..runtime.ptxas import assemble

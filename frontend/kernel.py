@@ -126,6 +126,7 @@ class Kernel:
         except Exception:  # an annotation that cannot be evaluated yet: keep it as written
             self.signature = inspect.signature(fn)
         self.cache: dict[tuple, CompiledKernel] = {}
+        self._emulated: dict[tuple, tuple] = {}  # key -> `build.ptx_module` (kernel.emulate)
         self._launchers: dict[tuple, Launcher] = {}
         self.annotations = [
             (name, p.annotation) for name, p in self.signature.parameters.items()
@@ -160,7 +161,10 @@ class Kernel:
                 launcher, plain = None, False
             if launcher is not None:
                 return launcher
-        launcher = Launcher(self, *config)  # validates: LaunchError for a float, a bool, ...
+        if knobs.emulate():  # TYLO_EMULATE=1, read when a configuration is first indexed
+            launcher = self.emulate[config]
+        else:
+            launcher = Launcher(self, *config)  # validates: LaunchError for a float, a bool, ...
         if plain:
             if len(self._launchers) >= 256:  # many grids (a grid per problem size): restart
                 self._launchers.clear()
@@ -256,6 +260,22 @@ class Kernel:
             why = "stored" if stored is not None else "not on disk: the cache folder is not writable"
         compiled.disk = why
         return compiled
+
+    @property
+    def emulate(self):
+        """``kernel.emulate[grid, block](*args)``: run on the CPU emulator, on host arrays
+        (`tylo.frontend.emulate`)."""
+        from .emulate import EmulateIndexer
+
+        return EmulateIndexer(self)
+
+    def _emulation_module(self, specs, values, block, arch):
+        """(ptx-dialect module, entry name, device params) for these arguments, cached."""
+        key = self._key(specs, block, arch)
+        hit = self._emulated.get(key)
+        if hit is None:
+            hit = self._emulated[key] = build_module().ptx_module(self, specs, values, block, arch)
+        return hit
 
     def compile(self, *args, block=32, arch: str | None = None, **kwargs) -> CompiledKernel:
         """Compile for these arguments without launching; works without a GPU.

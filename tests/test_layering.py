@@ -1,5 +1,5 @@
-"""The layers import downward only: frontend -> passes -> dialects -> compiler (runtime beside
-passes, below frontend), and no folder's modules import one another in a cycle.
+"""The layers import downward only: frontend -> passes -> dialects -> compiler (runtime and the
+emulator beside passes, below frontend), and no folder's modules import one another in a cycle.
 
 Each module's imports are read from its own source (the AST, every ``import`` statement,
 function-level ones included), resolved to the installed names (``compiler/layout.py`` is
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("compiler", "dialects", "passes", "frontend", "runtime", "viz")
+FOLDERS = ("compiler", "dialects", "passes", "frontend", "runtime", "viz", "emulator")
 
 
 def _module_name(path: Path) -> str:
@@ -73,6 +73,7 @@ ALLOWED = {
     "dialects": {"dialects", "compiler"},
     "passes": {"passes", "dialects", "compiler"},
     "runtime": {"runtime", "compiler"},
+    "emulator": {"emulator", "dialects", "compiler"},
 }
 #: folder -> outside packages its modules must not import.
 FORBIDDEN_OUTSIDE = {"compiler": {"xdsl"}}

@@ -33,3 +33,27 @@ for whole warps only, and refuses a warp that reaches one with some lanes elsewh
 def warp_collective(*op_classes: type) -> None:
     """Declare `op_classes` warp-collective (see `WARP_COLLECTIVES`)."""
     WARP_COLLECTIVES.update(op_classes)
+
+
+FAMILIES = ("arithmetic", "math", "memory", "special", "control", "matrix", "calls")
+"""The family modules, named after the dialect's modules (`tylo.dialects.ptx.<family>`)."""
+
+
+def families() -> list[type]:
+    """Every ``InterpreterFunctions`` class of the family modules (imported on first use)."""
+    import importlib
+
+    from xdsl.interpreter import InterpreterFunctions
+
+    found = []
+    for name in FAMILIES:
+        try:  # TEMPORARY while the families are merged
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+            continue
+        found += [v for v in vars(module).values() if isinstance(v, type)
+                  and issubclass(v, InterpreterFunctions) and v is not InterpreterFunctions
+                  and v.__module__ == module.__name__]
+    return found

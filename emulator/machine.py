@@ -1,0 +1,262 @@
+"""The machine one emulated launch runs on: geometry, parameters, state spaces, faults.
+
+The semantics reach it as ``interpreter.machine`` (see `tylo.emulator.semantics`). Loads and
+stores go through `load` / `store`, which check alignment and bounds, keep the race record and
+raise `EmulationError` naming the instruction, the CTA, the threads and the address.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..compiler.errors import EmulationError
+from ..compiler.lazy_modules import np
+from ..dialects import ptx
+from .memory import (
+    GLOBAL_BASE,
+    LOCAL_WINDOW,
+    SHARED_WINDOW,
+    AccessFault,
+    Memory,
+    Window,
+    gather,
+    scatter,
+)
+from .races import RaceTracker
+from .report import line as _line, ranges as _ranges
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A declared array: its state space and address (a shared or local offset, a global
+    address)."""
+
+    space: str
+    address: int
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+class Machine:
+    """State of one emulated launch; `threads` is the issue group the scheduler runs."""
+
+    def __init__(self, memory: Memory, grid, block, params: bytes, shared_bytes: int, stdout,
+                 kernel: str):
+        self.memory, self.grid, self.block = memory, grid, block
+        self.params, self.dynamic_shared, self.stdout = params, shared_bytes, stdout
+        self.kernel = kernel
+        self.threads_per_cta = block[0] * block[1] * block[2]
+        self.symbols: dict[str, Symbol] = {}
+        self.shared_size = 0
+        self.local_size = 0
+        self.cta = (0, 0, 0)
+        self.cta_index = -1
+        self.epoch = 0
+        self.threads = np.zeros(0, np.int64)
+        self.shared: Window | None = None
+        self.local: Window | None = None
+
+    # -- declarations ---------------------------------------------------------------------------
+    def declare(self, module, entry) -> None:
+        """Lay out the entry's .shared and .local arrays and the module's .global strings."""
+        from xdsl.dialects.builtin import ModuleOp  # noqa: F401 - for the reader: module is one
+
+        shared = local = 16  # no array at address 0: a null pointer stays invalid
+        for op in entry.body.walk():
+            if isinstance(op, ptx.ops.SharedDeclOp | ptx.ops.LocalDeclOp):
+                align, size = op.align.value.data, op.bytes.value.data
+                if isinstance(op, ptx.ops.SharedDeclOp):
+                    shared = _align(shared, align)
+                    self.symbols[op.sym_name.data] = Symbol("shared", shared)
+                    shared += size
+                else:
+                    local = _align(local, align)
+                    self.symbols[op.sym_name.data] = Symbol("local", local)
+                    local += size
+        self.shared_size = _align(shared, 16) + self.dynamic_shared
+        self.local_size = local
+        for op in module.ops:
+            if isinstance(op, ptx.ops.GlobalStringOp):
+                from ..dialects.strings import text_bytes
+
+                data = text_bytes(op.text) + b"\0"
+                base = self.memory.allocate(f"string '{op.sym_name.data}'", data)
+                self.symbols[op.sym_name.data] = Symbol("global", base)
+
+    def begin_cta(self, cta) -> None:
+        """Fresh shared and local memory for CTA `cta` (x, y, z), and a new race epoch."""
+        self.cta = cta
+        self.cta_index += 1
+        n = self.threads_per_cta
+        self.shared = Window("shared", np.zeros(self.shared_size, np.uint8),
+                             RaceTracker(self.shared_size))
+        self.local = Window("local", np.zeros((n, self.local_size), np.uint8))
+        self.barrier()
+
+    def barrier(self) -> None:
+        """A CTA-wide barrier completed: accesses before it are ordered before those after."""
+        self.epoch += 1
+
+    # -- special registers ----------------------------------------------------------------------
+    def special(self, name: str):
+        """Special register `name` (``%tid.x`` ...) of the issue group, as uint32 (PTX ISA 10)."""
+        t = self.threads
+        bx, by, bz = self.block
+        reg, _, axis = name[1:].partition(".")
+        i = "xyz".index(axis) if axis else 0
+        if reg == "tid":
+            value = (t % bx, t // bx % by, t // (bx * by))[i]
+        elif reg == "ntid":
+            value = np.full(t.size, self.block[i])
+        elif reg == "ctaid":
+            value = np.full(t.size, self.cta[i])
+        elif reg == "nctaid":
+            value = np.full(t.size, self.grid[i])
+        elif reg == "laneid":
+            value = t % 32
+        elif reg == "warpid":
+            value = t // 32
+        else:
+            raise KeyError(name)
+        return np.asarray(value, np.uint32)
+
+    # -- memory ---------------------------------------------------------------------------------
+    def _global_id(self, lanes=None):
+        t = self.threads if lanes is None else self.threads[lanes]
+        return self.cta_index * self.threads_per_cta + t
+
+    def load(self, op, space: str, addresses, size: int, lanes=None):
+        """`size` bytes at each address in `space` ("global", "shared", "local", "generic"): a
+        (addresses, size) uint8 array. `lanes`: positions in the issue group of the threads
+        the addresses belong to (default: the whole group, one address each)."""
+        return self._for(lanes, op, space, np.asarray(addresses, np.uint64), size, None)
+
+    def store(self, op, space: str, addresses, data, lanes=None) -> None:
+        """Write (addresses, size) uint8 `data` at each address in `space`; `lanes` as for
+        `load`."""
+        data = np.asarray(data, np.uint8)
+        self._for(lanes, op, space, np.asarray(addresses, np.uint64), data.shape[1], data)
+
+    def _for(self, lanes, *access):
+        if lanes is None:
+            return self._access(*access)
+        whole = self.threads
+        self.threads = whole[np.asarray(lanes, np.int64)]
+        try:
+            return self._access(*access)
+        finally:
+            self.threads = whole
+
+    def read_cstring(self, op, address: int, limit: int = 1 << 16) -> bytes:
+        """The NUL-terminated bytes at generic `address` (a printf format), without the NUL."""
+        alloc = self._generic_global(op, address)
+        offset = address - GLOBAL_BASE - ((address - GLOBAL_BASE) >> 32 << 32)
+        data = alloc.data[offset:offset + limit].tobytes()
+        end = data.find(b"\0")
+        if end < 0:
+            self.error(op, f"no NUL within {limit} bytes of the string at {address:#x}", [])
+        return data[:end]
+
+    def _generic_global(self, op, address: int):
+        try:
+            return self.memory.allocation_of(address)
+        except IndexError:
+            self.error(op, f"generic address {address:#x} is in no global allocation", [])
+
+    def _access(self, op, space, addresses, size, data):
+        if space == "generic":
+            return self._generic(op, addresses, size, data)
+        try:
+            if space == "global":
+                return self._global(op, addresses, size, data)
+            window = self.shared if space == "shared" else self.local if space == "local" else None
+            if window is None:
+                raise AccessFault(f"the emulator has no .{space} state space", np.arange(1))
+            offsets = addresses.astype(np.int64)
+            window.check(offsets, size)
+            if space == "local":
+                rows = self.threads
+                cols = offsets[:, None] + np.arange(size)
+                if data is None:
+                    return window.data[rows[:, None], cols]
+                window.data[rows[:, None], cols] = data
+                return None
+            return self._tracked(op, window.data, window.races, offsets, size, data, "shared")
+        except AccessFault as fault:
+            self.error(op, f"{fault} at {_addresses(addresses, fault.lanes)}",
+                       self.threads[fault.lanes], kind="access")
+
+    def _global(self, op, addresses, size, data):
+        parts = self.memory.locate(addresses, size)
+        out = np.empty((addresses.size, size), np.uint8) if data is None else None
+        for alloc, offsets, lanes in parts:
+            part = None if data is None else (data if lanes is None else data[lanes])
+            got = self._tracked(op, alloc.data, alloc.races, offsets, size, part, alloc.name,
+                                lanes)
+            if data is None:
+                if lanes is None:
+                    return got
+                out[lanes] = got
+        return out
+
+    def _tracked(self, op, buf, races, offsets, size, data, name, lanes=None):
+        ids = self._global_id(lanes)
+        if data is None:
+            race = races.read(self.epoch, ids, offsets, size) if races else None
+            result = gather(buf, offsets, size)
+        else:
+            race = races.write(self.epoch, ids, offsets, size, data) if races else None
+            if race is None:
+                scatter(buf, offsets, data)
+            result = None
+        if race is not None:
+            me = ids[race.lane] - self.cta_index * self.threads_per_cta
+            other = ("several threads" if race.other < 0 else
+                     f"thread {race.other - self.cta_index * self.threads_per_cta}")
+            self.error(op, f"data race on {name} byte {race.offset}: {race.kind}: thread {me} "
+                           f"and {other} access it with no barrier between them",
+                       [me], kind="race")
+        return result
+
+    def _generic(self, op, addresses, size, data):
+        """Generic addresses: a global allocation, or this thread's local or the CTA's shared
+        window (see `memory`)."""
+        out = np.empty((addresses.size, size), np.uint8) if data is None else None
+        windows = (("local", LOCAL_WINDOW), ("shared", SHARED_WINDOW), ("global", 0))
+        kinds = np.where(addresses >= np.uint64(GLOBAL_BASE), 2,
+                         np.where(addresses >= np.uint64(SHARED_WINDOW), 1,
+                                  np.where(addresses >= np.uint64(LOCAL_WINDOW), 0, 2)))
+        whole = self.threads
+        for k, (space, base) in enumerate(windows):
+            lanes = np.nonzero(kinds == k)[0]
+            if not lanes.size:
+                continue
+            self.threads = whole[lanes]
+            try:
+                part = None if data is None else data[lanes]
+                got = self._access(op, space, addresses[lanes] - np.uint64(base), size, part)
+            finally:
+                self.threads = whole
+            if data is None:
+                out[lanes] = got
+        return out
+
+    # -- faults ---------------------------------------------------------------------------------
+    def error(self, op, message: str, threads, kind: str = "fault"):
+        """Raise the `EmulationError` of `message` at instruction `op` for `threads`."""
+        threads = [int(t) for t in np.asarray(threads).ravel()]
+        who = f"thread {threads[0]}" if len(threads) == 1 else (
+            f"threads {_ranges(sorted(set(threads)))}" if threads else "")
+        line = _line(op)
+        err = EmulationError(
+            f"kernel '{self.kernel}', block {self.cta}{', ' + who if who else ''}: {message}\n"
+            f"  at: {line}", instruction=line, block=self.cta, threads=threads, kind=kind)
+        raise err
+
+
+def _addresses(addresses, lanes) -> str:
+    shown = [f"{int(a):#x}" for a in addresses[lanes][:4]]
+    more = f" (+{len(lanes) - 4} more)" if len(lanes) > 4 else ""
+    return "address " + ", ".join(shown) + more

@@ -1,0 +1,95 @@
+"""Data races on emulated memory, found deterministically.
+
+Threads of a CTA are ordered only by barriers (``bar.sync`` orders the memory accesses of the
+threads that take part in it, PTX ISA 8 "Memory Consistency Model", 9.7.13.1 bar): between two
+barriers (an *epoch*) two accesses to one byte by different threads, at least one a write, are a
+race whatever order the emulator ran them in. `RaceTracker` keeps, per byte, the last writer and
+the reader(s) of the current epoch, and reports:
+
+* read after write: a thread reads a byte another thread wrote in this epoch (a missing barrier
+  between a store and the loads that depend on it);
+* write after write, write after read: a thread writes a byte another thread wrote or read in
+  this epoch (a stage overwritten before every reader passed a barrier);
+* one instruction whose lanes store different values to the same byte.
+
+Thread identities and epochs are numbers the machine hands out (unique over the whole launch),
+so accesses of different CTAs are never compared: a grid has no barrier between CTAs, and the
+emulator runs them one after another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..compiler.lazy_modules import np
+
+_NONE, _MANY = -1, -2
+
+
+@dataclass(frozen=True)
+class Race:
+    """What an access collided with: `lane` indexes the access's lanes, `offset` is the byte,
+    `other` the other thread's identity (`_MANY`: several readers), `kind` says which race."""
+
+    kind: str
+    lane: int
+    offset: int
+    other: int
+
+
+class RaceTracker:
+    """Per-byte record of the current epoch's writer and readers of one allocation or window."""
+
+    def __init__(self, nbytes: int):
+        self.w_tid = np.full(nbytes, _NONE, np.int64)
+        self.w_epoch = np.full(nbytes, _NONE, np.int64)
+        self.r_tid = np.full(nbytes, _NONE, np.int64)
+        self.r_epoch = np.full(nbytes, _NONE, np.int64)
+
+    @staticmethod
+    def _bytes(tids, offsets, size: int):
+        b = (offsets.astype(np.int64)[:, None] + np.arange(size)).ravel()
+        return b, np.repeat(tids, size)
+
+    def read(self, epoch: int, tids, offsets, size: int) -> Race | None:
+        """Record a read of `size` bytes at each lane's offset by thread `tids[lane]`; the first
+        race it makes, or None."""
+        b, t = self._bytes(tids, offsets, size)
+        hit = (self.w_epoch[b] == epoch) & (self.w_tid[b] != t)
+        if hit.any():
+            i = int(np.nonzero(hit)[0][0])
+            return Race("read after write", i // size, int(b[i]), int(self.w_tid[b[i]]))
+        prev = self.r_tid[b]
+        fresh = self.r_epoch[b] != epoch
+        self.r_tid[b] = np.where(fresh | (prev == t), t, _MANY)
+        self.r_epoch[b] = epoch
+        if b.size > size:  # several lanes reading one byte: several readers
+            order = np.argsort(b, kind="stable")
+            bs, ts = b[order], t[order]
+            dup = (bs[1:] == bs[:-1]) & (ts[1:] != ts[:-1])
+            if dup.any():
+                self.r_tid[bs[1:][dup]] = _MANY
+        return None
+
+    def write(self, epoch: int, tids, offsets, size: int, values) -> Race | None:
+        """Record a write of (lanes, size) uint8 `values`; the first race it makes, or None."""
+        b, t = self._bytes(tids, offsets, size)
+        waw = (self.w_epoch[b] == epoch) & (self.w_tid[b] != t)
+        if waw.any():
+            i = int(np.nonzero(waw)[0][0])
+            return Race("write after write", i // size, int(b[i]), int(self.w_tid[b[i]]))
+        war = (self.r_epoch[b] == epoch) & (self.r_tid[b] != t) & (self.r_tid[b] != _NONE)
+        if war.any():
+            i = int(np.nonzero(war)[0][0])
+            return Race("write after read", i // size, int(b[i]), int(self.r_tid[b[i]]))
+        if b.size > size:
+            order = np.argsort(b, kind="stable")
+            bs, ts, vs = b[order], t[order], values.reshape(-1)[order]
+            clash = (bs[1:] == bs[:-1]) & (ts[1:] != ts[:-1]) & (vs[1:] != vs[:-1])
+            if clash.any():
+                j = int(np.nonzero(clash)[0][0])
+                return Race("two lanes of one instruction store different values",
+                            int(order[j + 1]) // size, int(bs[j]), int(ts[j]))
+        self.w_tid[b] = t
+        self.w_epoch[b] = epoch
+        return None

@@ -1,0 +1,263 @@
+"""Running a ``ptx.entry``: CTAs one after another, the threads of a CTA in issue groups.
+
+A CTA's threads each have a program counter (an index into the entry's instructions, in block
+order). The scheduler repeatedly takes the lowest counter among the threads that can run and
+issues the instructions from there for every thread at that counter together (an *issue group*:
+numpy arrays hold one register for all of them), until a branch, a barrier or an exit. So a
+branch that splits a warp runs its two sides one after the other and the threads meet again at
+the first block both reach, as the hardware's reconvergence does for structured code, and every
+thread of a loop is at the loop's head before any thread leaves it.
+
+What the hardware would hang on or leave undefined is an `EmulationError` naming the instruction,
+the CTA and the threads:
+
+* a warp-collective instruction (`semantics.WARP_COLLECTIVES`: ``mma.sync``, ``ldmatrix`` ...,
+  all ``.sync.aligned``) reached by a group that holds only part of a warp;
+* a ``bar.sync`` that cannot complete: every thread still running waits at a barrier, and some
+  wait at another barrier or have exited (PTX ISA 9.7.13.1: all threads of the CTA take part in
+  ``bar.sync`` without a thread count);
+* faults of single instructions (`memory.AccessFault`, races, ``trap``), raised through
+  `Machine.error`.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.interpreter import Interpreter, ReturnedValues, Successor
+from xdsl.traits import IsTerminator as _IsTerminator
+
+from ..compiler.errors import EmulationError
+from ..compiler.lazy_modules import np
+from ..dialects import ptx
+from . import semantics
+from .machine import Machine
+from .scheduler_values import Branch
+from .report import line as _line, ranges as _ranges
+from .values import register_dtype
+
+READY, WAITING, EXITED = 0, 1, 2
+
+
+@dataclass
+class Instruction:
+    """One decoded op: its implementation, the registers it reads and writes."""
+
+    op: object
+    impl: object  # (functions, interpreter, op, args) -> OpImplResult; None for no-ops
+    functions: object
+    reads: tuple[str, ...]
+    writes: tuple[tuple[str, object], ...]  # (register name, numpy dtype)
+    kind: str  # "op", "nop", "terminator", "barrier", "collective"
+
+
+class Program:
+    """The instructions of one entry in block order, with each block's first index."""
+
+    NOPS = ("ptx.label", "ptx.get_register", "ptx.shared_decl", "ptx.local_decl")
+
+    def __init__(self, entry, impls):
+        self.entry = entry
+        self.instructions: list[Instruction] = []
+        self.start: dict[object, int] = {}
+        self.registers: dict[str, object] = {}
+        for block in entry.body.blocks:
+            self.start[block] = len(self.instructions)
+            for op in block.ops:
+                self.instructions.append(self._decode(op, impls))
+
+    def _decode(self, op, impls) -> Instruction:
+        reads = tuple(v.type.register_name for v in op.operands)
+        writes = tuple((r.type.register_name, register_dtype(r.type.reg_class.data))
+                       for r in op.results)
+        for name, dtype in writes:
+            self.registers[name] = dtype
+        if op.name in self.NOPS:
+            return Instruction(op, None, None, reads, (), "nop")
+        if isinstance(op, ptx.ops.BarSyncOp):
+            return Instruction(op, None, None, reads, (), "barrier")
+        found = impls._impl_dict.get(type(op))  # xDSL's registry of @impl functions
+        if found is None:
+            raise EmulationError(f"the emulator has no semantics for {op.name} "
+                                 f"({_line(op)})", instruction=_line(op))
+        functions, impl = found
+        kind = ("terminator" if op.has_trait(_IsTerminator) else
+                "collective" if type(op) in semantics.WARP_COLLECTIVES else "op")
+        return Instruction(op, impl, functions, reads, writes, kind)
+
+
+class Emulation(Interpreter):
+    """xDSL's interpreter, holding the machine and the issue group the semantics run for."""
+
+    machine: Machine
+    threads: "np.ndarray"
+
+
+def _implementations() -> Emulation:
+    interp = Emulation(ModuleOp([]))
+    for functions in semantics.families():
+        interp.register_implementations(functions())
+    return interp
+
+
+@dataclass
+class CTA:
+    """Per-thread state of the CTA being run."""
+
+    pc: "np.ndarray"
+    state: "np.ndarray"
+    regs: dict = field(default_factory=dict)
+
+
+class Scheduler:
+    """Runs one entry of a module over a grid (see the module docstring)."""
+
+    def __init__(self, module: ModuleOp, entry_name: str, machine: Machine):
+        self.interp = _implementations()
+        self.interp.machine = machine
+        self.machine = machine
+        entry = next((op for op in module.walk() if isinstance(op, ptx.EntryOp)
+                      and op.sym_name.data == entry_name), None)
+        if entry is None:
+            raise EmulationError(f"the module has no ptx.entry named '{entry_name}'")
+        self.program = Program(entry, self.interp._impls)
+        machine.declare(module, entry)
+
+    def run(self) -> None:
+        gx, gy, gz = self.machine.grid
+        for z in range(gz):
+            for y in range(gy):
+                for x in range(gx):
+                    self._run_cta((x, y, z))
+
+    # -- one CTA --------------------------------------------------------------------------------
+    def _run_cta(self, cta_id) -> None:
+        m = self.machine
+        n = m.threads_per_cta
+        m.begin_cta(cta_id)
+        cta = CTA(np.zeros(n, np.int64), np.zeros(n, np.int8))
+        cta.regs = {name: np.zeros(n, dtype) for name, dtype in self.program.registers.items()}
+        self.cta = cta
+        everyone = np.arange(n, dtype=np.int64)
+        while True:
+            ready = cta.state == READY
+            if not ready.any():
+                if (cta.state == EXITED).all():
+                    return
+                self._stuck()
+            pc = int(cta.pc[ready].min())
+            group = everyone[ready & (cta.pc == pc)]
+            self._issue(group, pc, group.size == n)
+
+    def _issue(self, group, pc: int, whole: bool) -> None:
+        """Issue instructions from `pc` for `group` until a branch, barrier or exit."""
+        cta, interp, code = self.cta, self.interp, self.program.instructions
+        regs = cta.regs
+        interp.threads = group
+        self.machine.threads = group
+        while True:
+            ins = code[pc]
+            kind = ins.kind
+            if kind == "nop":
+                pc += 1
+                continue
+            if kind == "barrier":
+                cta.pc[group] = pc
+                cta.state[group] = WAITING
+                self._arrive(ins)
+                return
+            if kind == "collective":
+                self._whole_warps(ins, group, pc)
+            if whole:
+                args = tuple(regs[r] for r in ins.reads)
+            else:
+                args = tuple(regs[r][group] for r in ins.reads)
+            result = ins.impl(ins.functions, interp, ins.op, args)
+            for (name, dtype), value in zip(ins.writes, result.values):
+                if whole:
+                    regs[name] = np.asarray(value, dtype)
+                else:
+                    regs[name][group] = value
+            if kind != "terminator":
+                pc += 1
+                continue
+            self._branch(group, result.terminator_value)
+            return
+
+    def _branch(self, group, value) -> None:
+        cta, start = self.cta, self.program.start
+        if isinstance(value, Successor):
+            cta.pc[group] = start[value.block]
+        elif isinstance(value, Branch):
+            taken = np.asarray(value.taken, bool)
+            cta.pc[group[taken]] = start[value.target]
+            cta.pc[group[~taken]] = start[value.fallthrough]
+        elif isinstance(value, ReturnedValues):
+            cta.state[group] = EXITED
+        else:  # pragma: no cover - a semantics module broke the contract
+            raise TypeError(f"terminator value {value!r}")
+
+    # -- barriers and warps ---------------------------------------------------------------------
+    def _arrive(self, ins: Instruction) -> None:
+        """Release the barrier when every thread still running waits at one with its id."""
+        cta = self.cta
+        running = cta.state != EXITED
+        waiting = cta.state == WAITING
+        if not (waiting == running).all():
+            return  # threads still ready: they run first
+        code = self.program.instructions
+        ids = {int(code[p].op.barrier.value.data) for p in np.unique(cta.pc[waiting])}
+        if len(ids) > 1 or (cta.state == EXITED).any():
+            self._stuck()
+        cta.state[waiting] = READY
+        cta.pc[waiting] += 1
+        self.machine.barrier()
+
+    def _stuck(self) -> None:
+        cta, code = self.cta, self.program.instructions
+        waiting = np.nonzero(cta.state == WAITING)[0]
+        exited = np.nonzero(cta.state == EXITED)[0]
+        pcs = np.unique(cta.pc[waiting])
+        first = code[int(pcs[0])].op
+        where = "; ".join(f"threads {_ranges(waiting[cta.pc[waiting] == p])} wait at "
+                          f"'{_line(code[int(p)].op)}' (instruction {int(p)})" for p in pcs)
+        also = f"; threads {_ranges(exited)} exited without reaching it" if exited.size else ""
+        self.machine.error(first, f"barrier never completes: {where}{also}",
+                           np.concatenate([waiting, exited]), kind="deadlock")
+
+    def _whole_warps(self, ins: Instruction, group, pc: int) -> None:
+        n = self.machine.threads_per_cta
+        if n % 32:
+            self.machine.error(ins.op, f"warp-collective instruction in a CTA of {n} threads: "
+                                       f"warp {n // 32} has only {n % 32} lanes, and "
+                                       ".sync.aligned needs every lane of the warp",
+                               group, kind="divergence")
+        warps = np.unique(group // 32)
+        if group.size == warps.size * 32:  # (group is sorted and unique)
+            return
+        need = (warps[:, None] * 32 + np.arange(32)).ravel()
+        missing = np.setdiff1d(need, group)
+        states = {READY: "at another instruction", WAITING: "waiting at a barrier",
+                  EXITED: "exited"}
+        detail = ", ".join(
+            f"threads {_ranges(missing[self.cta.state[missing] == s])} {txt}"
+            for s, txt in states.items() if (self.cta.state[missing] == s).any())
+        self.machine.error(ins.op, f"warp-collective instruction executed by part of a warp: "
+                                   f"threads {_ranges(group)} reached it, {detail}; "
+                                   ".sync.aligned needs every lane of the warp",
+                           missing, kind="divergence")
+
+
+def run_entry(module: ModuleOp, entry: str, grid, block, params: bytes, memory,
+              shared_bytes: int = 0, stdout=None) -> None:
+    """Run `entry` of a ptx-dialect `module` over `grid` x `block` (3-tuples), with kernel
+    parameters `params` (8-byte slots, as `runtime.packing` packs them) on `memory`
+    (`memory.Memory`, which the kernel's stores update). ``EmulationError`` for a fault."""
+    machine = Machine(memory, tuple(grid), tuple(block), params, shared_bytes,
+                      stdout or sys.stdout, entry)
+    Scheduler(module, entry, machine).run()
+
+
+__all__ = ["run_entry", "Scheduler", "Branch", "Emulation", "Program"]

@@ -1,0 +1,287 @@
+"""Warp-collective matrix instructions: ``mma.sync``, ``ldmatrix`` and ``stmatrix``.
+
+Every implementation receives whole warps (`warp_collective`): n threads, n a multiple of 32,
+thread ``32 w + l`` being lane l of warp w. Arrays are reshaped to (warps, 32, registers).
+
+**mma.sync** (PTX ISA 9.7.14.5.14 "mma", anchor #warp-level-matrix-instructions-mma): per warp
+the A (M x K), B (K x N) and C (M x N) matrices are built from the lanes' registers through the
+ISA's fragment maps (`fragment`), D = A B + C is computed, and D is scattered back through the
+C map. The maps are stated here on their own, from the ISA's fragment sections, not taken from
+`tylo.compiler.mma_atom`, so that an ownership bug in the compiler gives a wrong answer here.
+
+Numerics (the emulator's model; the ISA leaves "the accumulation order, rounding, and handling
+of subnormal inputs" of floating-point mma unspecified):
+
+* bf16, f16, e4m3 and e5m2 operands are decoded exactly; tf32 operands are .b32 registers whose
+  low 13 mantissa bits are ignored (truncated, not rounded); subnormal inputs are kept.
+* Every product is exact in float64 (at most 2 x 11 significant bits). Each D element is the
+  float64 sum of its K products (numpy's matmul), plus C, rounded to float32 to nearest even
+  (overflow to infinity, subnormal results kept): a single rounding of the exact value whenever
+  the float64 sum is exact, i.e. unless the terms' magnitudes spread over more than about
+  2**30. A NaN result is written as 0x7FFFFFFF.
+* Integer mma (.s8/.u8 operands, .s32 accumulators) is exact; the dialect emits no
+  ``.satfinite``, so the accumulated value wraps modulo 2**32, as the ISA says.
+
+**ldmatrix / stmatrix** (9.7.14.5.15 #warp-level-matrix-instructions-ldmatrix, 9.7.14.5.16
+#warp-level-matrix-instructions-stmatrix): for ``.xN``, lane ``8 j + r`` (j < N) gives the
+.shared address of row r of matrix j, each row 16 bytes (eight 16-bit units, little-endian);
+the other lanes' addresses are not read. Register j of lane l holds units (row l // 4, columns
+2 (l % 4) and 2 (l % 4) + 1) of matrix j, low half first; with ``.trans`` it holds (rows
+2 (l % 4) and 2 (l % 4) + 1, column l // 4). Memory goes through ``machine.load(op, "shared",
+addresses, 16)`` and ``machine.store(op, "shared", addresses, bytes)``, which check bounds and
+16-byte alignment and track races, one row per address.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from xdsl.interpreter import InterpreterFunctions, impl, register_impls
+
+from ...compiler import dtypes
+from ...compiler.fp8 import from_float8
+from ...compiler.lazy_modules import np
+from ...dialects.ptx.control import MmaSyncOp
+from ...dialects.ptx.matrix import LdMatrixOp, StMatrixOp
+from ..values import as_float
+from . import warp_collective
+
+WARP = 32
+"""Threads of a warp."""
+
+FRAGMENT_SECTIONS: dict[tuple[tuple[int, int, int], int], str] = {
+    ((16, 8, 4), 32): "9.7.14.5.6 #warp-level-matrix-fragment-mma-1684 (.tf32)",
+    ((16, 8, 8), 32): "9.7.14.5.7 #warp-level-matrix-fragment-mma-1688 (.tf32)",
+    ((16, 8, 8), 16): "9.7.14.5.7 #warp-level-matrix-fragment-mma-1688 (.f16/.bf16)",
+    ((16, 8, 16), 16): "9.7.14.5.8 #warp-level-matrix-fragment-mma-16816-float",
+    ((16, 8, 16), 8): "9.7.14.5.9 #warp-level-matrix-fragment-mma-16816-i8-f8",
+    ((16, 8, 32), 8): "9.7.14.5.10 #warp-level-matrix-fragment-mma-16832",
+}
+"""(shape (m, n, k), bits of an A/B element) -> the PTX ISA section whose fragment tables
+`fragment` restates; the emulator runs mma.sync of these fragments only."""
+
+OPERAND_BITS = {"bf16": 16, "f16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
+"""Bits of one A/B element per PTX type (a .tf32 element fills a .b32 register)."""
+
+ACCUMULATORS = ("f32", "s32")
+"""C/D types the emulator runs (one 32-bit element per register)."""
+
+_SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)\Z")
+_NAN32 = 0x7FFFFFFF
+_TF32_MASK = 0xFFFFE000  # sign, exponent and the 10 high mantissa bits
+
+
+@functools.lru_cache(maxsize=None)
+def fragment(shape: tuple[int, int, int], bits: int, role: str):
+    """The fragment map of operand `role` ("A", "B" or "C", C also for D) of mma.sync of `shape`
+    with `bits`-bit A/B elements: an int64 array (32, elements, 2) of the (row, col) that element
+    i of lane l holds (A: (m, k), B: (k, n), C: (m, n)); element i is the i-th of the lane's
+    registers read low bits first, ``32 // bits`` per register for A and B, one per register
+    for C.
+
+    The ISA's tables (the sections in `FRAGMENT_SECTIONS`) restated with groupID g = lane >> 2,
+    threadID_in_group t = lane % 4, e = 32 // bits elements per register, element i in register
+    j = i // e at position u = i % e: each register holds e consecutive k, the four threads of a
+    group cover 4 e consecutive k, and
+
+    * A: row = g + 8 (j % 2), col = e t + u + 4 e (j // 2)  (registers alternate rows g, g + 8);
+    * B: row = e t + u + 4 e j, col = g;
+    * C/D: row = g + 8 (i // 2), col = 2 t + i % 2.
+
+    For example (9.7.14.5.8, .bf16 m16n8k16): lane 5 holds A (1, 2), (1, 3), (9, 2), (9, 3),
+    (1, 10), (1, 11), (9, 10), (9, 11); (9.7.14.5.6, .tf32 m16n8k4) A "row = groupID for a0,
+    groupID + 8 for a1, col = threadID_in_group".
+    Raises KeyError for a (shape, bits) outside `FRAGMENT_SECTIONS`, ValueError for a role.
+    """
+    FRAGMENT_SECTIONS[(shape, bits)]  # the ISA states no other fragment
+    m, n, k = shape
+    e = 32 // bits
+    count = {"A": m * k, "B": k * n, "C": m * n}[role] // WARP
+    lane = np.arange(WARP)[:, None]
+    i = np.arange(count)[None, :]
+    g, t = lane >> 2, lane % 4
+    j, u = i // e, i % e
+    if role == "A":
+        row, col = g + 8 * (j % 2), e * t + u + 4 * e * (j // 2)
+    elif role == "B":
+        row, col = e * t + u + 4 * e * j, g
+    else:
+        row, col = g + 8 * (i // 2), 2 * t + i % 2
+    out = np.stack(np.broadcast_arrays(row, col), axis=-1).astype(np.int64)
+    out.flags.writeable = False
+    return out
+
+
+def _warps(interpreter, op, arrays, what: str):
+    """Stack per-register arrays of length n into (warps, 32, registers)."""
+    n = arrays[0].shape[0]
+    if n % WARP:
+        interpreter.machine.error(op, f"{what}: {n} threads are not whole warps",
+                                  interpreter.threads)
+    stacked = np.stack(arrays, axis=-1).astype(np.uint32, copy=False)
+    return stacked.reshape(n // WARP, WARP, len(arrays))
+
+
+def _operand(shape, bits: int, role: str):
+    """(coords, (rows, cols), element bits) of operand `role` (A, B or C)."""
+    m, n, k = shape
+    size = {"A": (m, k), "B": (k, n), "C": (m, n)}[role]
+    return fragment(shape, bits, role), size, bits if role in "AB" else 32
+
+
+def fragment_matrix(registers, shape: tuple[int, int, int], bits: int, role: str):
+    """The matrices that warps' registers hold as operand `role` of mma.sync: `registers`
+    (warps, 32, R) uint32 -> (warps, rows, cols) uint32 raw elements (A and B: `bits` wide,
+    unpacked low bits first; C/D: one 32-bit element per register), through `fragment`."""
+    coords, (rows, cols), width = _operand(shape, bits, role)
+    e = 32 // width
+    raw = registers[..., None] >> (np.arange(e, dtype=np.uint32) * np.uint32(width))
+    raw = raw.reshape(*registers.shape[:-1], -1) & np.uint32((1 << width) - 1)
+    out = np.zeros((registers.shape[0], rows, cols), np.uint32)
+    out[:, coords[..., 0], coords[..., 1]] = raw
+    return out
+
+
+def fragment_registers(matrices, shape: tuple[int, int, int], bits: int, role: str):
+    """The inverse of `fragment_matrix`: (warps, rows, cols) raw elements (integers that fit the
+    element width) -> (warps, 32, R) uint32 registers of operand `role`."""
+    coords, _, width = _operand(shape, bits, role)
+    e = 32 // width
+    raw = np.asarray(matrices)[:, coords[..., 0], coords[..., 1]].astype(np.uint32)
+    raw = raw.reshape(raw.shape[0], WARP, -1, e)
+    out = np.zeros(raw.shape[:-1], np.uint32)
+    for u in range(e):
+        out |= raw[..., u] << np.uint32(width * u)
+    return out
+
+
+def _decode(raw, ptx_type: str):
+    """Raw A/B elements (uint32) -> exact values: float64 for floating types, int64 for
+    integers. tf32: the low 13 bits are ignored."""
+    if ptx_type in ("bf16", "f16"):
+        return as_float(raw.astype(np.uint16), ptx_type).astype(np.float64)
+    if ptx_type == "tf32":
+        return as_float(raw & np.uint32(_TF32_MASK), "f32").astype(np.float64)
+    if ptx_type in ("e4m3", "e5m2"):
+        fp8 = dtypes.Float8E4M3 if ptx_type == "e4m3" else dtypes.Float8E5M2
+        return from_float8(raw.astype(np.uint8), fp8).astype(np.float64)
+    if ptx_type == "s8":
+        return raw.astype(np.uint8).view(np.int8).astype(np.int64)
+    return raw.astype(np.int64)  # u8
+
+
+def mma(shape: tuple[int, int, int], types: str, a, b, c):
+    """D of ``mma.sync.aligned.<shape>.row.col.<types>`` for whole warps, as (warps, 32, 4)
+    uint32 register bits; `a`, `b`, `c`: (warps, 32, registers) uint32 register bits (A and B
+    packed, low element first; C one f32/s32 per register). `types` is "D.A.B.C", e.g.
+    "f32.bf16.bf16.f32". Raises ValueError naming what the emulator does not run (a type
+    outside `OPERAND_BITS`/`ACCUMULATORS`, A and B of different widths, a fragment outside
+    `FRAGMENT_SECTIONS`, register counts that do not fit the shape). Numerics: module text."""
+    d_type, a_type, b_type, c_type = types.split(".")
+    if a_type not in OPERAND_BITS or b_type not in OPERAND_BITS:
+        raise ValueError(f"operand types .{a_type}/.{b_type}: the emulator runs "
+                         f"{', '.join('.' + t for t in OPERAND_BITS)}")
+    if c_type not in ACCUMULATORS or d_type != c_type:
+        raise ValueError(f"accumulators .{d_type}/.{c_type}: the emulator runs .f32 and .s32")
+    bits = OPERAND_BITS[a_type]
+    if OPERAND_BITS[b_type] != bits or (shape, bits) not in FRAGMENT_SECTIONS:
+        raise ValueError(f"no PTX ISA fragment table for m{shape[0]}n{shape[1]}k{shape[2]} "
+                         f"with .{a_type} A and .{b_type} B")
+    m, n, k = shape
+    e = 32 // bits
+    for what, regs, count in (("A", a, m * k // e), ("B", b, k * n // e), ("C", c, m * n)):
+        if regs.shape[-1] * WARP != count:
+            raise ValueError(f"{what} of m{m}n{n}k{k} takes {count // WARP} registers, "
+                             f"got {regs.shape[-1]}")
+    with np.errstate(all="ignore"):  # NaN casts, inf - inf, overflow: IEEE results, quietly
+        return _multiply_add(shape, bits, a_type, a, b_type, b, c_type, c)
+
+
+def _multiply_add(shape, bits: int, a_type: str, a, b_type: str, b, c_type: str, c):
+    """`mma` once its arguments are checked."""
+    A = _decode(fragment_matrix(a, shape, bits, "A"), a_type)
+    B = _decode(fragment_matrix(b, shape, bits, "B"), b_type)
+    C = fragment_matrix(c, shape, bits, "C")
+    if c_type == "s32":
+        D = np.matmul(A, B) + C.view(np.int32).astype(np.int64)
+        d = (D & 0xFFFFFFFF).astype(np.uint32)
+    else:
+        D = (np.matmul(A, B) + C.view(np.float32).astype(np.float64)).astype(np.float32)
+        d = np.where(np.isnan(D), np.uint32(_NAN32), D.view(np.uint32))
+    return fragment_registers(d, shape, bits, "C")
+
+
+def _lane_units():
+    """(g, t) of the 32 lanes: the row (or column) and the unit pair of ldmatrix/stmatrix."""
+    lane = np.arange(WARP)
+    return lane >> 2, lane % 4
+
+
+def _row_addresses(interpreter, op, address, num: int):
+    """The .shared row addresses ldmatrix/stmatrix read: lanes 0 .. 8 num - 1 of each warp,
+    warp-major, as uint64."""
+    lanes = _warps(interpreter, op, [address], op.name)[..., 0]
+    return lanes[:, : 8 * num].reshape(-1).astype(np.uint64)
+
+
+def _row_lanes(interpreter, num: int):
+    """Positions in the issue group of the lanes `_row_addresses` takes, in its order."""
+    warps = interpreter.threads.size // 32
+    return (np.arange(warps)[:, None] * 32 + np.arange(8 * num)).reshape(-1)
+
+
+@register_impls
+class MatrixSemantics(InterpreterFunctions):
+    """Semantics of ``ptx.mma_sync``, ``ptx.ldmatrix`` and ``ptx.stmatrix`` (module text)."""
+
+    @impl(MmaSyncOp)
+    def run_mma_sync(self, interpreter, op: MmaSyncOp, args):
+        match = _SHAPE.match(op.shape.data)
+        na, nb = len(op.a), len(op.b)
+        a = _warps(interpreter, op, args[:na], "mma.sync A")
+        b = _warps(interpreter, op, args[na:na + nb], "mma.sync B")
+        c = _warps(interpreter, op, args[na + nb:], "mma.sync C")
+        try:
+            if match is None:
+                raise ValueError(f"shape '{op.shape.data}' is not m<M>n<N>k<K>")
+            shape = tuple(int(x) for x in match.groups())
+            d = mma(shape, op.types.data, a, b, c)
+        except ValueError as e:
+            interpreter.machine.error(op, f"mma.sync.{op.shape.data}.{op.types.data}: {e}",
+                                      interpreter.threads)
+        return tuple(d[..., r].reshape(-1) for r in range(d.shape[-1]))
+
+    @impl(LdMatrixOp)
+    def run_ldmatrix(self, interpreter, op: LdMatrixOp, args):
+        num = op.num.value.data
+        addresses = _row_addresses(interpreter, op, args[0], num)
+        rows = interpreter.machine.load(op, "shared", addresses, 16, _row_lanes(interpreter, num))
+        units = np.ascontiguousarray(rows, dtype=np.uint8).view("<u2").reshape(-1, num, 8, 8)
+        g, t = _lane_units()
+        if op.trans is None:
+            low, high = units[:, :, g, 2 * t], units[:, :, g, 2 * t + 1]
+        else:
+            low, high = units[:, :, 2 * t, g], units[:, :, 2 * t + 1, g]
+        regs = low.astype(np.uint32) | (high.astype(np.uint32) << np.uint32(16))
+        return tuple(regs[:, j, :].reshape(-1) for j in range(num))
+
+    @impl(StMatrixOp)
+    def run_stmatrix(self, interpreter, op: StMatrixOp, args):
+        num = op.num.value.data
+        addresses = _row_addresses(interpreter, op, args[0], num)
+        regs = _warps(interpreter, op, args[1:], "stmatrix").transpose(0, 2, 1)  # (W, num, 32)
+        low = (regs & np.uint32(0xFFFF)).astype(np.uint16)
+        high = (regs >> np.uint32(16)).astype(np.uint16)
+        units = np.zeros((regs.shape[0], num, 8, 8), "<u2")
+        g, t = _lane_units()
+        if op.trans is None:
+            units[:, :, g, 2 * t], units[:, :, g, 2 * t + 1] = low, high
+        else:
+            units[:, :, 2 * t, g], units[:, :, 2 * t + 1, g] = low, high
+        interpreter.machine.store(op, "shared", addresses, units.view(np.uint8).reshape(-1, 16),
+                                  _row_lanes(interpreter, num))
+        return ()
+
+
+warp_collective(MmaSyncOp, LdMatrixOp, StMatrixOp)

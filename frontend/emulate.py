@@ -1,0 +1,129 @@
+"""``kernel.emulate[grid, block](*args)``: run a kernel on the CPU emulator (`tylo.emulator`).
+
+The arguments go through the launch rules of `Kernel._bind` (the compile-time description of
+host arrays: dtype, rank, strides, the annotation), the kernel is traced and lowered to the
+``ptx`` dialect exactly as for the GPU (no ptxas), and the emulator runs that IR thread by
+thread. Array arguments are numpy arrays or torch CPU tensors; each is copied into the
+emulator's global memory (the span its strides cover) and copied back after the run, so the
+kernel's stores land in the caller's arrays as on the GPU. ``TYLO_EMULATE=1`` sends every
+``kernel[grid, block](...)`` launch here.
+
+Errors: `ArgumentError` for a device array, a negative stride or a description without data
+(`tylo.Tensor`); `EmulationError` for what the kernel does wrong (out of bounds, a race, ...),
+with nothing copied back.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..compiler import dtypes
+from ..compiler.errors import ArgumentError, LaunchError, TyloError
+from ..compiler.lazy_modules import np
+from ..runtime.arrays import DeviceArray
+from ..runtime.function import launch_dims
+from ..runtime.packing import packer
+from ..compiler.signature import Tensor
+
+
+def host_array(name: str, value):
+    """`value` as a numpy array when it is a host array (numpy, torch CPU tensor), else
+    `value` unchanged; ArgumentError for a device array or a description."""
+    if isinstance(value, Tensor):
+        raise ArgumentError(name, "is a tylo.Tensor description, which holds no data to emulate "
+                                  "on; pass a numpy array or a torch CPU tensor")
+    module = type(value).__module__ or ""
+    if module.startswith("torch") and hasattr(value, "data_ptr"):
+        if value.device.type != "cpu":
+            raise ArgumentError(name, f"is on {value.device}; the emulator runs on host arrays "
+                                      "(numpy arrays, torch CPU tensors): pass x.cpu()")
+        dtype = dtypes.as_dtype(value.dtype, f"argument '{name}'")
+        if dtype.numpy_name.startswith("ml_dtypes") or dtype.name == "Bool":
+            ints = {8: "uint8", 16: "int16"}[dtype.bits]
+            import torch
+
+            return value.view(getattr(torch, ints)).numpy().view(dtype.numpy)
+        return value.numpy()
+    if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack_device__") \
+            and not isinstance(value, np.ndarray):
+        raise ArgumentError(name, "is a device array; the emulator runs on host arrays (numpy "
+                                  "arrays, torch CPU tensors)")
+    return value
+
+
+def _span(name: str, a):
+    """A flat view of the bytes `a`'s strides cover, from its first element."""
+    if any(s < 0 for s in a.strides):
+        raise ArgumentError(name, "has a negative stride, which the emulator does not take")
+    if a.size == 0:
+        return np.zeros(0, a.dtype)
+    count = sum((n - 1) * s for n, s in zip(a.shape, a.strides)) // a.itemsize + 1
+    return np.lib.stride_tricks.as_strided(a, shape=(count,), strides=(a.itemsize,))
+
+
+class Emulated:
+    """``kernel.emulate[grid, block]`` or ``[grid, block, shared_bytes]``; call it with the
+    kernel's arguments. `stdout` receives the kernel's ``tylo.print`` lines."""
+
+    def __init__(self, kernel, grid, block, shared_bytes: int = 0, stdout=None):
+        self.kernel = kernel
+        self.grid = launch_dims("grid", grid)
+        self.block = launch_dims("block", block)
+        if type(shared_bytes) is not int or shared_bytes < 0:
+            raise LaunchError(f"dynamic shared memory {shared_bytes!r} must be a non-negative int")
+        self.shared_bytes = shared_bytes
+        self.stdout = stdout
+
+    def __call__(self, *args, **kwargs) -> None:
+        try:
+            self._run(args, kwargs)
+        except TyloError as e:
+            raise e.with_traceback(None) from None
+
+    def _run(self, args, kwargs) -> None:
+        from ..emulator.memory import Memory
+        from ..emulator.scheduler import run_entry
+        from ..runtime import driver
+
+        kernel = self.kernel
+        names = list(kernel.signature.parameters)
+        args = tuple(host_array(names[i] if i < len(names) else "?", a) for i, a in enumerate(args))
+        kwargs = {k: host_array(k, v) for k, v in kwargs.items()}
+        specs, values = kernel._bind(args, kwargs, describe=True)
+        arch = driver.target_arch()
+        module, name, params = kernel._emulation_module(specs, values, self.block, arch)
+        bound = kernel.signature.bind(*args, **kwargs)
+        memory, spans, launch_values = Memory(), [], {}
+        for pname, value in bound.arguments.items():
+            if isinstance(value, np.ndarray) and pname in values:
+                span = _span(pname, value)
+                base = memory.allocate(f"argument '{pname}'", span)
+                spans.append((span, len(memory.allocations) - 1))
+                strides = tuple(s // value.itemsize for s in value.strides)
+                launch_values[pname] = DeviceArray(base, dtypes.as_dtype(value.dtype),
+                                                   tuple(value.shape), strides, kind="emulated")
+            else:
+                launch_values[pname] = values.get(pname, value)
+        packed = packer(params).pack(launch_values)
+        slots = bytes(packed.buffer)[8 * len(params): 16 * len(params)]
+        run_entry(module, name, self.grid, self.block, slots, memory, self.shared_bytes,
+                  self.stdout or sys.stdout)
+        for span, index in spans:
+            data = memory.allocations[index].data
+            span[...] = data.view(span.dtype)[: span.size] if span.size else span
+
+
+class EmulateIndexer:
+    """``kernel.emulate``: index it with the launch configuration."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getitem__(self, config) -> Emulated:
+        if not isinstance(config, tuple) or len(config) not in (2, 3):
+            raise LaunchError("emulation is kernel.emulate[grid, block] or "
+                              "kernel.emulate[grid, block, shared_bytes]")
+        return Emulated(self.kernel, *config)
+
+
+__all__ = ["Emulated", "EmulateIndexer", "host_array"]

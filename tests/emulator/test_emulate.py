@@ -1,0 +1,155 @@
+"""``kernel.emulate[grid, block](...)``: kernels run on the CPU emulator and match numpy; what the
+hardware would fault on is an `EmulationError` naming the instruction and the threads."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+import tylo
+from tylo import Float32, Int32
+from tylo.compiler.errors import ArgumentError, EmulationError
+
+
+@tylo.kernel
+def add(out, x, y, n):
+    i = tylo.block_idx(0) * 128 + tylo.thread_idx()
+    if i < n:
+        out[i] = x[i] + y[i]
+
+
+def test_vector_add_matches_numpy_with_a_partial_last_block():
+    rng = np.random.default_rng(1)
+    n = 300
+    x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    out = np.full(n, np.nan, np.float32)
+    add.emulate[3, 128](out, x, y, n)
+    np.testing.assert_array_equal(out, x + y)
+
+
+@tylo.kernel
+def reverse(out, x):
+    t = tylo.thread_idx()
+    s = tylo.SharedTile(tylo.shared_alloc(Float32, 256), tylo.Layout((256,), (1,)))
+    s[t] = x[t]
+    tylo.barrier()
+    out[t] = s[255 - t]
+
+
+@tylo.kernel
+def reverse_racy(out, x):
+    t = tylo.thread_idx()
+    s = tylo.SharedTile(tylo.shared_alloc(Float32, 256), tylo.Layout((256,), (1,)))
+    s[t] = x[t]
+    out[t] = s[255 - t]  # no barrier: thread t reads what thread 255 - t wrote
+
+
+def test_shared_memory_and_a_barrier():
+    x = np.random.default_rng(2).standard_normal(256).astype(np.float32)
+    out = np.zeros(256, np.float32)
+    reverse.emulate[1, 256](out, x)
+    np.testing.assert_array_equal(out, x[::-1])
+
+
+def test_a_missing_barrier_is_reported_as_a_race_and_nothing_is_written():
+    x = np.arange(256, dtype=np.float32)
+    out = np.full(256, -1.0, np.float32)
+    with pytest.raises(EmulationError) as e:
+        reverse_racy.emulate[1, 256](out, x)
+    msg = e.value.message
+    assert "data race on shared" in msg and "read after write" in msg and "ld.shared.f32" in msg
+    assert e.value.kind == "race" and len(e.value.threads) == 1
+    assert (out == -1.0).all()
+
+
+@tylo.kernel
+def write_past(out):
+    out[tylo.thread_idx() + 1] = 1.0
+
+
+def test_an_out_of_bounds_store_names_the_argument_thread_and_address():
+    out = np.zeros(32, np.float32)
+    with pytest.raises(EmulationError) as e:
+        write_past.emulate[1, 32](out)
+    msg = e.value.message
+    assert "past the end of argument 'out' (128 bytes" in msg and "thread 31" in msg
+    assert "st.global.f32" in msg
+
+
+@tylo.kernel
+def divergent_barrier(out):
+    t = tylo.thread_idx()
+    if t < 16:
+        tylo.barrier()
+    out[t] = 1.0
+
+
+def test_a_barrier_some_threads_never_reach_is_an_error_not_a_hang():
+    with pytest.raises(EmulationError) as e:
+        divergent_barrier.emulate[1, 32](np.zeros(32, np.float32))
+    msg = e.value.message
+    assert "barrier never completes" in msg and "threads 0-15 wait at 'bar.sync 0;'" in msg
+    assert "threads 16-31 exited" in msg
+
+
+@tylo.kernel
+def checked_window(out, origin):
+    w = tylo.window(out, (origin,), (32,))
+    w[tylo.thread_idx()] = 2.0
+
+
+def test_a_failed_window_check_traps():
+    out = np.zeros(64, np.float32)
+    checked_window.emulate[1, 32](out, 32)
+    assert (out[32:] == 2.0).all() and (out[:32] == 0).all()
+    with pytest.raises(EmulationError, match="trap"):
+        checked_window.emulate[1, 32](out, 40)
+
+
+@tylo.kernel
+def show(x):
+    t = tylo.thread_idx()
+    tylo.print("thread {} has {}", t, x[t])
+
+
+def test_print_writes_one_line_per_thread(capsys):
+    show.emulate[1, 4](np.arange(4, dtype=np.float32) / 2)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4 and lines[1].startswith("thread 1 has 0.5")
+    out = io.StringIO()
+    emulated = show.emulate[1, 4]
+    emulated.stdout = out
+    emulated(np.arange(4, dtype=np.float32) / 2)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 4 and lines[1].startswith("thread 1 has 0.5")
+
+
+def test_host_arrays_only():
+    with pytest.raises(ArgumentError, match="tylo.Tensor description"):
+        add.emulate[1, 128](tylo.Tensor(Float32, 1), np.zeros(4, np.float32),
+                            np.zeros(4, np.float32), 4)
+
+
+def test_torch_cpu_tensors_are_written_in_place():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(256)
+    out = torch.zeros(256)
+    reverse.emulate[1, 256](out, x)
+    assert torch.equal(out, x.flip(0))
+
+
+def test_tylo_emulate_sends_launches_to_the_emulator(monkeypatch):
+    monkeypatch.setenv("TYLO_EMULATE", "1")
+
+    @tylo.kernel
+    def twice(out, x):
+        t = tylo.thread_idx()
+        out[t] = x[t] * 2
+
+    x = np.arange(32, dtype=np.int32)
+    out = np.zeros(32, np.int32)
+    twice[1, 32](out, x)
+    np.testing.assert_array_equal(out, 2 * x)
+    assert Int32  # (the kernel's arrays are Int32)

@@ -21,6 +21,7 @@ from .attributes import (
     COMPARISONS,
     INTEGER_MUL_MODES,
     STATE_SPACES,
+    modifier_words,
     ModeAttr,
     OptionalMode,
     PtxTypeAttr,
@@ -87,9 +88,10 @@ def declared_space(op: IRDLOperation, symbol: str) -> str | None:
 class BinaryInstruction(PTXInstruction, ABC):
     """``opcode{.mode}.type d, a, b;`` with d, a, b of the type's register class.
 
-    `MODES` are the modifiers the op takes: mul's ``lo``/``hi``/``wide`` with integer types (``wide``
-    writes a result twice the operands' width), the others (roundings, ``approx``, ``full``,
-    ``NaN``) with floating-point types. Shifts take a .b32 amount.
+    `MODES` are the modifier words the op takes: mul's ``lo``/``hi``/``wide`` with integer types
+    (``wide`` writes a result twice the operands' width), ``sat`` with either, the others
+    (roundings, ``approx``, ``full``, ``ftz``, ``NaN``) with floating-point types. Shifts take a
+    .b32 amount.
     """
 
     OPCODE: ClassVar[str]
@@ -117,20 +119,19 @@ class BinaryInstruction(PTXInstruction, ABC):
         _want(self.lhs, cls, f"{self.name} operand a")
         _want(self.rhs, "b32" if self.OPCODE in ("shl", "shr") else cls, f"{self.name} operand b")
         out = cls
-        if self.mode is not None:
-            mode = self.mode.data
-            if mode not in self.MODES:
+        for word in modifier_words(self.mode):
+            if word not in self.MODES:
                 takes = ", ".join(f".{m}" for m in self.MODES) or "no modifier"
-                raise VerifyException(f"{self.name} takes {takes}, not .{mode}")
-            if mode == "wide":
+                raise VerifyException(f"{self.name} takes {takes}, not .{word}")
+            if word == "wide":
                 if t.kind not in ("s", "u") or t.bits not in (16, 32):
                     raise VerifyException(
                         f"{self.name} mode wide needs a 16- or 32-bit integer type, got .{t.suffix}"
                     )
                 out = {16: "b32", 32: "b64"}[t.bits]
-            if (mode in INTEGER_MUL_MODES) != (t.kind != "f"):
-                kind = "integer" if mode in INTEGER_MUL_MODES else "floating-point"
-                raise VerifyException(f"{self.name}.{mode} takes {kind} types, not .{t.suffix}")
+            if word != "sat" and (word in INTEGER_MUL_MODES) != (t.kind != "f"):
+                kind = "integer" if word in INTEGER_MUL_MODES else "floating-point"
+                raise VerifyException(f"{self.name}.{word} takes {kind} types, not .{t.suffix}")
         _want(self.result, out, f"{self.name} result")
 
     def assembly_line(self) -> str:

@@ -46,7 +46,7 @@ class AddOp(BinaryInstruction):
 
     name = "ptx.add"
     OPCODE: ClassVar[str] = "add"
-    MODES: ClassVar[tuple[str, ...]] = ROUNDINGS
+    MODES: ClassVar[tuple[str, ...]] = ROUNDINGS + ("ftz", "sat")
 
 
 @irdl_op_definition
@@ -55,7 +55,7 @@ class SubOp(BinaryInstruction):
 
     name = "ptx.sub"
     OPCODE: ClassVar[str] = "sub"
-    MODES: ClassVar[tuple[str, ...]] = ROUNDINGS
+    MODES: ClassVar[tuple[str, ...]] = ROUNDINGS + ("ftz", "sat")
 
 
 @irdl_op_definition
@@ -64,7 +64,7 @@ class MulOp(BinaryInstruction):
 
     name = "ptx.mul"
     OPCODE: ClassVar[str] = "mul"
-    MODES: ClassVar[tuple[str, ...]] = INTEGER_MUL_MODES + ROUNDINGS
+    MODES: ClassVar[tuple[str, ...]] = INTEGER_MUL_MODES + ROUNDINGS + ("ftz", "sat")
 
 
 @irdl_op_definition
@@ -73,7 +73,7 @@ class DivOp(BinaryInstruction):
 
     name = "ptx.div"
     OPCODE: ClassVar[str] = "div"
-    MODES: ClassVar[tuple[str, ...]] = ("approx", "full") + ROUNDINGS
+    MODES: ClassVar[tuple[str, ...]] = ("approx", "full") + ROUNDINGS + ("ftz",)
 
 
 @irdl_op_definition
@@ -90,7 +90,7 @@ class MinOp(BinaryInstruction):
 
     name = "ptx.min"
     OPCODE: ClassVar[str] = "min"
-    MODES: ClassVar[tuple[str, ...]] = ("NaN",)
+    MODES: ClassVar[tuple[str, ...]] = ("ftz", "NaN")
 
 
 @irdl_op_definition
@@ -99,7 +99,7 @@ class MaxOp(BinaryInstruction):
 
     name = "ptx.max"
     OPCODE: ClassVar[str] = "max"
-    MODES: ClassVar[tuple[str, ...]] = ("NaN",)
+    MODES: ClassVar[tuple[str, ...]] = ("ftz", "NaN")
 
 
 @irdl_op_definition

@@ -4,8 +4,9 @@ Each modifier is an xDSL `EnumAttribute` over a `StrEnum` built from the one tab
 encoding: `PtxTypeAttr` from `tylo.compiler.ptx_types.PTX_TYPES` (PTX ISA 5.2 "Types"),
 `StateSpaceAttr` from `STATE_SPACES` (5.1 "State Spaces"), `CmpOpAttr` from `COMPARISONS` and
 `FLOAT_COMPARISONS` (9.7.1/9.7.3 "setp"), `ModeAttr` from `MODES` and `CvtModeAttr` from
-`CVT_MODES` (the modifiers after an opcode: 9.7.1.3 mul, 9.7.3 floating-point rounding, 9.7.9.21
-cvt). An op checks which members it takes; the attribute guarantees a member of the table.
+`CVT_MODES`. A mode is the dot-joined modifiers between opcode and type (``rn.ftz``,
+``rn.satfinite``), in the ISA's order, each table built from the word tables of its slots. An op
+checks which members (or words, `modifier_words`) it takes; the attribute guarantees a member.
 
 A member is a ``str`` (xDSL's StrEnum): ``op.type.data == "f32"`` holds and a member indexes a
 table keyed by strings (``PTX_TYPES[op.type.data]``). In the textual IR a modifier is a string
@@ -17,6 +18,7 @@ cvt's two types), so that the text keeps the form ``ptx.cvt "rn" "f32" "s32" %x`
 
 from __future__ import annotations
 
+import itertools
 from typing import ClassVar
 
 from xdsl.dialects.utils import EnumAttribute
@@ -59,15 +61,44 @@ INTEGER_MUL_MODES = ("lo", "hi", "wide")
 """Which half of an integer product mul writes, or all of it in a register twice as wide
 (9.7.1.3 mul)."""
 
-MODES = INTEGER_MUL_MODES + ROUNDINGS + ("approx", "full", "NaN")
-"""The one modifier of an arithmetic or math instruction: mul's halves, a rounding, div's and the
-math instructions' ``approx``, div's ``full`` (9.7.3.8 div), min/max's ``NaN`` (9.7.3.11 min:
-a NaN operand gives NaN)."""
+FLOAT_FORMS = ROUNDINGS + ("approx", "full")
+"""A float instruction's rounding, or div's and the math instructions' ``approx`` and div's
+``full`` (9.7.3.8 div)."""
 
-CVT_MODES = ROUNDINGS + INTEGER_ROUNDINGS + ("rna", "rn.satfinite")
-"""cvt's modifiers: a rounding, ``rna`` (to nearest, ties away from zero: the .tf32 conversion)
-and ``rn.satfinite`` (to nearest, out-of-range values to the largest finite value: the packed FP8
-conversions) (9.7.9.21 cvt)."""
+
+def _compounds(*slots: tuple[str, ...]) -> tuple[str, ...]:
+    """Every dot-joined choice of at most one word per slot, in slot order (the order PTX writes
+    an instruction's modifiers in), but the empty one."""
+    choices = itertools.product(*[(None, *slot) for slot in slots])
+    return tuple(".".join(w for w in choice if w) for choice in choices if any(choice))
+
+
+MODES = INTEGER_MUL_MODES + _compounds(FLOAT_FORMS, ("ftz",), ("sat", "NaN"))
+"""The modifiers of an arithmetic or math instruction, ``{.form}{.ftz}{.sat | .NaN}``: mul's
+halves, or a `FLOAT_FORMS` word, then ``ftz`` (subnormals flushed to zero), then ``sat`` (clamped
+to [0, 1], or an s32 add's saturation) or min/max's ``NaN`` (a NaN operand gives NaN) (9.7.1.1
+add, 9.7.3.1 add ``add{.rnd}{.ftz}{.sat}.f32``, 9.7.3.11 min ``min{.ftz}{.NaN}.f32``). Which
+words an op takes is its own check (`BinaryInstruction.MODES`)."""
+
+CVT_ROUNDINGS = ROUNDINGS + INTEGER_ROUNDINGS + ("rna",)
+"""cvt's roundings: a float rounding, a float-to-integer rounding, or ``rna`` (to nearest, ties
+away from zero: the .tf32 conversion) (9.7.9.21 cvt)."""
+
+CVT_MODES = tuple(dict.fromkeys(
+    _compounds(CVT_ROUNDINGS, ("ftz",), ("sat",))
+    + _compounds(ROUNDINGS + ("rna",), ("relu",), ("satfinite",))
+    + _compounds(("rn",), ("satfinite",), ("relu",))
+))
+"""cvt's modifiers as the ISA writes them (9.7.9.21 cvt): ``cvt{.rnd}{.ftz}{.sat}``,
+``cvt.frnd2{.relu}{.satfinite}`` (to f16/bf16 and their pairs), ``cvt.rna{.satfinite}.tf32.f32``
+and the packed FP8 ``cvt.rn.satfinite{.relu}``; ``satfinite`` takes out-of-range values to the
+largest finite one, ``relu`` negative ones to 0. Which forms a type pair has is left to ptxas
+(and the emulator refuses the ones it does not model)."""
+
+
+def modifier_words(mode) -> tuple[str, ...]:
+    """The words of an optional mode attribute: ``"rn.ftz"`` -> ("rn", "ftz"), None -> ()."""
+    return tuple(mode.data.split(".")) if mode is not None else ()
 
 
 def _enum(name: str, values) -> type[StrEnum]:
@@ -142,7 +173,10 @@ class ModeAttr(_Modifier, EnumAttribute[Mode], SpacedOpaqueSyntaxAttribute):
     """The modifier of an arithmetic or math instruction, of `MODES`."""
 
     name = "ptx.mode"
-    REFUSAL: ClassVar[str] = f"'.{{value}}' is not an instruction modifier ({', '.join(MODES)})"
+    REFUSAL: ClassVar[str] = (
+        f"'.{{value}}' is not an instruction modifier: one of {', '.join(INTEGER_MUL_MODES)}, or "
+        f"{{{{{'|'.join(FLOAT_FORMS)}}}}}{{{{.ftz}}}}{{{{.sat|.NaN}}}} (e.g. rn.ftz)"
+    )
 
 
 @irdl_attr_definition
@@ -150,7 +184,10 @@ class CvtModeAttr(_Modifier, EnumAttribute[CvtMode], SpacedOpaqueSyntaxAttribute
     """The modifier of a cvt, of `CVT_MODES`."""
 
     name = "ptx.cvt_mode"
-    REFUSAL: ClassVar[str] = f"'.{{value}}' is not a cvt modifier ({', '.join(CVT_MODES)})"
+    REFUSAL: ClassVar[str] = (
+        f"'.{{value}}' is not a cvt modifier: {{{{{'|'.join(CVT_ROUNDINGS)}}}}}{{{{.ftz}}}}{{{{.sat}}}}, "
+        "a rounding with {{.relu}}{{.satfinite}}, or rn.satfinite.relu"
+    )
 
 
 ATTRIBUTES: tuple[type[Attribute], ...] = (PtxTypeAttr, StateSpaceAttr, CmpOpAttr, ModeAttr, CvtModeAttr)

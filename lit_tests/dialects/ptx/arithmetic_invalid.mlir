@@ -277,7 +277,7 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: ptx.add takes .rn, .rz, .rm, .rp, not .lo
+// CHECK-NEXT: ptx.add takes .rn, .rz, .rm, .rp, .ftz, .sat, not .lo
 ptx.entry "k" ["u64"] {
   %r = ptx.get_register : !ptx.reg<r1>
   %x = ptx.add "s32" "lo" %r, %r : (!ptx.reg<r1>, !ptx.reg<r1>) -> !ptx.reg<r3>

@@ -92,7 +92,7 @@ ptx.entry "k" ["u64"] {
 // -----
 // CHECK:      {{^// -+$}}
 // CHECK-NEXT: attributes_invalid.mlir:[[# @LINE + 4]]:
-// CHECK:      '.rnx' is not a cvt modifier (rn, rz, rm, rp, rni, rzi, rmi, rpi, rna, rn.satfinite)
+// CHECK:      '.rnx' is not a cvt modifier: {rn|rz|rm|rp|rni|rzi|rmi|rpi|rna}{.ftz}{.sat}
 ptx.entry "k" ["u64"] {
   %r = ptx.get_register : !ptx.reg<r1>
   %x = ptx.cvt "rnx" "f32" "s32" %r : !ptx.reg<r1> -> !ptx.reg<f2>
@@ -122,7 +122,7 @@ ptx.entry "k" ["u64"] {
 // -----
 // CHECK:      {{^// -+$}}
 // CHECK-NEXT: attributes_invalid.mlir:[[# @LINE + 4]]:
-// CHECK:      '.rni' is not an instruction modifier (lo, hi, wide, rn, rz, rm, rp, approx, full, NaN)
+// CHECK:      '.rni' is not an instruction modifier: one of lo, hi, wide, or {rn|rz|rm|rp|approx|full}{.ftz}{.sat|.NaN}
 ptx.entry "k" ["u64"] {
   %f = ptx.get_register : !ptx.reg<f1>
   %x = ptx.sqrt "f32" "rni" %f : !ptx.reg<f1> -> !ptx.reg<f2>

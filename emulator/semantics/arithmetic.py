@@ -232,7 +232,7 @@ def _float_arith(opcode: str, suffix: str, words):
                 "div": lambda: R.div64(x, y),
             }[opcode]()
             out = R.finish(q, e, fmt, mode)
-        out = R.apply_nan_rule(out, fmt, a, b)
+        out = R.apply_nan_rule(out, fmt, *((a, b) if opcode == "div" else (b, a)))
         if rnd == "approx":  # 9.7.3.8: for 2**126 < |b| < 2**128, a signed zero (NaN for inf a)
             x, y = a.view(np.float32), b.view(np.float32)
             far = (np.abs(y) > np.float32(2.0**126)) & np.isfinite(y)
@@ -263,7 +263,7 @@ def _float_minmax(opcode: str, suffix: str, words):
         both_zero = (x == 0) & (y == 0)
         out = np.where(both_zero, (a | b) if opcode == "min" else (a & b), out)
         nan_x, nan_y = np.isnan(x), np.isnan(y)
-        nan = R.apply_nan_rule(np.full_like(a, fmt.canonical_nan), fmt, a, b)
+        nan = R.apply_nan_rule(np.full_like(a, fmt.canonical_nan), fmt, b, a)
         if nan_mode:
             out = np.where(nan_x | nan_y, nan, out)
         else:
@@ -303,7 +303,7 @@ def fma_function(suffix: str):
     if suffix == "f64":
         def fma64(a, b, c):
             d = R.fma64(a.view(np.float64), b.view(np.float64), c.view(np.float64)).view(np.uint64)
-            return R.apply_nan_rule(d, R.F64, a, b, c)
+            return R.apply_nan_rule(d, R.F64, b, c, a)
         return R.quiet(fma64)
     if suffix not in ("f16", "bf16", "f32"):
         raise _refuse("fma", suffix, ())

@@ -31,10 +31,10 @@ on the H200, 2026-12-01, by tests/emulator/test_semantics_vs_gpu.py):
 * f64 (`apply_nan_rule`): an operand NaN propagates, quieted with its sign and payload kept
   (0xFFF0000000000123 becomes 0xFFF8000000000123); a NaN made from numbers (sqrt of a negative
   number, inf - inf, 0 * inf, 0 / 0 ...) is the default NaN 0xFFF8000000000000
-  (`F64.canonical_nan`; measured for sqrt of negative numbers, chosen for the others). Which
-  operand NaN wins when several are NaN was measured once (min/max: a quiet a and a
-  signalling b give b quieted); `apply_nan_rule` takes the first signalling NaN operand, else
-  the first NaN operand, in PTX operand order.
+  (`F64.canonical_nan`; measured for sqrt of negative numbers, chosen for the others). When
+  several operands are NaN, one wins by its position, signalling or quiet alike (measured on
+  every pair of the edge values): b for add, sub, mul, min and max (d = op a, b), a for div,
+  and b, then c, then a for fma (d = a * b + c). Callers pass the operands in that order.
 * Conversions to or from f64 (`convert_nan`) keep sign and payload: the payload's upper bits
   move into the destination's significand, quieted (0x7FCBC5B9 -> 0x7FF978B720000000).
 
@@ -245,9 +245,9 @@ def apply_nan_rule(out, fmt: FloatFormat, *operands):
     """The NaN of a result `out` (register bits of `fmt`) computed from `operands` (register
     bits of `fmt`, in PTX order), as the H200 writes it (measured on the H200, 2026-12-01):
     f16, bf16, f32 give the canonical NaN. f64 gives, where an operand is a NaN, that NaN
-    quieted (sign and payload kept): the first signalling NaN operand, else the first NaN
-    operand (the order is this emulator's choice, consistent with the one measured case);
-    elsewhere a NaN result is the default NaN `F64.canonical_nan`."""
+    quieted (sign and payload kept): the first NaN among `operands`, which callers list in the
+    order the hardware prefers them (see the module docstring); elsewhere a NaN result is the
+    default NaN `F64.canonical_nan`."""
     out = canonical(out, fmt)
     if fmt is not F64:
         return out
@@ -256,8 +256,6 @@ def apply_nan_rule(out, fmt: FloatFormat, *operands):
     nans = [is_nan(o, fmt) for o in operands]
     for o, nan in reversed(list(zip(operands, nans))):  # the first one wins
         out = np.where(nan, o | quiet, out)
-    for o, nan in reversed(list(zip(operands, nans))):
-        out = np.where(nan & ((o & quiet) == 0), o | quiet, out)
     return out
 
 

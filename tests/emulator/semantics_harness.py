@@ -140,13 +140,12 @@ sqrt.rn.f64 of a negative number, the others from every f16/bf16/f32 arithmetic 
 
 
 def nan_result(t: str, *operands: int) -> int:
-    """The NaN result of an instruction on type `t` with operand encodings `operands` (PTX
-    order): for f64, a NaN operand with its quiet bit set (the first signalling NaN operand,
-    else the first NaN operand: the order is the emulator's choice, the rest measured on the
-    H200, 2026-12-01); otherwise, and for the other types, CANONICAL[t]."""
+    """The NaN result of an instruction on type `t` with operand encodings `operands`, listed in
+    the order the hardware prefers them (b, a for add/sub/mul/min/max; a, b for div; b, c, a
+    for fma: measured on the H200, 2026-12-01): for f64, the first NaN operand with its quiet
+    bit set; otherwise, and for the other types, CANONICAL[t]."""
     if t == "f64":
         nans = [x for x in operands if is_nan(x, t)]
-        signalling = [x for x in nans if not x >> 51 & 1]
         if nans:
-            return (signalling or nans)[0] | 1 << 51
+            return nans[0] | 1 << 51
     return CANONICAL[t]

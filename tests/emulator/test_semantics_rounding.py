@@ -151,7 +151,7 @@ def test_nan_tools():
     out = np.array([0x7FF8000000000000, 0x7FFFFFFFFFFFFFFF, 0], np.uint64)
     assert R.apply_nan_rule(out, R.F64).tolist() == [0xFFF8000000000000] * 2 + [0]
     assert R.apply_nan_rule(out, R.F64, a, b).tolist() == [0x7FF8000000000001, 0xFFFC000000000000,
-                                                           0x7FF8000000000006]
+                                                           0x7FF8000000000005]
     payload = np.array([0x7FC00123, 0x3F800000], np.uint32)
     assert R.apply_nan_rule(payload, R.F32, payload).tolist() == [0x7FFFFFFF, 0x3F800000]
     f32 = np.array([0x7F800001, 0xFFC00001], np.uint32)

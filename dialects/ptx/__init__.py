@@ -2,6 +2,7 @@
 
 from xdsl.ir import Dialect
 
+from .attributes import ATTRIBUTES, CmpOpAttr, CvtModeAttr, ModeAttr, PtxTypeAttr, StateSpaceAttr
 from .entry import EntryOp
 from .ops import (
     AddOp,
@@ -66,7 +67,10 @@ PTX = Dialect(
         LocalDeclOp, CvtaGenericOp, ExternFuncOp, GlobalStringOp, CallUniOp,
         Ex2Op, Lg2Op, SqrtOp, RsqrtOp, AbsOp,
     ],
-    [RegisterType],
+    [RegisterType, *ATTRIBUTES],
 )
 
-__all__ = ["PTX", "EntryOp", "RegisterType", "RegisterAllocator", "PTXInstruction"]
+__all__ = [
+    "PTX", "EntryOp", "RegisterType", "RegisterAllocator", "PTXInstruction",
+    "PtxTypeAttr", "StateSpaceAttr", "CmpOpAttr", "ModeAttr", "CvtModeAttr",
+]

@@ -2,7 +2,8 @@
 
 `PTXInstruction.assembly_line` gives the line; the bases below know their operand shapes
 (binary, unary, memory). Helpers check register classes against the PTX type table
-(`tylo.compiler.ptx_types`, PTX ISA 5.2).
+(`tylo.compiler.ptx_types`, PTX ISA 5.2); modifiers are the typed attributes of `attributes.py`
+(`COMPARISONS` and `STATE_SPACES` are re-exported from there).
 """
 
 from __future__ import annotations
@@ -11,25 +12,27 @@ import re
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
 from xdsl.irdl import IRDLOperation, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.ptx_types import PTX_TYPES, register_class
+from .attributes import (
+    COMPARISONS,
+    INTEGER_MUL_MODES,
+    STATE_SPACES,
+    modifier_words,
+    ModeAttr,
+    OptionalMode,
+    PtxTypeAttr,
+    StateSpaceAttr,
+)
 from .registers import RegisterType, reg_class_of
 
 SPECIAL_REGISTERS = tuple(
     f"%{r}.{d}" for r in ("tid", "ntid", "ctaid", "nctaid") for d in "xyz"
 ) + ("%laneid", "%warpid")
 """PTX ISA 10 "Special Registers" that `ptx.special` reads (all .u32)."""
-
-COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")
-"""setp comparison operators for integers (PTX ISA 9.7.1.x, 9.7.3.x "setp")."""
-
-STATE_SPACES = {"global": "b64", "shared": "b32", "param": "b64", "local": "b64"}
-"""Address register class per state space: 64-bit generic-width addresses for .global and .local
-(nvcc's ``mov.u64 %SPL, __local_depot0``), 32-bit addresses for .shared::cta (PTX ISA 6.4
-"Addresses as Operands")."""
 
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+")
 
@@ -42,11 +45,6 @@ def _want(value, cls: str, what: str) -> None:
     got = reg_class_of(value)
     if got != cls:
         raise VerifyException(f"{what} must be a .{cls} register, got .{got} ({_r(value)})")
-
-
-def _check_type(suffix: str) -> None:
-    if suffix not in PTX_TYPES:
-        raise VerifyException(f"'.{suffix}' is not a PTX type")
 
 
 class PTXInstruction(IRDLOperation, ABC):
@@ -90,39 +88,50 @@ def declared_space(op: IRDLOperation, symbol: str) -> str | None:
 class BinaryInstruction(PTXInstruction, ABC):
     """``opcode{.mode}.type d, a, b;`` with d, a, b of the type's register class.
 
-    Mode ``wide`` (mul) writes a result twice the operands' width; shifts take a .b32 amount.
+    `MODES` are the modifier words the op takes: mul's ``lo``/``hi``/``wide`` with integer types
+    (``wide`` writes a result twice the operands' width), ``sat`` with either, the others
+    (roundings, ``approx``, ``full``, ``ftz``, ``NaN``) with floating-point types. Shifts take a
+    .b32 amount.
     """
 
     OPCODE: ClassVar[str]
-    type = prop_def(StringAttr)
-    mode = opt_prop_def(StringAttr)
+    MODES: ClassVar[tuple[str, ...]] = ()
+    type = prop_def(PtxTypeAttr)
+    mode = opt_prop_def(ModeAttr)
     lhs = operand_def(RegisterType)
     rhs = operand_def(RegisterType)
     result = result_def(RegisterType)
+    custom_directives = (OptionalMode,)
     assembly_format = (
-        "$type ($mode^)? $lhs `,` $rhs attr-dict `:` "
+        "$type custom<OptionalMode>($mode) $lhs `,` $rhs attr-dict `:` "
         "`(` type($lhs) `,` type($rhs) `)` `->` type($result)"
     )
 
     def __init__(self, type: str, lhs, rhs, result: RegisterType, mode: str | None = None):
-        props = {"type": StringAttr(type)}
+        props = {"type": PtxTypeAttr(type)}
         if mode:
-            props["mode"] = StringAttr(mode)
+            props["mode"] = ModeAttr(mode)
         super().__init__(operands=[lhs, rhs], result_types=[result], properties=props)
 
     def verify_(self) -> None:
-        _check_type(self.type.data)
-        cls = register_class(self.type.data).name
+        t = PTX_TYPES[self.type.data]
+        cls = register_class(t.suffix).name
         _want(self.lhs, cls, f"{self.name} operand a")
         _want(self.rhs, "b32" if self.OPCODE in ("shl", "shr") else cls, f"{self.name} operand b")
         out = cls
-        if self.mode is not None and self.mode.data == "wide":
-            t = PTX_TYPES[self.type.data]
-            if t.kind not in ("s", "u") or t.bits not in (16, 32):
-                raise VerifyException(
-                    f"{self.name} mode wide needs a 16- or 32-bit integer type, got .{t.suffix}"
-                )
-            out = {16: "b32", 32: "b64"}[t.bits]
+        for word in modifier_words(self.mode):
+            if word not in self.MODES:
+                takes = ", ".join(f".{m}" for m in self.MODES) or "no modifier"
+                raise VerifyException(f"{self.name} takes {takes}, not .{word}")
+            if word == "wide":
+                if t.kind not in ("s", "u") or t.bits not in (16, 32):
+                    raise VerifyException(
+                        f"{self.name} mode wide needs a 16- or 32-bit integer type, got .{t.suffix}"
+                    )
+                out = {16: "b32", 32: "b64"}[t.bits]
+            if word != "sat" and (word in INTEGER_MUL_MODES) != (t.kind != "f"):
+                kind = "integer" if word in INTEGER_MUL_MODES else "floating-point"
+                raise VerifyException(f"{self.name}.{word} takes {kind} types, not .{t.suffix}")
         _want(self.result, out, f"{self.name} result")
 
     def assembly_line(self) -> str:
@@ -133,16 +142,15 @@ class BinaryInstruction(PTXInstruction, ABC):
 
 class UnaryInstruction(PTXInstruction, ABC):
     OPCODE: ClassVar[str]
-    type = prop_def(StringAttr)
+    type = prop_def(PtxTypeAttr)
     source = operand_def(RegisterType)
     result = result_def(RegisterType)
     assembly_format = "$type $source attr-dict `:` type($source) `->` type($result)"
 
     def __init__(self, type: str, source, result: RegisterType):
-        super().__init__(operands=[source], result_types=[result], properties={"type": StringAttr(type)})
+        super().__init__(operands=[source], result_types=[result], properties={"type": PtxTypeAttr(type)})
 
     def verify_(self) -> None:
-        _check_type(self.type.data)
         cls = register_class(self.type.data).name
         _want(self.source, cls, f"{self.name} source")
         _want(self.result, cls, f"{self.name} result")
@@ -153,15 +161,17 @@ class UnaryInstruction(PTXInstruction, ABC):
 
 
 class _MemoryInstruction(PTXInstruction, ABC):
-    space = prop_def(StringAttr)
-    type = prop_def(StringAttr)
+    space = prop_def(StateSpaceAttr)
+    type = prop_def(PtxTypeAttr)
     offset = prop_def(IntegerAttr[I64])
 
+    def __init__(self, space: str, type: str, offset: int, **kwargs):
+        props = {"space": StateSpaceAttr(space), "type": PtxTypeAttr(type),
+                 "offset": IntegerAttr(offset, i64)}
+        super().__init__(properties=props, **kwargs)
+
     def _check_address(self, address) -> None:
-        _check_type(self.type.data)
         space = self.space.data
-        if space not in STATE_SPACES:
-            raise VerifyException(f"state space '{space}' is not one of {tuple(STATE_SPACES)}")
         _want(address, STATE_SPACES[space], f"{space} address")
 
     def _address(self, address) -> str:

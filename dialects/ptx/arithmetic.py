@@ -22,14 +22,21 @@ from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.ptx_types import PAIR_TYPES, PTX_TYPES, REGISTER_CLASSES, cvt_pair, register_class
 from .abstract_ops import (
-    COMPARISONS,
     SPECIAL_REGISTERS,
     _r,
     _want,
-    _check_type,
     PTXInstruction,
     BinaryInstruction,
     UnaryInstruction,
+)
+from .attributes import (
+    FLOAT_COMPARISONS,
+    INTEGER_MUL_MODES,
+    ROUNDINGS,
+    CmpOpAttr,
+    CvtModeAttr,
+    ModeAndTypes,
+    PtxTypeAttr,
 )
 from .registers import RegisterType, reg_class_of
 
@@ -39,6 +46,7 @@ class AddOp(BinaryInstruction):
 
     name = "ptx.add"
     OPCODE: ClassVar[str] = "add"
+    MODES: ClassVar[tuple[str, ...]] = ROUNDINGS + ("ftz", "sat")
 
 
 @irdl_op_definition
@@ -47,6 +55,7 @@ class SubOp(BinaryInstruction):
 
     name = "ptx.sub"
     OPCODE: ClassVar[str] = "sub"
+    MODES: ClassVar[tuple[str, ...]] = ROUNDINGS + ("ftz", "sat")
 
 
 @irdl_op_definition
@@ -55,6 +64,7 @@ class MulOp(BinaryInstruction):
 
     name = "ptx.mul"
     OPCODE: ClassVar[str] = "mul"
+    MODES: ClassVar[tuple[str, ...]] = INTEGER_MUL_MODES + ROUNDINGS + ("ftz", "sat")
 
 
 @irdl_op_definition
@@ -63,6 +73,7 @@ class DivOp(BinaryInstruction):
 
     name = "ptx.div"
     OPCODE: ClassVar[str] = "div"
+    MODES: ClassVar[tuple[str, ...]] = ("approx", "full") + ROUNDINGS + ("ftz",)
 
 
 @irdl_op_definition
@@ -79,6 +90,7 @@ class MinOp(BinaryInstruction):
 
     name = "ptx.min"
     OPCODE: ClassVar[str] = "min"
+    MODES: ClassVar[tuple[str, ...]] = ("ftz", "NaN")
 
 
 @irdl_op_definition
@@ -87,6 +99,7 @@ class MaxOp(BinaryInstruction):
 
     name = "ptx.max"
     OPCODE: ClassVar[str] = "max"
+    MODES: ClassVar[tuple[str, ...]] = ("ftz", "NaN")
 
 
 @irdl_op_definition
@@ -134,7 +147,7 @@ class FmaOp(PTXInstruction):
     """d = a * b + c: ``mad.lo`` for integers, ``fma.rn`` for floats (9.7.1.4, 9.7.3.6)."""
 
     name = "ptx.fma"
-    type = prop_def(StringAttr)
+    type = prop_def(PtxTypeAttr)
     a = operand_def(RegisterType)
     b = operand_def(RegisterType)
     c = operand_def(RegisterType)
@@ -145,10 +158,9 @@ class FmaOp(PTXInstruction):
     )
 
     def __init__(self, type: str, a, b, c, result: RegisterType):
-        super().__init__(operands=[a, b, c], result_types=[result], properties={"type": StringAttr(type)})
+        super().__init__(operands=[a, b, c], result_types=[result], properties={"type": PtxTypeAttr(type)})
 
     def verify_(self) -> None:
-        _check_type(self.type.data)
         cls = register_class(self.type.data).name
         for v, what in ((self.a, "a"), (self.b, "b"), (self.c, "c"), (self.result, "result")):
             _want(v, cls, f"fma {what}")
@@ -188,18 +200,17 @@ class ConstOp(PTXInstruction):
     """``mov.type d, immediate;``: `bits` is the value's bit pattern (floats print as 0f/0d hex)."""
 
     name = "ptx.const"
-    type = prop_def(StringAttr)
+    type = prop_def(PtxTypeAttr)
     bits = prop_def(IntegerAttr[I64])
     result = result_def(RegisterType)
     assembly_format = "$type `(` $bits `)` attr-dict `:` type($result)"
 
     def __init__(self, type: str, bits: int, result: RegisterType):
         super().__init__(
-            result_types=[result], properties={"type": StringAttr(type), "bits": IntegerAttr(bits, i64)}
+            result_types=[result], properties={"type": PtxTypeAttr(type), "bits": IntegerAttr(bits, i64)}
         )
 
     def verify_(self) -> None:
-        _check_type(self.type.data)
         _want(self.result, register_class(self.type.data).name, "const result")
 
     def assembly_line(self) -> str:
@@ -241,8 +252,8 @@ class SetpOp(PTXInstruction):
     """p = a cmp b (9.7.1.x/9.7.3.x setp): compare, write a predicate."""
 
     name = "ptx.setp"
-    cmp = prop_def(StringAttr)
-    type = prop_def(StringAttr)
+    cmp = prop_def(CmpOpAttr)
+    type = prop_def(PtxTypeAttr)
     lhs = operand_def(RegisterType)
     rhs = operand_def(RegisterType)
     result = result_def(RegisterType)
@@ -254,14 +265,15 @@ class SetpOp(PTXInstruction):
         super().__init__(
             operands=[lhs, rhs],
             result_types=[result],
-            properties={"cmp": StringAttr(cmp), "type": StringAttr(type)},
+            properties={"cmp": CmpOpAttr(cmp), "type": PtxTypeAttr(type)},
         )
 
     def verify_(self) -> None:
-        _check_type(self.type.data)
-        float_cmps = ("equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan")
-        if self.cmp.data not in COMPARISONS + float_cmps:
-            raise VerifyException(f"'{self.cmp.data}' is not a setp comparison")
+        kind = PTX_TYPES[self.type.data].kind
+        if kind == "f" and self.cmp.data in ("lo", "ls", "hi", "hs"):
+            raise VerifyException(f"setp.{self.cmp.data} compares unsigned integers, not .{self.type.data}")
+        if kind != "f" and self.cmp.data in FLOAT_COMPARISONS:
+            raise VerifyException(f"setp.{self.cmp.data} compares floats, not .{self.type.data}")
         cls = register_class(self.type.data).name
         _want(self.lhs, cls, "setp a")
         _want(self.rhs, cls, "setp b")
@@ -276,7 +288,7 @@ class SelpOp(PTXInstruction):
     """d = p ? a : b (9.7.7.1 selp)."""
 
     name = "ptx.selp"
-    type = prop_def(StringAttr)
+    type = prop_def(PtxTypeAttr)
     if_true = operand_def(RegisterType)
     if_false = operand_def(RegisterType)
     predicate = operand_def(RegisterType)
@@ -290,11 +302,10 @@ class SelpOp(PTXInstruction):
         super().__init__(
             operands=[if_true, if_false, predicate],
             result_types=[result],
-            properties={"type": StringAttr(type)},
+            properties={"type": PtxTypeAttr(type)},
         )
 
     def verify_(self) -> None:
-        _check_type(self.type.data)
         cls = register_class(self.type.data).name
         _want(self.if_true, cls, "selp a")
         _want(self.if_false, cls, "selp b")
@@ -312,20 +323,19 @@ class ConversionInstruction(PTXInstruction, ABC):
     """A cvt (9.7.9.21): destination type `to`, source type `frm`, optional modifiers `mode`
     (``rn``, ``rn.satfinite``), printed ``cvt{.mode}.to.frm d, sources;``."""
 
-    to = prop_def(StringAttr)
-    frm = prop_def(StringAttr)
-    mode = opt_prop_def(StringAttr)
+    to = prop_def(PtxTypeAttr)
+    frm = prop_def(PtxTypeAttr)
+    mode = opt_prop_def(CvtModeAttr)
     result = result_def(RegisterType)
+    custom_directives = (ModeAndTypes,)
 
     def __init__(self, to: str, frm: str, sources, result: RegisterType, mode: str | None):
-        props = {"to": StringAttr(to), "frm": StringAttr(frm)}
+        props = {"to": PtxTypeAttr(to), "frm": PtxTypeAttr(frm)}
         if mode:
-            props["mode"] = StringAttr(mode)
+            props["mode"] = CvtModeAttr(mode)
         super().__init__(operands=sources, result_types=[result], properties=props)
 
     def verify_(self) -> None:
-        for t in (self.to.data, self.frm.data):
-            _check_type(t)
         _want(self.result, register_class(self.to.data).name, f"{self.name[4:]} result")
 
     def assembly_line(self) -> str:
@@ -342,7 +352,7 @@ class CvtOp(ConversionInstruction):
     name = "ptx.cvt"
     source = operand_def(RegisterType)
     assembly_format = (
-        "($mode^)? $to $frm $source attr-dict `:` type($source) `->` type($result)"
+        "custom<ModeAndTypes>($mode, $to, $frm) $source attr-dict `:` type($source) `->` type($result)"
     )
 
     def __init__(self, to: str, frm: str, source, result: RegisterType, mode: str | None = None):
@@ -370,7 +380,8 @@ class CvtPairOp(ConversionInstruction):
     hi = operand_def(RegisterType)
     lo = operand_def(RegisterType)
     assembly_format = (
-        "($mode^)? $to $frm $hi `,` $lo attr-dict `:` `(` type($hi) `,` type($lo) `)` `->` type($result)"
+        "custom<ModeAndTypes>($mode, $to, $frm) $hi `,` $lo attr-dict `:` "
+        "`(` type($hi) `,` type($lo) `)` `->` type($result)"
     )
 
     def __init__(self, to: str, frm: str, hi, lo, result: RegisterType, mode: str | None = None):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from abc import ABC
 from typing import ClassVar
 
-from xdsl.dialects.builtin import StringAttr, UnitAttr
+from xdsl.dialects.builtin import UnitAttr
 from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
@@ -29,7 +29,8 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.ptx_types import register_class
-from .abstract_ops import PTXInstruction, _check_type, _r, _want
+from .abstract_ops import PTXInstruction, _r, _want
+from .attributes import ModeAttr, OptionalMode, PtxTypeAttr
 from .registers import RegisterType
 
 __all__ = ["MathInstruction", "Ex2Op", "Lg2Op", "SqrtOp", "RsqrtOp", "AbsOp"]
@@ -48,26 +49,28 @@ class MathInstruction(PTXInstruction, ABC):
     FTZ_TYPES: ClassVar[tuple[str, ...]] = ("f32",)
     MODE_TYPES: ClassVar[dict[str, tuple[str, ...]]] = {}
 
-    type = prop_def(StringAttr)
-    mode = opt_prop_def(StringAttr)
+    type = prop_def(PtxTypeAttr)
+    mode = opt_prop_def(ModeAttr)
     ftz = opt_prop_def(UnitAttr)
     source = operand_def(RegisterType)
     result = result_def(RegisterType)
     irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$type ($mode^)? $source attr-dict `:` type($source) `->` type($result)"
+    custom_directives = (OptionalMode,)
+    assembly_format = (
+        "$type custom<OptionalMode>($mode) $source attr-dict `:` type($source) `->` type($result)"
+    )
 
     def __init__(self, type: str, source, result: RegisterType, mode: str | None = None,
                  ftz: bool = False):
-        props: dict = {"type": StringAttr(type)}
+        props: dict = {"type": PtxTypeAttr(type)}
         if mode:
-            props["mode"] = StringAttr(mode)
+            props["mode"] = ModeAttr(mode)
         if ftz:
             props["ftz"] = UnitAttr()
         super().__init__(operands=[source], result_types=[result], properties=props)
 
     def verify_(self) -> None:
         t = self.type.data
-        _check_type(t)
         op = self.name
         if t not in self.TYPES:
             raise VerifyException(f"{op} takes {', '.join('.' + x for x in self.TYPES)}, not .{t}")

@@ -12,11 +12,11 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.ptx_types import REGISTER_CLASSES, register_class
+from .attributes import PtxTypeAttr, StateSpaceAttr
 from .abstract_ops import (
     STATE_SPACES,
     _r,
     _want,
-    _check_type,
     declared_space,
     PTXInstruction,
     SymbolDeclaration,
@@ -33,16 +33,15 @@ class LdParamOp(PTXInstruction):
     """Read kernel parameter `index` of the enclosing entry (``ld.param.type d, [entry_param_i];``)."""
 
     name = "ptx.ld_param"
-    type = prop_def(StringAttr)
+    type = prop_def(PtxTypeAttr)
     index = prop_def(IntegerAttr[I64])
     result = result_def(RegisterType)
     assembly_format = "$type `[` $index `]` attr-dict `:` type($result)"
 
     def __init__(self, type: str, index: int, result: RegisterType):
-        super().__init__(result_types=[result], properties={"type": StringAttr(type), "index": IntegerAttr(index, i64)})
+        super().__init__(result_types=[result], properties={"type": PtxTypeAttr(type), "index": IntegerAttr(index, i64)})
 
     def verify_(self) -> None:
-        _check_type(self.type.data)
         _want(self.result, register_class(self.type.data).name, "ld.param result")
         entry = self.parent_op()
         if entry is not None and entry.name != "ptx.entry":
@@ -69,13 +68,13 @@ class _Cvta(PTXInstruction, ABC):
 
     SPACES: ClassVar[tuple[str, ...]]
     REFUSAL: ClassVar[str]  # the message for another space
-    space = prop_def(StringAttr)
+    space = prop_def(StateSpaceAttr)
     source = operand_def(RegisterType)
     result = result_def(RegisterType)
     assembly_format = "$space $source attr-dict `:` type($source) `->` type($result)"
 
     def __init__(self, space: str, source, result: RegisterType):
-        super().__init__(operands=[source], result_types=[result], properties={"space": StringAttr(space)})
+        super().__init__(operands=[source], result_types=[result], properties={"space": StateSpaceAttr(space)})
 
     def verify_(self) -> None:
         if self.space.data not in self.SPACES:
@@ -108,11 +107,7 @@ class LdOp(_MemoryInstruction):
     )
 
     def __init__(self, space: str, type: str, address, result: RegisterType, offset: int = 0):
-        super().__init__(
-            operands=[address],
-            result_types=[result],
-            properties={"space": StringAttr(space), "type": StringAttr(type), "offset": IntegerAttr(offset, i64)},
-        )
+        super().__init__(space, type, offset, operands=[address], result_types=[result])
 
     def verify_(self) -> None:
         self._check_address(self.address)
@@ -135,10 +130,7 @@ class StOp(_MemoryInstruction):
     )
 
     def __init__(self, space: str, type: str, address, value, offset: int = 0):
-        super().__init__(
-            operands=[address, value],
-            properties={"space": StringAttr(space), "type": StringAttr(type), "offset": IntegerAttr(offset, i64)},
-        )
+        super().__init__(space, type, offset, operands=[address, value])
 
     def verify_(self) -> None:
         self._check_address(self.address)

@@ -145,15 +145,6 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: '.s33' is not a PTX type
-ptx.entry "k" ["u64", "s33", "f32"] reqntid [32, 1, 1] {
-  %r = ptx.get_register : !ptx.reg<r1>
-  %x = ptx.add "s33" %r, %r : (!ptx.reg<r1>, !ptx.reg<r1>) -> !ptx.reg<r3>
-  ptx.ret
-}
-
-// -----
-// CHECK:      {{^// -+$}}
 // CHECK-NEXT: ptx.mul result must be a .b64 register, got .b32 (%r3)
 ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
   %r = ptx.get_register : !ptx.reg<r1>
@@ -262,14 +253,6 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: '.f31' is not a PTX type
-ptx.entry "k" ["u64", "s32", "f31"] reqntid [32, 1, 1] {
-  %x = ptx.const "f31"(1065353216) : !ptx.reg<f2>
-  ptx.ret
-}
-
-// -----
-// CHECK:      {{^// -+$}}
 // CHECK-NEXT: '%tid.w' is not a special register Tylo reads
 ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
   %x = ptx.special "%tid.w" : !ptx.reg<r3>
@@ -289,5 +272,50 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 // CHECK-NEXT: special register copy must be a .b32 register, got .b64 (%rd3)
 ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
   %x = ptx.special "%ctaid.y" : !ptx.reg<rd3>
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: ptx.add takes .rn, .rz, .rm, .rp, .ftz, .sat, not .lo
+ptx.entry "k" ["u64"] {
+  %r = ptx.get_register : !ptx.reg<r1>
+  %x = ptx.add "s32" "lo" %r, %r : (!ptx.reg<r1>, !ptx.reg<r1>) -> !ptx.reg<r3>
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: ptx.and takes no modifier, not .rn
+ptx.entry "k" ["u64"] {
+  %r = ptx.get_register : !ptx.reg<r1>
+  %x = ptx.and "b32" "rn" %r, %r : (!ptx.reg<r1>, !ptx.reg<r1>) -> !ptx.reg<r3>
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: ptx.mul.lo takes integer types, not .f32
+ptx.entry "k" ["u64"] {
+  %f = ptx.get_register : !ptx.reg<f1>
+  %x = ptx.mul "f32" "lo" %f, %f : (!ptx.reg<f1>, !ptx.reg<f1>) -> !ptx.reg<f3>
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: ptx.div.rn takes floating-point types, not .s32
+ptx.entry "k" ["u64"] {
+  %r = ptx.get_register : !ptx.reg<r1>
+  %x = ptx.div "s32" "rn" %r, %r : (!ptx.reg<r1>, !ptx.reg<r1>) -> !ptx.reg<r3>
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: ptx.min.NaN takes floating-point types, not .s32
+ptx.entry "k" ["u64"] {
+  %r = ptx.get_register : !ptx.reg<r1>
+  %x = ptx.min "s32" "NaN" %r, %r : (!ptx.reg<r1>, !ptx.reg<r1>) -> !ptx.reg<r3>
   ptx.ret
 }

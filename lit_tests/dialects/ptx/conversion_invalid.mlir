@@ -28,25 +28,6 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: 'less' is not a setp comparison
-ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
-  %r = ptx.get_register : !ptx.reg<r1>
-  %r2 = ptx.get_register : !ptx.reg<r2>
-  %x = ptx.setp "less" "s32" %r, %r2 : (!ptx.reg<r1>, !ptx.reg<r2>) -> !ptx.reg<p2>
-  ptx.ret
-}
-
-// -----
-// CHECK:      {{^// -+$}}
-// CHECK-NEXT: 'lo.u' is not a setp comparison
-ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
-  %f = ptx.get_register : !ptx.reg<f1>
-  %x = ptx.setp "lo.u" "f32" %f, %f : (!ptx.reg<f1>, !ptx.reg<f1>) -> !ptx.reg<p2>
-  ptx.ret
-}
-
-// -----
-// CHECK:      {{^// -+$}}
 // CHECK-NEXT: selp predicate must be a .pred register, got .b32 (%r1)
 ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
   %r = ptx.get_register : !ptx.reg<r1>
@@ -80,15 +61,6 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
   %f = ptx.get_register : !ptx.reg<f1>
   %x = ptx.cvt "rn" "bf16" "f32" %f : !ptx.reg<f1> -> !ptx.reg<r3>
-  ptx.ret
-}
-
-// -----
-// CHECK:      {{^// -+$}}
-// CHECK-NEXT: '.bf8' is not a PTX type
-ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
-  %f = ptx.get_register : !ptx.reg<f1>
-  %x = ptx.cvt "rn" "bf8" "f32" %f : !ptx.reg<f1> -> !ptx.reg<rs2>
   ptx.ret
 }
 
@@ -218,5 +190,23 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
   %rd = ptx.get_register : !ptx.reg<rd1>
   %x, %y = ptx.unpack %rd : !ptx.reg<rd1> -> (!ptx.reg<f2>, !ptx.reg<f3>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: setp.nan compares floats, not .s32
+ptx.entry "k" ["u64"] {
+  %r = ptx.get_register : !ptx.reg<r1>
+  %x = ptx.setp "nan" "s32" %r, %r : (!ptx.reg<r1>, !ptx.reg<r1>) -> !ptx.reg<p2>
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: setp.lo compares unsigned integers, not .f32
+ptx.entry "k" ["u64"] {
+  %f = ptx.get_register : !ptx.reg<f1>
+  %x = ptx.setp "lo" "f32" %f, %f : (!ptx.reg<f1>, !ptx.reg<f1>) -> !ptx.reg<p2>
   ptx.ret
 }

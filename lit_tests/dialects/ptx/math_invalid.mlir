@@ -26,15 +26,6 @@ ptx.entry "k" [] {
 }
 
 // -----
-// CHECK:      {{^// -+$}}
-// CHECK-NEXT: ptx.sqrt modifier .rni: it takes .approx or .rn or .rz or .rm or .rp
-ptx.entry "k" [] {
-  %f = ptx.get_register : !ptx.reg<f1>
-  %x = ptx.sqrt "f32" "rni" %f : !ptx.reg<f1> -> !ptx.reg<f2>
-  ptx.ret
-}
-
-// -----
 // sqrt.approx is .f32 only.
 // CHECK:      {{^// -+$}}
 // CHECK-NEXT: ptx.sqrt.approx takes only .f32
@@ -98,5 +89,14 @@ ptx.entry "k" [] {
 ptx.entry "k" [] {
   %r = ptx.get_register : !ptx.reg<r1>
   %x = ptx.ex2 "f32" "approx" %r : !ptx.reg<r1> -> !ptx.reg<f1>
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: ptx.sqrt modifier .lo: it takes .approx or .rn or .rz or .rm or .rp
+ptx.entry "k" ["u64"] {
+  %f = ptx.get_register : !ptx.reg<f1>
+  %x = ptx.sqrt "f32" "lo" %f : !ptx.reg<f1> -> !ptx.reg<f2>
   ptx.ret
 }

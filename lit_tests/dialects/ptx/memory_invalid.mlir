@@ -84,24 +84,6 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: state space 'tex' is not one of ('global', 'shared', 'param', 'local')
-ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
-  %rd = ptx.get_register : !ptx.reg<rd1>
-  %x = ptx.ld "tex" "f32"[%rd, 4] : !ptx.reg<rd1> -> !ptx.reg<f2>
-  ptx.ret
-}
-
-// -----
-// CHECK:      {{^// -+$}}
-// CHECK-NEXT: '.f33' is not a PTX type
-ptx.entry "k" ["u64", "s32", "f33"] reqntid [32, 1, 1] {
-  %rd = ptx.get_register : !ptx.reg<rd1>
-  %x = ptx.ld "global" "f33"[%rd, 4] : !ptx.reg<rd1> -> !ptx.reg<f2>
-  ptx.ret
-}
-
-// -----
-// CHECK:      {{^// -+$}}
 // CHECK-NEXT: ld result must be a .f32 register, got .b32 (%r3)
 ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
   %rd = ptx.get_register : !ptx.reg<rd1>
@@ -136,16 +118,6 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
   %r = ptx.get_register : !ptx.reg<r1>
   %f = ptx.get_register : !ptx.reg<f1>
   ptx.st "shared" "b32"[%r, 0], %f : !ptx.reg<r1>, !ptx.reg<f1>
-  ptx.ret
-}
-
-// -----
-// CHECK:      {{^// -+$}}
-// CHECK-NEXT: state space 'const' is not one of
-ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
-  %r = ptx.get_register : !ptx.reg<r1>
-  %r2 = ptx.get_register : !ptx.reg<r2>
-  ptx.st "const" "b32"[%r, 0], %r2 : !ptx.reg<r1>, !ptx.reg<r2>
   ptx.ret
 }
 

@@ -105,7 +105,8 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 }
 
 // The other valid forms whose edits the *_invalid.mlir files refuse: 64- and 16-bit operands,
-// wide multiplies, float and predicate variants, packed conversions, a predicated branch whose
+// wide multiplies, a modifier in the generic syntax (#ptx<mode "lo">), a cvt without modifier,
+// float and predicate variants, packed conversions, a predicated branch whose
 // fallthrough block has no label (no branch names it), a predicated trap, an entry without
 // reqntid.
 
@@ -121,6 +122,8 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 // CHECK-NEXT:   %wide16 = ptx.mul "u16" "wide" %h, %h : (!ptx.reg<rs1>, !ptx.reg<rs1>) -> !ptx.reg<r4>
 // CHECK-NEXT:   %sl = ptx.shl "b64" %g, %t : (!ptx.reg<rd1>, !ptx.reg<r1>) -> !ptx.reg<rd3>
 // CHECK-NEXT:   %sr = ptx.shr "s16" %h, %t : (!ptx.reg<rs1>, !ptx.reg<r1>) -> !ptx.reg<rs2>
+// CHECK-NEXT:   %low = ptx.mul "s32" "lo" %t, %w : (!ptx.reg<r1>, !ptx.reg<r2>) -> !ptx.reg<r8>
+// CHECK-NEXT:   %hf = ptx.cvt "f32" "bf16" %h : !ptx.reg<rs1> -> !ptx.reg<f5>
 // CHECK-NEXT:   %mv = ptx.mov "b64" %sl : !ptx.reg<rd3> -> !ptx.reg<rd4>
 // CHECK-NEXT:   %one = ptx.const "f32"(1065353216) : !ptx.reg<f1>
 // CHECK-NEXT:   %fm = ptx.fma "f32" %one, %one, %one : (!ptx.reg<f1>, !ptx.reg<f1>, !ptx.reg<f1>) -> !ptx.reg<f2>
@@ -155,6 +158,8 @@ ptx.entry "forms" ["u64", "b16"] {
   %wide16 = ptx.mul "u16" "wide" %h, %h : (!ptx.reg<rs1>, !ptx.reg<rs1>) -> !ptx.reg<r4>
   %sl = ptx.shl "b64" %g, %t : (!ptx.reg<rd1>, !ptx.reg<r1>) -> !ptx.reg<rd3>
   %sr = ptx.shr "s16" %h, %t : (!ptx.reg<rs1>, !ptx.reg<r1>) -> !ptx.reg<rs2>
+  %low = "ptx.mul"(%t, %w) <{type = #ptx<type "s32">, mode = #ptx<mode "lo">}> : (!ptx.reg<r1>, !ptx.reg<r2>) -> !ptx.reg<r8>
+  %hf = ptx.cvt "f32" "bf16" %h : !ptx.reg<rs1> -> !ptx.reg<f5>
   %mv = ptx.mov "b64" %sl : !ptx.reg<rd3> -> !ptx.reg<rd4>
   %one = ptx.const "f32"(1065353216) : !ptx.reg<f1>
   %fm = ptx.fma "f32" %one, %one, %one : (!ptx.reg<f1>, !ptx.reg<f1>, !ptx.reg<f1>) -> !ptx.reg<f2>

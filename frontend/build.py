@@ -106,7 +106,7 @@ def ptx_module(kernel, specs, values, block, arch) -> tuple[ModuleOp, str, tuple
     """(the kernel's module in the ptx dialect, the entry's name, its `DeviceParam`s): the
     pipeline's output before PTX is printed, which the emulator runs."""
     module = trace(kernel, specs, values, block, arch)
-    run_pipeline(module, kernel.fn.__name__, arch)
+    run_pipeline(module, kernel.fn.__name__, arch, texts=False)
     return module, kernel.fn.__name__, _device_params(specs)
 
 

@@ -58,7 +58,10 @@ def _span(name: str, a):
     if a.size == 0:
         return np.zeros(0, a.dtype)
     count = sum((n - 1) * s for n, s in zip(a.shape, a.strides)) // a.itemsize + 1
-    return np.lib.stride_tricks.as_strided(a, shape=(count,), strides=(a.itemsize,))
+    # (through unsigned bits: as_strided rebuilds the dtype from the array interface's typestr,
+    # which numpy cannot read back for some ml_dtypes types, float8_e5m2's "<f1")
+    bits = a.view(f"u{a.itemsize}")
+    return np.lib.stride_tricks.as_strided(bits, shape=(count,), strides=(a.itemsize,)).view(a.dtype)
 
 
 class Emulated:

@@ -66,20 +66,26 @@ def _dump(kernel: str, index: int, stage: str, text: str) -> None:
     (path / f"{kernel}.{index:02d}.{stage}.mlir").write_text(text)
 
 
-def run_pipeline(module: ModuleOp, kernel: str, arch: str, ctx: Context | None = None) -> dict[str, str]:
-    """Apply the pipeline in place; return {stage name: IR text}, starting with "tylo"."""
+def run_pipeline(module: ModuleOp, kernel: str, arch: str, ctx: Context | None = None,
+                 texts: bool = True) -> dict[str, str]:
+    """Apply the pipeline in place; return {stage name: IR text}, starting with "tylo".
+    ``texts=False`` (the emulator's build) prints no stage and returns {}, unless TYLO_DUMP_IR
+    asks for the stages."""
     ctx = ctx or make_context()
-    stages = {"tylo": str(module)}
+    texts = texts or knobs.dump_ir() is not None
+    stages = {"tylo": str(module)} if texts else {}
     stem = _dump_name(kernel) if knobs.dump_ir() not in (None, "stderr") else kernel
-    _dump(stem, 0, "tylo", stages["tylo"])
+    if texts:
+        _dump(stem, 0, "tylo", stages["tylo"])
     for i, p in enumerate(pipeline(arch), start=1):
         try:
             p.apply(ctx, module)
             module.verify()
         except (PassFailedException, VerifyException, DiagnosticException) as e:
             raise CompileError(f"pass {p.name} failed on kernel '{kernel}': {e}") from e
-        stages[p.name] = str(module)
-        _dump(stem, i, p.name, stages[p.name])
+        if texts:
+            stages[p.name] = str(module)
+            _dump(stem, i, p.name, stages[p.name])
     return stages
 
 

@@ -3,6 +3,8 @@ configs that cannot launch skipped, and one real launch afterwards."""
 
 import pytest
 
+from launch_kernels import CONFIGS, add_one
+
 import tylo
 from tylo.runtime import timing
 from tylo.runtime.arrays import as_device_array
@@ -10,22 +12,6 @@ from tylo.runtime.streams import launch_stream
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
-
-
-@tylo.kernel
-def add_one(x, n, BLOCK: tylo.constexpr, SMEM: tylo.constexpr):
-    i = tylo.block_idx() * BLOCK + tylo.thread_idx()
-    if i < n:
-        x[i] = x[i] + 1.0
-
-
-CONFIGS = [
-    tylo.Config(BLOCK=64, SMEM=0),
-    tylo.Config(BLOCK=128, SMEM=0),
-    tylo.Config(BLOCK=256, SMEM=0),
-    tylo.Config(BLOCK=128, SMEM=400 * 1024),  # more dynamic shared memory than any GPU has
-    tylo.Config(BLOCK=2048, SMEM=0),  # more threads than a block may have
-]
 
 
 def test_autotune_times_restores_and_launches_once(capsys):

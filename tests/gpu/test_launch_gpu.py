@@ -12,6 +12,8 @@ import textwrap
 
 import pytest
 
+from launch_kernels import fma4
+
 import tylo
 from tylo.runtime import driver
 
@@ -21,13 +23,6 @@ torch = pytest.importorskip("torch")
 N = 10_000  # not a multiple of the block: the bounds check matters
 BLOCK = 256
 GRID = ((N + BLOCK - 1) // BLOCK,)
-
-
-@tylo.kernel
-def fma4(out, a, b, c, alpha):
-    i = tylo.block_idx() * tylo.block_dim() + tylo.thread_idx()
-    if i < out.shape[0]:
-        out[i] = a[i] * alpha + b[i] * c[i]
 
 
 _ZEROS = []

@@ -14,7 +14,8 @@ exact rational arithmetic for fma) within the bounds the PTX ISA states (9.7.3.1
   rounded result for the approximate functions and exactly it for sqrt, abs and fma.
 
 Inputs are fresh random values on every run (no seed), plus edges: +-0, +-inf, NaN, subnormals,
-the ends of the finite range, INT_MIN for abs. Fragments are checked elementwise.
+the ends of the finite range, INT_MIN for abs. Fragments are checked elementwise. Every test runs
+on the GPU and on the emulator (`backend`; 2^14 random inputs per kind on the GPU, 2^12 emulated).
 """
 
 from fractions import Fraction
@@ -23,57 +24,27 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from elementwise_kernels import ternary, unary
+
 import tylo
 from tylo import BFloat16, Float16, Float32, Float64, Int32, MMAAtom
 
-pytestmark = pytest.mark.gpu
-torch = pytest.importorskip("torch")
-
 N = 1 << 14
+N_EMULATED = 1 << 12
 RNG = np.random.default_rng()
 NP = {Float32: np.float32, Float64: np.float64, Float16: np.float16, BFloat16: ml_dtypes.bfloat16}
 BITS = {np.float32: np.uint32, np.float64: np.uint64, np.float16: np.uint16,
         ml_dtypes.bfloat16: np.uint16}
-TORCH = {Float32: "float32", Float64: "float64", Float16: "float16", BFloat16: "bfloat16",
-         Int32: "int32"}
 
 
-@tylo.kernel
-def apply(out, a, fn: tylo.constexpr):
-    i = tylo.block_idx() * tylo.block_dim() + tylo.thread_idx()
-    if i < a.shape[0]:
-        out[i] = fn(a[i])
+# -- running ------------------------------------------------------------------------------------
 
-
-@tylo.kernel
-def apply_fma(out, a, b, c):
-    i = tylo.block_idx() * tylo.block_dim() + tylo.thread_idx()
-    if i < a.shape[0]:
-        out[i] = tylo.fma(a[i], b[i], c[i])
-
-
-# -- moving arrays ------------------------------------------------------------------------------
-
-def to_gpu(x: np.ndarray, dtype):
-    t = getattr(torch, TORCH[dtype])
-    if x.dtype == ml_dtypes.bfloat16:
-        return torch.from_numpy(x.view(np.int16).copy()).to("cuda").view(t)
-    return torch.from_numpy(x.copy()).to("cuda")
-
-
-def from_gpu(t, dtype) -> np.ndarray:
-    if dtype is BFloat16:
-        return t.view(torch.int16).cpu().numpy().view(ml_dtypes.bfloat16)
-    return t.cpu().numpy()
-
-
-def run(fn, x: np.ndarray, dtype, out_dtype=None) -> np.ndarray:
-    out_dtype = out_dtype or dtype
-    a = to_gpu(x, dtype)
-    out = torch.empty(len(x), device="cuda", dtype=getattr(torch, TORCH[out_dtype]))
-    apply[((len(x) + 255) // 256,), 256](out, a, fn)
-    torch.cuda.synchronize()
-    return from_gpu(out, out_dtype)
+def run(backend, fn, x: np.ndarray) -> np.ndarray:
+    """fn(x) elementwise, in x's dtype, on `backend`; the output starts as NaN."""
+    out = backend.full(len(x), np.nan if x.dtype.kind == "f" or x.dtype == ml_dtypes.bfloat16
+                       else -12345, x.dtype)
+    backend.launch(unary, ((len(x) + 255) // 256,), 256, out, backend.put(x), fn)
+    return backend.get(out)
 
 
 # -- inputs -------------------------------------------------------------------------------------
@@ -86,7 +57,8 @@ def random_bits(dtype, n: int, positive: bool = False) -> np.ndarray:
     if positive:
         bits &= u(np.iinfo(u).max >> 1)  # clear the sign bit
     x = bits.view(t)
-    return x[np.isfinite(x.astype(np.float64))]
+    with np.errstate(invalid="ignore"):  # (ml_dtypes warns casting a bf16 NaN)
+        return x[np.isfinite(x.astype(np.float64))]
 
 
 def edges(dtype) -> np.ndarray:
@@ -165,18 +137,20 @@ def with_f64(fn, x: np.ndarray) -> np.ndarray:
 
 # -- Float32 -------------------------------------------------------------------------------------
 
-def test_exp2_float32_within_2_ulp():
-    x = np.concatenate([uniform(Float32, -152, 130, N), random_bits(Float32, N), edges(Float32),
+def test_exp2_float32_within_2_ulp(backend):
+    n = backend.size(N, N_EMULATED)
+    x = np.concatenate([uniform(Float32, -152, 130, n), random_bits(Float32, n), edges(Float32),
                         np.array([-149, -150, -126, 127.99999, 128, -0.0], np.float32)])
-    got = run(tylo.exp2, x, Float32)
+    got = run(backend, tylo.exp2, x)
     assert_ulps(got, with_f64(np.exp2, x), 2, x)
     assert got[np.isneginf(x)].tolist() == [0.0] * int(np.isneginf(x).sum())
     assert np.all(got[x == 0] == 1.0)
 
 
-def test_exp_float32():
-    x = np.concatenate([uniform(Float32, -105, 90, N), uniform(Float32, -2, 2, N), edges(Float32)])
-    got = run(tylo.exp, x, Float32)
+def test_exp_float32(backend):
+    n = backend.size(N, N_EMULATED)
+    x = np.concatenate([uniform(Float32, -105, 90, n), uniform(Float32, -2, 2, n), edges(Float32)])
+    got = run(backend, tylo.exp, x)
     with np.errstate(over="ignore"):
         t = x * np.float32(np.log2(np.e))  # as the kernel rounds it: mul.rn.f32 of the f32 constant
     assert_ulps(got, with_f64(np.exp2, t), 2, x)
@@ -192,14 +166,15 @@ def log2_bound(x64: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return np.where(inner, 2.0**-22, 2.0**-22 * np.abs(ref))
 
 
-def positive_inputs(dtype, n=N) -> np.ndarray:
+def positive_inputs(dtype, n: int) -> np.ndarray:
     return np.concatenate([random_bits(dtype, n, positive=True), uniform(dtype, 0.5, 2.0, n // 4),
                            edges(dtype), np.array([-3.0, 1.0], np.float64).astype(NP[dtype])])
 
 
-def test_log2_float32_within_isa_bounds():
-    x = positive_inputs(Float32)
-    got = run(tylo.log2, x, Float32)
+def test_log2_float32_within_isa_bounds(backend):
+    n = backend.size(N, N_EMULATED)
+    x = positive_inputs(Float32, n)
+    got = run(backend, tylo.log2, x)
     ref = with_f64(np.log2, x)
     ok = assert_same_specials(got, ref) & np.isfinite(ref)
     assert np.all(got[~np.isfinite(ref) & ~np.isnan(ref)] == ref[~np.isfinite(ref) & ~np.isnan(ref)])
@@ -207,9 +182,10 @@ def test_log2_float32_within_isa_bounds():
     assert np.all(err <= log2_bound(x[ok].astype(np.float64), ref[ok]))
 
 
-def test_log_float32():
-    x = positive_inputs(Float32)
-    got = run(tylo.log, x, Float32)
+def test_log_float32(backend):
+    n = backend.size(N, N_EMULATED)
+    x = positive_inputs(Float32, n)
+    got = run(backend, tylo.log, x)
     ref = with_f64(np.log, x)
     ok = assert_same_specials(got, ref) & np.isfinite(ref)
     lg = with_f64(np.log2, x)[ok]
@@ -220,16 +196,18 @@ def test_log_float32():
     np.testing.assert_array_equal(got[inf], ref[inf])
 
 
-def test_sqrt_float32_is_correctly_rounded():
-    x = np.concatenate([positive_inputs(Float32), -random_bits(Float32, 64, positive=True)])
-    got = run(tylo.sqrt, x, Float32)
+def test_sqrt_float32_is_correctly_rounded(backend):
+    n = backend.size(N, N_EMULATED)
+    x = np.concatenate([positive_inputs(Float32, n), -random_bits(Float32, 64, positive=True)])
+    got = run(backend, tylo.sqrt, x)
     assert_correctly_rounded(got, with_f64(np.sqrt, x))
     assert np.signbit(got[(x == 0) & np.signbit(x)]).all()  # sqrt(-0) = -0
 
 
-def test_rsqrt_float32_within_2_to_minus_22_9():
-    x = positive_inputs(Float32)
-    got = run(tylo.rsqrt, x, Float32)
+def test_rsqrt_float32_within_2_to_minus_22_9(backend):
+    n = backend.size(N, N_EMULATED)
+    x = positive_inputs(Float32, n)
+    got = run(backend, tylo.rsqrt, x)
     ref = with_f64(lambda v: 1.0 / np.sqrt(v), x)
     ok = assert_same_specials(got, ref) & np.isfinite(ref)
     assert np.all(np.abs(got[ok] - ref[ok]) <= 2.0**-22.9 * np.abs(ref[ok]))
@@ -239,18 +217,20 @@ def test_rsqrt_float32_within_2_to_minus_22_9():
 
 @pytest.mark.parametrize("fn", [tylo.abs, abs], ids=["tylo.abs", "abs"])
 @pytest.mark.parametrize("dtype", [Float32, Float64, Float16, BFloat16])
-def test_abs_floats_exact(fn, dtype):
-    x = np.concatenate([random_bits(dtype, N), edges(dtype)])
-    got = run(fn, x, dtype)
+def test_abs_floats_exact(backend, fn, dtype):
+    n = backend.size(N, N_EMULATED)
+    x = np.concatenate([random_bits(dtype, n), edges(dtype)])
+    got = run(backend, fn, x)
     want = np.abs(x.astype(np.float64)).astype(NP[dtype])
     ok = assert_same_specials(got, want)
     np.testing.assert_array_equal(got[ok].view(BITS[got.dtype.type]), want[ok].view(BITS[got.dtype.type]))
 
 
-def test_abs_int32_wraps_at_int_min():
-    x = np.concatenate([RNG.integers(-(2**31), 2**31, N, dtype=np.int64).astype(np.int32),
+def test_abs_int32_wraps_at_int_min(backend):
+    n = backend.size(N, N_EMULATED)
+    x = np.concatenate([RNG.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32),
                         np.array([0, -1, 1, -(2**31), 2**31 - 1], np.int32)])
-    np.testing.assert_array_equal(run(abs, x, Int32), np.abs(x))  # np.abs(INT_MIN) == INT_MIN
+    np.testing.assert_array_equal(run(backend, abs, x), np.abs(x))  # np.abs(INT_MIN) == INT_MIN
 
 
 # -- fma: exact rationals -------------------------------------------------------------------------
@@ -293,13 +273,13 @@ def assert_fma_correctly_rounded(got, a, b, c):
 
 
 @pytest.mark.parametrize("dtype", [Float32, Float64, Float16, BFloat16])
-def test_fma_is_correctly_rounded(dtype):
-    n = 4096
+def test_fma_is_correctly_rounded(backend, dtype):
+    n = backend.size(4096, 1024)
     a, b, c = fma_inputs(dtype, n)
-    out = torch.empty(n, device="cuda", dtype=getattr(torch, TORCH[dtype]))
-    apply_fma[((n + 255) // 256,), 256](out, *(to_gpu(v, dtype) for v in (a, b, c)))
-    torch.cuda.synchronize()
-    assert_fma_correctly_rounded(from_gpu(out, dtype), a, b, c)
+    out = backend.full(n, np.nan, NP[dtype])
+    backend.launch(ternary, ((n + 255) // 256,), 256, out, *(backend.put(v) for v in (a, b, c)),
+                   tylo.fma)
+    assert_fma_correctly_rounded(backend.get(out), a, b, c)
 
 
 # -- bf16 / f16 inputs: computed in f32, rounded once ----------------------------------------------
@@ -309,22 +289,25 @@ def test_fma_is_correctly_rounded(dtype):
     (tylo.exp2, np.exp2, "any"), (tylo.exp, np.exp, "any"), (tylo.log2, np.log2, "positive"),
     (tylo.log, np.log, "positive"), (tylo.rsqrt, lambda v: 1.0 / np.sqrt(v), "positive"),
 ], ids=["exp2", "exp", "log2", "log", "rsqrt"])
-def test_16_bit_approximate_functions_within_one_ulp(dtype, fn, ref, domain):
-    x = positive_inputs(dtype) if domain == "positive" else np.concatenate(
-        [random_bits(dtype, N), edges(dtype)])
-    got = run(fn, x, dtype)
+def test_16_bit_approximate_functions_within_one_ulp(backend, dtype, fn, ref, domain):
+    n = backend.size(N, N_EMULATED)
+    x = positive_inputs(dtype, n) if domain == "positive" else np.concatenate(
+        [random_bits(dtype, n), edges(dtype)])
+    got = run(backend, fn, x)
     assert_ulps(got, with_f64(ref, x), 1, x)
 
 
 @pytest.mark.parametrize("dtype", [BFloat16, Float16])
-def test_16_bit_sqrt_is_correctly_rounded(dtype):
-    x = positive_inputs(dtype)
-    assert_correctly_rounded(run(tylo.sqrt, x, dtype), with_f64(np.sqrt, x))
+def test_16_bit_sqrt_is_correctly_rounded(backend, dtype):
+    n = backend.size(N, N_EMULATED)
+    x = positive_inputs(dtype, n)
+    assert_correctly_rounded(run(backend, tylo.sqrt, x), with_f64(np.sqrt, x))
 
 
-def test_float64_sqrt_is_correctly_rounded():
-    x = np.concatenate([random_bits(Float64, N, positive=True), edges(Float64)])
-    got = run(tylo.sqrt, x, Float64)
+def test_float64_sqrt_is_correctly_rounded(backend):
+    n = backend.size(N, N_EMULATED)
+    x = np.concatenate([random_bits(Float64, n, positive=True), edges(Float64)])
+    got = run(backend, tylo.sqrt, x)
     want = with_f64(np.sqrt, x)  # IEEE 754 sqrt of the host: correctly rounded
     ok = assert_same_specials(got, want)
     np.testing.assert_array_equal(got[ok].view(np.uint64), want[ok].view(np.uint64))
@@ -349,15 +332,15 @@ def fragment_math(C, A, fn: tylo.constexpr):
     (lambda f: tylo.fma(f, f, -1.0), lambda x: tylo.fma(x, x, -1.0)),
     (lambda f: tylo.log2(abs(f)) + tylo.rsqrt(abs(f)), lambda x: tylo.log2(abs(x)) + tylo.rsqrt(abs(x))),
 ], ids=["exp2", "sqrt", "abs", "relu", "minimum", "fma", "log2+rsqrt"])
-def test_fragments_match_the_scalar_function_elementwise(fn, scalar):
+def test_fragments_match_the_scalar_function_elementwise(backend, fn, scalar):
     """Each element of the fragment result is bit-identical to the scalar function of that
     element (the map body is the scalar ops, cloned per slot), and the values are right."""
+    n = backend.size(N, N_EMULATED)
     x = (RNG.standard_normal((16, 8)) * 4).astype(np.float32)
     x[0, :4] = [0.0, -0.0, np.finfo(np.float32).smallest_subnormal, -2.5]
-    a, c = to_gpu(x, Float32), torch.empty((16, 8), device="cuda", dtype=torch.float32)
-    fragment_math[(1,), 32](c, a, fn)
-    torch.cuda.synchronize()
-    got = from_gpu(c, Float32).ravel()
-    want = run(scalar, x.ravel(), Float32)
+    c = backend.full((16, 8), np.nan, np.float32)
+    backend.launch(fragment_math, (1,), 32, c, backend.put(x), fn)
+    got = backend.get(c).ravel()
+    want = run(backend, scalar, x.ravel())
     ok = assert_same_specials(got, want)
     np.testing.assert_array_equal(got[ok].view(np.uint32), want[ok].view(np.uint32))

@@ -9,7 +9,9 @@ where k = r*N + n), D[m, n] = the code the hardware read as A[m, r*N + n]: the h
 ownership that stores D is itself recorded in test_mma_gpu.py.
 
 Codes are exact in every operand type: 16-bit and tf32 codes (< 256) directly; 8-bit operands
-(512 codes) one bit plane per launch. Outputs are poisoned with -1 before every launch.
+(512 codes) one bit plane per launch. Outputs are poisoned with -1 before every launch. On the
+GPU this records the hardware; on the emulator (`backend`) it checks that the emulator's
+mma.sync reads the fragments as the PTX ISA's tables say, which the ownerships also follow.
 """
 
 from __future__ import annotations
@@ -22,14 +24,6 @@ from mma_kernels import mma_tile
 import tylo
 from tylo import (BFloat16, Float8E4M3, Float8E5M2, Float16, Float32, Int8, Int32, MMAAtom, TiledMMA,
                   UInt8)
-
-pytestmark = pytest.mark.gpu
-torch = pytest.importorskip("torch")
-
-TORCH = {BFloat16: torch.bfloat16, Float16: torch.float16, Float32: torch.float32,
-         Float8E4M3: torch.float8_e4m3fn, Float8E5M2: torch.float8_e5m2, Int8: torch.int8,
-         UInt8: torch.uint8, Int32: torch.int32}
-
 
 ATOMS = [
     MMAAtom((16, 8, 16), BFloat16, Float32),
@@ -64,18 +58,17 @@ def _planes(atom, codes: np.ndarray) -> list[tuple[int, np.ndarray]]:
     return [(1 << b, (codes >> b) & 1) for b in range(int(codes.max()).bit_length())]
 
 
-def _launch(atom, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _launch(backend, atom, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     M, N, _ = atom.shape
-    A = torch.tensor(a, dtype=torch.float32).to(TORCH[atom.a]).cuda()
-    B = torch.tensor(b, dtype=torch.float32).to(TORCH[atom.b]).cuda()
-    D = torch.full((M, N), -1, device="cuda", dtype=TORCH[atom.c])
-    mma_tile[(1,), (32,)](D, A, B, TiledMMA(atom))
-    torch.cuda.synchronize()
-    return D.cpu().to(torch.float64).numpy()
+    A = backend.put(a.astype(np.float32).astype(atom.a.numpy))
+    B = backend.put(b.astype(np.float32).astype(atom.b.numpy))
+    D = backend.full((M, N), -1, atom.c.numpy)
+    backend.launch(mma_tile, (1,), (32,), D, A, B, TiledMMA(atom))
+    return backend.get(D).astype(np.float64)
 
 
 @pytest.mark.parametrize("atom", ATOMS, ids=str)
-def test_hardware_reads_each_a_element_from_the_modelled_lane_and_slot(atom):
+def test_hardware_reads_each_a_element_from_the_modelled_lane_and_slot(backend, atom):
     M, N, K = atom.shape
     codes = _codes(atom.operand_layout("A"))
     seen = np.zeros((M, K), dtype=np.int64)
@@ -84,12 +77,12 @@ def test_hardware_reads_each_a_element_from_the_modelled_lane_and_slot(atom):
         one_hot = np.zeros((K, N))
         one_hot[r * N + np.arange(cols), np.arange(cols)] = 1
         for weight, plane in _planes(atom, codes):
-            seen[:, r * N:r * N + cols] += weight * _launch(atom, plane, one_hot)[:, :cols].astype(np.int64)
+            seen[:, r * N:r * N + cols] += weight * _launch(backend, atom, plane, one_hot)[:, :cols].astype(np.int64)
     np.testing.assert_array_equal(seen, codes)
 
 
 @pytest.mark.parametrize("atom", ATOMS, ids=str)
-def test_hardware_reads_each_b_element_from_the_modelled_lane_and_slot(atom):
+def test_hardware_reads_each_b_element_from_the_modelled_lane_and_slot(backend, atom):
     M, N, K = atom.shape
     codes = _codes(atom.operand_layout("B"))
     seen = np.zeros((K, N), dtype=np.int64)
@@ -98,5 +91,5 @@ def test_hardware_reads_each_b_element_from_the_modelled_lane_and_slot(atom):
         one_hot = np.zeros((M, K))
         one_hot[np.arange(rows), r * M + np.arange(rows)] = 1
         for weight, plane in _planes(atom, codes):
-            seen[r * M:r * M + rows] += weight * _launch(atom, one_hot, plane)[:rows].astype(np.int64)
+            seen[r * M:r * M + rows] += weight * _launch(backend, atom, one_hot, plane)[:rows].astype(np.int64)
     np.testing.assert_array_equal(seen, codes)

@@ -20,6 +20,8 @@ TYLO_AUTOTUNE_PROGRESS    ``0``: autotuning prints no progress lines (default: a
 TYLO_OPT_TRACEBACK        ``1``: ``tylo-opt`` shows Python tracebacks instead of one-line errors.
 TYLO_EMULATE              ``1``: every launch ``kernel[grid, block](...)`` runs on the CPU emulator
                           (`tylo.emulator`) instead of the GPU, on host arrays.
+TYLO_SEMANTICS_DIFFS      A file path: tests/emulator/test_semantics_vs_gpu.py writes there every
+                          row (inputs, emulated, GPU) where the emulator and the GPU differ.
 XDG_CACHE_HOME            Read for the default of ``TYLO_CACHE_DIR`` (XDG base directories).
 LOCALAPPDATA              Read for the default of ``TYLO_CACHE_DIR`` on Windows.
 ========================  ======================================================================
@@ -99,3 +101,9 @@ def _user_cache_root() -> Path:
 
 def autotune_progress() -> bool:
     return _flag("TYLO_AUTOTUNE_PROGRESS", "1")
+
+
+def semantics_diffs() -> Path | None:
+    """``TYLO_SEMANTICS_DIFFS``: where the emulator-against-GPU test writes its differing rows."""
+    value = os.environ.get("TYLO_SEMANTICS_DIFFS", "").strip()
+    return Path(value).expanduser() if value else None

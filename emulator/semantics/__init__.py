@@ -36,7 +36,9 @@ def warp_collective(*op_classes: type) -> None:
 
 
 FAMILIES = ("arithmetic", "math", "memory", "special", "control", "matrix", "calls")
-"""The family modules, named after the dialect's modules (`tylo.dialects.ptx.<family>`)."""
+"""The family modules with implementations, named after the dialect's modules
+(`tylo.dialects.ptx.<family>`; `arithmetic` takes its conversions from `conversion.py`, and
+`special` is `ptx.special` of the arithmetic file; `rounding.py` holds the exact roundings)."""
 
 
 def families() -> list[type]:
@@ -47,12 +49,7 @@ def families() -> list[type]:
 
     found = []
     for name in FAMILIES:
-        try:  # TEMPORARY while the families are merged
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-            continue
+        module = importlib.import_module(f"{__name__}.{name}")
         found += [v for v in vars(module).values() if isinstance(v, type)
                   and issubclass(v, InterpreterFunctions) and v is not InterpreterFunctions
                   and v.__module__ == module.__name__]

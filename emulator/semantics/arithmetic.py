@@ -19,9 +19,15 @@ infinite precision and then adds c to this product, again in infinite precision"
 float64 with round-to-odd, f64 the error-free emulation of `rounding.fma64`. ``div.approx.f32``
 and ``div.full.f32`` give the correctly rounded quotient, within the ISA's bound ("The maximum
 ulp error is 2"), except that ``div.approx`` returns a signed zero (NaN for an infinite a) for
-2**126 < |b| < 2**128, as 9.7.3.8 states. ``.ftz`` flushes f32 subnormal inputs and results to
-signed zero; ``.sat`` clamps to [0, 1]. NaN results are the canonical NaN of the type
-(`rounding.FloatFormat.canonical_nan`); ``min``/``max`` return the non-NaN operand unchanged.
+2**126 < |b| < 2**128, as 9.7.3.8 states, and NaN for a NaN a, as a * (1/b) with 1/b flushed to
+zero gives (inferred from the measurement on the H200, 2026-12-01, where NaN-ness differed from
+the ISA's "otherwise it returns 0" there; the rows were not printed). ``.ftz`` flushes f32
+subnormal inputs and results to signed zero; ``.sat`` clamps to [0, 1]. NaN results follow
+`rounding.apply_nan_rule` (measured on the H200, 2026-12-01): the canonical NaN for f16, bf16,
+f32; for f64 an operand NaN quieted (sign and payload kept, also by ``sub`` and ``neg``, which do
+not flip a NaN's sign), or the default NaN 0xFFF8000000000000 for one made from numbers.
+``min``/``max`` return the non-NaN operand unchanged; of two NaNs, the canonical NaN (f16, bf16,
+f32) or, for f64, the `rounding.apply_nan_rule` choice.
 
 An f32/f64 ``add``, ``sub`` or ``mul`` without a rounding modifier is emulated as ``.rn``, one
 rounding per instruction. The ISA lets ptxas contract such a ``mul`` and ``add`` into one fused
@@ -216,7 +222,7 @@ def _float_arith(opcode: str, suffix: str, words):
         if ftz:
             a, b = R.flush_subnormals(a, fmt), R.flush_subnormals(b, fmt)
         if fast:
-            out = R.canonical(_NUMPY[opcode](a.view(view), b.view(view)).view(a.dtype), fmt)
+            out = _NUMPY[opcode](a.view(view), b.view(view)).view(a.dtype)
         else:
             x, y = R.to_float64(a, fmt), R.to_float64(b, fmt)
             q, e = {
@@ -226,11 +232,13 @@ def _float_arith(opcode: str, suffix: str, words):
                 "div": lambda: R.div64(x, y),
             }[opcode]()
             out = R.finish(q, e, fmt, mode)
+        out = R.apply_nan_rule(out, fmt, a, b)
         if rnd == "approx":  # 9.7.3.8: for 2**126 < |b| < 2**128, a signed zero (NaN for inf a)
             x, y = a.view(np.float32), b.view(np.float32)
             far = (np.abs(y) > np.float32(2.0**126)) & np.isfinite(y)
             sign = (a ^ b) & np.uint32(0x80000000)
-            out = np.where(far, np.where(np.isinf(x), np.uint32(fmt.canonical_nan), sign), out)
+            nan = ~np.isfinite(x)  # an infinite a (9.7.3.8) or a NaN a (see above)
+            out = np.where(far, np.where(nan, np.uint32(fmt.canonical_nan), sign), out)
         if ftz:
             out = R.flush_subnormals(out, fmt)
         return R.saturate(out, fmt) if sat else out
@@ -240,11 +248,12 @@ def _float_arith(opcode: str, suffix: str, words):
 
 def _float_minmax(opcode: str, suffix: str, words):
     """min / max of floats (9.7.3.11, 9.7.3.12, 9.7.4.7/8): a NaN operand gives the other
-    operand (both NaN: NaN); ``.NaN`` makes any NaN operand give NaN; -0 < +0."""
+    operand; two NaN operands give `rounding.apply_nan_rule`'s NaN (f64: an operand NaN,
+    quieted, measured on the H200, 2026-12-01; the others: the canonical NaN); ``.NaN`` makes
+    any NaN operand give that NaN; -0 < +0."""
     fmt = R.FORMATS[suffix]
     _, ftz, _ = _rounding(opcode, suffix, words, {"NaN", "ftz"}, "rn")
     nan_mode = "NaN" in words
-    canon = fmt.dtype.type(fmt.canonical_nan)
 
     def fn(a, b):
         if ftz:
@@ -254,10 +263,11 @@ def _float_minmax(opcode: str, suffix: str, words):
         both_zero = (x == 0) & (y == 0)
         out = np.where(both_zero, (a | b) if opcode == "min" else (a & b), out)
         nan_x, nan_y = np.isnan(x), np.isnan(y)
+        nan = R.apply_nan_rule(np.full_like(a, fmt.canonical_nan), fmt, a, b)
         if nan_mode:
-            out = np.where(nan_x | nan_y, canon, out)
+            out = np.where(nan_x | nan_y, nan, out)
         else:
-            out = np.where(nan_x & nan_y, canon, np.where(nan_x, b, np.where(nan_y, a, out)))
+            out = np.where(nan_x & nan_y, nan, np.where(nan_x, b, np.where(nan_y, a, out)))
         return R.flush_subnormals(out, fmt) if ftz else out
 
     return fn
@@ -291,8 +301,10 @@ def fma_function(suffix: str):
     if PTX_TYPES[suffix].kind in ("s", "u", "b"):
         return lambda a, b, c: a * b + c
     if suffix == "f64":
-        return R.quiet(lambda a, b, c: R.canonical(
-            R.fma64(a.view(np.float64), b.view(np.float64), c.view(np.float64)).view(np.uint64), R.F64))
+        def fma64(a, b, c):
+            d = R.fma64(a.view(np.float64), b.view(np.float64), c.view(np.float64)).view(np.uint64)
+            return R.apply_nan_rule(d, R.F64, a, b, c)
+        return R.quiet(fma64)
     if suffix not in ("f16", "bf16", "f32"):
         raise _refuse("fma", suffix, ())
     fmt = R.FORMATS[suffix]
@@ -337,8 +349,10 @@ def setp_function(cmp: str, suffix: str):
 @lru_cache(maxsize=None)
 def unary_function(opcode: str, suffix: str):
     """mov, neg, not (9.7.9.1, 9.7.1.11 / 9.7.3.10, 9.7.8.4): neg of an integer wraps (the most
-    negative value stays); of a float it flips the sign, and a NaN gives the canonical NaN
-    (the ISA: "NaN inputs yield an unspecified NaN")."""
+    negative value stays); of a float it flips the sign, and a NaN gives
+    `rounding.apply_nan_rule`'s NaN (the ISA: "NaN inputs yield an unspecified NaN"): the
+    canonical NaN for f16, bf16, f32; for f64 the operand quieted, its sign not flipped
+    (measured on the H200, 2026-12-01: 0x7FF8000000000000 stays)."""
     kind = PTX_TYPES[suffix].kind
     if opcode == "mov":
         return np.copy
@@ -348,7 +362,7 @@ def unary_function(opcode: str, suffix: str):
         return lambda a: ~a + a.dtype.type(1)
     if opcode == "neg" and (suffix in R.FORMATS or suffix in _PACKED):
         fmt = R.FORMATS[_PACKED.get(suffix, suffix)]
-        flip = lambda a: R.canonical(a ^ a.dtype.type(fmt.sign_bit), fmt)  # noqa: E731
+        flip = lambda a: R.apply_nan_rule(a ^ a.dtype.type(fmt.sign_bit), fmt, a)  # noqa: E731
         return _lanes(flip) if suffix in _PACKED else flip
     raise _refuse(opcode, suffix, ())
 

@@ -21,10 +21,16 @@ the two .f32 sources of a packed destination. `mode` is the op's modifier string
 * FP8 (``cvt.rn.satfinite.e4m3x2.f32 d, a, b``: a into bits 15:8, b into 7:0) is exactly
   `tylo.compiler.fp8.float8_bits`, which was compared with the H200 for all 2**32 inputs;
   ``cvt.rn.f16x2.e4m3x2 d, a`` widens both bytes exactly (upper byte into the upper half).
-* NaN results are `rounding.FloatFormat.canonical_nan` of the destination (the ISA: "unspecified
-  NaN" for most forms), except ``cvt.f32.bf16`` and ``cvt.rn.f16x2.e5m2x2``, which are exact
-  bit shifts (a bf16 is the upper half of an f32, an E5M2 the upper byte of an f16) and keep the
-  payload, as a shift would.
+* NaN results (the ISA: "unspecified NaN" for most forms; measured on the H200, 2026-12-01,
+  where so marked): from or to .f64, the NaN keeps its sign and payload's upper bits, quieted
+  (`rounding.convert_nan`: measured for cvt.f64.f32 and cvt.rmi.f64.f64; for cvt.rn/rz.f32.f64
+  and cvt.rn.bf16.f64 only 0x7FF8000000000000 -> 0x7FC00000 / 0x7FC0 was seen, which it
+  fits; chosen alike for the other f64 forms); to .tf32 the f32 NaN with its low 13
+  bits cleared, not quieted (measured for .rna; chosen alike for .rn/.rz); ``cvt.f32.bf16``
+  is an exact bit shift (a bf16 is the upper half of an f32) and keeps the payload; every other
+  NaN result is `rounding.FloatFormat.canonical_nan` of the destination (measured for f32 to
+  f16/bf16, f16 to f32, and the FP8 pairs to f16x2: an E5M2 NaN byte gives 0x7FFF, not its
+  shifted bits).
 """
 
 from __future__ import annotations
@@ -159,7 +165,7 @@ def _float_to_float(bits, to: str, frm: str, rnd, flags):
         r = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[rnd](x)
         out = R.from_float64(r, dst, "rn")  # integral values of the type: exact
     elif src is dst:
-        out = R.canonical(bits.copy(), dst)
+        out = R.canonical(bits.copy(), dst)  # f64: quieted below
     elif src is R.BF16 and dst is R.F32:
         out = bits.astype(np.uint32) << np.uint32(16)
     elif dst.man_bits >= src.man_bits and dst.exp_bits >= src.exp_bits:
@@ -175,6 +181,8 @@ def _float_to_float(bits, to: str, frm: str, rnd, flags):
             out = np.where(nan, np.uint16(dst.canonical_nan), ((bits + half) >> np.uint32(16)).astype(np.uint16))
         else:
             out = R.convert_bits(bits, src, dst, rnd)
+    if R.F64 in (src, dst) or dst is R.TF32:  # NaN payloads kept (module docstring)
+        out = np.where(R.is_nan(bits, src), R.convert_nan(bits, src, dst, quiet=dst is not R.TF32), out)
     return _finish_float(out, dst, flags)
 
 
@@ -194,17 +202,14 @@ def _int_to_float(bits, to: str, frm: str, rnd, flags):
 
 
 def _fp8_pair_to_f16x2(bits, frm: str):
-    """cvt.rn.f16x2.e4m3x2 / .e5m2x2: each byte of the .b16 source widened exactly to .f16."""
+    """cvt.rn.f16x2.e4m3x2 / .e5m2x2: each byte of the .b16 source widened exactly to .f16, a
+    NaN to the canonical 0x7FFF (measured on the H200, 2026-12-01, for every input)."""
     b = bits.astype(np.uint16)
+    fp8 = ml_dtypes.float8_e5m2 if frm == "e5m2x2" else ml_dtypes.float8_e4m3fn
     halves = []
     for byte in ((b >> np.uint16(8)) & np.uint16(0xFF), b & np.uint16(0xFF)):
-        byte = byte.astype(np.uint8)
-        if frm == "e5m2x2":
-            half = byte.astype(np.uint16) << np.uint16(8)
-        else:
-            value = byte.view(ml_dtypes.float8_e4m3fn).astype(np.float16)
-            half = R.canonical(value.view(np.uint16), R.F16)
-        halves.append(half.astype(np.uint32))
+        value = byte.astype(np.uint8).view(fp8).astype(np.float16)
+        halves.append(R.canonical(value.view(np.uint16), R.F16).astype(np.uint32))
     return (halves[0] << np.uint32(16)) | halves[1]
 
 

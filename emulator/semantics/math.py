@@ -19,10 +19,13 @@ So an emulated result may differ from the GPU's by the GPU's own error, never by
 bound. ``sqrt.rn/rz/rm/rp`` (.f32, .f64) are correctly rounded ("IEEE 754 compliant rounding").
 ``abs`` is exact. Special values as the ISA's tables give them: ex2(-inf) = +0, ex2(+inf) = +inf;
 lg2(+-0) = -inf, lg2(negative) = NaN; sqrt(-0) = -0, sqrt(negative) = NaN; rsqrt(+-0) = +-inf,
-rsqrt(+inf) = +0. NaN results are the canonical NaN (`rounding.FloatFormat.canonical_nan`), also
-for abs of an f32/f16/bf16 NaN (the ISA: "unspecified NaN"); ``abs.f64`` passes a NaN through
-unchanged, as 9.7.3.9 says. ``.ftz`` (f32; f16 for abs) flushes subnormal inputs and results to
-signed zero. abs of the most negative integer is itself.
+rsqrt(+inf) = +0. NaN results follow `rounding.apply_nan_rule` (the ISA: "unspecified NaN"):
+the canonical NaN for f32, f16, bf16 (abs of a NaN too); for f64 a NaN operand quieted with its
+sign and payload kept (``abs.f64`` clears no NaN's sign and quiets a signalling one:
+0xFFF0000000000123 -> 0xFFF8000000000123, measured on the H200, 2026-12-01) and the default NaN
+0xFFF8000000000000 for sqrt of a negative number (measured on the H200, 2026-12-01; rsqrt.f64 of
+one is chosen alike, unmeasured). ``.ftz`` (f32; f16 for abs) flushes subnormal inputs and
+results to signed zero. abs of the most negative integer is itself.
 """
 
 from __future__ import annotations
@@ -53,18 +56,15 @@ def _abs(suffix: str):
         signed, unsigned = _SIGNED[suffix]
         return lambda a: np.abs(a.view(signed)).view(unsigned)  # |MIN| wraps to MIN
     fmt = R.FORMATS[suffix]
-    clear = lambda a: a & a.dtype.type(fmt.sign_bit - 1)  # noqa: E731
-    if suffix == "f64":
-        return lambda a: np.where(np.isnan(a.view(np.float64)), a, clear(a))
-    return lambda a: R.canonical(clear(a), fmt)
+    return lambda a: R.apply_nan_rule(a & a.dtype.type(fmt.sign_bit - 1), fmt, a)
 
 
 def _sqrt(suffix: str, mode: str):
     fmt = R.FORMATS[suffix]
     if mode in ("rn", "approx"):
         view = "float32" if suffix == "f32" else "float64"
-        return lambda a: R.canonical(np.sqrt(a.view(view)).view(a.dtype), fmt)
-    return lambda a: R.finish(*R.sqrt64(R.to_float64(a, fmt)), fmt, mode)
+        return lambda a: R.apply_nan_rule(np.sqrt(a.view(view)).view(a.dtype), fmt, a)
+    return lambda a: R.apply_nan_rule(R.finish(*R.sqrt64(R.to_float64(a, fmt)), fmt, mode), fmt, a)
 
 
 @lru_cache(maxsize=None)
@@ -77,7 +77,7 @@ def math_function(opcode: str, suffix: str, mode: str | None, ftz: bool):
     elif opcode == "rsqrt" and suffix == "f32":
         fn = _f32_approx(_rsqrt)
     elif opcode == "rsqrt" and suffix == "f64":
-        fn = lambda a: R.canonical(_rsqrt(a.view(np.float64)).view(np.uint64), R.F64)  # noqa: E731
+        fn = lambda a: R.apply_nan_rule(_rsqrt(a.view(np.float64)).view(np.uint64), R.F64, a)  # noqa: E731
     elif opcode == "sqrt" and suffix in ("f32", "f64"):
         fn = _sqrt(suffix, mode)
     elif opcode == "abs":

@@ -23,11 +23,22 @@ toward +inf; ``.rna`` (cvt only, 9.7.9.21) to nearest, ties away from zero). The
 Callers run these functions inside ``np.errstate(all="ignore")`` (`quiet`): NaN and infinite
 operands are part of the semantics, and numpy would warn about them.
 
-NaN results are the format's canonical NaN (`FloatFormat.canonical_nan`, all payload bits set:
-0x7FFFFFFF for f32, the NaN NVIDIA GPUs are known to write for f32 arithmetic; the same pattern
-for f16, bf16 and f64 is this emulator's choice where the ISA says "unspecified NaN").
-tests/emulator/test_semantics_vs_gpu.py compares them with the GPU. Every function takes and
-returns numpy arrays (1-D, one element per thread).
+NaN results (the ISA says "unspecified NaN" for most instructions; the rules here were measured
+on the H200, 2026-12-01, by tests/emulator/test_semantics_vs_gpu.py):
+
+* f32, f16, bf16: the format's canonical NaN (`FloatFormat.canonical_nan`, all payload bits
+  set: 0x7FFFFFFF, 0x7FFF, 0x7FFF), whatever the operands.
+* f64 (`apply_nan_rule`): an operand NaN propagates, quieted with its sign and payload kept
+  (0xFFF0000000000123 becomes 0xFFF8000000000123); a NaN made from numbers (sqrt of a negative
+  number, inf - inf, 0 * inf, 0 / 0 ...) is the default NaN 0xFFF8000000000000
+  (`F64.canonical_nan`; measured for sqrt of negative numbers, chosen for the others). Which
+  operand NaN wins when several are NaN was measured once (min/max: a quiet a and a
+  signalling b give b quieted); `apply_nan_rule` takes the first signalling NaN operand, else
+  the first NaN operand, in PTX operand order.
+* Conversions to or from f64 (`convert_nan`) keep sign and payload: the payload's upper bits
+  move into the destination's significand, quieted (0x7FCBC5B9 -> 0x7FF978B720000000).
+
+Every function takes and returns numpy arrays (1-D, one element per thread).
 """
 
 from __future__ import annotations
@@ -73,10 +84,19 @@ class FloatFormat:
         return 1 << (self.exp_bits + self.man_bits)
 
     @property
+    def quiet_bit(self) -> int:
+        """The significand's top bit, set in a quiet NaN (before `shift`)."""
+        return 1 << (self.man_bits - 1)
+
+    @property
     def canonical_nan(self) -> int:
-        """The NaN this emulator writes for a NaN result, in register bits (with `shift`)."""
+        """The NaN a made NaN result is, in register bits (with `shift`): all payload bits set
+        for f16, bf16, f32 (tf32 travels as f32); 0xFFF8000000000000 for f64 (measured on the
+        H200, 2026-12-01: sqrt.rn.f64 of a negative number)."""
         if self.shift:
-            return 0x7FFFFFFF  # tf32 travels as f32: the f32 canonical NaN
+            return 0x7FFFFFFF
+        if self.width == 64:
+            return self.sign_bit | self.inf_bits | self.quiet_bit
         return self.inf_bits | ((1 << self.man_bits) - 1)
 
     @property
@@ -207,13 +227,56 @@ def convert_bits(bits, src: FloatFormat, dst: FloatFormat, mode: str):
     return out.astype(dst.dtype)
 
 
+def is_nan(bits, fmt: FloatFormat):
+    """Which register values of `fmt` (any unsigned dtype) are NaNs (bool)."""
+    magnitude = bits & bits.dtype.type((fmt.sign_bit - 1) << fmt.shift)
+    return magnitude > bits.dtype.type(fmt.inf_bits << fmt.shift)
+
+
 def canonical(bits, fmt: FloatFormat):
     """`bits` with every NaN replaced by `fmt`'s canonical NaN."""
-    magnitude = bits & bits.dtype.type((fmt.sign_bit - 1) << fmt.shift)
-    nan = magnitude > bits.dtype.type(fmt.inf_bits << fmt.shift)
+    nan = is_nan(bits, fmt)
     if nan.any():
         return np.where(nan, bits.dtype.type(fmt.canonical_nan), bits)
     return bits
+
+
+def apply_nan_rule(out, fmt: FloatFormat, *operands):
+    """The NaN of a result `out` (register bits of `fmt`) computed from `operands` (register
+    bits of `fmt`, in PTX order), as the H200 writes it (measured on the H200, 2026-12-01):
+    f16, bf16, f32 give the canonical NaN. f64 gives, where an operand is a NaN, that NaN
+    quieted (sign and payload kept): the first signalling NaN operand, else the first NaN
+    operand (the order is this emulator's choice, consistent with the one measured case);
+    elsewhere a NaN result is the default NaN `F64.canonical_nan`."""
+    out = canonical(out, fmt)
+    if fmt is not F64:
+        return out
+    dtype = out.dtype.type
+    quiet = dtype(fmt.quiet_bit)
+    nans = [is_nan(o, fmt) for o in operands]
+    for o, nan in reversed(list(zip(operands, nans))):  # the first one wins
+        out = np.where(nan, o | quiet, out)
+    for o, nan in reversed(list(zip(operands, nans))):
+        out = np.where(nan & ((o & quiet) == 0), o | quiet, out)
+    return out
+
+
+def convert_nan(bits, src: FloatFormat, dst: FloatFormat, quiet: bool = True):
+    """NaN encodings of `src` as `dst` NaNs (register bits of dst): the sign kept, the
+    payload's upper bits aligned with the top of dst's significand (shifted left when
+    widening, truncated when narrowing), the quiet bit set when `quiet`. Measured on the H200,
+    2026-12-01: cvt.f64.f32 (0x7FB0734F -> 0x7FFE0E69E0000000), cvt.rn.f32.f64 and
+    cvt.rn.bf16.f64 (0x7FF8000000000000 -> 0x7FC00000, 0x7FC0), cvt.rna.tf32.f32 (not quieted:
+    0x7FB0734F -> 0x7FB06000). A truncated payload of zero without `quiet` is infinity."""
+    u = np.asarray(bits).astype(np.uint64) >> _u(src.shift)
+    sign = (u >> _u(src.exp_bits + src.man_bits)) & _u(1)
+    payload = u & _u((1 << src.man_bits) - 1)
+    grow = dst.man_bits - src.man_bits
+    payload = payload << _u(grow) if grow >= 0 else payload >> _u(-grow)
+    out = (sign << _u(dst.exp_bits + dst.man_bits)) | _u(dst.inf_bits) | payload
+    if quiet:
+        out = out | _u(dst.quiet_bit)
+    return (out << _u(dst.shift)).astype(dst.dtype)
 
 
 def saturate(bits, fmt: FloatFormat):

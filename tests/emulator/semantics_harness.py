@@ -4,6 +4,8 @@
 `run(op, *arrays)` checks that every result has its register class's dtype. `reference(x, fmt,
 mode)` is the encoding of the exact rational x rounded to format `fmt` in `mode`, computed
 independently of `tylo.emulator.semantics.rounding` (floor of x / ulp, then the mode's rule).
+`nan_result(t, *operands)` is the NaN an arithmetic instruction writes, by the rules measured
+on the H200, 2026-12-01 (by tests/emulator/test_semantics_vs_gpu.py).
 """
 
 from __future__ import annotations
@@ -130,3 +132,21 @@ def random_bits(rng, fmt: str, n: int):
 def is_nan(bits: int, fmt: str) -> bool:
     e_bits, m_bits, width = FORMATS[fmt]
     return (bits & ((1 << (width - 1)) - 1)) > (((1 << e_bits) - 1) << m_bits)
+
+
+CANONICAL = {"f16": 0x7FFF, "bf16": 0x7FFF, "f32": 0x7FFFFFFF, "f64": 0xFFF8000000000000}
+"""The NaN written for a NaN made from numbers (measured on the H200, 2026-12-01: f64 from
+sqrt.rn.f64 of a negative number, the others from every f16/bf16/f32 arithmetic result)."""
+
+
+def nan_result(t: str, *operands: int) -> int:
+    """The NaN result of an instruction on type `t` with operand encodings `operands` (PTX
+    order): for f64, a NaN operand with its quiet bit set (the first signalling NaN operand,
+    else the first NaN operand: the order is the emulator's choice, the rest measured on the
+    H200, 2026-12-01); otherwise, and for the other types, CANONICAL[t]."""
+    if t == "f64":
+        nans = [x for x in operands if is_nan(x, t)]
+        signalling = [x for x in nans if not x >> 51 & 1]
+        if nans:
+            return (signalling or nans)[0] | 1 << 51
+    return CANONICAL[t]

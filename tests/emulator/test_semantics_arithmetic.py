@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from semantics_harness import FORMATS, UINT, is_nan, random_bits, reference, reg, run, to_fraction, val
+from semantics_harness import FORMATS, UINT, is_nan, nan_result, random_bits, reference, reg, run, to_fraction, val
 
 from tylo.compiler.errors import UnsupportedError
 from tylo.dialects.ptx import ops as P
@@ -20,7 +20,6 @@ pytestmark = pytest.mark.filterwarnings("error")  # no numpy warning may escape
 
 INT_TYPES = ["s16", "u16", "s32", "u32", "s64", "u64"]
 CLASS = {16: "b16", 32: "b32", 64: "b64"}
-CANONICAL = {"f16": 0x7FFF, "bf16": 0x7FFF, "f32": 0x7FFFFFFF, "f64": 0x7FFFFFFFFFFFFFFF}
 FLOAT_CLASS = {"f16": "b16", "bf16": "b16", "f32": "f32", "f64": "f64", "f16x2": "b32"}
 
 
@@ -250,11 +249,12 @@ def _sign(bits: int, t: str) -> bool:
     return bool(bits >> (FORMATS[t][2] - 1) & 1)
 
 
-def _special(x, t: str) -> int:
-    """Encoding of an IEEE special result computed in float64 (an infinity, NaN or zero)."""
+def _special(x, t: str, *operands: int) -> int:
+    """Encoding of an IEEE special result computed in float64 (an infinity, NaN or zero) from
+    the operand encodings `operands`."""
     _, m_bits, width = FORMATS[t]
     if x != x:
-        return CANONICAL[t]
+        return nan_result(t, *operands)
     sign = (1 << (width - 1)) if np.signbit(x) else 0
     if np.isinf(x):
         return sign | (((1 << (width - 1)) - 1) >> m_bits << m_bits)
@@ -262,6 +262,7 @@ def _special(x, t: str) -> int:
 
 
 def _arith_reference(opcode: str, x_bits: int, y_bits: int, t: str, mode: str) -> int:
+    operands = x_bits, y_bits  # as they are: sub does not flip the sign of a NaN b
     x, y = to_fraction(x_bits, t), to_fraction(y_bits, t)
     sx, sy = _sign(x_bits, t), _sign(y_bits, t)
     if opcode == "sub":
@@ -273,7 +274,7 @@ def _arith_reference(opcode: str, x_bits: int, y_bits: int, t: str, mode: str) -
         with np.errstate(all="ignore"):
             r = {"add": np.add, "sub": np.add, "mul": np.multiply, "div": np.divide}[opcode](
                 np.float64(fx), np.float64(fy))
-        return _special(r, t)
+        return _special(r, t, *operands)
     exact = {"add": x + y, "sub": x + y, "mul": x * y, "div": x / y if y else None}[opcode]
     if exact == 0:
         if opcode in ("mul", "div"):
@@ -323,10 +324,12 @@ def test_ftz_and_sat():
 
 
 def test_div_approx_zero_for_huge_divisors():
-    a = np.array([1.0, np.inf, 6.0, -3.0], np.float32).view(np.uint32)
-    b = np.array([2.0**127, 2.0**127, 3.0, -(2.0**126.5)], np.float32).view(np.uint32)
+    """Zero for finite a and NaN for infinite a (PTX ISA 9.7.3.8); NaN for a NaN a, as a * (1/b)
+    gives (inferred from the measurement on the H200, 2026-12-01)."""
+    a = np.array([1.0, np.inf, 6.0, -3.0, np.nan], np.float32).view(np.uint32)
+    b = np.array([2.0**127, 2.0**127, 3.0, -(2.0**126.5), 2.0**127], np.float32).view(np.uint32)
     got = _binary(P.DivOp, "f32", a, b, "approx").tolist()
-    assert got == [0, 0x7FFFFFFF, 0x40000000, 0]
+    assert got == [0, 0x7FFFFFFF, 0x40000000, 0, 0x7FFFFFFF]
     full = _binary(P.DivOp, "f32", a, b, "full").view(np.float32)
     assert full[0] == np.float32(2.0**-127) and full[2] == 2.0
 
@@ -337,7 +340,7 @@ def _fma_reference(x_bits, y_bits, z_bits, t):
         with np.errstate(all="ignore"):
             fx, fy, fz = np.float64(float(x)), np.float64(float(y)), np.float64(float(z))
             r = fz if np.isinf(fz) and np.isfinite(fx * 0 + fy * 0) else fx * fy + fz
-        return _special(r, t)
+        return _special(r, t, x_bits, y_bits, z_bits)
     exact = x * y + z
     if exact == 0:
         product_negative = _sign(x_bits, t) != _sign(y_bits, t)
@@ -398,13 +401,62 @@ def test_float_min_max_nan_rules_and_signed_zeros():
         for i in range(300):
             vx, vy = to_fraction(int(x[i]), t), to_fraction(int(y[i]), t)
             if is_nan(int(x[i]), t) and is_nan(int(y[i]), t):
-                assert int(got[i]) == CANONICAL[t]
+                assert int(got[i]) == nan_result(t, int(x[i]), int(y[i]))
             elif is_nan(int(x[i]), t) or is_nan(int(y[i]), t):
                 assert int(got[i]) == (int(y[i]) if is_nan(int(x[i]), t) else int(x[i]))
             elif vx == vy == 0:
                 assert int(got[i]) == int(x[i]) | int(y[i])
             else:
                 assert int(got[i]) == (int(x[i]) if vx < vy else int(y[i]))
+
+
+# (inputs, GPU result) rows of test_semantics_vs_gpu.py measured on the H200, 2026-12-01
+F64_NAN_ROWS = [((0xBFE54C6FC5FD5F82, 0x7FF8000000000000), 0x7FF8000000000000),
+                ((0x3FB4270BFA1FA0F4, 0xFFF0000000000123), 0xFFF8000000000123),
+                ((0x3FE7D61558368038, 0x7FF8000000012345), 0x7FF8000000012345)]
+
+
+@pytest.mark.parametrize("cls", [P.AddOp, P.SubOp, P.MulOp, P.DivOp])
+@pytest.mark.parametrize("mode", ["rn", "rz", "rm", "rp"])
+def test_f64_arithmetic_propagates_a_nan_operand_quieted(cls, mode):
+    """Measured on the H200, 2026-12-01: the NaN operand, quieted, sign and payload kept (sub
+    does not flip b's sign)."""
+    a, b = (np.array([row[0][i] for row in F64_NAN_ROWS], np.uint64) for i in (0, 1))
+    assert _binary(cls, "f64", a, b, mode).tolist() == [row[1] for row in F64_NAN_ROWS]
+    assert _binary(cls, "f64", b, a, mode).tolist() == [row[1] for row in F64_NAN_ROWS]
+
+
+def test_f64_nan_results_made_from_numbers_and_from_two_nans():
+    """A made NaN is the default 0xFFF8000000000000 (measured on the H200, 2026-12-01, for sqrt
+    of a negative number; chosen for these); of two NaN operands the first signalling one,
+    else the first (one case measured: min/max below; the rest is the emulator's choice)."""
+    f = lambda *v: np.array(v, np.float64).view(np.uint64)  # noqa: E731
+    assert _binary(P.AddOp, "f64", f(np.inf), f(-np.inf), "rn").tolist() == [0xFFF8000000000000]
+    assert _binary(P.SubOp, "f64", f(np.inf), f(np.inf), "rz").tolist() == [0xFFF8000000000000]
+    assert _binary(P.MulOp, "f64", f(0.0, np.inf), f(np.inf, -0.0), "rm").tolist() == [0xFFF8000000000000] * 2
+    assert _binary(P.DivOp, "f64", f(0.0, np.inf), f(-0.0, np.inf), "rn").tolist() == [0xFFF8000000000000] * 2
+    q, s_, q2, s2 = 0x7FF8000000000001, 0xFFF0000000000002, 0xFFF8000000000003, 0x7FF0000000000004
+    a = np.array([q, s_, q, s2, q], np.uint64)
+    b = np.array([s_, q, q2, s_, 0x3FF0000000000000], np.uint64)
+    got = _binary(P.AddOp, "f64", a, b, "rn").tolist()
+    assert got == [0xFFF8000000000002, 0xFFF8000000000002, q, 0x7FF8000000000004, q]
+    fma = P.FmaOp("f64", val("f64"), val("f64"), val("f64"), reg("f64"))
+    c = np.array([0x7FF8000000012345, 0xA6C5359959BA9F59, 0x3FF0000000000000], np.uint64)
+    x = np.array([0xBFE421282A20FC59, 0xBFE54C6FC5FD5F82, 0], np.uint64)
+    y = np.array([0x40003827EF70BB52, 0x7FF8000000000000, 0x7FF0000000000000], np.uint64)
+    assert run(fma, x, y, c)[0].tolist() == [0x7FF8000000012345, 0x7FF8000000000000, 0xFFF8000000000000]
+
+
+def test_f64_min_max_of_two_nans_and_neg_of_a_nan():
+    """Measured on the H200, 2026-12-01: min/max of two NaNs give a NaN operand quieted (a
+    quiet a and a signalling b: b); neg.f64 leaves a quiet NaN as it is (its sign unflipped)."""
+    a = np.array([0xFFF8000000000000, 0x7FF8000000012345, 0xFFF8000000000000], np.uint64)
+    b = np.array([0xFFF8000000000000, 0x7FF8000000012345, 0xFFF0000000000123], np.uint64)
+    for cls in (P.MinOp, P.MaxOp):
+        assert _binary(cls, "f64", a, b).tolist() == [0xFFF8000000000000, 0x7FF8000000012345, 0xFFF8000000000123]
+    x = np.array([0x7FF8000000000000, 0xFFF0000000000123, 0x3FF0000000000000], np.uint64)
+    neg = run(P.NegOp("f64", val("f64"), reg("f64")), x)[0]
+    assert neg.tolist() == [0x7FF8000000000000, 0xFFF8000000000123, 0xBFF0000000000000]
 
 
 def test_packed_half_arithmetic_works_lane_by_lane():

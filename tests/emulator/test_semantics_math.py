@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from semantics_harness import is_nan, random_bits, reference, reg, run, to_fraction, val
+from semantics_harness import is_nan, nan_result, random_bits, reference, reg, run, to_fraction, val
 
 from tylo.compiler.errors import UnsupportedError
 from tylo.dialects.ptx import math as M
@@ -88,7 +88,7 @@ def test_rounded_sqrt_is_correctly_rounded(t, mode):
     for x, g in zip(a.tolist(), got.tolist()):
         v = to_fraction(x, t)
         if is_nan(x, t):
-            assert is_nan(g, t)
+            assert g == nan_result(t, x), hex(x)  # f64: quieted (f32: canonical)
         elif isinstance(v, float) or v == 0:
             assert g == x  # +inf, +0
         else:
@@ -101,6 +101,17 @@ def test_sqrt_special_values():
         got = _math(M.SqrtOp, "f32", x, mode).tolist()
         assert got == [0x80000000, 0, 0x7F800000, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF], mode
     assert _math(M.SqrtOp, "f32", _f32([2.0]), "approx").view(np.float32)[0] == np.sqrt(np.float32(2))
+
+
+@pytest.mark.parametrize("mode", ["rn", "rz", "rm", "rp"])
+def test_f64_sqrt_of_a_negative_number_is_the_default_nan(mode):
+    """Measured on the H200, 2026-12-01: 0xFFF8000000000000 for negative inputs (-inf and
+    subnormals too); sqrt(-0) = -0. A NaN input gives itself quieted (the f64 rule measured for
+    the other instructions; not pinned down for sqrt by that run)."""
+    x = np.array([0xBFE421282A20FC59, 0xC0029EF95E740AF7, 0xFFF0000000000000, 0x800FFFFFFFFFFFFF,
+                  0x8000000000000000, 0xFFF0000000000123, 0x7FF8000000012345], np.uint64)
+    got = _math(M.SqrtOp, "f64", x, mode).tolist()
+    assert got == [0xFFF8000000000000] * 4 + [0x8000000000000000, 0xFFF8000000000123, 0x7FF8000000012345]
 
 
 def test_approximate_functions_special_values():
@@ -131,8 +142,9 @@ def test_abs():
         width = 8 * x.itemsize
         for xi, g in zip(x.tolist(), got.tolist()):
             assert g == (canonical if is_nan(xi, t) else xi & ((1 << (width - 1)) - 1)), (t, hex(xi))
-    nan = np.array([0xFFF8000000000123, 0xBFF0000000000000], np.uint64)
-    assert _math(M.AbsOp, "f64", nan).tolist() == [0xFFF8000000000123, 0x3FF0000000000000]
+    nan = np.array([0xFFF8000000000123, 0xBFF0000000000000, 0xFFF0000000000123, 0xFFF8000000000000], np.uint64)
+    got = _math(M.AbsOp, "f64", nan).tolist()  # measured on the H200, 2026-12-01: sign kept, quieted
+    assert got == [0xFFF8000000000123, 0x3FF0000000000000, 0xFFF8000000000123, 0xFFF8000000000000]
     tiny = _f32([-(2.0**-130), -3.0])
     assert _math(M.AbsOp, "f32", tiny, ftz=True).view(np.float32).tolist() == [0.0, 3.0]
 

@@ -138,3 +138,22 @@ def test_add64_exact_zero_in_round_down():
     assert np.signbit(q).tolist() == [True, True, True, False]
     q, _ = R.add64(a, b)
     assert np.signbit(q).tolist() == [False, False, True, False]
+
+
+def test_nan_tools():
+    """The default NaNs (measured on the H200, 2026-12-01), the f64 operand-NaN choice, and
+    `convert_nan`'s payload alignment (a tf32 NaN whose payload lies in the cleared low bits
+    becomes infinity: the rule as chosen, not measured)."""
+    assert [R.FORMATS[t].canonical_nan for t in ("f16", "bf16", "tf32", "f32", "f64")] == [
+        0x7FFF, 0x7FFF, 0x7FFFFFFF, 0x7FFFFFFF, 0xFFF8000000000000]
+    a = np.array([0x7FF0000000000001, 0x3FF0000000000000, 0x7FF8000000000005], np.uint64)
+    b = np.array([0xFFF8000000000002, 0xFFF4000000000000, 0x7FF0000000000006], np.uint64)
+    out = np.array([0x7FF8000000000000, 0x7FFFFFFFFFFFFFFF, 0], np.uint64)
+    assert R.apply_nan_rule(out, R.F64).tolist() == [0xFFF8000000000000] * 2 + [0]
+    assert R.apply_nan_rule(out, R.F64, a, b).tolist() == [0x7FF8000000000001, 0xFFFC000000000000,
+                                                           0x7FF8000000000006]
+    payload = np.array([0x7FC00123, 0x3F800000], np.uint32)
+    assert R.apply_nan_rule(payload, R.F32, payload).tolist() == [0x7FFFFFFF, 0x3F800000]
+    f32 = np.array([0x7F800001, 0xFFC00001], np.uint32)
+    assert R.convert_nan(f32, R.F32, R.TF32, quiet=False).tolist() == [0x7F800000, 0xFFC00000]
+    assert R.convert_nan(f32, R.F32, R.F16).tolist() == [0x7E00, 0xFE00]

@@ -12,6 +12,7 @@ PACKAGES = (
     "tylo.dialects.ptx",
     "tylo.dialects.tylo",
     "tylo.passes",
+    "tylo.passes.select",
     "tylo.runtime",
     "tylo.frontend",
     "tylo.viz",

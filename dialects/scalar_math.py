@@ -2,7 +2,7 @@
 
 Each function records one xDSL ``math`` op on a runtime `Scalar` (``math.exp``, ``math.exp2``,
 ``math.log``, ``math.log2``, ``math.sqrt``, ``math.rsqrt``, ``math.absf`` / ``math.absi``,
-``math.fma``); `tylo.passes.lower_math` turns them into PTX (the accuracy of each is documented
+``math.fma``); `tylo.passes.select.math` turns them into PTX (the accuracy of each is documented
 there and in `tylo.dialects.ptx.math`). The types are checked here, so that a mistake is an
 error at the user's line:
 

@@ -112,7 +112,7 @@ def _min_max(a, b, op: str):
 
 
 # ---------------------------------------------------------------------------------------------
-# Math on runtime values (`tylo.dialects.scalar_math`; PTX and accuracy: `tylo.passes.lower_math`).
+# Math on runtime values (`tylo.dialects.scalar_math`; PTX and accuracy: `tylo.passes.select.math`).
 # Each takes a runtime float scalar, a fragment (elementwise) or a Python number (computed now,
 # in double precision, with IEEE 754's results at the edges: log(0) = -inf, sqrt(-1) = nan).
 # f16/bf16 values are computed in f32 and rounded once; Float64 has sqrt, abs and fma only.

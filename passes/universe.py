@@ -41,6 +41,8 @@ TYLO_UNIVERSE = Universe(
         "tylo-lower-fragments": _pass("lower_fragments", "LowerFragments"),
         "tylo-lower-tiles": _pass("lower_tiles", "LowerTiles"),
         "tylo-lower-scf": _pass("lower_scf", "LowerScf"),
+        "tylo-select-ptx": _pass("select_ptx", "SelectPtx"),
+        "tylo-ptx-linearize": _pass("ptx_linearize", "LinearizePtx"),
         "tylo-lower-to-ptx": _pass("lower_to_ptx", "LowerToPtx"),
     },
     all_targets={"ptx": _ptx_target},

@@ -8,7 +8,7 @@ Fused multiply-add is `ptx.fma` (arithmetic.py).
 
 ``.ftz`` flushes subnormal inputs and results to sign-preserving zero; without it, subnormal
 numbers are supported on sm_20 and later (every target Tylo knows). The lowering
-(`tylo.passes.lower_math`) never sets it, so that subnormals behave as IEEE 754 says (``log2`` of
+(`tylo.passes.select.math`) never sets it, so that subnormals behave as IEEE 754 says (``log2`` of
 a subnormal is finite, ``exp2(-140.0)`` is a subnormal rather than 0).
 """
 

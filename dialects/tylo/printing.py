@@ -5,7 +5,7 @@
 ``%f``/``%e``/``%g`` an f64; `values` are the arguments, already promoted as C's varargs are
 (the frontend, `tylo.frontend.printing`, widens floats to f64 and narrow integers to i32).
 The op passes unchanged through the fragment, tile and scf passes; ``tylo-lower-to-ptx`` turns
-it into a ``vprintf`` call (`tylo.passes.lower_printf`).
+it into a ``vprintf`` call (`tylo.passes.select.printf`).
 """
 
 from __future__ import annotations

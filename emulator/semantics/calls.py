@@ -1,5 +1,5 @@
 """Calls: ``ptx.call_uni`` of CUDA's ``vprintf(const char *format, void *arguments)``, the device
-printf that `tylo.print` lowers to (`tylo.passes.lower_printf`).
+printf that `tylo.print` lowers to (`tylo.passes.select.printf`).
 
 What the GPU does, and so the emulator (CUDA C++ Programming Guide, "Formatted Output"): each
 thread that executes the call emits its format with the substitutions made from its argument

@@ -10,7 +10,7 @@ from tylo.dialects.ptx.matrix import LdMatrixOp as PtxLdMatrix
 from tylo.dialects.tylo.ops import SplatOp
 from tylo.dialects.tylo.ops import YieldOp as TyloYield
 from tylo.passes.lower_fragments import LowerFragments, _Lowering
-from tylo.passes.lower_to_ptx import _Kernel
+from tylo.passes.select_ptx import _Kernel
 from tylo.passes.op_table import OpTable
 from tylo.passes.universe import make_context
 
@@ -26,7 +26,7 @@ def first(module, cls):
     return next(op for op in module.walk() if isinstance(op, cls))
 
 
-def test_lower_to_ptx_refuses_a_ptx_ldmatrix_instead_of_lowering_it_as_tylo_ldmatrix():
+def test_select_ptx_refuses_a_ptx_ldmatrix_instead_of_lowering_it_as_tylo_ldmatrix():
     module = parse("""\
 func.func @k() {
   %sm = ptx.mov_symbol "buf" : !ptx.reg<r21>

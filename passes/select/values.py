@@ -1,5 +1,5 @@
 """PTX types of IR values: the type suffix, register class and ld/st type of a value type, and
-the bits of a float constant (for tylo-lower-to-ptx and its helpers, `lower_printf`).
+the bits of a float constant, for instruction selection (tylo-select-ptx).
 
 Integers are signless in the IR: `ptx_type`'s `kind` picks s/u/b; 8-bit values live in 16-bit
 registers (`tylo.compiler.ptx_types`). Pointers are 64-bit for .global, 32-bit for .shared.
@@ -14,9 +14,9 @@ import numpy as np
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType
 from xdsl.ir import Attribute
 
-from ..compiler.fp8 import float8_bits
-from ..compiler.ptx_types import register_class
-from ..dialects.tylo import PointerType, dtype_of
+from ...compiler.fp8 import float8_bits
+from ...compiler.ptx_types import register_class
+from ...dialects.tylo import PointerType, dtype_of
 
 
 def ptx_type(t: Attribute, kind: str = "b") -> str:

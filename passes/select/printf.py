@@ -1,5 +1,5 @@
 """The PTX of ``tylo.print``: a call of CUDA's ``vprintf(const char *format, void *arguments)``,
-as nvcc emits printf (part of tylo-lower-to-ptx).
+as nvcc emits printf (instruction selection, tylo-select-ptx).
 
 Per module, once: the ``vprintf`` declaration (``.extern .func (.param .b32 func_retval0)
 vprintf(.param .b64, .param .b64)``) and each distinct format as a ``.global`` string ``$str<N>``.
@@ -15,11 +15,12 @@ from __future__ import annotations
 from xdsl.dialects.builtin import BytesAttr, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Operation
 
-from ..compiler.printf import buffer_layout
-from ..dialects.ptx import ops as P
-from ..dialects.strings import text_bytes
-from ..dialects.tylo.printing import PrintOp, argument_type
-from .ptx_values import memory_type
+from ...compiler.printf import buffer_layout
+from ...dialects.ptx import ops as P
+from ...dialects.strings import text_bytes
+from ...dialects.tylo.printing import PrintOp, argument_type
+from .handlers import HANDLERS
+from .values import memory_type
 
 VPRINTF = "vprintf"
 
@@ -56,9 +57,10 @@ class ModuleDirectives:
         return self._depots.setdefault(kernel, f"__local_depot{len(self._depots)}")
 
 
+@HANDLERS.on(PrintOp)
 def lower_print(kernel, op: PrintOp) -> None:
-    """Emit the vprintf call of `op` into `kernel` (a tylo-lower-to-ptx `_Kernel`, whose
-    `module` collects the module-scope declarations)."""
+    """Emit the vprintf call of `op` into `kernel` (a `kernel.KernelSelection`, whose `module`
+    collects the module-scope declarations)."""
     module = kernel.module
     values = [kernel.get(v) for v in op.values]
     offsets, size = buffer_layout([argument_type(v.type) for v in op.values])

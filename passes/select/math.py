@@ -1,4 +1,4 @@
-"""The ``math`` dialect ops of a kernel in tylo-lower-to-ptx: exp, exp2, log, log2, sqrt, rsqrt,
+"""Instruction selection of the ``math`` dialect ops of a kernel: exp, exp2, log, log2, sqrt, rsqrt,
 abs and fma as PTX (`tylo.dialects.ptx.math`, ``ptx.fma``).
 
 * ``math.exp2`` -> ``ex2.approx.f32``, ``math.log2`` -> ``lg2.approx.f32``, ``math.rsqrt`` ->
@@ -31,16 +31,15 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
-from ..compiler.ptx_types import register_class
-from ..dialects.ptx import ops as P
-from ..dialects.ptx.math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
-from ..dialects.scalar_math import BF16_FMA_MIN_SM
-from ..dialects.tylo import dtype_of
-from .op_table import OpTable
+from ...compiler.ptx_types import register_class
+from ...dialects.ptx import ops as P
+from ...dialects.ptx.math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
+from ...dialects.scalar_math import BF16_FMA_MIN_SM
+from ...dialects.tylo import dtype_of
+from .handlers import HANDLERS
 
-__all__ = ["MATH_HANDLERS", "MathLowering"]
+__all__ = ["MathSelection"]
 
-MATH_HANDLERS = OpTable()
 _APPROX = {math.Exp2Op: Ex2Op, math.Log2Op: Lg2Op, math.RsqrtOp: RsqrtOp}
 _ABS_BF16_MIN_SM = 80  # abs.bf16 (PTX ISA 9.7.4.6)
 
@@ -59,9 +58,8 @@ def _suffix(t: Attribute) -> str:
     return dtype_of(t).ptx
 
 
-class MathLowering:
-    """The math handlers of `tylo.passes.lower_to_ptx._Kernel` (a mixin: it uses the kernel's
-    ``get``, ``set``, ``bind``, ``emit``, ``new``, ``const`` and ``require``)."""
+class MathSelection:
+    """The math handlers of the kernel selector (a mixin of `kernel.KernelSelection`)."""
 
     def _reg(self, suffix: str):
         return self.new(register_class(suffix).name)
@@ -89,13 +87,13 @@ class MathLowering:
                 f"only (ex2/lg2.approx.f32, rsqrt.approx.f32 with a stated bound); convert to f32 "
                 f"first")
 
-    @MATH_HANDLERS.on(*_APPROX)
+    @HANDLERS.on(*_APPROX)
     def _approx(self, op: Operation) -> None:
         self._single_precision(op)
         cls = _APPROX[type(op)]
         self._in_f32(op, lambda v, s: self.emit(cls(s, v[0], self.new("f32"), mode="approx")).results[0])
 
-    @MATH_HANDLERS.on(math.ExpOp)
+    @HANDLERS.on(math.ExpOp)
     def _ExpOp(self, op: math.ExpOp) -> None:
         self._single_precision(op)
 
@@ -105,7 +103,7 @@ class MathLowering:
 
         self._in_f32(op, exp)
 
-    @MATH_HANDLERS.on(math.LogOp)
+    @HANDLERS.on(math.LogOp)
     def _LogOp(self, op: math.LogOp) -> None:
         self._single_precision(op)
 
@@ -115,11 +113,11 @@ class MathLowering:
 
         self._in_f32(op, log)
 
-    @MATH_HANDLERS.on(math.SqrtOp)
+    @HANDLERS.on(math.SqrtOp)
     def _SqrtOp(self, op: math.SqrtOp) -> None:
         self._in_f32(op, lambda v, s: self.emit(SqrtOp(s, v[0], self._reg(s), mode="rn")).results[0])
 
-    @MATH_HANDLERS.on(math.AbsFOp, math.AbsIOp)
+    @HANDLERS.on(math.AbsFOp, math.AbsIOp)
     def _AbsOp(self, op: Operation) -> None:
         suffix = _suffix(op.results[0].type)
         if suffix == "bf16":
@@ -128,7 +126,7 @@ class MathLowering:
             raise PassFailedException(f"tylo-lower-to-ptx: {op.name} of .{suffix}: PTX has no abs of it")
         self.set(op.results[0], self.emit(AbsOp(suffix, self.get(op.operands[0]), self._reg(suffix))))
 
-    @MATH_HANDLERS.on(math.FmaOp)
+    @HANDLERS.on(math.FmaOp)
     def _FmaOp(self, op: math.FmaOp) -> None:
         suffix = _suffix(op.result.type)
         if suffix == "bf16":

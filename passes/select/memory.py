@@ -1,0 +1,58 @@
+"""Instruction selection of tylo's pointers, loads, stores and shared allocations (PTX ISA 9.7.9.8
+ld, 9.7.9.10 st, 5.1.5 .shared): element offsets scale by the element size (``mul.wide`` for
+64-bit global addresses, ``mad.lo`` for 32-bit shared ones); an i1 travels as a byte.
+"""
+
+from __future__ import annotations
+
+from ...dialects.ptx import ops as P
+from ...dialects.tylo import dtype_of
+from ...dialects.tylo import ops as T
+from .handlers import HANDLERS
+from .values import memory_type, ptx_type, reg_class
+
+
+class Memory:
+    """The memory handlers of the kernel selector (a mixin of `kernel.KernelSelection`)."""
+
+    @HANDLERS.on(T.PtrAddOp)
+    def _PtrAddOp(self, op: T.PtrAddOp) -> None:
+        ptr, off = self.get(op.pointer), self.get(op.offset)
+        t = op.pointer.type
+        size = dtype_of(t.element_type).bytes
+        if t.space.data == "global":
+            scale = self.const("s32", size)
+            wide = self.emit(P.MulOp("s32", off, scale, self.new("b64"), mode="wide")).results[0]
+            self.set(op.result, self.emit(P.AddOp("s64", ptr, wide, self.new("b64"))))
+        else:
+            scale = self.const("s32", size)
+            self.set(op.result, self.emit(P.FmaOp("s32", off, scale, ptr, self.new("b32"))))
+
+    @HANDLERS.on(T.LoadOp)
+    def _LoadOp(self, op: T.LoadOp) -> None:
+        t = op.result.type
+        mem = memory_type(t)
+        space = op.pointer.type.space.data
+        if ptx_type(t) == "pred":
+            byte = self.emit(P.LdOp(space, "u8", self.get(op.pointer), self.new("b16"))).results[0]
+            zero = self.const("u16", 0)
+            self.set(op.result, self.emit(P.SetpOp("ne", "u16", byte, zero, self.new("pred"))))
+            return
+        self.set(op.result, self.emit(P.LdOp(space, mem, self.get(op.pointer), self.new(reg_class(t)))))
+
+    @HANDLERS.on(T.StoreOp)
+    def _StoreOp(self, op: T.StoreOp) -> None:
+        t = op.value.type
+        value = self.get(op.value)
+        space = op.pointer.type.space.data
+        if ptx_type(t) == "pred":
+            one, zero = self.const("u16", 1), self.const("u16", 0)
+            value = self.emit(P.SelpOp("b16", one, zero, value, self.new("b16"))).results[0]
+        self.emit(P.StOp(space, memory_type(t), self.get(op.pointer), value))
+
+    @HANDLERS.on(T.SharedAllocOp)
+    def _SharedAllocOp(self, op: T.SharedAllocOp) -> None:
+        name = f"__tylo_smem_{len(self.decls)}"
+        size = op.elements.value.data * dtype_of(op.result.type.element_type).bytes
+        self.decls.append(P.SharedDeclOp(name, size, op.align.value.data))
+        self.set(op.result, self.emit(P.MovSymbolOp(name, self.new("b32"))))

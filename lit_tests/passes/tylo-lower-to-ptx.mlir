@@ -28,7 +28,7 @@
 // CHECK-NEXT:  %[[WIDE:.*]] = ptx.mul "s32" "wide" %[[T]], %[[FOUR]] : (!ptx.reg<r2>, !ptx.reg<r8>) -> !ptx.reg<rd3>
 // CHECK-NEXT:  %[[ADDR:.*]] = ptx.add "s64" %[[P]], %[[WIDE]]
 // CHECK-NEXT:  %[[X:.*]] = ptx.ld "global" "f32"[%[[ADDR]], 0]
-// CHECK-NEXT:  %[[Y:.*]] = ptx.mul "f32" %[[X]], %[[S]]
+// CHECK-NEXT:  %[[Y:.*]] = ptx.mul "f32" "rn" %[[X]], %[[S]]
 // CHECK-NEXT:  %[[HALF:.*]] = ptx.const "f32"(1056964608) : !ptx.reg<f4>
 // CHECK-NEXT:  %[[GT:.*]] = ptx.setp "gt" "f32" %[[Y]], %[[HALF]]
 // CHECK-NEXT:  %[[Z:.*]] = ptx.selp "f32" %[[Y]], %[[HALF]], %[[GT]]

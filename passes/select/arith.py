@@ -64,12 +64,11 @@ class Arithmetic:
         if type(op) in _FLOAT_BINARY:
             cls = _FLOAT_BINARY[type(op)]
             suffix = ptx_type(t)
-            if cls in (P.MinOp, P.MaxOp):
-                mode = "NaN"
-            elif cls is P.DivOp or suffix in ("bf16", "f16"):
-                mode = "rn"
-            else:
-                mode = None
+            # .rn on add/sub/mul too: an explicit rounding keeps ptxas from contracting a mul
+            # and an add into one fma (PTX ISA 9.7.3.1 add: "add/sub/mul with no rounding
+            # modifier may be optimized aggressively by the code generator"), so a * b + c
+            # rounds twice as written, on the GPU and in the emulator; tylo.fma rounds once
+            mode = "NaN" if cls in (P.MinOp, P.MaxOp) else "rn"
             if cls is P.DivOp and suffix in ("bf16", "f16"):
                 self._via_f32(op, P.DivOp, lhs, rhs, suffix)
                 return

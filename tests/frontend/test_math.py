@@ -66,7 +66,7 @@ def test_no_flush_to_zero():
 
 def test_fma_float32_is_one_fma_rn():
     ops = instructions(ternary.compile(F32, F32, F32, F32).ptx)
-    assert "fma.rn.f32" in ops and "mul.f32" not in ops and "add.f32" not in ops
+    assert "fma.rn.f32" in ops and "mul.rn.f32" not in ops and "add.rn.f32" not in ops
 
 
 @pytest.mark.parametrize("fn, want", [(tylo.sqrt, "sqrt.rn.f64"), (tylo.abs, "abs.f64")])
@@ -229,7 +229,7 @@ def test_python_numbers_of_runtime_values(fn, message):
 
 def test_a_python_bool_among_numbers_is_its_int():
     ops = instructions(binary.compile(F32, F32, lambda x: x + True).ptx)
-    assert "add.f32" in ops
+    assert "add.rn.f32" in ops
 
 
 @tylo.kernel

@@ -3,9 +3,10 @@
 mma.sync: for every instruction of `MMA_INSTRUCTIONS`, random A, B, C matrices are packed into
 the lanes' registers through the compiler's ownership tables (`MMAAtom.operand_layout`, checked
 against the PTX ISA formulas in tests/compiler/test_mma_atom.py), the op runs, and D, read back
-through the same tables, must equal numpy's float64 A @ B + C rounded once to float32 (tf32
-operands truncated), or the exact integer result wrapped to 32 bits. The emulator's own fragment
-maps are an independent statement; the two must agree lane for lane.
+through the same tables, must equal the exact reference of the float model (mma_reference.py,
+Python integers; tf32 operands truncated), or the exact integer result wrapped to 32 bits. The
+emulator's own fragment maps are an independent statement; the two must agree lane for lane.
+The model's rules on worked examples and against H200 data: test_mma_accumulation.py.
 ldmatrix/stmatrix: against explicit per-lane expectations written from PTX ISA 9.7.14.5.15
 (docs/facts/ptx_isa.md section 2.3), round trips, and the lanes whose addresses are read.
 """
@@ -13,6 +14,7 @@ ldmatrix/stmatrix: against explicit per-lane expectations written from PTX ISA 9
 from __future__ import annotations
 
 import ml_dtypes
+import mma_reference
 import numpy as np
 import pytest
 from fake_warp_machine import Fault, FakeMachine, emulation, registers
@@ -165,10 +167,12 @@ def operands(row, seed: int = 0):
 
 def reference(row, a, b, c):
     _, at, bt, ct = row.ptx_types
-    prod = values(a, at) @ values(b, bt)
     if ct == "s32":
+        prod = values(a, at) @ values(b, bt)
         return ((prod + c.view(np.int32)) % 2**32).astype(np.uint32)
-    return (prod + c.view(np.float32).astype(np.float64)).astype(np.float32).view(np.uint32)
+    A, B, C = values(a, at), values(b, bt), c.view(np.float32)
+    d = [mma_reference.matrix(A[w], at, B[w], bt, C[w]) for w in range(len(A))]
+    return np.array(d, np.float32).view(np.uint32)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=IDS)
@@ -231,8 +235,9 @@ def test_tf32_operands_are_truncated_not_rounded():
     assert (got.view(np.float32) == 1.0).all()
 
 
-def test_accumulation_is_one_rounding_of_the_exact_sum():
-    # 1 + 2**-24 + 2**-24 ...: float32 step by step would lose every 2**-24; one rounding keeps it
+def test_accumulation_is_not_float32_step_by_step():
+    # 1 + 16 * 2**-24: float32 additions one at a time would lose every 2**-24 (ties to even);
+    # the fused dot-add keeps 25 bits below C's exponent, so all sixteen count
     row = _row((16, 8, 16), "bf16")
     m, n, k = row.shape
     a = np.zeros((WARPS, m, k), np.uint32)

@@ -335,12 +335,13 @@ def _toward_zero_f32(x):
     """Finite float64 values rounded toward zero to float32 (magnitudes of 2**128 or more, and
     infinities, become infinite). Clearing the 29 low significand bits of a float64 truncates
     it to float32's 24 bits, exact in float32's normal range; below 2**-126 the float32 step
-    is 2**-149 and the value is truncated to it."""
+    is 2**-149 and the value is truncated to it; a result truncated to zero is +0 whatever its
+    sign (measured on the H200, 2026-12-01: -2**-150 gives 0x00000000)."""
     bits = x.view(np.uint64) & ~np.uint64(_LOW_29)
     y = bits.view(np.float64)
     tiny = np.abs(y) < 2.0**-126
     if tiny.any():
-        y = np.where(tiny, np.trunc(y * 2.0**149) * 2.0**-149, y)
+        y = np.where(tiny, np.trunc(y * 2.0**149) * 2.0**-149 + 0.0, y)  # -0 + 0: +0
     return y.astype(np.float32)  # exact, or infinite from 2**128 on
 
 

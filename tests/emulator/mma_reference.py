@@ -54,7 +54,9 @@ def to_f32(v: tuple[int, int], final: str) -> float:
             m += 1 if n > 0 else -1
     if abs(m) >= 1 << (128 - q):
         return math.copysign(math.inf, n)
-    return math.copysign(math.ldexp(m, q), n)  # a negative value rounded to zero is -0
+    if m == 0:  # the tensor core's sum truncated to zero is +0 (measured: -2**-150 gives +0)
+        return 0.0
+    return math.copysign(math.ldexp(m, q), n)
 
 
 def fused_dot_add(terms, c: tuple[int, int], fraction_bits: int, final: str) -> float:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import ml_dtypes
 import mma_reference
+import math
+
 import numpy as np
 import pytest
 
@@ -192,6 +194,12 @@ def test_subnormal_operands_align_at_their_formats_least_exponent():
 def test_subnormal_results_are_kept():
     # 2**-140 + 1.5 * 2**-149, rounded toward zero to f32's subnormal step 2**-149
     assert run(*BF16, [2.0**-70, 2.0**-70], [2.0**-70, 3 * 2.0**-80]) == 2.0**-140 + 2.0**-149
+
+
+def test_a_result_truncated_to_zero_is_positive_zero():
+    # -2**-150 is below f32's least subnormal: toward zero it is 0, and the H200 writes +0
+    d = run(*BF16, [-(2.0**-75)], [2.0**-75])
+    assert d == 0.0 and not math.copysign(1.0, d) < 0
 
 
 def test_fp8_sums_k_mod_4_in_0_1_then_2_3():

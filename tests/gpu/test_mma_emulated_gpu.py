@@ -112,7 +112,7 @@ EDGES = {
     "bf16-subnormal": ((16, 8, 16), "bf16", "bf16", [2.0**-70, 2.0**-70],
                        [2.0**-70, 3 * 2.0**-80], "2**-140 + 2**-149, toward zero"),
     "bf16-negative-underflow": ((16, 8, 16), "bf16", "bf16", [-(2.0**-75)], [2.0**-75],
-                                "-0: -2**-150 toward zero"),
+                                "+0: -2**-150 truncated to zero loses its sign"),
     "bf16-cancellation": ((16, 8, 16), "bf16", "bf16", [1.0, -1.0], [1.0, 1.0],
                           "+0: an exact zero sum"),
     "bf16-inf": ((16, 8, 16), "bf16", "bf16", [INF, 1.0], [1.0, 1.0], "+inf"),

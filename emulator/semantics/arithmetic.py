@@ -46,6 +46,7 @@ from ...compiler.errors import UnsupportedError
 from ...compiler.lazy_modules import np
 from ...compiler.ptx_types import PTX_TYPES, REGISTER_CLASSES
 from ...dialects.ptx import arithmetic as A
+from ...dialects.ptx.attributes import modifier_words as _words
 from ...dialects.ptx.registers import reg_class_of
 from ..values import register_dtype
 from . import rounding as R
@@ -56,10 +57,6 @@ _UNSIGNED = {16: "uint16", 32: "uint32", 64: "uint64"}
 _FLOAT_VIEWS = {"f16": "float16", "f32": "float32", "f64": "float64"}
 _PACKED = {"f16x2": "f16", "bf16x2": "bf16"}
 _ROUNDINGS = ("rn", "rz", "rm", "rp")
-
-
-def _words(mode) -> tuple[str, ...]:
-    return tuple(mode.data.split(".")) if mode is not None else ()
 
 
 def _refuse(opcode: str, suffix: str, words, why: str = "") -> UnsupportedError:

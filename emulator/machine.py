@@ -103,7 +103,7 @@ class Machine:
     def special(self, name: str):
         """Special register `name` (``%tid.x`` ...) of the issue group, as uint32 (PTX ISA 10)."""
         t = self.threads
-        bx, by, bz = self.block
+        bx, by, _ = self.block
         reg, _, axis = name[1:].partition(".")
         i = "xyz".index(axis) if axis else 0
         if reg == "tid":

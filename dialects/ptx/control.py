@@ -215,16 +215,21 @@ class CondBraOp(PTXInstruction):
 @irdl_op_definition
 class TrapOp(PTXInstruction):
     """Abort the kernel (9.7.12.x trap), under an optional predicate (``@p`` or ``@!p`` when
-    `negate`); an ordinary instruction, not a terminator."""
+    `negate`); an ordinary instruction, not a terminator. `reason` says what a trap of Tylo's
+    own checks means (a window outside its tile ...); it is not printed (the emulator's error
+    names it)."""
 
     name = "ptx.trap"
     negate = opt_prop_def(UnitAttr)
+    reason = opt_prop_def(StringAttr)
     predicate = opt_operand_def(RegisterType)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "(`if` $predicate^ `:` type($predicate))? attr-dict"
 
-    def __init__(self, predicate=None, negate: bool = False):
+    def __init__(self, predicate=None, negate: bool = False, reason: str | None = None):
         props = {"negate": UnitAttr()} if negate else {}
+        if reason:
+            props["reason"] = StringAttr(reason)
         super().__init__(operands=[[predicate] if predicate is not None else []], properties=props)
 
     def verify_(self) -> None:

@@ -55,7 +55,7 @@ class ControlSemantics(InterpreterFunctions):
         trapped = _predicate(op, args) if args else np.ones(interpreter.threads.size, bool)
         if trapped.any():
             reason = getattr(op, "reason", None)
-            why = f": {reason.data}" if reason is not None else ""
+            why = f": the check '{reason.data}' failed" if reason is not None else ""
             interpreter.machine.error(op, f"trap: the kernel aborts{why}",
                                       interpreter.threads[trapped], kind="trap")
         return ()

@@ -23,7 +23,7 @@
 // CHECK:       ptx.shr "u32"
 // CHECK:       %[[LT:.*]] = ptx.setp "lt" "s32" %[[T]], %[[N]]
 // CHECK-NEXT:  %[[OK:.*]] = ptx.and "pred" %[[LT]], %[[FLAG]]
-// CHECK-NEXT:  ptx.trap if %[[OK]] : !ptx.reg<p3> {negate}
+// CHECK-NEXT:  ptx.trap if %[[OK]] : !ptx.reg<p3> {negate, reason = "in bounds"}
 // CHECK-NEXT:  %[[FOUR:.*]] = ptx.const "s32"(4) : !ptx.reg<r8>
 // CHECK-NEXT:  %[[WIDE:.*]] = ptx.mul "s32" "wide" %[[T]], %[[FOUR]] : (!ptx.reg<r2>, !ptx.reg<r8>) -> !ptx.reg<rd3>
 // CHECK-NEXT:  %[[ADDR:.*]] = ptx.add "s64" %[[P]], %[[WIDE]]

@@ -31,7 +31,7 @@ class Control:
 
     @HANDLERS.on(T.CheckOp)
     def _CheckOp(self, op: T.CheckOp) -> None:
-        self.emit(P.TrapOp(self.get(op.condition), negate=True))
+        self.emit(P.TrapOp(self.get(op.condition), negate=True, reason=op.message.data))
 
     @HANDLERS.on(func.ReturnOp)
     def _ReturnOp(self, op: func.ReturnOp) -> None:

@@ -104,8 +104,9 @@ def test_a_failed_window_check_traps():
     out = np.zeros(64, np.float32)
     checked_window.emulate[1, 32](out, 32)
     assert (out[32:] == 2.0).all() and (out[:32] == 0).all()
-    with pytest.raises(EmulationError, match="trap"):
+    with pytest.raises(EmulationError, match="trap: the kernel aborts: the check 'window axis 0 in bounds' failed") as e:
         checked_window.emulate[1, 32](out, 40)
+    assert e.value.kind == "trap" and len(e.value.threads) == 32
 
 
 @tylo.kernel

@@ -12,18 +12,7 @@ Add an entry for every new rejection. Verifier and pass refusals of textual IR a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Mistake:
-    name: str  # the test id
-    area: str  # the docs section it is listed under
-    mistake: str  # what the user did, in a few words
-    code: str  # the program; the line the error must name carries "# <-"
-    error: str  # the TyloError subclass, by name
-    message: str  # a fragment of the error message
-    located: bool = True  # the error carries the user's file and the marked line
+from mistakes_base import Mistake
 
 
 K = "kernel language"
@@ -614,3 +603,7 @@ def k(y):
 k(None)  # <-
 """, "LaunchError", "launch k with k[grid, block](...)", located=False),
 ]
+
+from emulation_mistakes import EMULATION  # noqa: E402 - after the entries it extends
+
+MISTAKES += EMULATION

@@ -1,0 +1,56 @@
+"""The catalogue's entries for what the CPU emulator reports (`kernel.emulate`): the mistakes a
+kernel makes at run time that the GPU would fault on, hang on or leave undefined. They name the
+PTX instruction, the block and the threads, not a source line (``located=False``)."""
+
+from __future__ import annotations
+
+from mistakes_base import Mistake
+
+E = "running on the emulator"
+
+EMULATION: list[Mistake] = [
+    Mistake("emulated-missing-barrier", E, "reading shared memory another thread wrote, with no barrier between", """
+import numpy as np
+@tylo.kernel
+def k(out, x):
+    t = tylo.thread_idx()
+    s = tylo.SharedTile(tylo.shared_alloc(Float32, 64), tylo.Layout((64,), (1,)))
+    s[t] = x[t]
+    out[t] = s[63 - t]  # <-
+k.emulate[1, 64](np.zeros(64, np.float32), np.ones(64, np.float32))
+""", "EmulationError", "read after write: thread 0 and thread 63 access it with no barrier",
+            located=False),
+    Mistake("emulated-out-of-bounds", E, "a store past the end of an array", """
+import numpy as np
+@tylo.kernel
+def k(out):
+    out[tylo.thread_idx() + 1] = 1.0  # <-
+k.emulate[1, 32](np.zeros(32, np.float32))
+""", "EmulationError", "past the end of argument 'out' (128 bytes", located=False),
+    Mistake("emulated-divergent-barrier", E, "a barrier inside a branch only some threads take", """
+import numpy as np
+@tylo.kernel
+def k(out):
+    t = tylo.thread_idx()
+    if t < 16:
+        tylo.barrier()  # <-
+    out[t] = 1.0
+k.emulate[1, 32](np.zeros(32, np.float32))
+""", "EmulationError", "barrier never completes: threads 0-15 wait at 'bar.sync 0;'",
+            located=False),
+    Mistake("emulated-failed-window-check", E, "a window whose runtime origin leaves its tile", """
+import numpy as np
+@tylo.kernel
+def k(out, origin):
+    w = tylo.window(out, (origin,), (32,))
+    w[tylo.thread_idx()] = 1.0
+k.emulate[1, 32](np.zeros(64, np.float32), 40)  # <-
+""", "EmulationError", "trap: the kernel aborts: the check 'window axis 0 in bounds' failed",
+            located=False),
+    Mistake("emulated-description", E, "a tylo.Tensor description passed to the emulator", """
+@tylo.kernel
+def k(out):
+    out[tylo.thread_idx()] = 1.0
+k.emulate[1, 32](tylo.Tensor(Float32, 1))  # <-
+""", "ArgumentError", "is a tylo.Tensor description, which holds no data", located=False),
+]

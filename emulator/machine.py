@@ -63,7 +63,7 @@ class Machine:
         """Lay out the entry's .shared and .local arrays and the module's .global strings."""
         from xdsl.dialects.builtin import ModuleOp  # noqa: F401 - for the reader: module is one
 
-        shared = local = 16  # no array at address 0: a null pointer stays invalid
+        shared = local = 0  # (as the hardware lays them out: the first array at offset 0)
         for op in entry.body.walk():
             if isinstance(op, ptx.ops.SharedDeclOp | ptx.ops.LocalDeclOp):
                 align, size = op.align.value.data, op.bytes.value.data
@@ -185,7 +185,7 @@ class Machine:
                 return None
             return self._tracked(op, window.data, window.races, offsets, size, data, "shared")
         except AccessFault as fault:
-            self.error(op, f"{fault} at {_addresses(addresses, fault.lanes)}",
+            self.error(op, f"{fault} ({_addresses(addresses, fault.lanes)})",
                        self.threads[fault.lanes], kind="access")
 
     def _global(self, op, addresses, size, data):
@@ -215,10 +215,20 @@ class Machine:
             me = ids[race.lane] - self.cta_index * self.threads_per_cta
             other = ("several threads" if race.other < 0 else
                      f"thread {race.other - self.cta_index * self.threads_per_cta}")
-            self.error(op, f"data race on {name} byte {race.offset}: {race.kind}: thread {me} "
+            self.error(op, f"data race on {self._place(name, race.offset)}: {race.kind}: thread {me} "
                            f"and {other} access it with no barrier between them",
                        [me], kind="race")
         return result
+
+    def _place(self, name: str, offset: int) -> str:
+        """``shared array 'smem_0' byte 12`` for a shared offset, else ``<name> byte <offset>``."""
+        if name == "shared":
+            arrays = sorted((sym.address, n) for n, sym in self.symbols.items()
+                            if sym.space == "shared" and sym.address <= offset)
+            if arrays:
+                start, array = arrays[-1]
+                return f"shared array '{array}' byte {offset - start}"
+        return f"{name} byte {offset}"
 
     def _generic(self, op, addresses, size, data):
         """Generic addresses: a global allocation, or this thread's local or the CTA's shared

@@ -46,6 +46,20 @@ class Allocation:
     name: str
     data: "np.ndarray"  # uint8
     races: RaceTracker | None = None
+    itemsize: int = 1  # the element size of the array it holds (for messages)
+
+    def describe(self, offset: int, size: int) -> str:
+        """Where a `size`-byte access at byte `offset` falls, in the allocation's words."""
+        n = self.data.size
+        elements = f"{n // self.itemsize} elements of {self.itemsize} bytes, " \
+            if self.itemsize > 1 else ""
+        if offset >= n:
+            where = "is past the end"
+        else:
+            where = f"runs {offset + size - n} bytes past the end"
+        item = f" (element {offset // self.itemsize})" if self.itemsize > 1 else ""
+        return (f"a {size}-byte access at byte {offset}{item} {where} of {self.name} "
+                f"({elements}{n} bytes)")
 
 
 @dataclass
@@ -54,15 +68,20 @@ class Memory:
 
     allocations: list[Allocation] = field(default_factory=list)
 
-    def allocate(self, name: str, data) -> int:
-        """Add an allocation holding a copy of `data` (bytes-like or uint8 array); its base
-        address. Allocations are 4 GiB apart, so none can run into the next."""
+    def allocate(self, name: str, data, itemsize: int = 1) -> int:
+        """Add an allocation holding a copy of `data` (bytes-like or uint8 array) of elements
+        of `itemsize` bytes; its base address. Allocations are 4 GiB apart, so none can run
+        into the next."""
         buf = np.frombuffer(bytes(data), dtype=np.uint8).copy() if not isinstance(data, np.ndarray) \
             else np.ascontiguousarray(data).view(np.uint8).reshape(-1).copy()
         if buf.size >= _SPAN:
             raise ValueError(f"{name}: {buf.size} bytes do not fit the emulator's 4 GiB slots")
-        self.allocations.append(Allocation(name, buf, RaceTracker(buf.size)))
-        return GLOBAL_BASE + (len(self.allocations) - 1) * _SPAN
+        self.allocations.append(Allocation(name, buf, RaceTracker(buf.size), itemsize))
+        return self.base(len(self.allocations) - 1)
+
+    def base(self, index: int) -> int:
+        """The address of allocation `index`."""
+        return GLOBAL_BASE + index * _SPAN
 
     def allocation_of(self, address: int) -> Allocation:
         return self.allocations[(address - GLOBAL_BASE) >> 32]
@@ -84,10 +103,7 @@ class Memory:
         over = offsets + size > alloc.data.size
         if over.any():
             lane = int(np.nonzero(over)[0][0])
-            raise AccessFault(
-                f"address {int(addresses[lane]):#x} is {int(offsets[lane]) + size - alloc.data.size}"
-                f" bytes past the end of {alloc.name} ({alloc.data.size} bytes, at "
-                f"{GLOBAL_BASE + first * _SPAN:#x})", np.nonzero(over)[0])
+            raise AccessFault(self._outside(first, int(offsets[lane]), size), np.nonzero(over)[0])
         return [(alloc, offsets, None)]
 
     def _split(self, addresses, size):
@@ -99,18 +115,28 @@ class Memory:
         wild = below | (slot >= len(self.allocations))
         if wild.any():
             lane = int(np.nonzero(wild)[0][0])
-            raise AccessFault(f"address {int(addresses[lane]):#x} is in no allocation (the "
-                              f"arguments are {self._names()})", np.nonzero(wild)[0])
+            a = int(addresses[lane])
+            where = (f"{GLOBAL_BASE - a} bytes before the start of {self.allocations[0].name}"
+                     if self.allocations and GLOBAL_BASE - _SPAN // 2 <= a < GLOBAL_BASE
+                     else f"outside every allocation (the arguments are {self._names()})")
+            raise AccessFault(f"a {size}-byte access {where}", np.nonzero(wild)[0])
         for s in np.unique(slot):
             lanes = np.nonzero(slot == s)[0]
             alloc = self.allocations[int(s)]
             offsets = (addresses[lanes] & np.uint64(_LOW)).astype(np.int64)
             over = offsets + size > alloc.data.size
             if over.any():
-                raise AccessFault(f"address {int(addresses[lanes][over][0]):#x} is past the end "
-                                  f"of {alloc.name} ({alloc.data.size} bytes)", lanes[over])
+                raise AccessFault(self._outside(int(s), int(offsets[over][0]), size), lanes[over])
             out.append((alloc, offsets, lanes))
         return out
+
+    def _outside(self, slot: int, offset: int, size: int) -> str:
+        """The message of an access at byte `offset` of slot `slot` beyond its allocation: past
+        its end, or (in the slot's upper half) just before the next allocation's start."""
+        if offset >= _SPAN // 2 and slot + 1 < len(self.allocations):
+            return (f"a {size}-byte access {_SPAN - offset} bytes before the start of "
+                    f"{self.allocations[slot + 1].name}")
+        return self.allocations[slot].describe(offset, size)
 
     def _names(self) -> str:
         return ", ".join(a.name for a in self.allocations) or "none"

@@ -96,24 +96,56 @@ class Emulated:
         arch = driver.target_arch()
         module, name, params = kernel._emulation_module(specs, values, self.block, arch)
         bound = kernel.signature.bind(*args, **kwargs)
-        memory, spans, launch_values = Memory(), [], {}
+        arrays = {n: v for n, v in bound.arguments.items()
+                  if isinstance(v, np.ndarray) and n in values}
+        memory, launch_values = Memory(), dict(values)
+        groups = _allocate(memory, arrays)
+        for pname, (index, offset) in groups.items():
+            value = arrays[pname]
+            base = memory.base(index) + offset
+            strides = tuple(s // value.itemsize for s in value.strides)
+            launch_values[pname] = DeviceArray(base, dtypes.as_dtype(value.dtype),
+                                               tuple(value.shape), strides, kind="emulated")
         for pname, value in bound.arguments.items():
-            if isinstance(value, np.ndarray) and pname in values:
-                span = _span(pname, value)
-                base = memory.allocate(f"argument '{pname}'", span)
-                spans.append((span, len(memory.allocations) - 1))
-                strides = tuple(s // value.itemsize for s in value.strides)
-                launch_values[pname] = DeviceArray(base, dtypes.as_dtype(value.dtype),
-                                                   tuple(value.shape), strides, kind="emulated")
-            else:
-                launch_values[pname] = values.get(pname, value)
+            if pname not in launch_values:
+                launch_values[pname] = value
         packed = packer(params).pack(launch_values)
         slots = bytes(packed.buffer)[8 * len(params): 16 * len(params)]
         run_entry(module, name, self.grid, self.block, slots, memory, self.shared_bytes,
                   self.stdout or sys.stdout)
-        for span, index in spans:
-            data = memory.allocations[index].data
-            span[...] = data.view(span.dtype)[: span.size] if span.size else span
+        for pname, (index, offset) in groups.items():  # overlapping arrays read the same bytes
+            span = _span(pname, arrays[pname])
+            data = memory.allocations[index].data[offset: offset + span.nbytes]
+            span[...] = data.view(span.dtype)
+
+
+def _allocate(memory, arrays: dict) -> dict:
+    """Copy the host arrays into `memory`, arrays that share bytes (an in-place kernel given
+    the same array twice, or two views of one buffer) into one allocation, so that the kernel
+    sees one memory as the GPU would; {name: (allocation index, byte offset in it)}."""
+    spans = {n: _span(n, a) for n, a in arrays.items()}
+    ranges = sorted(((s.__array_interface__["data"][0], s.nbytes, n) for n, s in spans.items()),
+                    key=lambda r: r[0])
+    groups: list[list] = []
+    for start, size, n in ranges:
+        if groups and start < groups[-1][1] and size:
+            groups[-1][1] = max(groups[-1][1], start + size)
+            groups[-1][2].append((start, n))
+        else:
+            groups.append([start, start + size, [(start, n)]])
+    placed = {}
+    for first, end, members in groups:
+        buffer = np.zeros(end - first, np.uint8)
+        for start, n in members:
+            raw = spans[n].view(np.uint8) if spans[n].size else np.zeros(0, np.uint8)
+            buffer[start - first: start - first + raw.size] = raw
+        names = [n for _, n in members]
+        label = f"argument '{names[0]}'" if len(names) == 1 else (
+            "arguments " + ", ".join(f"'{n}'" for n in names) + " (one memory)")
+        memory.allocate(label, buffer, arrays[names[0]].itemsize)
+        for start, n in members:
+            placed[n] = (len(memory.allocations) - 1, start - first)
+    return placed
 
 
 class EmulateIndexer:

@@ -26,7 +26,7 @@ import numpy as np
 def k(out):
     out[tylo.thread_idx() + 1] = 1.0  # <-
 k.emulate[1, 32](np.zeros(32, np.float32))
-""", "EmulationError", "past the end of argument 'out' (128 bytes", located=False),
+""", "EmulationError", "at byte 128 (element 32) is past the end of argument 'out' (32 elements of 4 bytes", located=False),
     Mistake("emulated-divergent-barrier", E, "a barrier inside a branch only some threads take", """
 import numpy as np
 @tylo.kernel

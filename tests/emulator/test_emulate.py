@@ -74,7 +74,7 @@ def test_an_out_of_bounds_store_names_the_argument_thread_and_address():
     with pytest.raises(EmulationError) as e:
         write_past.emulate[1, 32](out)
     msg = e.value.message
-    assert "past the end of argument 'out' (128 bytes" in msg and "thread 31" in msg
+    assert "at byte 128 (element 32) is past the end of argument 'out' (32 elements of 4 bytes" in msg and "thread 31" in msg
     assert "st.global.f32" in msg
 
 
@@ -154,3 +154,32 @@ def test_tylo_emulate_sends_launches_to_the_emulator(monkeypatch):
     twice[1, 32](out, x)
     np.testing.assert_array_equal(out, 2 * x)
     assert Int32  # (the kernel's arrays are Int32)
+
+
+@tylo.kernel
+def shift(out, x):
+    t = tylo.thread_idx()
+    out[t] = x[t] * 2
+
+
+def test_one_array_passed_twice_is_one_memory():
+    a = np.arange(8, dtype=np.float32)
+    shift.emulate[1, 8](a, a)  # in place
+    np.testing.assert_array_equal(a, 2 * np.arange(8))
+    b = np.arange(33, dtype=np.float32)
+    with pytest.raises(EmulationError) as e:  # thread t reads b[t] and writes b[t + 1]: a race
+        shift.emulate[1, 32](b[1:], b[:32])
+    assert "data race on arguments 'x', 'out' (one memory) byte 4" in e.value.message
+    assert "write after read" in e.value.message
+
+
+@tylo.kernel
+def read_before(out, x):
+    t = tylo.thread_idx()
+    out[t] = x[t - 1]
+
+
+def test_a_load_before_the_start_names_that_array():
+    with pytest.raises(EmulationError) as e:
+        read_before.emulate[1, 32](np.zeros(32, np.float32), np.zeros(32, np.float32))
+    assert "a 4-byte access 4 bytes before the start of argument 'x'" in e.value.message

@@ -50,7 +50,7 @@ def ptxas_path() -> str | None:
 
 def emulate() -> bool:
     """``TYLO_EMULATE=1``: launches run on the CPU emulator."""
-    return os.environ.get("TYLO_EMULATE", "").strip() in ("1", "true", "True")
+    return os.environ.get("TYLO_EMULATE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def default_arch() -> str:

@@ -121,7 +121,13 @@ class Autotuned:
         if not isinstance(launch, tuple) or len(launch) not in (2, 3):
             raise AutotuneError("launch an autotuned kernel with kernel[grid, block] or "
                                 "kernel[grid, block, shared_bytes] (values or functions of the Config)")
-        return TunedLauncher(self, *launch)
+        return TunedLauncher(self, *launch, emulated=knobs.emulate())
+
+    @property
+    def emulate(self) -> "_EmulatedTuning":
+        """``tuned.emulate[grid, block](*args)``: run on the CPU emulator with the first config
+        (nothing is timed on a CPU); ``TYLO_EMULATE=1`` launches do the same."""
+        return _EmulatedTuning(self)
 
     def quick_key(self, args: tuple) -> tuple | None:
         """The fast path's key of a positional call, or None to take the full path: per argument,
@@ -152,12 +158,18 @@ class TunedLauncher:
     """``tuned[grid, block]``: call it with the kernel's arguments but those the configs set;
     `tune` only picks the config."""
 
-    def __init__(self, tuned: Autotuned, grid, block, shared_bytes=0):
+    def __init__(self, tuned: Autotuned, grid, block, shared_bytes=0, emulated: bool = False):
         self.tuned = tuned
         self.launch = (grid, block, shared_bytes)
+        self.emulated = emulated
 
     def __call__(self, *args, **kwargs) -> None:
         try:
+            if self.emulated:  # the first config, on the CPU emulator
+                config = self.tuned.configs[0]
+                grid, block, shared = (f(config) if callable(f) else f for f in self.launch)
+                full = self._arguments(config, self._given(args, kwargs))
+                return self.tuned.kernel.emulate[grid, block, shared](*full)
             quick = None if kwargs else self.tuned.quick_key(args)
             hit = self.tuned.quick.get(quick) if quick is not None else None
             if hit is not None:  # a tuned key: the config's arguments in their places
@@ -201,6 +213,20 @@ class TunedLauncher:
     # -- tuning ---------------------------------------------------------------------------------
     def _tune(self, args, kwargs) -> tuple[Config, tuple]:
         tuned = self.tuned
+        given = self._given(args, kwargs)
+        arrays = {n: a for n, v in given.items() if (a := _array(n, v)) is not None}
+        device = arguments.common_device(arrays.items())
+        arch = driver.target_arch(device)
+        key = (self._key_values(given, arrays), arch)
+        config = tuned.best.get(key)
+        if config is None:
+            config = self._from_disk(key) or self._measure(given, arrays, device, arch, key)
+            tuned.best[key] = config
+        return config, self._arguments(config, given)
+
+    def _given(self, args, kwargs) -> dict:
+        """The caller's arguments by parameter name (the configs set the others)."""
+        tuned = self.tuned
         kernel = tuned.kernel
         clash = sorted({n for c in tuned.configs for n in c.params if n in kwargs})
         if clash:
@@ -216,15 +242,7 @@ class TunedLauncher:
                 why = "given twice" if name in given else "not a parameter of the kernel"
                 raise AutotuneError(f"{kernel.fn.__name__}: argument '{name}' is {why}")
             given[name] = value
-        arrays = {n: a for n, v in given.items() if (a := _array(n, v)) is not None}
-        device = arguments.common_device(arrays.items())
-        arch = driver.target_arch(device)
-        key = (self._key_values(given, arrays), arch)
-        config = tuned.best.get(key)
-        if config is None:
-            config = self._from_disk(key) or self._measure(given, arrays, device, arch, key)
-            tuned.best[key] = config
-        return config, self._arguments(config, given)
+        return given
 
     def _key_values(self, given: dict, arrays: dict) -> tuple:
         parts = []
@@ -331,3 +349,16 @@ def _reason(e: TyloError) -> str:
     detail = next((line for line in lines[1:] if "error" in line.lower()), None)
     where = f" at {e.location.filename}:{e.location.line}" if e.location is not None else ""
     return f"{type(e).__name__}: {lines[0]}" + (f" ({detail})" if detail else "") + where
+
+
+class _EmulatedTuning:
+    """``tuned.emulate``: index it with the launch configuration (see `Autotuned.emulate`)."""
+
+    def __init__(self, tuned: Autotuned):
+        self.tuned = tuned
+
+    def __getitem__(self, launch) -> TunedLauncher:
+        if not isinstance(launch, tuple) or len(launch) not in (2, 3):
+            raise AutotuneError("emulate an autotuned kernel with kernel.emulate[grid, block] or "
+                                "kernel.emulate[grid, block, shared_bytes]")
+        return TunedLauncher(self.tuned, *launch, emulated=True)

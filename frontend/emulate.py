@@ -65,10 +65,12 @@ def _span(name: str, a):
 
 
 class Emulated:
-    """``kernel.emulate[grid, block]`` or ``[grid, block, shared_bytes]``; call it with the
-    kernel's arguments. `stdout` receives the kernel's ``tylo.print`` lines."""
+    """``kernel.emulate[grid, block]``, ``[grid, block, shared_bytes]`` or ``[grid, block,
+    shared_bytes, stream]`` (the stream is accepted and ignored: an emulated launch has run when
+    the call returns); call it with the kernel's arguments. `stdout` receives the kernel's
+    ``tylo.print`` lines (default: sys.stdout, at once)."""
 
-    def __init__(self, kernel, grid, block, shared_bytes: int = 0, stdout=None):
+    def __init__(self, kernel, grid, block, shared_bytes: int = 0, stream=None, stdout=None):
         self.kernel = kernel
         self.grid = launch_dims("grid", grid)
         self.block = launch_dims("block", block)
@@ -82,6 +84,12 @@ class Emulated:
             self._run(args, kwargs)
         except TyloError as e:
             raise e.with_traceback(None) from None
+
+    def prepare(self, *args, **kwargs) -> "EmulatedPrepared":
+        """As `Launcher.prepare`: ``p()`` runs these arguments again, ``p(*new_args)`` others
+        (checked anew each time: an emulated launch has no fast path to keep)."""
+        return EmulatedPrepared(self, args, kwargs)
+
 
     def _run(self, args, kwargs) -> None:
         from ..emulator.memory import Memory
@@ -117,6 +125,19 @@ class Emulated:
             span = _span(pname, arrays[pname])
             data = memory.allocations[index].data[offset: offset + span.nbytes]
             span[...] = data.view(span.dtype)
+
+
+class EmulatedPrepared:
+    """A prepared emulated launch (see `Emulated.prepare`)."""
+
+    def __init__(self, emulated: Emulated, args, kwargs):
+        self.emulated, self.args, self.kwargs = emulated, args, kwargs
+
+    def __call__(self, *args, **kwargs) -> None:
+        if args or kwargs:
+            self.emulated(*args, **kwargs)
+        else:
+            self.emulated(*self.args, **self.kwargs)
 
 
 def _allocate(memory, arrays: dict) -> dict:
@@ -155,10 +176,15 @@ class EmulateIndexer:
         self.kernel = kernel
 
     def __getitem__(self, config) -> Emulated:
-        if not isinstance(config, tuple) or len(config) not in (2, 3):
-            raise LaunchError("emulation is kernel.emulate[grid, block] or "
-                              "kernel.emulate[grid, block, shared_bytes]")
+        if not isinstance(config, tuple) or len(config) not in (2, 3, 4):
+            raise LaunchError("emulate with kernel.emulate[grid, block], [grid, block, "
+                              "shared_bytes] or [grid, block, shared_bytes, stream]")
         return Emulated(self.kernel, *config)
 
+    def __call__(self, *args, **kwargs):
+        name = self.kernel.fn.__name__
+        raise LaunchError(f"emulate {name} with {name}.emulate[grid, block](...): the launch "
+                          "configuration goes in the brackets")
 
-__all__ = ["Emulated", "EmulateIndexer", "host_array"]
+
+__all__ = ["EmulateIndexer", "Emulated", "EmulatedPrepared", "host_array"]

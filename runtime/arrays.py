@@ -25,7 +25,8 @@ from ..compiler.dtypes import DType
 from ..compiler.errors import ArgumentError
 from . import dlpack
 
-CUDA_ONLY = "Tylo kernels take CUDA device arrays"
+CUDA_ONLY = ("Tylo kernels take CUDA device arrays (on the CPU: kernel.emulate[grid, block](...), "
+             "or TYLO_EMULATE=1 for every launch)")
 
 
 @dataclass(frozen=True)

@@ -183,3 +183,40 @@ def test_a_load_before_the_start_names_that_array():
     with pytest.raises(EmulationError) as e:
         read_before.emulate[1, 32](np.zeros(32, np.float32), np.zeros(32, np.float32))
     assert "a 4-byte access 4 bytes before the start of argument 'x'" in e.value.message
+
+
+def test_emulate_wants_brackets_and_takes_a_stream_and_prepare():
+    from tylo.compiler.errors import LaunchError
+
+    with pytest.raises(LaunchError, match=r"shift.emulate\[grid, block\]"):
+        shift.emulate(np.zeros(8, np.float32), np.zeros(8, np.float32))
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    shift.emulate[1, 8, 0, None](out, x)  # a stream is accepted and ignored
+    np.testing.assert_array_equal(out, 2 * x)
+    run = shift.emulate[1, 8].prepare(out, x)
+    x[:] = 5.0
+    run()
+    assert (out == 10.0).all()
+
+
+def test_a_launch_with_host_arrays_says_how_to_emulate():
+    with pytest.raises(ArgumentError, match=r"kernel.emulate\[grid, block\]"):
+        shift[1, 8](np.zeros(8, np.float32), np.zeros(8, np.float32))
+
+
+def test_an_autotuned_kernel_emulates_its_first_config(monkeypatch):
+    @tylo.autotune(configs=[tylo.Config(k=3), tylo.Config(k=5)], key=[])
+    @tylo.kernel
+    def add_k(out, x, k: tylo.constexpr):
+        t = tylo.thread_idx()
+        out[t] = x[t] + k
+
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    add_k.emulate[1, 8](out, x)
+    np.testing.assert_array_equal(out, x + 3)
+    monkeypatch.setenv("TYLO_EMULATE", "yes")
+    out[:] = 0
+    add_k[1, 8](out, x)
+    np.testing.assert_array_equal(out, x + 3)

@@ -54,7 +54,8 @@ def test_torch_like_tensor():
     with pytest.raises(ArgumentError) as info:
         as_device_array("x", FakeTensor((3,), (1,), device=("cpu",)))
     assert str(info.value) == ("argument 'x': is on the CPU (device 'cpu'); Tylo kernels take "
-                               "CUDA device arrays")
+                               "CUDA device arrays (on the CPU: kernel.emulate[grid, block](...), "
+                               "or TYLO_EMULATE=1 for every launch)")
     with pytest.raises(ArgumentError, match="is on device 'meta'"):
         as_device_array("x", FakeTensor((3,), (1,), device=("meta",)))
     with pytest.raises(ArgumentError, match="has dtype torch.complex64, which Tylo does not"):

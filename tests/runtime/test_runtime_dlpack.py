@@ -55,7 +55,8 @@ def test_numpy_capsule_is_read_and_refused_as_cpu():
     with pytest.raises(ArgumentError) as info:
         from_dlpack_capsule("x", host.__dlpack__())
     assert str(info.value) == ("argument 'x': is on the CPU (device 'cpu'); Tylo kernels take "
-                               "CUDA device arrays")
+                               "CUDA device arrays (on the CPU: kernel.emulate[grid, block](...), "
+                               "or TYLO_EMULATE=1 for every launch)")
 
 
 def test_versioned_numpy_capsule():

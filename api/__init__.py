@@ -123,7 +123,7 @@ from .compiler.window import window as _window_layout
 # needs (the frontend, xDSL, the passes, the runtime, the pictures) is imported on first use of
 # one of its names, so that ``import tylo`` stays fast: `__getattr__` resolves the names below.
 _BUILTINS = ("abs", "accumulator", "barrier", "block_dim", "block_idx", "exp", "exp2", "fma",
-             "grid_dim", "lane_id", "load_a", "load_b", "load_fragment", "log", "log2",
+             "grid_dim", "lane_id", "linear_thread_idx", "load_a", "load_b", "load_fragment", "log", "log2",
              "maximum", "minimum", "mma", "rsqrt", "sqrt", "static_range", "store", "thread_idx",
              "warp_id")
 _LAZY = {
@@ -238,6 +238,7 @@ __all__ = [
     "Int8",
     "kernel",
     "lane_id",
+    "linear_thread_idx",
     "LaunchError",
     "Layout",
     "LayoutError",

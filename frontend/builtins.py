@@ -71,14 +71,27 @@ def block_dim(dim=0) -> int:
     return current().block_shape["xyz".index(_dim(dim))]
 
 
+def linear_thread_idx() -> Scalar:
+    """This thread's index in its block in x-major order, ``x + y * bx + z * bx * by`` (Int32):
+    the order warps are formed in (CUDA C++ Programming Guide, "SIMT Architecture"); the
+    thread index itself for a 1-D block."""
+    bx, by, bz = block_dim(0), block_dim(1), block_dim(2)
+    t = thread_idx(0)
+    if by > 1:
+        t = t + thread_idx(1) * bx
+    if bz > 1:
+        t = t + thread_idx(2) * (bx * by)
+    return t
+
+
 def lane_id():
-    """The thread's lane in its warp: ``thread_idx() % 32`` (1-D blocks)."""
-    return thread_idx() % 32
+    """The thread's lane in its warp: ``linear_thread_idx() % 32``."""
+    return linear_thread_idx() % 32
 
 
 def warp_id():
-    """The thread's warp in its block: ``thread_idx() // 32`` (1-D blocks)."""
-    return thread_idx() // 32
+    """The thread's warp in its block: ``linear_thread_idx() // 32``."""
+    return linear_thread_idx() // 32
 
 
 def barrier() -> None:

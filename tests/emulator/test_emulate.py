@@ -220,3 +220,17 @@ def test_an_autotuned_kernel_emulates_its_first_config(monkeypatch):
     out[:] = 0
     add_k[1, 8](out, x)
     np.testing.assert_array_equal(out, x + 3)
+
+
+@tylo.kernel
+def lanes_and_warps(out):
+    i = tylo.linear_thread_idx()
+    out[i, 0] = tylo.lane_id()
+    out[i, 1] = tylo.warp_id()
+
+
+def test_lanes_and_warps_of_a_3d_block_follow_the_linear_thread_index():
+    out = np.full((64, 2), -1, np.int32)
+    lanes_and_warps.emulate[1, (4, 4, 4)](out)
+    np.testing.assert_array_equal(out[:, 0], np.arange(64) % 32)
+    np.testing.assert_array_equal(out[:, 1], np.arange(64) // 32)

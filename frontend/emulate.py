@@ -4,8 +4,9 @@ The arguments go through the launch rules of `Kernel._bind` (the compile-time de
 host arrays: dtype, rank, strides, the annotation), the kernel is traced and lowered to the
 ``ptx`` dialect exactly as for the GPU (no ptxas), and the emulator runs that IR thread by
 thread. Array arguments are numpy arrays or torch CPU tensors; each is copied into the
-emulator's global memory (the span its strides cover) and copied back after the run, so the
-kernel's stores land in the caller's arrays as on the GPU. ``TYLO_EMULATE=1`` sends every
+emulator's global memory (the span its strides cover; arrays that share bytes into one
+allocation) and copied back after the run, so the kernel's stores land in the caller's arrays
+as on the GPU. ``TYLO_EMULATE=1`` sends every
 ``kernel[grid, block](...)`` launch here.
 
 Errors: `ArgumentError` for a device array, a negative stride or a description without data
@@ -22,8 +23,8 @@ from ..compiler.errors import ArgumentError, LaunchError, TyloError
 from ..compiler.lazy_modules import np
 from ..runtime.arrays import DeviceArray
 from ..runtime.function import launch_dims
-from ..runtime.packing import packer
 from ..compiler.signature import Tensor
+from ..runtime.packing import packer
 
 
 def host_array(name: str, value):
@@ -44,8 +45,8 @@ def host_array(name: str, value):
 
             return value.view(getattr(torch, ints)).numpy().view(dtype.numpy)
         return value.numpy()
-    if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack_device__") \
-            and not isinstance(value, np.ndarray):
+    if not isinstance(value, np.ndarray) and (hasattr(value, "__cuda_array_interface__")
+                                              or hasattr(value, "__dlpack_device__")):
         raise ArgumentError(name, "is a device array; the emulator runs on host arrays (numpy "
                                   "arrays, torch CPU tensors)")
     return value

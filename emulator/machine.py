@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..compiler.errors import EmulationError
 from ..compiler.lazy_modules import np
 from ..dialects import ptx
+from ..dialects.strings import text_bytes
 from .memory import (
     GLOBAL_BASE,
     LOCAL_WINDOW,
@@ -61,8 +62,6 @@ class Machine:
     # -- declarations ---------------------------------------------------------------------------
     def declare(self, module, entry) -> None:
         """Lay out the entry's .shared and .local arrays and the module's .global strings."""
-        from xdsl.dialects.builtin import ModuleOp  # noqa: F401 - for the reader: module is one
-
         shared = local = 0  # (as the hardware lays them out: the first array at offset 0)
         for op in entry.body.walk():
             if isinstance(op, ptx.ops.SharedDeclOp | ptx.ops.LocalDeclOp):
@@ -79,8 +78,6 @@ class Machine:
         self.local_size = local
         for op in module.ops:
             if isinstance(op, ptx.ops.GlobalStringOp):
-                from ..dialects.strings import text_bytes
-
                 data = text_bytes(op.text) + b"\0"
                 base = self.memory.allocate(f"string '{op.sym_name.data}'", data)
                 self.symbols[op.sym_name.data] = Symbol("global", base)

@@ -169,7 +169,7 @@ class Scheduler:
                 self._arrive(ins)
                 return
             if kind == "collective":
-                self._whole_warps(ins, group, pc)
+                self._whole_warps(ins, group)
             if whole:
                 args = tuple(regs[r] for r in ins.reads)
             else:
@@ -227,7 +227,7 @@ class Scheduler:
         self.machine.error(first, f"barrier never completes: {where}{also}",
                            np.concatenate([waiting, exited]), kind="deadlock")
 
-    def _whole_warps(self, ins: Instruction, group, pc: int) -> None:
+    def _whole_warps(self, ins: Instruction, group) -> None:
         n = self.machine.threads_per_cta
         if n % 32:
             self.machine.error(ins.op, f"warp-collective instruction in a CTA of {n} threads: "

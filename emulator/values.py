@@ -2,8 +2,8 @@
 
 Registers hold raw bits by class (PTX ISA 5.2 "Types", register classes in
 `tylo.compiler.ptx_types.REGISTER_CLASSES`): ``pred`` as bool, ``b16`` as uint16, ``b32``/``f32``
-as uint32, ``b64``/``f64`` as uint64. `as_float` and `as_bits` view them as the floating type a
-`.type` suffix names (bf16 and f16 through ml_dtypes) without converting.
+as uint32, ``b64``/``f64`` as uint64. `as_float` views them as the floating type a `.type`
+suffix names (bf16 through ml_dtypes) without converting.
 """
 
 from __future__ import annotations
@@ -47,16 +47,3 @@ def as_float(bits, suffix: str):
     """View raw register bits as the float type `suffix` (f16, bf16, f32, f64): a b16 register
     read as bf16, a b32 or f32 one as f32. The widths must agree (no conversion)."""
     return bits.view(numpy_dtype(suffix))
-
-
-def as_typed(bits, suffix: str):
-    """View raw register bits as PTX type `suffix` (signed, unsigned or float) of the same
-    width: ``as_typed(r, "s32")`` for a .b32 register read as .s32."""
-    return bits.view(numpy_dtype(suffix))
-
-
-def as_bits(values, reg_class: str):
-    """The raw bits of `values` for a register of `reg_class` (same width; a view)."""
-    if reg_class == "pred":
-        return np.asarray(values, dtype=bool)
-    return np.ascontiguousarray(values).view(register_dtype(reg_class))

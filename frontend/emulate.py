@@ -115,9 +115,6 @@ class Emulated:
             strides = tuple(s // value.itemsize for s in value.strides)
             launch_values[pname] = DeviceArray(base, dtypes.as_dtype(value.dtype),
                                                tuple(value.shape), strides, kind="emulated")
-        for pname, value in bound.arguments.items():
-            if pname not in launch_values:
-                launch_values[pname] = value
         packed = packer(params).pack(launch_values)
         slots = bytes(packed.buffer)[8 * len(params): 16 * len(params)]
         run_entry(module, name, self.grid, self.block, slots, memory, self.shared_bytes,

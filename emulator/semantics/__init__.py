@@ -9,7 +9,8 @@ The contract every implementation follows:
   threads, ascending); an implementation returns one array per result, of length n.
 * A register's array has the dtype of its class (`values.REGISTER_DTYPES`): ``pred`` bool,
   ``b16`` uint16, ``b32`` and ``f32`` uint32, ``b64`` and ``f64`` uint64. Floating registers hold
-  raw bits: view them with `values.as_float` and return `values.as_bits` of the result, so that
+  raw bits: view them with `values.as_float` and return the result's bits (``.view`` of the
+  register dtype), so that
   every rounding is explicit and a NaN's payload survives a move.
 * ``interpreter`` is the `scheduler.Emulation` running the kernel: ``interpreter.threads`` (the
   group's linear thread indices in the block, int64, ascending), ``interpreter.machine`` (the

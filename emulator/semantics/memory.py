@@ -13,6 +13,7 @@ from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 from ...compiler.lazy_modules import np
 from ...compiler.ptx_types import PTX_TYPES
 from ...dialects.ptx import ops as P
+from ...dialects.ptx.registers import reg_class_of
 from ..memory import LOCAL_WINDOW
 from ..values import register_dtype
 
@@ -41,10 +42,6 @@ def _address(base, offset: int):
     return np.asarray(base).astype(np.uint64) + np.uint64(offset & (2**64 - 1))
 
 
-def _reg_class(value) -> str:
-    return value.type.reg_class.data
-
-
 @register_impls
 class MemorySemantics(InterpreterFunctions):
     """ld.param, cvta, mov of a symbol's address, ld and st."""
@@ -54,7 +51,7 @@ class MemorySemantics(InterpreterFunctions):
         m = interpreter.machine
         slot = m.params[8 * op.index.value.data: 8 * op.index.value.data + 8]
         raw = np.frombuffer(slot, np.uint8)[None, :].repeat(interpreter.threads.size, 0)
-        return (_widen(raw, op.type.data, _reg_class(op.result)),)
+        return (_widen(raw, op.type.data, reg_class_of(op.result)),)
 
     @impl(P.CvtaOp)
     def run_cvta(self, interpreter, op: P.CvtaOp, args):
@@ -69,7 +66,7 @@ class MemorySemantics(InterpreterFunctions):
     @impl(P.MovSymbolOp)
     def run_mov_symbol(self, interpreter, op: P.MovSymbolOp, args):
         symbol = interpreter.machine.symbols[op.symbol.data]
-        dtype = register_dtype(_reg_class(op.result))
+        dtype = register_dtype(reg_class_of(op.result))
         return (np.full(interpreter.threads.size, symbol.address, dtype),)
 
     @impl(P.LdOp)
@@ -77,7 +74,7 @@ class MemorySemantics(InterpreterFunctions):
         size = PTX_TYPES[op.type.data].bits // 8
         raw = interpreter.machine.load(op, op.space.data, _address(args[0], op.offset.value.data),
                                        size)
-        return (_widen(raw, op.type.data, _reg_class(op.result)),)
+        return (_widen(raw, op.type.data, reg_class_of(op.result)),)
 
     @impl(P.StOp)
     def run_st(self, interpreter, op: P.StOp, args):

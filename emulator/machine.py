@@ -148,8 +148,7 @@ class Machine:
 
     def read_cstring(self, op, address: int, limit: int = 1 << 16) -> bytes:
         """The NUL-terminated bytes at generic `address` (a printf format), without the NUL."""
-        alloc = self._generic_global(op, address)
-        offset = address - GLOBAL_BASE - ((address - GLOBAL_BASE) >> 32 << 32)
+        alloc, offset = self._generic_global(op, address)
         data = alloc.data[offset:offset + limit].tobytes()
         end = data.find(b"\0")
         if end < 0:

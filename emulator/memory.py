@@ -83,8 +83,13 @@ class Memory:
         """The address of allocation `index`."""
         return GLOBAL_BASE + index * _SPAN
 
-    def allocation_of(self, address: int) -> Allocation:
-        return self.allocations[(address - GLOBAL_BASE) >> 32]
+    def allocation_of(self, address: int) -> tuple[Allocation, int]:
+        """(allocation, byte offset) of a global address; IndexError outside every slot (a
+        negative slot would otherwise index from the end)."""
+        slot = (address - GLOBAL_BASE) >> 32
+        if not 0 <= slot < len(self.allocations):
+            raise IndexError(address)
+        return self.allocations[slot], (address - GLOBAL_BASE) & _LOW
 
     def locate(self, addresses, size: int):
         """(allocation, byte offsets) of a global access of `size` bytes per lane; AccessFault

@@ -165,3 +165,14 @@ def test_threads_waiting_at_two_different_barriers():
     with pytest.raises(EmulationError, match="barrier never completes") as e:
         run(body, 32)
     assert "wait at 'bar.sync 1;'" in e.value.message and "wait at 'bar.sync 0;'" in e.value.message
+
+
+def test_a_generic_address_below_every_allocation_is_in_none():
+    from tylo.emulator.memory import GLOBAL_BASE
+
+    memory = Memory()
+    memory.allocate("argument 'a'", np.zeros(8, np.uint8))
+    with pytest.raises(IndexError):  # not the last allocation, as a negative index would give
+        memory.allocation_of(GLOBAL_BASE - 8)
+    alloc, offset = memory.allocation_of(GLOBAL_BASE + 4)
+    assert alloc.name == "argument 'a'" and offset == 4

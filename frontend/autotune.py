@@ -118,10 +118,14 @@ class Autotuned:
         return self.kernel.compile(*args, **kwargs)
 
     def __getitem__(self, launch) -> "TunedLauncher":
+        return self._launcher(launch, emulated=knobs.emulate())
+
+    def _launcher(self, launch, emulated: bool) -> "TunedLauncher":
         if not isinstance(launch, tuple) or len(launch) not in (2, 3):
             raise AutotuneError("launch an autotuned kernel with kernel[grid, block] or "
-                                "kernel[grid, block, shared_bytes] (values or functions of the Config)")
-        return TunedLauncher(self, *launch, emulated=knobs.emulate())
+                                "kernel[grid, block, shared_bytes] (values or functions of the "
+                                "Config), kernel.emulate[...] likewise")
+        return TunedLauncher(self, *launch, emulated=emulated)
 
     @property
     def emulate(self) -> "_EmulatedTuning":
@@ -358,7 +362,4 @@ class _EmulatedTuning:
         self.tuned = tuned
 
     def __getitem__(self, launch) -> TunedLauncher:
-        if not isinstance(launch, tuple) or len(launch) not in (2, 3):
-            raise AutotuneError("emulate an autotuned kernel with kernel.emulate[grid, block] or "
-                                "kernel.emulate[grid, block, shared_bytes]")
-        return TunedLauncher(self.tuned, *launch, emulated=True)
+        return self.tuned._launcher(launch, emulated=True)

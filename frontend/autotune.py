@@ -118,7 +118,7 @@ class Autotuned:
         return self.kernel.compile(*args, **kwargs)
 
     def __getitem__(self, launch) -> "TunedLauncher":
-        return self._launcher(launch, emulated=knobs.emulate())
+        return self._launcher(launch, emulated=False)
 
     def _launcher(self, launch, emulated: bool) -> "TunedLauncher":
         if not isinstance(launch, tuple) or len(launch) not in (2, 3):
@@ -169,22 +169,28 @@ class TunedLauncher:
 
     def __call__(self, *args, **kwargs) -> None:
         try:
-            if self.emulated:  # the first config, on the CPU emulator
-                config = self.tuned.configs[0]
-                grid, block, shared = (f(config) if callable(f) else f for f in self.launch)
-                full = self._arguments(config, self._given(args, kwargs))
-                return self.tuned.kernel.emulate[grid, block, shared](*full)
+            if self.emulated:
+                return self._emulate(args, kwargs)
             quick = None if kwargs else self.tuned.quick_key(args)
             hit = self.tuned.quick.get(quick) if quick is not None else None
             if hit is not None:  # a tuned key: the config's arguments in their places
                 config, order = hit
                 return self._launcher(config)(*[args[i] if i >= 0 else v for i, v in order])
+            if knobs.emulate():  # (read off the quick path: no key is tuned under emulation)
+                return self._emulate(args, kwargs)
             config, full = self._tune(args, kwargs)
             if quick is not None and len(self.tuned.quick) < 1024:
                 self.tuned.quick[quick] = (config, self._order(config))
             self._launcher(config)(*full)
         except TyloError as e:  # the user's mistake: no Tylo-internal frames in the traceback
             raise e.with_traceback(None) from None
+
+    def _emulate(self, args, kwargs) -> None:
+        """The first config, on the CPU emulator (nothing is timed on a CPU)."""
+        config = self.tuned.configs[0]
+        grid, block, shared = (f(config) if callable(f) else f for f in self.launch)
+        full = self._arguments(config, self._given(args, kwargs))
+        self.tuned.kernel.emulate[grid, block, shared](*full)
 
     def _order(self, config: Config) -> tuple:
         """Per kernel parameter: (index of the caller's positional argument, None), or (-1,

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from ..compiler.errors import EmulationError
 from ..compiler.lazy_modules import np
 from ..dialects import ptx
+from ..compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE
+from ..dialects.ptx.sync import ExternSharedDeclOp
 from ..dialects.strings import text_bytes
 from .memory import (
     GLOBAL_BASE,
@@ -61,7 +63,10 @@ class Machine:
 
     # -- declarations ---------------------------------------------------------------------------
     def declare(self, module, entry) -> None:
-        """Lay out the entry's .shared and .local arrays and the module's .global strings."""
+        """Lay out the entry's .shared and .local arrays and the module's .global strings. The
+        dynamic window (the module's ``.extern .shared`` arrays) starts after the static arrays
+        at a 16-byte boundary, as the hardware's does, and holds the kernel's own dynamic bytes
+        (its ``tylo.dynamic_shared_bytes``) plus the launch's."""
         shared = local = 0  # (as the hardware lays them out: the first array at offset 0)
         for op in entry.body.walk():
             if isinstance(op, ptx.ops.SharedDeclOp | ptx.ops.LocalDeclOp):
@@ -74,10 +79,14 @@ class Machine:
                     local = _align(local, align)
                     self.symbols[op.sym_name.data] = Symbol("local", local)
                     local += size
+        own = entry.attributes.get(DYNAMIC_BYTES_ATTRIBUTE)
+        self.dynamic_shared += own.value.data if own is not None else 0
         self.shared_size = _align(shared, 16) + self.dynamic_shared
         self.local_size = local
         for op in module.ops:
-            if isinstance(op, ptx.ops.GlobalStringOp):
+            if isinstance(op, ExternSharedDeclOp):
+                self.symbols[op.sym_name.data] = Symbol("shared", _align(shared, 16))
+            elif isinstance(op, ptx.ops.GlobalStringOp):
                 data = text_bytes(op.text) + b"\0"
                 base = self.memory.allocate(f"string '{op.sym_name.data}'", data)
                 self.symbols[op.sym_name.data] = Symbol("global", base)
@@ -115,6 +124,10 @@ class Machine:
             value = t % 32
         elif reg == "warpid":
             value = t // 32
+        elif reg == "dynamic_smem_size":
+            value = np.full(t.size, self.dynamic_shared)
+        elif reg == "total_smem_size":
+            value = np.full(t.size, self.shared_size)
         else:
             raise KeyError(name)
         return np.asarray(value, np.uint32)

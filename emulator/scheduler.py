@@ -13,9 +13,15 @@ the CTA and the threads:
 
 * a warp-collective instruction (`semantics.WARP_COLLECTIVES`: ``mma.sync``, ``ldmatrix`` ...,
   all ``.sync.aligned``) reached by a group that holds only part of a warp;
-* a ``bar.sync`` that cannot complete: every thread still running waits at a barrier, and some
+* a barrier that cannot complete: every thread still running waits at a barrier, and some
   wait at another barrier or have exited (PTX ISA 9.7.13.1: all threads of the CTA take part in
-  ``bar.sync`` without a thread count);
+  ``bar.sync`` without a thread count), or a CTA ends with arrivals at a barrier that never
+  completed; arrivals at one barrier with different thread counts. Barrier ``a`` with a count
+  ``b`` (``bar.sync a, b`` / ``bar.arrive a, b``) completes when ``b`` threads have arrived,
+  counted per warp as the hardware counts them (each warp that arrives counts 32); without a
+  count it completes when every thread of the CTA has arrived; ``bar.arrive`` does not wait. A completed barrier orders memory for the race record as a
+  CTA-wide one does (`Machine.barrier`: it may hide a race between threads outside it, never
+  report one that is not there);
 * faults of single instructions (`memory.AccessFault`, races, ``trap``), raised through
   `Machine.error`.
 """
@@ -33,6 +39,7 @@ from ..compiler.errors import EmulationError
 from ..compiler.lazy_modules import np
 from ..dialects import ptx
 from . import semantics
+from ..dialects.ptx.sync import BarOp
 from .machine import Machine
 from .scheduler_values import Branch
 from .report import line as _line, ranges as _ranges
@@ -76,7 +83,7 @@ class Program:
             self.registers[name] = dtype
         if op.name in self.NOPS:
             return Instruction(op, None, None, reads, (), "nop")
-        if isinstance(op, ptx.ops.BarSyncOp):
+        if isinstance(op, ptx.ops.BarSyncOp | BarOp):
             return Instruction(op, None, None, reads, (), "barrier")
         found = impls._impl_dict.get(type(op))  # xDSL's registry of @impl functions
         if found is None:
@@ -109,6 +116,23 @@ class CTA:
     pc: "np.ndarray"
     state: "np.ndarray"
     regs: dict = field(default_factory=dict)
+    barriers: dict = field(default_factory=dict)  # id -> Phase, for barriers with arrivals
+
+
+@dataclass
+class Phase:
+    """The arrivals at one barrier since it last completed: the count it waits for, the warps
+    that arrived, the groups that wait, the first instruction that arrived."""
+
+    expected: int
+    first: object
+    threads: "np.ndarray"  # which threads arrived
+    warps: set = field(default_factory=set)
+    waiting: list = field(default_factory=list)
+    counted: bool = True  # a count given: arrivals count whole warps; else every thread
+
+    def arrived(self) -> int:
+        return 32 * len(self.warps) if self.counted else int(self.threads.sum())
 
 
 class Scheduler:
@@ -145,6 +169,7 @@ class Scheduler:
             ready = cta.state == READY
             if not ready.any():
                 if (cta.state == EXITED).all():
+                    self._unfinished()
                     return
                 self._stuck()
             pc = int(cta.pc[ready].min())
@@ -164,10 +189,10 @@ class Scheduler:
                 pc += 1
                 continue
             if kind == "barrier":
-                cta.pc[group] = pc
-                cta.state[group] = WAITING
-                self._arrive(ins)
-                return
+                if self._arrive(ins, group, pc):
+                    return
+                pc += 1
+                continue
             if kind == "collective":
                 self._whole_warps(ins, group)
             if whole:
@@ -200,20 +225,51 @@ class Scheduler:
             raise TypeError(f"terminator value {value!r}")
 
     # -- barriers and warps ---------------------------------------------------------------------
-    def _arrive(self, ins: Instruction) -> None:
-        """Release the barrier when every thread still running waits at one with its id."""
-        cta = self.cta
-        running = cta.state != EXITED
-        waiting = cta.state == WAITING
-        if not (waiting == running).all():
-            return  # threads still ready: they run first
-        code = self.program.instructions
-        ids = {int(code[p].op.barrier.value.data) for p in np.unique(cta.pc[waiting])}
-        if len(ids) > 1 or (cta.state == EXITED).any():
-            self._stuck()
-        cta.state[waiting] = READY
-        cta.pc[waiting] += 1
-        self.machine.barrier()
+    def _arrive(self, ins: Instruction, group, pc: int) -> bool:
+        """`group` arrives at the barrier of `ins` (module docstring); whether it waits."""
+        cta, op = self.cta, ins.op
+        n = self.machine.threads_per_cta
+        if isinstance(op, BarOp):
+            ids = np.unique(cta.regs[ins.reads[0]][group])
+            if ids.size != 1 or int(ids[0]) > 15:
+                self.machine.error(op, f"barrier id {', '.join(str(int(i)) for i in ids)}: the "
+                                       "id must be one value in 0..15 for the threads of a "
+                                       "warp", group)
+            ident, wait, count = int(ids[0]), op.mode.data == "sync", op.thread_count
+        else:
+            ident, wait, count = int(op.barrier.value.data), True, None
+        expected = count if count is not None else n
+        phase = cta.barriers.get(ident)
+        if phase is None:
+            phase = cta.barriers[ident] = Phase(expected, op, np.zeros(n, bool),
+                                                counted=count is not None)
+        elif phase.expected != expected:
+            self.machine.error(op, f"barrier {ident}: threads arrive for {expected} threads, "
+                                   f"but earlier ones arrived for {phase.expected} (at "
+                                   f"'{_line(phase.first)}'): one barrier, one count", group)
+        phase.warps.update(int(w) for w in np.unique(group // 32))
+        phase.threads[group] = True
+        if wait:
+            cta.pc[group] = pc
+            cta.state[group] = WAITING
+            phase.waiting.append(group)
+        if phase.arrived() >= expected:
+            for waiting in phase.waiting:
+                cta.state[waiting] = READY
+                cta.pc[waiting] += 1
+            del cta.barriers[ident]
+            self.machine.barrier()
+            return False
+        return wait
+
+    def _unfinished(self) -> None:
+        """Every thread exited: a barrier with arrivals but not its count is an error."""
+        for ident, phase in self.cta.barriers.items():
+            self.machine.error(phase.first, f"barrier {ident} never completes: warps "
+                                            f"{sorted(phase.warps)} ({phase.arrived()} "
+                                            f"threads) arrived of the {phase.expected} it "
+                                            "counts, and every thread has exited",
+                               np.arange(0), kind="deadlock")
 
     def _stuck(self) -> None:
         cta, code = self.cta, self.program.instructions
@@ -224,7 +280,9 @@ class Scheduler:
         where = "; ".join(f"threads {_ranges(waiting[cta.pc[waiting] == p])} wait at "
                           f"'{_line(code[int(p)].op)}' (instruction {int(p)})" for p in pcs)
         also = f"; threads {_ranges(exited)} exited without reaching it" if exited.size else ""
-        self.machine.error(first, f"barrier never completes: {where}{also}",
+        counts = "".join(f"; barrier {i} has {p.arrived()} of its {p.expected} threads"
+                         for i, p in sorted(self.cta.barriers.items()))
+        self.machine.error(first, f"barrier never completes: {where}{also}{counts}",
                            np.concatenate([waiting, exited]), kind="deadlock")
 
     def _whole_warps(self, ins: Instruction, group) -> None:

@@ -70,14 +70,18 @@ def _proxies(specs, values, args) -> dict:
     return out
 
 
-def trace(kernel, specs, values, block, arch: str = "sm_90a") -> ModuleOp:
-    """Run the rewritten kernel function on proxies; return the module of its IR."""
+def trace(kernel, specs, values, block, arch: str = "sm_90a", shared: list | None = None) -> ModuleOp:
+    """Run the rewritten kernel function on proxies; return the module of its IR. `shared`, a
+    list, receives the kernel's `compiler.shared_memory.SharedLayout`."""
     body = Block(arg_types=_arg_types(specs))
     fn_op = func.FuncOp(kernel.fn.__name__, (body.arg_types, []), Region(body))
     fn_op.attributes["tylo.kernel"] = UnitAttr()
     fn_op.attributes["tylo.block"] = DenseArrayBase.from_list(i32, list(block))
     filenames = {kernel.source.filename} | {h.filename for h in kernel.dependencies().helpers}
-    with Tracer(body, block, arch).active():
+    tracer = Tracer(body, block, arch)
+    if shared is not None:
+        shared.append(tracer.shared)
+    with tracer.active():
         try:
             proxies = _proxies(specs, values, body.args)
             kernel.source.function()(**proxies)
@@ -116,7 +120,8 @@ def build_kernel(kernel, specs, values, block, arch) -> CompiledKernel:
 
     name = kernel.fn.__name__
     t0 = time.perf_counter()
-    module = trace(kernel, specs, values, block, arch)
+    shared: list = []
+    module = trace(kernel, specs, values, block, arch, shared)
     t1 = time.perf_counter()
     stages = run_pipeline(module, name, arch)
     stages["ptx"] = emit_ptx(module)
@@ -133,6 +138,7 @@ def build_kernel(kernel, specs, values, block, arch) -> CompiledKernel:
         block=block,
         arch=arch,
         timings={"trace": t1 - t0, "passes": t2 - t1, "ptxas": t3 - t2},
+        shared=shared[0],
         _paths={".ptx": assembly.ptx_path, ".cubin": assembly.cubin_path},
     ))
 

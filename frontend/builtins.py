@@ -25,7 +25,6 @@ from ..dialects import scalar_math
 from ..dialects.scalars import Scalar, python_dtype
 from ..dialects.tylo import TiledMMAAttr
 from ..dialects.tylo.ops import (
-    BarrierOp,
     BlockIdxOp,
     GridDimOp,
     LoadFragmentOp,
@@ -94,9 +93,12 @@ def warp_id():
     return linear_thread_idx() // 32
 
 
-def barrier() -> None:
-    """Wait for every thread of the block; orders their shared-memory accesses (bar.sync 0)."""
-    emit(BarrierOp())
+def barrier(id=0, threads=None) -> None:
+    """Wait for every thread of the block (bar.sync 0), or at named barrier `id` for `threads`
+    threads: `frontend.sync.barrier`."""
+    from .sync import barrier as named
+
+    named(id, threads)
 
 
 def minimum(a, b):

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+from ..compiler.errors import SourceLocation
+from ..compiler.shared_memory import SharedAllocation, SharedLayout
 from ..compiler.signature import ConstexprSpec, DeviceParam
 from ..runtime.tools import files_dir, kept_path, write_atomic
 
@@ -98,6 +100,8 @@ class CompiledKernel:
     origin: ``"compiled"`` (traced, passes, ptxas in this process) or ``"disk cache"``.
     disk: what the disk cache did: ``"stored"``, ``"loaded"``, ``"off"``, or why the kernel
     is not cached on disk.
+    shared: the kernel's shared allocations (`compiler.shared_memory.SharedLayout`): see
+    `shared_bytes`, `dynamic_shared_bytes`, `shared_allocations` and `shared_report`.
     """
 
     name: str
@@ -110,7 +114,30 @@ class CompiledKernel:
     timings: dict = field(default_factory=dict)
     origin: str = "compiled"
     disk: str = "off"
+    shared: SharedLayout = field(default_factory=SharedLayout)
     _paths: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def shared_bytes(self) -> int:
+        """Shared memory per block in bytes: static arrays (in declaration order, each at its
+        alignment) + the dynamic window (with its run-time alignment slack)."""
+        return self.shared.total_bytes
+
+    @property
+    def dynamic_shared_bytes(self) -> int:
+        """Dynamic shared bytes every launch passes (`kernel[grid, block]` adds them itself;
+        an explicit shared_bytes in the brackets is extra, on top)."""
+        return self.shared.dynamic_bytes
+
+    @property
+    def shared_allocations(self) -> tuple:
+        """Each allocation (`compiler.shared_memory.SharedAllocation`: name, bytes, align,
+        offset, dynamic, location: the user's line), in the order the kernel made them."""
+        return tuple(self.shared.allocations)
+
+    def shared_report(self) -> str:
+        """The allocations and totals as a table to print."""
+        return self.shared.report()
 
     @property
     def cubin(self) -> bytes:
@@ -149,7 +176,9 @@ class CompiledKernel:
         return SassCounts(base, full, self.report.spill_store_bytes, self.report.spill_load_bytes)
 
     def __repr__(self) -> str:
-        return f"<CompiledKernel {self.name} for {self.arch}, block {self.block}: {self.report}>"
+        return (f"<CompiledKernel {self.name} for {self.arch}, block {self.block}: {self.report}; "
+                f"{self.shared_bytes} bytes of shared memory per block "
+                f"({self.dynamic_shared_bytes} dynamic)>")
 
 
 def _with_sass(compiled: CompiledKernel) -> CompiledKernel:
@@ -181,8 +210,19 @@ def disk_entry(compiled: CompiledKernel) -> tuple[dict, dict[str, bytes]]:
         "stages": list(compiled.asm),
         "timings": compiled.timings,
         "files": {suffix: path.name for suffix, path in compiled._paths.items()},
+        "shared": [dataclasses.asdict(a) for a in compiled.shared.allocations],
     }
     return meta, {"ptx": compiled.ptx.encode(), "cubin": compiled.cubin}
+
+
+def _shared_layout(entries: list[dict]) -> SharedLayout:
+    """The `SharedLayout` of a disk-cache entry's allocations (`disk_entry`)."""
+    layout = SharedLayout()
+    for e in entries:
+        where = e.get("location")
+        layout.add(e["bytes"], e["align"], e["dynamic"],
+                   SourceLocation(**where) if where else None)
+    return layout
 
 
 def load_kernel(kernel, specs, values, block, arch, meta: dict, blobs: dict,
@@ -209,5 +249,6 @@ def load_kernel(kernel, specs, values, block, arch, meta: dict, blobs: dict,
         timings={"load": seconds, **{f"first {k}": v for k, v in meta["timings"].items()}},
         origin="disk cache",
         disk="loaded",
+        shared=_shared_layout(meta.get("shared", [])),
         _paths=paths,
     ))

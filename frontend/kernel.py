@@ -67,7 +67,7 @@ def compiled_record():
     return compiled
 
 
-DISK_FORMAT = "kernel entry 1"  # part of the disk key: change it when an entry's content changes
+DISK_FORMAT = "kernel entry 2"  # part of the disk key: change it when an entry's content changes
 _STATIC_TYPES = (MMAAtom, TiledMMA, Layout, ComposedLayout, Swizzle, Ownership, str, type(None))
 
 

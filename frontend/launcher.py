@@ -44,8 +44,10 @@ class Launcher:
     ``kernel[grid, block, shared_bytes, stream]``; call it with the kernel's arguments.
 
     grid, block: an int or 1 to 3 ints within the CUDA limits (`launch_dims`; a block has at
-    most 1024 threads). shared_bytes: dynamic shared memory per block in bytes (above 48 KiB the
-    kernel opts in once, up to the device's limit). stream: None (default) for the stream the
+    most 1024 threads). shared_bytes: EXTRA dynamic shared memory per block in bytes, on top of
+    the kernel's own dynamic allocations (``shared_alloc(..., dynamic=True)``, `shared_tile`),
+    which every launch adds by itself (`CompiledKernel.dynamic_shared_bytes`); above 48 KiB in
+    all the kernel opts in once, up to the device's limit. stream: None (default) for the stream the
     arguments imply (torch's or CuPy's current stream of their device; `runtime.streams`), or a
     stream: an int handle, a ``torch.cuda.Stream``, a CuPy stream, a ``__cuda_stream__``
     object. The stream sits in the brackets, in the order of CUDA C++'s
@@ -165,7 +167,8 @@ class Launcher:
             if key is not MISS:  # (always so: the kinds were made from these arguments)
                 binding = Binding(compiled.cubin, compiled.name, call.specs,
                                   compiled.device_params, self.block, call.device, call.primary,
-                                  install=lambda launch: dispatch.add(key, launch))
+                                  install=lambda launch: dispatch.add(key, launch),
+                                  dynamic_shared=compiled.dynamic_shared_bytes)
                 binding.launch(self._gx, self._gy, self._gz, self.shared_bytes, stream,
                                self.stream_device, *input_values(call.specs, call.values))
                 return
@@ -176,8 +179,8 @@ class Launcher:
             raise LaunchError(f"kernel '{compiled.name}': the stream belongs to CUDA device "
                               f"{self.stream_device}, but the arrays are on CUDA device "
                               f"{call.device}")
-        driver.launch(compiled.cubin, compiled.name, self.grid, self.block, self.shared_bytes,
-                      stream, pack(compiled.device_params, call.values), call.device,
+        driver.launch(compiled.cubin, compiled.name, self.grid, self.block,
+                      self.shared_bytes + compiled.dynamic_shared_bytes, stream, pack(compiled.device_params, call.values), call.device,
                       call.primary)
 
 

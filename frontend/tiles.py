@@ -17,7 +17,7 @@ from ..compiler.dynamic import DYNAMIC, static_hint
 from ..compiler.errors import GeometryError, TypeMismatchError
 from ..compiler.int_tuple import is_int, leaves, product, transform_leaves
 from ..compiler.layout_base import LayoutBase
-from ..dialects.builder import emit
+from ..dialects.builder import current_builder, emit
 from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo import PointerType, TileType, element_type
 from ..dialects.tylo.ops import (
@@ -34,13 +34,16 @@ from ..dialects.tylo.ops import (
 class Pointer:
     """A runtime pointer to `dtype` elements in `space` ("global" or "shared"). `extent`: how
     many elements lie from it to the end of its allocation, when that is known (a
-    `shared_alloc`), else None."""
+    `shared_alloc`), else None. `align`: the largest power of two (bytes) known to divide the
+    address (an allocation's alignment, less after an offset), else None."""
 
-    __slots__ = ("value", "dtype", "space", "extent")
+    __slots__ = ("value", "dtype", "space", "extent", "align")
     __hash__ = object.__hash__
 
-    def __init__(self, value: SSAValue, dtype: DType, space: str, extent: int | None = None):
+    def __init__(self, value: SSAValue, dtype: DType, space: str, extent: int | None = None,
+                 align: int | None = None):
         self.value, self.dtype, self.space, self.extent = value, dtype, space, extent
+        self.align = align
 
     def __repr__(self) -> str:
         return f"<{self.space} pointer to {self.dtype}>"
@@ -54,7 +57,12 @@ class Pointer:
                 raise GeometryError(f"pointer offset {offset} is outside the {self.extent} "
                                     f"elements of its allocation")
             extent = self.extent - offset
-        return Pointer(emit(PtrAddOp(self.value, off)).results[0], self.dtype, self.space, extent)
+        align = self.align
+        if align is not None:  # what divides both the base and the offset in bytes
+            step = offset * self.dtype.bytes if is_int(offset) else self.dtype.bytes
+            align = min(align, step & -step) if step else align
+        return Pointer(emit(PtrAddOp(self.value, off)).results[0], self.dtype, self.space, extent,
+                       align)
 
     __radd__ = __add__
 
@@ -181,8 +189,16 @@ def SharedTile(pointer: Pointer, layout) -> Tile:  # noqa: N802 - the seeds' nam
     return make_tile(pointer, layout, "shared")
 
 
-def shared_alloc(dtype, elements: int, align: int = 16) -> Pointer:
-    """Allocate `elements` elements of static shared memory, aligned to `align` bytes."""
+def shared_alloc(dtype, elements: int, align: int = 16, dynamic: bool = False) -> Pointer:
+    """Allocate `elements` elements of shared memory, aligned to `align` bytes: a static
+    ``.shared`` array, or with ``dynamic=True`` bytes of the kernel's dynamic shared window
+    (`compiler.shared_memory`: one ``.extern .shared`` array at offsets fixed now, its base
+    aligned at run time; the launch provides its bytes by itself). Returns a shared `Pointer`.
+
+    Raises GeometryError for a count that is not a positive static int or an alignment that is
+    not a power of two; CompileError when the kernel's shared memory (static + dynamic) exceeds
+    what a block may use on the target (`compiler.shared_memory.OPTIN_SHARED_BYTES`), naming
+    every allocation."""
     dtype = dtypes.as_dtype(dtype)
     if not is_int(elements) or elements <= 0:
         raise GeometryError(f"shared_alloc: {elements!r} elements must be a positive static int "
@@ -191,8 +207,28 @@ def shared_alloc(dtype, elements: int, align: int = 16) -> Pointer:
     if not is_int(align) or align <= 0 or align & (align - 1):
         raise GeometryError(f"shared_alloc: alignment {align!r} must be a power of two"
                             f"{static_hint(align, 'the alignment')}")
-    op = emit(SharedAllocOp(element_type(dtype), elements, align))
-    return Pointer(op.results[0], dtype, "shared", elements)
+    if not isinstance(dynamic, bool):
+        raise TypeMismatchError(f"shared_alloc: dynamic={dynamic!r} must be True or False")
+    placed = allocate_shared(elements * dtype.bytes, align, dynamic)
+    op = emit(SharedAllocOp(element_type(dtype), elements, align,
+                            placed.offset if dynamic else None))
+    return Pointer(op.results[0], dtype, "shared", elements, align)
+
+
+def allocate_shared(nbytes: int, align: int, dynamic: bool):
+    """Place an allocation in the kernel's `compiler.shared_memory.SharedLayout` (the tracer's
+    ``shared``), at the user's line, and check the kernel's total against the target's limit."""
+    from ..compiler.errors import user_location
+    from ..compiler.ptx_types import arch_number
+    from ..compiler.shared_memory import SharedLayout
+
+    builder = current_builder()
+    layout = getattr(builder, "shared", None)
+    if layout is None:  # (a builder of a pass, not the tracer)
+        layout = builder.shared = SharedLayout()
+    placed = layout.add(nbytes, align, dynamic, user_location())
+    layout.check(arch_number(builder.arch), builder.arch)
+    return placed
 
 
 def window(tile: Tile, origin, shape, inbounds: bool = False) -> Tile:

@@ -16,6 +16,7 @@ from xdsl.ir import Block, BlockArgument, Operation
 from xdsl.rewriter import InsertPoint
 
 from ..compiler.errors import CompileError, UnsupportedError
+from ..compiler.shared_memory import SharedLayout
 from ..dialects.builder import KernelBuilder, current_builder, current_builder_or_none
 
 
@@ -27,6 +28,8 @@ class Tracer(KernelBuilder):
 
     def __init__(self, block: Block, block_shape: tuple[int, int, int], arch: str):
         super().__init__(InsertPoint.at_end(block), arch=arch, block_shape=block_shape)
+        # the kernel's shared allocations as they are made (`tiles.allocate_shared`)
+        self.shared = SharedLayout()
         self.open: list[Block] = [block]  # the blocks being built, outermost first
 
     @contextmanager

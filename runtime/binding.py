@@ -141,8 +141,9 @@ def make_factory(args: str, prologue: str, grid: str, smem: str, addr: str, push
 
 
 def factory(specs: Sequence[tuple[str, Any]], params: Sequence[DeviceParam],
-            pushed: bool) -> Callable:
-    """The generated factory of a `Binding` for this parameter layout (module docstring)."""
+            pushed: bool, dynamic_shared: int = 0) -> Callable:
+    """The generated factory of a `Binding` for this parameter layout (module docstring);
+    `dynamic_shared`: the kernel's own dynamic shared bytes, added to the launch's."""
     exprs = value_exprs(specs, params)
     struct_ = values_struct(params)
     pack = f"PACK(buf, {8 * len(params)}, {', '.join(exprs)})" if params else "pass"
@@ -152,18 +153,22 @@ def factory(specs: Sequence[tuple[str, Any]], params: Sequence[DeviceParam],
     # layouts of different value types apart
     return make_factory(", ".join(_HEAD + tuple(inputs(specs))),
                         f"        # {struct_.format}\n" + _PACKING.format(pack=pack),
-                        "gx, gy, gz", "smem", "addr", pushed, namespace)
+                        "gx, gy, gz", f"(smem + {int(dynamic_shared)})" if dynamic_shared
+                        else "smem", "addr", pushed, namespace)
 
 
 class Binding:
     """One compiled kernel (`cubin`, `name`, `specs`, `params`, `block`) launched for arrays on
     `device` (`primary`: in its primary context, `driver.resolve`). `launch` is the generated
     function (module docstring); `install(launch)` is told each new one (the fast path's cache
-    entry)."""
+    entry). `dynamic_shared`: the kernel's dynamic shared bytes
+    (`CompiledKernel.dynamic_shared_bytes`), added to each launch's shared_bytes."""
 
     def __init__(self, cubin: bytes, name: str, specs: Sequence[tuple[str, Any]],
                  params: Sequence[DeviceParam], block: tuple[int, int, int], device: int | None,
-                 primary: bool = False, install: Callable[[Callable], None] | None = None):
+                 primary: bool = False, install: Callable[[Callable], None] | None = None,
+                 dynamic_shared: int = 0):
+        self.dynamic_shared = dynamic_shared
         self.cubin, self.name, self.specs, self.params = cubin, name, tuple(specs), tuple(params)
         self.block, self.device, self.primary, self.install = block, device, primary, install
         values_struct(params)  # ArgumentError for a parameter type that cannot be passed
@@ -182,7 +187,7 @@ class Binding:
 
     def _make(self, target: driver.Target, cu: Any) -> Callable:
         function = target.function
-        make = factory(self.specs, self.params, target.push is not None)
+        make = factory(self.specs, self.params, target.push is not None, self.dynamic_shared)
         return make(function.handle, *self.block, target.current, target.device, function,
                     self.slow, self._fail, self._wrong_stream, cu.cuLaunchKernel,
                     cu.cuCtxGetCurrent, target.push, cu.cuCtxPushCurrent, cu.cuCtxPopCurrent,

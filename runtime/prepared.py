@@ -38,7 +38,8 @@ class Prepared(Binding):
     def __init__(self, call: Any, launcher: Any):
         compiled = call.compiled
         self.kinds, self.names = call.kinds, [name for name, _ in call.specs]
-        self.grid, self.shared_bytes = launcher.grid, launcher.shared_bytes
+        self.grid = launcher.grid
+        self.shared_bytes = launcher.shared_bytes + compiled.dynamic_shared_bytes
         self.explicit_stream = launcher.stream
         self.fixed_stream = _fixed_stream(call.kinds, call.values, self.names)
         self.count = len(compiled.device_params)

@@ -54,6 +54,7 @@ from .ops import (
 )
 from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
 from .registers import RegisterAllocator, RegisterType
+from .sync import BarOp, ElectSyncOp, ExternSharedDeclOp, SetmaxnregOp
 
 PTX = Dialect(
     "ptx",
@@ -66,6 +67,7 @@ PTX = Dialect(
         BarSyncOp, MmaSyncOp, LabelOp, BraOp, CondBraOp, TrapOp, RetOp, GetRegisterOp,
         LocalDeclOp, CvtaGenericOp, ExternFuncOp, GlobalStringOp, CallUniOp,
         Ex2Op, Lg2Op, SqrtOp, RsqrtOp, AbsOp,
+        ExternSharedDeclOp, BarOp, ElectSyncOp, SetmaxnregOp,
     ],
     [RegisterType, *ATTRIBUTES],
 )

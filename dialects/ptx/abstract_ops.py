@@ -31,7 +31,7 @@ from .registers import RegisterType, reg_class_of
 
 SPECIAL_REGISTERS = tuple(
     f"%{r}.{d}" for r in ("tid", "ntid", "ctaid", "nctaid") for d in "xyz"
-) + ("%laneid", "%warpid")
+) + ("%laneid", "%warpid", "%dynamic_smem_size", "%total_smem_size")
 """PTX ISA 10 "Special Registers" that `ptx.special` reads (all .u32)."""
 
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+")

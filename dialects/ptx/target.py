@@ -20,6 +20,7 @@ from ...compiler.ptx_types import REGISTER_CLASSES, ptx_version
 from .entry import EntryOp
 from .ops import GetRegisterOp, LabelOp, PTXInstruction
 from .registers import RegisterType
+from .sync import SetmaxnregOp
 
 DEFAULT_TARGET = "sm_90a"
 DEFAULT_VERSION = ptx_version(DEFAULT_TARGET)
@@ -52,6 +53,10 @@ def print_entry(entry: EntryOp, out: IO[str]) -> None:
     out.write(")\n")
     if entry.reqntid is not None:
         out.write(".reqntid " + ", ".join(str(x) for x in entry.reqntid.get_values()) + "\n")
+    if any(isinstance(op, SetmaxnregOp) for op in entry.body.walk()):
+        # ptxas ignores setmaxnreg unless it knows the registers at entry (C7508): one CTA per
+        # SM with the block shape gives them (65536 / threads, measured with ptxas 13.0)
+        out.write(".minnctapersm 1\n")
     out.write("{\n")
     for cls, top in sorted(register_counts(entry).items()):
         rc = REGISTER_CLASSES[cls]

@@ -29,6 +29,7 @@ from .ops import (
     YieldOp,
 )
 from .printing import PrintOp
+from .sync_ops import DynamicSmemSizeOp, ElectOneOp, NamedBarrierOp, SetMaxNRegOp, SharedAddressOp
 from .types import FragmentType, PointerType, TileType
 
 Tylo = Dialect(
@@ -61,6 +62,11 @@ Tylo = Dialect(
         LdMatrixOp,
         StMatrixOp,
         PrintOp,
+        NamedBarrierOp,
+        ElectOneOp,
+        SetMaxNRegOp,
+        SharedAddressOp,
+        DynamicSmemSizeOp,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType],
 )

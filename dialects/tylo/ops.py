@@ -22,6 +22,7 @@ from xdsl.irdl import (
     base,
     irdl_op_definition,
     lazy_traits_def,
+    opt_prop_def,
     operand_def,
     prop_def,
     region_def,
@@ -113,19 +114,27 @@ class CheckOp(IRDLOperation):
 
 @irdl_op_definition
 class SharedAllocOp(IRDLOperation):
-    """A static shared-memory allocation of `elements` elements, aligned to `align` bytes."""
+    """A shared-memory allocation of `elements` elements, aligned to `align` bytes: a static
+    ``.shared`` array, or (with `offset`) the bytes at `offset` of the kernel's dynamic window
+    (`compiler.shared_memory`; `offset` is a multiple of `align`)."""
 
     name = "tylo.shared_alloc"
     elements = prop_def(IntegerAttr[I64])
     align = prop_def(IntegerAttr[I64])
+    offset = opt_prop_def(IntegerAttr[I64])
     result = result_def(PointerType)
-    assembly_format = "$elements `,` `align` $align attr-dict `:` type($result)"
+    assembly_format = "$elements `,` `align` $align (`dynamic` $offset^)? attr-dict `:` type($result)"
 
-    def __init__(self, element_type: Attribute, elements: int, align: int):
-        super().__init__(
-            properties={"elements": IntegerAttr(elements, i64), "align": IntegerAttr(align, i64)},
-            result_types=[PointerType(element_type, "shared")],
-        )
+    def __init__(self, element_type: Attribute, elements: int, align: int,
+                 offset: int | None = None):
+        props = {"elements": IntegerAttr(elements, i64), "align": IntegerAttr(align, i64)}
+        if offset is not None:
+            props["offset"] = IntegerAttr(offset, i64)
+        super().__init__(properties=props, result_types=[PointerType(element_type, "shared")])
+
+    @property
+    def dynamic(self) -> bool:
+        return self.offset is not None
 
     def verify_(self) -> None:
         if self.result.type.space.data != "shared":
@@ -133,6 +142,9 @@ class SharedAllocOp(IRDLOperation):
         align = self.align.value.data
         if align <= 0 or align & (align - 1):
             raise VerifyException(f"alignment {align} must be a power of two")
+        if self.offset is not None and self.offset.value.data % align:
+            raise VerifyException(f"dynamic offset {self.offset.value.data} is not a multiple "
+                                  f"of the alignment {align}")
         if self.elements.value.data <= 0:
             raise VerifyException("shared_alloc needs a positive element count")
 

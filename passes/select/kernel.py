@@ -13,10 +13,12 @@ mixins of this package; an op without one is refused.
 from __future__ import annotations
 
 from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from ...compiler.ptx_types import arch_number, param_type
+from ...compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE
 from ...dialects import ptx
 from ...dialects.builder import kernel_block_shape
 from ...dialects.ptx import ops as P
@@ -43,6 +45,7 @@ class KernelSelection:
         self.decls: list[Operation] = []
         self.regs: dict[SSAValue, SSAValue] = {}
         self.params: list[str] = []
+        self.dynamic_shared_bytes = 0  # bytes of the dynamic shared window a launch needs
         blocks = list(fn.body.blocks)
         self.labels = {b: f"$L__BB{i}" for i, b in enumerate(blocks)}
         self.blocks = {b: Block() for b in blocks}  # cf block -> its ptx block
@@ -107,7 +110,10 @@ class KernelSelection:
             start.insert_ops_before(self.decls, start.first_op)
         shape = kernel_block_shape(self.fn)
         reqntid = list(shape) if shape is not None else None
-        return ptx.EntryOp(self.fn.sym_name.data, self.params, Region(self.order), reqntid)
+        entry = ptx.EntryOp(self.fn.sym_name.data, self.params, Region(self.order), reqntid)
+        if self.dynamic_shared_bytes:  # (set by `sync.Sync.dynamic_alloc`)
+            entry.attributes[DYNAMIC_BYTES_ATTRIBUTE] = IntegerAttr(self.dynamic_shared_bytes, i64)
+        return entry
 
     def param(self, index: int, arg: SSAValue) -> None:
         t = arg.type

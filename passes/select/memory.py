@@ -52,6 +52,9 @@ class Memory:
 
     @HANDLERS.on(T.SharedAllocOp)
     def _SharedAllocOp(self, op: T.SharedAllocOp) -> None:
+        if op.dynamic:
+            self.dynamic_alloc(op)  # (`sync.Sync`)
+            return
         name = f"__tylo_smem_{len(self.decls)}"
         size = op.elements.value.data * dtype_of(op.result.type.element_type).bytes
         self.decls.append(P.SharedDeclOp(name, size, op.align.value.data))

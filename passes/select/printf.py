@@ -52,6 +52,18 @@ class ModuleDirectives:
         if self.ops:
             module.body.block.insert_ops_before(self.ops, module.body.block.first_op)
 
+    def dynamic_shared(self, symbol: str, align: int) -> None:
+        """Declare the dynamic shared window `symbol` (``.extern .shared``), aligned to at least
+        `align` bytes (the largest alignment any kernel of the module asks of it)."""
+        from ...dialects.ptx.sync import ExternSharedDeclOp
+
+        for op in self.ops:
+            if isinstance(op, ExternSharedDeclOp) and op.sym_name.data == symbol:
+                if op.align.value.data < align:
+                    op.align = IntegerAttr(align, i64)
+                return
+        self.ops.append(ExternSharedDeclOp(symbol, align))
+
     def depot(self, kernel: str) -> str:
         """The name of `kernel`'s local argument buffer (numbered by kernel, as nvcc does)."""
         return self._depots.setdefault(kernel, f"__local_depot{len(self._depots)}")

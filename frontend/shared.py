@@ -1,0 +1,101 @@
+"""``tylo.shared_tile``: a shared tile over a fresh allocation aligned as its layout needs.
+
+A swizzled layout's XOR pattern is taken by the hardware (TMA, WGMMA) from absolute shared
+address bits, so a tile must start at a multiple of the pattern period: 1024 bytes for
+128-byte rows, 512 for 64, 256 for 32 (`compiler.encodings.swizzle_modes`, the one table of
+modes; PTX ISA "Matrix Descriptor Format", tma_constraints.md section 3). A tile placed 128
+bytes after a 1024-byte boundary would be read wrongly (tilelang#2379): `shared_tile` allocates
+at the period, and its borrow form refuses a pointer not known to be at one.
+"""
+
+from __future__ import annotations
+
+from ..compiler import dtypes
+from ..compiler.encodings.swizzle_modes import SWIZZLE_MODES, element_swizzle
+from ..compiler.errors import GeometryError, TypeMismatchError
+from ..compiler.layout_base import LayoutBase
+from ..compiler.plans.tma_tile import TMATile, alignment_bytes, allocation_bytes, shared_layout
+from .tiles import Pointer, SharedTile, shared_alloc
+
+#: Alignment of a shared tile whose layout has no hardware swizzle (one 16-byte chunk).
+PLAIN_ALIGN = 16
+
+
+def layout_alignment(layout, dtype) -> int:
+    """Bytes a tile of `layout` over `dtype` elements must start at: the pattern period of the
+    swizzle mode its swizzle is (``element_swizzle(row_bytes, e)`` of a mode of
+    `SWIZZLE_MODES`), else 16."""
+    swizzle = getattr(layout, "swizzle", None)
+    if swizzle is None or not swizzle.bits:
+        return PLAIN_ALIGN
+    e = dtypes.as_dtype(dtype).bytes
+    for mode in SWIZZLE_MODES:
+        if mode.bits and e in (1, 2, 4, 8, 16) and element_swizzle(mode.row_bytes, e) == swizzle:
+            return mode.period_bytes
+    return PLAIN_ALIGN  # a swizzle no hardware unit reads: only Tylo's own offsets use it
+
+
+def _plan_geometry(plan_or_layout, dtype):
+    """(layout, dtype, bytes, alignment) of a `TMATile` plan or a static layout."""
+    if isinstance(plan_or_layout, TMATile):
+        plan = plan_or_layout
+        if dtype is not None and dtypes.as_dtype(dtype) is not plan.dtype:
+            raise TypeMismatchError(f"shared_tile: dtype {dtype} differs from the plan's "
+                                    f"{plan.dtype}")
+        return shared_layout(plan), plan.dtype, allocation_bytes(plan), alignment_bytes(plan)
+    if not isinstance(plan_or_layout, LayoutBase):
+        raise TypeMismatchError(f"shared_tile: {plan_or_layout!r} is neither a TMATile plan nor "
+                                "a Layout")
+    layout = plan_or_layout
+    if dtype is None:
+        raise TypeMismatchError("shared_tile of a layout needs its dtype: "
+                                "tylo.shared_tile(layout, dtype)")
+    dtype = dtypes.as_dtype(dtype)
+    if not layout.is_static():
+        raise GeometryError(f"shared_tile: layout {layout} has runtime leaves; shared memory is "
+                            "allocated when the kernel is compiled")
+    return layout, dtype, layout.cosize() * dtype.bytes, layout_alignment(layout, dtype)
+
+
+def shared_tile(plan_or_layout, dtype=None, *, dynamic: bool = False):
+    """A `SharedTile` over a new shared allocation sized and aligned as the layout needs.
+
+    plan_or_layout: a `TMATile` plan (its `shared_layout`, `allocation_bytes`,
+        `alignment_bytes`) or a static layout (a ComposedLayout with a hardware swizzle is
+        aligned to its pattern period, any other to 16 bytes; sized by its cosize).
+    dtype: the element type; needed for a layout, optional (and must match) for a plan.
+    dynamic: allocate in the kernel's dynamic shared window (`shared_alloc`).
+
+    Borrow form ``shared_tile(plan_or_layout, pointer)``: a tile over `pointer` (a shared
+    pointer from `shared_alloc`, possibly offset), refused (GeometryError) unless the pointer's
+    address is known to be a multiple of the alignment and its allocation holds the tile.
+
+    Raises TypeMismatchError for anything but a plan or a layout, or a dtype that differs from
+    the plan's; GeometryError as above; CompileError when the kernel's shared memory exceeds the
+    target's per-block limit (`shared_alloc`).
+    """
+    if isinstance(dtype, Pointer):
+        return _borrow(plan_or_layout, dtype)
+    layout, dtype, nbytes, align = _plan_geometry(plan_or_layout, dtype)
+    elements = -(-nbytes // dtype.bytes)
+    return SharedTile(shared_alloc(dtype, elements, align, dynamic=dynamic), layout)
+
+
+def _borrow(plan_or_layout, pointer: Pointer):
+    layout, dtype, _, align = _plan_geometry(plan_or_layout, pointer.dtype)
+    if pointer.space != "shared":
+        raise TypeMismatchError(f"shared_tile needs a shared pointer, got a {pointer.space} one")
+    if pointer.dtype is not dtype:
+        raise TypeMismatchError(f"shared_tile: a pointer to {pointer.dtype} for a tile of {dtype}")
+    if pointer.align is None or pointer.align % align:
+        known = ("an unknown alignment" if pointer.align is None else
+                 f"an address known only to be a multiple of {pointer.align} bytes")
+        raise GeometryError(
+            f"shared_tile: layout {layout} must start at a multiple of {align} bytes (its "
+            f"swizzle pattern period: the hardware swizzles absolute address bits), but the "
+            f"pointer has {known}; allocate with tylo.shared_tile(plan) or "
+            f"shared_alloc(..., align={align}) and offset by whole periods")
+    return SharedTile(pointer, layout)
+
+
+__all__ = ["shared_tile", "layout_alignment"]

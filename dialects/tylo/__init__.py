@@ -29,7 +29,7 @@ from .ops import (
     YieldOp,
 )
 from .printing import PrintOp
-from .types import FragmentType, PointerType, TileType
+from .types import FragmentType, PointerType, TensorMapType, TileType
 
 Tylo = Dialect(
     "tylo",
@@ -62,7 +62,8 @@ Tylo = Dialect(
         StMatrixOp,
         PrintOp,
     ],
-    [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType],
+    [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
+     TensorMapType],
 )
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "PointerType",
     "TileType",
     "FragmentType",
+    "TensorMapType",
     "element_type",
     "dtype_of",
 ]

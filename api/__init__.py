@@ -140,6 +140,10 @@ _LAZY = {
     "GlobalTile": "frontend.tiles",
     "SharedTile": "frontend.tiles",
     "shared_alloc": "frontend.tiles",
+    "prepare_tma": "runtime.tma",
+    "TMABinding": "runtime.tma",
+    "TMAError": "compiler.plans.tma_rules",
+    "TensorMap": "frontend.tma_params",
 }
 
 __version__ = VERSION

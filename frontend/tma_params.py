@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
-from ..compiler.dtypes import DType
+from ..compiler.dtypes import DType, Int64
 from ..compiler.plans.tma_tile import TMATile
 
 
@@ -30,6 +30,15 @@ class TensorMap:
     @property
     def dtype(self) -> DType:
         return self.plan.dtype
+
+    def address(self):
+        """The parameter's generic address as a runtime Int64 (a multiple of 64 on the GPU:
+        the descriptor's alignment); what the TMA instructions take."""
+        from ..dialects.builder import emit
+        from ..dialects.scalars import Scalar
+        from ..dialects.tylo.tensor_map_ops import TensorMapAddressOp
+
+        return Scalar(emit(TensorMapAddressOp(self.value)).result, Int64)
 
     def __repr__(self) -> str:
         return f"TensorMap({self.plan}, rank={self.rank})"

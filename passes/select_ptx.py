@@ -29,10 +29,12 @@ from .select.math import MathSelection
 from .select.matrix import Matrix
 from .select.memory import Memory
 from .select.printf import ModuleDirectives
+from .select.tensor_maps import TensorMaps
 from .target_option import TargetOption
 
 
-class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Control, MathSelection):
+class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Control, MathSelection,
+              TensorMaps):
     """The selector of one kernel: the core and every op family."""
 
 

@@ -29,6 +29,7 @@ from .ops import (
     YieldOp,
 )
 from .printing import PrintOp
+from .tensor_map_ops import TensorMapAddressOp
 from .types import FragmentType, PointerType, TensorMapType, TileType
 
 Tylo = Dialect(
@@ -61,6 +62,7 @@ Tylo = Dialect(
         LdMatrixOp,
         StMatrixOp,
         PrintOp,
+        TensorMapAddressOp,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
      TensorMapType],

@@ -148,6 +148,10 @@ _LAZY = {
     "warpgroup_thread_idx": "frontend.sync",
     "shared_address": "frontend.sync",
     "dynamic_smem_size": "frontend.sync",
+    "prepare_tma": "runtime.tma",
+    "TMABinding": "runtime.tma",
+    "TMAError": "compiler.plans.tma_rules",
+    "TensorMap": "frontend.tma_params",
 }
 
 __version__ = VERSION

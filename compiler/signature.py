@@ -8,6 +8,9 @@ that it can be part of the compile-cache key:
   a pointer alignment) make the generated code simpler; arguments that break them are refused at
   launch.
 * `ScalarSpec`: a Python int, float or bool passed by value as a runtime value.
+* `TensorMapSpec`: a CUDA tensor map (a `runtime.tma.TMABinding` from ``tylo.prepare_tma``),
+  keyed by its plan and rank only (never by address or extents: one compile serves every
+  binding of that shape); passed by value as a 64-byte-aligned 128-byte ``.param``.
 * `ConstexprSpec`: a compile-time value (a layout, an atom, a tile size ...): not passed to the
   GPU, part of the cache key.
 
@@ -20,6 +23,8 @@ from dataclasses import dataclass, field
 
 from .dtypes import DType, as_dtype
 from .errors import GeometryError, TyloError, user_location
+from .kernel_params import TENSOR_MAP_PARAM
+from .plans.tma_tile import TMATile
 
 INDEX_BITS = 32
 """Width of the extents, strides and element offsets kernels compute with."""
@@ -30,8 +35,8 @@ class DeviceParam:
     """One PTX kernel parameter: `source` names the Python parameter and the field of it."""
 
     source: str  # Python parameter name
-    field: str  # "ptr", "shape0", "stride1", "value"
-    ptx_type: str  # "u64", "s32", "f32", ...
+    field: str  # "ptr", "shape0", "stride1", "value", "tensor_map"
+    ptx_type: str  # "u64", "s32", "f32", ..., or a byte array: "align 64 b8[128]"
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,27 @@ class ConstexprSpec:
         return f"constexpr[{self.key!r}]"
 
 
-ParamSpec = TensorSpec | ScalarSpec | ConstexprSpec
+@dataclass(frozen=True)
+class TensorMapSpec:
+    """A tensor-map parameter: boxes of `plan` (a `TMATile`) over a global tensor of `rank` 2
+    (a matrix) or 3 (a batch of matrices), elements of ``plan.dtype``. The kernel receives the
+    128-byte descriptor by value (``.param .align 64 .b8 name[128]``)."""
+
+    plan: TMATile
+    rank: int
+
+    @property
+    def dtype(self) -> DType:
+        return self.plan.dtype
+
+    def device_params(self, name: str) -> list[DeviceParam]:
+        return [DeviceParam(name, "tensor_map", TENSOR_MAP_PARAM)]
+
+    def describe(self) -> str:
+        return f"TensorMap[{self.plan}, rank={self.rank}]"
+
+
+ParamSpec = TensorSpec | ScalarSpec | TensorMapSpec | ConstexprSpec
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..compiler.errors import EmulationError
+from ..compiler.kernel_params import param_layout
 from ..compiler.lazy_modules import np
 from ..dialects import ptx
 from ..compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE
@@ -46,9 +47,12 @@ class Machine:
     """State of one emulated launch; `threads` is the issue group the scheduler runs."""
 
     def __init__(self, memory: Memory, grid, block, params: bytes, shared_bytes: int, stdout,
-                 kernel: str):
+                 kernel: str, tensor_maps: dict | None = None):
         self.memory, self.grid, self.block = memory, grid, block
         self.params, self.dynamic_shared, self.stdout = params, shared_bytes, stdout
+        # parameter byte offset -> tensor_maps.TensorMapInfo (the tensor-map arguments)
+        self.tensor_maps: dict = dict(tensor_maps or {})
+        self.param_offsets: tuple[int, ...] = ()  # per entry parameter (declare)
         self.kernel = kernel
         self.threads_per_cta = block[0] * block[1] * block[2]
         self.symbols: dict[str, Symbol] = {}
@@ -63,10 +67,11 @@ class Machine:
 
     # -- declarations ---------------------------------------------------------------------------
     def declare(self, module, entry) -> None:
-        """Lay out the entry's .shared and .local arrays and the module's .global strings. The
-        dynamic window (the module's ``.extern .shared`` arrays) starts after the static arrays
-        at a 16-byte boundary, as the hardware's does, and holds the kernel's own dynamic bytes
-        (its ``tylo.dynamic_shared_bytes``) plus the launch's."""
+        """Lay out the entry's parameters, .shared and .local arrays and the module's .global
+        strings. The dynamic window (the module's ``.extern .shared`` arrays) starts after the
+        static arrays at a 16-byte boundary, as the hardware's does, and holds the kernel's own
+        dynamic bytes (its ``tylo.dynamic_shared_bytes``) plus the launch's."""
+        self.param_offsets = param_layout([p.data for p in entry.params.data])[0]
         shared = local = 0  # (as the hardware lays them out: the first array at offset 0)
         for op in entry.body.walk():
             if isinstance(op, ptx.ops.SharedDeclOp | ptx.ops.LocalDeclOp):

@@ -10,6 +10,10 @@ space and allocation without a search (PTX ISA 5.1 "State Spaces", 6.4 "Addresse
   offset); the generic address is ``SHARED_WINDOW + offset``.
 * local: offsets in the thread's own depot (``mov.u64 r, depot``); generic ``LOCAL_WINDOW + offset``
   for the thread that computed it.
+* param: a kernel parameter's address (``mov.b64 r, entry_param_i``) is its byte offset in the
+  launch's parameter buffer (`compiler.kernel_params.param_layout`); its generic address
+  (``cvta.param.u64``) is ``PARAM_WINDOW + offset``. Only tensor maps are addressed so
+  (`tensor_maps.tensor_map_at` maps the address back); loads and stores do not reach it.
 
 Every access checks natural alignment (an n-byte access at a multiple of n, PTX ISA 6.4) and
 bounds against the one allocation it starts in; a violation is an `EmulationError` naming the
@@ -26,6 +30,7 @@ from .races import RaceTracker
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WINDOW = 0x7E00_0000_0000
 LOCAL_WINDOW = 0x7D00_0000_0000
+PARAM_WINDOW = 0x7C00_0000_0000
 _SPAN = 1 << 32
 _LOW = _SPAN - 1
 

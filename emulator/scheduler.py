@@ -309,12 +309,14 @@ class Scheduler:
 
 
 def run_entry(module: ModuleOp, entry: str, grid, block, params: bytes, memory,
-              shared_bytes: int = 0, stdout=None) -> None:
+              shared_bytes: int = 0, stdout=None, tensor_maps: dict | None = None) -> None:
     """Run `entry` of a ptx-dialect `module` over `grid` x `block` (3-tuples), with kernel
-    parameters `params` (8-byte slots, as `runtime.packing` packs them) on `memory`
-    (`memory.Memory`, which the kernel's stores update). ``EmulationError`` for a fault."""
+    parameters `params` (the value area `runtime.packing` packs: 8-byte slots, tensor maps at
+    64-byte offsets, `compiler.kernel_params.param_layout`) on `memory` (`memory.Memory`,
+    which the kernel's stores update); `tensor_maps`: parameter byte offset ->
+    `tensor_maps.TensorMapInfo`. ``EmulationError`` for a fault."""
     machine = Machine(memory, tuple(grid), tuple(block), params, shared_bytes,
-                      stdout or sys.stdout, entry)
+                      stdout or sys.stdout, entry, tensor_maps)
     Scheduler(module, entry, machine).run()
 
 

@@ -19,13 +19,14 @@ from ..compiler import dtypes
 from ..compiler.errors import CompileError, TyloError
 from ..compiler.int_tuple import is_int
 from ..compiler.layout import Layout
-from ..compiler.signature import ConstexprSpec, ScalarSpec, TensorSpec
+from ..compiler.signature import ConstexprSpec, ScalarSpec, TensorMapSpec, TensorSpec
 from ..dialects.scalars import Scalar
-from ..dialects.tylo import element_type
+from ..dialects.tylo import TensorMapType, element_type
 from ..passes.pipeline import emit_ptx, run_pipeline
 from .compiled import CompiledKernel, Stages, _device_params, _with_sass
 from .source import locate
 from .tiles import Pointer, Tensor, make_tile, pointer_type
+from .tma_params import TensorMap
 from .tracing import Tracer
 
 
@@ -38,6 +39,8 @@ def _arg_types(specs) -> list:
             types += [i32] * sum(1 for s in spec.stride if s is None)
         elif isinstance(spec, ScalarSpec):
             types.append(element_type(spec.dtype))
+        elif isinstance(spec, TensorMapSpec):
+            types.append(TensorMapType(spec.plan, spec.rank))
     return types
 
 
@@ -56,6 +59,8 @@ def _proxies(specs, values, args) -> dict:
             out[name] = values[name]
         elif isinstance(spec, ScalarSpec):
             out[name] = Scalar(arg(name), spec.dtype)
+        elif isinstance(spec, TensorMapSpec):
+            out[name] = TensorMap(arg(name), spec.plan, spec.rank)
         else:
             ptr = Pointer(arg(name), spec.dtype, "global")
             shape = tuple(

@@ -6,7 +6,9 @@ host arrays: dtype, rank, strides, the annotation), the kernel is traced and low
 thread. Array arguments are numpy arrays or torch CPU tensors; each is copied into the
 emulator's global memory (the span its strides cover; arrays that share bytes into one
 allocation) and copied back after the run, so the kernel's stores land in the caller's arrays
-as on the GPU. ``TYLO_EMULATE=1`` sends every
+as on the GPU. A ``tylo.prepare_tma`` binding of a host array places its array the same way
+and its facts in ``machine.tensor_maps`` at the parameter's byte offset
+(`emulator.tensor_maps`). ``TYLO_EMULATE=1`` sends every
 ``kernel[grid, block](...)`` launch here.
 
 Errors: `ArgumentError` for a device array, a negative stride or a description without data
@@ -24,7 +26,9 @@ from ..compiler.lazy_modules import np
 from ..runtime.arrays import DeviceArray
 from ..runtime.function import launch_dims
 from ..compiler.signature import Tensor
+from ..compiler.kernel_params import TENSOR_MAP_BYTES, param_layout
 from ..runtime.packing import packer
+from ..runtime.tma import TMABinding
 
 
 def host_array(name: str, value):
@@ -107,22 +111,44 @@ class Emulated:
         bound = kernel.signature.bind(*args, **kwargs)
         arrays = {n: v for n, v in bound.arguments.items()
                   if isinstance(v, np.ndarray) and n in values}
+        maps = {n: v for n, v in values.items() if isinstance(v, TMABinding)}
+        for n, b in maps.items():
+            if not b.host:
+                raise ArgumentError(n, f"is a tensor map of a device array ({b!r}); the emulator "
+                                       "runs on host arrays: tylo.prepare_tma(plan, a numpy "
+                                       "array or torch CPU tensor)")
+            arrays[n] = host_array(n, b.array)
         memory, launch_values = Memory(), dict(values)
         groups = _allocate(memory, arrays)
+        offsets = param_layout([p.ptx_type for p in params])[0]
+        tensor_maps = {}
         for pname, (index, offset) in groups.items():
             value = arrays[pname]
             base = memory.base(index) + offset
+            if pname in maps:  # the parameter's bytes: zeros (TensorMapInfo holds the facts)
+                launch_values[pname] = bytes(TENSOR_MAP_BYTES)
+                at = next(o for p, o in zip(params, offsets) if p.source == pname)
+                tensor_maps[at] = _tensor_map_info(pname, maps[pname], base)
+                continue
             strides = tuple(s // value.itemsize for s in value.strides)
             launch_values[pname] = DeviceArray(base, dtypes.as_dtype(value.dtype),
                                                tuple(value.shape), strides, kind="emulated")
         packed = packer(params).pack(launch_values)
-        slots = bytes(packed.buffer)[8 * len(params): 16 * len(params)]
-        run_entry(module, name, self.grid, self.block, slots, memory, self.shared_bytes,
-                  self.stdout or sys.stdout)
+        run_entry(module, name, self.grid, self.block, packed.value_area(), memory,
+                  self.shared_bytes, self.stdout or sys.stdout, tensor_maps)
         for pname, (index, offset) in groups.items():  # overlapping arrays read the same bytes
             span = _span(pname, arrays[pname])
             data = memory.allocations[index].data[offset: offset + span.nbytes]
             span[...] = data.view(span.dtype)
+
+
+def _tensor_map_info(name: str, binding: TMABinding, address: int):
+    """The `emulator.tensor_maps.TensorMapInfo` of a binding whose array is at `address`."""
+    from ..emulator.tensor_maps import TensorMapInfo
+
+    e = binding.encoding
+    return TensorMapInfo(address, binding.plan.dtype, e.array_dims, e.global_strides,
+                         e.box_dims, e.swizzle_bytes, e.global_dims, name)
 
 
 class EmulatedPrepared:

@@ -37,6 +37,7 @@ from ..runtime.dispatch import MISS, FastPath, kind_of
 from ..runtime.function import launch_dims
 from ..runtime.packing import pack
 from ..runtime.streams import launch_stream, stream_device, stream_handle
+from ..runtime.tma import TMABinding
 
 
 class Launcher:
@@ -140,7 +141,9 @@ class Launcher:
     def _full(self, args, kwargs) -> "FullCall":
         kernel = self.kernel
         specs, values = kernel._bind(args, kwargs, describe=False)
-        arrays = [(n, v) for n, v in values.items() if isinstance(v, DeviceArray)]
+        arrays = [(n, v.device_array if isinstance(v, TMABinding) else v)
+                  for n, v in values.items() if isinstance(v, DeviceArray)
+                  or isinstance(v, TMABinding) and v.device_array is not None]
         device = arguments.common_device(arrays)
         compiled = kernel._compiled(specs, values, self.block, driver.target_arch(device))
         kinds = None

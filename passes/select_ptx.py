@@ -30,11 +30,12 @@ from .select.matrix import Matrix
 from .select.memory import Memory
 from .select.printf import ModuleDirectives
 from .select.sync import Sync
+from .select.tensor_maps import TensorMaps
 from .target_option import TargetOption
 
 
 class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Control, MathSelection,
-              Sync):
+              Sync, TensorMaps):
     """The selector of one kernel: the core and every op family."""
 
 

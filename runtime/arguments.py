@@ -10,7 +10,9 @@ simpler and is cheap to test at launch), with Tylo's `TensorSpec`:
   element size, unless the annotation gives it;
 * a bool is ``Scalar[Bool]``, an int ``Scalar[Int32]`` if it fits, else ``Scalar[Int64]``, a
   float ``Scalar[Float32]``; ``Scalar[...]`` fixes the dtype;
-* a ``constexpr`` parameter is a `ConstexprSpec` whose key is the (hashable) value.
+* a ``constexpr`` parameter is a `ConstexprSpec` whose key is the (hashable) value;
+* a ``tylo.prepare_tma`` binding is a `TensorMapSpec` of its plan and rank (never its address
+  or extents: one compile serves every binding of that shape).
 
 Every rule broken raises `ArgumentError(name, rule)` before anything is launched. Static strides
 are not checked on axes of extent 0 or 1 (no address depends on them there).
@@ -27,9 +29,11 @@ from ..compiler import dtypes
 from ..compiler.dtypes import DType
 from ..compiler.errors import ArgumentError
 from ..compiler.signature import (
-    INDEX_BITS, ConstexprSpec, ParamSpec, Scalar, ScalarSpec, Tensor, TensorSpec, constexpr,
+    INDEX_BITS, ConstexprSpec, ParamSpec, Scalar, ScalarSpec, Tensor, TensorMapSpec, TensorSpec,
+    constexpr,
 )
 from .arrays import DeviceArray, as_device_array
+from .tma import TMABinding, check_binding
 
 INDEX_MAX = 2 ** (INDEX_BITS - 1) - 1
 """Largest extent, stride and element offset a kernel's signed 32-bit index math can hold."""
@@ -190,6 +194,11 @@ def prepare(name: str, value: object, annotation: object = None) -> tuple[ParamS
             raise ArgumentError(name, f"is constexpr, but its value ({_describe(value)}) is not "
                                       "hashable, so it cannot be part of the cache key") from None
         return ConstexprSpec(value), None
+    if isinstance(value, TMABinding):
+        if annotation not in (None, inspect.Parameter.empty):
+            raise ArgumentError(name, f"is a tensor map ({value!r}), but the parameter is "
+                                      f"annotated {annotation!r}; leave it unannotated")
+        return TensorMapSpec(value.plan, value.rank), value
     if isinstance(annotation, Tensor):
         a = _require_array(name, value, f"annotation {annotation}")
         return _specialize_tensor(name, a, annotation), a
@@ -236,6 +245,8 @@ def check(name: str, value: object, spec: ParamSpec) -> object:
         return a
     if isinstance(spec, ScalarSpec):
         return check_scalar(name, value, spec.dtype, COMPILED)
+    if isinstance(spec, TensorMapSpec):
+        return check_binding(name, value, spec.plan, spec.rank, COMPILED)
     if isinstance(spec, ConstexprSpec):
         try:
             same = value == spec.key and type(value) is type(spec.key)

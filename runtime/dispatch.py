@@ -40,7 +40,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from ..compiler import dtypes
-from ..compiler.signature import Scalar, ScalarSpec, Tensor, TensorSpec
+from ..compiler.signature import Scalar, ScalarSpec, Tensor, TensorMapSpec, TensorSpec
 from .arguments import AUTO_ALIGN, _int_range
 from .arrays import DeviceArray, as_device_array
 from .streams import _cupy_current, current_stream_reader
@@ -85,6 +85,8 @@ def kind_of(value: Any, launch_value: Any, spec: Any, annotation: Any) -> ArgKin
             return None
         role = "torch" if launch_value.kind == "torch" and type(value) is not DeviceArray else "array"
         return ArgKind(role, type(value), modulus, launch_value.kind)
+    if isinstance(spec, TensorMapSpec):
+        return None  # tensor maps take the full path (packing.new_aligned_buffer)
     if isinstance(spec, ScalarSpec):
         if type(value) not in (bool, int, float):
             return None

@@ -8,7 +8,10 @@ Python int and passes it through unchanged. `pack` builds it in one ctypes buffe
     [ptr_0 ... ptr_{N-1}][slot_0 ... slot_{N-1}]      every entry 8 bytes, ptr_i = &slot_i
 
 with each value stored little-endian at the start of its 8-byte slot (u64 pointers, s32
-extents/strides, f32/f64/s32/s64/u8 scalars). `PackedParams` keeps the buffer alive; the driver
+extents/strides, f32/f64/s32/s64/u8 scalars). A kernel with a tensor-map parameter (the
+128-byte descriptor by value) uses the general layout of `compiler.kernel_params.param_layout`
+instead: the buffer's start and its value area are 64-byte aligned and each descriptor sits at
+a multiple of 64 bytes in it (`new_aligned_buffer`); such launches take the full path. `PackedParams` keeps the buffer alive; the driver
 copies the values during the cuLaunchKernel call, so it may be dropped right after.
 """
 
@@ -23,6 +26,7 @@ from collections.abc import Mapping, Sequence
 
 from ..compiler.lazy_modules import np
 from ..compiler.errors import ArgumentError
+from ..compiler.kernel_params import TENSOR_MAP_ALIGN, TENSOR_MAP_PARAM, param_layout
 from ..compiler.signature import DeviceParam
 from .arrays import DeviceArray, as_device_array
 
@@ -30,7 +34,7 @@ from .arrays import DeviceArray, as_device_array
 _CODES = {
     "u64": "Q", "s64": "q", "b64": "Q", "u32": "I", "s32": "i", "b32": "I",
     "u16": "H", "s16": "h", "b16": "H", "u8": "B", "s8": "b", "b8": "B",
-    "f32": "f", "f64": "d", "f16": "H", "bf16": "H",
+    "f32": "f", "f64": "d", "f16": "H", "bf16": "H", TENSOR_MAP_PARAM: "128s",
 }
 
 
@@ -58,6 +62,9 @@ def _getter(param: DeviceParam):
         return lambda a: a.strides[axis]
     if field == "value":
         return lambda v: v
+    if field == "tensor_map":  # a TMABinding's descriptor (bytes as they are: the emulator's)
+        source = param.source
+        return lambda b: b if type(b) is bytes else b.param_bytes(source)
     raise ValueError(f"unknown DeviceParam field {field!r}")
 
 
@@ -67,6 +74,14 @@ def values_struct(params: Sequence[DeviceParam]) -> struct.Struct:
     for p in params:
         if p.ptx_type not in _CODES:
             raise ArgumentError(p.source, f"cannot pass a .{p.ptx_type} kernel parameter")
+    types = [p.ptx_type for p in params]
+    if TENSOR_MAP_PARAM in types:
+        offsets, total = param_layout(types)
+        fmt, at = "<", 0
+        for t, offset in zip(types, offsets):
+            fmt += (f"{offset - at}x" if offset > at else "") + _CODES[t]
+            at = offset + struct.calcsize("<" + _CODES[t])
+        return struct.Struct(fmt + (f"{total - at}x" if total > at else ""))
     return struct.Struct("<" + "".join(
         f"{_CODES[p.ptx_type]}{8 - struct.calcsize(_CODES[p.ptx_type])}x" for p in params))
 
@@ -81,6 +96,21 @@ def new_buffer(count: int) -> tuple[ctypes.Array, int]:
     return buffer, base if count else 0
 
 
+def new_aligned_buffer(params: Sequence[DeviceParam]) -> tuple[ctypes.Array, int, int]:
+    """(buffer, address, value offset) for a parameter list with tensor maps: the pointer half
+    at a 64-byte-aligned `address`, the value area from `address` rounded past the pointers to
+    64 bytes (`value offset` is its offset in `buffer`, for ``pack_into``), ptr_i = the value
+    area + `param_layout` offset i (a multiple of 64 for a tensor map)."""
+    count = len(params)
+    offsets, total = param_layout([p.ptx_type for p in params])
+    head = -(-8 * count // TENSOR_MAP_ALIGN) * TENSOR_MAP_ALIGN
+    buffer = ctypes.create_string_buffer(TENSOR_MAP_ALIGN + head + total)
+    start = ctypes.addressof(buffer)
+    base = -(-start // TENSOR_MAP_ALIGN) * TENSOR_MAP_ALIGN
+    struct.pack_into("<" + "Q" * count, buffer, base - start, *(base + head + o for o in offsets))
+    return buffer, base, base - start + head
+
+
 class Packer:
     """Packs values for one parameter list (built once per signature, see `packer`)."""
 
@@ -88,16 +118,23 @@ class Packer:
         self.params = params
         self.count = len(params)
         self.values = values_struct(params)
-        self.steps = [(p.source, p.field != "value", _getter(p), p.ptx_type) for p in params]
+        self.steps = [(p.source, p.field not in ("value", "tensor_map"), _getter(p), p.ptx_type)
+                      for p in params]
+        self.aligned = TENSOR_MAP_PARAM in (p.ptx_type for p in params)
         self._local = threading.local()
 
     def _buffer(self):
-        """This thread's parameter buffer (see `new_buffer`)."""
+        """This thread's (buffer, address, value offset) (see `new_buffer`,
+        `new_aligned_buffer`)."""
         local = self._local
-        pair = getattr(local, "pair", None)
-        if pair is None:
-            pair = local.pair = new_buffer(self.count)
-        return pair
+        triple = getattr(local, "triple", None)
+        if triple is None:
+            if self.aligned:
+                triple = new_aligned_buffer(self.params)
+            else:
+                triple = (*new_buffer(self.count), 8 * self.count)
+            local.triple = triple
+        return triple
 
     def pack(self, values: Mapping[str, object]) -> "PackedParams":
         out = []
@@ -108,15 +145,15 @@ class Packer:
                 if value is None:
                     raise ArgumentError(source, "is not a device array")
             v = get(value)
-            out.append(v if type(v) in (int, float) and ptx_type not in ("f16", "bf16")
+            out.append(v if type(v) in (int, float, bytes) and ptx_type not in ("f16", "bf16")
                        else _convert(ptx_type, v))
-        buffer, base = self._buffer()
+        buffer, base, at = self._buffer()
         try:
-            self.values.pack_into(buffer, 8 * self.count, *out)
+            self.values.pack_into(buffer, at, *out)
         except struct.error:
             self._explain(out)
             raise
-        return PackedParams(buffer, base, tuple(out))
+        return PackedParams(buffer, base, tuple(out), at, self.values.size)
 
     def _explain(self, out: list) -> None:
         for p, v in zip(self.params, out):
@@ -131,12 +168,18 @@ class Packer:
 class PackedParams:
     """A ``void**`` kernel-parameter array: pass `address` as cuLaunchKernel's kernelParams."""
 
-    __slots__ = ("buffer", "address", "values")
+    __slots__ = ("buffer", "address", "values", "value_offset", "value_bytes")
 
-    def __init__(self, buffer: object, address: int, values: tuple):
+    def __init__(self, buffer: object, address: int, values: tuple, value_offset: int = 0,
+                 value_bytes: int = 0):
         self.buffer = buffer
         self.address = address
         self.values = values
+        self.value_offset, self.value_bytes = value_offset, value_bytes
+
+    def value_area(self) -> bytes:
+        """The parameters' bytes as `param_layout` places them (what the emulator reads)."""
+        return bytes(self.buffer)[self.value_offset: self.value_offset + self.value_bytes]
 
     def __len__(self) -> int:
         return len(self.values)

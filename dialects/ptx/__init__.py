@@ -53,6 +53,7 @@ from .ops import (
     XorOp,
 )
 from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
+from .params import CvtaParamOp, ParamAddressOp
 from .registers import RegisterAllocator, RegisterType
 from .sync import BarOp, ElectSyncOp, ExternSharedDeclOp, SetmaxnregOp
 
@@ -68,6 +69,7 @@ PTX = Dialect(
         LocalDeclOp, CvtaGenericOp, ExternFuncOp, GlobalStringOp, CallUniOp,
         Ex2Op, Lg2Op, SqrtOp, RsqrtOp, AbsOp,
         ExternSharedDeclOp, BarOp, ElectSyncOp, SetmaxnregOp,
+        ParamAddressOp, CvtaParamOp,
     ],
     [RegisterType, *ATTRIBUTES],
 )

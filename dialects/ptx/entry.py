@@ -6,7 +6,9 @@ label, and no branch targets it. Every other block starts with a `ptx.label`, na
 the entry, except a block that only the `ptx.cond_bra` ending the block before it falls into (no
 branch names it, so the PTX text has no label there).
 
-`params` lists the PTX types of the kernel parameters in order; `reqntid` is the block shape the
+`params` lists the PTX types of the kernel parameters in order, a scalar type (``u64``) or a
+byte array (``align 64 b8[128]``, printed ``.param .align 64 .b8 name[128]``: a tensor map by
+value, `tylo.compiler.kernel_params`; its address is taken with `ptx.param_address`); `reqntid` is the block shape the
 kernel requires (``.reqntid``, PTX ISA 11.4.3), which lets ptxas budget registers.
 """
 
@@ -27,6 +29,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsolatedFromAbove, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from ...compiler.kernel_params import parse_byte_array
 from ...compiler.ptx_types import PTX_TYPES, param_type
 from .control import BraOp, CondBraOp, block_label
 
@@ -60,6 +63,11 @@ class EntryOp(IRDLOperation):
 
     def verify_(self) -> None:
         for p in self.params.data:
+            try:
+                if parse_byte_array(p.data) is not None:
+                    continue
+            except ValueError as e:
+                raise VerifyException(str(e)) from None
             if p.data not in PTX_TYPES or p.data == "pred":
                 raise VerifyException(f"'.{p.data}' is not a kernel parameter type")
             if param_type(p.data) != p.data:

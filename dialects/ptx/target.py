@@ -16,6 +16,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.target import Target
 
+from ...compiler.kernel_params import parse_byte_array
 from ...compiler.ptx_types import REGISTER_CLASSES, ptx_version
 from .entry import EntryOp
 from .ops import GetRegisterOp, LabelOp, PTXInstruction
@@ -43,12 +44,22 @@ def register_counts(entry: EntryOp) -> dict[str, int]:
     return top
 
 
+def param_declaration(declared: str, name: str) -> str:
+    """``.param .u64 name`` for a scalar type, ``.param .align 64 .b8 name[128]`` for a byte
+    array (PTX ISA 5.1.6 kernel parameters; `tylo.compiler.kernel_params`)."""
+    array = parse_byte_array(declared)
+    if array is None:
+        return f".param .{declared} {name}"
+    return f".param .align {array[0]} .b8 {name}[{array[1]}]"
+
+
 def print_entry(entry: EntryOp, out: IO[str]) -> None:
     name = entry.sym_name.data
     params = [p.data for p in entry.params.data]
     out.write(f"\t// .globl\t{name}\n.visible .entry {name}(")
     if params:
-        out.write("\n" + ",\n".join(f"\t.param .{t} {name}_param_{i}" for i, t in enumerate(params)))
+        out.write("\n" + ",\n".join(f"\t{param_declaration(t, f'{name}_param_{i}')}"
+                                     for i, t in enumerate(params)))
         out.write("\n")
     out.write(")\n")
     if entry.reqntid is not None:

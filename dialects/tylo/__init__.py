@@ -30,7 +30,8 @@ from .ops import (
 )
 from .printing import PrintOp
 from .sync_ops import DynamicSmemSizeOp, ElectOneOp, NamedBarrierOp, SetMaxNRegOp, SharedAddressOp
-from .types import FragmentType, PointerType, TileType
+from .tensor_map_ops import TensorMapAddressOp
+from .types import FragmentType, PointerType, TensorMapType, TileType
 
 Tylo = Dialect(
     "tylo",
@@ -67,8 +68,10 @@ Tylo = Dialect(
         SetMaxNRegOp,
         SharedAddressOp,
         DynamicSmemSizeOp,
+        TensorMapAddressOp,
     ],
-    [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType],
+    [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
+     TensorMapType],
 )
 
 __all__ = [
@@ -79,6 +82,7 @@ __all__ = [
     "PointerType",
     "TileType",
     "FragmentType",
+    "TensorMapType",
     "element_type",
     "dtype_of",
 ]

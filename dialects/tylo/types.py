@@ -4,6 +4,9 @@
     !tylo.tile<bf16, global, (?,?):(?,1)>            a borrowed tile: pointer + layout
     !tylo.tile<bf16, global, (?,?):(?,1), [128,16]>  a window of it (static shape, runtime origin)
     !tylo.fragment<f32, #tylo.ownership<...>>        this thread's share of a logical tile
+    !tylo.tensor_map<bf16, [128,64], axis 1, swizzle 128, rank 2>
+                                                     a CUDA tensor map kernel parameter (a
+                                                     TMATile plan's box over a rank-2/3 array)
 
 A tile's layout may have runtime leaves (``?``); their values are the operands of the
 `tylo.make_tile` op that made it. A window keeps its root's layout (offsets stay relative to the
@@ -21,7 +24,8 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from .attributes import LayoutAttr, OwnershipAttr, dtype_of, parse_layout
+from ...compiler.plans.tma_tile import TMATile
+from .attributes import LayoutAttr, OwnershipAttr, dtype_of, element_type, parse_layout
 
 MEMORY_SPACES = ("global", "shared")
 """PTX state spaces a tile or pointer may name (PTX ISA 5.1 "State Spaces")."""
@@ -169,3 +173,65 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
         if not isinstance(self.ownership, OwnershipAttr):
             raise VerifyException(f"{self.ownership} is not a #tylo.ownership")
 
+
+
+@irdl_attr_definition
+class TensorMapType(ParametrizedAttribute, TypeAttribute):
+    """A CUDA tensor map (``CUtensorMap``) kernel parameter: the generic address of the 128-byte
+    descriptor, bound on the host by ``tylo.prepare_tma`` for a `TMATile` plan.
+
+    Parameters: the plan's element type, logical box shape, inner axis and swizzle row bytes,
+    and the rank of the global tensor (2: a matrix, 3: a batch of matrices). `plan` rebuilds the
+    `TMATile`. Printed ``!tylo.tensor_map<bf16, [128,64], axis 1, swizzle 128, rank 2>``.
+    """
+
+    name = "tylo.tensor_map"
+    element_type: Attribute
+    box: ArrayAttr[IntAttr]
+    axis: IntAttr
+    row_bytes: IntAttr
+    rank: IntAttr
+
+    def __init__(self, plan, rank: int):
+        super().__init__(element_type(plan.dtype), ArrayAttr([IntAttr(s) for s in plan.shape]),
+                         IntAttr(plan.axis), IntAttr(plan.row_bytes), IntAttr(rank))
+
+    @property
+    def plan(self):
+        """The `TMATile` this tensor map copies boxes of."""
+        return TMATile(dtype_of(self.element_type), tuple(b.data for b in self.box.data),
+                       self.axis.data, self.row_bytes.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            element = parser.parse_type()
+            parser.parse_punctuation(",")
+            parser.parse_punctuation("[")
+            box = [IntAttr(parser.parse_integer(allow_negative=False))]
+            while parser.parse_optional_punctuation(","):
+                box.append(IntAttr(parser.parse_integer(allow_negative=False)))
+            parser.parse_punctuation("]")
+            fields = []
+            for word in ("axis", "swizzle", "rank"):
+                parser.parse_punctuation(",")
+                parser.parse_keyword(word)
+                fields.append(IntAttr(parser.parse_integer(allow_negative=False)))
+        return (element, ArrayAttr(box), *fields)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_attribute(self.element_type)
+            box = ",".join(str(b.data) for b in self.box.data)
+            printer.print_string(f", [{box}], axis {self.axis.data}, swizzle "
+                                 f"{self.row_bytes.data}, rank {self.rank.data}")
+
+    def verify(self) -> None:
+        _check_element(self.element_type)
+        if self.rank.data not in (2, 3):
+            raise VerifyException(f"tensor map rank {self.rank.data} must be 2 (a matrix) or 3 "
+                                  "(a batch of matrices)")
+        try:
+            self.plan
+        except Exception as e:  # noqa: BLE001 - the plan's own GeometryError/PlanError text
+            raise VerifyException(f"tensor map box is not a TMATile plan: {e}") from None

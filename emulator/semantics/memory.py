@@ -49,7 +49,8 @@ class MemorySemantics(InterpreterFunctions):
     @impl(P.LdParamOp)
     def run_ld_param(self, interpreter, op: P.LdParamOp, args):
         m = interpreter.machine
-        slot = m.params[8 * op.index.value.data: 8 * op.index.value.data + 8]
+        at = m.param_offsets[op.index.value.data]
+        slot = m.params[at: at + 8]
         raw = np.frombuffer(slot, np.uint8)[None, :].repeat(interpreter.threads.size, 0)
         return (_widen(raw, op.type.data, reg_class_of(op.result)),)
 

@@ -6,7 +6,8 @@ selection asks for them: `RegisterAllocator`); the registers of the blocks' argu
 out first. Each cf block becomes a ptx block, in the same order, starting with its label
 ``$L__BB<i>`` (but the first); its arguments are read with ``ptx.get_register`` after the label.
 Parameters are read with ``ld.param`` (pointers are converted with ``cvta.to.global``, an i1
-travels as a u8). Each op is lowered by the handler `HANDLERS` has for its class, from the family
+travels as a u8; a tensor map is a ``.param .align 64 .b8 [128]`` whose generic address is
+taken with ``mov.b64`` and ``cvta.param.u64``, `dialects.ptx.params`). Each op is lowered by the handler `HANDLERS` has for its class, from the family
 mixins of this package; an op without one is refused.
 """
 
@@ -17,13 +18,15 @@ from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
+from ...compiler.kernel_params import TENSOR_MAP_PARAM
 from ...compiler.ptx_types import arch_number, param_type
 from ...compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE
 from ...dialects import ptx
 from ...dialects.builder import kernel_block_shape
 from ...dialects.ptx import ops as P
 from ...dialects.ptx.registers import RegisterAllocator, RegisterType
-from ...dialects.tylo import PointerType
+from ...dialects.ptx.params import CvtaParamOp, ParamAddressOp
+from ...dialects.tylo import PointerType, TensorMapType
 from ...dialects.tylo import ops as T
 from .handlers import HANDLERS
 from .printf import ModuleDirectives
@@ -123,6 +126,11 @@ class KernelSelection:
             if t.space.data != "global":
                 raise PassFailedException("tylo-lower-to-ptx: kernel pointer parameters are global")
             self.bind(arg, self.emit(P.CvtaOp("global", raw, self.new("b64"))).results[0])
+            return
+        if isinstance(t, TensorMapType):
+            self.params.append(TENSOR_MAP_PARAM)
+            address = self.emit(ParamAddressOp(index, self.new("b64"))).results[0]
+            self.bind(arg, self.emit(CvtaParamOp(address, self.new("b64"))).results[0])
             return
         suffix = ptx_type(t, "s")
         if suffix == "pred":

@@ -1,0 +1,180 @@
+"""The global side of a CUDA tensor map, checked against every rule of cuTensorMapEncodeTiled.
+
+``tylo.prepare_tma(plan, array, bounds)`` (runtime/tma.py) describes the array here as plain
+numbers and calls `encode_params`, which checks each driver rule before the driver sees it
+(CUDA Driver API, "Tensor Map Object Management", cuTensorMapEncodeTiled; the rule numbers are
+those of docs/facts/tma_constraints.md, ``../shared/facts/tma_constraints.md``):
+
+* rank (R2): the array is 2-D (outer, inner) or 3-D (batch, outer, inner) in numpy order;
+* address (R3): the first element is 16-byte aligned;
+* dims (R4): every bound is 1 .. 2^32 and at most the array's extent;
+* strides (R5): the inner stride is one element (no stride along dimension 0); every other
+  stride in bytes is a multiple of 16, below 2^40, and covers the dimension before it
+  (stride[0] >= bounds[0] * element bytes, stride[i] >= stride[i-1] * bounds[i]);
+* box (R6, R7, R9): the plan's box through `tma_tile.validate_tma_box` (a 3-D map adds a box
+  extent of 1 along the batch);
+* data type (R13): `tensor_map_data_type`.
+
+Each failure is a `TMAError` (an `ArgumentError` naming the argument) whose text names the rule
+and the values. The numbers are in the driver's order (dimension 0 inner), `TMAEncoding`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..dtypes import DType
+from ..errors import ArgumentError, GeometryError
+from ..int_tuple import is_int
+from ..encodings.swizzle_modes import swizzle_mode
+from .tma_tile import TMATile, tma_box, validate_tma_box
+
+__all__ = ["TMAError", "TMAEncoding", "TENSOR_MAP_DATA_TYPES", "tensor_map_data_type",
+           "logical_extents", "encode_params"]
+
+MAX_GLOBAL_DIM = 2**32
+MAX_GLOBAL_STRIDE = 2**40
+GLOBAL_ALIGN = 16
+
+#: ``CUtensorMapDataType`` names and values by (kind, bytes) (rule R13; FP8 and other 1-byte
+#: types travel as UINT8: a copy moves bytes, it does not convert).
+TENSOR_MAP_DATA_TYPES: dict[str, tuple[str, int]] = {
+    "BFloat16": ("BFLOAT16", 9), "Float16": ("FLOAT16", 6), "Float32": ("FLOAT32", 7),
+    "Float64": ("FLOAT64", 8), "Int32": ("INT32", 3), "UInt32": ("UINT32", 2),
+    "Int64": ("INT64", 5), "UInt64": ("UINT64", 4), "Int16": ("UINT16", 1),
+    "UInt16": ("UINT16", 1), "TFloat32": ("TFLOAT32", 11),
+}
+
+
+class TMAError(ArgumentError):
+    """A tensor map that cuTensorMapEncodeTiled would refuse (or that the driver refused):
+    `argument` is the array's name, `rule` says which driver rule and the values."""
+
+
+def tensor_map_data_type(dtype: DType, argument: str = "array") -> tuple[str, int]:
+    """(``CU_TENSOR_MAP_DATA_TYPE_`` name suffix, value) of `dtype` (rule R13): bf16 ->
+    BFLOAT16, f16 -> FLOAT16, f32 -> FLOAT32, every 1-byte type -> UINT8, ... TMAError for a
+    type without one (sub-byte types, Bool)."""
+    if dtype.bits == 8:
+        return "UINT8", 0
+    found = TENSOR_MAP_DATA_TYPES.get(dtype.name)
+    if found is None:
+        raise TMAError(argument, f"dtype {dtype} has no tensor-map data type (rule R13: "
+                                 "cuTensorMapEncodeTiled takes 1-, 2-, 4- and 8-byte integers, "
+                                 "f16, bf16, f32, f64)")
+    return found
+
+
+@dataclass(frozen=True)
+class TMAEncoding:
+    """What cuTensorMapEncodeTiled is given, driver order (dimension 0 inner).
+
+    data_type: (name, value) of CUtensorMapDataType; rank: 2 or 3; address: bytes;
+    global_dims: the bounds (elements); array_dims: the array's extents (elements);
+    global_strides: bytes, dimensions 1..; box_dims, element_strides: elements;
+    swizzle: CUtensorMapSwizzle value; swizzle_bytes: 0, 32, 64 or 128.
+    """
+
+    data_type: tuple[str, int]
+    rank: int
+    address: int
+    global_dims: tuple[int, ...]
+    array_dims: tuple[int, ...]
+    global_strides: tuple[int, ...]
+    box_dims: tuple[int, ...]
+    element_strides: tuple[int, ...]
+    swizzle: int
+    swizzle_bytes: int
+
+    def describe(self) -> str:
+        """Every parameter, as a driver error message lists them."""
+        return (f"dataType={self.data_type[0]} ({self.data_type[1]}), rank={self.rank}, "
+                f"globalAddress={self.address:#x}, globalDim={list(self.global_dims)}, "
+                f"globalStrides={list(self.global_strides)} B, boxDim={list(self.box_dims)}, "
+                f"elementStrides={list(self.element_strides)}, interleave=NONE, "
+                f"swizzle={self.swizzle} ({self.swizzle_bytes or 'no'} B), "
+                "l2Promotion=NONE, oobFill=NONE (zeros)")
+
+
+def logical_extents(plan: TMATile, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The array's extents in the plan's logical order, plus the batch: numpy (outer, inner)
+    -> (i0, i1) with i[plan.axis] = inner; (batch, outer, inner) -> (i0, i1, batch)."""
+    outer, inner = shape[-2], shape[-1]
+    pair = (outer, inner) if plan.axis == 1 else (inner, outer)
+    return pair + ((shape[0],) if len(shape) == 3 else ())
+
+
+def _driver_order(plan: TMATile, logical: tuple[int, ...]) -> tuple[int, ...]:
+    """Logical (i0, i1[, batch]) -> driver (inner, outer[, batch])."""
+    return (logical[plan.axis], logical[1 - plan.axis]) + tuple(logical[2:])
+
+
+def encode_params(plan: TMATile, argument: str, dtype: DType, address: int,
+                  shape: tuple[int, ...], strides: tuple[int, ...],
+                  bounds: tuple[int, ...] | None) -> TMAEncoding:
+    """Check a tensor map of `plan` over an array (`address` in bytes, numpy-order `shape` and
+    `strides` in elements) with logical `bounds` (None: the array's extents) against every
+    driver rule (module docstring); the `TMAEncoding` to pass. TMAError names the rule."""
+    if not isinstance(plan, TMATile):
+        raise TMAError(argument, f"plan {plan!r} is not a TMATile")
+    if dtype != plan.dtype:
+        raise TMAError(argument, f"has dtype {dtype}, but the plan {plan} copies {plan.dtype}")
+    rank = len(shape)
+    if rank not in (2, 3):
+        raise TMAError(argument, f"has {rank} dimensions; a tensor map of {plan} takes a 2-D "
+                                 "(outer, inner) array or a 3-D (batch, outer, inner) batch of "
+                                 "matrices (rule R2: rank 1 to 5; Tylo's copies are 2-D boxes)")
+    e = dtype.bytes
+    data_type = tensor_map_data_type(dtype, argument)
+    if address % GLOBAL_ALIGN:
+        raise TMAError(argument, f"address {address:#x} is not 16-byte aligned (rule R3: "
+                                 "cuTensorMapEncodeTiled needs a 16-byte-aligned globalAddress)")
+    if strides[-1] != 1 and shape[-1] > 1:
+        raise TMAError(argument, f"inner stride is {strides[-1]} elements; a tensor map's "
+                                 "dimension 0 is contiguous (rule R5: no stride along the inner "
+                                 "dimension): pass a row-major array (x.contiguous())")
+    array_logical = logical_extents(plan, shape)
+    if bounds is None:
+        bounds = array_logical
+    try:
+        bounds = tuple(bounds)
+    except TypeError:
+        raise TMAError(argument, f"bounds {bounds!r} must be a tuple of ints") from None
+    if len(bounds) != rank or not all(is_int(b) for b in bounds):
+        what = "(i0, i1)" if rank == 2 else "(i0, i1, batch)"
+        raise TMAError(argument, f"bounds {bounds!r} must be {rank} ints {what}, in the plan's "
+                                 f"logical order (axis {plan.axis} inner)")
+    for i, (b, n) in enumerate(zip(bounds, array_logical)):
+        if not 1 <= b <= MAX_GLOBAL_DIM:
+            raise TMAError(argument, f"bounds[{i}] = {b} is outside 1 .. 2^32 (rule R4: "
+                                     "cuTensorMapEncodeTiled needs 1 <= globalDim <= 2^32)")
+        if b > n:
+            raise TMAError(argument, f"bounds[{i}] = {b} exceeds the array's extent {n} on that "
+                                     "axis (bounds are logical extents no larger than the array)")
+    dims = _driver_order(plan, bounds)
+    array_dims = _driver_order(plan, array_logical)
+    byte_strides = tuple(s * e for s in reversed(strides[:-1]))  # dims 1.., driver order
+    for i, s in enumerate(byte_strides):
+        axis = rank - 2 - i  # the numpy axis of driver dimension i + 1
+        if s % GLOBAL_ALIGN:
+            raise TMAError(argument, f"global stride {s} B (axis {axis}: {s // e} elements of "
+                                     f"{e} B) is not a multiple of 16 (rule R5: "
+                                     "cuTensorMapEncodeTiled needs 16-byte multiples)")
+        if s >= MAX_GLOBAL_STRIDE:
+            raise TMAError(argument, f"global stride {s} B (axis {axis}) is not below 2^40 "
+                                     "(rule R5)")
+        before = dims[0] * e if i == 0 else byte_strides[i - 1] * dims[i]
+        if s < before:
+            raise TMAError(argument, f"global stride {s} B (axis {axis}) is smaller than the "
+                                     f"{before} B of the dimension inside it (rule R5: each "
+                                     "stride covers the previous dimension; rows overlap)")
+    box = tma_box(plan)  # R6, R7, R9, R10 (a plan's box is valid by construction)
+    box_dims = box.box_dims + (1,) * (rank - 2)
+    element_strides = box.element_strides + (1,) * (rank - 2)
+    try:
+        validate_tma_box(box_dims, e, plan.row_bytes, element_strides)
+    except GeometryError as err:
+        raise TMAError(argument, str(err)) from None
+    mode = swizzle_mode(plan.row_bytes)
+    return TMAEncoding(data_type, rank, address, dims, array_dims, byte_strides, box_dims,
+                       element_strides, box.swizzle, mode.row_bytes if mode.bits else 0)

@@ -1,0 +1,172 @@
+"""``tylo.prepare_tma(plan, array, bounds=None)``: a CUDA tensor map bound to an array.
+
+The binding is what a kernel's tensor-map parameter receives (inside the kernel a
+`frontend.tma_params.TensorMap`; the copies are ``tylo.tma_load`` / ``tylo.tma_store``).
+
+* `plan` is a `TMATile`; `array` a device array (torch CUDA tensor, CuPy, anything
+  `arrays.as_device_array` takes) of ``plan.dtype``, row-major in numpy terms: 2-D
+  (outer, inner) — for an A(M,K) plan (axis 1 = K inner) an (M, K) tensor, for a B(K,N) plan
+  with axis 0 (K inner) an (N, K) tensor — or 3-D (batch, outer, inner), a batch of matrices
+  (copy origins then take a third coordinate, the matrix; each matrix is bounded separately).
+* `bounds` are logical extents in the plan's order, plus the batch ((i0, i1) or (i0, i1,
+  batch)), at most the array's: they are the descriptor's globalDim (loads zero-fill beyond
+  them, stores skip them) while the strides are the array's. Default: the array's extents.
+
+Every rule of cuTensorMapEncodeTiled is checked first (`compiler.plans.tma_rules`: a `TMAError`
+naming the rule and the values); then the driver encodes (``cuda.bindings.driver``); should it
+still answer CUDA_ERROR_INVALID_VALUE, a `TMAError` lists every parameter passed.
+
+Lifetime: the binding keeps `array` and the 128-byte descriptor alive; keep the binding alive
+through every launch and graph replay that uses it. The array's VALUES may change between
+launches; a new address or shape needs a new binding (the descriptor holds both). One binding
+serves loads and stores.
+
+Without a GPU (a numpy array, or a torch CPU tensor) the same checks run and the binding has no
+descriptor (the driver is never called): only ``kernel.emulate`` takes it; a GPU launch with it
+is a `LaunchError` naming the argument.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from ..compiler import dtypes
+from ..compiler.errors import ArgumentError
+from ..compiler.kernel_params import TENSOR_MAP_BYTES
+from ..compiler.lazy_modules import np
+from ..compiler.plans.tma_rules import TMAEncoding, TMAError, encode_params, logical_extents
+from ..compiler.plans.tma_tile import TMATile
+from .arrays import DeviceArray, as_device_array
+
+__all__ = ["TMABinding", "prepare_tma", "TMAError"]
+
+
+class TMABinding:
+    """A tensor map bound to an array (module docstring).
+
+    plan: the `TMATile`; array: the array given (kept alive); bounds: logical extents (plan
+    order, plus the batch); rank: 2 or 3; encoding: the `TMAEncoding` (driver order);
+    descriptor: cuda-python's ``CUtensorMap`` (None without a GPU); descriptor_bytes: its 128
+    bytes (None without a GPU). `launch_key` is what the launch fast path keys a binding by
+    (plan, rank and whether it has a descriptor: never the address).
+    """
+
+    __slots__ = ("plan", "array", "bounds", "rank", "encoding", "descriptor", "descriptor_bytes",
+                 "device_array", "host", "launch_key", "__weakref__")
+
+    def __init__(self, plan: TMATile, array, bounds: tuple[int, ...], encoding: TMAEncoding,
+                 device_array: DeviceArray | None, descriptor=None, descriptor_bytes=None):
+        self.plan, self.array, self.bounds, self.encoding = plan, array, bounds, encoding
+        self.rank = encoding.rank
+        self.device_array = device_array
+        self.host = device_array is None
+        self.descriptor, self.descriptor_bytes = descriptor, descriptor_bytes
+        self.launch_key = f"{'host' if self.host else 'gpu'}|{plan}|{self.rank}"
+
+    @property
+    def device(self) -> int | None:
+        return None if self.device_array is None else self.device_array.device
+
+    def param_bytes(self, argument: str) -> bytes:
+        """The 128 descriptor bytes a launch passes; LaunchError (naming `argument`) for a
+        binding made without a GPU."""
+        if self.descriptor_bytes is None:
+            raise ArgumentError(argument, f"is a tensor map of a host array ({self!r}), made "
+                                          "without a GPU: only kernel.emulate takes it; bind a "
+                                          "device array with tylo.prepare_tma for a GPU launch")
+        return self.descriptor_bytes
+
+    def __repr__(self) -> str:
+        e = self.encoding
+        where = "host array, no descriptor" if self.host else f"address {e.address:#x}"
+        return (f"TMABinding({self.plan}, rank {self.rank}, dims {list(e.global_dims)}, strides "
+                f"{list(e.global_strides)} B, box {list(e.box_dims)}, swizzle "
+                f"{e.swizzle_bytes or 'none'}{' B' if e.swizzle_bytes else ''}, {where})")
+
+
+def _host_view(value):
+    """(dtype, shape, strides in elements) of a host array (numpy, torch CPU), else None."""
+    module = type(value).__module__ or ""
+    if module.startswith("torch") and hasattr(value, "data_ptr") and value.device.type == "cpu":
+        return (dtypes.as_dtype(value.dtype, "prepare_tma array"), tuple(value.shape),
+                tuple(value.stride()))
+    if isinstance(value, np.ndarray):
+        dtype = dtypes.as_dtype(value.dtype, "prepare_tma array")
+        if any(s % value.itemsize for s in value.strides):
+            raise TMAError("array", f"strides {value.strides} B are not whole elements")
+        return dtype, tuple(value.shape), tuple(s // value.itemsize for s in value.strides)
+    return None
+
+
+def _encode(encoding: TMAEncoding, argument: str):
+    """cuTensorMapEncodeTiled through cuda-python: (CUtensorMap, its 128 bytes)."""
+    from . import driver
+
+    cu = driver._init()
+    T = cu.CUtensorMapDataType
+    result = cu.cuTensorMapEncodeTiled(
+        T(encoding.data_type[1]), encoding.rank, encoding.address,
+        [cu.cuuint64_t(d) for d in encoding.global_dims],
+        [cu.cuuint64_t(s) for s in encoding.global_strides],
+        [cu.cuuint32_t(b) for b in encoding.box_dims],
+        [cu.cuuint32_t(s) for s in encoding.element_strides],
+        cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        cu.CUtensorMapSwizzle(encoding.swizzle),
+        cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
+        cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    err, descriptor = result
+    if int(err) != 0:
+        name = getattr(err, "name", str(int(err)))
+        raise TMAError(argument, f"cuTensorMapEncodeTiled failed with {name} after Tylo's "
+                                 f"checks passed; it was given: {encoding.describe()}")
+    raw = ctypes.string_at(int(descriptor.getPtr()), TENSOR_MAP_BYTES)
+    return descriptor, raw
+
+
+def prepare_tma(plan: TMATile, array, bounds=None) -> TMABinding:
+    """Bind `plan`'s boxes to `array` (module docstring); a `TMABinding`.
+
+    Raises TMAError (an ArgumentError naming the rule and values) for an array, bounds or plan
+    that cuTensorMapEncodeTiled would refuse, ArgumentError for something that is not an array,
+    DeviceError when a device array is given but no CUDA driver works.
+    """
+    argument = "array"
+    if not isinstance(plan, TMATile):
+        raise TMAError("plan", f"{plan!r} is not a TMATile (tylo.TMATile(dtype, shape, axis, "
+                               "row_bytes))")
+    host = _host_view(array)
+    device_array = None
+    if host is not None:
+        dtype, shape, strides = host
+        address = 0  # an emulated launch places the array (at a 4 GiB-aligned address)
+    else:
+        device_array = as_device_array(argument, array)
+        if device_array is None:
+            raise ArgumentError(argument, f"{type(array).__name__} is not an array; prepare_tma "
+                                          "takes a device array (or a host array for "
+                                          "kernel.emulate)")
+        dtype, shape = device_array.dtype, device_array.shape
+        strides, address = device_array.strides, device_array.ptr
+    if any(s < 0 for s in strides):
+        raise TMAError(argument, f"has a negative stride {strides}; tensor maps take "
+                                 "non-negative strides (rule R5)")
+    encoding = encode_params(plan, argument, dtype, address, tuple(shape), tuple(strides),
+                             bounds)
+    logical = tuple(bounds) if bounds is not None else logical_extents(plan, tuple(shape))
+    if device_array is None:
+        return TMABinding(plan, array, logical, encoding, None)
+    descriptor, raw = _encode(encoding, argument)
+    return TMABinding(plan, array, logical, encoding, device_array, descriptor, raw)
+
+
+def check_binding(name: str, value, plan: TMATile, rank: int, what: str) -> "TMABinding":
+    """`value` if it is a binding of `plan` and `rank` (a compiled spec), else ArgumentError
+    naming argument `name`."""
+    if not isinstance(value, TMABinding):
+        raise ArgumentError(name, f"expects a tylo.prepare_tma binding of {plan} (rank {rank}; "
+                                  f"{what}), got {type(value).__name__}")
+    if value.plan != plan or value.rank != rank:
+        raise ArgumentError(name, f"is a tensor map of {value.plan}, rank {value.rank}, but "
+                                  f"{what} is {plan}, rank {rank}")
+    return value
+

@@ -54,6 +54,13 @@ from .ops import (
 )
 from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
 from .registers import RegisterAllocator, RegisterType
+from .wgmma import (
+    WgmmaCommitGroupOp,
+    WgmmaFenceOp,
+    WgmmaMmaAsyncOp,
+    WgmmaMmaAsyncRegAOp,
+    WgmmaWaitGroupOp,
+)
 
 PTX = Dialect(
     "ptx",
@@ -66,6 +73,7 @@ PTX = Dialect(
         BarSyncOp, MmaSyncOp, LabelOp, BraOp, CondBraOp, TrapOp, RetOp, GetRegisterOp,
         LocalDeclOp, CvtaGenericOp, ExternFuncOp, GlobalStringOp, CallUniOp,
         Ex2Op, Lg2Op, SqrtOp, RsqrtOp, AbsOp,
+        WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncRegAOp,
     ],
     [RegisterType, *ATTRIBUTES],
 )

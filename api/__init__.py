@@ -140,6 +140,8 @@ _LAZY = {
     "GlobalTile": "frontend.tiles",
     "SharedTile": "frontend.tiles",
     "shared_alloc": "frontend.tiles",
+    **dict.fromkeys(("zero_accumulator", "wgmma_operand", "mma_async", "wait_mma", "finish_mma"),
+                    "frontend.wgmma"),
 }
 
 __version__ = VERSION

@@ -30,6 +30,16 @@ from .ops import (
 )
 from .printing import PrintOp
 from .types import FragmentType, PointerType, TileType
+from .wgmma_ops import (
+    WgmmaCommitOp,
+    WgmmaDescriptorOp,
+    WgmmaEncodeOp,
+    WgmmaFenceOp,
+    WgmmaInstrOp,
+    WgmmaMmaAsyncOp,
+    WgmmaSumPartialsOp,
+    WgmmaWaitOp,
+)
 
 Tylo = Dialect(
     "tylo",
@@ -61,6 +71,8 @@ Tylo = Dialect(
         LdMatrixOp,
         StMatrixOp,
         PrintOp,
+        WgmmaDescriptorOp, WgmmaEncodeOp, WgmmaMmaAsyncOp, WgmmaInstrOp, WgmmaFenceOp,
+        WgmmaCommitOp, WgmmaWaitOp, WgmmaSumPartialsOp,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType],
 )

@@ -64,7 +64,8 @@ class PendingReads:
             hit = (i >= 0) & (offsets < read.ends[np.maximum(i, 0)])
             if hit.any():
                 lane = int(np.nonzero(hit)[0][0])
-                at = int(max(offsets[lane], read.starts[i[lane]]))
+                first = int(np.searchsorted(read.ends, offsets[lane], side="right"))
+                at = int(max(offsets[lane], read.starts[first]))  # the first byte both touch
                 who = np.asarray(threads).ravel()
                 who = who[lane: lane + 1] if who.size == offsets.size else who
                 machine.error(op, f"shared stage overwritten while {read.what} reading it may "

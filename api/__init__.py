@@ -152,6 +152,8 @@ _LAZY = {
     "TMABinding": "runtime.tma",
     "TMAError": "compiler.plans.tma_rules",
     "TensorMap": "frontend.tma_params",
+    **dict.fromkeys(("zero_accumulator", "wgmma_operand", "mma_async", "wait_mma", "finish_mma"),
+                    "frontend.wgmma"),
 }
 
 __version__ = VERSION

@@ -26,6 +26,7 @@ from .memory import (
     gather,
     scatter,
 )
+from .async_reads import PendingReads
 from .races import RaceTracker
 from .report import line as _line, ranges as _ranges
 
@@ -64,6 +65,9 @@ class Machine:
         self.threads = np.zeros(0, np.int64)
         self.shared: Window | None = None
         self.local: Window | None = None
+        self.pending_registers: dict[str, object] = {}  # register -> int8 lock per thread
+        self.async_reads = PendingReads()
+        self.async_groups: dict = {}  # per-CTA state of asynchronous families (wgmma groups)
 
     # -- declarations ---------------------------------------------------------------------------
     def declare(self, module, entry) -> None:
@@ -104,6 +108,8 @@ class Machine:
         self.shared = Window("shared", np.zeros(self.shared_size, np.uint8),
                              RaceTracker(self.shared_size))
         self.local = Window("local", np.zeros((n, self.local_size), np.uint8))
+        self.pending_registers, self.async_groups = {}, {}
+        self.async_reads = PendingReads()
         self.barrier()
 
     def barrier(self) -> None:
@@ -221,6 +227,9 @@ class Machine:
             race = races.read(self.epoch, ids, offsets, size) if races else None
             result = gather(buf, offsets, size)
         else:
+            if name == "shared" and self.async_reads:
+                self.async_reads.refuse(self, op, offsets, size, self.threads
+                                        if lanes is None else self.threads[lanes], "a store")
             race = races.write(self.epoch, ids, offsets, size, data) if races else None
             if race is None:
                 scatter(buf, offsets, data)

@@ -12,7 +12,13 @@ What the hardware would hang on or leave undefined is an `EmulationError` naming
 the CTA and the threads:
 
 * a warp-collective instruction (`semantics.WARP_COLLECTIVES`: ``mma.sync``, ``ldmatrix`` ...,
-  all ``.sync.aligned``) reached by a group that holds only part of a warp;
+  all ``.sync.aligned``) reached by a group that holds only part of a warp, or a
+  warpgroup-collective one (``wgmma.*``, over 4 consecutive warps, the first a multiple of 4)
+  reached by part of a warpgroup;
+* an instruction that reads or writes a register a pending asynchronous operation (an
+  unfinished ``wgmma.mma_async``) will write, before the wait that ends it
+  (`Machine.pending_registers`: register -> int8 per thread, 1 refuses writes, 2 reads too; the
+  asynchronous ops themselves, `semantics.ASYNC_REGISTER_OPS`, are exempt);
 * a barrier that cannot complete: every thread still running waits at a barrier, and some
   wait at another barrier or have exited (PTX ISA 9.7.13.1: all threads of the CTA take part in
   ``bar.sync`` without a thread count), or a CTA ends with arrivals at a barrier that never
@@ -58,6 +64,8 @@ class Instruction:
     reads: tuple[str, ...]
     writes: tuple[tuple[str, object], ...]  # (register name, numpy dtype)
     kind: str  # "op", "nop", "terminator", "barrier", "collective"
+    span: int = 0  # a collective's threads: 32 (a warp) or 128 (a warpgroup)
+    asynchronous: bool = False  # may touch registers of pending asynchronous operations
 
 
 class Program:
@@ -90,9 +98,11 @@ class Program:
             raise EmulationError(f"the emulator has no semantics for {op.name} "
                                  f"({_line(op)})", instruction=_line(op))
         functions, impl = found
+        warps = semantics.WARP_COLLECTIVES.get(type(op), 0)
         kind = ("terminator" if op.has_trait(_IsTerminator) else
-                "collective" if type(op) in semantics.WARP_COLLECTIVES else "op")
-        return Instruction(op, impl, functions, reads, writes, kind)
+                "collective" if warps else "op")
+        return Instruction(op, impl, functions, reads, writes, kind, 32 * warps,
+                           type(op) in semantics.ASYNC_REGISTER_OPS)
 
 
 class Emulation(Interpreter):
@@ -195,6 +205,8 @@ class Scheduler:
                 continue
             if kind == "collective":
                 self._whole_warps(ins, group)
+            if self.machine.pending_registers and not ins.asynchronous:
+                self._not_pending(ins, group)
             if whole:
                 args = tuple(regs[r] for r in ins.reads)
             else:
@@ -286,26 +298,51 @@ class Scheduler:
                            np.concatenate([waiting, exited]), kind="deadlock")
 
     def _whole_warps(self, ins: Instruction, group) -> None:
-        n = self.machine.threads_per_cta
-        if n % 32:
-            self.machine.error(ins.op, f"warp-collective instruction in a CTA of {n} threads: "
-                                       f"warp {n // 32} has only {n % 32} lanes, and "
-                                       ".sync.aligned needs every lane of the warp",
+        """Refuse `group` unless it is whole warps (whole warpgroups for a span of 128)."""
+        n, span = self.machine.threads_per_cta, ins.span
+        unit = "warp" if span == 32 else "warpgroup"
+        if n % span:
+            self.machine.error(ins.op, f"{unit}-collective instruction in a CTA of {n} threads: "
+                                       f"{unit} {n // span} has only {n % span} threads, and "
+                                       f".sync.aligned needs every thread of the {unit}",
                                group, kind="divergence")
-        warps = np.unique(group // 32)
-        if group.size == warps.size * 32:  # (group is sorted and unique)
+        units = np.unique(group // span)
+        if group.size == units.size * span:  # (group is sorted and unique)
             return
-        need = (warps[:, None] * 32 + np.arange(32)).ravel()
+        need = (units[:, None] * span + np.arange(span)).ravel()
         missing = np.setdiff1d(need, group)
         states = {READY: "at another instruction", WAITING: "waiting at a barrier",
                   EXITED: "exited"}
         detail = ", ".join(
             f"threads {_ranges(missing[self.cta.state[missing] == s])} {txt}"
             for s, txt in states.items() if (self.cta.state[missing] == s).any())
-        self.machine.error(ins.op, f"warp-collective instruction executed by part of a warp: "
-                                   f"threads {_ranges(group)} reached it, {detail}; "
-                                   ".sync.aligned needs every lane of the warp",
+        where = "" if span == 32 else (
+            f" (warpgroup{'s' if units.size > 1 else ''} {_ranges(units)}: warps "
+            f"{_ranges(np.unique(group // 32))} reached it, warps "
+            f"{_ranges(np.unique(missing // 32))} are elsewhere)")
+        self.machine.error(ins.op, f"{unit}-collective instruction executed by part of a "
+                                   f"{unit}{where}: threads {_ranges(group)} reached it, "
+                                   f"{detail}; .sync.aligned needs every lane of the {unit}",
                            missing, kind="divergence")
+
+    def _not_pending(self, ins: Instruction, group) -> None:
+        """Refuse an access to a register a pending asynchronous operation of `group` writes
+        (level 2: read or written) or reads (level 1: written)."""
+        pending = self.machine.pending_registers
+        for names, verb, least in ((ins.reads, "read", 2), ((w for w, _ in ins.writes),
+                                                          "written", 1)):
+            for name in names:
+                level = pending.get(name)
+                if level is None:
+                    continue
+                hit = level[group] >= least
+                if not hit.any():
+                    continue
+                what = "accumulator" if level[group][hit].max() == 2 else "register-A register"
+                self.machine.error(ins.op, f"{what} {verb} before wait_mma: register {name} "
+                                           f"belongs to a wgmma.mma_async that is still pending "
+                                           f"(no wgmma.wait_group has completed its group)",
+                                   group[hit], kind="async")
 
 
 def run_entry(module: ModuleOp, entry: str, grid, block, params: bytes, memory,

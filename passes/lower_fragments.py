@@ -52,10 +52,13 @@ from ..dialects.tylo.ops import (
     StoreFragmentOp,
     YieldOp,
 )
+from .lower_wgmma import HANDLERS as _WGMMA_HANDLERS
 from .op_table import OpTable
 from .target_option import TargetOption
 
 _HANDLERS = OpTable()
+for _cls, _fn in _WGMMA_HANDLERS.items():
+    _HANDLERS.on(_cls)(_fn)
 
 
 def _is_fragment(v: SSAValue) -> bool:
@@ -394,3 +397,4 @@ class LowerFragments(TargetOption, ModulePass):
             for block in region.blocks:
                 lowering.block(block)
         lowering.erase_dead()
+

@@ -39,6 +39,7 @@ from ..dialects.tylo.ops import (
     StoreOp,
     WindowOp,
 )
+from ..dialects.tylo.wgmma_ops import WgmmaDescriptorOp, WgmmaEncodeOp
 from .target_option import TargetOption
 
 
@@ -110,6 +111,9 @@ class LowerTiles(TargetOption, ModulePass):
                 else:
                     new = StMatrixOp(num, list(inner.elements), ptr, [], trans)
                 Rewriter.replace_op(inner, new)
+            elif isinstance(inner, WgmmaDescriptorOp):
+                ptr = element_pointer(inner, inner.tile, inner.origin, self.arch)
+                Rewriter.replace_op(inner, WgmmaEncodeOp(ptr, inner.field("static")))
             elif isinstance(inner, (MakeTileOp, WindowOp)):
                 tiles.append(inner)
         for tile_op in reversed(tiles):

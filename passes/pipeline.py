@@ -28,12 +28,14 @@ from .lower_scf import LowerScf
 from .lower_tiles import LowerTiles
 from .lower_to_ptx import LowerToPtx
 from .plan_copies import PlanCopies
+from .recognize_swizzles import RecognizeSwizzles
 from .universe import make_context
 
 
 def pipeline(arch: str) -> list[ModulePass]:
     """The passes of a compile for `arch`, in order."""
     return [
+        RecognizeSwizzles(),
         PlanCopies(arch=arch),
         LowerFragments(arch=arch),
         LowerTiles(arch=arch),

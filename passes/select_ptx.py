@@ -27,6 +27,7 @@ from .select.conversions import Conversions
 from .select.kernel import KernelSelection
 from .select.math import MathSelection
 from .select.matrix import Matrix
+from .select.wgmma import Wgmma
 from .select.memory import Memory
 from .select.printf import ModuleDirectives
 from .select.sync import Sync
@@ -34,8 +35,8 @@ from .select.tensor_maps import TensorMaps
 from .target_option import TargetOption
 
 
-class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Control, MathSelection,
-              Sync, TensorMaps):
+class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Wgmma, Control,
+              MathSelection, Sync, TensorMaps):
     """The selector of one kernel: the core and every op family."""
 
 

@@ -37,6 +37,7 @@ def _ptx_target():
 TYLO_UNIVERSE = Universe(
     all_dialects={"tylo": _tylo_dialect, "ptx": _ptx_dialect},
     all_passes={
+        "tylo-recognize-swizzles": _pass("recognize_swizzles", "RecognizeSwizzles"),
         "tylo-plan-copies": _pass("plan_copies", "PlanCopies"),
         "tylo-lower-fragments": _pass("lower_fragments", "LowerFragments"),
         "tylo-lower-tiles": _pass("lower_tiles", "LowerTiles"),

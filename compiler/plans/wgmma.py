@@ -35,7 +35,7 @@ from .tma_tile import TMATile, shared_layout
 
 __all__ = [
     "WGMMAInstruction", "WGMMA_INSTRUCTIONS", "WGMMA64", "WGMMAStep", "validate_wgmma",
-    "validate_wgmma_operand",
+    "validate_wgmma_operand", "k_step_bytes",
 ]
 
 WARPGROUP_THREADS = 128
@@ -191,10 +191,12 @@ def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0
     origin: the zero-based LOGICAL origin, A (m, k), B (k, n). Static int coordinates are
         checked completely; a runtime coordinate only through what holds for every value
         (the plan's extent and K fit from coordinate 0), the rest is the device's check.
-    Rules (seeds, wgmma_operand): the storage is a canonical swizzled encoding (see
-    `swizzled_structure`) and K-major; non-K origins are multiples of 8, K origins multiples
-    of 16; the plan's K range from the origin lies in one swizzle row; the whole plan fits the
-    tile; the root storage is aligned to eight swizzle rows (1024 bytes for 128-byte rows).
+    Rules (seeds, wgmma_operand): the storage is a canonical encoding (see
+    `swizzled_structure`: 128/64/32-byte swizzled rows or the unswizzled interleave of 8-row x
+    16-byte core matrices), K-major, or MN-major for 16-bit inputs (imm-tnsp); non-K origins
+    are multiples of 8, K origins multiples of 16; for K-major swizzled storage the plan's K
+    range from the origin lies in one swizzle row (unswizzled K-major storage steps along K from
+    core matrix to core matrix, LBO apart); the whole plan fits the tile; the root storage is aligned to eight swizzle rows (1024 bytes for 128-byte rows).
     base_address: the shared byte address of the tile's root (its allocation), when known on
         the host (an int): checked against that alignment (the swizzle pattern the hardware
         applies is taken from absolute address bits, PTX ISA 9.7.15.5.1.2.2 "Matrix Descriptor
@@ -219,9 +221,9 @@ def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0
     if structure is None:
         raise GeometryError(f"{plan}: operand {r} storage {layout} is not a canonical swizzled "
                             f"encoding of {plan.dtype} (see swizzled_structure)")
-    if structure.major != "K":
-        raise GeometryError(f"{plan}: operand {r} storage {layout} is MN-major; WGMMA64 reads "
-                            "K-major storage only")
+    if structure.major != "K" and plan.dtype.bits != 16:
+        raise GeometryError(f"{plan}: operand {r} storage {layout} is MN-major; only 16-bit "
+                            "inputs may be MN-major (imm-tnsp, PTX ISA 9.7.15.5.2)")
     try:
         coords = tuple(origin)
     except TypeError:
@@ -239,7 +241,7 @@ def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0
                 f"multiple of {unit} ({'K' if axis == kaxis else 'non-K'} origin)")
     k0, row = coords[kaxis], structure.row_elements
     first = k0 % row if is_int(k0) else 0
-    if first + plan.k > row:
+    if structure.major == "K" and structure.swizzled and first + plan.k > row:
         span = f"[{k0}, {k0 + plan.k})" if is_int(k0) else f"of {plan.k}"
         raise GeometryError(f"{plan}: operand {r} K range {span} does not fit one swizzle row "
                             f"of {row} elements")
@@ -257,3 +259,17 @@ def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0
                 f"{plan}: operand {r} base_address {base_address!r} must be a non-negative "
                 f"multiple of {period} bytes (eight swizzle rows of {structure.swizzle_bytes})")
     return structure
+
+
+def k_step_bytes(structure: SwizzledStructure) -> int:
+    """Bytes the start address of an operand's descriptor advances per K = 16 instruction.
+
+    K-major swizzled: 16 elements inside a swizzle row (16 * element bytes; the hardware applies
+    the swizzle to the address it forms, PTX ISA 9.7.15.5.1.2); K-major unswizzled: two core
+    matrices along K, 2 * LBO (the structure's leading bytes); MN-major: two 8-row groups along
+    K, 2 * the structure's stride bytes (docs/facts/ptx_isa.md 3.1)."""
+    if structure.major == "K":
+        if structure.swizzled:
+            return 16 * structure.element_bytes
+        return 2 * structure.leading_bytes
+    return 2 * structure.stride_bytes

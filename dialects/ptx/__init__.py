@@ -56,6 +56,13 @@ from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
 from .params import CvtaParamOp, ParamAddressOp
 from .registers import RegisterAllocator, RegisterType
 from .sync import BarOp, ElectSyncOp, ExternSharedDeclOp, SetmaxnregOp
+from .wgmma import (
+    WgmmaCommitGroupOp,
+    WgmmaFenceOp,
+    WgmmaMmaAsyncOp,
+    WgmmaMmaAsyncRegAOp,
+    WgmmaWaitGroupOp,
+)
 
 PTX = Dialect(
     "ptx",
@@ -70,6 +77,7 @@ PTX = Dialect(
         Ex2Op, Lg2Op, SqrtOp, RsqrtOp, AbsOp,
         ExternSharedDeclOp, BarOp, ElectSyncOp, SetmaxnregOp,
         ParamAddressOp, CvtaParamOp,
+        WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncRegAOp,
     ],
     [RegisterType, *ATTRIBUTES],
 )

@@ -32,6 +32,16 @@ from .printing import PrintOp
 from .sync_ops import DynamicSmemSizeOp, ElectOneOp, NamedBarrierOp, SetMaxNRegOp, SharedAddressOp
 from .tensor_map_ops import TensorMapAddressOp
 from .types import FragmentType, PointerType, TensorMapType, TileType
+from .wgmma_ops import (
+    WgmmaCommitOp,
+    WgmmaDescriptorOp,
+    WgmmaEncodeOp,
+    WgmmaFenceOp,
+    WgmmaInstrOp,
+    WgmmaMmaAsyncOp,
+    WgmmaSumPartialsOp,
+    WgmmaWaitOp,
+)
 
 Tylo = Dialect(
     "tylo",
@@ -69,6 +79,8 @@ Tylo = Dialect(
         SharedAddressOp,
         DynamicSmemSizeOp,
         TensorMapAddressOp,
+        WgmmaDescriptorOp, WgmmaEncodeOp, WgmmaMmaAsyncOp, WgmmaInstrOp, WgmmaFenceOp,
+        WgmmaCommitOp, WgmmaWaitOp, WgmmaSumPartialsOp,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
      TensorMapType],

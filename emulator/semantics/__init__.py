@@ -16,7 +16,9 @@ The contract every implementation follows:
   group's linear thread indices in the block, int64, ascending), ``interpreter.machine`` (the
   `scheduler.Machine`: memory, special registers, ``error``).
 * Warp-collective instructions (`warp_collective`) always receive whole warps: n is a multiple
-  of 32, thread ``32 w + l`` is lane l of warp w, in order (reshape to (n // 32, 32)).
+  of 32, thread ``32 w + l`` is lane l of warp w, in order (reshape to (n // 32, 32)); those
+  collective over a warpgroup (``warps=4``, wgmma) receive whole warpgroups: n a multiple of
+  128, thread ``128 q + t`` thread t of warpgroup q.
 * A fault (an out-of-bounds address, a misaligned access, an undefined operation) raises through
   ``interpreter.machine.error(op, message, threads)``, which names the instruction, the block,
   the threads and the kernel.
@@ -26,17 +28,28 @@ Exact numerics follow the PTX ISA section each op's docstring in `tylo.dialects.
 
 from __future__ import annotations
 
-WARP_COLLECTIVES: set[type] = set()
-"""Op classes whose instruction is warp-collective (``.sync.aligned``): the scheduler issues them
-for whole warps only, and refuses a warp that reaches one with some lanes elsewhere."""
+WARP_COLLECTIVES: dict[type, int] = {}
+"""Op class -> the warps its collective spans (1: a warp; 4: a warpgroup of 4 consecutive warps,
+the first a multiple of 4, PTX ISA 9.7.15.2 "Warpgroup"). The instruction is ``.sync.aligned``
+over them: the scheduler issues it for whole warps (or warpgroups) only, and refuses one that
+reaches it with some lanes elsewhere."""
 
 
-def warp_collective(*op_classes: type) -> None:
-    """Declare `op_classes` warp-collective (see `WARP_COLLECTIVES`)."""
-    WARP_COLLECTIVES.update(op_classes)
+def warp_collective(*op_classes: type, warps: int = 1) -> None:
+    """Declare `op_classes` collective over `warps` consecutive warps (1 or 4; see
+    `WARP_COLLECTIVES`). Raises ValueError for another count."""
+    if warps not in (1, 4):
+        raise ValueError(f"warp_collective: warps = {warps!r}; collectives span a warp (1) or "
+                         "a warpgroup (4)")
+    WARP_COLLECTIVES.update(dict.fromkeys(op_classes, warps))
 
 
-FAMILIES = ("arithmetic", "math", "memory", "special", "control", "matrix", "calls", "sync", "params")
+ASYNC_REGISTER_OPS: set[type] = set()
+"""Op classes that may read or write the registers of a pending asynchronous operation (the
+wgmma ops, which hand the accumulator on in hardware order); any other instruction touching one
+is refused by the scheduler (`Machine.pending_registers`)."""
+
+FAMILIES = ("arithmetic", "math", "memory", "special", "control", "matrix", "calls", "sync", "params", "wgmma")
 """The family modules with implementations, named after the dialect's modules
 (`tylo.dialects.ptx.<family>`; `arithmetic` takes its conversions from `conversion.py`, and
 `special` is `ptx.special` of the arithmetic file; `rounding.py` holds the exact roundings)."""

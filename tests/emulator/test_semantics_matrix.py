@@ -38,7 +38,7 @@ BITS = {"bf16": 16, "f16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 
 
 
 def test_the_matrix_ops_are_warp_collective():
-    assert {MmaSyncOp, LdMatrixOp, StMatrixOp} <= WARP_COLLECTIVES
+    assert all(WARP_COLLECTIVES.get(op) == 1 for op in (MmaSyncOp, LdMatrixOp, StMatrixOp))
 
 
 # -- fragment maps -------------------------------------------------------------------------------

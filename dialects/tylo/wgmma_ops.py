@@ -1,0 +1,239 @@
+"""Tylo's warpgroup MMA ops (Hopper wgmma), from the frontend's `tylo.mma_async` down to the
+scalar level that selection turns into the ptx ops of `tylo.dialects.ptx.wgmma`.
+
+* ``tylo.wgmma_descriptor %tile[%i, %j]`` (i64): the shared-memory matrix descriptor of operand
+  ``role`` of a plan, the operand's logical origin in the tile. `tylo-recognize-swizzles` adds
+  ``fields`` (the storage's descriptor fields, `descriptor_fields`); `tylo-lower-tiles` turns it
+  into ``tylo.wgmma_encode`` of the origin's shared pointer.
+* ``tylo.wgmma_encode %ptr`` (i64): ``static | ((address & 0x3FFFF) >> 4)`` (PTX ISA
+  9.7.15.5.1.2.2: the start-address field; the other fields are ``static``).
+* ``tylo.wgmma_mma_async`` (fragments): the plan's k/16 instructions on descriptors a and b into
+  the accumulator fragment (partial p in slots p*n/2 ..), one committed group; the result is the
+  pending accumulator. `tylo-lower-fragments` expands it into ``tylo.wgmma_fence``, one
+  ``tylo.wgmma_instr`` per instruction and ``tylo.wgmma_commit``.
+* ``tylo.wgmma_wait`` (any values; fragments first, their slots after lowering): wait_group N,
+  results = the operands' values once complete (the register dependency).
+* ``tylo.wgmma_sum_partials``: the finished accumulator, partial slots added in order.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import I64, DictionaryAttr, IntegerAttr, StringAttr, UnitAttr, i1, i32, i64
+from xdsl.dialects.builtin import f32 as F32
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from .types import FragmentType, PointerType, TileType
+
+__all__ = ["WgmmaDescriptorOp", "WgmmaEncodeOp", "WgmmaMmaAsyncOp", "WgmmaInstrOp",
+           "WgmmaFenceOp", "WgmmaCommitOp", "WgmmaWaitOp", "WgmmaSumPartialsOp", "SwizzleOperand"]
+
+
+class SwizzleOperand:
+    """Trait of ops whose shared tile must be a canonical swizzled encoding (recognised by
+    `tylo-recognize-swizzles`): ``swizzle_operand()`` gives (tile value, contiguous-axis hint:
+    the K axis of the logical tile, 0 or 1, what the operand is called in messages);
+    the pass stores what it finds in the op's ``fields`` property. TMA ops can adopt it."""
+
+    def swizzle_operand(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@irdl_op_definition
+class WgmmaDescriptorOp(IRDLOperation, SwizzleOperand):
+    """The descriptor (i64) of operand ``role`` ("A" (64 x k, K = axis 1) or "B" (k x n, K = axis
+    0)) of a WGMMA64 plan of ``dtype`` elements, at logical ``origin`` of ``tile`` (a shared
+    tile). ``site``: the user's file:line, for the recognition pass's messages. ``fields`` (set by
+    tylo-recognize-swizzles): swizzle (bytes, 0 = none), major ("K"/"MN"), lbo, sbo (bytes),
+    base_offset, static (the descriptor with start address 0, i64), k_step (bytes per K = 16)."""
+
+    name = "tylo.wgmma_descriptor"
+    tile = operand_def(TileType)
+    origin = var_operand_def(i32)
+    role = prop_def(StringAttr)
+    site = opt_prop_def(StringAttr)
+    fields = opt_prop_def(DictionaryAttr)
+    result = result_def(i64)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$role $tile `[` $origin `]` attr-dict `:` type($tile)"
+
+    def __init__(self, role: str, tile, origin, site: str | None = None):
+        props = {"role": StringAttr(role)}
+        if site:
+            props["site"] = StringAttr(site)
+        super().__init__(operands=[tile, list(origin)], result_types=[i64], properties=props)
+
+    def verify_(self) -> None:
+        if self.role.data not in ("A", "B"):
+            raise VerifyException(f"wgmma_descriptor role must be 'A' or 'B', got '{self.role.data}'")
+        if self.tile.type.space.data != "shared":
+            raise VerifyException("wgmma_descriptor needs a shared tile")
+        if len(self.origin) != 2:
+            raise VerifyException("wgmma_descriptor origin has two coordinates")
+
+    def swizzle_operand(self):
+        return self.tile, 1 if self.role.data == "A" else 0, f"WGMMA operand {self.role.data}"
+
+    def field(self, name: str):
+        """A recognised field (int or str). Raises VerifyException before recognition."""
+        if self.fields is None:
+            raise VerifyException("tylo.wgmma_descriptor has no fields: run tylo-recognize-swizzles")
+        v = self.fields.data[name]
+        return v.data if isinstance(v, StringAttr) else v.value.data
+
+
+@irdl_op_definition
+class WgmmaEncodeOp(IRDLOperation):
+    """``static | ((pointer & 0x3FFFF) >> 4)``: a descriptor from the shared pointer of the
+    operand's first element (PTX ISA 9.7.15.5.1.2.2)."""
+
+    name = "tylo.wgmma_encode"
+    pointer = operand_def(PointerType)
+    static = prop_def(IntegerAttr[I64])
+    result = result_def(i64)
+    assembly_format = "$pointer `,` $static attr-dict `:` type($pointer)"
+
+    def __init__(self, pointer, static: int):
+        super().__init__(operands=[pointer], result_types=[i64],
+                         properties={"static": IntegerAttr(static - (1 << 64) if static >= 1 << 63 else static, i64)})
+
+
+
+
+@irdl_op_definition
+class WgmmaMmaAsyncOp(IRDLOperation):
+    """The plan's k/16 instructions (instruction i: partial i % partials, descriptors advanced by
+    i * a_step / b_step bytes) into ``acc`` (fragment, partials * n/2 f32 slots), fenced, one
+    committed group. ``zero``: acc is known to be zero, so the first instruction of each partial
+    uses scale-d = 0; ``accumulate`` (optional i1): scale-d of those first instructions at run time.
+    The result (the same fragment type) is the pending accumulator."""
+
+    name = "tylo.wgmma_mma_async"
+    n = prop_def(IntegerAttr[I64])
+    k = prop_def(IntegerAttr[I64])
+    partials = prop_def(IntegerAttr[I64])
+    types = prop_def(StringAttr)
+    zero = opt_prop_def(UnitAttr)
+    a = operand_def(i64)
+    b = operand_def(i64)
+    acc = operand_def(FragmentType)
+    accumulate = opt_operand_def(i1)
+    result = result_def(FragmentType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = ("$a `,` $b `,` $acc (`accumulate` $accumulate^)? attr-dict `:` type($acc) "
+                       "`->` type($result)")
+
+    def __init__(self, plan, a, b, acc, zero: bool = False, accumulate=None):
+        props = {"n": IntegerAttr(plan.n, i64), "k": IntegerAttr(plan.k, i64),
+                 "partials": IntegerAttr(plan.partials, i64), "types": StringAttr(
+                     f"f32.{plan.dtype.ptx}.{plan.dtype.ptx}")}
+        if zero:
+            props["zero"] = UnitAttr()
+        super().__init__(operands=[a, b, acc, [] if accumulate is None else [accumulate]],
+                         result_types=[acc.type], properties=props)
+
+    def verify_(self) -> None:
+        n, p = self.n.value.data, self.partials.value.data
+        if self.acc.type.slots != p * n // 2 or self.result.type != self.acc.type:
+            raise VerifyException(f"wgmma_mma_async: the accumulator needs {p} * {n}/2 slots and "
+                                  "the result has its type")
+
+
+@irdl_op_definition
+class WgmmaInstrOp(IRDLOperation):
+    """One ``wgmma.mma_async`` on scalars: ``acc`` (n/2 f32) updated in place into ``d``;
+    ``a``, ``b`` descriptors (i64); scale-d: the i1 ``scale_d`` or the immediate ``scale_d_imm``."""
+
+    name = "tylo.wgmma_instr"
+    n = prop_def(IntegerAttr[I64])
+    types = prop_def(StringAttr)
+    tnsp_a = prop_def(IntegerAttr[I64])
+    tnsp_b = prop_def(IntegerAttr[I64])
+    scale_d_imm = opt_prop_def(IntegerAttr[I64])
+    acc = var_operand_def(F32)
+    a = operand_def(i64)
+    b = operand_def(i64)
+    scale_d = opt_operand_def(i1)
+    d = var_result_def(F32)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = ("`(` $acc `)` `,` $a `,` $b (`,` $scale_d^)? attr-dict `:` `(` type($acc) `)` "
+                       "`->` `(` type($d) `)`")
+
+    def __init__(self, n: int, types: str, acc, a, b, scale_d, tnsp_a: int = 0, tnsp_b: int = 0):
+        acc = list(acc)
+        props = {"n": IntegerAttr(n, i64), "types": StringAttr(types),
+                 "tnsp_a": IntegerAttr(tnsp_a, i64), "tnsp_b": IntegerAttr(tnsp_b, i64)}
+        pred = []
+        if isinstance(scale_d, int):
+            props["scale_d_imm"] = IntegerAttr(scale_d, i64)
+        else:
+            pred = [scale_d]
+        super().__init__(operands=[acc, a, b, pred], result_types=[[F32] * len(acc)],
+                         properties=props)
+
+
+@irdl_op_definition
+class WgmmaFenceOp(IRDLOperation):
+    """``wgmma.fence`` (warpgroup)."""
+
+    name = "tylo.wgmma_fence"
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class WgmmaCommitOp(IRDLOperation):
+    """``wgmma.commit_group`` (warpgroup)."""
+
+    name = "tylo.wgmma_commit"
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class WgmmaWaitOp(IRDLOperation):
+    """``wgmma.wait_group pending``: results = ``values`` (same types), defined once the groups
+    older than the last ``pending`` are complete."""
+
+    name = "tylo.wgmma_wait"
+    pending = prop_def(IntegerAttr[I64])
+    values = var_operand_def()
+    ready = var_result_def()
+    assembly_format = "$pending `(` $values `)` attr-dict `:` `(` type($values) `)` `->` `(` type($ready) `)`"
+
+    def __init__(self, pending: int, values):
+        values = list(values)
+        super().__init__(operands=[values], result_types=[[v.type for v in values]],
+                         properties={"pending": IntegerAttr(pending, i64)})
+
+    def verify_(self) -> None:
+        if [r.type for r in self.ready] != [v.type for v in self.values]:
+            raise VerifyException("wgmma_wait results have the types of its operands")
+
+
+@irdl_op_definition
+class WgmmaSumPartialsOp(IRDLOperation):
+    """The finished accumulator: slot v = sum over p of ``acc`` slot p * (result slots) + v, in
+    order p = 0, 1, ... (f32 adds)."""
+
+    name = "tylo.wgmma_sum_partials"
+    acc = operand_def(FragmentType)
+    result = result_def(FragmentType)
+    assembly_format = "$acc attr-dict `:` type($acc) `->` type($result)"
+
+    def __init__(self, acc, result_type):
+        super().__init__(operands=[acc], result_types=[result_type])
+
+    def verify_(self) -> None:
+        if self.acc.type.slots % self.result.type.slots:
+            raise VerifyException("wgmma_sum_partials: the partials' slots are a multiple of the result's")

@@ -1,0 +1,250 @@
+"""Warpgroup-level MMA: ``wgmma.fence``, ``wgmma.mma_async`` (both forms), ``wgmma.commit_group``
+and ``wgmma.wait_group`` (PTX ISA 9.7.15, the ops of `tylo.dialects.ptx.wgmma`).
+
+All four are collective over a warpgroup (`warp_collective(..., warps=4)`): the scheduler issues
+them for whole warpgroups (threads 128 q .. 128 q + 127) and refuses one reached by part of a
+warpgroup, naming the warps. Operands, fragments and descriptors: `wgmma_operands`.
+
+Issue and ordering (9.7.15.7), the state of each warpgroup in `Machine.async_groups`:
+
+* ``wgmma.fence``: an ordering point with no data effect here (the emulator issues every
+  instruction in program order, so no register access can pass it).
+* ``wgmma.mma_async`` reads A and B AT ISSUE (from shared memory through the descriptors, or A
+  from the registers) and computes D = A B + (scale-d ? D : 0) then (the emulator's result
+  registers are written at issue). Until a ``wgmma.wait_group`` completes its group, its
+  accumulator registers may not be read or written, nor its register-A registers written, by
+  any instruction but the wgmma ops (`Machine.pending_registers`: "accumulator read before
+  wait_mma"), and the shared bytes it read are a pending read (`async_reads`): a store to them is
+  the race "shared stage overwritten while a WGMMA reading it may be pending". Reading shared
+  bytes that a thread wrote since the last ``bar.sync`` is a race too (the generic stores must
+  be ordered before the async proxy reads them). Chained mma_async on the same accumulator
+  (without a wait between them) run in issue order, as the hardware orders them.
+* ``wgmma.commit_group`` makes the warpgroup's uncommitted mma_async one group (possibly empty);
+  ``wgmma.wait_group N`` completes every committed group but the N most recent, releasing their
+  registers and pending reads; its results are its operand registers' values.
+
+Numerics: the fused dot-add of `matrix.fused_dot_add` (products exact, aligned to the largest
+exponent of the products and C, truncated to 25 fraction bits, summed, rounded toward zero),
+fitted on the H200 for mma.sync. How many K products the wgmma tensor core sums in one fused step
+was not measured: `K_STEP` products per step (16: the whole K of the instruction, as mma.sync
+m16n8k16 does), each step taking the previous one's f32 result as its accumulator.
+tests/gpu/test_wgmma_emulated_gpu.py compares it bit for bit with the H200 and dumps the data
+for a fit when it differs (`TYLO_WGMMA_DUMP`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.interpreter import InterpreterFunctions, impl, register_impls
+
+from ...compiler.lazy_modules import np
+from ...dialects.ptx.wgmma import (
+    WgmmaCommitGroupOp,
+    WgmmaFenceOp,
+    WgmmaMmaAsyncOp,
+    WgmmaMmaAsyncRegAOp,
+    WgmmaWaitGroupOp,
+)
+from ..async_reads import refuse_unordered_read
+from ..memory import AccessFault
+from ..values import as_float
+from . import ASYNC_REGISTER_OPS, warp_collective
+from .matrix import _NAN32, ALIGNMENT_EMIN, alignment_exponents, fused_dot_add
+from .wgmma_operands import K, M, WARPGROUP, fragment_coordinates, operand_addresses
+
+K_STEP = 16
+"""K products one fused dot-add of the wgmma tensor core sums (module text; 16: all of them)."""
+
+
+@dataclass
+class Pending:
+    """One issued mma_async: the registers it locks (name -> "accumulator" or "A")."""
+
+    registers: dict[str, str]
+    key: object = field(default_factory=object)  # the owner of its pending shared reads
+
+
+@dataclass
+class Warpgroup:
+    """The wgmma state of one warpgroup: issued-uncommitted ops and committed groups, oldest
+    first."""
+
+    open: list[Pending] = field(default_factory=list)
+    groups: list[list[Pending]] = field(default_factory=list)
+
+
+def _warpgroups(interpreter):
+    """The warpgroup indices of the issue group (whole warpgroups, ascending)."""
+    return np.unique(interpreter.threads // WARPGROUP)
+
+
+def _state(machine, q: int) -> Warpgroup:
+    return machine.async_groups.setdefault(("wgmma", int(q)), Warpgroup())
+
+
+def _uniform(interpreter, op, value, what: str):
+    """(warpgroups,) of a per-thread operand every thread of a warpgroup must give alike."""
+    v = np.asarray(value).reshape(-1, WARPGROUP)
+    bad = (v != v[:, :1]).any(axis=1)
+    if bad.any():
+        q = int(np.nonzero(bad)[0][0])
+        threads = interpreter.threads.reshape(-1, WARPGROUP)[q]
+        interpreter.machine.error(op, f"{op.OPCODE}: {what} differs between the threads of "
+                                      f"warpgroup {int(threads[0]) // WARPGROUP}; every thread "
+                                      "must pass the same value", threads)
+    return v[:, 0]
+
+
+LOCKS = {"A": 1, "accumulator": 2}
+"""`Machine.pending_registers` levels: 1 refuses writes (register A), 2 reads and writes."""
+
+
+def _lock(machine, threads, registers: dict[str, str]) -> None:
+    """Lock `registers` for `threads` (one warpgroup) at their `LOCKS` level."""
+    n = machine.threads_per_cta
+    for name, what in registers.items():
+        level = machine.pending_registers.setdefault(name, np.zeros(n, np.int8))
+        level[threads] = np.maximum(level[threads], LOCKS[what])
+
+
+def _read_shared(interpreter, op, addresses, q: int, threads):
+    """The uint16 elements at shared byte `addresses` for warpgroup q's operand: bounds and
+    alignment checked, ordered after prior stores (a barrier), recorded as pending."""
+    machine = interpreter.machine
+    flat = addresses.reshape(-1).astype(np.int64)
+    try:
+        machine.shared.check(flat, 2)
+    except AccessFault as fault:
+        machine.error(op, f"{op.OPCODE} operand: {fault} (address "
+                          f"{int(flat[fault.lanes[0]]):#x})", threads, kind="access")
+    refuse_unordered_read(machine, op, flat, 2, threads, "a WGMMA")
+    data = machine.shared.data
+    return (data[flat] | (data[flat + 1].astype(np.uint16) << np.uint16(8))).astype(
+        np.uint16).reshape(addresses.shape)
+
+
+def _values(raw, ptx_type: str, scale: int):
+    """Raw 16-bit elements -> exact float64 values, times the imm-scale (1 or -1)."""
+    return as_float(raw.astype(np.uint16), ptx_type).astype(np.float64) * scale
+
+
+def multiply_add(A, B, C, in_type: str, k_step: int = K_STEP):
+    """D (warpgroups, 64, n) float32 of exact A (wg, 64, 16) and B (wg, 16, n) float64 values
+    and C (wg, 64, n) float32, by the fused dot-add model (module text), `k_step` products per
+    fused step."""
+    ea = alignment_exponents(A, ALIGNMENT_EMIN[in_type])
+    eb = alignment_exponents(B, ALIGNMENT_EMIN[in_type])
+    d = C
+    with np.errstate(all="ignore"):
+        for k0 in range(0, A.shape[-1], k_step):
+            s = slice(k0, k0 + k_step)
+            d = fused_dot_add(A[..., s], ea[..., s], B[:, s, :], eb[:, s, :], d)
+    return d
+
+
+@register_impls
+class WgmmaSemantics(InterpreterFunctions):
+    """Semantics of the wgmma ops (module text)."""
+
+    @impl(WgmmaFenceOp)
+    def run_fence(self, interpreter, op, args):
+        return ()
+
+    @impl(WgmmaCommitGroupOp)
+    def run_commit(self, interpreter, op, args):
+        for q in _warpgroups(interpreter):
+            state = _state(interpreter.machine, q)
+            state.groups.append(state.open)
+            state.open = []
+        return ()
+
+    @impl(WgmmaWaitGroupOp)
+    def run_wait(self, interpreter, op, args):
+        machine, keep = interpreter.machine, op.pending.value.data
+        for q in _warpgroups(interpreter):
+            state = _state(machine, q)
+            done = state.groups[: max(len(state.groups) - keep, 0)]
+            state.groups = state.groups[len(done):]
+            finished = [p for g in done for p in g]
+            machine.async_reads.release(p.key for p in finished)
+            threads = np.arange(q * WARPGROUP, (q + 1) * WARPGROUP)
+            for name in {r for p in finished for r in p.registers}:
+                machine.pending_registers[name][threads] = 0
+            for p in state.open + [p for g in state.groups for p in g]:
+                _lock(machine, threads, p.registers)
+            for name in [r for r, level in machine.pending_registers.items() if not level.any()]:
+                del machine.pending_registers[name]
+        return tuple(args)
+
+    @impl(WgmmaMmaAsyncOp)
+    def run_mma_async(self, interpreter, op, args):
+        return _mma_async(interpreter, op, args, register_a=False)
+
+    @impl(WgmmaMmaAsyncRegAOp)
+    def run_mma_async_reg_a(self, interpreter, op, args):
+        return _mma_async(interpreter, op, args, register_a=True)
+
+
+def _mma_async(interpreter, op, args, register_a: bool):
+    machine = interpreter.machine
+    n = op.n.value.data
+    in_type = op.types.data.split(".")[1]
+    acc = args[: n // 2]
+    rest = args[n // 2:]
+    a_args, b_desc = (rest[:4], rest[4]) if register_a else (rest[:1], rest[1])
+    scale_d = (np.full(len(acc[0]), bool(op.scale_d_imm.value.data)) if op.scale_d is None
+               else rest[-1])
+    groups = interpreter.threads.reshape(-1, WARPGROUP)
+    scale_a, scale_b = op.scale_a.value.data, op.scale_b.value.data
+    b_descs = _uniform(interpreter, op, b_desc, "b-desc")
+    use_d = _uniform(interpreter, op, scale_d, "scale-d")
+    a_descs = None if register_a else _uniform(interpreter, op, a_args[0], "a-desc")
+    rows, cols = fragment_coordinates(n // 2)
+    regs = np.stack([np.asarray(r, np.uint32) for r in acc], -1).reshape(-1, WARPGROUP, n // 2)
+    C = np.zeros((groups.shape[0], M, n), np.uint32)
+    C[:, rows, cols] = regs
+    C = np.where(use_d[:, None, None], C, np.uint32(0)).view(np.float32)
+    A = np.empty((groups.shape[0], M, K))
+    B = np.empty((groups.shape[0], K, n))
+    reads = []  # per warpgroup: the shared addresses it read
+    for w, threads in enumerate(groups):
+        q = int(threads[0]) // WARPGROUP
+        try:
+            b_addr = operand_addresses(b_descs[w], "B", "MN" if op.tnsp_b.value.data else "K", n)
+            a_addr = None if register_a else operand_addresses(
+                a_descs[w], "A", "MN" if op.tnsp_a.value.data else "K", n)
+        except ValueError as e:
+            machine.error(op, f"{op.OPCODE}: {e}", threads)
+        B[w] = _values(_read_shared(interpreter, op, b_addr, q, threads), in_type, scale_b)
+        reads.append([b_addr])
+        if not register_a:
+            A[w] = _values(_read_shared(interpreter, op, a_addr, q, threads), in_type, scale_a)
+            reads[-1].append(a_addr)
+    if register_a:
+        a_regs = np.stack([np.asarray(r, np.uint32) for r in a_args], -1).reshape(-1, WARPGROUP, 4)
+        halves = np.stack([a_regs & np.uint32(0xFFFF), a_regs >> np.uint32(16)], -1)
+        ar, ac = fragment_coordinates(8)
+        raw = np.zeros((groups.shape[0], M, K), np.uint32)
+        raw[:, ar, ac] = halves.reshape(-1, WARPGROUP, 8)
+        A = _values(raw, in_type, scale_a)
+    D = multiply_add(A, B, C, in_type)
+    d = np.where(np.isnan(D), np.uint32(_NAN32), D.view(np.uint32))[:, rows, cols]
+    locks = {r.type.register_name: "accumulator" for r in op.accumulator}
+    if register_a:
+        locks.update({r.type.register_name: "A" for r in op.a})
+    for w, threads in enumerate(groups):
+        q = int(threads[0]) // WARPGROUP
+        pending = Pending(dict(locks))
+        for addresses in reads[w]:
+            machine.async_reads.add(pending.key, addresses.reshape(-1), 2, op, threads,
+                                    "a WGMMA")
+        _state(machine, q).open.append(pending)
+        _lock(machine, threads, pending.registers)
+    return tuple(d[..., i].reshape(-1) for i in range(n // 2))
+
+
+warp_collective(WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp,
+                WgmmaMmaAsyncRegAOp, warps=4)
+ASYNC_REGISTER_OPS.update({WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp,
+                           WgmmaMmaAsyncRegAOp})

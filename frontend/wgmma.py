@@ -1,0 +1,212 @@
+"""Hopper warpgroup MMA in kernels: the seeds' zero_accumulator, wgmma_operand, mma_async,
+wait_mma and finish_mma (plan: `tylo.compiler.plans.wgmma.WGMMA64`; IR:
+`tylo.dialects.tylo.wgmma_ops`; PTX ISA 9.7.15).
+
+All 128 threads of a warpgroup call these together, converged. A 64 x n x k product::
+
+    plan = tylo.WGMMA64(tylo.BFloat16, 256, 64)
+    acc = tylo.zero_accumulator(plan)
+    a = tylo.wgmma_operand(plan, "A", a_tile, (0, 0))   # a_tile: shared (64, k) bf16, canonical
+    b = tylo.wgmma_operand(plan, "B", b_tile)            # b_tile: shared (k, n)
+    acc = tylo.wait_mma(tylo.mma_async(plan, a, b, acc))
+    c = tylo.finish_mma(acc)                             # Fragment (64, n) f32, WGMMA ownership
+
+Operands must be visible to the async proxy (``fence.proxy.async`` after generic stores, then a
+barrier) and unchanged until the wait. An accumulator passed to mma_async is consumed: use the
+value wait_mma returns.
+"""
+
+from __future__ import annotations
+
+from ..compiler import dtypes
+from ..compiler.errors import GeometryError, PlanError, TypeMismatchError, user_location
+from ..compiler.int_tuple import is_int, product
+from ..compiler.ownership import Ownership
+from ..compiler.plans.wgmma import WGMMA64, validate_wgmma_operand
+from ..dialects.builder import emit
+from ..dialects.scalars import Scalar
+from ..dialects.tylo.ops import CheckOp, SplatOp
+from ..dialects.tylo.wgmma_ops import WgmmaDescriptorOp, WgmmaMmaAsyncOp, WgmmaSumPartialsOp, WgmmaWaitOp
+from .fragments import Fragment, fragment_type, zeros
+from .tiles import Tile, _index
+
+__all__ = ["zero_accumulator", "wgmma_operand", "mma_async", "wait_mma", "finish_mma",
+           "WGMMAOperand", "PendingAccumulator", "accumulator_ownership"]
+
+
+def _plan(plan) -> WGMMA64:
+    if not isinstance(plan, WGMMA64):
+        raise TypeMismatchError(f"{plan!r} is not a WGMMA64 plan")
+    return plan
+
+
+def accumulator_ownership(plan: WGMMA64) -> Ownership:
+    """The ownership of the accumulator with all its partials: (64, n * partials), partial p in
+    columns p*n .. and registers p*n/2 ..; with one partial the plan's "C" ownership."""
+    if plan.partials == 1:
+        return plan.operand_layout("C")
+    width = plan.n * plan.partials
+    return Ownership((plan.m, width), plan.instruction.c_layout(width))
+
+
+class WGMMAOperand:
+    """Operand ``role`` ("A"/"B") of ``plan``: the i64 descriptor ``value`` of a shared tile."""
+
+    __slots__ = ("plan", "role", "value")
+
+    def __init__(self, plan, role, value):
+        self.plan, self.role, self.value = plan, role, value
+
+    def __repr__(self) -> str:
+        return f"<WGMMA operand {self.role} of {self.plan}>"
+
+
+class PendingAccumulator:
+    """The accumulator of a committed mma_async group: no arithmetic, stores or reads; pass it to
+    `wait_mma` first (reading the registers before the wait is undefined, PTX ISA 9.7.15.7.3)."""
+
+    __slots__ = ("plan", "value", "ownership")
+
+    def __init__(self, plan, value, ownership):
+        self.plan, self.value, self.ownership = plan, value, ownership
+
+    def _refuse(self, *_args, **_kwargs):
+        raise TypeMismatchError("a pending WGMMA accumulator cannot be read, computed with or "
+                                "stored before its wait: acc = tylo.wait_mma(pending) first")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _refuse
+    __neg__ = __abs__ = __getitem__ = __iter__ = __bool__ = __float__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = _refuse
+    to = _refuse
+
+    def __repr__(self) -> str:
+        return f"<pending WGMMA accumulator of {self.plan}>"
+
+
+_PLANS: dict = {}  # accumulator SSA value -> its plan (for finish_mma with partials)
+
+
+def zero_accumulator(plan) -> Fragment:
+    """A zero FP32 accumulator of ``plan`` (all partials: `accumulator_ownership`). Passed
+    straight to mma_async it is not read: the first instruction of each partial uses scale-d 0."""
+    p = _plan(plan)
+    acc = zeros(accumulator_ownership(p), dtypes.Float32)
+    _PLANS[acc.value] = p
+    return acc
+
+
+def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = False) -> WGMMAOperand:
+    """The descriptor of operand ``role`` ("A": (64, k), "B": (k, n), logical) of ``plan`` at
+    the zero-based logical ``origin`` of the shared ``tile`` (a `SharedTile` whose root layout is
+    a canonical encoding, `swizzled_structure`, aligned to its swizzle period).
+
+    Static origins and the geometry are checked here (`validate_wgmma_operand`: GeometryError,
+    TypeMismatchError, PlanError for a wrong role); runtime origin coordinates trap at run time
+    unless ``inbounds=True`` when not a multiple of 8 (non-K) / 16 (K) or when the plan's extent
+    runs past the tile. The descriptor's start address is computed at run time from the tile's
+    shared address ((addr & 0x3FFFF) >> 4, PTX ISA 9.7.15.5.1.2.2)."""
+    p = _plan(plan)
+    if role not in ("A", "B"):
+        raise PlanError(f"wgmma_operand: role {role!r} must be 'A' or 'B' (the accumulator lives "
+                        "in registers: zero_accumulator)")
+    if not isinstance(tile, Tile) or tile.space != "shared":
+        raise TypeMismatchError(f"wgmma_operand: {tile!r} is not a shared tile")
+    if tile.dtype is not p.dtype:
+        raise TypeMismatchError(f"wgmma_operand: operand {role} tile holds {tile.dtype}, the plan "
+                                f"takes {p.dtype}")
+    coords = tuple(origin) if isinstance(origin, (tuple, list)) else ()
+    if len(coords) != 2:
+        raise GeometryError(f"wgmma_operand: origin {origin!r} must be a pair (logical)")
+    validate_wgmma_operand(p, role, tile.layout, coords)
+    kaxis = 1 if role == "A" else 0
+    extent = p.operand_shape(role)
+    for axis, c in enumerate(coords):
+        if is_int(c) or inbounds:
+            continue
+        unit = 16 if axis == kaxis else 8
+        x = Scalar(_index(c, "origin"), dtypes.Int32)
+        size = product(tile.layout.shape[axis])
+        ok = (x >= 0) & ((x % unit) == 0) & ((x + extent[axis]) <= size)
+        emit(CheckOp(ok.value, f"wgmma_operand {role} origin axis {axis}: a multiple of {unit} "
+                               "with the operand inside the tile"))
+    loc = user_location(2)
+    site = f"{loc.filename}:{loc.line}" if loc is not None else None
+    op = emit(WgmmaDescriptorOp(role, tile.value, [_index(c, "origin") for c in coords], site))
+    return WGMMAOperand(p, role, op.result)
+
+
+def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=None) -> PendingAccumulator:
+    """Fence the accumulator registers (wgmma.fence), issue the plan's k/16 instructions (A, B
+    descriptors stepped along K; instruction i updates partial i % partials) and commit ONE
+    group. ``acc``: the plan's accumulator (`zero_accumulator`, or wait_mma's result);
+    ``accumulate`` (optional runtime Bool): when false the first instruction of each partial
+    overwrites instead of adding (scale-d), e.g. ``accumulate=k > 0`` in a K loop started from an
+    uninitialised accumulator. Returns the pending accumulator; `acc` is consumed.
+    Raises TypeMismatchError for a wrong plan, role or accumulator."""
+    p = _plan(plan)
+    for want, x in (("A", a), ("B", b)):
+        if not isinstance(x, WGMMAOperand) or x.role != want:
+            raise TypeMismatchError(f"mma_async: operand {want} must be wgmma_operand(plan, "
+                                    f"'{want}', ...), got {x!r}")
+        if x.plan != p:
+            raise TypeMismatchError(f"mma_async: operand {want} was made for {x.plan}, not {p}")
+    if isinstance(acc, PendingAccumulator):
+        raise TypeMismatchError("mma_async: the accumulator is still pending; wait_mma it first")
+    own = accumulator_ownership(p)
+    if not isinstance(acc, Fragment) or acc.ownership != own or acc.dtype is not dtypes.Float32:
+        raise TypeMismatchError(f"mma_async: the accumulator must be a Float32 fragment with "
+                                f"{p}'s accumulator ownership (zero_accumulator(plan))")
+    zero = isinstance(acc.value.owner, SplatOp) and _is_zero(acc.value.owner.value)
+    pred = None
+    if accumulate is not None:
+        if not isinstance(accumulate, Scalar) or accumulate.dtype is not dtypes.Bool:
+            raise TypeMismatchError("mma_async: accumulate must be a runtime Bool")
+        pred = accumulate.value
+    op = emit(WgmmaMmaAsyncOp(p, a.value, b.value, acc.value, zero=zero and pred is None,
+                              accumulate=pred))
+    return PendingAccumulator(p, op.result, own)
+
+
+def _is_zero(v) -> bool:
+    from xdsl.dialects.arith import ConstantOp
+    from xdsl.dialects.builtin import FloatAttr
+
+    owner = v.owner
+    return (isinstance(owner, ConstantOp) and isinstance(owner.value, FloatAttr)
+            and owner.value.value.data == 0.0)
+
+
+def wait_mma(pending: PendingAccumulator, n: int = 0) -> Fragment:
+    """wgmma.wait_group n: wait until at most ``n`` committed groups of the warpgroup are pending
+    (0: all), and return the ready accumulator (a new value, defined by the wait). Raises
+    TypeMismatchError for anything but mma_async's result, GeometryError for a bad n."""
+    if not isinstance(pending, PendingAccumulator):
+        raise TypeMismatchError(f"wait_mma: {pending!r} is not mma_async's pending accumulator")
+    if not is_int(n) or n < 0:
+        raise GeometryError(f"wait_mma: n = {n!r} must be a static int >= 0")
+    op = emit(WgmmaWaitOp(n, [pending.value]))
+    acc = Fragment(op.ready[0], dtypes.Float32, pending.ownership)
+    _PLANS[acc.value] = pending.plan
+    return acc
+
+
+def finish_mma(acc: Fragment, plan=None) -> Fragment:
+    """The finished accumulator: partials summed slot by slot (in partial order) into a Float32
+    Fragment with the plan's "C" ownership (64, n), which conversions, maps, stores and
+    reductions accept. ``plan``: needed only for an accumulator with partials that came out of a
+    loop (the value a loop carries is a new one). Raises TypeMismatchError for a pending or
+    foreign value."""
+    if isinstance(acc, PendingAccumulator):
+        raise TypeMismatchError("finish_mma: the accumulator is pending; wait_mma it first")
+    plan = _plan(plan) if plan is not None else _PLANS.get(getattr(acc, "value", None))
+    if plan is None and isinstance(acc, Fragment) and acc.ownership.shape[0] == 64:
+        plan = next((WGMMA64(t, acc.ownership.shape[1]) for t in (dtypes.BFloat16,)
+                     if acc.ownership == WGMMA64(t, acc.ownership.shape[1]).operand_layout("C")),
+                    None) if acc.ownership.shape[1] in range(8, 257, 8) else None
+    if not isinstance(acc, Fragment) or plan is None or acc.ownership != accumulator_ownership(plan):
+        raise TypeMismatchError(f"finish_mma: {acc!r} is not a WGMMA accumulator (wait_mma's result)")
+    if plan.partials == 1:
+        return acc
+    own = plan.operand_layout("C")
+    op = emit(WgmmaSumPartialsOp(acc.value, fragment_type(dtypes.Float32, own)))
+    return Fragment(op.result, dtypes.Float32, own)

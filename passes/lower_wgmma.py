@@ -1,0 +1,97 @@
+"""The wgmma handlers of tylo-lower-fragments (`HANDLERS`, which it registers on its table).
+
+``tylo.wgmma_mma_async`` becomes ``tylo.wgmma_fence``, the plan's k/16 ``tylo.wgmma_instr``
+(instruction i updates partial i % partials, the slots p * n/2 .. (p + 1) * n/2 - 1, with both
+descriptors advanced by i * k_step bytes, i.e. i * k_step / 16 added to the 64-bit word: the
+start address is its low field, PTX ISA 9.7.15.5.1.2.2) and ``tylo.wgmma_commit``. The first
+instruction of each partial takes scale-d 0 when the accumulator is a known zero, the op's
+``accumulate`` when it has one, else 1. ``tylo.wgmma_wait`` on fragments waits on their slots;
+``tylo.wgmma_sum_partials`` adds the partial slots in order.
+"""
+
+from __future__ import annotations
+
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from ..compiler import dtypes
+from ..dialects.scalars import Scalar, as_scalar
+from ..dialects.tylo.wgmma_ops import (
+    WgmmaCommitOp,
+    WgmmaDescriptorOp,
+    WgmmaFenceOp,
+    WgmmaInstrOp,
+    WgmmaMmaAsyncOp,
+    WgmmaSumPartialsOp,
+    WgmmaWaitOp,
+)
+
+HANDLERS: dict = {}
+"""op class -> handler(lowering, op); tylo-lower-fragments registers them on its table."""
+
+
+def _on(cls):
+    def register(fn):
+        HANDLERS[cls] = fn
+        return fn
+    return register
+
+
+def _descriptor(value, what: str) -> WgmmaDescriptorOp:
+    owner = value.owner
+    if not isinstance(owner, WgmmaDescriptorOp) or owner.fields is None:
+        raise PassFailedException(
+            f"tylo-lower-fragments: wgmma operand {what} must come from a tylo.wgmma_descriptor "
+            "recognised by tylo-recognize-swizzles")
+    return owner
+
+
+@_on(WgmmaMmaAsyncOp)
+def _mma_async(self, op: WgmmaMmaAsyncOp) -> None:
+    n, k, parts = op.n.value.data, op.k.value.data, op.partials.value.data
+    da, db = _descriptor(op.a, "A"), _descriptor(op.b, "B")
+    acc = list(self.slots[op.acc])
+    width = n // 2
+    Rewriter.insert_op(WgmmaFenceOp(), InsertPoint.before(op))
+    for i in range(k // 16):
+        p = i % parts
+        with self.before(op).active():
+            a = as_scalar(Scalar(op.a, dtypes.Int64) + (i * da.field("k_step")) // 16, dtypes.Int64)
+            b = as_scalar(Scalar(op.b, dtypes.Int64) + (i * db.field("k_step")) // 16, dtypes.Int64)
+        if i >= parts:
+            scale_d = 1
+        elif op.zero is not None:
+            scale_d = 0
+        else:
+            scale_d = op.accumulate if op.accumulate is not None else 1
+        instr = WgmmaInstrOp(n, op.types.data, acc[p * width:(p + 1) * width], a.value, b.value,
+                             scale_d, int(da.field("major") == "MN"), int(db.field("major") == "MN"))
+        Rewriter.insert_op(instr, InsertPoint.before(op))
+        acc[p * width:(p + 1) * width] = list(instr.d)
+    Rewriter.insert_op(WgmmaCommitOp(), InsertPoint.before(op))
+    self.slots[op.result] = acc
+    self.dead.append(op)
+
+
+@_on(WgmmaWaitOp)
+def _wait(self, op: WgmmaWaitOp) -> None:
+    flat = self.expand(op.values)
+    new = WgmmaWaitOp(op.pending.value.data, flat)
+    Rewriter.insert_op(new, InsertPoint.before(op))
+    self.bind(op.ready, list(new.ready))
+    self.dead.append(op)
+
+
+@_on(WgmmaSumPartialsOp)
+def _sum_partials(self, op: WgmmaSumPartialsOp) -> None:
+    acc = self.slots[op.acc]
+    width = op.result.type.slots
+    out = []
+    with self.before(op).active():
+        for v in range(width):
+            s = Scalar(acc[v], dtypes.Float32)
+            for p in range(1, len(acc) // width):
+                s = s + Scalar(acc[p * width + v], dtypes.Float32)
+            out.append(s.value)
+    self.slots[op.result] = out
+    self.dead.append(op)

@@ -1,0 +1,77 @@
+"""tylo-recognize-swizzles: recognise the shared tiles that async-proxy operands read, and put
+their descriptor fields into the IR.
+
+Every op with the `SwizzleOperand` trait (``tylo.wgmma_descriptor``; TMA ops may adopt it) names
+a shared tile; its root layout (the ``tylo.make_tile`` the tile comes from) is matched
+structurally by `swizzled_structure` (128, 64, 32-byte swizzles, and no swizzle: the interleave
+of 8-row x 16-byte core matrices). The op's ``fields`` property receives: ``swizzle`` (bytes,
+0 = none), ``major`` ("K"/"MN"), ``lbo`` and ``sbo`` (bytes, as the descriptor holds them:
+`matrix_descriptor.canonical_offsets`), ``base_offset`` (0: allocations are aligned to the
+pattern period), ``static`` (the 64-bit descriptor with start address 0, from the one bit table
+`tylo.compiler.encodings.wgmma_descriptor.DESCRIPTOR_FIELDS`) and ``k_step`` (bytes the start
+address advances per K = 16 instruction, `tylo.compiler.plans.wgmma.k_step_bytes`). Any other
+layout is refused, naming the layout, the operand and the user's line (the op's ``site``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from ..compiler.encodings.matrix_descriptor import canonical_offsets
+from ..compiler.encodings.wgmma_descriptor import wgmma_descriptor
+from ..compiler.errors import TyloError
+from ..compiler.plans.swizzled_structure import swizzled_structure
+from ..compiler.plans.wgmma import k_step_bytes
+from ..dialects.tylo import dtype_of
+from ..dialects.tylo.wgmma_ops import SwizzleOperand
+from .lower_tiles import tile_root
+
+
+def _int(v: int) -> IntegerAttr:
+    return IntegerAttr(v - (1 << 64) if v >= 1 << 63 else v, i64)
+
+
+def descriptor_fields(structure) -> dict:
+    """The ``fields`` of a recognised `SwizzledStructure` (module docstring)."""
+    lbo, sbo = canonical_offsets(structure, "wgmma descriptor")
+    return {"swizzle": StringAttr(str(structure.swizzle_bytes if structure.swizzled else 0)),
+            "major": StringAttr(structure.major), "lbo": _int(lbo), "sbo": _int(sbo),
+            "base_offset": _int(0), "static": _int(wgmma_descriptor(structure, 0)),
+            "k_step": _int(k_step_bytes(structure))}
+
+
+def recognize(op: SwizzleOperand) -> None:
+    tile, kaxis, what = op.swizzle_operand()
+    make, _ = tile_root(tile)
+    layout = make.result.type.layout.data
+    dtype = dtype_of(tile.type.element_type)
+    site = getattr(op, "site", None)
+    where = f" at {site.data}" if site is not None else ""
+    try:
+        structure = swizzled_structure(layout, dtype, kaxis) if layout.is_static() else None
+        fields = None if structure is None else descriptor_fields(structure)
+    except TyloError as e:
+        raise PassFailedException(f"tylo-recognize-swizzles: {what}{where}: {e}") from e
+    if fields is None:
+        raise PassFailedException(
+            f"tylo-recognize-swizzles: {what}{where}: layout {layout} of {dtype} is not a "
+            "canonical swizzled encoding (128/64/32-byte swizzled rows or 8-row x 16-byte core "
+            "matrices; see swizzled_structure), so no descriptor describes it")
+    op.fields = DictionaryAttr(fields)
+
+
+@dataclass(frozen=True)
+class RecognizeSwizzles(ModulePass):
+    """Attach descriptor fields to every `SwizzleOperand` op (module docstring)."""
+
+    name = "tylo-recognize-swizzles"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for inner in op.walk():
+            if isinstance(inner, SwizzleOperand):
+                recognize(inner)

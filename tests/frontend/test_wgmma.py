@@ -1,0 +1,141 @@
+"""WGMMA in kernels (frontend/wgmma.py): the PTX of mma_async for the plan shapes and swizzle
+modes (assembled by ptxas for sm_90a), descriptor stepping, the in-place accumulator, and the
+refusals at the user's line. GPU runs: tests/gpu (the lead's)."""
+
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tylo
+from tylo import BFloat16
+from tylo.compiler.errors import TyloError
+from tylo.compiler.plans.tma_tile import TMATile, shared_layout
+
+
+def _kernel(n, k, swizzle=128, partials=1, b_layout=None):
+    plan = tylo.WGMMA64(BFloat16, n, k, partials)
+    la = shared_layout(TMATile(BFloat16, (64, k), 1, swizzle))
+    lb = b_layout or shared_layout(TMATile(BFloat16, (k, n), 0, swizzle))
+
+    @tylo.kernel
+    def gemm(out: tylo.Tensor):
+        t = tylo.thread_idx()
+        sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 64 * k, align=1024), la)
+        sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, n * k, align=1024), lb)
+        acc = tylo.zero_accumulator(plan)
+        a = tylo.wgmma_operand(plan, "A", sa)
+        b = tylo.wgmma_operand(plan, "B", sb)
+        acc = tylo.wait_mma(tylo.mma_async(plan, a, b, acc))
+        tylo.store(tylo.window(out, (0, 0), (64, n)), tylo.finish_mma(acc), t)
+
+    return gemm
+
+
+def _compile(n, k, swizzle=128, partials=1):
+    return _kernel(n, k, swizzle, partials).compile(np.zeros((64, n), np.float32), block=128,
+                                                      arch="sm_90a")
+
+
+def _mma_lines(ptx):
+    return [line.strip() for line in ptx.splitlines() if "wgmma.mma_async" in line]
+
+
+@pytest.mark.parametrize("n", [8, 24, 64, 128, 256])
+@pytest.mark.parametrize("k,swizzle", [(16, 32), (32, 64), (64, 128)])
+def test_mma_async_ptx(n, k, swizzle):
+    ptx = _compile(n, k, swizzle).ptx
+    lines = _mma_lines(ptx)
+    assert len(lines) == k // 16
+    regs = re.search(r"\{([^}]*)\}", lines[0]).group(1).split(", ")
+    assert len(regs) == n // 2 and len(set(regs)) == n // 2
+    # one accumulator register list for every instruction: updated in place, no copies between
+    assert all(re.search(r"\{([^}]*)\}", x).group(1) == ", ".join(regs) for x in lines)
+    assert lines[0].endswith(", 0, 1, 1, 0, 0;")  # scale-d 0: the zero accumulator is not read
+    assert all(x.endswith(", 1, 1, 1, 0, 0;") for x in lines[1:])
+    assert ptx.count("wgmma.fence.sync.aligned;") == 1
+    assert ptx.count("wgmma.commit_group.sync.aligned;") == 1
+    assert ptx.count("wgmma.wait_group.sync.aligned 0;") == 1
+
+
+def test_every_n_assembles():
+    """Every n = 8..256 step 8 with k = 16, and n = 256 with k = 32: ptxas (sm_90a) assembles
+    the kernel (compile runs ptxas) and the SASS has one HGMMA per instruction, no spills."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    for n in range(8, 257, 8):
+        assert len(_mma_lines(_compile(n, 16, 32).ptx)) == 1
+    c = _compile(256, 64, 128)
+    counts = c.sass_counts()
+    assert counts.opcodes["HGMMA"] == 4
+    assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
+
+
+def test_partials_sum():
+    ptx = _compile(8, 64, 128, partials=4).ptx
+    lines = _mma_lines(ptx)
+    groups = [re.search(r"\{([^}]*)\}", x).group(1) for x in lines]
+    assert len(set(groups)) == 4  # four independent accumulators
+    assert all(x.endswith(", 0, 1, 1, 0, 0;") for x in lines)  # each partial starts at zero
+    assert ptx.count("add.rn.f32") + ptx.count("add.f32") >= 3 * 4
+
+
+def test_descriptor_steps_along_k():
+    """K-major 128B-swizzled: the start address advances 32 bytes (2 in the encoded field) per
+    K = 16 instruction, for A and B alike."""
+    ptx = _compile(64, 64, 128).ptx
+    steps = [int(x) for x in re.findall(r"mov\.b64 %rd\d+, (\d+);", ptx) if int(x) < 1 << 14]
+    assert steps == [2, 4, 6]  # shared by A and B (one constant each, after CSE)
+    assert len(re.findall(r"add\.s64 %rd\d+, %rd\d+, %rd\d+;", ptx)) >= 6
+
+
+def _refusal(kernel_fn):
+    with pytest.raises(TyloError) as e:
+        kernel_fn.compile(np.zeros((64, 64), np.float32), block=128, arch="sm_90a")
+    return str(e.value)
+
+
+def test_pending_read_is_refused():
+    plan = tylo.WGMMA64(BFloat16, 64, 64)
+    la = shared_layout(TMATile(BFloat16, (64, 64), 1, 128))
+    lb = shared_layout(TMATile(BFloat16, (64, 64), 0, 128))
+
+    @tylo.kernel
+    def bad(out: tylo.Tensor):
+        sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 4096, align=1024), la)
+        sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, 4096, align=1024), lb)
+        p = tylo.mma_async(plan, tylo.wgmma_operand(plan, "A", sa),
+                           tylo.wgmma_operand(plan, "B", sb), tylo.zero_accumulator(plan))
+        q = p * 2.0  # noqa: F841
+
+    msg = _refusal(bad)
+    assert "test_wgmma.py" in msg and "p * 2.0" in msg and "wait_mma" in msg
+
+
+def test_wrong_role_and_origin_and_layout_are_refused():
+    plan = tylo.WGMMA64(BFloat16, 64, 64)
+    la = shared_layout(TMATile(BFloat16, (64, 64), 1, 128))
+
+    @tylo.kernel
+    def role(out: tylo.Tensor):
+        sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 4096, align=1024), la)
+        tylo.wgmma_operand(plan, "C", sa)
+
+    assert "role 'C' must be 'A' or 'B'" in _refusal(role)
+
+    @tylo.kernel
+    def origin(out: tylo.Tensor):
+        sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 8192, align=1024),
+                             shared_layout(TMATile(BFloat16, (128, 64), 1, 128)))
+        tylo.wgmma_operand(plan, "A", sa, (4, 0))
+
+    assert "must be a non-negative multiple of 8" in _refusal(origin)
+
+    @tylo.kernel
+    def layout(out: tylo.Tensor):
+        sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 4096, align=1024),
+                             tylo.Layout((64, 64), (64, 1)))
+        tylo.wgmma_operand(plan, "A", sa)
+
+    msg = _refusal(layout)
+    assert "not a canonical swizzled encoding" in msg and "wgmma_operand" in msg

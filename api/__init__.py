@@ -126,6 +126,9 @@ _BUILTINS = ("abs", "accumulator", "barrier", "block_dim", "block_idx", "exp", "
              "grid_dim", "lane_id", "linear_thread_idx", "load_a", "load_b", "load_fragment", "log", "log2",
              "maximum", "minimum", "mma", "rsqrt", "sqrt", "static_range", "store", "thread_idx",
              "warp_id")
+_MBARRIER = ("MBarrier", "MBarriers", "mbarriers", "mbarrier_init", "mbarrier_arrive",
+             "mbarrier_arrive_expect_tx", "mbarrier_expect_tx", "mbarrier_try_wait",
+             "mbarrier_wait", "fence_proxy_async", "fence_mbarrier_init")
 _LAZY = {
     **dict.fromkeys(_BUILTINS, "frontend.builtins"),
     "select": "dialects.scalars",
@@ -140,6 +143,9 @@ _LAZY = {
     "GlobalTile": "frontend.tiles",
     "SharedTile": "frontend.tiles",
     "shared_alloc": "frontend.tiles",
+    **dict.fromkeys(_MBARRIER, "frontend.mbarrier"),
+    "Pipeline": "frontend.pipeline",
+    "PipelineState": "frontend.pipeline",
 }
 
 __version__ = VERSION
@@ -179,6 +185,9 @@ def window(x, origin, shape, inbounds: bool = False):
 
 
 __all__ = [
+    *_MBARRIER,
+    "Pipeline",
+    "PipelineState",
     "abs",
     "accumulator",
     "ArgumentError",

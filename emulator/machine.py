@@ -23,6 +23,8 @@ from .memory import (
     gather,
     scatter,
 )
+from .bulk_copies import BulkCopies
+from .mbarriers import MBarriers
 from .races import RaceTracker
 from .report import line as _line, ranges as _ranges
 
@@ -58,12 +60,18 @@ class Machine:
         self.threads = np.zeros(0, np.int64)
         self.shared: Window | None = None
         self.local: Window | None = None
+        self.mbarriers = MBarriers(self)
+        self.bulk = BulkCopies(self)
+        self.clocks = None  # the mbarriers' happens-before clocks, when the kernel has any
+        self.uses_mbarriers = False
 
     # -- declarations ---------------------------------------------------------------------------
     def declare(self, module, entry) -> None:
         """Lay out the entry's .shared and .local arrays and the module's .global strings."""
         shared = local = 0  # (as the hardware lays them out: the first array at offset 0)
         for op in entry.body.walk():
+            if isinstance(op, ptx.mbarrier.MbarrierInitOp):
+                self.uses_mbarriers = True
             if isinstance(op, ptx.ops.SharedDeclOp | ptx.ops.LocalDeclOp):
                 align, size = op.align.value.data, op.bytes.value.data
                 if isinstance(op, ptx.ops.SharedDeclOp):
@@ -90,11 +98,19 @@ class Machine:
         self.shared = Window("shared", np.zeros(self.shared_size, np.uint8),
                              RaceTracker(self.shared_size))
         self.local = Window("local", np.zeros((n, self.local_size), np.uint8))
+        self.mbarriers.begin_cta(n, self.cta_index * n, self.shared_size)
+        self.bulk.begin_cta(self.shared_size)
+        self.clocks = self.mbarriers.clocks if self.uses_mbarriers else None
         self.barrier()
 
     def barrier(self) -> None:
         """A CTA-wide barrier completed: accesses before it are ordered before those after."""
         self.epoch += 1
+        self.mbarriers.barrier(slice(None))
+
+    def proxy_fence(self, threads) -> None:
+        """``fence.proxy.async`` by `threads` (local indices): see `bulk_copies`."""
+        self.bulk.fence(threads)
 
     # -- special registers ----------------------------------------------------------------------
     def special(self, name: str):
@@ -199,11 +215,17 @@ class Machine:
 
     def _tracked(self, op, buf, races, offsets, size, data, name, lanes=None):
         ids = self._global_id(lanes)
+        if name == "shared":
+            local = ids - self.cta_index * self.threads_per_cta
+            self.mbarriers.check_access(op, offsets, size, local, data is not None)
+            if data is not None:
+                self.bulk.generic_write(offsets, size, local)
         if data is None:
-            race = races.read(self.epoch, ids, offsets, size) if races else None
+            race = races.read(self.epoch, ids, offsets, size, self.clocks) if races else None
             result = gather(buf, offsets, size)
         else:
-            race = races.write(self.epoch, ids, offsets, size, data) if races else None
+            race = races.write(self.epoch, ids, offsets, size, data, self.clocks) \
+                if races else None
             if race is None:
                 scatter(buf, offsets, data)
             result = None

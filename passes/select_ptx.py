@@ -27,12 +27,14 @@ from .select.conversions import Conversions
 from .select.kernel import KernelSelection
 from .select.math import MathSelection
 from .select.matrix import Matrix
+from .select.mbarrier import MBarrierSelection
 from .select.memory import Memory
 from .select.printf import ModuleDirectives
 from .target_option import TargetOption
 
 
-class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Control, MathSelection):
+class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Control, MathSelection,
+              MBarrierSelection):
     """The selector of one kernel: the core and every op family."""
 
 

@@ -53,6 +53,7 @@ from .ops import (
     XorOp,
 )
 from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
+from .mbarrier import MBARRIER_OPS
 from .registers import RegisterAllocator, RegisterType
 
 PTX = Dialect(
@@ -66,6 +67,7 @@ PTX = Dialect(
         BarSyncOp, MmaSyncOp, LabelOp, BraOp, CondBraOp, TrapOp, RetOp, GetRegisterOp,
         LocalDeclOp, CvtaGenericOp, ExternFuncOp, GlobalStringOp, CallUniOp,
         Ex2Op, Lg2Op, SqrtOp, RsqrtOp, AbsOp,
+        *MBARRIER_OPS,
     ],
     [RegisterType, *ATTRIBUTES],
 )

@@ -3,6 +3,7 @@
 from xdsl.ir import Dialect
 
 from .attributes import LayoutAttr, OwnershipAttr, TiledMMAAttr, dtype_of, element_type
+from .mbarrier_ops import MBARRIER_OPS
 from .matrix_ops import LdMatrixOp, MatrixLoadOp, MatrixStoreOp, StMatrixOp
 from .ops import (
     BarrierOp,
@@ -61,6 +62,7 @@ Tylo = Dialect(
         LdMatrixOp,
         StMatrixOp,
         PrintOp,
+        *MBARRIER_OPS,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType],
 )

@@ -36,7 +36,7 @@ def warp_collective(*op_classes: type) -> None:
     WARP_COLLECTIVES.update(op_classes)
 
 
-FAMILIES = ("arithmetic", "math", "memory", "special", "control", "matrix", "calls")
+FAMILIES = ("arithmetic", "math", "memory", "special", "control", "matrix", "calls", "mbarrier")
 """The family modules with implementations, named after the dialect's modules
 (`tylo.dialects.ptx.<family>`; `arithmetic` takes its conversions from `conversion.py`, and
 `special` is `ptx.special` of the arithmetic file; `rounding.py` holds the exact roundings)."""

@@ -126,6 +126,9 @@ _BUILTINS = ("abs", "accumulator", "barrier", "block_dim", "block_idx", "exp", "
              "grid_dim", "lane_id", "linear_thread_idx", "load_a", "load_b", "load_fragment", "log", "log2",
              "maximum", "minimum", "mma", "rsqrt", "sqrt", "static_range", "store", "thread_idx",
              "warp_id")
+_MBARRIER = ("MBarrier", "MBarriers", "mbarriers", "mbarrier_init", "mbarrier_arrive",
+             "mbarrier_arrive_expect_tx", "mbarrier_expect_tx", "mbarrier_try_wait",
+             "mbarrier_wait", "fence_proxy_async", "fence_mbarrier_init")
 _LAZY = {
     **dict.fromkeys(_BUILTINS, "frontend.builtins"),
     "select": "dialects.scalars",
@@ -154,6 +157,9 @@ _LAZY = {
     "TensorMap": "frontend.tma_params",
     **dict.fromkeys(("zero_accumulator", "wgmma_operand", "mma_async", "wait_mma", "finish_mma"),
                     "frontend.wgmma"),
+    **dict.fromkeys(_MBARRIER, "frontend.mbarrier"),
+    "Pipeline": "frontend.pipeline",
+    "PipelineState": "frontend.pipeline",
 }
 
 __version__ = VERSION
@@ -193,6 +199,9 @@ def window(x, origin, shape, inbounds: bool = False):
 
 
 __all__ = [
+    *_MBARRIER,
+    "Pipeline",
+    "PipelineState",
     "abs",
     "accumulator",
     "ArgumentError",

@@ -27,6 +27,8 @@ from .memory import (
     scatter,
 )
 from .async_reads import PendingReads
+from .bulk_copies import BulkCopies
+from .mbarriers import MBarriers
 from .races import RaceTracker
 from .report import line as _line, ranges as _ranges
 
@@ -68,6 +70,10 @@ class Machine:
         self.pending_registers: dict[str, object] = {}  # register -> int8 lock per thread
         self.async_reads = PendingReads()
         self.async_groups: dict = {}  # per-CTA state of asynchronous families (wgmma groups)
+        self.mbarriers = MBarriers(self)
+        self.bulk = BulkCopies(self)
+        self.clocks = None  # the mbarriers' happens-before clocks, when the kernel has any
+        self.uses_mbarriers = False
 
     # -- declarations ---------------------------------------------------------------------------
     def declare(self, module, entry) -> None:
@@ -78,6 +84,8 @@ class Machine:
         self.param_offsets = param_layout([p.data for p in entry.params.data])[0]
         shared = local = 0  # (as the hardware lays them out: the first array at offset 0)
         for op in entry.body.walk():
+            if isinstance(op, ptx.mbarrier.MbarrierInitOp):
+                self.uses_mbarriers = True
             if isinstance(op, ptx.ops.SharedDeclOp | ptx.ops.LocalDeclOp):
                 align, size = op.align.value.data, op.bytes.value.data
                 if isinstance(op, ptx.ops.SharedDeclOp):
@@ -110,11 +118,19 @@ class Machine:
         self.local = Window("local", np.zeros((n, self.local_size), np.uint8))
         self.pending_registers, self.async_groups = {}, {}
         self.async_reads = PendingReads()
+        self.mbarriers.begin_cta(n, self.cta_index * n, self.shared_size)
+        self.bulk.begin_cta(self.shared_size)
+        self.clocks = self.mbarriers.clocks if self.uses_mbarriers else None
         self.barrier()
 
     def barrier(self) -> None:
         """A CTA-wide barrier completed: accesses before it are ordered before those after."""
         self.epoch += 1
+        self.mbarriers.barrier(slice(None))
+
+    def proxy_fence(self, threads) -> None:
+        """``fence.proxy.async`` by `threads` (local indices): see `bulk_copies`."""
+        self.bulk.fence(threads)
 
     # -- special registers ----------------------------------------------------------------------
     def special(self, name: str):
@@ -223,14 +239,20 @@ class Machine:
 
     def _tracked(self, op, buf, races, offsets, size, data, name, lanes=None):
         ids = self._global_id(lanes)
+        if name == "shared":
+            local = ids - self.cta_index * self.threads_per_cta
+            self.mbarriers.check_access(op, offsets, size, local, data is not None)
+            if data is not None:
+                self.bulk.generic_write(offsets, size, local)
         if data is None:
-            race = races.read(self.epoch, ids, offsets, size) if races else None
+            race = races.read(self.epoch, ids, offsets, size, self.clocks) if races else None
             result = gather(buf, offsets, size)
         else:
             if name == "shared" and self.async_reads:
                 self.async_reads.refuse(self, op, offsets, size, self.threads
                                         if lanes is None else self.threads[lanes], "a store")
-            race = races.write(self.epoch, ids, offsets, size, data) if races else None
+            race = races.write(self.epoch, ids, offsets, size, data, self.clocks) \
+                if races else None
             if race is None:
                 scatter(buf, offsets, data)
             result = None

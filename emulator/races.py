@@ -45,22 +45,30 @@ class RaceTracker:
         self.w_epoch = np.full(nbytes, _NONE, np.int64)
         self.r_tid = np.full(nbytes, _NONE, np.int64)
         self.r_epoch = np.full(nbytes, _NONE, np.int64)
+        self.w_time = np.zeros(nbytes, np.int64)  # the writer's / reader's clock (`ordering`)
+        self.r_time = np.zeros(nbytes, np.int64)
 
     @staticmethod
     def _bytes(tids, offsets, size: int):
         b = (offsets.astype(np.int64)[:, None] + np.arange(size)).ravel()
         return b, np.repeat(tids, size)
 
-    def read(self, epoch: int, tids, offsets, size: int) -> Race | None:
+    def read(self, epoch: int, tids, offsets, size: int, clocks=None) -> Race | None:
         """Record a read of `size` bytes at each lane's offset by thread `tids[lane]`; the first
-        race it makes, or None."""
+        race it makes, or None. `clocks` (`ordering.Clocks`, when the kernel uses mbarriers)
+        exempts accesses that an mbarrier ordered."""
         b, t = self._bytes(tids, offsets, size)
         hit = (self.w_epoch[b] == epoch) & (self.w_tid[b] != t)
+        if clocks is not None and hit.any():
+            hit[hit] = ~clocks.ordered(t[hit], self.w_tid[b[hit]], self.w_time[b[hit]])
         if hit.any():
             i = int(np.nonzero(hit)[0][0])
             return Race("read after write", i // size, int(b[i]), int(self.w_tid[b[i]]))
         prev = self.r_tid[b]
         fresh = self.r_epoch[b] != epoch
+        if clocks is not None:  # a single earlier reader that an mbarrier ordered is replaced
+            fresh |= clocks.ordered(t, prev, self.r_time[b])
+            self.r_time[b] = clocks.time(t)
         self.r_tid[b] = np.where(fresh | (prev == t), t, _MANY)
         self.r_epoch[b] = epoch
         if b.size > size:  # several lanes reading one byte: several readers
@@ -71,14 +79,19 @@ class RaceTracker:
                 self.r_tid[bs[1:][dup]] = _MANY
         return None
 
-    def write(self, epoch: int, tids, offsets, size: int, values) -> Race | None:
-        """Record a write of (lanes, size) uint8 `values`; the first race it makes, or None."""
+    def write(self, epoch: int, tids, offsets, size: int, values, clocks=None) -> Race | None:
+        """Record a write of (lanes, size) uint8 `values`; the first race it makes, or None
+        (`clocks` as for `read`)."""
         b, t = self._bytes(tids, offsets, size)
         waw = (self.w_epoch[b] == epoch) & (self.w_tid[b] != t)
+        if clocks is not None and waw.any():
+            waw[waw] = ~clocks.ordered(t[waw], self.w_tid[b[waw]], self.w_time[b[waw]])
         if waw.any():
             i = int(np.nonzero(waw)[0][0])
             return Race("write after write", i // size, int(b[i]), int(self.w_tid[b[i]]))
         war = (self.r_epoch[b] == epoch) & (self.r_tid[b] != t) & (self.r_tid[b] != _NONE)
+        if clocks is not None and war.any():
+            war[war] = ~clocks.ordered(t[war], self.r_tid[b[war]], self.r_time[b[war]])
         if war.any():
             i = int(np.nonzero(war)[0][0])
             return Race("write after read", i // size, int(b[i]), int(self.r_tid[b[i]]))
@@ -92,4 +105,6 @@ class RaceTracker:
                             int(order[j + 1]) // size, int(bs[j]), int(ts[j]))
         self.w_tid[b] = t
         self.w_epoch[b] = epoch
+        if clocks is not None:
+            self.w_time[b] = clocks.time(t)
         return None

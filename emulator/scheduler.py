@@ -51,7 +51,7 @@ from .scheduler_values import Branch
 from .report import line as _line, ranges as _ranges
 from .values import register_dtype
 
-READY, WAITING, EXITED = 0, 1, 2
+READY, WAITING, EXITED, PARKED = 0, 1, 2, 3
 
 
 @dataclass
@@ -127,6 +127,7 @@ class CTA:
     state: "np.ndarray"
     regs: dict = field(default_factory=dict)
     barriers: dict = field(default_factory=dict)  # id -> Phase, for barriers with arrivals
+    parked: dict = field(default_factory=dict)  # thread -> (mbarrier address, its version)
 
 
 @dataclass
@@ -181,6 +182,8 @@ class Scheduler:
                 if (cta.state == EXITED).all():
                     self._unfinished()
                     return
+                if cta.parked and self._unpark():
+                    continue
                 self._stuck()
             pc = int(cta.pc[ready].min())
             group = everyone[ready & (cta.pc == pc)]
@@ -192,6 +195,12 @@ class Scheduler:
         regs = cta.regs
         interp.threads = group
         self.machine.threads = group
+        self._run_group(group, pc, whole, cta, interp, code, regs)
+        if self.machine.mbarriers.failed:
+            self._park()
+
+    def _run_group(self, group, pc, whole, cta, interp, code, regs) -> None:
+        failed = self.machine.mbarriers.failed
         while True:
             ins = code[pc]
             kind = ins.kind
@@ -212,6 +221,8 @@ class Scheduler:
             else:
                 args = tuple(regs[r][group] for r in ins.reads)
             result = ins.impl(ins.functions, interp, ins.op, args)
+            if failed and len(failed[-1]) == 3:  # a try_wait failed: remember where
+                failed[:] = [f if len(f) == 4 else (*f, pc) for f in failed]
             for (name, dtype), value in zip(ins.writes, result.values):
                 if whole:
                     regs[name] = np.asarray(value, dtype)
@@ -235,6 +246,27 @@ class Scheduler:
             cta.state[group] = EXITED
         else:  # pragma: no cover - a semantics module broke the contract
             raise TypeError(f"terminator value {value!r}")
+
+    # -- mbarrier waits ---------------------------------------------------------------------------
+    def _park(self) -> None:
+        """Park the threads whose try_wait failed and that branched back to it (a spinning wait)
+        while the barrier stayed as it was: they are not picked again until it changes, so a
+        wait loop at a low program counter cannot starve the thread that would release it."""
+        cta, mb = self.cta, self.machine.mbarriers
+        for thread, address, version, pc in mb.take_failed():
+            if cta.state[thread] == READY and cta.pc[thread] <= pc \
+                    and mb.version(address) == version:
+                cta.state[thread] = PARKED
+                cta.parked[thread] = (address, version)
+
+    def _unpark(self) -> bool:
+        """Make ready the parked threads whose barrier changed; whether there were any."""
+        cta, mb = self.cta, self.machine.mbarriers
+        woken = [t for t, (a, v) in cta.parked.items() if mb.version(a) != v]
+        for t in woken:
+            del cta.parked[t]
+            cta.state[t] = READY
+        return bool(woken)
 
     # -- barriers and warps ---------------------------------------------------------------------
     def _arrive(self, ins: Instruction, group, pc: int) -> bool:
@@ -287,15 +319,23 @@ class Scheduler:
         cta, code = self.cta, self.program.instructions
         waiting = np.nonzero(cta.state == WAITING)[0]
         exited = np.nonzero(cta.state == EXITED)[0]
+        parked = np.nonzero(cta.state == PARKED)[0]
         pcs = np.unique(cta.pc[waiting])
-        first = code[int(pcs[0])].op
         where = "; ".join(f"threads {_ranges(waiting[cta.pc[waiting] == p])} wait at "
                           f"'{_line(code[int(p)].op)}' (instruction {int(p)})" for p in pcs)
+        bars = sorted({cta.parked[int(t)][0] for t in parked})
+        spin = "; ".join(
+            f"threads {_ranges([t for t in parked if cta.parked[int(t)][0] == a])} wait on "
+            f"{self.machine.mbarriers.describe(a)}" for a in bars)
+        where = "; ".join(x for x in (where, spin) if x)
+        first = code[int(pcs[0] if pcs.size else cta.pc[parked[0]])].op
         also = f"; threads {_ranges(exited)} exited without reaching it" if exited.size else ""
         counts = "".join(f"; barrier {i} has {p.arrived()} of its {p.expected} threads"
                          for i, p in sorted(self.cta.barriers.items()))
-        self.machine.error(first, f"barrier never completes: {where}{also}{counts}",
-                           np.concatenate([waiting, exited]), kind="deadlock")
+        what = "barrier never completes" if not parked.size else (
+            "deadlock: every thread still running waits, and no mbarrier it waits on can change")
+        self.machine.error(first, f"{what}: {where}{also}{counts}",
+                           np.concatenate([waiting, parked, exited]), kind="deadlock")
 
     def _whole_warps(self, ins: Instruction, group) -> None:
         """Refuse `group` unless it is whole warps (whole warpgroups for a span of 128)."""
@@ -312,7 +352,7 @@ class Scheduler:
         need = (units[:, None] * span + np.arange(span)).ravel()
         missing = np.setdiff1d(need, group)
         states = {READY: "at another instruction", WAITING: "waiting at a barrier",
-                  EXITED: "exited"}
+                  EXITED: "exited", PARKED: "waiting on an mbarrier"}
         detail = ", ".join(
             f"threads {_ranges(missing[self.cta.state[missing] == s])} {txt}"
             for s, txt in states.items() if (self.cta.state[missing] == s).any())

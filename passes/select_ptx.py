@@ -28,6 +28,7 @@ from .select.kernel import KernelSelection
 from .select.math import MathSelection
 from .select.matrix import Matrix
 from .select.wgmma import Wgmma
+from .select.mbarrier import MBarrierSelection
 from .select.memory import Memory
 from .select.printf import ModuleDirectives
 from .select.sync import Sync
@@ -36,7 +37,7 @@ from .target_option import TargetOption
 
 
 class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Wgmma, Control,
-              MathSelection, Sync, TensorMaps):
+              MathSelection, Sync, TensorMaps, MBarrierSelection):
     """The selector of one kernel: the core and every op family."""
 
 

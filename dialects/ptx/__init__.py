@@ -54,6 +54,7 @@ from .ops import (
 )
 from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
 from .params import CvtaParamOp, ParamAddressOp
+from .mbarrier import MBARRIER_OPS
 from .registers import RegisterAllocator, RegisterType
 from .sync import BarOp, ElectSyncOp, ExternSharedDeclOp, SetmaxnregOp
 from .wgmma import (
@@ -78,6 +79,7 @@ PTX = Dialect(
         ExternSharedDeclOp, BarOp, ElectSyncOp, SetmaxnregOp,
         ParamAddressOp, CvtaParamOp,
         WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncRegAOp,
+        *MBARRIER_OPS,
     ],
     [RegisterType, *ATTRIBUTES],
 )

@@ -3,6 +3,7 @@
 from xdsl.ir import Dialect
 
 from .attributes import LayoutAttr, OwnershipAttr, TiledMMAAttr, dtype_of, element_type
+from .mbarrier_ops import MBARRIER_OPS
 from .matrix_ops import LdMatrixOp, MatrixLoadOp, MatrixStoreOp, StMatrixOp
 from .ops import (
     BarrierOp,
@@ -81,6 +82,7 @@ Tylo = Dialect(
         TensorMapAddressOp,
         WgmmaDescriptorOp, WgmmaEncodeOp, WgmmaMmaAsyncOp, WgmmaInstrOp, WgmmaFenceOp,
         WgmmaCommitOp, WgmmaWaitOp, WgmmaSumPartialsOp,
+        *MBARRIER_OPS,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
      TensorMapType],

@@ -53,4 +53,49 @@ def k(out):
     out[tylo.thread_idx()] = 1.0
 k.emulate[1, 32](tylo.Tensor(Float32, 1))  # <-
 """, "ArgumentError", "is a tylo.Tensor description, which holds no data", located=False),
+    Mistake("emulated-mbarrier-over-arrival", E, "more arrivals on an mbarrier phase than its count", """
+import numpy as np
+@tylo.kernel
+def k(out):
+    bar = tylo.mbarriers(1)[0]
+    if tylo.thread_idx() == 0:
+        bar.init(1)
+    tylo.barrier()
+    if tylo.thread_idx() < 2:
+        bar.expect_tx(8)
+        bar.arrive()  # <-
+k.emulate[1, 32](np.zeros(1, np.int32))
+""", "EmulationError", "over-arrival on the mbarrier at shared array '__tylo_smem_0' byte 0",
+            located=False),
+    Mistake("emulated-mbarrier-deadlock", E, "waiting on an mbarrier phase nobody completes", """
+import numpy as np
+@tylo.kernel
+def k(out):
+    bar = tylo.mbarriers(1)[0]
+    if tylo.thread_idx() == 0:
+        bar.init(1)
+    tylo.barrier()
+    bar.wait(0)  # <-
+k.emulate[1, 32](np.zeros(1, np.int32))
+""", "EmulationError", "deadlock: every thread still running waits, and no mbarrier it waits on "
+                       "can change: threads 0-31 wait on the mbarrier", located=False),
+    Mistake("emulated-read-before-mbarrier-wait", E, "reading a stage before waiting on its mbarrier", """
+import numpy as np
+@tylo.kernel
+def k(out):
+    t = tylo.thread_idx()
+    bar = tylo.mbarriers(1)[0]
+    s = tylo.SharedTile(tylo.shared_alloc(Int32, 4), tylo.Layout((4,), (1,)))
+    if t == 0:
+        bar.init(1)
+    tylo.barrier()
+    if t == 0:
+        s[0] = 5
+        bar.arrive()
+    if t == 32:
+        out[0] = s[0]  # <-
+        bar.wait(0)
+k.emulate[1, 64](np.zeros(1, np.int32))
+""", "EmulationError", "read after write: thread 32 and thread 0 access it with no barrier",
+            located=False),
 ]

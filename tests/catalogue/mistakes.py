@@ -602,6 +602,28 @@ def k(y):
     y[0] = 1.0
 k(None)  # <-
 """, "LaunchError", "launch k with k[grid, block](...)", located=False),
+    # -- mbarriers (frontend/mbarrier.py) -------------------------------------------------------
+    Mistake("mbarrier-count-out-of-range", K, "an mbarrier initialised with 0 arrivals", """
+@tylo.kernel
+def k(out):
+    bar = tylo.mbarriers(1)[0]
+    bar.init(0)  # <-
+k.compile(tylo.Tensor(Int32, 1))
+""", "GeometryError", "mbarrier count 0 must be 1 .. 1048575"),
+    Mistake("mbarrier-parity", K, "a wait on parity 2 (a phase parity is 0 or 1)", """
+@tylo.kernel
+def k(out):
+    bar = tylo.mbarriers(1)[0]
+    bar.wait(2)  # <-
+k.compile(tylo.Tensor(Int32, 1))
+""", "GeometryError", "mbarrier parity 2 must be 0 or 1"),
+    Mistake("mbarrier-index", K, "a static mbarrier index past the allocation", """
+@tylo.kernel
+def k(out):
+    bars = tylo.mbarriers(2)
+    bars[2].arrive()  # <-
+k.compile(tylo.Tensor(Int32, 1))
+""", "GeometryError", "mbarrier index 2 is outside the 2 barriers"),
 ]
 
 from emulation_mistakes import EMULATION  # noqa: E402 - after the entries it extends

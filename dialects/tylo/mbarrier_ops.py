@@ -1,0 +1,124 @@
+"""mbarrier and fence ops of the tylo dialect (sm_90; PTX ISA 9.7.13.15 mbarrier, 9.7.13.4 fence).
+
+An mbarrier is a shared pointer to one 8-byte element, ``!tylo.ptr<i64, shared>`` (the
+frontend's ``tylo.mbarriers(n)`` allocates them); counts, transaction bytes and parities are
+i32 values. `tylo.mbarrier_wait` is the try_wait loop, which selection writes as PTX blocks.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import StringAttr, i1, i32
+from xdsl.ir import SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.utils.exceptions import VerifyException
+
+from .attributes import dtype_of
+from .types import PointerType
+
+
+def check_barrier(op: IRDLOperation, value: SSAValue) -> None:
+    """Verify that `value` is an mbarrier: a shared pointer to 8-byte elements."""
+    t = value.type
+    if not (isinstance(t, PointerType) and t.space.data == "shared"
+            and dtype_of(t.element_type).bytes == 8):
+        raise VerifyException(f"{op.name}: the barrier must be a !tylo.ptr<i64, shared>, got {t}")
+
+
+class _BarrierOp(IRDLOperation):
+
+    def verify_(self) -> None:
+        check_barrier(self, self.barrier)
+
+
+@irdl_op_definition
+class MBarrierInitOp(_BarrierOp):
+    """Initialise the barrier: phase 0, `count` arrivals expected per phase (1 .. 2^20 - 1)."""
+
+    name = "tylo.mbarrier_init"
+    barrier = operand_def(PointerType)
+    count = operand_def(i32)
+    assembly_format = "$barrier `,` $count attr-dict `:` type($barrier)"
+
+    def __init__(self, barrier: SSAValue, count: SSAValue):
+        super().__init__(operands=[barrier, count])
+
+
+@irdl_op_definition
+class MBarrierArriveOp(_BarrierOp):
+    """One arrival on the barrier's current phase."""
+
+    name = "tylo.mbarrier_arrive"
+    barrier = operand_def(PointerType)
+    assembly_format = "$barrier attr-dict `:` type($barrier)"
+
+    def __init__(self, barrier: SSAValue):
+        super().__init__(operands=[barrier])
+
+
+@irdl_op_definition
+class MBarrierExpectTxOp(_BarrierOp):
+    """Raise the current phase's expected transaction count by `tx` bytes; with `arrive`, one
+    arrival follows (``arrive.expect_tx``)."""
+
+    name = "tylo.mbarrier_expect_tx"
+    barrier = operand_def(PointerType)
+    tx = operand_def(i32)
+    arrive = prop_def(StringAttr)  # "arrive" or "no_arrive"
+    assembly_format = "$arrive $barrier `,` $tx attr-dict `:` type($barrier)"
+
+    def __init__(self, barrier: SSAValue, tx: SSAValue, arrive: bool):
+        super().__init__(operands=[barrier, tx],
+                         properties={"arrive": StringAttr("arrive" if arrive else "no_arrive")})
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.arrive.data not in ("arrive", "no_arrive"):
+            raise VerifyException(f"{self.name}: '{self.arrive.data}' is not arrive or no_arrive")
+
+
+@irdl_op_definition
+class MBarrierTryWaitOp(_BarrierOp):
+    """Whether the phase of parity `parity` (0 or 1) has completed (acquire, CTA scope)."""
+
+    name = "tylo.mbarrier_try_wait"
+    barrier = operand_def(PointerType)
+    parity = operand_def(i32)
+    result = result_def(i1)
+    assembly_format = "$barrier `,` $parity attr-dict `:` type($barrier)"
+
+    def __init__(self, barrier: SSAValue, parity: SSAValue):
+        super().__init__(operands=[barrier, parity], result_types=[i1])
+
+
+@irdl_op_definition
+class MBarrierWaitOp(_BarrierOp):
+    """Wait until the phase of parity `parity` has completed: try_wait in a loop."""
+
+    name = "tylo.mbarrier_wait"
+    barrier = operand_def(PointerType)
+    parity = operand_def(i32)
+    assembly_format = "$barrier `,` $parity attr-dict `:` type($barrier)"
+
+    def __init__(self, barrier: SSAValue, parity: SSAValue):
+        super().__init__(operands=[barrier, parity])
+
+
+@irdl_op_definition
+class FenceOp(IRDLOperation):
+    """A fence: ``proxy_async`` (fence.proxy.async.shared::cta) or ``mbarrier_init``
+    (fence.mbarrier_init.release.cluster)."""
+
+    name = "tylo.fence"
+    kind = prop_def(StringAttr)
+    assembly_format = "$kind attr-dict"
+
+    def __init__(self, kind: str):
+        super().__init__(properties={"kind": StringAttr(kind)})
+
+    def verify_(self) -> None:
+        if self.kind.data not in ("proxy_async", "mbarrier_init"):
+            raise VerifyException(f"tylo.fence: unknown kind '{self.kind.data}'")
+
+
+MBARRIER_OPS = (MBarrierInitOp, MBarrierArriveOp, MBarrierExpectTxOp, MBarrierTryWaitOp,
+                MBarrierWaitOp, FenceOp)

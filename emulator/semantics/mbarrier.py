@@ -1,0 +1,51 @@
+"""Semantics of mbarriers and fences (`tylo.dialects.ptx.mbarrier`; PTX ISA 9.7.13.15, 9.7.13.4).
+
+The barrier state is the CTA's `tylo.emulator.mbarriers.MBarriers` (``machine.mbarriers``),
+keyed by the shared address each lane gives; lanes are applied in thread order. A failed
+``try_wait`` is recorded there, so that the scheduler can park a spinning thread.
+``fence.proxy.async`` ends the thread's generic shared writes that async-proxy reads must not
+see unfenced (`tylo.emulator.bulk_copies`); ``fence.mbarrier_init`` orders nothing the
+emulator could get wrong (a CTA runs in one address space, with no peer CTAs).
+"""
+
+from __future__ import annotations
+
+from xdsl.interpreter import InterpreterFunctions, impl, register_impls
+
+from ...compiler.lazy_modules import np
+from ...dialects.ptx import mbarrier as M
+
+
+@register_impls
+class MBarrierSemantics(InterpreterFunctions):
+    """mbarrier.init / arrive / arrive.expect_tx / expect_tx / try_wait.parity, fences."""
+
+    @impl(M.MbarrierInitOp)
+    def run_init(self, interpreter, op, args):
+        interpreter.machine.mbarriers.init(op, args[0], args[1], interpreter.threads)
+        return ()
+
+    @impl(M.MbarrierArriveOp)
+    def run_arrive(self, interpreter, op, args):
+        interpreter.machine.mbarriers.arrive(op, args[0], interpreter.threads)
+        return ()
+
+    @impl(M.MbarrierArriveExpectTxOp)
+    def run_arrive_expect_tx(self, interpreter, op, args):
+        interpreter.machine.mbarriers.arrive(op, args[0], interpreter.threads, tx=args[1])
+        return ()
+
+    @impl(M.MbarrierExpectTxOp)
+    def run_expect_tx(self, interpreter, op, args):
+        interpreter.machine.mbarriers.expect_tx(op, args[0], args[1], interpreter.threads)
+        return ()
+
+    @impl(M.MbarrierTryWaitOp)
+    def run_try_wait(self, interpreter, op, args):
+        return (interpreter.machine.mbarriers.try_wait(op, args[0], args[1], interpreter.threads),)
+
+    @impl(M.FenceOp)
+    def run_fence(self, interpreter, op, args):
+        if op.kind.data == "proxy_async":
+            interpreter.machine.proxy_fence(interpreter.threads)
+        return ()

@@ -1,0 +1,127 @@
+"""`Pipeline`: the stage ring of a producer/consumer kernel over mbarriers.
+
+``pipe = tylo.Pipeline(stages, consumers)`` allocates two barrier arrays: ``full[s]`` (count 1:
+the producer's ``arrive_expect_tx`` plus the transaction bytes of its copies complete it) and
+``empty[s]`` (count `consumers`: every consumer thread releases the stage). A `PipelineState`
+is (index, phase), two runtime Int32 values, carried through runtime loops like any tuple of
+runtime values; ``state.advance()`` moves to the next stage and flips the phase on the wrap.
+
+Producer, per tile: ``pipe.producer_acquire(state)`` (wait ``empty[index]`` with parity
+``phase ^ 1``: on the first pass over the ring that is the "preceding" phase, complete at
+once), ``pipe.producer_commit(state, tx_bytes)`` (``arrive_expect_tx`` on ``full[index]``),
+copies that complete on ``pipe.full_barrier(state)``. Consumer: ``pipe.consumer_wait(state)``
+(wait ``full[index]``, parity ``phase``), reads, ``pipe.consumer_release(state)`` (arrive on
+``empty[index]``). Producer and consumers each keep their own state, both starting at
+``pipe.start()`` (index 0, phase 0).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..compiler import dtypes
+from ..compiler.errors import GeometryError, TypeMismatchError
+from ..compiler.int_tuple import is_int
+from ..dialects.scalars import Scalar, as_scalar, select
+from .builtins import barrier, linear_thread_idx
+from .control_flow import if_
+from .mbarrier import MAX_COUNT, MBarrier, fence_mbarrier_init, mbarriers
+
+
+class PipelineState(tuple):
+    """(index, phase) of a stage ring of `STAGES` stages: two runtime Int32 values. A tuple,
+    so that runtime loops carry it (`frontend.carried`); ``state = state.advance()``."""
+
+    STAGES = 0
+
+    @property
+    def index(self) -> Scalar:
+        return self[0]
+
+    @property
+    def phase(self) -> Scalar:
+        return self[1]
+
+    def advance(self) -> "PipelineState":
+        """The next stage: index + 1 modulo the stage count; the phase flips on the wrap."""
+        index, phase = self
+        if self.STAGES == 1:
+            return type(self)((index, phase ^ 1))
+        nxt = index + 1
+        wrap = nxt == self.STAGES
+        return type(self)((select(wrap, 0, nxt), select(wrap, phase ^ 1, phase)))
+
+
+@functools.cache
+def _state_class(stages: int) -> type:
+    return type(f"PipelineState{stages}", (PipelineState,), {"STAGES": stages, "__slots__": ()})
+
+
+class Pipeline:
+    """A ring of `stages` stages between one producer and `consumers` consumer threads
+    (module docstring). Raises GeometryError for a stage count outside 1 .. 64 or a consumer
+    count outside 1 .. 2^20 - 1 (an mbarrier's arrival limit)."""
+
+    def __init__(self, stages: int, consumers: int):
+        if not is_int(stages) or not 1 <= stages <= 64:
+            raise GeometryError(f"Pipeline: stages {stages!r} must be a static int 1 .. 64")
+        if not is_int(consumers) or not 1 <= consumers <= MAX_COUNT:
+            raise GeometryError(f"Pipeline: consumers {consumers!r} must be a static int "
+                                f"1 .. {MAX_COUNT} (the arrivals that release a stage)")
+        self.stages, self.consumers = stages, consumers
+        self.full = mbarriers(stages)
+        self.empty = mbarriers(stages)
+
+    def __repr__(self) -> str:
+        return f"<Pipeline of {self.stages} stages, {self.consumers} consumers>"
+
+    def init(self) -> None:
+        """Thread 0 (``linear_thread_idx() == 0``) initialises full[s] with count 1 and
+        empty[s] with `consumers`, then ``fence.mbarrier_init``; a ``bar.sync`` (every thread of
+        the block must call init) publishes the barriers before anyone uses them."""
+        def then():
+            for s in range(self.stages):
+                self.full[s].init(1)
+                self.empty[s].init(self.consumers)
+            fence_mbarrier_init()
+            return ()
+
+        if_(linear_thread_idx() == 0, then, lambda: (), (), ())
+        barrier()
+
+    def start(self) -> PipelineState:
+        """The state of the first tile: index 0, phase 0 (runtime values)."""
+        return _state_class(self.stages)((as_scalar(0, dtypes.Int32), as_scalar(0, dtypes.Int32)))
+
+    def _state(self, state) -> PipelineState:
+        if not isinstance(state, PipelineState) or state.STAGES != self.stages:
+            raise TypeMismatchError(f"{state!r} is not a PipelineState of this {self.stages}-stage "
+                                    "pipeline (pipe.start(), then state.advance())")
+        return state
+
+    def _bar(self, bars, state) -> MBarrier:
+        return bars[0] if self.stages == 1 else bars[self._state(state).index]
+
+    def producer_acquire(self, state) -> None:
+        """Wait until the consumers released stage ``state.index`` (empty, parity phase ^ 1)."""
+        self._bar(self.empty, state).wait(self._state(state).phase ^ 1)
+
+    def producer_commit(self, state, tx_bytes) -> None:
+        """Arrive on full[index] expecting `tx_bytes` of async copies (0: the producer filled
+        the stage itself, before this call)."""
+        self._bar(self.full, state).arrive_expect_tx(tx_bytes)
+
+    def full_barrier(self, state) -> MBarrier:
+        """full[index]: the barrier a `tma_load` into this stage completes on."""
+        return self._bar(self.full, state)
+
+    def consumer_wait(self, state) -> None:
+        """Wait until stage ``state.index`` is full (parity phase)."""
+        self._bar(self.full, state).wait(self._state(state).phase)
+
+    def consumer_release(self, state) -> None:
+        """One consumer thread is done with stage ``state.index`` (arrive on empty[index])."""
+        self._bar(self.empty, state).arrive()
+
+
+__all__ = ["Pipeline", "PipelineState"]

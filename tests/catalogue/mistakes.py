@@ -605,5 +605,6 @@ k(None)  # <-
 ]
 
 from emulation_mistakes import EMULATION  # noqa: E402 - after the entries it extends
+from shared_sync_mistakes import SHARED_SYNC  # noqa: E402
 
-MISTAKES += EMULATION
+MISTAKES += EMULATION + SHARED_SYNC

@@ -122,7 +122,7 @@ from .compiler.window import window as _window_layout
 # Everything above is plain Python (the host-side model). The kernel language and what it
 # needs (the frontend, xDSL, the passes, the runtime, the pictures) is imported on first use of
 # one of its names, so that ``import tylo`` stays fast: `__getattr__` resolves the names below.
-_BUILTINS = ("abs", "accumulator", "barrier", "block_dim", "block_idx", "exp", "exp2", "fma",
+_BUILTINS = ("abs", "accumulator", "block_dim", "block_idx", "exp", "exp2", "fma",
              "grid_dim", "lane_id", "linear_thread_idx", "load_a", "load_b", "load_fragment", "log", "log2",
              "maximum", "minimum", "mma", "rsqrt", "sqrt", "static_range", "store", "thread_idx",
              "warp_id")
@@ -144,6 +144,7 @@ _LAZY = {
     "SharedTile": "frontend.tiles",
     "shared_alloc": "frontend.tiles",
     "shared_tile": "frontend.shared",
+    "barrier": "frontend.sync",
     "barrier_arrive": "frontend.sync",
     "elect_one": "frontend.sync",
     "setmaxnreg": "frontend.sync",

@@ -1,4 +1,4 @@
-"""Kernel builtins: thread indices, fragment loads/stores, MMA, barriers, min/max and math.
+"""Kernel builtins: thread indices, fragment loads/stores, MMA, min/max and math (barriers: `sync`).
 
 Each is a plain function that records IR while a kernel is traced (`tylo.select` is
 `tylo.dialects.scalars.select`, which passes use too). Static arguments (ownerships,
@@ -91,14 +91,6 @@ def lane_id():
 def warp_id():
     """The thread's warp in its block: ``linear_thread_idx() // 32``."""
     return linear_thread_idx() // 32
-
-
-def barrier(id=0, threads=None) -> None:
-    """Wait for every thread of the block (bar.sync 0), or at named barrier `id` for `threads`
-    threads: `frontend.sync.barrier`."""
-    from .sync import barrier as named
-
-    named(id, threads)
 
 
 def minimum(a, b):

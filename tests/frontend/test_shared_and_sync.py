@@ -251,5 +251,5 @@ def test_the_emulator_names_a_mismatched_or_unfinished_barrier():
                                              "earlier ones arrived for 64"):
         mismatched.emulate[1, 96](np.zeros(96, np.float32))
     with pytest.raises(EmulationError, match=r"barrier 2 never completes: warps \[0\] \(32 "
-                                             "threads\) arrived of the 96"):
+                                             r"threads\) arrived of the 96"):
         unfinished.emulate[1, 128](np.zeros(128, np.float32))

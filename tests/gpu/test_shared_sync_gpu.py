@@ -166,3 +166,54 @@ def test_setmaxnreg_in_a_warp_specialized_kernel(backend):
     x64 = x.astype(np.float64)
     want = x64 * x64[::-1] + 1.0
     np.testing.assert_allclose(backend.get(out), want, rtol=1e-6, atol=1e-6)
+
+
+# -- what the driver gives the dynamic window's base (the fact the run-time rounding covers) -
+RAW_BASE_PTX = """
+.version 8.4
+.target {arch}
+.address_size 64
+.extern .shared .align 1024 .b8 dyn[];
+.visible .entry raw_base(.param .u64 out)
+{{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<3>;
+  .shared .align 16 .b8 st[16];
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r1, st;
+  mov.u32 %r2, dyn;
+  mov.u32 %r3, %dynamic_smem_size;
+  st.shared.u32 [%r1], %r3;
+  st.shared.u32 [%r2], %r3;
+  st.global.u32 [%rd2], %r1;
+  st.global.u32 [%rd2+4], %r2;
+  st.global.u32 [%rd2+8], %r3;
+  ret;
+}}
+"""
+
+
+@pytest.mark.gpu
+def test_the_raw_dynamic_base_is_16_byte_aligned_and_reported():
+    """Tylo assumes only a 16-byte aligned base (compiler/shared_memory.py) and rounds up the
+    rest at run time; this prints what the driver actually gives an extern `.align 1024`
+    window after 16 static bytes (informational: `-s` shows it)."""
+    torch = pytest.importorskip("torch")
+    from tylo.compiler.signature import DeviceParam
+    from tylo.runtime import as_device_array, assemble, launch, launch_stream, pack, target_arch
+
+    torch.zeros(1, device="cuda")
+    arch = target_arch()
+    code = assemble(RAW_BASE_PTX.format(arch=arch), arch, "raw_base").cubin
+    out = torch.full((3,), -1, dtype=torch.int32, device="cuda")
+    a = as_device_array("out", out)
+    params = [DeviceParam("out", "ptr", "u64")]
+    for extra in (4096, 100 * 1024):
+        launch(code, "raw_base", 1, 32, extra, launch_stream([a]), pack(params, {"out": a}),
+               a.device)
+        torch.cuda.synchronize()
+        static, dynamic, size = out.tolist()
+        print(f"static array at {static:#x}, dynamic window at {dynamic:#x} "
+              f"(mod 1024 = {dynamic % 1024}), %dynamic_smem_size = {size}")
+        assert dynamic % 16 == 0 and size == extra

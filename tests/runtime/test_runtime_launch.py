@@ -323,3 +323,29 @@ def test_prepared_launch_with_a_constexpr_and_another_context(launch):
     with pytest.raises(ArgumentError, match="argument 'amount': is constexpr 3.0, but this "
                                             "kernel was compiled for 1.0"):
         run(tensor(8, device=1), tensor(8, device=1), 2, 3.0)
+
+
+@tylo.kernel
+def staged_dynamic(out):
+    s = tylo.SharedTile(tylo.shared_alloc(Float32, 15 * 1024, align=1024, dynamic=True),
+                        tylo.Layout((15 * 1024,), (1,)))
+    s[tylo.thread_idx()] = 1.0
+    tylo.barrier()
+    out[tylo.thread_idx()] = s[31 - tylo.thread_idx()]
+
+
+def test_the_launch_adds_the_kernel_s_dynamic_shared_memory_by_itself(launch):
+    launch.kernels.add("staged_dynamic")
+    staged_dynamic.cache.clear()
+    staged_dynamic.fast.clear()
+    own = 15 * 1024 * 4 + 1024 - 16  # the window and its alignment slack: above 48 KiB
+    out = tensor(32)
+    staged_dynamic[1, 32](out)  # full path
+    staged_dynamic[1, 32](out)  # fast path
+    staged_dynamic[1, 32, 512](out)  # 512 bytes more, on top
+    prepared = staged_dynamic[1, 32].prepare(out)
+    prepared()
+    assert [entry[3] for entry in launch.launches] == [own, own, own + 512, own]
+    assert [c[2] for c in launch.calls if c[0] == "cuFuncSetAttribute"] == [own, own + 512]
+    (compiled,) = staged_dynamic.cache.values()
+    assert compiled.dynamic_shared_bytes == own

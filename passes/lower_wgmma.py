@@ -1,9 +1,9 @@
 """The wgmma handlers of tylo-lower-fragments (`HANDLERS`, which it registers on its table).
 
-``tylo.wgmma_mma_async`` becomes ``tylo.wgmma_fence``, the plan's k/16 ``tylo.wgmma_instr``
+``tylo.wgmma_mma_async`` becomes the plan's k/16 ``tylo.wgmma_instr``
 (instruction i updates partial i % partials, the slots p * n/2 .. (p + 1) * n/2 - 1, with both
 descriptors advanced by i * k_step bytes, i.e. i * k_step / 16 added to the 64-bit word: the
-start address is its low field, PTX ISA 9.7.15.5.1.2.2) and ``tylo.wgmma_commit``. The first
+start address is its low field, PTX ISA 9.7.15.5.1.2.2) and ``tylo.wgmma_commit`` (the wgmma.fence it needs is placed by `tylo-insert-async-fences`). The first
 instruction of each partial takes scale-d 0 when the accumulator is a known zero, the op's
 ``accumulate`` when it has one, else 1. ``tylo.wgmma_wait`` on fragments waits on their slots;
 ``tylo.wgmma_sum_partials`` adds the partial slots in order.
@@ -19,7 +19,6 @@ from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo.wgmma_ops import (
     WgmmaCommitOp,
     WgmmaDescriptorOp,
-    WgmmaFenceOp,
     WgmmaInstrOp,
     WgmmaMmaAsyncOp,
     WgmmaSumPartialsOp,
@@ -52,7 +51,6 @@ def _mma_async(self, op: WgmmaMmaAsyncOp) -> None:
     da, db = _descriptor(op.a, "A"), _descriptor(op.b, "B")
     acc = list(self.slots[op.acc])
     width = n // 2
-    Rewriter.insert_op(WgmmaFenceOp(), InsertPoint.before(op))
     for i in range(k // 16):
         p = i % parts
         with self.before(op).active():

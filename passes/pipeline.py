@@ -23,6 +23,7 @@ from xdsl.utils.exceptions import DiagnosticException, PassFailedException, Veri
 from ..compiler import knobs
 from ..compiler.errors import CompileError
 from ..dialects.ptx.target import print_ptx
+from .insert_async_fences import InsertAsyncFences
 from .lower_fragments import LowerFragments
 from .lower_scf import LowerScf
 from .lower_tiles import LowerTiles
@@ -41,6 +42,7 @@ def pipeline(arch: str) -> list[ModulePass]:
         LowerTiles(arch=arch),
         CanonicalizePass(),
         CommonSubexpressionElimination(),
+        InsertAsyncFences(),
         LowerScf(),
         LowerToPtx(arch=arch),
     ]

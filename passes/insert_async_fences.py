@@ -1,0 +1,366 @@
+"""tylo-insert-async-fences: the fences between the generic proxy and the async proxy, and the
+refusals of what no fence can order.
+
+Runs on scalar tylo IR (after `tylo-lower-tiles`, before `tylo-lower-scf`: pointers are explicit
+and loops are still structured). Two kinds of fence go in (PTX ISA 9.7.13.4 membar/fence,
+9.7.15.5.x wgmma.fence):
+
+* ``tylo.wgmma_fence`` before a group of ``tylo.wgmma_instr`` (the instructions one mma_async
+  committed) when a register it reads or writes (the accumulator, the A registers) was last
+  written or read by other code: the ISA requires a wgmma.fence before the first wgmma of a
+  warpgroup and between any other access to those registers and a wgmma that accesses them;
+  accumulator accesses by wgmma instructions of one shape are ordered without one. A register
+  that comes from a wgmma or a wgmma.wait_group and is read by nothing else needs none; one
+  carried around a loop needs none inside the loop when the value that enters the loop was the
+  only other access: the fence then goes before the loop, once.
+* ``tylo.fence proxy_async`` (``fence.proxy.async.shared::cta``) after generic stores to shared
+  memory that an async-proxy operation may read (a WGMMA operand, a TMA store source): every
+  run of such stores is followed by a fence before the next operation that is not a plain
+  computation, a load or another store (a barrier, an mbarrier operation, an async operation,
+  a branch or loop boundary). The fence lands on every path that has the stores, whatever a
+  loop's trip count, and is executed by the threads that wrote, as the ISA requires (the
+  writers fence, then meet the issuing thread at a barrier).
+
+Refused (a CompileError through the pass manager):
+
+* a pending accumulator (a result of a ``tylo.wgmma_instr`` not yet passed through
+  ``tylo.wgmma_wait``) read by anything but another wgmma instruction of its chain, a wait, or
+  a loop's yield;
+* a generic store to shared memory, or an async copy into it, that provably overlaps a
+  WGMMA operand of a group committed and not yet waited for (same allocation, static byte
+  ranges that overlap). Stages chosen at run time cannot be decided here; the emulator refuses
+  those when they happen (``emulator/async_reads.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import IsTerminator, is_side_effect_free
+from xdsl.utils.exceptions import PassFailedException
+
+from ..dialects.tylo import PointerType, dtype_of
+from ..dialects.tylo import ops as T
+from ..dialects.tylo.matrix_ops import StMatrixOp
+from ..dialects.tylo.mbarrier_ops import FenceOp
+from ..dialects.tylo.wgmma_ops import (
+    WgmmaCommitOp,
+    WgmmaEncodeOp,
+    WgmmaFenceOp,
+    WgmmaInstrOp,
+    WgmmaWaitOp,
+)
+
+NAME = "tylo-insert-async-fences"
+
+#: op class -> the shared pointer it writes through the generic proxy.
+GENERIC_SHARED_WRITERS = {
+    T.StoreOp: lambda op: op.pointer,
+    StMatrixOp: lambda op: op.memory,
+}
+#: op class -> shared pointers it reads through the async proxy (besides wgmma descriptors).
+ASYNC_SHARED_READERS: dict = {}
+#: op class -> shared pointers it writes through the async proxy (TMA loads).
+ASYNC_SHARED_WRITERS: dict = {}
+
+
+# -- where a shared pointer points -----------------------------------------------------------------
+def _constant(v: SSAValue) -> int | None:
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def pointer_place(v: SSAValue) -> tuple[Operation | None, int | None]:
+    """(root allocation op, byte offset from it) of a pointer: the offset is None when it is
+    only known at run time, the root None when the pointer does not come from an allocation
+    of this kernel through ``tylo.ptr_add``."""
+    offset: int | None = 0
+    while isinstance(v.owner, T.PtrAddOp):
+        op = v.owner
+        step = _constant(op.offset)
+        if step is None or offset is None:
+            offset = None
+        else:
+            offset += step * dtype_of(v.type.element_type).bytes
+        v = op.pointer
+    owner = v.owner
+    root = owner if isinstance(owner, Operation) and not isinstance(v, BlockArgument) else None
+    return root, offset
+
+
+def _shared(v: SSAValue) -> bool:
+    return isinstance(v.type, PointerType) and v.type.space.data == "shared"
+
+
+def _encoding(v: SSAValue) -> WgmmaEncodeOp | None:
+    """The ``tylo.wgmma_encode`` a wgmma descriptor operand comes from (through the constant
+    additions that step it along K), or None."""
+    while isinstance(v.owner, arith.AddiOp):
+        op = v.owner
+        v = op.lhs if _constant(op.rhs) is not None else op.rhs
+    return v.owner if isinstance(v.owner, WgmmaEncodeOp) else None
+
+
+def _descriptor_pointer(v: SSAValue) -> SSAValue | None:
+    """The shared pointer a wgmma descriptor operand was encoded from, or None."""
+    enc = _encoding(v)
+    return None if enc is None else enc.pointer
+
+
+def _instr_extent(op: WgmmaInstrOp, role: str) -> int | None:
+    """Bytes from an operand's start address that one instruction may read: rows (64 for A, n
+    for B) of one swizzle row each (None for no swizzle: its core matrices may lie anywhere)."""
+    enc = _encoding(op.a if role == "A" else op.b)
+    static = enc.static.value.data & ((1 << 64) - 1) if enc is not None else 0
+    row = {1: 128, 2: 64, 3: 32}.get(static >> 62)
+    if row is None:
+        return None
+    return (64 if role == "A" else op.n.value.data) * row
+
+
+# -- wgmma.fence -------------------------------------------------------------------------------
+HERE = "here"
+
+
+def _fence_need(v: SSAValue, seen: frozenset = frozenset()):
+    """Whether a wgmma taking register value `v` needs a wgmma.fence: None (no: `v` holds what
+    a wgmma left in its registers and nothing else reads them), `HERE` (at the wgmma's group),
+    or an ``scf.for`` before which one fence suffices (`v` is carried by that loop, only wgmma
+    code touches it inside, and the value entering the loop comes from other code)."""
+    if isinstance(v, BlockArgument):
+        loop = v.owner.parent_op()
+        if v in seen:
+            return None
+        if not (isinstance(loop, scf.ForOp) and v.index > 0 and _only_wgmma_uses(v)):
+            return HERE
+        j = v.index - 1
+        if _fence_need(v.owner.last_op.operands[j], seen | {v}) is not None:
+            return HERE
+        outer = _fence_need(loop.iter_args[j], seen)
+        return None if outer is None else (loop if outer is HERE else outer)
+    owner = v.owner
+    if isinstance(owner, WgmmaInstrOp):
+        return None
+    if isinstance(owner, WgmmaWaitOp) and _only_wgmma_uses(v):
+        return None
+    return HERE
+
+
+def _only_wgmma_uses(v: SSAValue) -> bool:
+    return all(isinstance(u.operation, (WgmmaInstrOp, WgmmaWaitOp, scf.YieldOp)) for u in v.uses)
+
+
+def _insert_wgmma_fences(module: ModuleOp) -> None:
+    groups: list[list[WgmmaInstrOp]] = []
+    for block in _blocks(module):
+        current: list[WgmmaInstrOp] = []
+        for op in block.ops:
+            if isinstance(op, WgmmaInstrOp):
+                current.append(op)
+            elif isinstance(op, WgmmaCommitOp) and current:
+                groups.append(current)
+                current = []
+        if current:
+            groups.append(current)
+    for group in groups:
+        first = group[0]
+        if isinstance(first.prev_op, WgmmaFenceOp):
+            continue
+        before: list[Operation] = []
+        at_group = False
+        for instr in group:
+            for v in _register_operands(instr):
+                need = _fence_need(v)
+                if need is HERE:
+                    at_group = True
+                elif need is not None and need not in before:
+                    before.append(need)
+        if at_group:
+            Rewriter.insert_op(WgmmaFenceOp(), InsertPoint.before(first))
+        for loop in [] if at_group else before:
+            if not isinstance(loop.prev_op, WgmmaFenceOp):
+                Rewriter.insert_op(WgmmaFenceOp(), InsertPoint.before(loop))
+
+
+def _register_operands(op: WgmmaInstrOp) -> list[SSAValue]:
+    """The registers a wgmma reads or writes: the accumulator, and A when it is in registers
+    (an op with ``a_registers``)."""
+    return list(op.acc) + list(getattr(op, "a_registers", ()))
+
+
+# -- fence.proxy.async -------------------------------------------------------------------------
+def _async_roots(module: ModuleOp) -> tuple[set, bool]:
+    """(roots of every shared pointer the async proxy reads, whether some root is unknown)."""
+    roots, unknown = set(), False
+    for op in module.walk():
+        ptrs = []
+        if isinstance(op, WgmmaInstrOp):
+            ptrs = [p for p in (_descriptor_pointer(op.a), _descriptor_pointer(op.b)) if p is not None]
+            if len(ptrs) < 2:
+                unknown = True
+        elif type(op) in ASYNC_SHARED_READERS:
+            ptrs = ASYNC_SHARED_READERS[type(op)](op)
+        for p in ptrs:
+            root, _ = pointer_place(p)
+            if root is None:
+                unknown = True
+            roots.add(root)
+    return roots, unknown
+
+
+def _transparent(op: Operation) -> bool:
+    """Operations a proxy fence may be moved past: computations, loads and stores."""
+    if op.regions or op.has_trait(IsTerminator):
+        return False
+    return (type(op) in GENERIC_SHARED_WRITERS or isinstance(op, (T.LoadOp, T.StoreOp))
+            or is_side_effect_free(op))
+
+
+def _insert_proxy_fences(module: ModuleOp) -> None:
+    roots, unknown = _async_roots(module)
+    if not roots and not unknown:
+        return
+
+    def feeds_async(op: Operation) -> bool:
+        writer = GENERIC_SHARED_WRITERS.get(type(op))
+        if writer is None:
+            return False
+        ptr = writer(op)
+        if not _shared(ptr):
+            return False
+        root, _ = pointer_place(ptr)
+        return unknown or root is None or root in roots
+
+    def walk(block: Block) -> None:
+        dirty = False
+        for op in list(block.ops):
+            if feeds_async(op):
+                dirty = True
+                continue
+            if isinstance(op, FenceOp) and op.kind.data == "proxy_async":
+                dirty = False
+                continue
+            if _transparent(op):
+                continue
+            if dirty:
+                Rewriter.insert_op(FenceOp("proxy_async"), InsertPoint.before(op))
+                dirty = False
+            for region in op.regions:
+                for inner in region.blocks:
+                    walk(inner)
+
+    for fn in module.ops:
+        for region in fn.regions:
+            for block in region.blocks:
+                walk(block)
+
+
+# -- refusals ----------------------------------------------------------------------------------
+def _refuse_pending_reads(module: ModuleOp) -> None:
+    for op in module.walk():
+        if not isinstance(op, WgmmaInstrOp):
+            continue
+        for v in op.results:
+            for use in v.uses:
+                user = use.operation
+                if isinstance(user, (WgmmaInstrOp, WgmmaWaitOp, scf.YieldOp)):
+                    continue
+                raise PassFailedException(
+                    f"{NAME}: {user.name} reads a pending WGMMA accumulator (a result of "
+                    "wgmma.mma_async) before wait_mma: the registers are being written "
+                    "asynchronously; wait for the group first")
+
+
+@dataclass
+class _Pending:
+    ranges: list  # (root, start, end) with static bytes, or (root, None, None)
+
+
+def _overlaps(pending: list[_Pending], root, offset: int | None, size: int) -> bool:
+    if root is None or offset is None:
+        return False
+    for group in pending:
+        for r, lo, hi in group.ranges:
+            if r is root and lo is not None and offset < hi and lo < offset + size:
+                return True
+    return False
+
+
+def _group_ranges(group: list[WgmmaInstrOp]) -> _Pending:
+    ranges = []
+    for instr in group:
+        for role, v in (("A", instr.a), ("B", instr.b)):
+            ptr = _descriptor_pointer(v)
+            if ptr is None:
+                continue
+            root, offset = pointer_place(ptr)
+            extent = _instr_extent(instr, role)
+            if root is None or offset is None or extent is None:
+                continue
+            ranges.append((root, offset, offset + extent))
+    return _Pending(ranges)
+
+
+def _refuse_overwrites(module: ModuleOp) -> None:
+    def walk(block: Block, pending: list[_Pending]) -> list[_Pending]:
+        group: list[WgmmaInstrOp] = []
+        for op in block.ops:
+            if isinstance(op, WgmmaInstrOp):
+                group.append(op)
+            elif isinstance(op, WgmmaCommitOp):
+                pending = pending + [_group_ranges(group)]
+                group = []
+            elif isinstance(op, WgmmaWaitOp):
+                keep = op.pending.value.data
+                pending = pending[len(pending) - keep:] if keep else []
+            else:
+                writer = GENERIC_SHARED_WRITERS.get(type(op)) or ASYNC_SHARED_WRITERS.get(type(op))
+                if writer is not None:
+                    ptr = writer(op)
+                    if _shared(ptr):
+                        root, offset = pointer_place(ptr)
+                        size = dtype_of(ptr.type.element_type).bytes
+                        if _overlaps(pending, root, offset, size):
+                            raise PassFailedException(
+                                f"{NAME}: {op.name} writes shared bytes {offset}.. of an "
+                                "allocation that a committed WGMMA group reads and no "
+                                "wait_mma has completed: the stage is overwritten while the "
+                                "WGMMA may be reading it; wait_mma before reusing it")
+                for region in op.regions:
+                    after = pending
+                    for inner in region.blocks:
+                        after = walk(inner, pending)
+                    pending = pending + [g for g in after if g not in pending]
+        return pending
+
+    for fn in module.ops:
+        for region in fn.regions:
+            for block in region.blocks:
+                walk(block, [])
+
+
+def _blocks(module: ModuleOp):
+    for op in module.walk():
+        for region in op.regions:
+            yield from region.blocks
+
+
+@dataclass(frozen=True)
+class InsertAsyncFences(ModulePass):
+    """Fences between the generic and the async proxy, and their refusals (module docstring)."""
+
+    name = NAME
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        _refuse_pending_reads(op)
+        _refuse_overwrites(op)
+        _insert_wgmma_fences(op)
+        _insert_proxy_fences(op)

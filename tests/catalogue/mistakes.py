@@ -605,5 +605,6 @@ k(None)  # <-
 ]
 
 from emulation_mistakes import EMULATION  # noqa: E402 - after the entries it extends
+from tma_mistakes import TMA  # noqa: E402
 
-MISTAKES += EMULATION
+MISTAKES += EMULATION + TMA

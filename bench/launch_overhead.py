@@ -11,6 +11,9 @@ Kernels (elementwise over 4096 floats, 32 blocks of 128 threads):
 * ``add4(out, a, b, c)``: 4 tensors (the issue's 4-tensor kernel);
 * ``twelve(out, a, b, c, 4 floats, 4 ints)``: 12 arguments;
 * ``add4`` prepared (`Launcher.prepare`): ``p()`` and ``p(out, a, b, c)`` (pointers swapped);
+* ``add2_map(out, a, b, tm, where)``: 4 tensors and a tensor map (a ``tylo.prepare_tma``
+  binding, its 128 bytes copied into a 64-byte-aligned slot per launch), cached and prepared,
+  beside add4 (issue 10: a tensor map should cost about what a tensor does);
 * Triton's cached launch of the same three kernels;
 * the parts of a 4-tensor launch besides the driver call: reading the four torch tensors,
   torch's current stream, ``cuCtxGetCurrent``.
@@ -64,6 +67,22 @@ def twelve(out, a, b, c, s0, s1, s2, s3, i0, i1, i2, n):
     if i < n:
         k = (i0 + i1 + i2).to(tylo.Float32)
         out[i] = a[i] * s0 + b[i] * s1 + c[i] * s2 + s3 + k
+
+
+@tylo.kernel
+def add2_map(out, a, b, tm, where):
+    i = tylo.block_idx() * tylo.block_dim() + tylo.thread_idx()
+    if i < out.shape[0]:
+        out[i] = a[i] + b[i]
+    if i == 0:
+        where[0] = tm.address()
+
+
+MAP_PLAN = tylo.TMATile(tylo.BFloat16, (128, 64), 1)
+
+
+def _binding():
+    return tylo.prepare_tma(MAP_PLAN, torch.randn(256, 64, device="cuda").to(torch.bfloat16))
 
 
 @triton.jit
@@ -136,6 +155,18 @@ def check_results() -> None:
     run(out2, a2, b2, c2)
     torch.cuda.synchronize()
     torch.testing.assert_close(out2, (a2.double() + b2.double() * c2.double()).float())
+    launch_map = add2_map[GRID, BLOCK]
+    for launch in (launch_map, launch_map, launch_map.prepare, launch_map.prepare):
+        out, (a, b), tm = _poisoned(), _fresh(2), _binding()
+        where = torch.full((1,), -1, dtype=torch.int64, device="cuda")
+        r = launch(out, a, b, tm, where)
+        if r is not None:  # prepared: launch it, then again with new arguments
+            r()
+            out, (a, b), where = _poisoned(), _fresh(2), torch.full_like(where, -1)
+            r(out, a, b, _binding(), where)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(out, (a.double() + b.double()).float())
+        assert int(where[0]) != -1 and int(where[0]) % 64 == 0, int(where[0])
 
 
 def raw_launchers(out, a, b, c):
@@ -217,6 +248,8 @@ def main() -> None:
     g, launch_add4 = GRID, add4[GRID, BLOCK]
     run = launch_add4.prepare(out, a, b, c)
     tw = (0.5, -1.5, 2.0, 0.25, 1, 2, 3, N)
+    tm, where = _binding(), torch.zeros(1, dtype=torch.int64, device="cuda")
+    run_map = add2_map[GRID, BLOCK].prepare(out, a, b, tm, where)
     cases = {
         "raw empty kernel": raw_empty,
         "raw add4, params packed once": raw_once,
@@ -226,6 +259,10 @@ def main() -> None:
         "tylo twelve (12 arguments)": lambda: twelve[GRID, BLOCK](out, a, b, c, *tw),
         "tylo add4 prepared p()": run,
         "tylo add4 prepared p(out, a, b, c)": lambda: run(out, a, b, c),
+        "tylo add2_map (4 tensors + tensor map)": lambda: add2_map[GRID, BLOCK](out, a, b, tm,
+                                                                                  where),
+        "tylo add2_map prepared p()": run_map,
+        "tylo add2_map prepared p(args)": lambda: run_map(out, a, b, tm, where),
         "triton scale": lambda: scale_triton[g](out, x, 2.0, N, BLOCK=BLOCK),
         "triton add4": lambda: add4_triton[g](out, a, b, c, N, BLOCK=BLOCK),
         "triton twelve": lambda: twelve_triton[g](out, a, b, c, *tw, BLOCK=BLOCK),
@@ -244,6 +281,9 @@ def main() -> None:
           "   (goal <= 2)")
     print(f"ratio prepared swap / raw empty:       "
           f"{t['tylo add4 prepared p(out, a, b, c)'] / t['raw empty kernel']:.2f}")
+    print(f"ratio tylo add2_map / tylo add4:       "
+          f"{t['tylo add2_map (4 tensors + tensor map)'] / t['tylo add4 (4 tensors)']:.2f}"
+          "   (a tensor map costs about a tensor: ~1.0)")
     python = t["tylo add4 (4 tensors)"] - t["raw add4, params packed once"]
     reads = t["part: read 4 tensors (5 attributes each)"]
     print(f"tylo add4 over raw add4: {python:.2f} us, of which the tensor reads {reads:.2f} us; "

@@ -19,6 +19,7 @@ from ..dialects.strings import text_bytes
 from .memory import (
     GLOBAL_BASE,
     LOCAL_WINDOW,
+    PARAM_WINDOW,
     SHARED_WINDOW,
     AccessFault,
     Memory,
@@ -207,6 +208,8 @@ class Machine:
         try:
             if space == "global":
                 return self._global(op, addresses, size, data)
+            if space == "param":
+                return self._param(addresses, size, data)
             window = self.shared if space == "shared" else self.local if space == "local" else None
             if window is None:
                 raise AccessFault(f"the emulator has no .{space} state space", np.arange(1))
@@ -236,6 +239,20 @@ class Machine:
                     return got
                 out[lanes] = got
         return out
+
+    def _param(self, offsets, size, data):
+        """A load of the launch's parameter bytes (`params`, laid out by `param_layout`) at
+        offsets of the param window (the generic address of a parameter, PTX ISA 9.7.9.18
+        cvta.param); a store there is refused (PTX ISA 5.1.6.1: kernel parameters are read-only;
+        CUDA's __grid_constant__ parameters, whose address is taken, may not be written)."""
+        if data is not None:
+            raise AccessFault(f"a {size}-byte store to the param window (kernel parameters, "
+                              f"generic addresses {PARAM_WINDOW:#x}.. from cvta.param): "
+                              "kernel parameters are read-only", np.arange(offsets.size))
+        window = Window("param window (kernel parameters)", np.frombuffer(self.params, np.uint8))
+        offsets = offsets.astype(np.int64)
+        window.check(offsets, size)
+        return gather(window.data, offsets, size)
 
     def _tracked(self, op, buf, races, offsets, size, data, name, lanes=None):
         ids = self._global_id(lanes)
@@ -276,13 +293,15 @@ class Machine:
         return f"{name} byte {offset}"
 
     def _generic(self, op, addresses, size, data):
-        """Generic addresses: a global allocation, or this thread's local or the CTA's shared
-        window (see `memory`)."""
+        """Generic addresses: a global allocation, or this thread's local, the CTA's shared or
+        the launch's parameter window (see `memory`)."""
         out = np.empty((addresses.size, size), np.uint8) if data is None else None
-        windows = (("local", LOCAL_WINDOW), ("shared", SHARED_WINDOW), ("global", 0))
-        kinds = np.where(addresses >= np.uint64(GLOBAL_BASE), 2,
+        windows = (("local", LOCAL_WINDOW), ("shared", SHARED_WINDOW), ("param", PARAM_WINDOW),
+                   ("global", 0))
+        kinds = np.where(addresses >= np.uint64(GLOBAL_BASE), 3,
                          np.where(addresses >= np.uint64(SHARED_WINDOW), 1,
-                                  np.where(addresses >= np.uint64(LOCAL_WINDOW), 0, 2)))
+                                  np.where(addresses >= np.uint64(LOCAL_WINDOW), 0,
+                                           np.where(addresses >= np.uint64(PARAM_WINDOW), 2, 3))))
         whole = self.threads
         for k, (space, base) in enumerate(windows):
             lanes = np.nonzero(kinds == k)[0]

@@ -12,8 +12,9 @@ space and allocation without a search (PTX ISA 5.1 "State Spaces", 6.4 "Addresse
   for the thread that computed it.
 * param: a kernel parameter's address (``mov.b64 r, entry_param_i``) is its byte offset in the
   launch's parameter buffer (`compiler.kernel_params.param_layout`); its generic address
-  (``cvta.param.u64``) is ``PARAM_WINDOW + offset``. Only tensor maps are addressed so
-  (`tensor_maps.tensor_map_at` maps the address back); loads and stores do not reach it.
+  (``cvta.param.u64``) is ``PARAM_WINDOW + offset``: tensor maps are addressed so
+  (`tensor_maps.tensor_map_at` maps the address back), and a generic load there reads the
+  parameter bytes (bounds and alignment checked); a store there is refused (read-only).
 
 Every access checks natural alignment (an n-byte access at a multiple of n, PTX ISA 6.4) and
 bounds against the one allocation it starts in; a violation is an `EmulationError` naming the

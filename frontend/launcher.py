@@ -120,8 +120,9 @@ class Launcher:
                 args = self._positional(args, kwargs)
             call = self._full(args, {})
             if call.kinds is None:
-                raise LaunchError(f"{self.kernel.fn.__name__}: prepare() takes device arrays "
-                                  "and Python bool/int/float scalars (and constexpr values)")
+                raise LaunchError(f"{self.kernel.fn.__name__}: prepare() takes device arrays, "
+                                  "tylo.prepare_tma bindings and Python bool/int/float scalars "
+                                  "(and constexpr values)")
             return Prepared(call, self)
         except TyloError as e:
             raise e.with_traceback(None) from None
@@ -141,9 +142,11 @@ class Launcher:
     def _full(self, args, kwargs) -> "FullCall":
         kernel = self.kernel
         specs, values = kernel._bind(args, kwargs, describe=False)
+        for n, v in values.items():
+            if isinstance(v, TMABinding) and v.host:
+                v.param_bytes(n)  # ArgumentError: a host array's binding is for kernel.emulate
         arrays = [(n, v.device_array if isinstance(v, TMABinding) else v)
-                  for n, v in values.items() if isinstance(v, DeviceArray)
-                  or isinstance(v, TMABinding) and v.device_array is not None]
+                  for n, v in values.items() if isinstance(v, (DeviceArray, TMABinding))]
         device = arguments.common_device(arrays)
         compiled = kernel._compiled(specs, values, self.block, driver.target_arch(device))
         kinds = None

@@ -10,10 +10,12 @@ already read and checked, named by `inputs`::
     launch(gx, gy, gz, shared_bytes, stream, stream_device, p0, s0, t0, v1, ...)
 
 ``p{i}, s{i}, t{i}``: pointer, extents and strides (elements) of array parameter i; ``v{i}``:
-the value of scalar parameter i. Per call it does, in order:
+the value of scalar parameter i; ``m{i}``: the 128 descriptor bytes of tensor-map parameter i
+(`tma.TMABinding`). Per call it does, in order:
 
-1. take this thread's parameter buffer (`packing.new_buffer`, its pointer half written once)
-   and write every value into it with one ``pack_into``;
+1. take this thread's parameter buffer (`packing.new_buffer`, its pointer half written once;
+   `packing.new_aligned_buffer` for a kernel with tensor maps, each descriptor's slot
+   64-byte aligned) and write every value into it with one ``pack_into``;
 2. refuse an explicit stream of another device (`LaunchError`);
 3. compare the thread's current context (``cuCtxGetCurrent``, cheap: a thread-local read in the
    driver) with the one the function was resolved for, and the dynamic shared memory with what
@@ -41,10 +43,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..compiler.errors import LaunchError
-from ..compiler.signature import DeviceParam, ScalarSpec, TensorSpec
+from ..compiler.signature import DeviceParam, ScalarSpec, TensorMapSpec, TensorSpec
 from . import driver
 from .arrays import DeviceArray
-from .packing import _convert, new_buffer, values_struct
+from .packing import _convert, has_tensor_maps, new_aligned_buffer, new_buffer, values_struct
 
 _HEAD = ("gx", "gy", "gz", "smem", "stream", "sdev")
 
@@ -57,6 +59,8 @@ def inputs(specs: Sequence[tuple[str, Any]]) -> list[str]:
             names += [f"p{i}", f"s{i}", f"t{i}"]
         elif isinstance(spec, ScalarSpec):
             names.append(f"v{i}")
+        elif isinstance(spec, TensorMapSpec):
+            names.append(f"m{i}")
     return names
 
 
@@ -69,6 +73,8 @@ def input_values(specs: Sequence[tuple[str, Any]], values: dict) -> list:
             out += [a.ptr, a.shape, a.strides]
         elif isinstance(spec, ScalarSpec):
             out.append(values[name])
+        elif isinstance(spec, TensorMapSpec):
+            out.append(values[name].param_bytes(name))
     return out
 
 
@@ -84,6 +90,8 @@ def value_exprs(specs: Sequence[tuple[str, Any]], params: Sequence[DeviceParam])
             exprs.append(f"s{i}[{int(p.field[5:])}]")
         elif p.field.startswith("stride"):
             exprs.append(f"t{i}[{int(p.field[6:])}]")
+        elif p.field == "tensor_map":
+            exprs.append(f"m{i}")
         elif p.ptx_type in ("f16", "bf16"):
             exprs.append(f"CONV({p.ptx_type!r}, v{i})")
         else:
@@ -106,9 +114,9 @@ def factory(F, BX, BY, BZ, CTX, DEV, FN, SLOW, FAIL, WRONG, LAUNCH, GETCUR, PCTX
 
 _PACKING = """\
         try:
-            buf, addr = LOCAL.pair
+            {local} = LOCAL.{slot}
         except AttributeError:
-            buf, addr = LOCAL.pair = NEWBUF(COUNT)
+            {local} = LOCAL.{slot} = NEWBUF(COUNT)
         {pack}
         if sdev is not None and sdev != DEV:
             WRONG(sdev, DEV)"""
@@ -146,13 +154,20 @@ def factory(specs: Sequence[tuple[str, Any]], params: Sequence[DeviceParam],
     `dynamic_shared`: the kernel's own dynamic shared bytes, added to the launch's."""
     exprs = value_exprs(specs, params)
     struct_ = values_struct(params)
-    pack = f"PACK(buf, {8 * len(params)}, {', '.join(exprs)})" if params else "pass"
     namespace = {"PACK": struct_.pack_into, "LOCAL": threading.local(), "NEWBUF": new_buffer,
                  "COUNT": len(params), "CONV": _convert}
+    if has_tensor_maps(params):  # the value area at its own offset (`new_aligned_buffer`)
+        layout = tuple(params)
+        namespace["NEWBUF"] = lambda count: new_aligned_buffer(layout)
+        local, slot, at = "buf, addr, at", "triple", "at"
+    else:
+        local, slot, at = "buf, addr", "pair", str(8 * len(params))
+    pack = f"PACK(buf, {at}, {', '.join(exprs)})" if params else "pass"
     # the pack format is part of the source text (as a comment), so that the cache tells
-    # layouts of different value types apart
+    # layouts of different value types apart (and with it the tensor maps' offsets)
     return make_factory(", ".join(_HEAD + tuple(inputs(specs))),
-                        f"        # {struct_.format}\n" + _PACKING.format(pack=pack),
+                        f"        # {struct_.format}\n"
+                        + _PACKING.format(local=local, slot=slot, pack=pack),
                         "gx, gy, gz", f"(smem + {int(dynamic_shared)})" if dynamic_shared
                         else "smem", "addr", pushed, namespace)
 

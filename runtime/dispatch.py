@@ -8,6 +8,8 @@ function that, per call:
   `MISS` and the launch tries its other dispatches, then the full path;
 * reads each array once: a torch tensor's ``data_ptr()``, ``dtype``, ``shape``, ``stride()`` and
   ``get_device()`` (no `DeviceArray` is built), any other array's `arrays.as_device_array`;
+* reads a tensor map (`tma.TMABinding`) as its `launch_key` (array kind, device, plan, rank:
+  what the compiled spec and the full path's checks depend on) and its 128 descriptor bytes;
 * checks each scalar against its dtype's range where an annotation fixes the dtype (else
   `MISS`), and for an unannotated int that it fits Int64, with the Int32 flag in the key;
 * builds the key (per array: dtype, extents, strides, device, pointer % modulus; per unannotated
@@ -44,6 +46,7 @@ from ..compiler.signature import Scalar, ScalarSpec, Tensor, TensorMapSpec, Tens
 from .arguments import AUTO_ALIGN, _int_range
 from .arrays import DeviceArray, as_device_array
 from .streams import _cupy_current, current_stream_reader
+from .tma import TMABinding
 
 MISS = object()
 """A dispatch's answer when its guards fail: the arguments are of other kinds."""
@@ -60,7 +63,8 @@ class ArgKind(NamedTuple):
     """What the dispatch expects of one argument.
 
     role: "torch" (a torch tensor), "array" (any other device array; `array_kind` is its
-    `DeviceArray.kind`), "scalar" or "constexpr". type: the exact Python type. modulus: the
+    `DeviceArray.kind`), "tensor_map" (a `TMABinding` of a device array, `array_kind` its
+    array's kind), "scalar" or "constexpr". type: the exact Python type. modulus: the
     pointer modulus of an array. auto_int: an unannotated int (Int32 or Int64 by value).
     bounds: (lo, hi) of a scalar whose int dtype an annotation fixes.
     """
@@ -86,7 +90,9 @@ def kind_of(value: Any, launch_value: Any, spec: Any, annotation: Any) -> ArgKin
         role = "torch" if launch_value.kind == "torch" and type(value) is not DeviceArray else "array"
         return ArgKind(role, type(value), modulus, launch_value.kind)
     if isinstance(spec, TensorMapSpec):
-        return None  # tensor maps take the full path (packing.new_aligned_buffer)
+        if type(value) is not TMABinding or value.host:
+            return None  # a host binding: the full path refuses it (param_bytes)
+        return ArgKind("tensor_map", TMABinding, array_kind=value.device_array.kind)
     if isinstance(spec, ScalarSpec):
         if type(value) not in (bool, int, float):
             return None
@@ -119,6 +125,15 @@ def _snippets(kinds: Sequence[ArgKind], names: Sequence[str]):
                 streams.append((f"CUPY_STREAM(d{i}.device)", True))
             elif k.array_kind != "dlpack":
                 streams.append((f"d{i}.stream", False))
+        elif k.role == "tensor_map":  # the descriptor by value; the key: kind, device, plan
+            key.append(f"a{i}.launch_key")
+            inputs.append(f"a{i}.descriptor_bytes")
+            if k.array_kind == "torch":
+                streams.append((f"TORCH_STREAM(a{i}.device_array.device)", True))
+            elif k.array_kind == "cupy":
+                streams.append((f"CUPY_STREAM(a{i}.device_array.device)", True))
+            elif k.array_kind != "dlpack":
+                streams.append((f"a{i}.device_array.stream", False))
         elif k.role == "scalar":
             lo, hi = k.bounds if k.bounds else _INT64 if k.auto_int else (None, None)
             if lo is not None:
@@ -178,7 +193,8 @@ class Dispatch:
             "MISS": MISS, "NO_ENTRY": NO_ENTRY, "ENTRIES": self.entries, "AS": as_device_array,
             "TOKEN": lambda memo, value: _token(tokens, memo, value),
             "TORCH_STREAM": (current_stream_reader("torch")
-                             if any(k.role == "torch" for k in kinds) else None),
+                             if any(k.role == "torch" or k.array_kind == "torch"
+                                    for k in kinds) else None),
             "CUPY_STREAM": _cupy_current,
             **{f"T{i}": k.type for i, k in enumerate(kinds)},
             **{f"MEMO{i}": [(_UNSEEN, None)] for i in range(len(kinds))},

@@ -11,8 +11,10 @@ with each value stored little-endian at the start of its 8-byte slot (u64 pointe
 extents/strides, f32/f64/s32/s64/u8 scalars). A kernel with a tensor-map parameter (the
 128-byte descriptor by value) uses the general layout of `compiler.kernel_params.param_layout`
 instead: the buffer's start and its value area are 64-byte aligned and each descriptor sits at
-a multiple of 64 bytes in it (`new_aligned_buffer`); such launches take the full path. `PackedParams` keeps the buffer alive; the driver
-copies the values during the cuLaunchKernel call, so it may be dropped right after.
+a multiple of 64 bytes in it (`new_aligned_buffer`; `param_buffer` picks the layout). The
+launch fast path (`binding`) and prepared launches (`prepared`) use the same buffers.
+`PackedParams` keeps the buffer alive; the driver copies the values during the cuLaunchKernel
+call, so it may be dropped right after.
 """
 
 from __future__ import annotations
@@ -111,6 +113,19 @@ def new_aligned_buffer(params: Sequence[DeviceParam]) -> tuple[ctypes.Array, int
     return buffer, base, base - start + head
 
 
+def has_tensor_maps(params: Sequence[DeviceParam]) -> bool:
+    """Whether a parameter list passes a tensor map (and so takes the general layout)."""
+    return any(p.ptx_type == TENSOR_MAP_PARAM for p in params)
+
+
+def param_buffer(params: Sequence[DeviceParam]) -> tuple[ctypes.Array, int, int]:
+    """(buffer, address, value offset) of a parameter list: `new_aligned_buffer` with tensor
+    maps, else `new_buffer` (values from byte 8 N)."""
+    if has_tensor_maps(params):
+        return new_aligned_buffer(params)
+    return (*new_buffer(len(params)), 8 * len(params))
+
+
 class Packer:
     """Packs values for one parameter list (built once per signature, see `packer`)."""
 
@@ -120,20 +135,14 @@ class Packer:
         self.values = values_struct(params)
         self.steps = [(p.source, p.field not in ("value", "tensor_map"), _getter(p), p.ptx_type)
                       for p in params]
-        self.aligned = TENSOR_MAP_PARAM in (p.ptx_type for p in params)
         self._local = threading.local()
 
     def _buffer(self):
-        """This thread's (buffer, address, value offset) (see `new_buffer`,
-        `new_aligned_buffer`)."""
+        """This thread's (buffer, address, value offset) (`param_buffer`)."""
         local = self._local
         triple = getattr(local, "triple", None)
         if triple is None:
-            if self.aligned:
-                triple = new_aligned_buffer(self.params)
-            else:
-                triple = (*new_buffer(self.count), 8 * self.count)
-            local.triple = triple
+            triple = local.triple = param_buffer(self.params)
         return triple
 
     def pack(self, values: Mapping[str, object]) -> "PackedParams":

@@ -10,7 +10,9 @@ buffer of its own. Then:
 * ``p(*args)`` launches new arguments of the same kinds: each array must have the prepared
   array's dtype, extents, strides and device (one comparison each) and a pointer aligned as
   the compiled kernel requires; each scalar the prepared scalar's type and dtype range; each
-  constexpr the same value. Only pointers and scalar values are written into the buffer; the
+  constexpr the same value; each tensor map (`tma.TMABinding`) the prepared binding's plan,
+  rank, array kind and device (its `launch_key`). Only pointers, scalar values and descriptors
+  (128 bytes, at their 64-byte-aligned slot) are written into the buffer; the
   new arguments stay bound for a later ``p()``. A mismatch raises the `ArgumentError` the full
   path would raise, or one naming what differs from the prepared argument.
 
@@ -23,13 +25,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..compiler.errors import ArgumentError
-from ..compiler.signature import ScalarSpec, TensorSpec
+from ..compiler.signature import ScalarSpec, TensorMapSpec, TensorSpec
 from . import arguments
 from .arrays import as_device_array
 from .binding import Binding, make_factory, value_exprs
 from .dispatch import _INT32, _INT64
-from .packing import _convert, new_buffer, values_struct
+from .packing import _convert, param_buffer, values_struct
 from .streams import _cupy_current, current_stream_reader
+from .tma import TMABinding
 
 
 class Prepared(Binding):
@@ -43,7 +46,7 @@ class Prepared(Binding):
         self.explicit_stream = launcher.stream
         self.fixed_stream = _fixed_stream(call.kinds, call.values, self.names)
         self.count = len(compiled.device_params)
-        self.buffer, self.address = new_buffer(self.count)
+        self.buffer, self.address, self.value_offset = param_buffer(compiled.device_params)
         self._pack = values_struct(compiled.device_params).pack_into
         super().__init__(compiled.cubin, compiled.name, call.specs, compiled.device_params,
                          launcher.block, call.device, call.primary)
@@ -110,6 +113,10 @@ class Prepared(Binding):
                     lo, hi = kind.bounds or (_INT32 if spec.dtype.bits == 32 else _INT64)
                 test = f"type(a{i}) is not T{i}" + (f" or not {lo} <= a{i} <= {hi}" if lo is not None else "")
                 lines += [f"if {test}:", fail, f"v{i} = a{i}"]
+            elif isinstance(spec, TensorMapSpec):  # plan, rank, array kind and device
+                env[f"LK{i}"] = call.args[i].launch_key
+                lines += [f"if type(a{i}) is not T{i} or a{i}.launch_key != LK{i}:", fail,
+                          f"m{i} = a{i}.descriptor_bytes"]
             else:
                 env[f"C{i}"] = call.args[i]
                 lines += [f"if type(a{i}) is not T{i} or a{i} != C{i}:", fail]
@@ -117,7 +124,7 @@ class Prepared(Binding):
         for i, table in consts.items():
             exprs = [table.get(e, e) for e in exprs]
         if self.params:
-            lines.append(f"PACK(BUF, {8 * self.count}, {', '.join(exprs)})")
+            lines.append(f"PACK(BUF, {self.value_offset}, {', '.join(exprs)})")
         lines.append("SELF.args = args")
         env["SELF"], env["CONV"] = self, _convert
         source = "def swap(args):\n" + "\n".join("    " + line for line in lines) + "\n"
@@ -133,6 +140,8 @@ class Prepared(Binding):
     def _mismatch(self, i: int, value: Any) -> None:
         name, spec = self.specs[i]
         arguments.check(name, value, spec)  # the full path's error, if it has one
+        if isinstance(value, TMABinding):
+            value.param_bytes(name)  # a host binding's error
         before = self.args[i]
         raise ArgumentError(name, f"differs from the argument the launch was prepared with "
                                   f"({_describe(before)}; now {_describe(value)}): a prepared "
@@ -141,6 +150,8 @@ class Prepared(Binding):
 
 
 def _describe(value: Any) -> str:
+    if isinstance(value, TMABinding):
+        return repr(value)
     a = as_device_array("value", value) if not isinstance(value, (bool, int, float)) else None
     if a is None:
         return f"{type(value).__name__} {value!r}"
@@ -150,12 +161,13 @@ def _describe(value: Any) -> str:
 def _fixed_stream(kinds, values, names) -> Any:
     """A device -> stream reader (torch, CuPy) or the fixed stream the prepared arrays imply."""
     for kind, name in zip(kinds, names):
-        if kind.role == "torch":
+        if kind.role == "torch" or kind.role == "tensor_map" and kind.array_kind == "torch":
             return current_stream_reader("torch")
-        if kind.role == "array":
+        if kind.role in ("array", "tensor_map"):
             if kind.array_kind == "cupy":
                 return _cupy_current
-            stream = values[name].stream
+            value = values[name]
+            stream = (value.device_array if kind.role == "tensor_map" else value).stream
             if stream is not None:
                 return stream
     return 0

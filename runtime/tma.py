@@ -47,8 +47,9 @@ class TMABinding:
     plan: the `TMATile`; array: the array given (kept alive); bounds: logical extents (plan
     order, plus the batch); rank: 2 or 3; encoding: the `TMAEncoding` (driver order);
     descriptor: cuda-python's ``CUtensorMap`` (None without a GPU); descriptor_bytes: its 128
-    bytes (None without a GPU). `launch_key` is what the launch fast path keys a binding by
-    (plan, rank and whether it has a descriptor: never the address).
+    bytes (None without a GPU). `launch_key` is what the launch fast path keys a binding by:
+    its array's kind and device (or "host": no descriptor, never launched), plan and rank —
+    never the address, so that every binding of one shape shares one cache entry.
     """
 
     __slots__ = ("plan", "array", "bounds", "rank", "encoding", "descriptor", "descriptor_bytes",
@@ -61,7 +62,8 @@ class TMABinding:
         self.device_array = device_array
         self.host = device_array is None
         self.descriptor, self.descriptor_bytes = descriptor, descriptor_bytes
-        self.launch_key = f"{'host' if self.host else 'gpu'}|{plan}|{self.rank}"
+        where = "host" if self.host else f"{device_array.kind}{device_array.device}"
+        self.launch_key = f"{where}|{plan}|{self.rank}"
 
     @property
     def device(self) -> int | None:

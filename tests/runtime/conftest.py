@@ -78,6 +78,8 @@ class FakeDriver:
         self.context_devices: dict[int, int] = {}  # non-primary contexts -> their device
         self.param_counts: dict[str, int] = {}  # kernel name -> parameters to read per launch
         self.params: list[list[bytes]] = []  # the 8-byte slots read, per decoded launch
+        self.param_sizes: dict[str, tuple[int, ...]] = {}  # kernel -> bytes of each parameter
+        self.param_pointers: list[list[int]] = []  # kernelParams' pointers, per sized launch
 
     def names(self) -> list[str]:
         return [c[0] for c in self.calls]
@@ -153,10 +155,13 @@ class FakeDriver:
         self._log("cuLaunchKernel")
         self.launches.append((f[2], (gx, gy, gz), (bx, by, bz), smem, stream, params, extra,
                               self.current))
-        count = self.param_counts.get(f[2])
-        if count is not None:  # read the values now: the driver copies them during the call
-            pointers = (ctypes.c_uint64 * count).from_address(params)
-            self.params.append([ctypes.string_at(pointers[i], 8) for i in range(count)])
+        sizes = self.param_sizes.get(f[2])
+        if sizes is None and f[2] in self.param_counts:
+            sizes = (8,) * self.param_counts[f[2]]
+        if sizes is not None:  # read the values now: the driver copies them during the call
+            pointers = (ctypes.c_uint64 * len(sizes)).from_address(params)
+            self.params.append([ctypes.string_at(p, n) for p, n in zip(pointers, sizes)])
+            self.param_pointers.append(list(pointers))
         return (self.launch_result,)
 
     def cuStreamGetCtx(self, stream):  # noqa: N802
@@ -196,3 +201,20 @@ def torch_streams(monkeypatch):
     fake._C = types.SimpleNamespace(_cuda_getCurrentRawStream=current)
     monkeypatch.setitem(sys.modules, "torch", fake)
     return state
+
+
+@pytest.fixture
+def count_binds(fake_driver, monkeypatch):
+    """`fake_driver` with `binds`: the kernel name of each full-path binding (`Kernel._bind`)."""
+    from tylo.frontend import kernel as kernel_module
+
+    binds = []
+    real = kernel_module.Kernel._bind
+
+    def counting(self, *args, **kwargs):
+        binds.append(self.fn.__name__)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(kernel_module.Kernel, "_bind", counting)
+    fake_driver.binds = binds
+    return fake_driver

@@ -17,7 +17,6 @@ import pytest
 import tylo
 from tylo import Float32
 from tylo.compiler.errors import ArgumentError, LaunchError
-from tylo.frontend import kernel as kernel_module
 from tylo.runtime import driver as driver_module
 
 from fakes import BASE, FakeCAI, FakeTensor
@@ -54,26 +53,17 @@ def fill(out, layout):
 
 
 @pytest.fixture
-def launch(fake_driver, torch_streams, monkeypatch):
+def launch(count_binds, torch_streams):
     """The fake driver with torch's primary context of device 0 current, fresh kernel caches,
     and a count of full-path bindings."""
-    fake_driver.current = 1000
-    fake_driver.devices = 2
-    fake_driver.kernels = {"axpy", "typed", "offset", "fill", "uses_stream"}
+    count_binds.current = 1000
+    count_binds.devices = 2
+    count_binds.kernels = {"axpy", "typed", "offset", "fill", "uses_stream"}
     for k in (axpy, typed, offset, fill):
         k.cache.clear()
         k.fast.clear()
         k._launchers.clear()
-    binds = []
-    real = kernel_module.Kernel._bind
-
-    def counting(self, *args, **kwargs):
-        binds.append(self.fn.__name__)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(kernel_module.Kernel, "_bind", counting)
-    fake_driver.binds = binds
-    return fake_driver
+    return count_binds
 
 
 def _slots(raw, fmt):

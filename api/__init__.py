@@ -144,6 +144,7 @@ _LAZY = {
     "SharedTile": "frontend.tiles",
     "shared_alloc": "frontend.tiles",
     "shared_tile": "frontend.shared",
+    "shared_tiles": "frontend.shared",
     "barrier": "frontend.sync",
     "barrier_arrive": "frontend.sync",
     "elect_one": "frontend.sync",

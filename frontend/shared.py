@@ -15,7 +15,12 @@ from ..compiler.encodings.swizzle_modes import SWIZZLE_MODES, element_swizzle
 from ..compiler.errors import GeometryError, TypeMismatchError
 from ..compiler.layout_base import LayoutBase
 from ..compiler.plans.tma_tile import TMATile, alignment_bytes, allocation_bytes, shared_layout
-from .tiles import Pointer, SharedTile, shared_alloc
+from ..compiler.dynamic import static_hint
+from ..compiler.int_tuple import is_int
+from ..dialects.builder import emit
+from ..dialects.scalars import Scalar
+from ..dialects.tylo.ops import PtrAddOp
+from .tiles import Pointer, SharedTile, _index, shared_alloc
 
 #: Alignment of a shared tile whose layout has no hardware swizzle (one 16-byte chunk).
 PLAIN_ALIGN = 16
@@ -81,6 +86,54 @@ def shared_tile(plan_or_layout, dtype=None, *, dynamic: bool = False):
     return SharedTile(shared_alloc(dtype, elements, align, dynamic=dynamic), layout)
 
 
+class SharedTiles:
+    """`count` shared tiles of one layout in one allocation, each at a multiple of the layout's
+    alignment (the stages of a pipeline): ``tiles[i]`` is the SharedTile of stage i, i static
+    or a runtime Int32 (not checked against `count` at run time: stage indices come from a
+    `PipelineState` or a loop). `stride_bytes`: the distance between stages."""
+
+    def __init__(self, base: Pointer, layout, count: int, stride_elements: int, align: int):
+        self.base, self.layout, self.count = base, layout, count
+        self.stride_elements, self.align = stride_elements, align
+
+    @property
+    def stride_bytes(self) -> int:
+        return self.stride_elements * self.base.dtype.bytes
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i) -> SharedTile:
+        if is_int(i) and not 0 <= i < self.count:
+            raise GeometryError(f"shared_tiles: stage {i} is outside the {self.count} stages")
+        if is_int(i):
+            pointer = self.base + i * self.stride_elements
+        else:
+            if not isinstance(i, Scalar):
+                raise TypeMismatchError(f"shared_tiles: stage index {i!r} must be an integer")
+            offset = Scalar(_index(i, "stage index"), dtypes.Int32) * self.stride_elements
+            pointer = Pointer(emit(PtrAddOp(self.base.value, offset.value)).results[0],
+                              self.base.dtype, "shared", None, self.align)
+        return SharedTile(pointer, self.layout)
+
+    def __repr__(self) -> str:
+        return f"<{self.count} shared tiles of {self.base.dtype}, layout {self.layout}>"
+
+
+def shared_tiles(plan_or_layout, count: int, dtype=None, *, dynamic: bool = False) -> SharedTiles:
+    """`count` tiles of `plan_or_layout` (as `shared_tile`) in one allocation, each starting at
+    a multiple of the layout's alignment: ``tiles[stage]`` with a runtime stage keeps the
+    alignment known, so TMA and WGMMA accept the tile. Raises GeometryError for a count that is
+    not a positive static int, and as `shared_tile`."""
+    if not is_int(count) or count <= 0:
+        raise GeometryError(f"shared_tiles: count {count!r} must be a positive static int"
+                            f"{static_hint(count, 'the count')}")
+    layout, dtype, nbytes, align = _plan_geometry(plan_or_layout, dtype)
+    stride = -(-nbytes // align) * align
+    base = shared_alloc(dtype, stride * count // dtype.bytes, align, dynamic=dynamic)
+    return SharedTiles(base, layout, count, stride // dtype.bytes, align)
+
+
 def _borrow(plan_or_layout, pointer: Pointer):
     layout, dtype, _, align = _plan_geometry(plan_or_layout, pointer.dtype)
     if pointer.space != "shared":
@@ -98,4 +151,4 @@ def _borrow(plan_or_layout, pointer: Pointer):
     return SharedTile(pointer, layout)
 
 
-__all__ = ["shared_tile", "layout_alignment"]
+__all__ = ["shared_tile", "shared_tiles", "SharedTiles", "layout_alignment"]

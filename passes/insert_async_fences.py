@@ -16,10 +16,13 @@ and loops are still structured). Two kinds of fence go in (PTX ISA 9.7.13.4 memb
 * ``tylo.fence proxy_async`` (``fence.proxy.async.shared::cta``) after generic stores to shared
   memory that an async-proxy operation may read (a WGMMA operand, a TMA store source): every
   run of such stores is followed by a fence before the next operation that is not a plain
-  computation, a load or another store (a barrier, an mbarrier operation, an async operation,
-  a branch or loop boundary). The fence lands on every path that has the stores, whatever a
-  loop's trip count, and is executed by the threads that wrote, as the ISA requires (the
-  writers fence, then meet the issuing thread at a barrier).
+  computation, a load or another store (a barrier, an mbarrier operation, an async operation).
+  Stores at the end of a loop body or a branch are fenced after the loop or the ``scf.if``
+  (once, not per iteration), unless the loop body also synchronizes (then its own async reads
+  may follow around the back edge, and the fence is at the end of the body). The fence lands
+  on every path that has the stores, whatever a loop's trip count, and is executed by the
+  threads that wrote, as the ISA requires (the writers fence, then meet the issuing thread at a
+  barrier).
 
 Refused (a CompileError through the pass manager):
 
@@ -239,8 +242,12 @@ def _insert_proxy_fences(module: ModuleOp) -> None:
         root, _ = pointer_place(ptr)
         return unknown or root is None or root in roots
 
-    def walk(block: Block) -> None:
+    def walk(block: Block) -> bool:
+        """Fence `block`; True when it ends with stores not yet fenced (its terminator
+        yields to the parent op, which then fences after itself: a fence that runs also when
+        a loop runs zero times, or a branch without stores is taken, is harmless)."""
         dirty = False
+        synchronizes = False  # an op the fence may not move past, before the block's end
         for op in list(block.ops):
             if feeds_async(op):
                 dirty = True
@@ -250,12 +257,23 @@ def _insert_proxy_fences(module: ModuleOp) -> None:
                 continue
             if _transparent(op):
                 continue
+            if op is block.last_op and isinstance(op, (scf.YieldOp, scf.ConditionOp)):
+                # a loop body that also synchronizes may reach its own async reads around the
+                # back edge: fence here; otherwise the parent fences after the loop or branch
+                if dirty and synchronizes and isinstance(op.parent_op(), (scf.ForOp, scf.WhileOp)):
+                    Rewriter.insert_op(FenceOp("proxy_async"), InsertPoint.before(op))
+                    dirty = False
+                return dirty
+            synchronizes = True
             if dirty:
                 Rewriter.insert_op(FenceOp("proxy_async"), InsertPoint.before(op))
                 dirty = False
+            inner_dirty = False
             for region in op.regions:
                 for inner in region.blocks:
-                    walk(inner)
+                    inner_dirty |= walk(inner)
+            dirty = inner_dirty
+        return dirty
 
     for fn in module.ops:
         for region in fn.regions:

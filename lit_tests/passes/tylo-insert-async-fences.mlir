@@ -72,15 +72,14 @@ func.func @rescaled(%n: i32, %f: f32) {
   func.return
 }
 
-// Stores inside a loop whose trip count is only known at run time (it may run zero times): the
-// fence is inside, after the stores, on the path that has them; the stores after the loop get
-// their own, before the barrier.
+// Stores inside a loop whose trip count is only known at run time (it may run zero times):
+// one fence after the loop, not one per iteration; it runs on every path, and with no stores
+// it is harmless. The stores after the loop share it (before the barrier).
 // CHECK-LABEL: func.func @every_path
 // CHECK:       scf.for
-// CHECK:         tylo.store
-// CHECK-NEXT:    tylo.fence "proxy_async"
-// CHECK-NEXT:  }
-// CHECK:       tylo.store
+// CHECK-NOT:     tylo.fence
+// CHECK:       }
+// CHECK-NEXT:  tylo.store
 // CHECK-NEXT:  tylo.fence "proxy_async"
 // CHECK-NEXT:  tylo.barrier
 // CHECK-NOT:   tylo.fence "proxy_async"
@@ -100,6 +99,42 @@ func.func @every_path(%v: bf16, %n: i32) {
   %r:4 = tylo.wgmma_instr(%z, %z, %z, %z), %d, %d {n = 8 : i64, types = "f32.bf16.bf16", tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 0 : i64} : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
   tylo.wgmma_commit
   %w:4 = tylo.wgmma_wait 0 (%r#0, %r#1, %r#2, %r#3) : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return
+}
+
+// A loop body that reads through the async proxy and then stores (the next iteration's
+// wgmma reads the stores around the back edge): the fence is at the end of the body.
+// Stores in one branch of an scf.if: the fence follows the scf.if.
+// CHECK-LABEL: func.func @back_edge
+// CHECK:       scf.for
+// CHECK:         tylo.wgmma_commit
+// CHECK:         tylo.store
+// CHECK-NEXT:    tylo.fence "proxy_async"
+// CHECK-NEXT:    scf.yield
+// CHECK:       scf.if
+// CHECK:         tylo.store
+// CHECK-NOT:     tylo.fence
+// CHECK:       }
+// CHECK-NEXT:  tylo.fence "proxy_async"
+// CHECK-NEXT:  tylo.barrier
+func.func @back_edge(%v: bf16, %n: i32, %c: i1) {
+  %s = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
+  %z = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %d = tylo.wgmma_encode %s, 4611686293305360384 : !tylo.ptr<bf16, shared>
+  %o:4 = scf.for %k = %c0 to %n step %c1 iter_args(%a0 = %z, %a1 = %z, %a2 = %z, %a3 = %z) -> (f32, f32, f32, f32) : i32 {
+    %r:4 = tylo.wgmma_instr(%a0, %a1, %a2, %a3), %d, %d {n = 8 : i64, types = "f32.bf16.bf16", tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 1 : i64} : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
+    tylo.wgmma_commit
+    %w:4 = tylo.wgmma_wait 0 (%r#0, %r#1, %r#2, %r#3) : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
+    tylo.store %v, %s : bf16, !tylo.ptr<bf16, shared>
+    scf.yield %w#0, %w#1, %w#2, %w#3 : f32, f32, f32, f32
+  }
+  scf.if %c {
+    tylo.store %v, %s : bf16, !tylo.ptr<bf16, shared>
+    scf.yield
+  }
+  tylo.barrier
   func.return
 }
 

@@ -23,7 +23,8 @@ from ..compiler import dtypes
 from ..compiler.errors import GeometryError, TypeMismatchError
 from ..compiler.int_tuple import is_int
 from ..dialects.scalars import Scalar, as_scalar, select
-from .builtins import barrier, linear_thread_idx
+from .builtins import linear_thread_idx
+from .sync import barrier
 from .control_flow import if_
 from .mbarrier import MAX_COUNT, MBarrier, fence_mbarrier_init, mbarriers
 

@@ -129,6 +129,7 @@ _BUILTINS = ("abs", "accumulator", "block_dim", "block_idx", "exp", "exp2", "fma
 _MBARRIER = ("MBarrier", "MBarriers", "mbarriers", "mbarrier_init", "mbarrier_arrive",
              "mbarrier_arrive_expect_tx", "mbarrier_expect_tx", "mbarrier_try_wait",
              "mbarrier_wait", "fence_proxy_async", "fence_mbarrier_init")
+_TMA = ("tma_load", "tma_store", "commit_tma_stores", "wait_tma_reads", "wait_tma_stores")
 _LAZY = {
     **dict.fromkeys(_BUILTINS, "frontend.builtins"),
     "select": "dialects.scalars",
@@ -162,6 +163,7 @@ _LAZY = {
     **dict.fromkeys(_MBARRIER, "frontend.mbarrier"),
     "Pipeline": "frontend.pipeline",
     "PipelineState": "frontend.pipeline",
+    **dict.fromkeys(_TMA, "frontend.tma"),
 }
 
 __version__ = VERSION
@@ -202,6 +204,7 @@ def window(x, origin, shape, inbounds: bool = False):
 
 __all__ = [
     *_MBARRIER,
+    *_TMA,
     "Pipeline",
     "PipelineState",
     "abs",

@@ -52,6 +52,7 @@ from ..dialects.tylo import PointerType, dtype_of
 from ..dialects.tylo import ops as T
 from ..dialects.tylo.matrix_ops import StMatrixOp
 from ..dialects.tylo.mbarrier_ops import FenceOp
+from ..dialects.tylo.tma_ops import TmaLoadOp, TmaStoreOp
 from ..dialects.tylo.wgmma_ops import (
     WgmmaCommitOp,
     WgmmaEncodeOp,
@@ -68,9 +69,9 @@ GENERIC_SHARED_WRITERS = {
     StMatrixOp: lambda op: op.memory,
 }
 #: op class -> shared pointers it reads through the async proxy (besides wgmma descriptors).
-ASYNC_SHARED_READERS: dict = {}
+ASYNC_SHARED_READERS: dict = {TmaStoreOp: lambda op: [op.src]}
 #: op class -> shared pointers it writes through the async proxy (TMA loads).
-ASYNC_SHARED_WRITERS: dict = {}
+ASYNC_SHARED_WRITERS: dict = {TmaLoadOp: lambda op: op.dst}
 
 
 # -- where a shared pointer points -----------------------------------------------------------------

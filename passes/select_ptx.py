@@ -33,11 +33,12 @@ from .select.memory import Memory
 from .select.printf import ModuleDirectives
 from .select.sync import Sync
 from .select.tensor_maps import TensorMaps
+from .select.tma import TMASelection
 from .target_option import TargetOption
 
 
 class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Wgmma, Control,
-              MathSelection, Sync, TensorMaps, MBarrierSelection):
+              MathSelection, Sync, TensorMaps, MBarrierSelection, TMASelection):
     """The selector of one kernel: the core and every op family."""
 
 

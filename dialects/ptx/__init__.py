@@ -54,6 +54,7 @@ from .ops import (
 )
 from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
 from .params import CvtaParamOp, ParamAddressOp
+from .bulk_tensor import BULK_TENSOR_OPS
 from .mbarrier import MBARRIER_OPS
 from .registers import RegisterAllocator, RegisterType
 from .sync import BarOp, ElectSyncOp, ExternSharedDeclOp, SetmaxnregOp
@@ -80,6 +81,7 @@ PTX = Dialect(
         ParamAddressOp, CvtaParamOp,
         WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncRegAOp,
         *MBARRIER_OPS,
+        *BULK_TENSOR_OPS,
     ],
     [RegisterType, *ATTRIBUTES],
 )

@@ -32,6 +32,7 @@ from .ops import (
 from .printing import PrintOp
 from .sync_ops import DynamicSmemSizeOp, ElectOneOp, NamedBarrierOp, SetMaxNRegOp, SharedAddressOp
 from .tensor_map_ops import TensorMapAddressOp
+from .tma_ops import TMA_OPS
 from .types import FragmentType, PointerType, TensorMapType, TileType
 from .wgmma_ops import (
     WgmmaCommitOp,
@@ -83,6 +84,7 @@ Tylo = Dialect(
         WgmmaDescriptorOp, WgmmaEncodeOp, WgmmaMmaAsyncOp, WgmmaInstrOp, WgmmaFenceOp,
         WgmmaCommitOp, WgmmaWaitOp, WgmmaSumPartialsOp,
         *MBARRIER_OPS,
+        *TMA_OPS,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
      TensorMapType],

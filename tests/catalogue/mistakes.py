@@ -629,5 +629,6 @@ k.compile(tylo.Tensor(Int32, 1))
 from emulation_mistakes import EMULATION  # noqa: E402 - after the entries it extends
 from shared_sync_mistakes import SHARED_SYNC  # noqa: E402
 from tma_mistakes import TMA  # noqa: E402
+from tma_device_mistakes import TMA_DEVICE  # noqa: E402
 
-MISTAKES += EMULATION + SHARED_SYNC + TMA
+MISTAKES += EMULATION + SHARED_SYNC + TMA + TMA_DEVICE

@@ -1,0 +1,179 @@
+"""Semantics of the TMA copies and bulk groups (`tylo.dialects.ptx.bulk_tensor`; PTX ISA
+9.7.9.25 cp.async.bulk.tensor, 9.7.9.26-27 commit_group / wait_group).
+
+Each lane of an issue group issues its own copy, in thread order. The tensor map is found from
+the operand's generic address (`tensor_maps.tensor_map_at`: the host facts of the binding).
+A box has ``box_dims`` elements per dimension (inner first); its element (i, j[, k]) is global
+element (c0 + i, c1 + j[, c2 + k]) and lies at byte ``(j * box0 + i) * e`` of the shared tile
+(rows of the box packed, the 3rd box extent is 1), with the swizzle applied to the ABSOLUTE
+shared address: bits 4.. (16-byte chunk) XOR bits 7.. (128B: 3 bits, 64B: 2, 32B: 1;
+tma_constraints.md section 3). The tile must be 128-byte aligned (PTX ISA 9.7.9.25).
+
+Load: elements with a coordinate outside ``0 .. bounds[d] - 1`` are zero; the bytes are written
+into shared memory at once, registered as an async write completing on the mbarrier's current
+phase (`mbarriers.MBarriers.async_write`: a generic access by a thread that has not observed
+that phase is a race), refused when a pending WGMMA reads them (`async_reads.
+refuse_overwrite`), then ``complete_tx(box bytes)`` on the barrier.
+
+Store: the source bytes must not carry an unfenced generic write (`bulk_copies`), a generic
+write by another thread not ordered before the issue (same epoch, no mbarrier order), or an
+async write the issuer has not observed; elements inside the bounds are written to global
+memory at once (the emulator makes them visible at the issue, which no correct kernel can tell
+from the wait). The source read stays pending per thread (`async_reads.PendingReads`, owner
+``("bulk", thread, n)``) until a ``wait_group.read`` / ``wait_group`` releases its group: a
+generic store or TMA load into it before then is a race. Groups: per thread, the stores since
+the last ``commit_group`` are the open group; ``wait_group{.read} N`` releases all but the N
+most recent committed groups (``machine.async_groups["bulk"]``).
+"""
+
+from __future__ import annotations
+
+from xdsl.interpreter import InterpreterFunctions, impl, register_impls
+
+from ...compiler.lazy_modules import np
+from ...dialects.ptx import bulk_tensor as B
+from ..async_reads import refuse_overwrite
+from ..memory import gather, scatter
+from ..tensor_maps import tensor_map_at
+
+SHARED_ALIGN = 128
+"""Bytes a TMA copy's shared tile must be aligned to (PTX ISA 9.7.9.25; tma_constraints.md)."""
+
+
+def swizzle_offsets(addresses, swizzle_bytes: int):
+    """Absolute shared byte addresses after the TMA swizzle of `swizzle_bytes` (0, 32, 64,
+    128): bits 4.. ^= bits 7.. (1, 2 or 3 bits)."""
+    a = np.asarray(addresses, np.int64)
+    if not swizzle_bytes:
+        return a
+    mask = swizzle_bytes // 16 - 1
+    return a ^ (((a >> 7) & mask) << 4)
+
+
+def _box(machine, op, info, coords, base: int, thread: int):
+    """(shared offsets of each element (swizzled), global byte offsets in the array's
+    allocation, inside-the-bounds mask, the allocation) of the box at `coords`."""
+    e = info.dtype.bytes
+    if len(coords) != info.rank:
+        machine.error(op, f"{len(coords)} coordinates for the rank-{info.rank} tensor map "
+                          f"'{info.argument}'", [thread])
+    box = tuple(info.box_dims) + (1,) * (info.rank - len(info.box_dims))
+    grids = np.meshgrid(*[np.arange(b) for b in reversed(box)], indexing="ij")
+    rel = [g.ravel() for g in reversed(grids)]  # per dimension, inner first, element order
+    nbytes = int(np.prod(box)) * e
+    if base % SHARED_ALIGN or base < 0 or base + nbytes > machine.shared_size:
+        machine.error(op, f"the shared tile at {base:#x} ({nbytes} bytes) must be {SHARED_ALIGN}-"
+                          f"byte aligned inside the {machine.shared_size} bytes of shared memory",
+                      [thread], kind="access")
+    linear = (rel[1] * box[0] + rel[0]) * e if info.rank > 1 else rel[0] * e
+    shared = swizzle_offsets(base + linear, info.swizzle_bytes)
+    inside = np.ones(linear.size, bool)
+    offset = np.zeros(linear.size, np.int64)
+    strides = (e,) + tuple(info.global_strides)
+    for d in range(info.rank):
+        g = int(coords[d]) + rel[d]
+        inside &= (g >= 0) & (g < info.bounds[d])
+        offset += np.where(inside, g, 0) * strides[d]
+    alloc, start = machine.memory.allocation_of(info.global_address)
+    return shared, start + offset, inside, alloc
+
+
+def _lanes(interpreter, op, args, n_before: int):
+    """Per lane: (thread, tensor-map info, signed coordinates); `args` holds the tensor map at
+    `n_before` and the coordinates after it."""
+    machine, threads = interpreter.machine, interpreter.threads
+    coords = [np.asarray(a).astype(np.uint32).view(np.int32) for a in args[n_before + 1:]]
+    for lane, t in enumerate(threads):
+        info = tensor_map_at(machine, args[n_before][lane], op, [t])
+        yield lane, int(t), info, [int(c[lane]) for c in coords]
+
+
+def _groups(machine, thread: int) -> dict:
+    state = machine.async_groups.setdefault("bulk", {})
+    return state.setdefault(thread, {"open": [], "committed": [], "count": 0})
+
+
+@register_impls
+class TMASemantics(InterpreterFunctions):
+    """cp.async.bulk.tensor loads and stores, cp.async.bulk.commit_group and wait_group."""
+
+    @impl(B.BulkTensorLoadOp)
+    def run_load(self, interpreter, op, args):
+        machine = interpreter.machine
+        ncoords = len(op.coords)
+        dst, barrier = args[0], args[2 + ncoords]
+        for lane, t, info, coords in _lanes(interpreter, op, args[:2 + ncoords], 1):
+            shared, offsets, inside, alloc = _box(machine, op, info, coords, int(dst[lane]), t)
+            e = info.dtype.bytes
+            data = np.zeros((shared.size, e), np.uint8)
+            if inside.any():
+                data[inside] = gather(alloc.data, offsets[inside], e)
+            bar = int(barrier[lane])
+            if bar not in machine.mbarriers.bars:
+                machine.mbarriers.complete_tx(op, bar, 0, [t])  # refuses, naming the barrier
+            refuse_overwrite(machine, [(int(dst[lane]), shared.size * e)], op, [t],
+                             writer="a TMA load")
+            scatter(machine.shared.data, shared, data)
+            nbytes = shared.size * e
+            machine.mbarriers.async_write((shared[:, None] + np.arange(e)).ravel(), bar,
+                                          f"a TMA load (thread {t})")
+            machine.mbarriers.complete_tx(op, bar, nbytes, [t])
+        return ()
+
+    @impl(B.BulkTensorStoreOp)
+    def run_store(self, interpreter, op, args):
+        machine = interpreter.machine
+        ncoords = len(op.coords)
+        src = args[1 + ncoords]
+        for lane, t, info, coords in _lanes(interpreter, op, args[:1 + ncoords], 0):
+            shared, offsets, inside, alloc = _box(machine, op, info, coords, int(src[lane]), t)
+            e = info.dtype.bytes
+            byte_offsets = (shared[:, None] + np.arange(e)).ravel()
+            machine.bulk.check_async_read(op, byte_offsets, "a TMA store")
+            machine.mbarriers.check_access(op, shared, e, np.full(shared.size, t), False)
+            _refuse_unordered(machine, op, byte_offsets, t)
+            data = gather(machine.shared.data, shared, e)
+            if inside.any():
+                scatter(alloc.data, offsets[inside], data[inside])
+            groups = _groups(machine, t)
+            owner = ("bulk", t, groups["count"])
+            groups["count"] += 1
+            groups["open"].append(owner)
+            machine.async_reads.add(owner, shared, e, op, [t], f"a TMA store (thread {t})")
+        return ()
+
+    @impl(B.BulkCommitGroupOp)
+    def run_commit(self, interpreter, op, args):
+        for t in interpreter.threads:
+            groups = _groups(interpreter.machine, int(t))
+            groups["committed"].append(groups["open"])
+            groups["open"] = []
+        return ()
+
+    @impl(B.BulkWaitGroupOp)
+    def run_wait(self, interpreter, op, args):
+        n = op.pending.value.data
+        for t in interpreter.threads:
+            groups = _groups(interpreter.machine, int(t))
+            done = groups["committed"][:len(groups["committed"]) - n] if n else groups["committed"]
+            groups["committed"] = groups["committed"][len(done):]
+            interpreter.machine.async_reads.release([o for g in done for o in g])
+        return ()
+
+
+def _refuse_unordered(machine, op, byte_offsets, thread: int) -> None:
+    """Refuse a TMA store's read of shared bytes another thread wrote in this epoch (since the
+    last bar.sync) unless an mbarrier ordered that write before the issuing thread."""
+    races = machine.shared.races
+    me = machine.cta_index * machine.threads_per_cta + thread
+    b = np.asarray(byte_offsets, np.int64)
+    hit = (races.w_epoch[b] == machine.epoch) & (races.w_tid[b] != me)
+    if machine.clocks is not None and hit.any():
+        hit[hit] = ~machine.clocks.ordered(np.full(int(hit.sum()), me), races.w_tid[b[hit]],
+                                           races.w_time[b[hit]])
+    if hit.any():
+        at = int(b[np.nonzero(hit)[0][0]])
+        writer = int(races.w_tid[at]) - machine.cta_index * machine.threads_per_cta
+        machine.error(op, f"data race on {machine._place('shared', at)}: a TMA store (thread "
+                          f"{thread}) reads it, and thread {writer} stored it with no barrier "
+                          "between them", [thread], kind="race")

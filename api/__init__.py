@@ -142,6 +142,7 @@ _LAZY = {
     "shared_alloc": "frontend.tiles",
     **dict.fromkeys(("zero_accumulator", "wgmma_operand", "mma_async", "wait_mma", "finish_mma"),
                     "frontend.wgmma"),
+    "fence_proxy_async": "frontend.fence_proxy",
 }
 
 __version__ = VERSION

@@ -28,12 +28,13 @@ from .select.kernel import KernelSelection
 from .select.math import MathSelection
 from .select.matrix import Matrix
 from .select.wgmma import Wgmma
+from .select.fence_proxy import FenceProxy
 from .select.memory import Memory
 from .select.printf import ModuleDirectives
 from .target_option import TargetOption
 
 
-class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Wgmma, Control,
+class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Wgmma, FenceProxy, Control,
               MathSelection):
     """The selector of one kernel: the core and every op family."""
 

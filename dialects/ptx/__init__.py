@@ -52,6 +52,7 @@ from .ops import (
     UnpackOp,
     XorOp,
 )
+from .fence_proxy import FenceProxyAsyncSharedOp
 from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
 from .registers import RegisterAllocator, RegisterType
 from .wgmma import (
@@ -74,6 +75,7 @@ PTX = Dialect(
         LocalDeclOp, CvtaGenericOp, ExternFuncOp, GlobalStringOp, CallUniOp,
         Ex2Op, Lg2Op, SqrtOp, RsqrtOp, AbsOp,
         WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncRegAOp,
+        FenceProxyAsyncSharedOp,
     ],
     [RegisterType, *ATTRIBUTES],
 )

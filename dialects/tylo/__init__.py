@@ -28,6 +28,7 @@ from .ops import (
     WindowOp,
     YieldOp,
 )
+from .fence_proxy_ops import FenceProxyAsyncOp
 from .printing import PrintOp
 from .types import FragmentType, PointerType, TileType
 from .wgmma_ops import (
@@ -73,6 +74,7 @@ Tylo = Dialect(
         PrintOp,
         WgmmaDescriptorOp, WgmmaEncodeOp, WgmmaMmaAsyncOp, WgmmaInstrOp, WgmmaFenceOp,
         WgmmaCommitOp, WgmmaWaitOp, WgmmaSumPartialsOp,
+        FenceProxyAsyncOp,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType],
 )

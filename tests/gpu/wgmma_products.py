@@ -1,0 +1,91 @@
+"""Kernels and host helpers of the WGMMA product tests (test_wgmma_gpu.py): 64 x n x k products
+from shared tiles that ordinary stores fill, through the frontend (`tylo.mma_async`).
+
+`operand_tile` builds a dense canonical shared layout for an operand (any swizzle row width,
+K- or MN-major, two arrangements of the 8-row blocks); the kernel copies each global operand
+(the whole tile, which may be larger than what the plan reads) into its tile element by element,
+fences the generic proxy against the async proxy, waits at a barrier, runs the plan and stores
+the finished accumulator through its ownership.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tylo
+from tylo.compiler.int_tuple import product
+from tylo.compiler.plans.swizzled_structure import SwizzledStructure, structure_layout
+
+ROWS_FIRST = "rows-first"
+"""8-row blocks of one row group consecutive (SBO = one block), row groups LBO apart."""
+GROUPS_FIRST = "groups-first"
+"""Row groups of one 8-row block consecutive (LBO = one block), 8-row blocks SBO apart."""
+
+
+def operand_tile(plan, role: str, major: str, row_bytes: int, arrangement: str = ROWS_FIRST):
+    """(layout, shape) of a dense canonical tile holding operand `role` ("A" (64, k), "B"
+    (k, n)) of `plan` at origin (0, 0): 16-bit elements, swizzle rows of `row_bytes` (16 = no
+    swizzle) along K ("K") or along M/N ("MN"); extents rounded up to whole rows and 8-row
+    blocks."""
+    r = row_bytes // 2
+    kaxis = 1 if role == "A" else 0
+    a = kaxis if major == "K" else 1 - kaxis
+    need = plan.operand_shape(role)
+    shape = [0, 0]
+    shape[a] = -(-need[a] // r) * r
+    shape[1 - a] = -(-need[1 - a] // 8) * 8
+    groups, q = shape[a] // r, shape[1 - a] // 8
+    block = 8 * row_bytes
+    leading, stride = (q * block, block) if arrangement == ROWS_FIRST else (block, groups * block)
+    s = SwizzledStructure(major, row_bytes, leading, stride, r, groups)
+    return structure_layout(s, tuple(shape), kaxis), tuple(shape)
+
+
+@tylo.kernel
+def wgmma_product(out, A, B, plan: tylo.constexpr, la: tylo.constexpr, lb: tylo.constexpr):
+    """out (64 * warpgroups, n) f32 = A[:64, :k] @ B[:k, :n] (A, B: the whole tiles' extents)."""
+    t = tylo.thread_idx()
+    ma, ka = (product(m) for m in la.shape)
+    kb, nb = (product(m) for m in lb.shape)
+    sa = tylo.SharedTile(tylo.shared_alloc(A.dtype, ma * ka, align=1024), la)
+    sb = tylo.SharedTile(tylo.shared_alloc(B.dtype, kb * nb, align=1024), lb)
+    for i in tylo.static_range(ma * ka // 128):
+        idx = t + 128 * i
+        sa[idx // ka, idx % ka] = A[idx // ka, idx % ka]
+    for i in tylo.static_range(kb * nb // 128):
+        idx = t + 128 * i
+        sb[idx // nb, idx % nb] = B[idx // nb, idx % nb]
+    tylo.fence_proxy_async()
+    tylo.barrier()
+    acc = tylo.zero_accumulator(plan)
+    a = tylo.wgmma_operand(plan, "A", sa)
+    b = tylo.wgmma_operand(plan, "B", sb)
+    acc = tylo.wait_mma(tylo.mma_async(plan, a, b, acc))
+    tylo.store(tylo.window(out, (0, 0), (64, plan.n)), tylo.finish_mma(acc), t)
+
+
+def random_operand(shape, dtype, exact: bool, rng) -> np.ndarray:
+    """Fresh random elements of `dtype` (numpy, ml_dtypes): small nonzero integers when `exact`
+    (every product and sum exact in f32), else uniform in (-1, 1) rounded to `dtype`."""
+    if exact:
+        x = rng.choice(np.array([-3, -2, -1, 1, 2, 3], np.float32), shape)
+    else:
+        x = rng.uniform(-1, 1, shape).astype(np.float32)
+    return x.astype(dtype.numpy)
+
+
+def run_product(backend, plan, a_major="K", b_major="K", row_a=128, row_b=128,
+                arrangement=ROWS_FIRST, exact=False, rng=None):
+    """(got, ref, bound): the kernel's (64, n) f32 output (poisoned before), the float64
+    product and a rounding bound per element (|A| @ |B| * 2**-16; 0 when `exact`)."""
+    rng = rng or np.random.default_rng()
+    la, sa = operand_tile(plan, "A", a_major, row_a, arrangement)
+    lb, sb = operand_tile(plan, "B", b_major, row_b, arrangement)
+    A = random_operand(sa, plan.dtype, exact, rng)
+    B = random_operand(sb, plan.dtype, exact, rng)
+    out = backend.full((64, plan.n), -7777.0, np.float32)
+    backend.launch(wgmma_product, (1,), (128,), out, backend.put(A), backend.put(B), plan, la, lb)
+    a = A[:64, :plan.k].astype(np.float64)
+    b = B[:plan.k, :plan.n].astype(np.float64)
+    bound = 0.0 if exact else np.abs(a) @ np.abs(b) * 2.0 ** -16
+    return backend.get(out).astype(np.float64), a @ b, bound

@@ -10,7 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wgmma_products import GROUPS_FIRST, ROWS_FIRST, run_product, wgmma_product, operand_tile
+from wgmma_products import (
+    GROUPS_FIRST,
+    ROWS_FIRST,
+    descriptor_fields,
+    operand_tile,
+    run_product,
+    wgmma_product,
+)
 
 import tylo
 from tylo import BFloat16, Float16
@@ -34,7 +41,7 @@ def _check(got, ref, bound, what: str) -> None:
 @pytest.mark.parametrize("row,k", MODES, ids=[f"sw{r}-k{k}" for r, k in MODES])
 def test_product_every_mode(backend, row, k, dtype):
     """n in {8, 24, 64, 128, 256} on the GPU; on the emulator one n of 8, 24, 64 per case,
-    cycling (n = 128 and 256 run emulated in the bitwise test and test_wgmma_wide)."""
+    cycling (test_widest emulates n = 256)."""
     ns = backend.size(NS, (NS[(MODES.index((row, k)) + (dtype is Float16)) % 3],))
     for n in ns:
         plan = tylo.WGMMA64(dtype, n, k)
@@ -74,3 +81,40 @@ def test_launches_are_bitwise_identical(backend):
         if first is None:
             first = bits
         assert (bits == first).all(), f"launch {i} differs from launch 0 in {(bits != first).sum()} words"
+
+
+def test_widest(backend):
+    """n = 256, k = 64: 128 accumulator registers per thread, emulated too."""
+    plan = tylo.WGMMA64(BFloat16, 256, 64)
+    got, ref, bound = run_product(backend, plan)
+    _check(got, ref, bound, f"{plan}")
+
+
+@pytest.mark.parametrize("which", ["A", "B", "AB"])
+@pytest.mark.parametrize("row", [128, 64, 32, 16], ids=lambda r: f"sw{r}")
+def test_mn_major(backend, which, row):
+    """MN-major (transposed, imm-tnsp) A, B or both, each swizzle mode, both block arrangements,
+    k 16/32/64 and n in {8, 24, 64, 256} on the GPU (one k, one n, one arrangement emulated):
+    this decides whether the MN-major LBO/SBO of facts ptx_isa.md 3.1 are right."""
+    pick = [128, 64, 32, 16].index(row) + ["A", "B", "AB"].index(which)
+    ks = backend.size((16, 32, 64), ((16, 32, 64)[pick % 3],))
+    ns = backend.size((8, 24, 64, 256), ((8, 24, 64)[pick % 3],))
+    ways = backend.size((ROWS_FIRST, GROUPS_FIRST), ((ROWS_FIRST, GROUPS_FIRST)[pick % 2],))
+    a_major = "MN" if "A" in which else "K"
+    b_major = "MN" if "B" in which else "K"
+    for k in ks:
+        # K-major operands beside the MN-major one hold the plan's K in one swizzle row
+        other = row if row == 16 or 2 * k <= row else 128
+        for n in ns:
+            for way in ways:
+                plan = tylo.WGMMA64(Float16 if (n + k) % 3 == 0 else BFloat16, n, k)
+                row_a, row_b = (row if a_major == "MN" else other), (row if b_major == "MN" else other)
+                got, ref, bound = run_product(backend, plan, a_major, b_major, row_a, row_b, way)
+                la, _ = operand_tile(plan, "A", a_major, row_a, way)
+                lb, _ = operand_tile(plan, "B", b_major, row_b, way)
+                _check(got, ref, bound,
+                       f"{plan}, {way} blocks, {descriptor_fields(plan, 'A', la)}; "
+                       f"{descriptor_fields(plan, 'B', lb)}. The same product K-major passes "
+                       "(test_product_every_mode), so the MN-major descriptor is suspect: its "
+                       "LBO/SBO (matrix_descriptor.canonical_offsets, facts ptx_isa.md 3.1) or "
+                       "its K step (k_step_bytes)")

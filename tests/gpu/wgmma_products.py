@@ -89,3 +89,16 @@ def run_product(backend, plan, a_major="K", b_major="K", row_a=128, row_b=128,
     b = B[:plan.k, :plan.n].astype(np.float64)
     bound = 0.0 if exact else np.abs(a) @ np.abs(b) * 2.0 ** -16
     return backend.get(out).astype(np.float64), a @ b, bound
+
+
+def descriptor_fields(plan, role: str, layout) -> str:
+    """What Tylo puts in the descriptor of `role` stored with `layout`, for failure messages:
+    majorness, swizzle, LBO, SBO and the K step in bytes."""
+    from tylo.compiler.encodings.matrix_descriptor import canonical_offsets
+    from tylo.compiler.plans.swizzled_structure import swizzled_structure
+    from tylo.compiler.plans.wgmma import k_step_bytes
+
+    s = swizzled_structure(layout, plan.dtype, 1 if role == "A" else 0)
+    lbo, sbo = canonical_offsets(s)
+    return (f"{role} {s.major}-major swizzle {s.swizzle_bytes if s.swizzled else 'none'}: "
+            f"LBO {lbo} B, SBO {sbo} B, K step {k_step_bytes(s)} B")

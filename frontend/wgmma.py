@@ -31,7 +31,7 @@ from .fragments import Fragment, fragment_type, zeros
 from .tiles import Tile, _index
 
 __all__ = ["zero_accumulator", "wgmma_operand", "mma_async", "wait_mma", "finish_mma",
-           "WGMMAOperand", "PendingAccumulator", "accumulator_ownership"]
+           "WGMMAOperand", "PendingAccumulator", "ConsumedAccumulator", "accumulator_ownership"]
 
 
 def _plan(plan) -> WGMMA64:
@@ -81,6 +81,21 @@ class PendingAccumulator:
 
     def __repr__(self) -> str:
         return f"<pending WGMMA accumulator of {self.plan}>"
+
+
+class ConsumedAccumulator(Fragment):
+    """An accumulator after it was passed to `mma_async`: the async proxy owns its registers
+    until the wait, so any use (a slot read, arithmetic, a store, a second mma_async) is refused
+    at the user's line (PTX ISA 9.7.15.7.3: reading them before wgmma.wait_group is undefined).
+    `mma_async` turns its argument into one; the value to use is `wait_mma`'s result."""
+
+    __slots__ = ()
+
+    @property
+    def value(self):
+        raise TypeMismatchError("this accumulator was passed to tylo.mma_async: its registers "
+                                "belong to the pending WGMMA; use the value "
+                                "tylo.wait_mma(pending) returns")
 
 
 _PLANS: dict = {}  # accumulator SSA value -> its plan (for finish_mma with partials)
@@ -164,6 +179,7 @@ def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=
         pred = accumulate.value
     op = emit(WgmmaMmaAsyncOp(p, a.value, b.value, acc.value, zero=zero and pred is None,
                               accumulate=pred))
+    acc.__class__ = ConsumedAccumulator
     return PendingAccumulator(p, op.result, own)
 
 

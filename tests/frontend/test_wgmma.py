@@ -205,3 +205,50 @@ def test_k_loop_keeps_the_accumulator_in_place():
     counts = c.sass_counts()
     assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
     assert counts.opcodes["MOV"] <= 16, counts.opcodes  # a copied accumulator would be >= 128
+
+
+def _register_a_kernel(own):
+    plan = tylo.WGMMA64(BFloat16, 64, 32)
+    lb = shared_layout(TMATile(BFloat16, (32, 64), 0, 64))
+
+    @tylo.kernel
+    def rega(out: tylo.Tensor, A: tylo.Tensor):
+        t = tylo.thread_idx()
+        sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, 64 * 32, align=1024), lb)
+        fa = tylo.load_fragment(own(plan), tylo.window(A, (0, 0), own(plan).shape), t)
+        a = tylo.wgmma_operand(plan, "A", fa)
+        acc = tylo.wait_mma(tylo.mma_async(plan, a, tylo.wgmma_operand(plan, "B", sb),
+                                           tylo.zero_accumulator(plan)))
+        tylo.store(tylo.window(out, (0, 0), (64, 64)), tylo.finish_mma(acc), t)
+
+    return rega
+
+
+def test_register_a_packs_before_the_fence():
+    """Register A: each K = 16 slice packed into four .b32 registers before wgmma.fence (the A
+    registers' writes must precede it), one register list per instruction, the accumulator in
+    place across both instructions."""
+    from tylo.frontend.wgmma import register_a_ownership
+
+    c = _register_a_kernel(register_a_ownership).compile(
+        np.zeros((64, 64), np.float32), np.zeros((64, 32), BFloat16.numpy), block=128, arch="sm_90a")
+    lines = [x.strip() for x in c.ptx.splitlines()]
+    fence = lines.index("wgmma.fence.sync.aligned;")
+    packs = [i for i, x in enumerate(lines) if re.match(r"mov\.b32 %r\d+, \{%rs\d+, %rs\d+\};", x)]
+    assert len(packs) == 8 and max(packs) < fence
+    mma = _mma_lines(c.ptx)
+    assert len(mma) == 2
+    a_regs = [re.findall(r"\{([^}]*)\}", x)[1] for x in mma]
+    assert len(set(a_regs)) == 2 and all(len(r.split(", ")) == 4 for r in a_regs)
+    assert re.findall(r"\{([^}]*)\}", mma[0])[0] == re.findall(r"\{([^}]*)\}", mma[1])[0]
+
+
+def test_register_a_with_another_ownership_is_refused():
+    plan = tylo.WGMMA64(BFloat16, 64, 32)
+    wrong = tylo.TiledMMA(tylo.MMAAtom((16, 8, 16), BFloat16, tylo.Float32), warps=(4, 1),
+                          repeat=(1, 1), k=32)
+    with pytest.raises(TyloError) as e:
+        _register_a_kernel(lambda p: wrong.operand_layout("A")).compile(
+            np.zeros((64, 64), np.float32), np.zeros((64, 32), BFloat16.numpy), block=128,
+            arch="sm_90a")
+    assert "WGMMA A ownership" in str(e.value) and "test_wgmma.py" in str(e.value)

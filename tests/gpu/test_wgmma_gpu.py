@@ -118,3 +118,45 @@ def test_mn_major(backend, which, row):
                        "(test_product_every_mode), so the MN-major descriptor is suspect: its "
                        "LBO/SBO (matrix_descriptor.canonical_offsets, facts ptx_isa.md 3.1) or "
                        "its K step (k_step_bytes)")
+
+
+@pytest.mark.parametrize("dtype", [BFloat16, Float16], ids=str)
+@pytest.mark.parametrize("k", [16, 32, 64])
+def test_register_a(backend, k, dtype):
+    """A from registers (wgmma ... {a0, a1, a2, a3}): loaded from global with the register-A
+    ownership of facts ptx_isa.md 3.4; n in {8, 24, 256} on the GPU, one n emulated."""
+    from wgmma_products import random_operand, wgmma_register_a
+
+    rng = np.random.default_rng()
+    for n in backend.size((8, 24, 256), ((8, 24, 64)[k // 32],)):
+        plan = tylo.WGMMA64(dtype, n, k)
+        lb, sb = operand_tile(plan, "B", "K", min(128, 2 * k))
+        A = random_operand((64, k), dtype, False, rng)
+        B = random_operand(sb, dtype, False, rng)
+        out = backend.full((64, n), -7777.0, np.float32)
+        backend.launch(wgmma_register_a, (1,), (128,), out, backend.put(A), backend.put(B), plan, lb)
+        a, b = A.astype(np.float64), B[:k, :n].astype(np.float64)
+        _check(backend.get(out).astype(np.float64), a @ b, np.abs(a) @ np.abs(b) * 2.0 ** -16,
+               f"{plan} register A (register_a_ownership: facts ptx_isa.md 3.4)")
+
+
+@pytest.mark.parametrize("n1", [16, 64])
+def test_accumulator_as_register_a(backend, n1):
+    """bf16(A @ B) @ C with the first finished accumulator as the second plan's register A
+    (attention's P V), small integers: exact."""
+    from wgmma_products import random_operand, wgmma_chain
+
+    rng = np.random.default_rng()
+    first = tylo.WGMMA64(BFloat16, n1, 16)
+    second = tylo.WGMMA64(BFloat16, backend.size(128, 24), n1)
+    la, sa = operand_tile(first, "A", "K", 32)
+    lb, sb = operand_tile(first, "B", "K", 32)
+    lc, sc = operand_tile(second, "B", "K", 2 * n1)
+    A, B, C = (random_operand(s, BFloat16, True, rng) for s in (sa, sb, sc))
+    out = backend.full((64, second.n), -7777.0, np.float32)
+    backend.launch(wgmma_chain, (1,), (128,), out, backend.put(A), backend.put(B), backend.put(C),
+                   first, second, la, lb, lc)
+    p = A.astype(np.float64) @ B.astype(np.float64)  # |p| <= 144: exact in bf16
+    ref = p @ C[:n1, :second.n].astype(np.float64)
+    _check(backend.get(out).astype(np.float64), ref, 0.0,
+           f"{first} -> bf16 -> register A of {second}")

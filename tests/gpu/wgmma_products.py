@@ -102,3 +102,51 @@ def descriptor_fields(plan, role: str, layout) -> str:
     lbo, sbo = canonical_offsets(s)
     return (f"{role} {s.major}-major swizzle {s.swizzle_bytes if s.swizzled else 'none'}: "
             f"LBO {lbo} B, SBO {sbo} B, K step {k_step_bytes(s)} B")
+
+
+@tylo.kernel
+def wgmma_register_a(out, A, B, plan: tylo.constexpr, lb: tylo.constexpr):
+    """out (64, n) f32 = A (64, k) @ B[:k, :n], A loaded from global straight into the register-A
+    fragment (`register_a_ownership`), B through a shared tile."""
+    from tylo.frontend.wgmma import register_a_ownership
+
+    t = tylo.thread_idx()
+    kb, nb = (product(m) for m in lb.shape)
+    sb = tylo.SharedTile(tylo.shared_alloc(B.dtype, kb * nb, align=1024), lb)
+    for i in tylo.static_range(kb * nb // 128):
+        idx = t + 128 * i
+        sb[idx // nb, idx % nb] = B[idx // nb, idx % nb]
+    tylo.fence_proxy_async()
+    tylo.barrier()
+    fa = tylo.load_fragment(register_a_ownership(plan), tylo.window(A, (0, 0), (64, plan.k)), t)
+    acc = tylo.zero_accumulator(plan)
+    acc = tylo.wait_mma(tylo.mma_async(plan, tylo.wgmma_operand(plan, "A", fa),
+                                       tylo.wgmma_operand(plan, "B", sb), acc))
+    tylo.store(tylo.window(out, (0, 0), (64, plan.n)), tylo.finish_mma(acc), t)
+
+
+@tylo.kernel
+def wgmma_chain(out, A, B, C, first: tylo.constexpr, second: tylo.constexpr,
+                la: tylo.constexpr, lb: tylo.constexpr, lc: tylo.constexpr):
+    """out (64, n2) f32 = bf16(A @ B) @ C, attention's P V: the first plan's finished
+    accumulator (64, n1), converted to the second plan's dtype, is its register A (k2 = n1)."""
+    t = tylo.thread_idx()
+    tiles = []
+    for src, lay in ((A, la), (B, lb), (C, lc)):
+        r, c = (product(m) for m in lay.shape)
+        s = tylo.SharedTile(tylo.shared_alloc(src.dtype, r * c, align=1024), lay)
+        for i in tylo.static_range(r * c // 128):
+            idx = t + 128 * i
+            s[idx // c, idx % c] = src[idx // c, idx % c]
+        tiles.append(s)
+    tylo.fence_proxy_async()
+    tylo.barrier()
+    sa, sb, sc = tiles
+    s = tylo.wait_mma(tylo.mma_async(first, tylo.wgmma_operand(first, "A", sa),
+                                     tylo.wgmma_operand(first, "B", sb),
+                                     tylo.zero_accumulator(first)))
+    p = tylo.finish_mma(s).to(second.dtype)
+    o = tylo.wait_mma(tylo.mma_async(second, tylo.wgmma_operand(second, "A", p),
+                                     tylo.wgmma_operand(second, "B", sc),
+                                     tylo.zero_accumulator(second)))
+    tylo.store(tylo.window(out, (0, 0), (64, second.n)), tylo.finish_mma(o), t)

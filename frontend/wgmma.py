@@ -22,6 +22,7 @@ from ..compiler import dtypes
 from ..compiler.errors import GeometryError, PlanError, TypeMismatchError, user_location
 from ..compiler.int_tuple import is_int, product
 from ..compiler.ownership import Ownership
+from ..compiler.plans.wgmma import WARPGROUP_THREADS as WGMMA64_THREADS
 from ..compiler.plans.wgmma import WGMMA64, validate_wgmma_operand
 from ..dialects.builder import emit
 from ..dialects.scalars import Scalar
@@ -33,6 +34,7 @@ from ..dialects.tylo.wgmma_ops import (
     WgmmaSumPartialsOp,
     WgmmaWaitOp,
 )
+from .builtins import linear_thread_idx
 from .fragments import Fragment, fragment_type, zeros
 from .tiles import Tile, _index
 
@@ -53,7 +55,7 @@ def accumulator_ownership(plan: WGMMA64) -> Ownership:
     if plan.partials == 1:
         return plan.operand_layout("C")
     width = plan.n * plan.partials
-    return Ownership((plan.m, width), plan.instruction.c_layout(width))
+    return Ownership((plan.m, width), plan.instruction.c_layout(width, plan.warpgroups))
 
 
 def register_a_ownership(plan: WGMMA64) -> Ownership:
@@ -62,7 +64,7 @@ def register_a_ownership(plan: WGMMA64) -> Ownership:
     thread T = 32w + 4g + t, slot i -> row 16w + g + 8((i >> 1) & 1), col 2t + (i & 1) +
     8(i >> 2); k/2 slots, slots 8j .. 8j + 7 the slice j. So a finished accumulator of width
     16/32/64 converted to the plan's dtype (attention's P) is an A fragment as it is."""
-    return Ownership((plan.m, plan.k), plan.instruction.c_layout(plan.k))
+    return Ownership((plan.m, plan.k), plan.instruction.c_layout(plan.k, plan.warpgroups))
 
 
 class WGMMAOperand:
@@ -139,7 +141,9 @@ def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = F
     Static origins and the geometry are checked here (`validate_wgmma_operand`: GeometryError,
     TypeMismatchError, PlanError for a wrong role); runtime origin coordinates trap at run time
     unless ``inbounds=True`` when not a multiple of 8 (non-K) / 16 (K) or when the plan's extent
-    runs past the tile. The descriptor's start address is computed at run time from the tile's
+    runs past the tile. With ``plan.warpgroups`` = W > 1, A is the plan's (64 W, k) from
+    ``origin`` and warpgroup q's descriptor starts at row origin + 64 q. The descriptor's
+    start address is computed at run time from the tile's
     shared address ((addr & 0x3FFFF) >> 4, PTX ISA 9.7.15.5.1.2.2)."""
     p = _plan(plan)
     if role not in ("A", "B"):
@@ -169,7 +173,11 @@ def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = F
                                "with the operand inside the tile"))
     loc = user_location(2)
     site = f"{loc.filename}:{loc.line}" if loc is not None else None
-    op = emit(WgmmaDescriptorOp(role, tile.value, [_index(c, "origin") for c in coords], site))
+    index = [_index(c, "origin") for c in coords]
+    if role == "A" and p.warpgroups > 1:  # warpgroup q reads rows 64 q .. of the plan's A
+        q = linear_thread_idx() // WGMMA64_THREADS
+        index[0] = (Scalar(index[0], dtypes.Int32) + q * p.instruction.m).value
+    op = emit(WgmmaDescriptorOp(role, tile.value, index, site))
     return WGMMAOperand(p, role, op.result)
 
 

@@ -211,3 +211,28 @@ def test_root_storage_must_be_aligned_to_eight_swizzle_rows():
 def test_origin_coordinates_must_be_integers():
     with pytest.raises(GeometryError, match="origin coordinate 0 = 0.0 must be an integer"):
         validate_wgmma_operand(WGMMA64(BFloat16, 64), "A", A128, (0.0, 0))
+
+
+@pytest.mark.parametrize("w", [2, 3])
+def test_warpgroups_stack_along_m(w):
+    """warpgroups = W: (64 W, n) over 128 W threads; thread 128 q + t owns what thread t of one
+    warpgroup owns, 64 q rows down (facts ptx_isa.md 3.3: "warpgroup q adds 64 q to the row")."""
+    one = WGMMA64(BFloat16, 24, 32)
+    plan = WGMMA64(BFloat16, 24, 32, warpgroups=w)
+    assert plan.m == 64 * w and plan.threads == 128 * w
+    assert plan.operand_shape("A") == (64 * w, 32) and plan.operand_shape("C") == (64 * w, 24)
+    big, small = plan.operand_layout("C"), one.operand_layout("C")
+    assert big.threads == 128 * w and big.values == small.values == 12
+    for q in range(w):
+        for t in (0, 37, 127):
+            for v in range(12):
+                r, c = small(t, v)
+                assert big(128 * q + t, v) == (r + 64 * q, c)
+    assert big.is_complete() and big.is_injective()
+    assert plan != one and "warpgroups=" in repr(plan)
+
+
+def test_warpgroup_count_is_checked():
+    for w in (0, 9, 1.5):
+        with pytest.raises(PlanError, match="warpgroups"):
+            WGMMA64(BFloat16, 8, 16, warpgroups=w)

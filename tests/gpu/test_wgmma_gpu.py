@@ -160,3 +160,13 @@ def test_accumulator_as_register_a(backend, n1):
     ref = p @ C[:n1, :second.n].astype(np.float64)
     _check(backend.get(out).astype(np.float64), ref, 0.0,
            f"{first} -> bf16 -> register A of {second}")
+
+
+@pytest.mark.parametrize("a_major", ["K", "MN"])
+def test_two_warpgroups(backend, a_major):
+    """WGMMA64(..., warpgroups=2): a (128, n) tile from 256 threads, warpgroup q reading A's
+    rows 64 q .. (its descriptor 64 q rows in) and owning C's rows 64 q ..; one shared B."""
+    for n, k in backend.size(((8, 16), (64, 64), (256, 64)), ((24, 32),)):
+        plan = tylo.WGMMA64(BFloat16, n, k, warpgroups=2)
+        got, ref, bound = run_product(backend, plan, a_major, "K", 128, 128)
+        _check(got, ref, bound, f"{plan}, A {a_major}-major (warpgroup q: rows 64 q ..)")

@@ -43,17 +43,19 @@ def operand_tile(plan, role: str, major: str, row_bytes: int, arrangement: str =
 
 @tylo.kernel
 def wgmma_product(out, A, B, plan: tylo.constexpr, la: tylo.constexpr, lb: tylo.constexpr):
-    """out (64 * warpgroups, n) f32 = A[:64, :k] @ B[:k, :n] (A, B: the whole tiles' extents)."""
+    """out (64 W, n) f32 = A[:64 W, :k] @ B[:k, :n] (A, B: the whole tiles' extents), over the
+    plan's 128 W threads (W = plan.warpgroups)."""
     t = tylo.thread_idx()
     ma, ka = (product(m) for m in la.shape)
     kb, nb = (product(m) for m in lb.shape)
     sa = tylo.SharedTile(tylo.shared_alloc(A.dtype, ma * ka, align=1024), la)
     sb = tylo.SharedTile(tylo.shared_alloc(B.dtype, kb * nb, align=1024), lb)
-    for i in tylo.static_range(ma * ka // 128):
-        idx = t + 128 * i
+    nt = plan.threads
+    for i in tylo.static_range(ma * ka // nt):
+        idx = t + nt * i
         sa[idx // ka, idx % ka] = A[idx // ka, idx % ka]
-    for i in tylo.static_range(kb * nb // 128):
-        idx = t + 128 * i
+    for i in tylo.static_range(kb * nb // nt):
+        idx = t + nt * i
         sb[idx // nb, idx % nb] = B[idx // nb, idx % nb]
     tylo.fence_proxy_async()
     tylo.barrier()
@@ -61,7 +63,7 @@ def wgmma_product(out, A, B, plan: tylo.constexpr, la: tylo.constexpr, lb: tylo.
     a = tylo.wgmma_operand(plan, "A", sa)
     b = tylo.wgmma_operand(plan, "B", sb)
     acc = tylo.wait_mma(tylo.mma_async(plan, a, b, acc))
-    tylo.store(tylo.window(out, (0, 0), (64, plan.n)), tylo.finish_mma(acc), t)
+    tylo.store(tylo.window(out, (0, 0), (plan.m, plan.n)), tylo.finish_mma(acc, plan), t)
 
 
 def random_operand(shape, dtype, exact: bool, rng) -> np.ndarray:
@@ -76,16 +78,17 @@ def random_operand(shape, dtype, exact: bool, rng) -> np.ndarray:
 
 def run_product(backend, plan, a_major="K", b_major="K", row_a=128, row_b=128,
                 arrangement=ROWS_FIRST, exact=False, rng=None):
-    """(got, ref, bound): the kernel's (64, n) f32 output (poisoned before), the float64
+    """(got, ref, bound): the kernel's (plan.m, n) f32 output (poisoned before), the float64
     product and a rounding bound per element (|A| @ |B| * 2**-16; 0 when `exact`)."""
     rng = rng or np.random.default_rng()
     la, sa = operand_tile(plan, "A", a_major, row_a, arrangement)
     lb, sb = operand_tile(plan, "B", b_major, row_b, arrangement)
     A = random_operand(sa, plan.dtype, exact, rng)
     B = random_operand(sb, plan.dtype, exact, rng)
-    out = backend.full((64, plan.n), -7777.0, np.float32)
-    backend.launch(wgmma_product, (1,), (128,), out, backend.put(A), backend.put(B), plan, la, lb)
-    a = A[:64, :plan.k].astype(np.float64)
+    out = backend.full((plan.m, plan.n), -7777.0, np.float32)
+    backend.launch(wgmma_product, (1,), (plan.threads,), out, backend.put(A), backend.put(B),
+                   plan, la, lb)
+    a = A[:plan.m, :plan.k].astype(np.float64)
     b = B[:plan.k, :plan.n].astype(np.float64)
     bound = 0.0 if exact else np.abs(a) @ np.abs(b) * 2.0 ** -16
     return backend.get(out).astype(np.float64), a @ b, bound

@@ -605,5 +605,7 @@ k(None)  # <-
 ]
 
 from emulation_mistakes import EMULATION  # noqa: E402 - after the entries it extends
+from wgmma_mistakes import WGMMA  # noqa: E402
 
 MISTAKES += EMULATION
+MISTAKES += WGMMA

@@ -68,6 +68,8 @@ class WGMMAInstruction:
         """Accumulator TV layout over (64 W, n), W = ``warpgroups`` stacked along M (thread
         128 q + t of warpgroup q owns what thread t owns in rows 64 q ..): (thread, register)
         -> row + 64 W * col."""
+        if warpgroups == 1:
+            return Layout(((4, 8, 4), (2, 2, n // 8)), ((128, 1, 16), (64, 8, 512)))
         m = self.m * warpgroups
         return Layout(((4, 8, 4, warpgroups), (2, 2, n // 8)),
                       ((2 * m, 1, 16, self.m), (m, 8, 8 * m)))

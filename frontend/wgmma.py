@@ -22,16 +22,25 @@ from ..compiler import dtypes
 from ..compiler.errors import GeometryError, PlanError, TypeMismatchError, user_location
 from ..compiler.int_tuple import is_int, product
 from ..compiler.ownership import Ownership
+from ..compiler.plans.wgmma import WARPGROUP_THREADS as WGMMA64_THREADS
 from ..compiler.plans.wgmma import WGMMA64, validate_wgmma_operand
 from ..dialects.builder import emit
 from ..dialects.scalars import Scalar
 from ..dialects.tylo.ops import CheckOp, SplatOp
-from ..dialects.tylo.wgmma_ops import WgmmaDescriptorOp, WgmmaMmaAsyncOp, WgmmaSumPartialsOp, WgmmaWaitOp
+from ..dialects.tylo.wgmma_ops import (
+    WgmmaDescriptorOp,
+    WgmmaMmaAsyncOp,
+    WgmmaMmaAsyncRegAOp,
+    WgmmaSumPartialsOp,
+    WgmmaWaitOp,
+)
+from .builtins import linear_thread_idx
 from .fragments import Fragment, fragment_type, zeros
 from .tiles import Tile, _index
 
 __all__ = ["zero_accumulator", "wgmma_operand", "mma_async", "wait_mma", "finish_mma",
-           "WGMMAOperand", "PendingAccumulator", "accumulator_ownership"]
+           "WGMMAOperand", "PendingAccumulator", "ConsumedAccumulator", "accumulator_ownership",
+           "register_a_ownership"]
 
 
 def _plan(plan) -> WGMMA64:
@@ -46,16 +55,26 @@ def accumulator_ownership(plan: WGMMA64) -> Ownership:
     if plan.partials == 1:
         return plan.operand_layout("C")
     width = plan.n * plan.partials
-    return Ownership((plan.m, width), plan.instruction.c_layout(width))
+    return Ownership((plan.m, width), plan.instruction.c_layout(width, plan.warpgroups))
+
+
+def register_a_ownership(plan: WGMMA64) -> Ownership:
+    """The ownership of A (64, k) held in registers (the register-A form): the accumulator
+    layout at width k, CuTe's ALayout_64x16 per K = 16 slice (docs/facts/ptx_isa.md 3.4):
+    thread T = 32w + 4g + t, slot i -> row 16w + g + 8((i >> 1) & 1), col 2t + (i & 1) +
+    8(i >> 2); k/2 slots, slots 8j .. 8j + 7 the slice j. So a finished accumulator of width
+    16/32/64 converted to the plan's dtype (attention's P) is an A fragment as it is."""
+    return Ownership((plan.m, plan.k), plan.instruction.c_layout(plan.k, plan.warpgroups))
 
 
 class WGMMAOperand:
-    """Operand ``role`` ("A"/"B") of ``plan``: the i64 descriptor ``value`` of a shared tile."""
+    """Operand ``role`` ("A"/"B") of ``plan``: the i64 descriptor ``value`` of a shared tile, or
+    (``registers``, A only) the value of a fragment with `register_a_ownership`."""
 
-    __slots__ = ("plan", "role", "value")
+    __slots__ = ("plan", "role", "value", "registers")
 
-    def __init__(self, plan, role, value):
-        self.plan, self.role, self.value = plan, role, value
+    def __init__(self, plan, role, value, registers: bool = False):
+        self.plan, self.role, self.value, self.registers = plan, role, value, registers
 
     def __repr__(self) -> str:
         return f"<WGMMA operand {self.role} of {self.plan}>"
@@ -83,6 +102,21 @@ class PendingAccumulator:
         return f"<pending WGMMA accumulator of {self.plan}>"
 
 
+class ConsumedAccumulator(Fragment):
+    """An accumulator after it was passed to `mma_async`: the async proxy owns its registers
+    until the wait, so any use (a slot read, arithmetic, a store, a second mma_async) is refused
+    at the user's line (PTX ISA 9.7.15.7.3: reading them before wgmma.wait_group is undefined).
+    `mma_async` turns its argument into one; the value to use is `wait_mma`'s result."""
+
+    __slots__ = ()
+
+    @property
+    def value(self):
+        raise TypeMismatchError("this accumulator was passed to tylo.mma_async: its registers "
+                                "belong to the pending WGMMA; use the value "
+                                "tylo.wait_mma(pending) returns")
+
+
 _PLANS: dict = {}  # accumulator SSA value -> its plan (for finish_mma with partials)
 
 
@@ -100,15 +134,23 @@ def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = F
     the zero-based logical ``origin`` of the shared ``tile`` (a `SharedTile` whose root layout is
     a canonical encoding, `swizzled_structure`, aligned to its swizzle period).
 
+    For "A", ``tile`` may instead be a Fragment of plan.dtype with `register_a_ownership(plan)`
+    (the register-A form; origin is then unused): TypeMismatchError for another dtype,
+    GeometryError for another ownership.
+
     Static origins and the geometry are checked here (`validate_wgmma_operand`: GeometryError,
     TypeMismatchError, PlanError for a wrong role); runtime origin coordinates trap at run time
     unless ``inbounds=True`` when not a multiple of 8 (non-K) / 16 (K) or when the plan's extent
-    runs past the tile. The descriptor's start address is computed at run time from the tile's
+    runs past the tile. With ``plan.warpgroups`` = W > 1, A is the plan's (64 W, k) from
+    ``origin`` and warpgroup q's descriptor starts at row origin + 64 q. The descriptor's
+    start address is computed at run time from the tile's
     shared address ((addr & 0x3FFFF) >> 4, PTX ISA 9.7.15.5.1.2.2)."""
     p = _plan(plan)
     if role not in ("A", "B"):
         raise PlanError(f"wgmma_operand: role {role!r} must be 'A' or 'B' (the accumulator lives "
                         "in registers: zero_accumulator)")
+    if role == "A" and isinstance(tile, Fragment):
+        return _register_a(p, tile)
     if not isinstance(tile, Tile) or tile.space != "shared":
         raise TypeMismatchError(f"wgmma_operand: {tile!r} is not a shared tile")
     if tile.dtype is not p.dtype:
@@ -131,8 +173,24 @@ def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = F
                                "with the operand inside the tile"))
     loc = user_location(2)
     site = f"{loc.filename}:{loc.line}" if loc is not None else None
-    op = emit(WgmmaDescriptorOp(role, tile.value, [_index(c, "origin") for c in coords], site))
+    index = [_index(c, "origin") for c in coords]
+    if role == "A" and p.warpgroups > 1:  # warpgroup q reads rows 64 q .. of the plan's A
+        q = linear_thread_idx() // WGMMA64_THREADS
+        index[0] = (Scalar(index[0], dtypes.Int32) + q * p.instruction.m).value
+    op = emit(WgmmaDescriptorOp(role, tile.value, index, site))
     return WGMMAOperand(p, role, op.result)
+
+
+def _register_a(plan: WGMMA64, frag: Fragment) -> WGMMAOperand:
+    own = register_a_ownership(plan)
+    if frag.dtype is not plan.dtype:
+        raise TypeMismatchError(f"wgmma_operand: register A holds {frag.dtype}, the plan takes "
+                                f"{plan.dtype} (convert it: fragment.to({plan.dtype}))")
+    if frag.ownership != own:
+        raise GeometryError(f"wgmma_operand: register A must have the WGMMA A ownership of "
+                            f"{plan}, (64, {plan.k}) over 128 threads (register_a_ownership), "
+                            f"got {frag.ownership}")
+    return WGMMAOperand(plan, "A", frag.value, registers=True)
 
 
 def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=None) -> PendingAccumulator:
@@ -162,8 +220,11 @@ def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=
         if not isinstance(accumulate, Scalar) or accumulate.dtype is not dtypes.Bool:
             raise TypeMismatchError("mma_async: accumulate must be a runtime Bool")
         pred = accumulate.value
-    op = emit(WgmmaMmaAsyncOp(p, a.value, b.value, acc.value, zero=zero and pred is None,
-                              accumulate=pred))
+    if b.registers:
+        raise TypeMismatchError("mma_async: operand B comes from shared memory only")
+    cls = WgmmaMmaAsyncRegAOp if a.registers else WgmmaMmaAsyncOp
+    op = emit(cls(p, a.value, b.value, acc.value, zero=zero and pred is None, accumulate=pred))
+    acc.__class__ = ConsumedAccumulator
     return PendingAccumulator(p, op.result, own)
 
 

@@ -58,10 +58,14 @@ from ..dialects.tylo.wgmma_ops import (
     WgmmaEncodeOp,
     WgmmaFenceOp,
     WgmmaInstrOp,
+    WgmmaInstrRegAOp,
     WgmmaWaitOp,
 )
 
 NAME = "tylo-insert-async-fences"
+
+#: The scalar wgmma instructions: A from a descriptor, or A in registers.
+WGMMA = (WgmmaInstrOp, WgmmaInstrRegAOp)
 
 #: op class -> the shared pointer it writes through the generic proxy.
 GENERIC_SHARED_WRITERS = {
@@ -119,7 +123,12 @@ def _descriptor_pointer(v: SSAValue) -> SSAValue | None:
     return None if enc is None else enc.pointer
 
 
-def _instr_extent(op: WgmmaInstrOp, role: str) -> int | None:
+def _descriptors(op) -> list[tuple[str, SSAValue]]:
+    """(role, descriptor operand) of a scalar wgmma: A's only when A is in shared memory."""
+    return ([("A", op.a)] if isinstance(op, WgmmaInstrOp) else []) + [("B", op.b)]
+
+
+def _instr_extent(op, role: str) -> int | None:
     """Bytes from an operand's start address that one instruction may read: rows (64 for A, n
     for B) of one swizzle row each (None for no swizzle: its core matrices may lie anywhere)."""
     enc = _encoding(op.a if role == "A" else op.b)
@@ -151,7 +160,7 @@ def _fence_need(v: SSAValue, seen: frozenset = frozenset()):
         outer = _fence_need(loop.iter_args[j], seen)
         return None if outer is None else (loop if outer is HERE else outer)
     owner = v.owner
-    if isinstance(owner, WgmmaInstrOp):
+    if isinstance(owner, WGMMA):
         return None
     if isinstance(owner, WgmmaWaitOp) and _only_wgmma_uses(v):
         return None
@@ -159,15 +168,15 @@ def _fence_need(v: SSAValue, seen: frozenset = frozenset()):
 
 
 def _only_wgmma_uses(v: SSAValue) -> bool:
-    return all(isinstance(u.operation, (WgmmaInstrOp, WgmmaWaitOp, scf.YieldOp)) for u in v.uses)
+    return all(isinstance(u.operation, (*WGMMA, WgmmaWaitOp, scf.YieldOp)) for u in v.uses)
 
 
 def _insert_wgmma_fences(module: ModuleOp) -> None:
-    groups: list[list[WgmmaInstrOp]] = []
+    groups: list[list] = []
     for block in _blocks(module):
-        current: list[WgmmaInstrOp] = []
+        current: list = []
         for op in block.ops:
-            if isinstance(op, WgmmaInstrOp):
+            if isinstance(op, WGMMA):
                 current.append(op)
             elif isinstance(op, WgmmaCommitOp) and current:
                 groups.append(current)
@@ -194,10 +203,9 @@ def _insert_wgmma_fences(module: ModuleOp) -> None:
                 Rewriter.insert_op(WgmmaFenceOp(), InsertPoint.before(loop))
 
 
-def _register_operands(op: WgmmaInstrOp) -> list[SSAValue]:
-    """The registers a wgmma reads or writes: the accumulator, and A when it is in registers
-    (an op with ``a_registers``)."""
-    return list(op.acc) + list(getattr(op, "a_registers", ()))
+def _register_operands(op) -> list[SSAValue]:
+    """The registers a wgmma reads or writes: the accumulator, and A when it is in registers."""
+    return list(op.acc) + (list(op.a) if isinstance(op, WgmmaInstrRegAOp) else [])
 
 
 # -- fence.proxy.async -------------------------------------------------------------------------
@@ -206,9 +214,10 @@ def _async_roots(module: ModuleOp) -> tuple[set, bool]:
     roots, unknown = set(), False
     for op in module.walk():
         ptrs = []
-        if isinstance(op, WgmmaInstrOp):
-            ptrs = [p for p in (_descriptor_pointer(op.a), _descriptor_pointer(op.b)) if p is not None]
-            if len(ptrs) < 2:
+        if isinstance(op, WGMMA):
+            found = [_descriptor_pointer(v) for _, v in _descriptors(op)]
+            ptrs = [p for p in found if p is not None]
+            if len(ptrs) < len(found):
                 unknown = True
         elif type(op) in ASYNC_SHARED_READERS:
             ptrs = ASYNC_SHARED_READERS[type(op)](op)
@@ -285,12 +294,12 @@ def _insert_proxy_fences(module: ModuleOp) -> None:
 # -- refusals ----------------------------------------------------------------------------------
 def _refuse_pending_reads(module: ModuleOp) -> None:
     for op in module.walk():
-        if not isinstance(op, WgmmaInstrOp):
+        if not isinstance(op, WGMMA):
             continue
         for v in op.results:
             for use in v.uses:
                 user = use.operation
-                if isinstance(user, (WgmmaInstrOp, WgmmaWaitOp, scf.YieldOp)):
+                if isinstance(user, (*WGMMA, WgmmaWaitOp, scf.YieldOp)):
                     continue
                 raise PassFailedException(
                     f"{NAME}: {user.name} reads a pending WGMMA accumulator (a result of "
@@ -313,10 +322,10 @@ def _overlaps(pending: list[_Pending], root, offset: int | None, size: int) -> b
     return False
 
 
-def _group_ranges(group: list[WgmmaInstrOp]) -> _Pending:
+def _group_ranges(group: list) -> _Pending:
     ranges = []
     for instr in group:
-        for role, v in (("A", instr.a), ("B", instr.b)):
+        for role, v in _descriptors(instr):
             ptr = _descriptor_pointer(v)
             if ptr is None:
                 continue
@@ -330,9 +339,9 @@ def _group_ranges(group: list[WgmmaInstrOp]) -> _Pending:
 
 def _refuse_overwrites(module: ModuleOp) -> None:
     def walk(block: Block, pending: list[_Pending]) -> list[_Pending]:
-        group: list[WgmmaInstrOp] = []
+        group: list = []
         for op in block.ops:
-            if isinstance(op, WgmmaInstrOp):
+            if isinstance(op, WGMMA):
                 group.append(op)
             elif isinstance(op, WgmmaCommitOp):
                 pending = pending + [_group_ranges(group)]

@@ -5,7 +5,10 @@
 descriptors advanced by i * k_step bytes, i.e. i * k_step / 16 added to the 64-bit word: the
 start address is its low field, PTX ISA 9.7.15.5.1.2.2) and ``tylo.wgmma_commit`` (the wgmma.fence it needs is placed by `tylo-insert-async-fences`). The first
 instruction of each partial takes scale-d 0 when the accumulator is a known zero, the op's
-``accumulate`` when it has one, else 1. ``tylo.wgmma_wait`` on fragments waits on their slots;
+``accumulate`` when it has one, else 1. ``tylo.wgmma_mma_async_reg_a`` is the same with A from a fragment: instruction i's slots
+8i .. 8i + 7 packed by ``tylo.wgmma_pack_a`` BEFORE the fence (A registers are written before
+``wgmma.fence``, PTX ISA 9.7.15.7.1), then ``tylo.wgmma_instr_reg_a``.
+``tylo.wgmma_wait`` on fragments waits on their slots;
 ``tylo.wgmma_sum_partials`` adds the partial slots in order.
 """
 
@@ -20,7 +23,10 @@ from ..dialects.tylo.wgmma_ops import (
     WgmmaCommitOp,
     WgmmaDescriptorOp,
     WgmmaInstrOp,
+    WgmmaInstrRegAOp,
     WgmmaMmaAsyncOp,
+    WgmmaMmaAsyncRegAOp,
+    WgmmaPackAOp,
     WgmmaSumPartialsOp,
     WgmmaWaitOp,
 )
@@ -46,24 +52,41 @@ def _descriptor(value, what: str) -> WgmmaDescriptorOp:
 
 
 @_on(WgmmaMmaAsyncOp)
-def _mma_async(self, op: WgmmaMmaAsyncOp) -> None:
+@_on(WgmmaMmaAsyncRegAOp)
+def _mma_async(self, op) -> None:
     n, k, parts = op.n.value.data, op.k.value.data, op.partials.value.data
-    da, db = _descriptor(op.a, "A"), _descriptor(op.b, "B")
+    register_a = isinstance(op, WgmmaMmaAsyncRegAOp)
+    db = _descriptor(op.b, "B")
+    da = None if register_a else _descriptor(op.a, "A")
+    words = []
+    if register_a:  # the A registers are written before the fence
+        a_slots = list(self.slots[op.a])
+        for i in range(k // 16):
+            pack = WgmmaPackAOp(a_slots[8 * i: 8 * i + 8])
+            Rewriter.insert_op(pack, InsertPoint.before(op))
+            words.append(list(pack.words))
     acc = list(self.slots[op.acc])
     width = n // 2
     for i in range(k // 16):
         p = i % parts
         with self.before(op).active():
-            a = as_scalar(Scalar(op.a, dtypes.Int64) + (i * da.field("k_step")) // 16, dtypes.Int64)
             b = as_scalar(Scalar(op.b, dtypes.Int64) + (i * db.field("k_step")) // 16, dtypes.Int64)
+            if not register_a:
+                a = as_scalar(Scalar(op.a, dtypes.Int64) + (i * da.field("k_step")) // 16,
+                              dtypes.Int64)
         if i >= parts:
             scale_d = 1
         elif op.zero is not None:
             scale_d = 0
         else:
             scale_d = op.accumulate if op.accumulate is not None else 1
-        instr = WgmmaInstrOp(n, op.types.data, acc[p * width:(p + 1) * width], a.value, b.value,
-                             scale_d, int(da.field("major") == "MN"), int(db.field("major") == "MN"))
+        tnsp_b = int(db.field("major") == "MN")
+        if register_a:
+            instr = WgmmaInstrRegAOp(n, op.types.data, acc[p * width:(p + 1) * width], words[i],
+                                     b.value, scale_d, tnsp_b)
+        else:
+            instr = WgmmaInstrOp(n, op.types.data, acc[p * width:(p + 1) * width], a.value,
+                                 b.value, scale_d, int(da.field("major") == "MN"), tnsp_b)
         Rewriter.insert_op(instr, InsertPoint.before(op))
         acc[p * width:(p + 1) * width] = list(instr.d)
     Rewriter.insert_op(WgmmaCommitOp(), InsertPoint.before(op))

@@ -64,9 +64,15 @@ class WGMMAInstruction:
         return (f"wgmma.mma_async.sync.aligned.m{self.m}n{n}k{self.k}."
                 f"{self.c.ptx}.{self.a.ptx}.{self.b.ptx}")
 
-    def c_layout(self, n: int) -> Layout:
-        """Accumulator TV layout over (m, n): (thread, register) -> row + m * col."""
-        return Layout(((4, 8, 4), (2, 2, n // 8)), ((128, 1, 16), (64, 8, 512)))
+    def c_layout(self, n: int, warpgroups: int = 1) -> Layout:
+        """Accumulator TV layout over (64 W, n), W = ``warpgroups`` stacked along M (thread
+        128 q + t of warpgroup q owns what thread t owns in rows 64 q ..): (thread, register)
+        -> row + 64 W * col."""
+        if warpgroups == 1:
+            return Layout(((4, 8, 4), (2, 2, n // 8)), ((128, 1, 16), (64, 8, 512)))
+        m = self.m * warpgroups
+        return Layout(((4, 8, 4, warpgroups), (2, 2, n // 8)),
+                      ((2 * m, 1, 16, self.m), (m, 8, 8 * m)))
 
 
 #: (A, B, accumulator) types -> instruction row.
@@ -76,13 +82,19 @@ WGMMA_INSTRUCTIONS: dict[tuple[DType, DType, DType], WGMMAInstruction] = {
 }
 
 
-def validate_wgmma(dtype: Any, n: Any, k: Any = 64, partials: Any = 1) -> WGMMAInstruction:
+MAX_WARPGROUPS = 8  # 1024 threads a block
+
+
+def validate_wgmma(dtype: Any, n: Any, k: Any = 64, partials: Any = 1,
+                   warpgroups: Any = 1) -> WGMMAInstruction:
     """Check a WGMMA64 plan on the host; returns its instruction row.
 
     dtype: BFloat16 or Float16 (FP32 accumulation); n: 8..256 step 8; k: 16, 32 or 64;
-    partials: a positive divisor of k / 16; partials * n / 2 FP32 registers per thread <= 128.
-    Raises PlanError for an unsupported dtype, a partials count that does not divide k / 16 or
-    too many registers; GeometryError for n or k off the instruction shapes.
+    partials: a positive divisor of k / 16; partials * n / 2 FP32 registers per thread <= 128;
+    warpgroups: 1 .. 8 warpgroups stacked along M.
+    Raises PlanError for an unsupported dtype, a partials count that does not divide k / 16,
+    too many registers or a bad warpgroup count; GeometryError for n or k off the instruction
+    shapes.
     """
     t = dtypes.as_dtype(dtype, "WGMMA64 dtype")
     row = WGMMA_INSTRUCTIONS.get((t, t, dtypes.Float32))
@@ -99,6 +111,9 @@ def validate_wgmma(dtype: Any, n: Any, k: Any = 64, partials: Any = 1) -> WGMMAI
     if not is_int(partials) or partials <= 0 or steps % partials:
         raise PlanError(
             f"WGMMA64: partials = {partials!r} must be a positive divisor of k/16 = {steps}")
+    if not is_int(warpgroups) or not 1 <= warpgroups <= MAX_WARPGROUPS:
+        raise PlanError(f"WGMMA64: warpgroups = {warpgroups!r} must be 1..{MAX_WARPGROUPS} "
+                        "(128 threads each, 1024 a block)")
     regs = partials * n // 2
     if regs > MAX_ACCUMULATOR_REGISTERS:
         raise PlanError(
@@ -118,15 +133,19 @@ class WGMMAStep:
 
 
 class WGMMA64:
-    """A 64 x n x k warpgroup MMA plan (module docstring). Raises as `validate_wgmma`."""
+    """A 64 x n x k warpgroup MMA plan (module docstring). Raises as `validate_wgmma`.
 
-    m = 64
-    threads = WARPGROUP_THREADS
+    ``warpgroups`` = W stacks W warpgroups along M: the plan computes (64 W, n) from A
+    (64 W, k) and one B (k, n) over 128 W threads, warpgroup q (threads 128 q ..) issuing the
+    same instructions on A's rows 64 q .. 64 q + 63 into its own accumulator, which holds rows
+    64 q .. of C (ownership warpgroup-major: `WGMMAInstruction.c_layout`)."""
 
-    def __init__(self, dtype: Any, n: int, k: int = 64, partials: int = 1):
-        self.instruction = validate_wgmma(dtype, n, k, partials)
+    def __init__(self, dtype: Any, n: int, k: int = 64, partials: int = 1, warpgroups: int = 1):
+        self.instruction = validate_wgmma(dtype, n, k, partials, warpgroups)
         self.dtype = self.instruction.a
-        self.n, self.k, self.partials = n, k, partials
+        self.n, self.k, self.partials, self.warpgroups = n, k, partials, warpgroups
+        self.m = self.instruction.m * warpgroups
+        self.threads = WARPGROUP_THREADS * warpgroups
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -150,23 +169,23 @@ class WGMMA64:
         return self.instruction.ptx(self.n)
 
     def operand_shape(self, role: str) -> tuple[int, int]:
-        """Logical shape in elements: A (64, k), B (k, n), C (64, n). Raises PlanError for an
-        unknown role."""
+        """Logical shape in elements: A (m, k), B (k, n), C (m, n), m = 64 * warpgroups.
+        Raises PlanError for an unknown role."""
         return {"A": (self.m, self.k), "B": (self.k, self.n), "C": (self.m, self.n)}[_role(role)]
 
     def operand_layout(self, role: str) -> Ownership:
-        """The ownership of the accumulator ("C"/"accumulator"): 128 threads x n/2 registers
-        over (64, n); one partial and the finished accumulator have this same ownership.
+        """The ownership of the accumulator ("C"/"accumulator"): 128 W threads x n/2 registers
+        over (64 W, n), W = warpgroups; one partial and the finished accumulator have this same ownership.
         Raises PlanError for "A" and "B": they are shared-memory operands read through
         descriptors, owned by no thread."""
         r = _role(role)
         if r != "C":
             raise PlanError(f"WGMMA64: operand {r} is a shared-memory operand (descriptor), not "
                             "thread-owned: it has no ownership; only the accumulator 'C' does")
-        return _accumulator(self.instruction, self.n)
+        return _accumulator(self.instruction, self.n, self.warpgroups)
 
     def _key(self):
-        return (self.dtype, self.n, self.k, self.partials)
+        return (self.dtype, self.n, self.k, self.partials, self.warpgroups)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, WGMMA64) and self._key() == other._key()
@@ -175,12 +194,13 @@ class WGMMA64:
         return hash(("WGMMA64",) + self._key())
 
     def __repr__(self) -> str:
-        return f"WGMMA64({self.dtype}, {self.n}, {self.k}, {self.partials})"
+        w = f", warpgroups={self.warpgroups}" if self.warpgroups > 1 else ""
+        return f"WGMMA64({self.dtype}, {self.n}, {self.k}, {self.partials}{w})"
 
 
 @functools.lru_cache(maxsize=None)
-def _accumulator(instruction: WGMMAInstruction, n: int) -> Ownership:
-    return Ownership((instruction.m, n), instruction.c_layout(n))
+def _accumulator(instruction: WGMMAInstruction, n: int, warpgroups: int = 1) -> Ownership:
+    return Ownership((instruction.m * warpgroups, n), instruction.c_layout(n, warpgroups))
 
 
 def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0, 0), *,

@@ -11,6 +11,10 @@ scalar level that selection turns into the ptx ops of `tylo.dialects.ptx.wgmma`.
   the accumulator fragment (partial p in slots p*n/2 ..), one committed group; the result is the
   pending accumulator. `tylo-lower-fragments` expands it into ``tylo.wgmma_fence``, one
   ``tylo.wgmma_instr`` per instruction and ``tylo.wgmma_commit``.
+* ``tylo.wgmma_mma_async_reg_a``: the same with A a fragment (the plan's register-A
+  ownership, `register_a_ownership`); it expands into ``tylo.wgmma_pack_a`` (before the fence:
+  the A registers are written before ``wgmma.fence``, PTX ISA 9.7.15.7.1) and
+  ``tylo.wgmma_instr_reg_a``.
 * ``tylo.wgmma_wait`` (any values; fragments first, their slots after lowering): wait_group N,
   results = the operands' values once complete (the register dependency).
 * ``tylo.wgmma_sum_partials``: the finished accumulator, partial slots added in order.
@@ -38,6 +42,7 @@ from xdsl.utils.exceptions import VerifyException
 from .types import FragmentType, PointerType, TileType
 
 __all__ = ["WgmmaDescriptorOp", "WgmmaEncodeOp", "WgmmaMmaAsyncOp", "WgmmaInstrOp",
+           "WgmmaMmaAsyncRegAOp", "WgmmaPackAOp", "WgmmaInstrRegAOp",
            "WgmmaFenceOp", "WgmmaCommitOp", "WgmmaWaitOp", "WgmmaSumPartialsOp", "SwizzleOperand"]
 
 
@@ -112,8 +117,28 @@ class WgmmaEncodeOp(IRDLOperation):
 
 
 
+class _PlanMma:
+    """What both mma_async forms share: built from a plan (n, k, partials, types), ``zero``,
+    ``accumulate``; the accumulator's slot count checked."""
+
+    def __init__(self, plan, a, b, acc, zero: bool = False, accumulate=None):
+        props = {"n": IntegerAttr(plan.n, i64), "k": IntegerAttr(plan.k, i64),
+                 "partials": IntegerAttr(plan.partials, i64), "types": StringAttr(
+                     f"f32.{plan.dtype.ptx}.{plan.dtype.ptx}")}
+        if zero:
+            props["zero"] = UnitAttr()
+        super().__init__(operands=[a, b, acc, [] if accumulate is None else [accumulate]],
+                         result_types=[acc.type], properties=props)
+
+    def _verify_accumulator(self) -> None:
+        n, p = self.n.value.data, self.partials.value.data
+        if self.acc.type.slots != p * n // 2 or self.result.type != self.acc.type:
+            raise VerifyException(f"{self.name}: the accumulator needs {p} * {n}/2 slots and "
+                                  "the result has its type")
+
+
 @irdl_op_definition
-class WgmmaMmaAsyncOp(IRDLOperation):
+class WgmmaMmaAsyncOp(_PlanMma, IRDLOperation):
     """The plan's k/16 instructions (instruction i: partial i % partials, descriptors advanced by
     i * a_step / b_step bytes) into ``acc`` (fragment, partials * n/2 f32 slots), fenced, one
     committed group. ``zero``: acc is known to be zero, so the first instruction of each partial
@@ -135,20 +160,88 @@ class WgmmaMmaAsyncOp(IRDLOperation):
     assembly_format = ("$a `,` $b `,` $acc (`accumulate` $accumulate^)? attr-dict `:` type($acc) "
                        "`->` type($result)")
 
-    def __init__(self, plan, a, b, acc, zero: bool = False, accumulate=None):
-        props = {"n": IntegerAttr(plan.n, i64), "k": IntegerAttr(plan.k, i64),
-                 "partials": IntegerAttr(plan.partials, i64), "types": StringAttr(
-                     f"f32.{plan.dtype.ptx}.{plan.dtype.ptx}")}
-        if zero:
-            props["zero"] = UnitAttr()
-        super().__init__(operands=[a, b, acc, [] if accumulate is None else [accumulate]],
-                         result_types=[acc.type], properties=props)
+    def verify_(self) -> None:
+        self._verify_accumulator()
+
+
+@irdl_op_definition
+class WgmmaMmaAsyncRegAOp(_PlanMma, IRDLOperation):
+    """`WgmmaMmaAsyncOp` with A from registers: ``a`` a fragment of the plan's (64, k) A with
+    the register-A ownership (k/2 16-bit slots; instruction i reads slots 8i .. 8i + 7, its
+    K = 16 slice), ``b`` the B descriptor; properties and ``acc`` as `WgmmaMmaAsyncOp`."""
+
+    name = "tylo.wgmma_mma_async_reg_a"
+    n = prop_def(IntegerAttr[I64])
+    k = prop_def(IntegerAttr[I64])
+    partials = prop_def(IntegerAttr[I64])
+    types = prop_def(StringAttr)
+    zero = opt_prop_def(UnitAttr)
+    a = operand_def(FragmentType)
+    b = operand_def(i64)
+    acc = operand_def(FragmentType)
+    accumulate = opt_operand_def(i1)
+    result = result_def(FragmentType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = ("$a `,` $b `,` $acc (`accumulate` $accumulate^)? attr-dict `:` type($a) `,` "
+                       "type($acc) `->` type($result)")
 
     def verify_(self) -> None:
-        n, p = self.n.value.data, self.partials.value.data
-        if self.acc.type.slots != p * n // 2 or self.result.type != self.acc.type:
-            raise VerifyException(f"wgmma_mma_async: the accumulator needs {p} * {n}/2 slots and "
-                                  "the result has its type")
+        self._verify_accumulator()
+        k = self.k.value.data
+        if self.a.type.slots != k // 2:
+            raise VerifyException(f"wgmma_mma_async_reg_a: A (64 x {k}) has {k // 2} slots a "
+                                  f"thread, got {self.a.type.slots}")
+
+
+@irdl_op_definition
+class WgmmaPackAOp(IRDLOperation):
+    """Eight 16-bit A elements (one K = 16 slice of a thread) -> four i32 words, element 2j in
+    the low half of word j (PTX ISA 9.7.15.5.1.1; `REGISTER_A_REGISTERS`)."""
+
+    name = "tylo.wgmma_pack_a"
+    elements = var_operand_def()
+    words = var_result_def(i32)
+    assembly_format = "`(` $elements `)` attr-dict `:` `(` type($elements) `)` `->` `(` type($words) `)`"
+
+    def __init__(self, elements):
+        elements = list(elements)
+        super().__init__(operands=[elements], result_types=[[i32] * (len(elements) // 2)])
+
+    def verify_(self) -> None:
+        if len(self.elements) != 8 or len(self.words) != 4:
+            raise VerifyException("wgmma_pack_a packs 8 elements into 4 words")
+
+
+@irdl_op_definition
+class WgmmaInstrRegAOp(IRDLOperation):
+    """One register-A ``wgmma.mma_async`` on scalars: ``acc`` (n/2 f32) updated in place into
+    ``d``, ``a`` four packed i32 words, ``b`` the B descriptor; scale-d as `WgmmaInstrOp`."""
+
+    name = "tylo.wgmma_instr_reg_a"
+    n = prop_def(IntegerAttr[I64])
+    types = prop_def(StringAttr)
+    tnsp_b = prop_def(IntegerAttr[I64])
+    scale_d_imm = opt_prop_def(IntegerAttr[I64])
+    acc = var_operand_def(F32)
+    a = var_operand_def(i32)
+    b = operand_def(i64)
+    scale_d = opt_operand_def(i1)
+    d = var_result_def(F32)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = ("`(` $acc `)` `,` `(` $a `)` `,` $b (`,` $scale_d^)? attr-dict `:` `(` "
+                       "type($acc) `)` `->` `(` type($d) `)`")
+
+    def __init__(self, n: int, types: str, acc, a, b, scale_d, tnsp_b: int = 0):
+        acc = list(acc)
+        props = {"n": IntegerAttr(n, i64), "types": StringAttr(types),
+                 "tnsp_b": IntegerAttr(tnsp_b, i64)}
+        pred = []
+        if isinstance(scale_d, int):
+            props["scale_d_imm"] = IntegerAttr(scale_d, i64)
+        else:
+            pred = [scale_d]
+        super().__init__(operands=[acc, list(a), b, pred], result_types=[[F32] * len(acc)],
+                         properties=props)
 
 
 @irdl_op_definition

@@ -1,6 +1,6 @@
 // REQUIRES: ptxas
 // ptxas accepts the PTX that the ptx target prints: for ptx.mlir (every op the target prints),
-// for dialects/ptx/wgmma.mlir (the wgmma forms) and for the whole pipeline of
+// for dialects/ptx/wgmma.mlir (the wgmma forms), and for the whole pipeline of
 // passes/tylo-plan-copies.mlir (ldmatrix/stmatrix copies).
 // RUN: tylo-opt %S/ptx.mlir -t ptx > %t.target.ptx && %ptxas -arch=sm_90a %t.target.ptx -o %t.target.cubin
 // RUN: tylo-opt %S/../dialects/ptx/wgmma.mlir -t ptx > %t.wgmma.ptx && %ptxas -arch=sm_90a %t.wgmma.ptx -o %t.wgmma.cubin

@@ -40,12 +40,14 @@ class Control:
     def _copies(self, dest: Block, operands) -> list[Operation]:
         """The moves of branch operands into `dest`'s argument registers, as one parallel copy."""
         targets = [self.arg_regs[a] for a in dest.args]
-        sources = [self.get(v) for v in operands]
+        # a source already in its target register needs no move (a wgmma accumulator carried
+        # around a loop in place); the rest are one parallel copy
+        pairs = [(s, t) for s, t in zip((self.get(v) for v in operands), targets) if s.type != t]
         moves: list[Operation] = []
-        if any(s.type in targets for s in sources):
-            moves = [P.MovOp(s.type.reg_class.data, s, self.new(s.type.reg_class.data)) for s in sources]
-            sources = [m.results[0] for m in moves]
-        return moves + [P.MovOp(t.reg_class.data, s, t) for s, t in zip(sources, targets) if s.type != t]
+        if any(s.type in {t for _, t in pairs} for s, _ in pairs):
+            moves = [P.MovOp(s.type.reg_class.data, s, self.new(s.type.reg_class.data)) for s, _ in pairs]
+            pairs = [(m.results[0], t) for m, (_, t) in zip(moves, pairs)]
+        return moves + [P.MovOp(t.reg_class.data, s, t) for s, t in pairs]
 
     def _jump(self, moves: list[Operation], dest: Block) -> None:
         """End the current block: `moves`, then a branch to `dest` (printed unless it is next)."""

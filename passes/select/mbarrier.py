@@ -63,5 +63,6 @@ class MBarrierSelection:
 
     @HANDLERS.on(T.FenceOp)
     def _FenceOp(self, op: T.FenceOp) -> None:
-        self._sm90(op)
+        self.require(90, {"proxy_async": "fence.proxy.async"}.get(op.kind.data,
+                                                                 "fence.mbarrier_init"))
         self.emit(M.FenceOp(op.kind.data))

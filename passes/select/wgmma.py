@@ -8,6 +8,8 @@
   splatted constant, or a value that other code still reads after the instruction) is first
   copied into a fresh register; block arguments (loop-carried accumulators) and values of
   earlier wgmma ops used by nothing later are updated where they are.
+* ``tylo.wgmma_pack_a``: the Matrix mixin's 16-bit pair packing (``mov.b32 {lo, hi}``).
+* ``tylo.wgmma_instr_reg_a``: the register-A ``wgmma.mma_async``, the accumulator as above.
 * ``tylo.wgmma_wait``: ``wgmma.wait_group`` with the registers as tied operands and results.
 * ``tylo.wgmma_fence`` / ``tylo.wgmma_commit``: ``wgmma.fence`` / ``wgmma.commit_group``.
 """
@@ -18,6 +20,7 @@ from xdsl.ir import Block, BlockArgument, SSAValue
 
 from ...dialects.ptx import ops as P
 from ...dialects.ptx import wgmma as W
+from ...dialects.tylo import dtype_of
 from ...dialects.tylo import wgmma_ops as TW
 from .handlers import HANDLERS
 
@@ -26,7 +29,8 @@ _WGMMA_MIN_SM = 90
 
 def _private(v: SSAValue, op) -> bool:
     """True when nothing reads `v` after `op`: its other uses are earlier ops of op's block."""
-    if not isinstance(v, BlockArgument) and not isinstance(v.owner, (TW.WgmmaInstrOp, TW.WgmmaWaitOp)):
+    tied = (TW.WgmmaInstrOp, TW.WgmmaInstrRegAOp, TW.WgmmaWaitOp)
+    if not isinstance(v, BlockArgument) and not isinstance(v.owner, tied):
         return False
     block: Block = op.parent_block()
     for use in v.uses:
@@ -50,9 +54,8 @@ class Wgmma:
         static = self.const("b64", op.static.value.data)
         self.set(op.result, self.emit(P.OrOp("b64", wide, static, self.new("b64"))))
 
-    @HANDLERS.on(TW.WgmmaInstrOp)
-    def _WgmmaInstrOp(self, op: TW.WgmmaInstrOp) -> None:
-        self.require(_WGMMA_MIN_SM, "wgmma.mma_async")
+    def _accumulator_registers(self, op) -> list:
+        """The registers the instruction updates in place (copies where it cannot: module text)."""
         regs, seen = [], set()
         for v in op.acc:
             r = self.get(v)
@@ -60,10 +63,35 @@ class Wgmma:
                 r = self.emit(P.MovOp("f32", r, self.new("f32"))).results[0]
             seen.add(r.type)
             regs.append(r)
-        scale = self.get(op.scale_d) if op.scale_d is not None else op.scale_d_imm.value.data
+        return regs
+
+    def _scale_d(self, op):
+        return self.get(op.scale_d) if op.scale_d is not None else op.scale_d_imm.value.data
+
+    @HANDLERS.on(TW.WgmmaInstrOp)
+    def _WgmmaInstrOp(self, op: TW.WgmmaInstrOp) -> None:
+        self.require(_WGMMA_MIN_SM, "wgmma.mma_async")
+        regs = self._accumulator_registers(op)
         mma = self.emit(W.WgmmaMmaAsyncOp(op.n.value.data, op.types.data, regs, self.get(op.a),
-                                          self.get(op.b), scale, tnsp_a=op.tnsp_a.value.data,
+                                          self.get(op.b), self._scale_d(op),
+                                          tnsp_a=op.tnsp_a.value.data,
                                           tnsp_b=op.tnsp_b.value.data))
+        for old, new in zip(op.d, mma.results):
+            self.bind(old, new)
+
+    @HANDLERS.on(TW.WgmmaPackAOp)
+    def _WgmmaPackAOp(self, op: TW.WgmmaPackAOp) -> None:
+        values = [self.get(v) for v in op.elements]
+        for old, new in zip(op.words, self._pack(values, dtype_of(op.elements[0].type), "b16")):
+            self.bind(old, new)
+
+    @HANDLERS.on(TW.WgmmaInstrRegAOp)
+    def _WgmmaInstrRegAOp(self, op: TW.WgmmaInstrRegAOp) -> None:
+        self.require(_WGMMA_MIN_SM, "wgmma.mma_async")
+        regs = self._accumulator_registers(op)
+        mma = self.emit(W.WgmmaMmaAsyncRegAOp(op.n.value.data, op.types.data, regs,
+                                              [self.get(v) for v in op.a], self.get(op.b),
+                                              self._scale_d(op), tnsp_b=op.tnsp_b.value.data))
         for old, new in zip(op.d, mma.results):
             self.bind(old, new)
 

@@ -211,3 +211,51 @@ def test_root_storage_must_be_aligned_to_eight_swizzle_rows():
 def test_origin_coordinates_must_be_integers():
     with pytest.raises(GeometryError, match="origin coordinate 0 = 0.0 must be an integer"):
         validate_wgmma_operand(WGMMA64(BFloat16, 64), "A", A128, (0.0, 0))
+
+
+@pytest.mark.parametrize("w", [2, 3])
+def test_warpgroups_stack_along_m(w):
+    """warpgroups = W: (64 W, n) over 128 W threads; thread 128 q + t owns what thread t of one
+    warpgroup owns, 64 q rows down (facts ptx_isa.md 3.3: "warpgroup q adds 64 q to the row")."""
+    one = WGMMA64(BFloat16, 24, 32)
+    plan = WGMMA64(BFloat16, 24, 32, warpgroups=w)
+    assert plan.m == 64 * w and plan.threads == 128 * w
+    assert plan.operand_shape("A") == (64 * w, 32) and plan.operand_shape("C") == (64 * w, 24)
+    big, small = plan.operand_layout("C"), one.operand_layout("C")
+    assert big.threads == 128 * w and big.values == small.values == 12
+    for q in range(w):
+        for t in (0, 37, 127):
+            for v in range(12):
+                r, c = small(t, v)
+                assert big(128 * q + t, v) == (r + 64 * q, c)
+    assert big.is_complete() and big.is_injective()
+    assert plan != one and "warpgroups=" in repr(plan)
+
+
+def test_warpgroup_count_is_checked():
+    for w in (0, 9, 1.5):
+        with pytest.raises(PlanError, match="warpgroups"):
+            WGMMA64(BFloat16, 8, 16, warpgroups=w)
+
+
+def test_unswizzled_k_major_operands_are_accepted_in_both_arrangements():
+    """No swizzle, K-major: 8-row x 16-byte core matrices, either the 8-row blocks packed (SBO
+    128 B) and the K pairs LBO apart, or the K pair packed (LBO 128 B) and blocks SBO apart."""
+    plan = WGMMA64(BFloat16, 8, 16)
+    rows_first = Layout(((8, 8), (8, 2)), ((8, 64), (1, 512)))  # LBO 1024 B, SBO 128 B
+    groups_first = Layout(((8, 8), (8, 2)), ((8, 128), (1, 64)))  # LBO 128 B, SBO 256 B
+    s = validate_wgmma_operand(plan, "A", rows_first)
+    assert (s.major, s.swizzled, s.leading_bytes, s.stride_bytes) == ("K", False, 1024, 128)
+    s = validate_wgmma_operand(plan, "A", groups_first)
+    assert (s.major, s.swizzled, s.leading_bytes, s.stride_bytes) == ("K", False, 128, 256)
+
+
+@pytest.mark.parametrize("layout", [
+    Layout((64, 16), (16, 1)),                              # rows of 32 B: no core matrices
+    Layout(((8, 8), (8, 2)), ((8, 64), (1, 256))),          # K pair overlaps the 8-row blocks
+    Layout(((8, 8), (8, 2)), ((8, 128), (1, 68))),          # LBO 136 B: not 16-byte units
+    Layout(((8, 8), (8, 2)), ((16, 128), (1, 8))),          # core rows 32 B apart, not packed
+], ids=["row-major", "overlap", "lbo-136", "rows-not-packed"])
+def test_unswizzled_non_canonical_operands_are_refused(layout):
+    with pytest.raises(GeometryError, match="not a canonical swizzled encoding"):
+        validate_wgmma_operand(WGMMA64(BFloat16, 8, 16), "A", layout)

@@ -139,3 +139,117 @@ def test_wrong_role_and_origin_and_layout_are_refused():
 
     msg = _refusal(layout)
     assert "not a canonical swizzled encoding" in msg and "wgmma_operand" in msg
+
+
+def _consumed_kernel(use):
+    plan = tylo.WGMMA64(BFloat16, 64, 64)
+    la = shared_layout(TMATile(BFloat16, (64, 64), 1, 128))
+    lb = shared_layout(TMATile(BFloat16, (64, 64), 0, 128))
+
+    @tylo.kernel
+    def bad(out: tylo.Tensor):
+        t = tylo.thread_idx()
+        sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 4096, align=1024), la)
+        sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, 4096, align=1024), lb)
+        a, b = tylo.wgmma_operand(plan, "A", sa), tylo.wgmma_operand(plan, "B", sb)
+        acc = tylo.zero_accumulator(plan)
+        pending = tylo.mma_async(plan, a, b, acc)
+        use(plan, a, b, acc, out, t)
+        tylo.wait_mma(pending)
+
+    return bad
+
+
+@pytest.mark.parametrize("use,line", [
+    (lambda plan, a, b, acc, out, t: acc[0], "acc[0]"),
+    (lambda plan, a, b, acc, out, t: acc + 1.0, "acc + 1.0"),
+    (lambda plan, a, b, acc, out, t: tylo.store(tylo.window(out, (0, 0), (64, 64)), acc, t),
+     "tylo.store"),
+    (lambda plan, a, b, acc, out, t: tylo.mma_async(plan, a, b, acc), "tylo.mma_async(plan, a, b, acc)"),
+], ids=["slot", "arithmetic", "store", "second-mma"])
+def test_accumulator_passed_to_mma_async_is_refused(use, line):
+    """Reading the accumulator given to mma_async before its wait is refused at the user's line
+    (the registers belong to the pending WGMMA), not silently copied."""
+    msg = _refusal(_consumed_kernel(use))
+    assert "test_wgmma.py" in msg and line in msg
+    assert "passed to tylo.mma_async" in msg and "wait_mma" in msg
+
+
+def test_k_loop_keeps_the_accumulator_in_place():
+    """A runtime K loop of mma_async/wait_mma at n = 256 (128 f32 registers a thread): the loop
+    body's PTX moves no accumulator register (the back edge's copies are identities, dropped),
+    and ptxas (sm_90a) keeps it without spills and with a handful of MOVs (5 MOV, 19 UMOV
+    with ptxas 13.0)."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    plan = tylo.WGMMA64(BFloat16, 256, 64)
+    la = shared_layout(TMATile(BFloat16, (64, 64), 1, 128))
+    lb = shared_layout(TMATile(BFloat16, (64, 256), 0, 128))
+
+    @tylo.kernel
+    def kloop(out: tylo.Tensor, steps: int):
+        t = tylo.thread_idx()
+        sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 64 * 64, align=1024), la)
+        sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, 64 * 256, align=1024), lb)
+        a, b = tylo.wgmma_operand(plan, "A", sa), tylo.wgmma_operand(plan, "B", sb)
+        acc = tylo.zero_accumulator(plan)
+        for _ in range(steps):
+            acc = tylo.wait_mma(tylo.mma_async(plan, a, b, acc))
+        tylo.store(tylo.window(out, (0, 0), (64, 256)), tylo.finish_mma(acc, plan), t)
+
+    c = kloop.compile(np.zeros((64, 256), np.float32), 4, block=128, arch="sm_90a")
+    lines = [x.strip() for x in c.ptx.splitlines()]
+    first = next(i for i, x in enumerate(lines) if x.startswith("wgmma.fence"))
+    back = next(i for i in range(first, len(lines)) if lines[i].startswith("bra.uni"))
+    body = lines[first:back]
+    assert sum(x.startswith("wgmma.mma_async") for x in body) == 4
+    assert not [x for x in body if x.startswith("mov.f32")]
+    counts = c.sass_counts()
+    assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
+    assert counts.opcodes["MOV"] <= 16, counts.opcodes  # a copied accumulator would be >= 128
+
+
+def _register_a_kernel(own):
+    plan = tylo.WGMMA64(BFloat16, 64, 32)
+    lb = shared_layout(TMATile(BFloat16, (32, 64), 0, 64))
+
+    @tylo.kernel
+    def rega(out: tylo.Tensor, A: tylo.Tensor):
+        t = tylo.thread_idx()
+        sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, 64 * 32, align=1024), lb)
+        fa = tylo.load_fragment(own(plan), tylo.window(A, (0, 0), own(plan).shape), t)
+        a = tylo.wgmma_operand(plan, "A", fa)
+        acc = tylo.wait_mma(tylo.mma_async(plan, a, tylo.wgmma_operand(plan, "B", sb),
+                                           tylo.zero_accumulator(plan)))
+        tylo.store(tylo.window(out, (0, 0), (64, 64)), tylo.finish_mma(acc), t)
+
+    return rega
+
+
+def test_register_a_packs_before_the_fence():
+    """Register A: each K = 16 slice packed into four .b32 registers before wgmma.fence (the A
+    registers' writes must precede it), one register list per instruction, the accumulator in
+    place across both instructions."""
+    from tylo.frontend.wgmma import register_a_ownership
+
+    c = _register_a_kernel(register_a_ownership).compile(
+        np.zeros((64, 64), np.float32), np.zeros((64, 32), BFloat16.numpy), block=128, arch="sm_90a")
+    lines = [x.strip() for x in c.ptx.splitlines()]
+    fence = lines.index("wgmma.fence.sync.aligned;")
+    packs = [i for i, x in enumerate(lines) if re.match(r"mov\.b32 %r\d+, \{%rs\d+, %rs\d+\};", x)]
+    assert len(packs) == 8 and max(packs) < fence
+    mma = _mma_lines(c.ptx)
+    assert len(mma) == 2
+    a_regs = [re.findall(r"\{([^}]*)\}", x)[1] for x in mma]
+    assert len(set(a_regs)) == 2 and all(len(r.split(", ")) == 4 for r in a_regs)
+    assert re.findall(r"\{([^}]*)\}", mma[0])[0] == re.findall(r"\{([^}]*)\}", mma[1])[0]
+
+
+def test_register_a_with_another_ownership_is_refused():
+    plan = tylo.WGMMA64(BFloat16, 64, 32)
+    wrong = tylo.TiledMMA(tylo.MMAAtom((16, 8, 16), BFloat16, tylo.Float32), warps=(4, 1),
+                          repeat=(1, 1), k=32)
+    with pytest.raises(TyloError) as e:
+        _register_a_kernel(lambda p: wrong.operand_layout("A")).compile(
+            np.zeros((64, 64), np.float32), np.zeros((64, 32), BFloat16.numpy), block=128,
+            arch="sm_90a")
+    assert "WGMMA A ownership" in str(e.value) and "test_wgmma.py" in str(e.value)

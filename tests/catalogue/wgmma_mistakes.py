@@ -1,0 +1,71 @@
+"""Catalogue entries of the WGMMA builtins (frontend/wgmma.py) and tylo.fence_proxy_async; added
+to `mistakes.MISTAKES` (see mistakes.py for the format)."""
+
+from __future__ import annotations
+
+from mistakes_base import Mistake
+
+P = "copy, TMA, WGMMA and tcgen05 plans"
+
+_SETUP = """
+plan = WGMMA64(BFloat16, 64, 64)
+la = shared_layout(TMATile(BFloat16, (64, 64), 1))
+lb = shared_layout(TMATile(BFloat16, (64, 64), 0))
+"""
+
+_TILES = """
+    sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 4096, align=1024), la)
+    sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, 4096, align=1024), lb)
+    a, b = tylo.wgmma_operand(plan, "A", sa), tylo.wgmma_operand(plan, "B", sb)
+"""
+
+_COMPILE = 'k.compile(tylo.Tensor(Float32, 2), block=128, arch="sm_90a")\n'
+
+WGMMA: list[Mistake] = [
+    Mistake("wgmma-pending-read", P, "computing with mma_async's pending result before wait_mma",
+            _SETUP + """
+@tylo.kernel
+def k(out):""" + _TILES + """    pending = tylo.mma_async(plan, a, b, tylo.zero_accumulator(plan))
+    x = pending * 2.0  # <-
+""" + _COMPILE, "TypeMismatchError", "acc = tylo.wait_mma(pending) first"),
+    Mistake("wgmma-accumulator-after-mma-async", P,
+            "reading the accumulator passed to mma_async (instead of wait_mma's result)",
+            _SETUP + """
+@tylo.kernel
+def k(out):""" + _TILES + """    acc = tylo.zero_accumulator(plan)
+    pending = tylo.mma_async(plan, a, b, acc)
+    tylo.store(tylo.window(out, (0, 0), (64, 64)), acc, tylo.thread_idx())  # <-
+    tylo.wait_mma(pending)
+""" + _COMPILE, "TypeMismatchError", "this accumulator was passed to tylo.mma_async"),
+    Mistake("wgmma-operand-role", P, "a WGMMA operand of role 'C'", _SETUP + """
+@tylo.kernel
+def k(out):
+    sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 4096, align=1024), la)
+    tylo.wgmma_operand(plan, "C", sa)  # <-
+""" + _COMPILE, "PlanError", "must be 'A' or 'B'"),
+    Mistake("wgmma-operand-layout", P, "a WGMMA operand in a plain row-major shared tile",
+            _SETUP + """
+@tylo.kernel
+def k(out):
+    sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 4096, align=1024), Layout((64, 64), (64, 1)))
+    tylo.wgmma_operand(plan, "A", sa)  # <-
+""" + _COMPILE, "GeometryError", "not a canonical swizzled encoding"),
+    Mistake("wgmma-register-a-ownership", P,
+            "register A with an ownership other than the WGMMA A ownership", _SETUP + """
+mma = TiledMMA(MMAAtom((16, 8, 16), BFloat16, Float32), warps=(4, 1), repeat=(1, 1), k=64)
+@tylo.kernel
+def k(out, A):
+    fa = tylo.load_fragment(mma.operand_layout("A"), tylo.window(A, (0, 0), (64, 64)), tylo.thread_idx())
+    tylo.wgmma_operand(plan, "A", fa)  # <-
+k.compile(tylo.Tensor(Float32, 2), tylo.Tensor(BFloat16, 2), block=128, arch="sm_90a")
+""", "GeometryError", "must have the WGMMA A ownership"),
+    Mistake("wgmma-warpgroups", P, "a WGMMA plan over more warpgroups than a block holds", """
+WGMMA64(BFloat16, 64, 64, warpgroups=9)  # <-
+""", "PlanError", "warpgroups = 9 must be 1..8", located=False),
+    Mistake("fence-proxy-async-below-sm90", P, "tylo.fence_proxy_async compiled for sm_80", """
+@tylo.kernel
+def k(out):
+    tylo.fence_proxy_async()  # <-
+k.compile(tylo.Tensor(Float32, 1), block=128, arch="sm_80")
+""", "CompileError", "fence.proxy.async needs sm_90", located=False),
+]

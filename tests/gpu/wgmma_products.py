@@ -1,0 +1,155 @@
+"""Kernels and host helpers of the WGMMA product tests (test_wgmma_gpu.py): 64 x n x k products
+from shared tiles that ordinary stores fill, through the frontend (`tylo.mma_async`).
+
+`operand_tile` builds a dense canonical shared layout for an operand (any swizzle row width,
+K- or MN-major, two arrangements of the 8-row blocks); the kernel copies each global operand
+(the whole tile, which may be larger than what the plan reads) into its tile element by element,
+fences the generic proxy against the async proxy, waits at a barrier, runs the plan and stores
+the finished accumulator through its ownership.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tylo
+from tylo.compiler.int_tuple import product
+from tylo.compiler.plans.swizzled_structure import SwizzledStructure, structure_layout
+
+ROWS_FIRST = "rows-first"
+"""8-row blocks of one row group consecutive (SBO = one block), row groups LBO apart."""
+GROUPS_FIRST = "groups-first"
+"""Row groups of one 8-row block consecutive (LBO = one block), 8-row blocks SBO apart."""
+
+
+def operand_tile(plan, role: str, major: str, row_bytes: int, arrangement: str = ROWS_FIRST):
+    """(layout, shape) of a dense canonical tile holding operand `role` ("A" (64, k), "B"
+    (k, n)) of `plan` at origin (0, 0): 16-bit elements, swizzle rows of `row_bytes` (16 = no
+    swizzle) along K ("K") or along M/N ("MN"); extents rounded up to whole rows and 8-row
+    blocks."""
+    r = row_bytes // 2
+    kaxis = 1 if role == "A" else 0
+    a = kaxis if major == "K" else 1 - kaxis
+    need = plan.operand_shape(role)
+    shape = [0, 0]
+    shape[a] = -(-need[a] // r) * r
+    shape[1 - a] = -(-need[1 - a] // 8) * 8
+    groups, q = shape[a] // r, shape[1 - a] // 8
+    block = 8 * row_bytes
+    leading, stride = (q * block, block) if arrangement == ROWS_FIRST else (block, groups * block)
+    s = SwizzledStructure(major, row_bytes, leading, stride, r, groups)
+    return structure_layout(s, tuple(shape), kaxis), tuple(shape)
+
+
+@tylo.kernel
+def wgmma_product(out, A, B, plan: tylo.constexpr, la: tylo.constexpr, lb: tylo.constexpr):
+    """out (64 W, n) f32 = A[:64 W, :k] @ B[:k, :n] (A, B: the whole tiles' extents), over the
+    plan's 128 W threads (W = plan.warpgroups)."""
+    t = tylo.thread_idx()
+    ma, ka = (product(m) for m in la.shape)
+    kb, nb = (product(m) for m in lb.shape)
+    sa = tylo.SharedTile(tylo.shared_alloc(A.dtype, ma * ka, align=1024), la)
+    sb = tylo.SharedTile(tylo.shared_alloc(B.dtype, kb * nb, align=1024), lb)
+    nt = plan.threads
+    for i in tylo.static_range(ma * ka // nt):
+        idx = t + nt * i
+        sa[idx // ka, idx % ka] = A[idx // ka, idx % ka]
+    for i in tylo.static_range(kb * nb // nt):
+        idx = t + nt * i
+        sb[idx // nb, idx % nb] = B[idx // nb, idx % nb]
+    tylo.fence_proxy_async()
+    tylo.barrier()
+    acc = tylo.zero_accumulator(plan)
+    a = tylo.wgmma_operand(plan, "A", sa)
+    b = tylo.wgmma_operand(plan, "B", sb)
+    acc = tylo.wait_mma(tylo.mma_async(plan, a, b, acc))
+    tylo.store(tylo.window(out, (0, 0), (plan.m, plan.n)), tylo.finish_mma(acc, plan), t)
+
+
+def random_operand(shape, dtype, exact: bool, rng) -> np.ndarray:
+    """Fresh random elements of `dtype` (numpy, ml_dtypes): small nonzero integers when `exact`
+    (every product and sum exact in f32), else uniform in (-1, 1) rounded to `dtype`."""
+    if exact:
+        x = rng.choice(np.array([-3, -2, -1, 1, 2, 3], np.float32), shape)
+    else:
+        x = rng.uniform(-1, 1, shape).astype(np.float32)
+    return x.astype(dtype.numpy)
+
+
+def run_product(backend, plan, a_major="K", b_major="K", row_a=128, row_b=128,
+                arrangement=ROWS_FIRST, exact=False, rng=None):
+    """(got, ref, bound): the kernel's (plan.m, n) f32 output (poisoned before), the float64
+    product and a rounding bound per element (|A| @ |B| * 2**-16; 0 when `exact`)."""
+    rng = rng or np.random.default_rng()
+    la, sa = operand_tile(plan, "A", a_major, row_a, arrangement)
+    lb, sb = operand_tile(plan, "B", b_major, row_b, arrangement)
+    A = random_operand(sa, plan.dtype, exact, rng)
+    B = random_operand(sb, plan.dtype, exact, rng)
+    out = backend.full((plan.m, plan.n), -7777.0, np.float32)
+    backend.launch(wgmma_product, (1,), (plan.threads,), out, backend.put(A), backend.put(B),
+                   plan, la, lb)
+    a = A[:plan.m, :plan.k].astype(np.float64)
+    b = B[:plan.k, :plan.n].astype(np.float64)
+    bound = 0.0 if exact else np.abs(a) @ np.abs(b) * 2.0 ** -16
+    return backend.get(out).astype(np.float64), a @ b, bound
+
+
+def descriptor_fields(plan, role: str, layout) -> str:
+    """What Tylo puts in the descriptor of `role` stored with `layout`, for failure messages:
+    majorness, swizzle, LBO, SBO and the K step in bytes."""
+    from tylo.compiler.encodings.matrix_descriptor import canonical_offsets
+    from tylo.compiler.plans.swizzled_structure import swizzled_structure
+    from tylo.compiler.plans.wgmma import k_step_bytes
+
+    s = swizzled_structure(layout, plan.dtype, 1 if role == "A" else 0)
+    lbo, sbo = canonical_offsets(s)
+    return (f"{role} {s.major}-major swizzle {s.swizzle_bytes if s.swizzled else 'none'}: "
+            f"LBO {lbo} B, SBO {sbo} B, K step {k_step_bytes(s)} B")
+
+
+@tylo.kernel
+def wgmma_register_a(out, A, B, plan: tylo.constexpr, lb: tylo.constexpr):
+    """out (64, n) f32 = A (64, k) @ B[:k, :n], A loaded from global straight into the register-A
+    fragment (`register_a_ownership`), B through a shared tile."""
+    from tylo.frontend.wgmma import register_a_ownership
+
+    t = tylo.thread_idx()
+    kb, nb = (product(m) for m in lb.shape)
+    sb = tylo.SharedTile(tylo.shared_alloc(B.dtype, kb * nb, align=1024), lb)
+    for i in tylo.static_range(kb * nb // 128):
+        idx = t + 128 * i
+        sb[idx // nb, idx % nb] = B[idx // nb, idx % nb]
+    tylo.fence_proxy_async()
+    tylo.barrier()
+    fa = tylo.load_fragment(register_a_ownership(plan), tylo.window(A, (0, 0), (64, plan.k)), t)
+    acc = tylo.zero_accumulator(plan)
+    acc = tylo.wait_mma(tylo.mma_async(plan, tylo.wgmma_operand(plan, "A", fa),
+                                       tylo.wgmma_operand(plan, "B", sb), acc))
+    tylo.store(tylo.window(out, (0, 0), (64, plan.n)), tylo.finish_mma(acc), t)
+
+
+@tylo.kernel
+def wgmma_chain(out, A, B, C, first: tylo.constexpr, second: tylo.constexpr,
+                la: tylo.constexpr, lb: tylo.constexpr, lc: tylo.constexpr):
+    """out (64, n2) f32 = bf16(A @ B) @ C, attention's P V: the first plan's finished
+    accumulator (64, n1), converted to the second plan's dtype, is its register A (k2 = n1)."""
+    t = tylo.thread_idx()
+    tiles = []
+    for src, lay in ((A, la), (B, lb), (C, lc)):
+        r, c = (product(m) for m in lay.shape)
+        s = tylo.SharedTile(tylo.shared_alloc(src.dtype, r * c, align=1024), lay)
+        for i in tylo.static_range(r * c // 128):
+            idx = t + 128 * i
+            s[idx // c, idx % c] = src[idx // c, idx % c]
+        tiles.append(s)
+    tylo.fence_proxy_async()
+    tylo.barrier()
+    sa, sb, sc = tiles
+    s = tylo.wait_mma(tylo.mma_async(first, tylo.wgmma_operand(first, "A", sa),
+                                     tylo.wgmma_operand(first, "B", sb),
+                                     tylo.zero_accumulator(first)))
+    p = tylo.finish_mma(s).to(second.dtype)
+    o = tylo.wait_mma(tylo.mma_async(second, tylo.wgmma_operand(second, "A", p),
+                                     tylo.wgmma_operand(second, "B", sc),
+                                     tylo.zero_accumulator(second)))
+    tylo.store(tylo.window(out, (0, 0), (64, second.n)), tylo.finish_mma(o), t)

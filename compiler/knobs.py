@@ -18,8 +18,10 @@ TYLO_NO_CACHE             ``1``: no disk cache (the in-memory cache of a process
 TYLO_AUTOTUNE_PROGRESS    ``0``: autotuning prints no progress lines (default: a line per config
                           on stderr).
 TYLO_OPT_TRACEBACK        ``1``: ``tylo-opt`` shows Python tracebacks instead of one-line errors.
-TYLO_WGMMA_DUMP           A file path: tests/gpu/test_wgmma_emulated_gpu.py writes the GPU's wgmma
-                          inputs and outputs there (.npz) for an offline fit of the emulator.
+TYLO_VERIFY_PASSES        ``1``: verify the IR after every pass of a compile (default: after the
+                          frontend and the last pass only; the test suite sets it).
+TYLO_WGMMA_DUMP           A path prefix: tests/gpu/test_wgmma_numerics_gpu.py writes the GPU's wgmma
+                          inputs and outputs to <prefix>.<type>.npz for an offline fit of the emulator.
 TYLO_EMULATE              ``1``: every launch ``kernel[grid, block](...)`` runs on the CPU emulator
                           (`tylo.emulator`) instead of the GPU, on host arrays.
 TYLO_SEMANTICS_DIFFS      A file path: tests/emulator/test_semantics_vs_gpu.py writes there every
@@ -44,6 +46,11 @@ def dump_ir() -> str | None:
     if value in ("1", "true", "True", "stderr"):
         return "stderr"
     return value
+
+
+def verify_passes() -> bool:
+    """``TYLO_VERIFY_PASSES=1``: the pipeline verifies the IR after every pass."""
+    return os.environ.get("TYLO_VERIFY_PASSES", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def wgmma_dump() -> str | None:

@@ -270,18 +270,34 @@ class Scheduler:
 
     # -- barriers and warps ---------------------------------------------------------------------
     def _arrive(self, ins: Instruction, group, pc: int) -> bool:
-        """`group` arrives at the barrier of `ins` (module docstring); whether it waits."""
+        """`group` arrives at the barrier of `ins` (module docstring); whether it waits. A
+        ``bar`` whose id register differs between warps of the group (two warpgroups each at
+        its own named barrier) arrives warp set by warp set; the group then stops issuing, and
+        the sets that do not wait resume at the next instruction."""
         cta, op = self.cta, ins.op
+        if not isinstance(op, BarOp):
+            return self._arrive_at(op, group, pc, int(op.barrier.value.data), True, None)
+        per_thread = cta.regs[ins.reads[0]][group]
+        ids = np.unique(per_thread)
+        warps = group // 32
+        mixed = [int(w) for w in np.unique(warps)
+                 if np.unique(per_thread[warps == w]).size > 1]
+        if mixed or int(ids.max()) > 15:
+            self.machine.error(op, f"barrier id {', '.join(str(int(i)) for i in ids)}: the "
+                                   "id must be one value in 0..15 for the threads of a "
+                                   "warp", group)
+        wait, count = op.mode.data == "sync", op.thread_count
+        if ids.size == 1:
+            return self._arrive_at(op, group, pc, int(ids[0]), wait, count)
+        for ident in ids:
+            sub = group[per_thread == ident]
+            if not self._arrive_at(op, sub, pc, int(ident), wait, count):
+                cta.pc[sub] = pc + 1
+        return True
+
+    def _arrive_at(self, op, group, pc: int, ident: int, wait: bool, count) -> bool:
+        cta = self.cta
         n = self.machine.threads_per_cta
-        if isinstance(op, BarOp):
-            ids = np.unique(cta.regs[ins.reads[0]][group])
-            if ids.size != 1 or int(ids[0]) > 15:
-                self.machine.error(op, f"barrier id {', '.join(str(int(i)) for i in ids)}: the "
-                                       "id must be one value in 0..15 for the threads of a "
-                                       "warp", group)
-            ident, wait, count = int(ids[0]), op.mode.data == "sync", op.thread_count
-        else:
-            ident, wait, count = int(op.barrier.value.data), True, None
         expected = count if count is not None else n
         phase = cta.barriers.get(ident)
         if phase is None:
@@ -341,12 +357,12 @@ class Scheduler:
         """Refuse `group` unless it is whole warps (whole warpgroups for a span of 128)."""
         n, span = self.machine.threads_per_cta, ins.span
         unit = "warp" if span == 32 else "warpgroup"
-        if n % span:
+        units = np.unique(group // span)
+        if n % span and units[-1] == n // span:  # a partial last warp(group) executes it
             self.machine.error(ins.op, f"{unit}-collective instruction in a CTA of {n} threads: "
                                        f"{unit} {n // span} has only {n % span} threads, and "
                                        f".sync.aligned needs every thread of the {unit}",
                                group, kind="divergence")
-        units = np.unique(group // span)
         if group.size == units.size * span:  # (group is sorted and unique)
             return
         need = (units[:, None] * span + np.arange(span)).ravel()

@@ -22,7 +22,7 @@ from ..compiler.layout import Layout
 from ..compiler.signature import ConstexprSpec, ScalarSpec, TensorMapSpec, TensorSpec
 from ..dialects.scalars import Scalar
 from ..dialects.tylo import TensorMapType, element_type
-from ..passes.pipeline import emit_ptx, run_pipeline
+from ..passes.pipeline import emit_ptx, pipeline, run_pipeline
 from .compiled import CompiledKernel, Stages, _device_params, _with_sass
 from .source import locate
 from .tiles import Pointer, Tensor, make_tile, pointer_type
@@ -128,15 +128,20 @@ def build_kernel(kernel, specs, values, block, arch) -> CompiledKernel:
     shared: list = []
     module = trace(kernel, specs, values, block, arch, shared)
     t1 = time.perf_counter()
-    stages = run_pipeline(module, name, arch)
-    stages["ptx"] = emit_ptx(module)
+    run_pipeline(module, name, arch, texts=False)
+    stages = {"ptx": emit_ptx(module)}
     t2 = time.perf_counter()
     assembly = assemble(stages["ptx"], arch, name)
     t3 = time.perf_counter()
     stages["cubin"] = assembly.cubin
+    # the IR stages are printed only when asked for (printing a large module after every pass
+    # costs more than the passes): traced again then, as for a disk-cache entry
+    names = ["tylo", *(p.name for p in pipeline(arch))]
     return _with_sass(CompiledKernel(
         name=name,
-        asm=Stages([*stages, "sass"], stages, []),
+        asm=Stages([*names, "ptx", "cubin", "sass"], stages, [
+            (tuple(names), lambda _: ir_stages(kernel, specs, values, block, arch)),
+        ]),
         report=assembly.report,
         device_params=_device_params(specs),
         specs=specs,

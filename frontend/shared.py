@@ -104,17 +104,20 @@ class SharedTiles:
         return self.count
 
     def __getitem__(self, i) -> SharedTile:
+        return SharedTile(self.pointer(i), self.layout)
+
+    def pointer(self, i) -> Pointer:
+        """The shared pointer of stage `i` (its alignment known: `align`)."""
         if is_int(i) and not 0 <= i < self.count:
             raise GeometryError(f"shared_tiles: stage {i} is outside the {self.count} stages")
         if is_int(i):
-            pointer = self.base + i * self.stride_elements
+            return self.base + i * self.stride_elements
         else:
             if not isinstance(i, Scalar):
                 raise TypeMismatchError(f"shared_tiles: stage index {i!r} must be an integer")
             offset = Scalar(_index(i, "stage index"), dtypes.Int32) * self.stride_elements
-            pointer = Pointer(emit(PtrAddOp(self.base.value, offset.value)).results[0],
-                              self.base.dtype, "shared", None, self.align)
-        return SharedTile(pointer, self.layout)
+            return Pointer(emit(PtrAddOp(self.base.value, offset.value)).results[0],
+                           self.base.dtype, "shared", None, self.align)
 
     def __repr__(self) -> str:
         return f"<{self.count} shared tiles of {self.base.dtype}, layout {self.layout}>"

@@ -81,10 +81,13 @@ def run_pipeline(module: ModuleOp, kernel: str, arch: str, ctx: Context | None =
     stem = _dump_name(kernel) if knobs.dump_ir() not in (None, "stderr") else kernel
     if texts:
         _dump(stem, 0, "tylo", stages["tylo"])
-    for i, p in enumerate(pipeline(arch), start=1):
+    passes = pipeline(arch)
+    every = knobs.verify_passes()
+    for i, p in enumerate(passes, start=1):
         try:
             p.apply(ctx, module)
-            module.verify()
+            if every or i == len(passes):
+                module.verify()
         except (PassFailedException, VerifyException, DiagnosticException) as e:
             raise CompileError(f"pass {p.name} failed on kernel '{kernel}': {e}") from e
         if texts:

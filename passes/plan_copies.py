@@ -102,19 +102,40 @@ def runtime_origins_keep_rows(layout, runtime: set, element_bytes: int) -> bool:
 
 
 def pointer_alignment(pointer: SSAValue, element_bytes: int) -> int:
-    """Bytes the pointer is known to be aligned to (0: unknown)."""
-    extra = 0
+    """Bytes the pointer is known to be aligned to (0: unknown). A runtime offset counts when it
+    is warp-uniform (every lane of a warp computes the same pointer, so the rows it addresses
+    for the others are where they expect them) and a known multiple: ``x * c`` or ``x << c``
+    (a pipeline stage, `tylo.shared_tiles`)."""
+    align = None  # power of two dividing the offsets so far (None: no offset yet)
     owner = pointer.owner
     while isinstance(owner, PtrAddOp):
-        c = _constant(owner.offset)
-        if c is None:
+        step = _offset_multiple(owner.offset)
+        if step is None:
             return 0
-        extra += c * element_bytes
+        if step:
+            b = step * element_bytes
+            align = b & -b if align is None else min(align, b & -b)
         owner = owner.pointer.owner
     if not isinstance(owner, SharedAllocOp):
         return 0
-    align = owner.align.value.data
-    return align if extra == 0 else min(align, extra & -extra)
+    base = owner.align.value.data
+    return base if align is None else min(base, align)
+
+
+def _offset_multiple(v: SSAValue) -> int | None:
+    """An element offset's known multiple: the constant itself (0 for a zero offset), c for a
+    warp-uniform ``x * c`` or ``x << log2 c``; None when nothing is known."""
+    c = _constant(v)
+    if c is not None:
+        return c
+    op = v.owner
+    if isinstance(op, arith.MuliOp) and is_uniform(v):
+        k = _constant(op.rhs) if _constant(op.rhs) is not None else _constant(op.lhs)
+        return k if k else None
+    if isinstance(op, arith.ShLIOp) and is_uniform(v):
+        k = _constant(op.rhs)
+        return 1 << k if k is not None and 0 <= k < 31 else None
+    return None
 
 
 def rows_are_whole(plan: MatrixCopyPlan, layout, origin, base_align: int, element_bytes: int) -> bool:

@@ -6,7 +6,8 @@ driver or GPU they are skipped with the probe's one-line reason. They run otherw
 
 The suite runs with the disk cache off (``TYLO_NO_CACHE=1``, also for the processes it starts),
 so that it neither reads nor fills the user's cache and a test that counts compiles sees each
-one; the tests of the disk cache turn it on in a folder of their own.
+one; the tests of the disk cache turn it on in a folder of their own. It also verifies the IR
+after every pass (``TYLO_VERIFY_PASSES=1``), which compiles outside the suite skip for speed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ GPU_MARKER = "gpu: needs an NVIDIA GPU with a working driver (skipped cleanly wi
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", GPU_MARKER)
     os.environ["TYLO_NO_CACHE"] = "1"
+    os.environ["TYLO_VERIFY_PASSES"] = "1"  # every pass's output verified, not only the last
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

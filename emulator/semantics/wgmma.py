@@ -28,7 +28,7 @@ exponent of the products and C, truncated to 25 fraction bits, summed, rounded t
 fitted on the H200 for mma.sync. How many K products the wgmma tensor core sums in one fused step
 was not measured: `K_STEP` products per step (16: the whole K of the instruction, as mma.sync
 m16n8k16 does), each step taking the previous one's f32 result as its accumulator.
-tests/gpu/test_wgmma_emulated_gpu.py compares it bit for bit with the H200 and dumps the data
+tests/gpu/test_wgmma_numerics_gpu.py compares it bit for bit with the H200 and dumps the data
 for a fit when it differs (`TYLO_WGMMA_DUMP`).
 """
 

@@ -1,5 +1,5 @@
-"""A hand-built ptx-dialect kernel around wgmma.mma_async, for the emulator's semantics tests and
-the GPU comparison (tests/gpu/test_wgmma_emulated_gpu.py), made with the dialect directly.
+"""A hand-built ptx-dialect kernel around wgmma.mma_async, for the emulator's semantics tests,
+made with the dialect directly.
 
 ``wgmma_module(case)`` is entry "k" for `warpgroups` x 128 threads with parameters (all u64):
 0 the shared image (bytes, copied into shared offset 0 before anything), 1 the accumulators in
@@ -7,10 +7,8 @@ the GPU comparison (tests/gpu/test_wgmma_emulated_gpu.py), made with the dialect
 register-A form), 3 the accumulators out (f32, like 1), 4 a-desc, 5 b-desc (descriptor values).
 Each thread copies its words of the image, ``bar.sync 0``, loads its accumulator, then
 ``wgmma.fence``, `chain` mma_async (the same operands, chained on the accumulator), commit,
-``wait_group 0`` and stores the accumulator. `fence_line` is the
-``fence.proxy.async.shared::cta`` the GPU needs between the generic stores and the async
-proxy's reads; the dialect of this branch has no op for it yet (H2 adds one), so the GPU test
-puts the line into the PTX text after the barrier (the emulator has no proxies).
+``wait_group 0`` and stores the accumulator. It runs on the emulator only (the GPU comparison
+of the wgmma numerics is tests/gpu/test_wgmma_numerics_gpu.py, through the kernel language).
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ from xdsl.parser import Parser
 
 from tylo.passes.universe import make_context
 
-FENCE_LINE = "fence.proxy.async.shared::cta;"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,285 @@
+"""The fast bf16 GEMM on Hopper: C (M, N) bf16 = A (M, K) @ B (K, N), f32 accumulation, with
+TMA, mbarriers and WGMMA in a warp-specialized persistent kernel.
+
+    python examples/hopper/gemm.py            # check on the GPU (without one: compile, emulate)
+    python examples/hopper/gemm.py --bench    # time it beside torch.matmul and Triton
+
+B is given as its transpose Bt (N, K), row-major, the storage a K-major WGMMA B operand and
+its TMA box read (the "TN" layout of cuBLAS; torch.matmul(A, Bt.T) is the peer). Each CTA of
+384 threads is one producer warpgroup and two consumer warpgroups (CUTLASS's cooperative
+schedule; facts: ../shared/facts/hopper_recipes.md 1):
+
+* the producer (setmaxnreg dec 72) has one elected thread issue, per K step of 64, a TMA load
+  of the A tile (128 x 64) and of the B tile (64 x 256) into the next of `STAGES` shared stages,
+  both completing on the stage's full mbarrier with their byte count;
+* each consumer (setmaxnreg inc 216) waits for the stage, issues two `mma_async` of the plan
+  WGMMA64(BFloat16, 128, 64) (64 rows x 128 columns each: its 64 rows of the 128 x 256 tile),
+  waits, and releases the stage to the producer;
+* after the K loop each consumer converts its accumulators to bf16, stores them (stmatrix) into
+  a swizzled staging tile, and one thread TMA-stores the tile's two 64 x 64 boxes per half.
+The grid is persistent: one CTA per SM walks tiles `block_idx, block_idx + grid, ...` in
+groups of GROUP_M tile rows (L2 reuse of B). K tails are zero-filled by TMA; M and N tails are
+clipped by the TMA store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import tylo
+from tylo import BFloat16, ComposedLayout, Layout, TMATile, WGMMA64, element_swizzle
+
+BM, BN, BK = 128, 256, 64
+STAGES = 4
+GROUP_M = 8
+HALF = 128  # columns per consumer accumulator (two per consumer)
+A_TILE = TMATile(BFloat16, (BM, BK), 1)         # A (M, K): K inner, 128-byte rows
+B_TILE = TMATile(BFloat16, (BK, BN), 0)         # B (K, N) stored as Bt (N, K): K inner
+C_TILE = TMATile(BFloat16, (64, 64), 1)         # one TMA store box of C
+PLAN = WGMMA64(BFloat16, HALF, BK)
+STAGE_BYTES = (BM * BK + BK * BN) * 2
+# a consumer's (64, 128) half of C in shared memory: two C_TILE boxes one after the other, each
+# in the 128-byte swizzle TMA reads (column c = c0 + 64 c1 at element 64 r + c0 + 4096 c1)
+C_HALF = ComposedLayout(element_swizzle(128, 2), Layout((64, (64, 2)), (64, (1, 4096))))
+
+
+@tylo.kernel
+def gemm(a_map, b_map, c_map, M, N, K):
+    """C = A @ Bt.T over persistent tiles (module docstring). a_map, b_map, c_map: bindings of
+    A_TILE to A (M, K), B_TILE to Bt (N, K), C_TILE to C (M, N)."""
+    wg = tylo.warpgroup_id()
+    t = tylo.warpgroup_thread_idx()
+    a_stages = tylo.shared_tiles(A_TILE, STAGES, dynamic=True)
+    b_stages = tylo.shared_tiles(B_TILE, STAGES, dynamic=True)
+    c_halves = tylo.shared_tiles(C_HALF, 2, BFloat16, dynamic=True)  # one per consumer
+    pipe = tylo.Pipeline(STAGES, 2)
+    pipe.init()
+    tiles_m = (M + BM - 1) // BM
+    tiles_n = (N + BN - 1) // BN
+    k_steps = (K + BK - 1) // BK
+    tiles = tiles_m * tiles_n
+    st = pipe.start()
+    if wg == 0:
+        tylo.setmaxnreg(72, "dec")
+        if t == 0:
+            for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
+                m0, n0 = tile_origin(tile, tiles_m, tiles_n)
+                for k in range(k_steps):
+                    pipe.producer_acquire(st)
+                    pipe.producer_commit(st, STAGE_BYTES)
+                    bar = pipe.full_barrier(st)
+                    tylo.tma_load(a_stages[st.index], a_map, (m0, k * BK), bar)
+                    tylo.tma_load(b_stages[st.index], b_map, (k * BK, n0), bar)
+                    st = st.advance()
+    else:
+        tylo.setmaxnreg(216, "inc")
+        q = wg - 1
+        for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
+            m0, n0 = tile_origin(tile, tiles_m, tiles_n)
+            acc0 = tylo.zero_accumulator(PLAN)
+            acc1 = tylo.zero_accumulator(PLAN)
+            for k in range(k_steps):
+                pipe.consumer_wait(st)
+                a = tylo.wgmma_operand(PLAN, "A", a_stages[st.index], (q * 64, 0))
+                b0 = tylo.wgmma_operand(PLAN, "B", b_stages[st.index], (0, 0))
+                b1 = tylo.wgmma_operand(PLAN, "B", b_stages[st.index], (0, HALF))
+                p0 = tylo.mma_async(PLAN, a, b0, acc0)
+                p1 = tylo.mma_async(PLAN, a, b1, acc1)
+                acc0 = tylo.wait_mma(p0, 1)
+                acc1 = tylo.wait_mma(p1, 0)
+                if t == 0:
+                    pipe.consumer_release(st)
+                st = st.advance()
+            for h, acc in ((0, acc0), (1, acc1)):
+                if t == 0:
+                    tylo.wait_tma_reads(0)             # the staging tile may be rewritten
+                tylo.barrier(1 + q, 128)
+                out = tylo.finish_mma(acc, PLAN).to(BFloat16)
+                tylo.store(c_halves[q], out, t)
+                tylo.barrier(1 + q, 128)
+                if t == 0:
+                    for box in tylo.static_range(2):
+                        src = tylo.shared_tile(C_TILE, c_halves.pointer(q) + box * 4096)
+                        tylo.tma_store(c_map, src, (m0 + q * 64, n0 + h * HALF + box * 64))
+                    tylo.commit_tma_stores()
+        if t == 0:
+            tylo.wait_tma_stores(0)
+
+
+@tylo.func
+def tile_origin(tile, tiles_m, tiles_n):
+    """(m0, n0) of persistent tile `tile`: tiles in bands of GROUP_M tile rows, column by
+    column inside a band (so that consecutive CTAs share B tiles in L2)."""
+    band = GROUP_M * tiles_n
+    first = (tile // band) * GROUP_M
+    rows = tylo.minimum(tiles_m - first, GROUP_M)
+    inner = tile % band
+    return (first + inner % rows) * BM, (inner // rows) * BN
+
+
+
+def sm_count(torch) -> int:
+    return torch.cuda.get_device_properties(0).multi_processor_count
+
+
+class Gemm:
+    """C = A @ Bt.T for one set of device arrays: the three TMA bindings, made once (keep this
+    object alive while the kernel may run: it owns the descriptors), and the launch."""
+
+    def __init__(self, A, Bt, C, ctas: int):
+        (M, K), N = A.shape, Bt.shape[0]
+        self.M, self.N, self.K = M, N, K
+        self.maps = (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, Bt),
+                     tylo.prepare_tma(C_TILE, C))
+        tiles = -(-M // BM) * -(-N // BN)
+        self.launch = gemm[min(ctas, tiles), 384]
+
+    def __call__(self):
+        self.launch(*self.maps, self.M, self.N, self.K)
+
+
+def check(torch, M: int, N: int, K: int, ones: bool = False) -> bool:
+    """Fresh random inputs (or ones: every output is exactly K), C poisoned first; against
+    torch's product in float32."""
+    if ones:
+        A = torch.ones(M, K, device="cuda", dtype=torch.bfloat16)
+        Bt = torch.ones(N, K, device="cuda", dtype=torch.bfloat16)
+    else:
+        A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        Bt = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
+    C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    Gemm(A, Bt, C, sm_count(torch))()
+    torch.cuda.synchronize()
+    written = not torch.isnan(C).any().item()
+    if ones:
+        good = written and bool((C.float() == K).all().item())
+        print(f"check {M}x{N}x{K} on ones: every output {K}: {good}")
+        return good
+    ref = A.float() @ Bt.float().T
+    err = ((C.float() - ref).norm() / ref.norm()).item()
+    good = written and err < 1e-2
+    print(f"check {M}x{N}x{K}: relative Frobenius error {err:.2e} (all outputs written: "
+          f"{written}) {'ok' if good else 'FAILED'}")
+    return good
+
+
+def median_ms(torch, fn, reps: int = 30, warmup: int = 10) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+def bench(torch, M: int, N: int, K: int) -> None:
+    """Median times (CUDA events, after warm-up) of Tylo, torch.matmul (cuBLAS) and Triton on
+    the same fresh random inputs, in this run; TFLOP/s and the ratios."""
+    from bench.peers import triton_matmul
+
+    A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    Bt = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
+    C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    C2 = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    run = Gemm(A, Bt, C, sm_count(torch))
+    flops = 2 * M * N * K
+    t_tylo = median_ms(torch, run)
+    t_torch = median_ms(torch, lambda: torch.matmul(A, Bt.T))
+    t_triton = median_ms(torch, lambda: triton_matmul.matmul(A, Bt.T, C2))
+    tf = [flops / t / 1e9 for t in (t_tylo, t_torch, t_triton)]
+    print(f"bench {M}x{N}x{K}: tylo {tf[0]:.1f} | torch.matmul {tf[1]:.1f} | triton {tf[2]:.1f} "
+          f"TFLOP/s ({triton_matmul.best_config()}) | tylo/cublas {tf[0] / tf[1]:.3f} "
+          f"tylo/triton {tf[0] / tf[2]:.3f}")
+
+
+def describe() -> None:
+    """Compile for sm_90a (no GPU needed) and print what would run."""
+    import time
+
+    t0 = time.perf_counter()
+    compiled = compile_for_sm90a()
+    seconds = time.perf_counter() - t0
+    print(f"gemm: {BM}x{BN}x{BK} tiles, {STAGES} stages, 384 threads (1 producer + 2 consumer "
+          f"warpgroups), persistent; compiled for {compiled.arch} in {seconds:.2f} s "
+          f"({compiled.origin})")
+    print(f"  ptxas: {compiled.report}")
+    print(f"  shared memory: {compiled.shared_bytes} bytes ({compiled.dynamic_shared_bytes} dynamic)")
+    counts = compiled.sass_counts()
+    print(f"  SASS: {counts.opcodes.get('HGMMA', 0)} HGMMA, {counts.opcodes.get('UTMALDG', 0)} "
+          f"UTMALDG, {counts.opcodes.get('UTMASTG', 0)} UTMASTG, spills "
+          f"{counts.spill_store_bytes}/{counts.spill_load_bytes} bytes")
+    print(f"  PTX: {compiled.ptx_path}")
+
+
+def compile_for_sm90a():
+    """The kernel compiled for sm_90a from argument descriptions (host bindings of the shapes'
+    kind: numpy arrays, never given to the driver)."""
+    import ml_dtypes
+    import numpy as np
+
+    A = np.zeros((256, 128), ml_dtypes.bfloat16)
+    Bt = np.zeros((256, 128), ml_dtypes.bfloat16)
+    C = np.zeros((256, 256), ml_dtypes.bfloat16)
+    maps = (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, Bt), tylo.prepare_tma(C_TILE, C))
+    return gemm.compile(*maps, 256, 256, 128, block=384, arch="sm_90a")
+
+
+def emulated_check(M: int = 256, N: int = 256, K: int = 160) -> bool:
+    """The kernel on the CPU emulator (two CTAs, so the persistent loop takes two tiles in one
+    CTA when the grid is one): fresh random inputs, against numpy in float64."""
+    import time
+
+    import ml_dtypes
+    import numpy as np
+
+    rng = np.random.default_rng()
+    A = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    Bt = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    C = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+    maps = (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, Bt), tylo.prepare_tma(C_TILE, C))
+    t0 = time.perf_counter()
+    gemm.emulate[1, 384](*maps, M, N, K)
+    seconds = time.perf_counter() - t0
+    ref = A.astype(np.float64) @ Bt.astype(np.float64).T
+    out = C.astype(np.float64)
+    written = not np.isnan(out).any()
+    err = float(np.linalg.norm(out - ref) / np.linalg.norm(ref)) if written else float("inf")
+    good = err < 1e-2
+    print(f"emulated {M}x{N}x{K} (one CTA, {-(-M // BM) * -(-N // BN)} tiles): relative "
+          f"Frobenius error vs numpy float64 {err:.2e} (all outputs written: {written}) in "
+          f"{seconds:.1f} s {'ok' if good else 'FAILED'}")
+    return good
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bench", action="store_true", help="time beside cuBLAS and Triton")
+    parser.add_argument("--emulate", action="store_true", help="run on the CPU emulator")
+    args = parser.parse_args()
+    describe()
+    try:
+        import torch
+        gpu = torch.cuda.is_available()
+    except ImportError:
+        gpu = False
+    if args.emulate or not gpu:
+        if not gpu:
+            print("no GPU: running a small problem on the CPU emulator instead")
+        return 0 if emulated_check() else 1
+    good = all([check(torch, 4096, 4096, 4096), check(torch, 2048, 3072, 1000),
+                check(torch, 1000, 1000, 1056)]
+               + [check(torch, 512, 512, k, ones=True) for k in (1024, 1056, 1152, 1280, 2176)])
+    if args.bench and good:
+        for shape in ((4096, 4096, 4096), (8192, 8192, 8192), (8192, 4096, 3000)):
+            bench(torch, *shape)
+    return 0 if good else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

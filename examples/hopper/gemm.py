@@ -181,7 +181,13 @@ def median_ms(torch, fn, reps: int = 30, warmup: int = 10) -> float:
 def bench(torch, M: int, N: int, K: int) -> None:
     """Median times (CUDA events, after warm-up) of Tylo, torch.matmul (cuBLAS) and Triton on
     the same fresh random inputs, in this run; TFLOP/s and the ratios."""
-    from bench.peers import triton_matmul
+    import importlib.util
+    from pathlib import Path
+
+    peer = Path(__file__).resolve().parents[2] / "bench" / "peers" / "triton_matmul.py"
+    spec = importlib.util.spec_from_file_location("triton_matmul", peer)
+    triton_matmul = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(triton_matmul)
 
     A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     Bt = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
@@ -205,9 +211,10 @@ def describe() -> None:
     t0 = time.perf_counter()
     compiled = compile_for_sm90a()
     seconds = time.perf_counter() - t0
+    parts = ", ".join(f"{k} {v:.2f} s" for k, v in compiled.timings.items())
     print(f"gemm: {BM}x{BN}x{BK} tiles, {STAGES} stages, 384 threads (1 producer + 2 consumer "
           f"warpgroups), persistent; compiled for {compiled.arch} in {seconds:.2f} s "
-          f"({compiled.origin})")
+          f"({compiled.origin}: {parts})")
     print(f"  ptxas: {compiled.report}")
     print(f"  shared memory: {compiled.shared_bytes} bytes ({compiled.dynamic_shared_bytes} dynamic)")
     counts = compiled.sass_counts()
@@ -261,6 +268,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bench", action="store_true", help="time beside cuBLAS and Triton")
     parser.add_argument("--emulate", action="store_true", help="run on the CPU emulator")
+    parser.add_argument("--small", action="store_true",
+                        help="one small check (for compute-sanitizer)")
     args = parser.parse_args()
     describe()
     try:
@@ -272,6 +281,8 @@ def main() -> int:
         if not gpu:
             print("no GPU: running a small problem on the CPU emulator instead")
         return 0 if emulated_check() else 1
+    if args.small:
+        return 0 if check(torch, 384, 512, 200) else 1
     good = all([check(torch, 4096, 4096, 4096), check(torch, 2048, 3072, 1000),
                 check(torch, 1000, 1000, 1056)]
                + [check(torch, 512, 512, k, ones=True) for k in (1024, 1056, 1152, 1280, 2176)])

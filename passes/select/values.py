@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import struct
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType
 from xdsl.ir import Attribute
 
 from ...compiler.fp8 import float8_bits
+from ...compiler.lazy_modules import ml_dtypes  # imported by a bf16 constant only (~1 s on some hosts)
 from ...compiler.ptx_types import register_class
 from ...dialects.tylo import PointerType, dtype_of
 

@@ -220,6 +220,25 @@ class MBarriers:
                         "(a successful wait on it, or a bar.sync after a thread that waited)",
                     [t], kind="race")
 
+    def check_observed(self, op, byte_offsets, threads, what: str) -> None:
+        """Refuse an async-proxy read by `what` (a WGMMA), issued together by `threads`, of
+        shared bytes an async write filled (a TMA load) in a phase some of those threads have not
+        observed: the operand may still be arriving."""
+        if not self.writes:
+            return
+        own = self.owner[np.asarray(byte_offsets, np.int64)]
+        for index in np.unique(own[own >= 0]):
+            w = self.writes[int(index)]
+            blind = np.asarray(threads)[~w.seen[threads]]
+            if blind.size:
+                byte = int(np.asarray(byte_offsets)[own == index][0])
+                self.machine.error(
+                    op, f"data race on {self.machine._place('shared', byte)}: {what} reads bytes "
+                        f"that {w.what} wrote, completing phase {w.phase} of the mbarrier at "
+                        f"{self.name(w.barrier)}, but threads {blind[:8].tolist()}"
+                        f"{' ...' if blind.size > 8 else ''} have not observed that phase (wait "
+                        "on the barrier before mma_async)", blind, kind="race")
+
     # -- scheduling -----------------------------------------------------------------------------
     def version(self, address: int) -> int:
         bar = self.bars.get(address)

@@ -140,7 +140,10 @@ def prepare_tma(plan: TMATile, array, bounds=None) -> TMABinding:
     device_array = None
     if host is not None:
         dtype, shape, strides = host
-        address = 0  # an emulated launch places the array (at a 4 GiB-aligned address)
+        # the host address: a view that starts off a 16-byte boundary of its buffer is refused
+        # (R3) as its device copy would be (the emulated launch places the array itself; the
+        # driver never sees this address)
+        address = array.data_ptr() if hasattr(array, "data_ptr") else array.ctypes.data
     else:
         device_array = as_device_array(argument, array)
         if device_array is None:

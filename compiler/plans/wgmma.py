@@ -239,8 +239,12 @@ def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0
         layout = tile
     structure = swizzled_structure(layout, plan.dtype, kaxis)
     if structure is None:
-        raise GeometryError(f"{plan}: operand {r} storage {layout} is not a canonical swizzled "
-                            f"encoding of {plan.dtype} (see swizzled_structure)")
+        shape = "(64, k)" if r == "A" else "(k, n)"
+        raise GeometryError(
+            f"{plan}: operand {r} storage {layout} is not a canonical swizzled encoding of "
+            f"{plan.dtype} (128/64/32-byte swizzled rows or 8-row x 16-byte core matrices, see "
+            f"swizzled_structure): allocate it with tylo.shared_tile(TMATile({plan.dtype}, "
+            f"{shape}, axis)) (axis = the K axis for K-major) or use shared_layout(plan)")
     if structure.major != "K" and plan.dtype.bits != 16:
         raise GeometryError(f"{plan}: operand {r} storage {layout} is MN-major; only 16-bit "
                             "inputs may be MN-major (imm-tnsp, PTX ISA 9.7.15.5.2)")

@@ -119,6 +119,7 @@ def _read_shared(interpreter, op, addresses, q: int, threads):
         machine.error(op, f"{op.OPCODE} operand: {fault} (address "
                           f"{int(flat[fault.lanes[0]]):#x})", threads, kind="access")
     refuse_unordered_read(machine, op, flat, 2, threads, "a WGMMA")
+    machine.mbarriers.check_observed(op, np.concatenate([flat, flat + 1]), threads, "a WGMMA")
     data = machine.shared.data
     return (data[flat] | (data[flat + 1].astype(np.uint16) << np.uint16(8))).astype(
         np.uint16).reshape(addresses.shape)

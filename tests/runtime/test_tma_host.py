@@ -222,3 +222,14 @@ def test_gpu_the_parameter_reaches_the_kernel_64_byte_aligned_and_unchanged():
     assert address != -1 and address % 64 == 0
     assert b.descriptor_bytes == before
     assert ctypes.string_at(int(b.descriptor.getPtr()), 128) == before
+
+
+def test_a_host_view_off_a_16_byte_boundary_is_refused():
+    """R3 holds for host arrays too: the device copy of this view would be misaligned."""
+    import ml_dtypes
+
+    from tylo import BFloat16, TMATile, TyloError, prepare_tma
+
+    view = np.ones((128, 200), ml_dtypes.bfloat16)[:, 1:65]
+    with pytest.raises(TyloError, match="rule R3"):
+        prepare_tma(TMATile(BFloat16, (64, 64), 1), view)

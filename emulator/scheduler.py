@@ -25,8 +25,8 @@ the CTA and the threads:
   completed; arrivals at one barrier with different thread counts. Barrier ``a`` with a count
   ``b`` (``bar.sync a, b`` / ``bar.arrive a, b``) completes when ``b`` threads have arrived,
   counted per warp as the hardware counts them (each warp that arrives counts 32); without a
-  count it completes when every thread of the CTA has arrived; ``bar.arrive`` does not wait. A completed barrier orders memory for the race record as a
-  CTA-wide one does (`Machine.barrier`: it may hide a race between threads outside it, never
+  count it completes when every thread of the CTA has arrived; ``bar.arrive`` does not wait.
+  A completed barrier orders memory for the race record as a CTA-wide one does (`Machine.barrier`: it may hide a race between threads outside it, never
   report one that is not there);
 * faults of single instructions (`memory.AccessFault`, races, ``trap``), raised through
   `Machine.error`.

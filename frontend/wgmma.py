@@ -194,9 +194,10 @@ def _register_a(plan: WGMMA64, frag: Fragment) -> WGMMAOperand:
 
 
 def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=None) -> PendingAccumulator:
-    """Fence the accumulator registers (wgmma.fence), issue the plan's k/16 instructions (A, B
-    descriptors stepped along K; instruction i updates partial i % partials) and commit ONE
-    group. ``acc``: the plan's accumulator (`zero_accumulator`, or wait_mma's result);
+    """Issue the plan's k/16 instructions (A, B descriptors stepped along K; instruction i
+    updates partial i % partials) and commit ONE group; the wgmma.fence the accumulator
+    registers need is placed by the tylo-insert-async-fences pass (before the group, or once
+    before a K loop that only wgmma touches). ``acc``: the plan's accumulator (`zero_accumulator`, or wait_mma's result);
     ``accumulate`` (optional runtime Bool): when false the first instruction of each partial
     overwrites instead of adding (scale-d), e.g. ``accumulate=k > 0`` in a K loop started from an
     uninitialised accumulator. Returns the pending accumulator; `acc` is consumed.

@@ -9,8 +9,9 @@ scalar level that selection turns into the ptx ops of `tylo.dialects.ptx.wgmma`.
   9.7.15.5.1.2.2: the start-address field; the other fields are ``static``).
 * ``tylo.wgmma_mma_async`` (fragments): the plan's k/16 instructions on descriptors a and b into
   the accumulator fragment (partial p in slots p*n/2 ..), one committed group; the result is the
-  pending accumulator. `tylo-lower-fragments` expands it into ``tylo.wgmma_fence``, one
-  ``tylo.wgmma_instr`` per instruction and ``tylo.wgmma_commit``.
+  pending accumulator. `tylo-lower-fragments` expands it into one ``tylo.wgmma_instr`` per
+  instruction and ``tylo.wgmma_commit``; `tylo-insert-async-fences` adds the
+  ``tylo.wgmma_fence`` the registers need.
 * ``tylo.wgmma_mma_async_reg_a``: the same with A a fragment (the plan's register-A
   ownership, `register_a_ownership`); it expands into ``tylo.wgmma_pack_a`` (before the fence:
   the A registers are written before ``wgmma.fence``, PTX ISA 9.7.15.7.1) and
@@ -140,7 +141,7 @@ class _PlanMma:
 @irdl_op_definition
 class WgmmaMmaAsyncOp(_PlanMma, IRDLOperation):
     """The plan's k/16 instructions (instruction i: partial i % partials, descriptors advanced by
-    i * a_step / b_step bytes) into ``acc`` (fragment, partials * n/2 f32 slots), fenced, one
+    i * a_step / b_step bytes) into ``acc`` (fragment, partials * n/2 f32 slots), one
     committed group. ``zero``: acc is known to be zero, so the first instruction of each partial
     uses scale-d = 0; ``accumulate`` (optional i1): scale-d of those first instructions at run time.
     The result (the same fragment type) is the pending accumulator."""

@@ -79,11 +79,26 @@ ASYNC_SHARED_WRITERS: dict = {TmaLoadOp: lambda op: op.dst}
 
 
 # -- where a shared pointer points -----------------------------------------------------------------
-def _constant(v: SSAValue) -> int | None:
+_FOLD = {
+    arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b, arith.AndIOp: lambda a, b: a & b,
+    arith.OrIOp: lambda a, b: a | b, arith.XOrIOp: lambda a, b: a ^ b,
+    arith.ShLIOp: lambda a, b: a << b if 0 <= b < 64 else None,
+    arith.ShRSIOp: lambda a, b: a >> b if 0 <= b < 64 else None,
+}
+
+
+def _constant(v: SSAValue, depth: int = 8) -> int | None:
+    """The value of an integer computed from constants only (the address arithmetic of a
+    static tile coordinate, which canonicalize leaves unfolded), else None."""
     owner = v.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data
-    return None
+    fold = _FOLD.get(type(owner))
+    if fold is None or depth == 0:
+        return None
+    a, b = _constant(owner.lhs, depth - 1), _constant(owner.rhs, depth - 1)
+    return None if a is None or b is None else fold(a, b)
 
 
 def pointer_place(v: SSAValue) -> tuple[Operation | None, int | None]:
@@ -309,17 +324,19 @@ def _refuse_pending_reads(module: ModuleOp) -> None:
 
 @dataclass
 class _Pending:
-    ranges: list  # (root, start, end) with static bytes, or (root, None, None)
+    ranges: list  # (root, start, end, the user's file:line of the operand or None)
 
 
-def _overlaps(pending: list[_Pending], root, offset: int | None, size: int) -> bool:
+def _overlap(pending: list[_Pending], root, offset: int | None, size: int):
+    """The (root, start, end, site) of a pending operand the bytes [offset, offset + size) of
+    `root` overlap, or None."""
     if root is None or offset is None:
-        return False
+        return None
     for group in pending:
-        for r, lo, hi in group.ranges:
-            if r is root and lo is not None and offset < hi and lo < offset + size:
-                return True
-    return False
+        for r, lo, hi, site in group.ranges:
+            if r is root and offset < hi and lo < offset + size:
+                return r, lo, hi, site
+    return None
 
 
 def _group_ranges(group: list) -> _Pending:
@@ -333,7 +350,8 @@ def _group_ranges(group: list) -> _Pending:
             extent = _instr_extent(instr, role)
             if root is None or offset is None or extent is None:
                 continue
-            ranges.append((root, offset, offset + extent))
+            site = _encoding(v).site
+            ranges.append((root, offset, offset + extent, None if site is None else site.data))
     return _Pending(ranges)
 
 
@@ -356,12 +374,15 @@ def _refuse_overwrites(module: ModuleOp) -> None:
                     if _shared(ptr):
                         root, offset = pointer_place(ptr)
                         size = dtype_of(ptr.type.element_type).bytes
-                        if _overlaps(pending, root, offset, size):
+                        hit = _overlap(pending, root, offset, size)
+                        if hit is not None:
+                            where = f" (the WGMMA operand of {hit[3]})" if hit[3] else ""
                             raise PassFailedException(
                                 f"{NAME}: {op.name} writes shared bytes {offset}.. of an "
-                                "allocation that a committed WGMMA group reads and no "
-                                "wait_mma has completed: the stage is overwritten while the "
-                                "WGMMA may be reading it; wait_mma before reusing it")
+                                f"allocation whose bytes {hit[1]}..{hit[2] - 1} a committed "
+                                f"WGMMA group reads{where}, and no wait_mma has completed: the "
+                                "stage is overwritten while the WGMMA may be reading it; "
+                                "wait_mma before reusing it")
                 for region in op.regions:
                     after = pending
                     for inner in region.blocks:

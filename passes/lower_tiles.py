@@ -113,7 +113,8 @@ class LowerTiles(TargetOption, ModulePass):
                 Rewriter.replace_op(inner, new)
             elif isinstance(inner, WgmmaDescriptorOp):
                 ptr = element_pointer(inner, inner.tile, inner.origin, self.arch)
-                Rewriter.replace_op(inner, WgmmaEncodeOp(ptr, inner.field("static")))
+                site = inner.site.data if inner.site is not None else None
+                Rewriter.replace_op(inner, WgmmaEncodeOp(ptr, inner.field("static"), site))
             elif isinstance(inner, (MakeTileOp, WindowOp)):
                 tiles.append(inner)
         for tile_op in reversed(tiles):

@@ -103,18 +103,22 @@ class WgmmaDescriptorOp(IRDLOperation, SwizzleOperand):
 @irdl_op_definition
 class WgmmaEncodeOp(IRDLOperation):
     """``static | ((pointer & 0x3FFFF) >> 4)``: a descriptor from the shared pointer of the
-    operand's first element (PTX ISA 9.7.15.5.1.2.2)."""
+    operand's first element (PTX ISA 9.7.15.5.1.2.2). ``site``: the user's file:line of the
+    ``wgmma_operand`` it encodes (for later passes' messages), when known."""
 
     name = "tylo.wgmma_encode"
     pointer = operand_def(PointerType)
     static = prop_def(IntegerAttr[I64])
+    site = opt_prop_def(StringAttr)
     result = result_def(i64)
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$pointer `,` $static attr-dict `:` type($pointer)"
 
-    def __init__(self, pointer, static: int):
-        super().__init__(operands=[pointer], result_types=[i64],
-                         properties={"static": IntegerAttr(static - (1 << 64) if static >= 1 << 63 else static, i64)})
-
+    def __init__(self, pointer, static: int, site: str | None = None):
+        props = {"static": IntegerAttr(static - (1 << 64) if static >= 1 << 63 else static, i64)}
+        if site:
+            props["site"] = StringAttr(site)
+        super().__init__(operands=[pointer], result_types=[i64], properties=props)
 
 
 

@@ -22,6 +22,14 @@ _TILES = """
 _COMPILE = 'k.compile(tylo.Tensor(Float32, 2), block=128, arch="sm_90a")\n'
 
 WGMMA: list[Mistake] = [
+    Mistake("wgmma-stage-overwritten", P,
+            "a store into a shared operand while the WGMMA that reads it is pending", _SETUP + """
+@tylo.kernel
+def k(out, x):""" + _TILES + """    pending = tylo.mma_async(plan, a, b, tylo.zero_accumulator(plan))
+    sa[1, 0] = x[0, 0]  # <-
+    acc = tylo.wait_mma(pending)
+k.compile(tylo.Tensor(Float32, 2), tylo.Tensor(BFloat16, 2), block=128, arch="sm_90a")
+""", "CompileError", "the stage is overwritten while the WGMMA may be reading it", located=False),
     Mistake("wgmma-pending-read", P, "computing with mma_async's pending result before wait_mma",
             _SETUP + """
 @tylo.kernel

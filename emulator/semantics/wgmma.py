@@ -110,7 +110,8 @@ def _lock(machine, threads, registers: dict[str, str]) -> None:
 
 def _read_shared(interpreter, op, addresses, q: int, threads):
     """The uint16 elements at shared byte `addresses` for warpgroup q's operand: bounds and
-    alignment checked, ordered after prior stores (a barrier), recorded as pending."""
+    alignment checked, ordered after prior stores (a barrier, and the writers' proxy fence) and
+    after the TMA loads that filled them (an observed mbarrier phase), recorded as pending."""
     machine = interpreter.machine
     flat = addresses.reshape(-1).astype(np.int64)
     try:
@@ -119,7 +120,9 @@ def _read_shared(interpreter, op, addresses, q: int, threads):
         machine.error(op, f"{op.OPCODE} operand: {fault} (address "
                           f"{int(flat[fault.lanes[0]]):#x})", threads, kind="access")
     refuse_unordered_read(machine, op, flat, 2, threads, "a WGMMA")
-    machine.mbarriers.check_observed(op, np.concatenate([flat, flat + 1]), threads, "a WGMMA")
+    both = np.concatenate([flat, flat + 1])
+    machine.bulk.check_async_read(op, both, "a WGMMA")
+    machine.mbarriers.check_observed(op, both, threads, "a WGMMA")
     data = machine.shared.data
     return (data[flat] | (data[flat + 1].astype(np.uint16) << np.uint16(8))).astype(
         np.uint16).reshape(addresses.shape)

@@ -97,6 +97,15 @@ def test_shared_stage_overwritten_while_pending_is_refused():
     assert e.value.kind == "race" and "shared array 'image' byte 0" in e.value.message
 
 
+def test_operands_stored_without_a_proxy_fence_are_refused():
+    """The generic stores of the image reach the WGMMA (async proxy) only after the writers'
+    fence.proxy.async: without it the read is a race, as for a TMA store's source."""
+    A, B = _ints((64, 16)), _ints((16, 8))
+    with pytest.raises(EmulationError, match="a WGMMA reads it through the async proxy") as e:
+        _run(Case(n=8, proxy_fence=False), A, B)
+    assert e.value.kind == "race"
+
+
 def test_a_warpgroup_with_a_warp_elsewhere_is_refused(monkeypatch):
     import wgmma_kernels
 

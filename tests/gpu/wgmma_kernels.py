@@ -5,7 +5,7 @@ made with the dialect directly.
 0 the shared image (bytes, copied into shared offset 0 before anything), 1 the accumulators in
 (f32, thread-major: thread t's register i at t * n/2 + i), 2 register A (u32, t * 4 + j; the
 register-A form), 3 the accumulators out (f32, like 1), 4 a-desc, 5 b-desc (descriptor values).
-Each thread copies its words of the image, ``bar.sync 0``, loads its accumulator, then
+Each thread copies its words of the image, ``fence.proxy.async``, ``bar.sync 0``, loads its accumulator, then
 ``wgmma.fence``, `chain` mma_async (the same operands, chained on the accumulator), commit,
 ``wait_group 0`` and stores the accumulator. It runs on the emulator only (the GPU comparison
 of the wgmma numerics is tests/gpu/test_wgmma_numerics_gpu.py, through the kernel language).
@@ -38,6 +38,7 @@ class Case:
     warpgroups: int = 1
     read_before_wait: bool = False   # store the accumulator between commit and wait
     store_before_wait: bool = False  # overwrite shared word 0 between commit and wait
+    proxy_fence: bool = True  # fence.proxy.async after the image's generic stores
 
 
 def _regs(prefix: str, first: int, count: int) -> list[str]:
@@ -70,6 +71,8 @@ def wgmma_text(c: Case) -> str:
     for i in range(c.image_bytes // (4 * threads)):
         lines += [f'  %w{i} = ptx.ld "global" "u32"[%src, {4 * threads * i}] : !ptx.reg<rd30> -> !ptx.reg<r10>',
                   f'  ptx.st "shared" "u32"[%dst, {4 * threads * i}], %w{i} : !ptx.reg<r5>, !ptx.reg<r10>']
+    if c.proxy_fence:  # the image is read through the async proxy
+        lines.append('  ptx.fence "proxy_async"')
     lines.append('  ptx.bar_sync 0')
     lines += [  # thread t's accumulators: 4 * (n/2) * t bytes into parameters 1 and 3
         f'  %hb = ptx.const "b32"({4 * h}) : !ptx.reg<r6>',

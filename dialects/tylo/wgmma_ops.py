@@ -123,8 +123,21 @@ class WgmmaEncodeOp(IRDLOperation):
 
 
 class _PlanMma:
-    """What both mma_async forms share: built from a plan (n, k, partials, types), ``zero``,
-    ``accumulate``; the accumulator's slot count checked."""
+    """What both mma_async forms share: the properties of a plan (n, k, partials, types) and
+    ``zero``, the operands after A (``b``, ``acc``, ``accumulate``) and the result (IRDL takes
+    fields from the bases of an op class, after the class's own: A is each form's); built from
+    a plan; the accumulator's slot count checked."""
+
+    n = prop_def(IntegerAttr[I64])
+    k = prop_def(IntegerAttr[I64])
+    partials = prop_def(IntegerAttr[I64])
+    types = prop_def(StringAttr)
+    zero = opt_prop_def(UnitAttr)
+    b = operand_def(i64)
+    acc = operand_def(FragmentType)
+    accumulate = opt_operand_def(i1)
+    result = result_def(FragmentType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
 
     def __init__(self, plan, a, b, acc, zero: bool = False, accumulate=None):
         props = {"n": IntegerAttr(plan.n, i64), "k": IntegerAttr(plan.k, i64),
@@ -151,17 +164,7 @@ class WgmmaMmaAsyncOp(_PlanMma, IRDLOperation):
     The result (the same fragment type) is the pending accumulator."""
 
     name = "tylo.wgmma_mma_async"
-    n = prop_def(IntegerAttr[I64])
-    k = prop_def(IntegerAttr[I64])
-    partials = prop_def(IntegerAttr[I64])
-    types = prop_def(StringAttr)
-    zero = opt_prop_def(UnitAttr)
     a = operand_def(i64)
-    b = operand_def(i64)
-    acc = operand_def(FragmentType)
-    accumulate = opt_operand_def(i1)
-    result = result_def(FragmentType)
-    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$a `,` $b `,` $acc (`accumulate` $accumulate^)? attr-dict `:` type($acc) "
                        "`->` type($result)")
 
@@ -176,17 +179,7 @@ class WgmmaMmaAsyncRegAOp(_PlanMma, IRDLOperation):
     K = 16 slice), ``b`` the B descriptor; properties and ``acc`` as `WgmmaMmaAsyncOp`."""
 
     name = "tylo.wgmma_mma_async_reg_a"
-    n = prop_def(IntegerAttr[I64])
-    k = prop_def(IntegerAttr[I64])
-    partials = prop_def(IntegerAttr[I64])
-    types = prop_def(StringAttr)
-    zero = opt_prop_def(UnitAttr)
     a = operand_def(FragmentType)
-    b = operand_def(i64)
-    acc = operand_def(FragmentType)
-    accumulate = opt_operand_def(i1)
-    result = result_def(FragmentType)
-    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$a `,` $b `,` $acc (`accumulate` $accumulate^)? attr-dict `:` type($a) `,` "
                        "type($acc) `->` type($result)")
 

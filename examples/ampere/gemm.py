@@ -85,27 +85,23 @@ def check(torch, M: int, N: int, K: int) -> float:
 
 
 def bench(torch, M: int, N: int, K: int) -> None:
-    """Median times with CUDA events after warm-up; Tylo beside torch.matmul (cuBLAS)."""
+    """Median times with CUDA events after warm-up, the two cases interleaved in rounds
+    (bench/peers/compare.py); Tylo beside torch.matmul (cuBLAS)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "peers" / "compare.py"
+    spec = importlib.util.spec_from_file_location("compare", path)
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
     A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     B = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
     C = torch.empty(M, N, device="cuda", dtype=torch.float32)
 
-    def median_ms(fn, reps=20, warmup=5):
-        for _ in range(warmup):
-            fn()
-        times = []
-        for _ in range(reps):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        return sorted(times)[len(times) // 2]
-
     flops = 2 * M * N * K
-    t_tylo = median_ms(lambda: launch(C, A, B))
-    t_torch = median_ms(lambda: torch.matmul(A, B))
+    ms = compare.interleaved_ms(torch, {"tylo": lambda: launch(C, A, B),
+                                        "torch": lambda: torch.matmul(A, B)})
+    t_tylo, t_torch = ms["tylo"], ms["torch"]
     tf_tylo, tf_torch = flops / t_tylo / 1e9, flops / t_torch / 1e9
     TM, TN, TK = tuned(A, B).tune(C, A, B).plan.tile_shape
     print(f"bench {M}x{N}x{K}: tylo (tile {TM}x{TN}x{TK}) {t_tylo:.3f} ms = {tf_tylo:.1f} TFLOP/s "

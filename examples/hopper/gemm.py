@@ -164,48 +164,42 @@ def check(torch, M: int, N: int, K: int, ones: bool = False) -> bool:
     return good
 
 
-def median_ms(torch, fn, reps: int = 30, warmup: int = 10) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
-
-
-def bench(torch, M: int, N: int, K: int) -> None:
-    """Median times (CUDA events, after warm-up) of Tylo, torch.matmul (cuBLAS) and Triton on
-    the same fresh random inputs, in this run; TFLOP/s and the ratios. Each peer gets B in the
-    layout it is fastest with: cuBLAS the better of Bt.T (a transposed view, "TN") and a
-    contiguous B (K, N) ("NN"), Triton the contiguous B (its tl.dot kernel loads B rows)."""
+def _peer(name: str):
+    """A module of bench/peers (imported by path: the examples are scripts, not a package)."""
     import importlib.util
     from pathlib import Path
 
-    peer = Path(__file__).resolve().parents[2] / "bench" / "peers" / "triton_matmul.py"
-    spec = importlib.util.spec_from_file_location("triton_matmul", peer)
-    triton_matmul = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(triton_matmul)
+    path = Path(__file__).resolve().parents[2] / "bench" / "peers" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
+
+def bench(torch, M: int, N: int, K: int) -> None:
+    """TFLOP/s of Tylo, torch.matmul (cuBLAS) and Triton on the same fresh random inputs, in
+    this run: CUDA events, medians after warm-up, the cases interleaved in rounds
+    (bench/peers/compare.py). Each peer gets B in the layout it is fastest with: cuBLAS both
+    Bt.T (a transposed view, "TN") and a contiguous B (K, N) ("NN"), the ratio against the
+    faster; Triton the contiguous B (its tl.dot kernel loads B rows)."""
+    compare, triton_matmul = _peer("compare"), _peer("triton_matmul")
     A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     Bt = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
     B = Bt.T.contiguous()
     C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     C2 = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-    run = Gemm(A, Bt, C, sm_count(torch))
-    flops = 2 * M * N * K
-    t_tylo = median_ms(torch, run)
-    t_torch = min(median_ms(torch, lambda: torch.matmul(A, Bt.T)),
-                  median_ms(torch, lambda: torch.matmul(A, B)))
-    t_triton = median_ms(torch, lambda: triton_matmul.matmul(A, B, C2))
-    tf = [flops / t / 1e9 for t in (t_tylo, t_torch, t_triton)]
-    print(f"bench {M}x{N}x{K}: tylo {tf[0]:.1f} | torch.matmul {tf[1]:.1f} | triton {tf[2]:.1f} "
-          f"TFLOP/s ({triton_matmul.best_config()}) | tylo/cublas {tf[0] / tf[1]:.3f} "
-          f"tylo/triton {tf[0] / tf[2]:.3f}")
+    ms = compare.interleaved_ms(torch, {
+        "tylo": Gemm(A, Bt, C, sm_count(torch)),
+        "cublas TN": lambda: torch.matmul(A, Bt.T),
+        "cublas NN": lambda: torch.matmul(A, B),
+        "triton": lambda: triton_matmul.matmul(A, B, C2),
+    })
+    tf = {name: 2 * M * N * K / t / 1e9 for name, t in ms.items()}
+    cublas = max(tf["cublas TN"], tf["cublas NN"])
+    print(f"bench {M}x{N}x{K}: tylo {tf['tylo']:.1f} | cuBLAS TN {tf['cublas TN']:.1f} NN "
+          f"{tf['cublas NN']:.1f} | triton {tf['triton']:.1f} TFLOP/s "
+          f"({triton_matmul.best_config()}) | tylo/cublas {tf['tylo'] / cublas:.3f} "
+          f"tylo/triton {tf['tylo'] / tf['triton']:.3f}")
 
 
 def describe() -> None:

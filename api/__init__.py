@@ -164,6 +164,7 @@ _LAZY = {
     "Pipeline": "frontend.pipeline",
     "PipelineState": "frontend.pipeline",
     **dict.fromkeys(_TMA, "frontend.tma"),
+    **dict.fromkeys(("copy_async", "commit_copies", "wait_copies"), "frontend.copies"),
 }
 
 __version__ = VERSION
@@ -377,4 +378,7 @@ __all__ = [
     "zeros",
     "zipped_divide",
     "zipped_product",
+    "copy_async",
+    "commit_copies",
+    "wait_copies",
 ]

@@ -27,6 +27,7 @@ from .memory import (
     gather,
     scatter,
 )
+from .async_copies import PendingCopies
 from .async_reads import PendingReads
 from .bulk_copies import BulkCopies
 from .mbarriers import MBarriers
@@ -73,6 +74,7 @@ class Machine:
         self.async_groups: dict = {}  # per-CTA state of asynchronous families (wgmma groups)
         self.mbarriers = MBarriers(self)
         self.bulk = BulkCopies(self)
+        self.copies = PendingCopies(self)  # cp.async in flight
         self.clocks = None  # the mbarriers' happens-before clocks, when the kernel has any
         self.uses_mbarriers = False
 
@@ -121,6 +123,7 @@ class Machine:
         self.async_reads = PendingReads()
         self.mbarriers.begin_cta(n, self.cta_index * n, self.shared_size)
         self.bulk.begin_cta(self.shared_size)
+        self.copies.begin_cta(self.shared_size)
         self.clocks = self.mbarriers.clocks if self.uses_mbarriers else None
         self.barrier()
 
@@ -259,6 +262,7 @@ class Machine:
         if name == "shared":
             local = ids - self.cta_index * self.threads_per_cta
             self.mbarriers.check_access(op, offsets, size, local, data is not None)
+            self.copies.check_access(op, offsets, size, local, data is not None)
             if data is not None:
                 self.bulk.generic_write(offsets, size, local)
         if data is None:

@@ -157,7 +157,8 @@ class Tensor(Tile):
         return len(self.shape)
 
 
-def make_tile(pointer: Pointer, layout, space: str, tile_cls=Tile, **extra) -> Tile:
+def make_tile(pointer: Pointer, layout, space: str, tile_cls=Tile, align: int | None = None,
+              **extra) -> Tile:
     if not isinstance(pointer, Pointer):
         raise TypeMismatchError(f"{pointer!r} is not a pointer")
     if pointer.space != space:
@@ -172,21 +173,69 @@ def make_tile(pointer: Pointer, layout, space: str, tile_cls=Tile, **extra) -> T
                 f"{pointer.extent} of {pointer.dtype} left in its allocation")
     static, dynamic = _split_layout(layout)
     t = TileType(element_type(pointer.dtype), space, static)
-    op = emit(MakeTileOp(pointer.value, dynamic, t))
+    if align is not None:
+        _check_align(pointer, layout, static, align, space)
+    op = emit(MakeTileOp(pointer.value, dynamic, t, align))
     shape = layout.shape if isinstance(layout.shape, tuple) else (layout.shape,)
     if tile_cls is Tile:
         return Tile(op.results[0], pointer.dtype, space, layout, tuple(shape))
     return tile_cls(op.results[0], pointer.dtype, layout, pointer, **extra)
 
 
-def GlobalTile(pointer: Pointer, layout) -> Tile:  # noqa: N802 - the seeds' name
-    """Borrow global memory at `pointer` as a tile with `layout` (offsets in elements)."""
-    return make_tile(pointer, layout, "global")
+def _check_align(pointer: Pointer, layout, static, align, space: str) -> None:
+    """The checks of an ``align`` declaration (`GlobalTile`): static facts now (GeometryError),
+    runtime ones (the pointer's address, runtime strides) as traps (`tylo.check`)."""
+    from ..dialects.tylo.copy_ops import AddressBitsOp
+    from ..passes.plan_vectors import vector_axis
+
+    what = f"{'GlobalTile' if space == 'global' else 'SharedTile'}(..., align={align!r})"
+    e = pointer.dtype.bytes
+    if not is_int(align) or align < e or align & (align - 1):
+        raise GeometryError(f"{what}: align must be a power of two of at least the {e}-byte "
+                            f"element size of {pointer.dtype}, in bytes"
+                            f"{static_hint(align, 'the alignment')}")
+    axis = vector_axis(static)
+    if axis is None:
+        raise GeometryError(f"{what}: layout {layout} has no unit-stride axis (one top-level "
+                            "mode of a single leaf with stride 1, no swizzle) for the alignment "
+                            "to be along")
+    inner = layout.inner
+    for m in (0, 1):
+        for k, (shape, stride) in enumerate(zip(leaves(inner.shape[m]), leaves(inner.stride[m]))):
+            if (m == axis and k == 0) or (is_int(shape) and shape == 1):
+                continue
+            if is_int(stride):
+                if stride * e % align:
+                    raise GeometryError(
+                        f"{what}: stride {stride} of mode {m} is {stride * e} bytes, not a "
+                        f"multiple of {align}: the start of every line must be {align}-byte "
+                        "aligned (pad the leading dimension)")
+                continue
+            ok = (Scalar(_index(stride, "stride"), dtypes.Int32) % (align // e)) == 0
+            emit(CheckOp(ok.value, f"{what}: stride of mode {m} is a multiple of {align} bytes"))
+    if pointer.align is None or pointer.align < align:
+        bits = Scalar(emit(AddressBitsOp(pointer.value)).results[0], dtypes.Int32)
+        ok = (bits & (align - 1)) == 0
+        emit(CheckOp(ok.value, f"{what}: the pointer is a multiple of {align} bytes"))
 
 
-def SharedTile(pointer: Pointer, layout) -> Tile:  # noqa: N802 - the seeds' name
-    """Borrow shared memory at `pointer` as a tile with `layout` (offsets in elements)."""
-    return make_tile(pointer, layout, "shared")
+def GlobalTile(pointer: Pointer, layout, align: int | None = None) -> Tile:  # noqa: N802
+    """Borrow global memory at `pointer` as a tile with `layout` (offsets in elements).
+
+    align: bytes (a power of two >= the element size), a declaration that an element whose
+    coordinate along the layout's unit-stride axis is a multiple of ``align / sizeof(T)`` has
+    an align-aligned address: the pointer is align-aligned and every other stride is a multiple
+    of align bytes. It lets fragment copies use vector accesses (`vector_plan`; ``align=16``
+    for ``.v4`` of 32-bit words) and `copy_async` take the tile. Static strides are checked now
+    (GeometryError naming the stride), the pointer and runtime strides by a trap when the kernel
+    runs (the launch fails with the message, nothing further runs)."""
+    return make_tile(pointer, layout, "global", align=align)
+
+
+def SharedTile(pointer: Pointer, layout, align: int | None = None) -> Tile:  # noqa: N802
+    """Borrow shared memory at `pointer` as a tile with `layout` (offsets in elements); `align`
+    as for `GlobalTile` (a `shared_alloc`'s own alignment is known without it)."""
+    return make_tile(pointer, layout, "shared", align=align)
 
 
 def shared_alloc(dtype, elements: int, align: int = 16, dynamic: bool = False) -> Pointer:

@@ -11,6 +11,8 @@ arise. Per op:
   instruction of the op's `MatrixCopyPlan`, addressed at the row this lane supplies (computed
   from the lane's bits, see `lane_expression`); register j of instruction i carries the slots
   ``plan.register_slots(i)[j]``, low element first.
+* ``tylo.vector_load`` / ``tylo.vector_store``: one ``tylo.ld_vector`` / ``tylo.st_vector``
+  per group of the op's `VectorPlan` (`lower_copies`).
 * ``tylo.splat``: every slot is the splatted value; ``tylo.slot`` reads one slot.
 * ``tylo.map``: the body is cloned once per slot.
 * ``tylo.mma``: one ``tylo.mma_sync`` per atom of the plan, fed by the atom's slots.
@@ -52,12 +54,13 @@ from ..dialects.tylo.ops import (
     StoreFragmentOp,
     YieldOp,
 )
+from .lower_copies import HANDLERS as _COPY_HANDLERS
 from .lower_wgmma import HANDLERS as _WGMMA_HANDLERS
 from .op_table import OpTable
 from .target_option import TargetOption
 
 _HANDLERS = OpTable()
-for _cls, _fn in _WGMMA_HANDLERS.items():
+for _cls, _fn in (_WGMMA_HANDLERS | _COPY_HANDLERS).items():
     _HANDLERS.on(_cls)(_fn)
 
 

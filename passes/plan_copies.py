@@ -1,4 +1,8 @@
-"""tylo-plan-copies: fragment loads/stores of shared tiles become ldmatrix/stmatrix copies.
+"""tylo-plan-copies: fragment loads/stores become ldmatrix/stmatrix copies, else vector accesses.
+
+Per access, in this order: ldmatrix/stmatrix (below), else ``ld/st.{global,shared}.v2/.v4``
+(`plan_vectors`: the widest `vector_plan` grouping the tile's alignment proves), else the scalar
+accesses `tylo-lower-fragments` emits for any ownership.
 
 ``tylo.load_fragment`` / ``tylo.store_fragment`` of a shared tile of 8- or 16-bit elements
 become ``tylo.matrix_load`` / ``tylo.matrix_store`` when all of these hold (otherwise the op is
@@ -266,13 +270,16 @@ def plan_matrix_copy(op: Operation, fragment, tile: SSAValue, thread: SSAValue, 
 
 @dataclass(frozen=True)
 class PlanCopies(TargetOption, ModulePass):
-    """Plan fragment loads/stores of shared tiles as ldmatrix/stmatrix (module docstring)."""
+    """Plan fragment loads/stores as ldmatrix/stmatrix or vector accesses (module docstring)."""
 
     name = "tylo-plan-copies"
 
     arch: str = "sm_90a"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from ..dialects.tylo.copy_ops import VectorLoadOp, VectorStoreOp
+        from .plan_vectors import plan_vector_copy
+
         for inner in list(op.walk()):
             if isinstance(inner, LoadFragmentOp):
                 found = plan_matrix_copy(inner, inner.result.type, inner.tile, inner.thread, "load", self.arch)
@@ -280,9 +287,15 @@ class PlanCopies(TargetOption, ModulePass):
                     axis, plan = found
                     new = MatrixLoadOp(inner.tile, inner.thread, inner.result.type, axis, plan.trans)
                     Rewriter.replace_op(inner, new)
+                elif (vector := plan_vector_copy(inner.result.type, inner.tile)) is not None:
+                    new = VectorLoadOp(inner.tile, inner.thread, inner.result.type, vector[1], vector[0])
+                    Rewriter.replace_op(inner, new)
             elif isinstance(inner, StoreFragmentOp):
                 found = plan_matrix_copy(inner, inner.fragment.type, inner.tile, inner.thread, "store", self.arch)
                 if found is not None:
                     axis, plan = found
                     new = MatrixStoreOp(inner.fragment, inner.tile, inner.thread, axis, plan.trans)
+                    Rewriter.replace_op(inner, new)
+                elif (vector := plan_vector_copy(inner.fragment.type, inner.tile)) is not None:
+                    new = VectorStoreOp(inner.fragment, inner.tile, inner.thread, vector[1], vector[0])
                     Rewriter.replace_op(inner, new)

@@ -25,6 +25,7 @@ from .ops import (
     LdMatrixOp,
     LdOp,
     LdParamOp,
+    LdVectorOp,
     LocalDeclOp,
     MaxOp,
     MinOp,
@@ -47,6 +48,7 @@ from .ops import (
     SpecialOp,
     StMatrixOp,
     StOp,
+    StVectorOp,
     SubOp,
     TrapOp,
     UnpackOp,
@@ -55,6 +57,7 @@ from .ops import (
 from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
 from .params import CvtaParamOp, ParamAddressOp
 from .bulk_tensor import BULK_TENSOR_OPS
+from .cp_async import CP_ASYNC_OPS
 from .mbarrier import MBARRIER_OPS
 from .registers import RegisterAllocator, RegisterType
 from .sync import BarOp, ElectSyncOp, ExternSharedDeclOp, SetmaxnregOp
@@ -82,6 +85,8 @@ PTX = Dialect(
         WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncRegAOp,
         *MBARRIER_OPS,
         *BULK_TENSOR_OPS,
+        LdVectorOp, StVectorOp,
+        *CP_ASYNC_OPS,
     ],
     [RegisterType, *ATTRIBUTES],
 )

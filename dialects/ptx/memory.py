@@ -1,5 +1,6 @@
-"""Memory instructions: kernel parameters, state-space addresses, loads and stores, shared and
-local declarations (PTX ISA 5.1 state spaces, 9.7.9.8 ld, 9.7.9.10 st, 9.7.9.18 cvta, 5.1.6 .param).
+"""Memory instructions: kernel parameters, state-space addresses, loads and stores (scalar and
+``.v2``/``.v4`` vectors), shared and local declarations (PTX ISA 5.1 state spaces, 5.4.4
+"Vectors", 9.7.9.8 ld, 9.7.9.10 st, 9.7.9.18 cvta, 5.1.6 .param).
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from abc import ABC
 from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def, var_result_def
 from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.ptx_types import REGISTER_CLASSES, register_class
@@ -138,6 +139,78 @@ class StOp(_MemoryInstruction):
 
     def assembly_line(self) -> str:
         return f"st.{self.space.data}.{self.type.data} {self._address(self.address)}, {_r(self.value)};"
+
+
+VECTOR_LENGTHS = (2, 4)
+"""Registers a vector ld/st moves (PTX ISA 5.4.4 "Vectors": .v2 and .v4; a vector is at most
+16 bytes here, and its address must be aligned to the vector's whole size)."""
+
+
+def _check_vector(op, registers, what: str) -> None:
+    n = len(registers)
+    if n not in VECTOR_LENGTHS:
+        raise VerifyException(f"{op.name}: a vector of {n} registers; .v2 or .v4 only")
+    bits = register_class(op.type.data).bits
+    if n * bits > 128:
+        raise VerifyException(f"{op.name}: .v{n}.{op.type.data} is {n * bits // 8} bytes; "
+                              "vectors are at most 16 bytes")
+    for v in registers:
+        _want(v, register_class(op.type.data).name, what)
+
+
+def _braced(values) -> str:
+    return "{" + ", ".join(_r(v) for v in values) + "}"
+
+
+@irdl_op_definition
+class LdVectorOp(_MemoryInstruction):
+    """``ld.space.vN.type {d0, .., dN-1}, [a+offset];`` (9.7.9.8, 5.4.4): N (2 or 4) elements of
+    `type` from consecutive addresses, d0 at the lowest; the address must be a multiple of the
+    vector's size (N * sizeof(type), at most 16 bytes), or the access faults. `offset` in bytes."""
+
+    name = "ptx.ld_vector"
+    address = operand_def(RegisterType)
+    elements = var_result_def(RegisterType)
+    assembly_format = (
+        "$space $type `[` $address `,` $offset `]` attr-dict `:` type($address) `->` "
+        "`(` type($elements) `)`"
+    )
+
+    def __init__(self, space: str, type: str, address, results, offset: int = 0):
+        super().__init__(space, type, offset, operands=[address], result_types=[list(results)])
+
+    def verify_(self) -> None:
+        self._check_address(self.address)
+        _check_vector(self, self.elements, "ld vector result")
+
+    def assembly_line(self) -> str:
+        return (f"ld.{self.space.data}.v{len(self.elements)}.{self.type.data} "
+                f"{_braced(self.elements)}, {self._address(self.address)};")
+
+
+@irdl_op_definition
+class StVectorOp(_MemoryInstruction):
+    """``st.space.vN.type [a+offset], {v0, .., vN-1};`` (9.7.9.10, 5.4.4): the reverse of
+    `LdVectorOp`, v0 at the lowest address; same alignment rule."""
+
+    name = "ptx.st_vector"
+    address = operand_def(RegisterType)
+    values = var_operand_def(RegisterType)
+    assembly_format = (
+        "$space $type `[` $address `,` $offset `]` `,` `(` $values `)` attr-dict `:` "
+        "type($address) `,` `(` type($values) `)`"
+    )
+
+    def __init__(self, space: str, type: str, address, values, offset: int = 0):
+        super().__init__(space, type, offset, operands=[address, list(values)])
+
+    def verify_(self) -> None:
+        self._check_address(self.address)
+        _check_vector(self, self.values, "st vector value")
+
+    def assembly_line(self) -> str:
+        return (f"st.{self.space.data}.v{len(self.values)}.{self.type.data} "
+                f"{self._address(self.address)}, {_braced(self.values)};")
 
 
 class _ArrayDecl(SymbolDeclaration, ABC):

@@ -33,6 +33,7 @@ from .printing import PrintOp
 from .sync_ops import DynamicSmemSizeOp, ElectOneOp, NamedBarrierOp, SetMaxNRegOp, SharedAddressOp
 from .tensor_map_ops import TensorMapAddressOp
 from .tma_ops import TMA_OPS
+from .copy_ops import COPY_OPS
 from .types import FragmentType, PointerType, TensorMapType, TileType
 from .wgmma_ops import (
     WgmmaCommitOp,
@@ -89,6 +90,7 @@ Tylo = Dialect(
         WgmmaInstrRegAOp,
         *MBARRIER_OPS,
         *TMA_OPS,
+        *COPY_OPS,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
      TensorMapType],

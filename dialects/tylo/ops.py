@@ -215,19 +215,26 @@ class MakeTileOp(IRDLOperation):
     """Borrow memory as a tile: `pointer` plus the result type's layout.
 
     `dynamic` gives the runtime leaves (``?``) of the layout, shape leaves first then stride
-    leaves, each in flattened order.
+    leaves, each in flattened order. `align` (optional, bytes, a power of two): the declaration
+    of `frontend.tiles.GlobalTile` / `SharedTile`: an element whose coordinate along the
+    unit-stride axis is a multiple of ``align / sizeof(T)`` has an align-aligned address
+    (`compiler.plans.vector`); the frontend checked what it could and traps on the rest.
     """
 
     name = "tylo.make_tile"
     pointer = operand_def(PointerType)
     dynamic = var_operand_def(i32)
+    align = opt_prop_def(IntegerAttr[I64])  # declared: bytes (GlobalTile/SharedTile align=)
     result = result_def(TileType)
     assembly_format = (
-        "$pointer (`[` $dynamic^ `]`)? attr-dict `:` type($pointer) `->` type($result)"
+        "$pointer (`[` $dynamic^ `]`)? (`align` $align^)? attr-dict `:` type($pointer) `->` "
+        "type($result)"
     )
 
-    def __init__(self, pointer: SSAValue, dynamic: Sequence[SSAValue], tile_type: TileType):
-        super().__init__(operands=[pointer, dynamic], result_types=[tile_type])
+    def __init__(self, pointer: SSAValue, dynamic: Sequence[SSAValue], tile_type: TileType,
+                 align: int | None = None):
+        props = {} if align is None else {"align": IntegerAttr(align, i64)}
+        super().__init__(operands=[pointer, dynamic], result_types=[tile_type], properties=props)
 
     def verify_(self) -> None:
         t, p = self.result.type, self.pointer.type
@@ -235,6 +242,10 @@ class MakeTileOp(IRDLOperation):
             raise VerifyException(f"tile {t} does not match pointer {p}")
         if t.window.data:
             raise VerifyException("make_tile makes a root tile; use tylo.window for a window")
+        if self.align is not None:
+            a = self.align.value.data
+            if a <= 0 or a & (a - 1):
+                raise VerifyException(f"make_tile: align {a} must be a power of two (bytes)")
         need = dynamic_leaves(t.layout.data)
         if need != len(self.dynamic):
             raise VerifyException(

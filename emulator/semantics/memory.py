@@ -1,6 +1,11 @@
 """Semantics of the memory instructions: kernel parameters, addresses, loads and stores
 (`tylo.dialects.ptx.memory`; PTX ISA 9.7.9.8 ld, 9.7.9.10 st, 9.7.9.18 cvta, 9.7.9.1 mov).
 
+A vector ld/st (``.v2``/``.v4``) is one access of the vector's whole size (N * sizeof(type)),
+so the machine's natural-alignment check refuses an address that is not a multiple of it, as
+the hardware faults (PTX ISA 5.4.4 "Vectors": "vector ... accesses must be aligned to a multiple
+of the access size"); register k holds the bytes [k * size, (k + 1) * size) of it.
+
 A load narrower than its register is zero-extended (``.u``/``.b`` types) or sign-extended
 (``.s``) to the register's width, and a store writes the low bytes of its register, as 9.7.9.8
 and 9.7.9.10 say ("the value is sign- or zero-extended to the destination register width").
@@ -81,6 +86,23 @@ class MemorySemantics(InterpreterFunctions):
     def run_st(self, interpreter, op: P.StOp, args):
         interpreter.machine.store(op, op.space.data, _address(args[0], op.offset.value.data),
                                   _narrow(args[1], op.type.data))
+        return ()
+
+    @impl(P.LdVectorOp)
+    def run_ld_vector(self, interpreter, op: P.LdVectorOp, args):
+        size = PTX_TYPES[op.type.data].bits // 8
+        n = len(op.elements)
+        raw = interpreter.machine.load(op, op.space.data, _address(args[0], op.offset.value.data),
+                                       n * size)
+        cls = reg_class_of(op.elements[0])
+        return tuple(_widen(np.ascontiguousarray(raw[:, k * size:(k + 1) * size]), op.type.data,
+                            cls) for k in range(n))
+
+    @impl(P.StVectorOp)
+    def run_st_vector(self, interpreter, op: P.StVectorOp, args):
+        data = np.concatenate([_narrow(v, op.type.data) for v in args[1:]], axis=1)
+        interpreter.machine.store(op, op.space.data, _address(args[0], op.offset.value.data),
+                                  data)
         return ()
 
 

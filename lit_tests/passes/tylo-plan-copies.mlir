@@ -77,11 +77,12 @@ func.func @load_runtime_rows(%o: !tylo.ptr<bf16, global>, %stage: i32) {
 }
 
 // stmatrix (sm_90+) for the accumulator-shaped 16x8 ownership: two blocks, one .x2 whose
-// registers pack slots (0, 1) and (2, 3). Below sm_90 the store stays scalar.
+// registers pack slots (0, 1) and (2, 3). Below sm_90 (no stmatrix) each lane's adjacent pair
+// becomes one 4-byte vector store (a packed .b32 word).
 // CHECK-LABEL: func.func @store_c
 // CHECK:       tylo.matrix_store %f, %s, %t axis 1 : !tylo.fragment<bf16, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>, !tylo.tile<bf16, shared, (16,8):(8,1)>
 // SM80-LABEL:  func.func @store_c
-// SM80:        tylo.store_fragment %f, %s, %t
+// SM80:        tylo.vector_store %f, %s, %t width 4 axis 1
 // LOWER-LABEL: func.func @store_c
 // LOWER:       %[[X0:.*]] = tylo.load_element
 // LOWER:       %[[X1:.*]] = tylo.load_element
@@ -102,12 +103,16 @@ func.func @store_c(%i: !tylo.ptr<bf16, global>) {
   func.return
 }
 
-// Left alone (scalar accesses stay correct): a runtime window origin along the contiguous axis
-// (alignment unknown), a
+// No matrix copy (the vector planning then takes what its alignment proves, below): a runtime
+// window origin along the contiguous axis (alignment unknown: scalar), a
 // pointer of unknown alignment, a row that is not 16-byte aligned, f32 elements, a thread
 // operand that is not the thread index, and a load under a thread-dependent branch.
 // CHECK-LABEL: func.func @scalar
 // CHECK-NOT:   tylo.matrix_
+// CHECK:       %a = tylo.load_fragment %w, %t
+// CHECK:       %b = tylo.vector_load %u, %t width 4 axis 1
+// CHECK:       %c = tylo.vector_load %w4, %t width 4 axis 1
+// CHECK:       %d = tylo.vector_load %v, %t width 8 axis 1
 // CHECK:       func.return
 // PTX-LABEL:   .visible .entry scalar(
 // PTX-NOT:     ldmatrix
@@ -136,5 +141,48 @@ func.func @scalar(%n: i32, %lane: i32) {
     %y = tylo.load_fragment %e, %t : !tylo.tile<bf16, shared, (16,16):(16,1)> -> !tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>>
     scf.yield
   }
+  func.return
+}
+
+// Vector accesses (tylo-plan-copies after ldmatrix/stmatrix): the widest grouping that the
+// tile's alignment proves. A global tile declared align 16 whose lanes hold 8 consecutive bf16
+// (LocalOwnership(8, 1)): one 16-byte .v4.b32 per lane, both ways; declared align 8: .v2.b32;
+// no declaration (a kernel argument's alignment is unknown): scalar. A shared tile with rows
+// of 40 bytes (pitch 20 bf16): 8-byte vectors of 4 bf16. f32 pairs at align 8: .v2.f32.
+// CHECK-LABEL: func.func @vectors
+// CHECK:       %f = tylo.vector_load %g, %t width 16 axis 1
+// CHECK:       tylo.vector_store %f, %h, %t width 16 axis 1
+// CHECK:       %f8 = tylo.vector_load %g8, %t width 8 axis 1
+// CHECK:       %f0 = tylo.load_fragment %g0, %t
+// CHECK:       %fs = tylo.vector_load %s, %t width 8 axis 1
+// CHECK:       %ff = tylo.vector_load %gf, %t width 8 axis 1
+// LOWER-LABEL: func.func @vectors
+// LOWER:       tylo.ld_vector %g[%{{.*}}, %{{.*}}] : !tylo.tile<bf16, global, (32,8):(8,1)> -> (bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16)
+// PTX-LABEL:   .visible .entry vectors(
+// PTX:         ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
+// PTX:         st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// PTX:         ld.global.v2.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
+// PTX:         ld.global.b16 %rs{{[0-9]+}}, [%rd{{[0-9]+}}];
+// PTX:         ld.shared.v2.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}}, [%r{{[0-9]+}}];
+// PTX:         ld.global.v2.f32 {%f{{[0-9]+}}, %f{{[0-9]+}}}, [%rd{{[0-9]+}}];
+func.func @vectors(%i: !tylo.ptr<bf16, global>, %o: !tylo.ptr<bf16, global>, %x: !tylo.ptr<f32, global>) {
+  %t = tylo.thread_idx "x" : i32
+  %g = tylo.make_tile %i align 16 : !tylo.ptr<bf16, global> -> !tylo.tile<bf16, global, (32,8):(8,1)>
+  %f = tylo.load_fragment %g, %t : !tylo.tile<bf16, global, (32,8):(8,1)> -> !tylo.fragment<bf16, #tylo.ownership<(32,8), (32,8):(1,32)>>
+  %h = tylo.make_tile %o align 16 : !tylo.ptr<bf16, global> -> !tylo.tile<bf16, global, (32,8):(8,1)>
+  tylo.store_fragment %f, %h, %t : !tylo.fragment<bf16, #tylo.ownership<(32,8), (32,8):(1,32)>>, !tylo.tile<bf16, global, (32,8):(8,1)>
+  %g8 = tylo.make_tile %i align 8 : !tylo.ptr<bf16, global> -> !tylo.tile<bf16, global, (32,8):(8,1)>
+  %f8 = tylo.load_fragment %g8, %t : !tylo.tile<bf16, global, (32,8):(8,1)> -> !tylo.fragment<bf16, #tylo.ownership<(32,8), (32,8):(1,32)>>
+  %g0 = tylo.make_tile %i : !tylo.ptr<bf16, global> -> !tylo.tile<bf16, global, (32,8):(8,1)>
+  %f0 = tylo.load_fragment %g0, %t : !tylo.tile<bf16, global, (32,8):(8,1)> -> !tylo.fragment<bf16, #tylo.ownership<(32,8), (32,8):(1,32)>>
+  %p = tylo.shared_alloc 640, align 16 : !tylo.ptr<bf16, shared>
+  %s = tylo.make_tile %p : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, (32,8):(20,1)>
+  %fs = tylo.load_fragment %s, %t : !tylo.tile<bf16, shared, (32,8):(20,1)> -> !tylo.fragment<bf16, #tylo.ownership<(32,8), (32,8):(1,32)>>
+  %gf = tylo.make_tile %x align 8 : !tylo.ptr<f32, global> -> !tylo.tile<f32, global, (32,2):(2,1)>
+  %ff = tylo.load_fragment %gf, %t : !tylo.tile<f32, global, (32,2):(2,1)> -> !tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>>
+  tylo.store_fragment %f8, %h, %t : !tylo.fragment<bf16, #tylo.ownership<(32,8), (32,8):(1,32)>>, !tylo.tile<bf16, global, (32,8):(8,1)>
+  tylo.store_fragment %f0, %h, %t : !tylo.fragment<bf16, #tylo.ownership<(32,8), (32,8):(1,32)>>, !tylo.tile<bf16, global, (32,8):(8,1)>
+  tylo.store_fragment %fs, %h, %t : !tylo.fragment<bf16, #tylo.ownership<(32,8), (32,8):(1,32)>>, !tylo.tile<bf16, global, (32,8):(8,1)>
+  tylo.store_fragment %ff, %gf, %t : !tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>>, !tylo.tile<f32, global, (32,2):(2,1)>
   func.return
 }

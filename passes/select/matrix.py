@@ -42,9 +42,15 @@ class Matrix:
         n = op.num.value.data
         regs = [self.new("b32") for _ in range(n)]
         ld = self.emit(P.LdMatrixOp(n, self.get(op.memory), regs, op.trans is not None))
-        t = op.memory.type.element_type
+        elements = self._unpack(list(ld.results), op.memory.type.element_type)
+        for old, new in zip(op.elements, elements):
+            self.bind(old, new)
+
+    def _unpack(self, words: list[SSAValue], t) -> list[SSAValue]:
+        """Split .b32 registers into elements of 16- or 8-bit type `t`, low element first;
+        8-bit elements extend like their scalar loads (s8 signed, others zero)."""
         elements = []
-        for word in ld.results:
+        for word in words:
             halves = self.emit(P.UnpackOp(word, [self.new("b16"), self.new("b16")])).results
             if dtype_of(t).bits == 16:
                 elements.extend(halves)
@@ -60,8 +66,7 @@ class Matrix:
                     lo = self.emit(P.AndOp("b16", h, mask, self.new("b16"))).results[0]
                     hi = self.emit(P.ShrOp("u16", h, eight, self.new("b16"))).results[0]
                 elements.extend([lo, hi])
-        for old, new in zip(op.elements, elements):
-            self.bind(old, new)
+        return elements
 
     @HANDLERS.on(TM.StMatrixOp)
     def _StMatrixOp(self, op: TM.StMatrixOp) -> None:

@@ -1,0 +1,153 @@
+"""The vector half of tylo-plan-copies: fragment loads/stores as ``ld/st.{global,shared}.v2/.v4``.
+
+A ``tylo.load_fragment`` / ``tylo.store_fragment`` that `plan_copies` does not give to
+ldmatrix/stmatrix becomes ``tylo.vector_load`` / ``tylo.vector_store`` of the widest
+`vector_plan` grouping (16, 8 or 4 bytes) when all of these hold (otherwise it stays scalar):
+
+* the tile comes from ``tylo.make_tile`` through windows, its root layout has no swizzle and
+  exactly one top-level mode that is a single leaf of stride 1: the `axis` (0 rows, 1 columns);
+  its extents and the other mode's strides may be runtime values;
+* the elements are 1, 2, 4 or 8 bytes (not i1);
+* the tile's alignment `A` (bytes) is known: the ``align`` the user declared on the tile
+  (`frontend.tiles.GlobalTile` / `SharedTile`: the frontend checked or traps on it), else the
+  root pointer's (`address_alignment`: a ``tylo.shared_alloc`` through offsets of known
+  multiples) lowered to what divides every other static stride in bytes (a runtime stride then
+  leaves it unknown);
+* the windows' origins along the axis are known multiples (constants, ``x * c``, ``x << c``,
+  sums of those): `A` is lowered to what divides them in bytes; and
+* ``vector_plan(ownership, dtype, axis, A)`` finds a grouping (at least two elements).
+
+Then every vector starts at a coordinate along the axis that is a multiple of its element count
+from an A-aligned coordinate, so its address is a multiple of its bytes (`compiler.plans.
+vector`: PTX ISA 5.4.4 "Vectors" needs the whole vector's alignment). Vector accesses are per
+thread: no warp uniformity is needed.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import SSAValue
+
+from ..compiler.dynamic import is_dynamic
+from ..compiler.int_tuple import leaves
+from ..dialects.tylo import TileType, dtype_of
+from ..dialects.tylo.ops import MakeTileOp, PtrAddOp, SharedAllocOp, WindowOp
+
+
+def vector_axis(layout) -> int | None:
+    """The top-level mode of a rank-2 layout without swizzle that is one leaf of stride 1 (its
+    extent may be runtime), when exactly one is; else None."""
+    if layout.swizzle is not None:
+        return None
+    inner = layout.inner
+    if not isinstance(inner.shape, tuple) or len(inner.shape) != 2:
+        return None
+    found = [m for m in (0, 1)
+             if not isinstance(inner.shape[m], tuple) and inner.stride[m] == 1
+             and not is_dynamic(inner.stride[m])]
+    return found[0] if len(found) == 1 else None
+
+
+def _low_bit(n: int) -> int:
+    return n & -n
+
+
+def known_multiple(v: SSAValue) -> int:
+    """A power of two known to divide the i32 value `v` (0 for a constant 0: any), from
+    constants, ``*``, ``<<`` and ``+``; 1 when nothing is known."""
+    op = v.owner
+    if isinstance(op, arith.ConstantOp):
+        c = op.value.value.data
+        return _low_bit(abs(c)) if c else 0
+    if isinstance(op, arith.MuliOp):
+        a, b = known_multiple(op.lhs), known_multiple(op.rhs)
+        return 0 if 0 in (a, b) else a * b
+    if isinstance(op, arith.ShLIOp) and isinstance(op.rhs.owner, arith.ConstantOp):
+        k = op.rhs.owner.value.value.data
+        a = known_multiple(op.lhs)
+        return a << k if 0 <= k < 31 and a else a
+    if isinstance(op, arith.AddiOp):
+        a, b = known_multiple(op.lhs), known_multiple(op.rhs)
+        return b if not a else a if not b else min(a, b)
+    return 1
+
+
+def tile_chain(tile: SSAValue):
+    """(root make_tile, per axis the origin values of the windows), or None."""
+    origins: list[list[SSAValue]] = [[], []]
+    owner = tile.owner
+    while isinstance(owner, WindowOp):
+        for axis, v in enumerate(owner.origin):
+            origins[axis].append(v)
+        owner = owner.tile.owner
+    return (owner, origins) if isinstance(owner, MakeTileOp) else None
+
+
+def address_alignment(pointer: SSAValue, element_bytes: int) -> int:
+    """Bytes known to divide the address `pointer` holds on EVERY thread (0: unknown): a
+    ``tylo.shared_alloc``'s alignment lowered by each ``tylo.ptr_add``'s `known_multiple`
+    offset. Unlike `plan_copies.pointer_alignment` (the ldmatrix rule, where lanes supply rows
+    for each other) the offsets need not be warp-uniform: a vector access or a cp.async is
+    per thread; and it reads the IR while it is traced (a loop not built yet)."""
+    align = None
+    owner = pointer.owner
+    while isinstance(owner, PtrAddOp):
+        step = known_multiple(owner.offset)
+        if step:
+            b = _low_bit(step * element_bytes)
+            align = b if align is None else min(align, b)
+        owner = owner.pointer.owner
+    if not isinstance(owner, SharedAllocOp):
+        return 0
+    base = owner.align.value.data
+    return base if align is None else min(base, align)
+
+
+def tile_alignment(make: MakeTileOp, axis: int, element_bytes: int) -> int:
+    """Bytes known to divide the address of every element of the root tile whose coordinate
+    along `axis` is a multiple of (result / element_bytes): the declared ``align``, else the
+    root pointer's (`address_alignment`) lowered by the other static strides (0: unknown)."""
+    if make.align is not None:
+        return make.align.value.data
+    align = address_alignment(make.pointer, element_bytes)
+    inner = make.result.type.layout.data.inner
+    for m in (0, 1):
+        shapes, strides = leaves(inner.shape[m]), leaves(inner.stride[m])
+        for k, (shape, stride) in enumerate(zip(shapes, strides)):
+            if m == axis and k == 0:
+                continue  # the unit-stride leaf itself
+            if is_dynamic(stride):
+                return 0
+            if shape != 1 and stride:
+                align = min(align, _low_bit(stride * element_bytes))
+    return align
+
+
+def plan_vector_copy(fragment, tile: SSAValue) -> tuple[int, int] | None:
+    """(axis, width in bytes) when fragment access of `tile` may become vector accesses
+    (module docstring), else None."""
+    t: TileType = tile.type
+    if isinstance(t.element_type, IntegerType) and t.element_type.width.data == 1:
+        return None
+    dtype = dtype_of(t.element_type)
+    if dtype.bytes not in (1, 2, 4, 8):
+        return None
+    chain = tile_chain(tile)
+    if chain is None:
+        return None
+    make, origins = chain
+    axis = vector_axis(make.result.type.layout.data)
+    if axis is None:
+        return None
+    align = tile_alignment(make, axis, dtype.bytes)
+    for v in origins[axis]:
+        m = known_multiple(v)
+        if m:
+            align = min(align, m * dtype.bytes)
+    if align < 2 * dtype.bytes:
+        return None
+    from ..compiler.plans.vector import vector_plan
+
+    plan = vector_plan(fragment.ownership.data, dtype, axis, align)
+    return None if plan is None else (axis, plan.width)

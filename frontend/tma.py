@@ -25,11 +25,13 @@ elements outside the binding's bounds are zero-filled (and still count as transa
 
 Checks at the user's line (TypeMismatchError, GeometryError): a TensorMap, a shared tile whose
 root layout is exactly ``shared_layout(tensor_map.plan)`` of the plan's dtype (``tylo.
-shared_tile(plan)``), not a window, known to start at the swizzle period (else checked at run
-time), an `MBarrier` for a load, the rank's number of coordinates, static origins by
-`validate_tma_origin`. Runtime origins trap (``tylo.check``) unless ``checked=False`` when the
-inner coordinate does not start a 16-byte chunk (tma_constraints.md section 3), or a store's
-coordinate is negative.
+shared_tile(plan)``), not a window, and starts at the swizzle period: proven at compile time
+(`passes.pointer_analysis.pointer_address`: the allocation's alignment, static offsets and
+runtime multiples such as a ``tylo.shared_tiles`` stage), refused when decided otherwise,
+else checked at run time; an `MBarrier` for a load, the rank's number of coordinates, static
+origins by `validate_tma_origin`. Runtime origins trap (``tylo.check``) unless
+``checked=False`` when the inner coordinate does not start a 16-byte chunk
+(tma_constraints.md section 3), or a store's coordinate is negative.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from ..dialects.builder import emit
 from ..dialects.scalars import Scalar
 from ..dialects.tylo.ops import CheckOp, MakeTileOp, SharedAllocOp
 from ..dialects.tylo.tma_ops import TmaCommitOp, TmaLoadOp, TmaStoreOp, TmaWaitOp
+from ..passes.pointer_analysis import pointer_address
 from .mbarrier import MBarrier
 from .tiles import Tile, _index
 from .tma_params import TensorMap
@@ -54,18 +57,6 @@ def _tensor_map(tensor_map) -> TensorMap:
         raise TypeMismatchError(f"{tensor_map!r} is not a tensor map (a kernel parameter bound "
                                 "to tylo.prepare_tma(plan, array))")
     return tensor_map
-
-
-def _static_alignment(pointer) -> int | None:
-    """Bytes known to divide the shared address of `pointer` (an SSA value): the allocation's
-    alignment less any constant offset, None when an offset is only known at run time."""
-    from ..passes.insert_async_fences import pointer_place
-
-    root, offset = pointer_place(pointer)
-    if not isinstance(root, SharedAllocOp) or offset is None:
-        return None
-    align = root.align.value.data
-    return min(align, offset & -offset) if offset else align
 
 
 def _tile_pointer(tile, tm: TensorMap, what: str, checked: bool):
@@ -83,18 +74,24 @@ def _tile_pointer(tile, tm: TensorMap, what: str, checked: bool):
         raise GeometryError(f"{what}: the tile must have exactly the plan's shared layout {want} "
                             f"(tylo.shared_tile(plan)), got {got}")
     align = alignment_bytes(plan)
-    known = _static_alignment(make.pointer)
-    if known is not None and known < align:
+    address = pointer_address(make.pointer)
+    known = address.alignment
+    if known >= align:
+        return make.pointer
+    # refused when the address modulo the period is decided before the run (a static offset,
+    # runtime terms that are whole periods, or a remainder no runtime term can make up)
+    fixed = address.runtime_multiple is None or address.runtime_multiple % align == 0
+    if isinstance(address.root, SharedAllocOp) and (fixed or address.excludes(align)):
         raise GeometryError(f"{what}: the tile must start at a multiple of {align} bytes (the "
                             f"swizzle pattern period of {plan}: the hardware swizzles absolute "
                             f"address bits), but its address is known only to be a multiple of "
                             f"{known}; allocate it with tylo.shared_tile(plan)")
-    if known is None and checked:
+    if checked:
         from ..dialects.tylo.sync_ops import SharedAddressOp
 
-        address = Scalar(emit(SharedAddressOp(make.pointer)).results[0], dtypes.Int32,
-                         nonneg=True)
-        ok = (address % align) == 0
+        start = Scalar(emit(SharedAddressOp(make.pointer)).results[0], dtypes.Int32,
+                       nonneg=True)
+        ok = (start % align) == 0
         emit(CheckOp(ok.value, f"{what}: the shared tile starts at a multiple of {align} bytes"))
     return make.pointer
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -61,6 +61,7 @@ from ..dialects.tylo.wgmma_ops import (
     WgmmaInstrRegAOp,
     WgmmaWaitOp,
 )
+from .pointer_analysis import constant, pointer_place
 
 NAME = "tylo-insert-async-fences"
 
@@ -78,47 +79,6 @@ ASYNC_SHARED_READERS: dict = {TmaStoreOp: lambda op: [op.src]}
 ASYNC_SHARED_WRITERS: dict = {TmaLoadOp: lambda op: op.dst}
 
 
-# -- where a shared pointer points -----------------------------------------------------------------
-_FOLD = {
-    arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b,
-    arith.MuliOp: lambda a, b: a * b, arith.AndIOp: lambda a, b: a & b,
-    arith.OrIOp: lambda a, b: a | b, arith.XOrIOp: lambda a, b: a ^ b,
-    arith.ShLIOp: lambda a, b: a << b if 0 <= b < 64 else None,
-    arith.ShRSIOp: lambda a, b: a >> b if 0 <= b < 64 else None,
-}
-
-
-def _constant(v: SSAValue, depth: int = 8) -> int | None:
-    """The value of an integer computed from constants only (the address arithmetic of a
-    static tile coordinate, which canonicalize leaves unfolded), else None."""
-    owner = v.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    fold = _FOLD.get(type(owner))
-    if fold is None or depth == 0:
-        return None
-    a, b = _constant(owner.lhs, depth - 1), _constant(owner.rhs, depth - 1)
-    return None if a is None or b is None else fold(a, b)
-
-
-def pointer_place(v: SSAValue) -> tuple[Operation | None, int | None]:
-    """(root allocation op, byte offset from it) of a pointer: the offset is None when it is
-    only known at run time, the root None when the pointer does not come from an allocation
-    of this kernel through ``tylo.ptr_add``."""
-    offset: int | None = 0
-    while isinstance(v.owner, T.PtrAddOp):
-        op = v.owner
-        step = _constant(op.offset)
-        if step is None or offset is None:
-            offset = None
-        else:
-            offset += step * dtype_of(v.type.element_type).bytes
-        v = op.pointer
-    owner = v.owner
-    root = owner if isinstance(owner, Operation) and not isinstance(v, BlockArgument) else None
-    return root, offset
-
-
 def _shared(v: SSAValue) -> bool:
     return isinstance(v.type, PointerType) and v.type.space.data == "shared"
 
@@ -128,7 +88,7 @@ def _encoding(v: SSAValue) -> WgmmaEncodeOp | None:
     additions that step it along K), or None."""
     while isinstance(v.owner, arith.AddiOp):
         op = v.owner
-        v = op.lhs if _constant(op.rhs) is not None else op.rhs
+        v = op.lhs if constant(op.rhs) is not None else op.rhs
     return v.owner if isinstance(v.owner, WgmmaEncodeOp) else None
 
 

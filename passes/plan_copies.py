@@ -17,14 +17,15 @@ left alone and lowers to scalar accesses, which are correct for any ownership):
   facts 2.2): checked element by element through the layout (swizzle included) for every warp,
   block and row at the windows' static origins (`copy_checks.broken_matrix_row`, the check of
   `validate_copy`), which needs the root pointer's alignment known (a ``tylo.shared_alloc`` of
-  16 bytes or more, through constant ``tylo.ptr_add``s). A runtime window origin is allowed
-  only along a mode that moves rows by whole 16-byte multiples without changing them
-  (`runtime_origins_keep_rows`: no swizzle, a single-leaf mode, a stride of a multiple of 16
-  bytes), e.g. a pipeline stage or warp offset across rows, never along the contiguous axis,
-  and only when it is the same on every lane of a warp (`is_uniform`: the warp index
-  ``%tid.x // 32`` is, a lane-dependent value is not), because a lane receives rows whose
-  addresses other lanes supply; the window's own bounds check (unless ``inbounds``) guards
-  the range;
+  16 bytes or more, through ``tylo.ptr_add``s by constants or warp-uniform known multiples of
+  16 bytes: `pointer_analysis.shared_alignment` with `warp_uniform`). A runtime window origin
+  is allowed only along a mode that moves rows by whole 16-byte multiples without changing
+  them (`runtime_origins_keep_rows`: no swizzle, a single-leaf mode, a stride of a multiple of
+  16 bytes), e.g. a pipeline stage or warp offset across rows, never along the contiguous
+  axis, and only when it is the same on every lane of a warp (`pointer_analysis.is_uniform`:
+  the warp index ``%tid.x // 32`` is, a lane-dependent value is not), because a lane receives
+  rows whose addresses other lanes supply; the window's own bounds check (unless
+  ``inbounds``) guards the range;
 * the copy is warp-uniform: the thread operand is ``tylo.thread_idx "x"`` (or that modulo a
   multiple of 32), so thread t is lane t % 32 of warp t // 32 when the block's x extent is a
   multiple of 32 or the block is one-dimensional, and the block is whole warps (the kernel's
@@ -39,8 +40,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -55,20 +56,12 @@ from ..dialects.tylo.matrix_ops import MatrixLoadOp, MatrixStoreOp
 from ..dialects.tylo.ops import (
     LoadFragmentOp,
     MakeTileOp,
-    PtrAddOp,
-    SharedAllocOp,
     StoreFragmentOp,
     ThreadIdxOp,
     WindowOp,
 )
+from .pointer_analysis import constant, is_uniform, shared_alignment
 from .target_option import TargetOption
-
-
-def _constant(v: SSAValue) -> int | None:
-    op = v.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data
-    return None
 
 
 def _tile_chain(tile: SSAValue):
@@ -78,7 +71,7 @@ def _tile_chain(tile: SSAValue):
     owner = tile.owner
     while isinstance(owner, WindowOp):
         for axis, v in enumerate(owner.origin):
-            c = _constant(v)
+            c = constant(v)
             if c is None:
                 runtime.add(axis)
                 values.append(v)
@@ -105,43 +98,6 @@ def runtime_origins_keep_rows(layout, runtime: set, element_bytes: int) -> bool:
     return True
 
 
-def pointer_alignment(pointer: SSAValue, element_bytes: int) -> int:
-    """Bytes the pointer is known to be aligned to (0: unknown). A runtime offset counts when it
-    is warp-uniform (every lane of a warp computes the same pointer, so the rows it addresses
-    for the others are where they expect them) and a known multiple: ``x * c`` or ``x << c``
-    (a pipeline stage, `tylo.shared_tiles`)."""
-    align = None  # power of two dividing the offsets so far (None: no offset yet)
-    owner = pointer.owner
-    while isinstance(owner, PtrAddOp):
-        step = _offset_multiple(owner.offset)
-        if step is None:
-            return 0
-        if step:
-            b = step * element_bytes
-            align = b & -b if align is None else min(align, b & -b)
-        owner = owner.pointer.owner
-    if not isinstance(owner, SharedAllocOp):
-        return 0
-    base = owner.align.value.data
-    return base if align is None else min(base, align)
-
-
-def _offset_multiple(v: SSAValue) -> int | None:
-    """An element offset's known multiple: the constant itself (0 for a zero offset), c for a
-    warp-uniform ``x * c`` or ``x << log2 c``; None when nothing is known."""
-    c = _constant(v)
-    if c is not None:
-        return c
-    op = v.owner
-    if isinstance(op, arith.MuliOp) and is_uniform(v):
-        k = _constant(op.rhs) if _constant(op.rhs) is not None else _constant(op.lhs)
-        return k if k else None
-    if isinstance(op, arith.ShLIOp) and is_uniform(v):
-        k = _constant(op.rhs)
-        return 1 << k if k is not None and 0 <= k < 31 else None
-    return None
-
-
 def rows_are_whole(plan: MatrixCopyPlan, layout, origin, base_align: int, element_bytes: int) -> bool:
     """Every row any lane of any warp addresses, from the windows' static `origin`, is
     `ROW_BYTES` contiguous, aligned bytes inside the tile (`broken_matrix_row` finds none), and
@@ -161,54 +117,12 @@ def _thread_is_lane_exact(v: SSAValue) -> bool:
     if isinstance(op, ThreadIdxOp):
         return op.dim.data == "x"
     if isinstance(op, (arith.RemSIOp, arith.RemUIOp)):
-        c = _constant(op.rhs)
+        c = constant(op.rhs)
         return c is not None and c > 0 and c % 32 == 0 and _thread_is_lane_exact(op.lhs)
     if isinstance(op, arith.AndIOp):
-        c = _constant(op.rhs)
+        c = constant(op.rhs)
         return c is not None and c >= 31 and (c + 1) & c == 0 and _thread_is_lane_exact(op.lhs)
     return False
-
-
-def _is_warp_index(op: Operation) -> bool:
-    """`op` is the same on all lanes of a warp because it reads only the warp's position:
-    ``%tid.y``/``%tid.z``, or ``%tid.x`` divided by (or shifted right past) a multiple of 32.
-    That holds when warps are whole rows of x threads, which `_block_is_warp_aligned` checks."""
-    if isinstance(op, ThreadIdxOp):
-        return op.dim.data in ("y", "z")
-    if isinstance(op, (arith.DivSIOp, arith.DivUIOp, arith.FloorDivSIOp)):
-        c = _constant(op.rhs)
-        lhs = op.lhs.owner
-        return c is not None and c > 0 and c % 32 == 0 and isinstance(lhs, ThreadIdxOp) and lhs.dim.data == "x"
-    if isinstance(op, (arith.ShRUIOp, arith.ShRSIOp)):
-        c = _constant(op.rhs)
-        lhs = op.lhs.owner
-        return c is not None and c >= 5 and isinstance(lhs, ThreadIdxOp) and lhs.dim.data == "x"
-    return False
-
-
-def is_uniform(v: SSAValue, seen: dict | None = None) -> bool:
-    """`v` has one value across the threads of a warp (conservative: False when unsure)."""
-    seen = {} if seen is None else seen
-    if v in seen:
-        return seen[v]
-    seen[v] = False  # cycles through loop-carried values are not uniform
-    if isinstance(v, BlockArgument):
-        parent = v.block.parent_op()
-        if isinstance(parent, func.FuncOp):
-            result = True
-        elif isinstance(parent, scf.ForOp) and v.index == 0:
-            result = all(is_uniform(x, seen) for x in (parent.lb, parent.ub, parent.step))
-        else:
-            result = False
-    else:
-        op = v.owner
-        result = _is_warp_index(op) or (
-            not isinstance(op, ThreadIdxOp)
-            and not op.regions
-            and all(is_uniform(x, seen) for x in op.operands)
-        )
-    seen[v] = result
-    return result
 
 
 def _in_uniform_control(op: Operation) -> bool:
@@ -262,7 +176,7 @@ def plan_matrix_copy(op: Operation, fragment, tile: SSAValue, thread: SSAValue, 
         return None
     if not runtime_origins_keep_rows(layout, runtime, dtype.bytes):
         return None
-    align = pointer_alignment(make.pointer, dtype.bytes)
+    align = shared_alignment(make.pointer, warp_uniform=True)
     if not rows_are_whole(plan, layout, origin, align, dtype.bytes):
         return None
     return axis, plan

@@ -40,6 +40,13 @@ def k(m):
     tylo.tma_store(m, tylo.SharedTile(p + 64, shared_layout(plan)), (0, 0))  # <-
 k.compile(tm, block=32)
 """, "GeometryError", "must start at a multiple of 1024 bytes"),
+    Mistake("tma-ring-off-its-period", D, "a TMA store from a runtime stage of whole 1024-byte periods that starts 128 bytes past one", _PRELUDE + """
+@tylo.kernel
+def k(m, stage):
+    p = tylo.shared_alloc(BFloat16, 8192, align=1024)
+    tylo.tma_store(m, tylo.SharedTile(p + (stage * 512 + 64), shared_layout(plan)), (0, 0))  # <-
+k.compile(tm, 1, block=32)
+""", "GeometryError", "known only to be a multiple of 128"),
     Mistake("tma-inner-origin-mid-chunk", D, "a TMA box whose inner origin is not at a 16-byte chunk", _PRELUDE + """
 @tylo.kernel
 def k(m):

@@ -10,8 +10,8 @@ ldmatrix/stmatrix becomes ``tylo.vector_load`` / ``tylo.vector_store`` of the wi
 * the elements are 1, 2, 4 or 8 bytes (not i1);
 * the tile's alignment `A` (bytes) is known: the ``align`` the user declared on the tile
   (`frontend.tiles.GlobalTile` / `SharedTile`: the frontend checked or traps on it), else the
-  root pointer's (`address_alignment`: a ``tylo.shared_alloc`` through offsets of known
-  multiples) lowered to what divides every other static stride in bytes (a runtime stride then
+  root pointer's (`pointer_analysis.shared_alignment`: a ``tylo.shared_alloc`` through
+  offsets of known multiples) lowered to what divides every other static stride in bytes (a runtime stride then
   leaves it unknown);
 * the windows' origins along the axis are known multiples (constants, ``x * c``, ``x << c``,
   sums of those): `A` is lowered to what divides them in bytes; and
@@ -25,14 +25,14 @@ thread: no warp uniformity is needed.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import SSAValue
 
 from ..compiler.dynamic import is_dynamic
 from ..compiler.int_tuple import leaves
 from ..dialects.tylo import TileType, dtype_of
-from ..dialects.tylo.ops import MakeTileOp, PtrAddOp, SharedAllocOp, WindowOp
+from ..dialects.tylo.ops import MakeTileOp, WindowOp
+from .pointer_analysis import known_multiple, shared_alignment
 
 
 def vector_axis(layout) -> int | None:
@@ -53,26 +53,6 @@ def _low_bit(n: int) -> int:
     return n & -n
 
 
-def known_multiple(v: SSAValue) -> int:
-    """A power of two known to divide the i32 value `v` (0 for a constant 0: any), from
-    constants, ``*``, ``<<`` and ``+``; 1 when nothing is known."""
-    op = v.owner
-    if isinstance(op, arith.ConstantOp):
-        c = op.value.value.data
-        return _low_bit(abs(c)) if c else 0
-    if isinstance(op, arith.MuliOp):
-        a, b = known_multiple(op.lhs), known_multiple(op.rhs)
-        return 0 if 0 in (a, b) else a * b
-    if isinstance(op, arith.ShLIOp) and isinstance(op.rhs.owner, arith.ConstantOp):
-        k = op.rhs.owner.value.value.data
-        a = known_multiple(op.lhs)
-        return a << k if 0 <= k < 31 and a else a
-    if isinstance(op, arith.AddiOp):
-        a, b = known_multiple(op.lhs), known_multiple(op.rhs)
-        return b if not a else a if not b else min(a, b)
-    return 1
-
-
 def tile_chain(tile: SSAValue):
     """(root make_tile, per axis the origin values of the windows), or None."""
     origins: list[list[SSAValue]] = [[], []]
@@ -84,33 +64,14 @@ def tile_chain(tile: SSAValue):
     return (owner, origins) if isinstance(owner, MakeTileOp) else None
 
 
-def address_alignment(pointer: SSAValue, element_bytes: int) -> int:
-    """Bytes known to divide the address `pointer` holds on EVERY thread (0: unknown): a
-    ``tylo.shared_alloc``'s alignment lowered by each ``tylo.ptr_add``'s `known_multiple`
-    offset. Unlike `plan_copies.pointer_alignment` (the ldmatrix rule, where lanes supply rows
-    for each other) the offsets need not be warp-uniform: a vector access or a cp.async is
-    per thread; and it reads the IR while it is traced (a loop not built yet)."""
-    align = None
-    owner = pointer.owner
-    while isinstance(owner, PtrAddOp):
-        step = known_multiple(owner.offset)
-        if step:
-            b = _low_bit(step * element_bytes)
-            align = b if align is None else min(align, b)
-        owner = owner.pointer.owner
-    if not isinstance(owner, SharedAllocOp):
-        return 0
-    base = owner.align.value.data
-    return base if align is None else min(base, align)
-
-
 def tile_alignment(make: MakeTileOp, axis: int, element_bytes: int) -> int:
     """Bytes known to divide the address of every element of the root tile whose coordinate
     along `axis` is a multiple of (result / element_bytes): the declared ``align``, else the
-    root pointer's (`address_alignment`) lowered by the other static strides (0: unknown)."""
+    root pointer's (`pointer_analysis.shared_alignment`, offsets need not be warp-uniform:
+    a vector access or a cp.async is per thread) lowered by the other static strides (0: unknown)."""
     if make.align is not None:
         return make.align.value.data
-    align = address_alignment(make.pointer, element_bytes)
+    align = shared_alignment(make.pointer)
     inner = make.result.type.layout.data.inner
     for m in (0, 1):
         shapes, strides = leaves(inner.shape[m]), leaves(inner.stride[m])

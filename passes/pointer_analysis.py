@@ -166,6 +166,16 @@ def _offset_terms(v: SSAValue, warp_uniform: bool, depth: int = 8):
     return 0, 1
 
 
+def known_multiple(v: SSAValue) -> int:
+    """A power of two known to divide the integer `v` on every thread (0 for a constant 0:
+    any power divides it; 1 when nothing is known), from the terms `_offset_terms` reads."""
+    static, multiple = _offset_terms(v, warp_uniform=False)
+    low = _low_bit(abs(static)) if static else 0
+    if multiple is None:
+        return low
+    return multiple if not low else min(low, multiple)
+
+
 # -- pointers ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Address:

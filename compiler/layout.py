@@ -8,12 +8,13 @@ places where we chose C++ over pycute, or are stricter than both, are marked "Se
 Every operation that is undefined for its operands raises `LayoutError` with a message naming
 the operands and the condition that failed.
 
-The rest of the algebra lives beside this module: `divide` (zipped/tiled/flat divides),
-`product` (logical, zipped, tiled, flat, blocked and raked products), `inverse` (right and
-left inverses) and `slicing` (``slice_layout``, ``dice``, ``slice_offset``; a ``None`` in a
-coordinate is CuTe's ``_``). Every operation takes a `Layout` or a swizzled `ComposedLayout`
-through their shared protocol, `layout_base.LayoutBase`: it works on ``x.inner`` and returns
-``x.rewrap(result)``, so a swizzle stays over the result.
+The rest of the algebra lives beside this module: `layout_complement` (complement's fold),
+`divide` (zipped/tiled/flat divides), `product` (logical, zipped, tiled, flat, blocked and
+raked products), `inverse` (right and left inverses) and `slicing` (``slice_layout``,
+``dice``, ``slice_offset``; a ``None`` in a coordinate is CuTe's ``_``). Every operation
+takes a `Layout` or a swizzled `ComposedLayout` through their shared protocol,
+`layout_base.LayoutBase`: it works on ``x.inner`` and returns ``x.rewrap(result)``, so a
+swizzle stays over the result.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .dynamic import DYNAMIC
 from .errors import LayoutError
 from .int_tuple import add, fmt, is_const, is_int, is_tuple, mul, require_static
 from .layout_base import LayoutBase, has_none, layout_arg
+from .layout_complement import complement_modes
 from .slicing import slice_layout
 from .swizzle import ComposedLayout, Swizzle
 
@@ -538,42 +540,37 @@ def _compose_impl(lhs: list[tuple[Any, Any]], rs: Any, rd: Any, ctx: str, reach:
 
 
 def complement(layout: Layout, cotarget: Any = None) -> Layout:
-    """The layout of the offsets ``layout`` skips, repeated until ``cotarget`` is covered.
+    """The ordered layout R of the offsets ``layout`` skips, repeated until ``cotarget``: CuTe
+    C++'s fold, described in `tylo.compiler.layout_complement`.
 
     ``cotarget`` is an int or a shape (only its product matters); it defaults to
-    ``cosize(filter(layout))`` (CuTe's default). The result R is ordered (strictly increasing
-    offsets), its offsets are disjoint from ``layout``'s except 0, and
-    ``size(filter(layout)) * size(R) >= cotarget``; for a compact layout's sub-layout L and
-    that layout's size N, ``make_layout(L, complement(L, N))`` is a bijection onto ``[0, N)``.
-    Stride-0 and extent-1 modes of ``layout`` are ignored (``filter``). The result is coalesced.
+    ``cosize(filter(layout))`` (CuTe's default). Stride-0 and extent-1 modes are ignored
+    (``filter``); R is coalesced. With ``S`` the layout's span (the largest ``extent *
+    stride``; 36 for ``(4,6):(1,6)``): R is strictly increasing, ``(filter(layout), R)`` is
+    injective, R's last mode repeats that block at stride ``S``, ``ceil(cotarget / S)`` times,
+    and ``cosize(R) <= round_up(cotarget, S)``. When every sorted stride is a multiple of the
+    extent the smaller modes cover, ``(layout, R)`` is compact and ``size(filter(layout)) *
+    size(R) >= cotarget``; otherwise, as in C++, the offsets below a stride that no whole copy
+    of the smaller modes fits into stay outside both: ``complement((4,6):(1,6), 72)`` is
+    ``2:36``, ``complement((4,2):(1,10))`` is ``2:4``.
 
     Raises `LayoutError` for an argument that is not a `Layout`, for runtime leaves, for a
-    cotarget whose size is not positive, or when the sorted strides do not nest (each stride
-    must be a multiple of the extent covered by the smaller modes: otherwise the layout is not
-    injective and no complement exists; C++ silently rounds there).
+    cotarget whose size is not positive, or when a sorted stride is below the extent the
+    smaller modes cover (C++ refuses those at compile time); the message says whether the
+    layout is not injective (``(2,2):(1,1)``, naming two coordinates) or injective with
+    interleaved modes (``(2,2):(2,3)``).
     """
     if not isinstance(layout, Layout):
         raise LayoutError(f"complement: {layout!r} is not a Layout")
     ctx = f"complement({layout}{'' if cotarget is None else ', ' + fmt(cotarget)})"
     require_static(layout.shape, "an extent", ctx)
     require_static(layout.stride, "a stride", ctx)
-    f = filter_layout(layout)
-    target = f.cosize() if cotarget is None else it.product(it.normalize(cotarget, "cotarget"))
+    # the default, cosize(filter(layout)), is cosize(layout): stride-0 modes add nothing to it
+    target = layout.cosize() if cotarget is None else it.product(it.normalize(cotarget, "cotarget"))
     require_static(target, "the cotarget", ctx)
     if target <= 0:
         raise LayoutError(f"{ctx}: the cotarget's size {target} is not positive")
-    modes = sorted((d, s) for s, d in _flat_modes(f) if d != 0)
-    shapes: list[int] = []
-    strides = [1]
-    for d, s in modes:
-        if d % strides[-1] != 0:
-            raise LayoutError(
-                f"{ctx}: stride {d} is not a multiple of {strides[-1]}, the extent covered by "
-                f"the modes with smaller strides; the layout is not complementable")
-        shapes.append(d // strides[-1])
-        strides.append(d * s)
-    shapes.append(it.ceil_div(target, strides[-1]))
-    return coalesce(Layout(tuple(shapes), tuple(strides)))
+    return _from_modes(_merge_modes(complement_modes(_flat_modes(layout), target, ctx), None))
 
 
 def logical_divide(layout: Any, tiler: Any) -> Any:

@@ -7,8 +7,11 @@ So for every ``i < size(A)`` and ``j < size(B)``::
 
     logical_product(A, B)((i, j)) == A(i) + complement(A, size(A) * cosize(B))(B(j))
 
-and when ``A`` is compact (its offsets are exactly ``0 .. size(A)-1``) the shift is plain
-``size(A) * B(j)``. Offsets are in elements of the block.
+(an index past the complement's end continuing its repetition at A's span, see below), and
+when ``A`` is compact (its offsets are exactly ``0 .. size(A)-1``) the shift is plain
+``size(A) * B(j)``. A padded block, columns of 4 at pitch 6 ``(4,6):(1,6)``, is repeated at
+its span: the complement is ``n:36`` and the shift ``36 * B(j)``. Offsets are in elements of
+the block.
 
 The other products regroup the modes of `logical_product`, for a block ``(M, N)`` and a
 tiler ``<X, Y>`` (by mode) or a layout ``(X, Y)`` (rank-sensitive):
@@ -28,6 +31,12 @@ Semantics (C++ over pycute):
   computed a divide instead, NVIDIA/cutlass issue 3478);
 * `blocked_product` and `raked_product` return the zipped modes without coalescing them
   (pycute coalesces each mode); both take a single layout (or int) as tiler, as in C++.
+* Where the tiler reaches past the complement (``cosize(B) > size(C)``, possible only for a
+  padded block whose holes take no copy) and the complement's repeat mode had extent 1, C++'s
+  coalesce has dropped that mode and the composition extends the last inner mode instead, so
+  the copies overlap: C++ gives ``((2,2),2):((2,6),2)`` for ``(2,2):(2,6)`` over ``2:2``
+  (offsets 2 and 8 twice). Here the repeat mode is kept for the composition, and the copies
+  sit at the block's span: ``((2,2),2):((2,6),12)``. Elsewhere the result is C++'s.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from .errors import LayoutError
 from .int_tuple import is_tuple
 from .layout import Layout, complement, compose, int_tiler, make_layout, tiler_str
 from .layout_base import LayoutBase, layout_arg
+from .layout_complement import span
 
 __all__ = ["logical_product", "zipped_product", "tiled_product", "flat_product",
            "blocked_product", "raked_product"]
@@ -60,10 +70,11 @@ def logical_product(block: Any, tiler: Any) -> Any:
 
     ``block``: a `Layout` or `ComposedLayout`, static. The result has rank 2 for a layout or int
     tiler, the block's rank for a tuple tiler.
-    Raises `LayoutError` when the block is not complementable (its strides do not nest, e.g.
-    a non-injective block such as ``(2,2):(1,1)``), for runtime leaves, for a tuple tiler with
-    more modes than the block, for an int tiler that is not positive, or when the composition
-    with the complement fails.
+    Raises `LayoutError` when the block is not complementable (in stride order a mode starts
+    inside the ones before it: a non-injective block such as ``(2,2):(1,1)``, or an
+    interleaved one such as ``(2,2):(2,3)``; see `complement`), for runtime leaves, for a
+    tuple tiler with more modes than the block, for an int tiler that is not positive, or when
+    the composition with the complement fails.
     """
     if tiler is None:
         return block
@@ -87,6 +98,12 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
     it.require_static(tiler.shape, "an extent of the tiler", ctx)
     it.require_static(tiler.stride, "a stride of the tiler", ctx)
     rest = complement(block, block.size() * tiler.cosize())
+    repeat = span(list(zip(it.leaves(block.shape), it.leaves(block.stride))))
+    if tiler.cosize() > rest.size() and it.leaves(rest.stride)[-1] != repeat:
+        # The tiler reaches past the complement, whose extent-1 repeat mode coalesce dropped:
+        # keep that mode so that the composition extends at the block's span (C++ extends the
+        # last inner mode there, and its copies of a padded block overlap).
+        rest = make_layout(rest, Layout(1, repeat))
     return make_layout(block, compose(rest, tiler))
 
 

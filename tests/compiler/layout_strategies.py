@@ -97,3 +97,45 @@ def partial_coords(draw, shape):
     if is_tuple(shape) and draw(st.integers(0, 3)) > 0:
         return tuple(draw(partial_coords(s)) for s in shape)
     return draw(st.integers(0, product(shape) - 1))
+
+
+# --- added for complement's padded layouts (tests/compiler/test_layout_complement.py) ---------
+
+
+@st.composite
+def padded_layouts(draw, leaf=st.integers(2, 4), max_modes=3, max_copies=3):
+    """``(layout, gaps, span)``: an injective layout whose strides, in increasing order, each
+    reach past the modes before it by any amount, not only by a multiple of what they cover:
+    stride = copies * covered + pad with ``0 <= pad < covered`` (``(4,6):(1,6)``, columns of 4
+    at pitch 6, has copies 1 and pad 2 for its second mode). ``gaps`` is ``[(copies, covered)]``
+    in stride order, the inner modes CuTe's complement must have, and ``span`` the final
+    covered extent (its repeat stride). Modes come in random order and nesting, sometimes
+    with an extent-1 or stride-0 mode, which complement ignores."""
+    n = draw(st.integers(1, max_modes))
+    extents = [draw(leaf) for _ in range(n)]
+    strides = [0] * n
+    covered, gaps = 1, []
+    for k in draw(st.permutations(range(n))):
+        copies = draw(st.integers(1, max_copies))
+        strides[k] = copies * covered + draw(st.integers(0, covered - 1))
+        gaps.append((copies, covered))
+        covered = extents[k] * strides[k]
+    pairs = list(zip(extents, strides))
+    ignored = draw(st.sampled_from([None, (1, 5), (2, 0), (3, 0)]))
+    if ignored is not None:
+        pairs.insert(draw(st.integers(0, n)), ignored)
+    nested = _nest(draw, pairs)
+    if len(pairs) == 1 and draw(st.booleans()):
+        return Layout(*pairs[0]), gaps, covered
+    return Layout(_split(nested, 0), _split(nested, 1)), gaps, covered
+
+
+def complement_reference(gaps, span, x: int) -> int:
+    """Offset x of the complement that ``gaps`` and ``span`` (see `padded_layouts`) describe:
+    ``x`` in mixed radix over the copies, first gap fastest, the last digit unbounded at the
+    span (so indices past the complement's size extend it, as composition does)."""
+    offset = 0
+    for copies, covered in gaps:
+        offset += (x % copies) * covered
+        x //= copies
+    return offset + x * span

@@ -5,9 +5,10 @@ where ``offset = layout(origin + (i, j))`` in elements: `layout` is the root til
 its runtime leaves (the ``tylo.make_tile`` operands) filled in, `origin` the sum of the origins
 of the windows between the root and the accessed tile (a window's offsets stay relative to its
 root's base, which keeps a swizzle's phase). Swizzles apply to the whole offset. A
-``tylo.ldmatrix`` / ``tylo.stmatrix`` row coordinate becomes the row's pointer the same way.
-Tiles then have no users and are erased. The offset arithmetic goes through the scalar proxies
-(`tylo.dialects.scalars`), which fold static terms as tracing does.
+``tylo.ldmatrix`` / ``tylo.stmatrix`` row coordinate becomes the row's pointer the same way, and
+a ``tylo.atomic`` coordinate its element's. Tiles then have no users and are erased. The
+offset arithmetic goes through the scalar proxies (`tylo.dialects.scalars`), which fold static
+terms as tracing does.
 
 Option: ``arch`` (the target, default sm_90a), which the scalar proxies see.
 """
@@ -29,6 +30,7 @@ from ..compiler.int_tuple import transform_leaves
 from ..dialects.builder import KernelBuilder
 from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo import TileType
+from ..dialects.tylo.atomic_ops import AtomicOp
 from ..dialects.tylo.matrix_ops import LdMatrixOp, StMatrixOp
 from ..dialects.tylo.ops import (
     LoadElementOp,
@@ -111,6 +113,9 @@ class LowerTiles(TargetOption, ModulePass):
                 else:
                     new = StMatrixOp(num, list(inner.elements), ptr, [], trans)
                 Rewriter.replace_op(inner, new)
+            elif isinstance(inner, AtomicOp) and isinstance(inner.memory.type, TileType):
+                ptr = element_pointer(inner, inner.memory, inner.coord, self.arch)
+                Rewriter.replace_op(inner, inner.at_pointer(ptr))
             elif isinstance(inner, WgmmaDescriptorOp):
                 ptr = element_pointer(inner, inner.tile, inner.origin, self.arch)
                 site = inner.site.data if inner.site is not None else None

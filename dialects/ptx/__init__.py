@@ -58,6 +58,8 @@ from .bulk_tensor import BULK_TENSOR_OPS
 from .mbarrier import MBARRIER_OPS
 from .registers import RegisterAllocator, RegisterType
 from .sync import BarOp, ElectSyncOp, ExternSharedDeclOp, SetmaxnregOp
+from .vote import VOTE_OPS
+from .atomics import ATOMIC_OPS
 from .wgmma import (
     WgmmaCommitGroupOp,
     WgmmaFenceOp,
@@ -82,6 +84,8 @@ PTX = Dialect(
         WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncRegAOp,
         *MBARRIER_OPS,
         *BULK_TENSOR_OPS,
+        *VOTE_OPS,
+        *ATOMIC_OPS,
     ],
     [RegisterType, *ATTRIBUTES],
 )

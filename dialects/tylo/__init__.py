@@ -33,6 +33,8 @@ from .printing import PrintOp
 from .sync_ops import DynamicSmemSizeOp, ElectOneOp, NamedBarrierOp, SetMaxNRegOp, SharedAddressOp
 from .tensor_map_ops import TensorMapAddressOp
 from .tma_ops import TMA_OPS
+from .vote_ops import VOTE_OPS
+from .atomic_ops import AtomicOp
 from .types import FragmentType, PointerType, TensorMapType, TileType
 from .wgmma_ops import (
     WgmmaCommitOp,
@@ -89,6 +91,8 @@ Tylo = Dialect(
         WgmmaInstrRegAOp,
         *MBARRIER_OPS,
         *TMA_OPS,
+        *VOTE_OPS,
+        AtomicOp,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
      TensorMapType],

@@ -631,5 +631,7 @@ from shared_sync_mistakes import SHARED_SYNC  # noqa: E402
 from tma_mistakes import TMA  # noqa: E402
 from tma_device_mistakes import TMA_DEVICE  # noqa: E402
 from wgmma_mistakes import WGMMA  # noqa: E402
+from warp_mistakes import WARP  # noqa: E402
 
 MISTAKES += EMULATION + SHARED_SYNC + TMA + TMA_DEVICE + WGMMA
+MISTAKES += WARP

@@ -77,6 +77,8 @@ class Machine:
         self.copies = PendingCopies(self)  # cp.async in flight
         self.clocks = None  # the mbarriers' happens-before clocks, when the kernel has any
         self.uses_mbarriers = False
+        self.atomic_access = False  # accesses are an atomic's (`atomic`): raced as such
+        self.thread_states = None  # the scheduler's per-thread state array of the CTA
 
     # -- declarations ---------------------------------------------------------------------------
     def declare(self, module, entry) -> None:
@@ -180,6 +182,33 @@ class Machine:
         data = np.asarray(data, np.uint8)
         self._for(lanes, op, space, np.asarray(addresses, np.uint64), data.shape[1], data)
 
+    def atomic(self, op, space: str, addresses, size: int, update):
+        """Atomic read-modify-write of `size` bytes at each address in `space` ("global",
+        "shared"); `update(old, lanes)` gives the new (k, size) uint8 bytes of the (k, size)
+        `old` ones of the issue group's lanes `lanes`. Lanes on one address update it one after
+        another in lane order (one serialization the hardware may choose: PTX ISA 9.7.13.5
+        leaves the order of atomics open); returns each lane's old bytes, (lanes, size).
+        Checked and raced as `load`/`store`, but as atomics (`races.RaceTracker.atomic`)."""
+        addresses = np.asarray(addresses, np.uint64)
+        n = addresses.size
+        order = np.argsort(addresses, kind="stable")
+        ranked = addresses[order]
+        start = np.r_[True, ranked[1:] != ranked[:-1]] if n else np.zeros(0, bool)
+        index = np.arange(n)
+        rank = np.empty(n, np.int64)
+        rank[order] = index - np.maximum.accumulate(np.where(start, index, 0))
+        olds = np.empty((n, size), np.uint8)
+        self.atomic_access = True
+        try:
+            for r in range(int(rank.max()) + 1 if n else 0):
+                lanes = np.nonzero(rank == r)[0]
+                old = self.load(op, space, addresses[lanes], size, lanes)
+                self.store(op, space, addresses[lanes], update(old, lanes), lanes)
+                olds[lanes] = old
+        finally:
+            self.atomic_access = False
+        return olds
+
     def _for(self, lanes, *access):
         if lanes is None:
             return self._access(*access)
@@ -265,15 +294,19 @@ class Machine:
             self.copies.check_access(op, offsets, size, local, data is not None)
             if data is not None:
                 self.bulk.generic_write(offsets, size, local)
+        plain = races and not self.atomic_access
+        race = races.atomic(self.epoch, ids, offsets, size, self.clocks) \
+            if races and self.atomic_access else None
         if data is None:
-            race = races.read(self.epoch, ids, offsets, size, self.clocks) if races else None
+            if plain:
+                race = races.read(self.epoch, ids, offsets, size, self.clocks)
             result = gather(buf, offsets, size)
         else:
             if name == "shared" and self.async_reads:
                 self.async_reads.refuse(self, op, offsets, size, self.threads
                                         if lanes is None else self.threads[lanes], "a store")
-            race = races.write(self.epoch, ids, offsets, size, data, self.clocks) \
-                if races else None
+            if plain:
+                race = races.write(self.epoch, ids, offsets, size, data, self.clocks)
             if race is None:
                 scatter(buf, offsets, data)
             result = None

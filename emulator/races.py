@@ -10,7 +10,11 @@ the reader(s) of the current epoch, and reports:
   between a store and the loads that depend on it);
 * write after write, write after read: a thread writes a byte another thread wrote or read in
   this epoch (a stage overwritten before every reader passed a barrier);
-* one instruction whose lanes store different values to the same byte.
+* one instruction whose lanes store different values to the same byte;
+* an atomic (``atom``/``red``) on a byte another thread read or wrote plainly in this epoch, and
+  a plain read or write of a byte another thread updated atomically in it (PTX ISA 8
+  "Memory Consistency Model": a data race is two conflicting accesses that are not both
+  morally strong, and a plain access is not). Atomics among themselves never race.
 
 Thread identities and epochs are numbers the machine hands out (unique over the whole launch),
 so accesses of different CTAs are never compared: a grid has no barrier between CTAs, and the
@@ -47,6 +51,44 @@ class RaceTracker:
         self.r_epoch = np.full(nbytes, _NONE, np.int64)
         self.w_time = np.zeros(nbytes, np.int64)  # the writer's / reader's clock (`ordering`)
         self.r_time = np.zeros(nbytes, np.int64)
+        self.nbytes = nbytes
+        self.a_tid = self.a_epoch = self.a_time = None  # atomic updaters (made by `atomic`)
+
+    def _after_atomic(self, epoch: int, b, t, what: str, size: int, clocks) -> Race | None:
+        """The race of plain accesses (bytes `b` by threads `t`) with this epoch's atomics."""
+        if self.a_tid is None:
+            return None
+        hit = (self.a_epoch[b] == epoch) & (self.a_tid[b] != t)
+        if clocks is not None and hit.any():
+            hit[hit] = ~clocks.ordered(t[hit], self.a_tid[b[hit]], self.a_time[b[hit]])
+        if hit.any():
+            i = int(np.nonzero(hit)[0][0])
+            return Race(f"{what} after atomic", i // size, int(b[i]), int(self.a_tid[b[i]]))
+        return None
+
+    def atomic(self, epoch: int, tids, offsets, size: int, clocks=None) -> Race | None:
+        """Record an atomic read-modify-write of `size` bytes at each lane's offset; the first
+        race it makes with this epoch's plain accesses by other threads, or None."""
+        if self.a_tid is None:
+            self.a_tid = np.full(self.nbytes, _NONE, np.int64)
+            self.a_epoch = np.full(self.nbytes, _NONE, np.int64)
+            self.a_time = np.zeros(self.nbytes, np.int64)
+        b, t = self._bytes(tids, offsets, size)
+        for kind, tid, ep, stamp in (("write", self.w_tid, self.w_epoch, self.w_time),
+                                     ("read", self.r_tid, self.r_epoch, self.r_time)):
+            hit = (ep[b] == epoch) & (tid[b] != t) & (tid[b] != _NONE)
+            if clocks is not None and hit.any():
+                hit[hit] = ~clocks.ordered(t[hit], tid[b[hit]], stamp[b[hit]])
+            if hit.any():
+                i = int(np.nonzero(hit)[0][0])
+                return Race(f"atomic after {kind}", i // size, int(b[i]), int(tid[b[i]]))
+        prev = self.a_tid[b]
+        fresh = self.a_epoch[b] != epoch
+        self.a_tid[b] = np.where(fresh | (prev == t), t, _MANY)
+        self.a_epoch[b] = epoch
+        if clocks is not None:
+            self.a_time[b] = clocks.time(t)
+        return None
 
     @staticmethod
     def _bytes(tids, offsets, size: int):
@@ -64,6 +106,9 @@ class RaceTracker:
         if hit.any():
             i = int(np.nonzero(hit)[0][0])
             return Race("read after write", i // size, int(b[i]), int(self.w_tid[b[i]]))
+        race = self._after_atomic(epoch, b, t, "read", size, clocks)
+        if race is not None:
+            return race
         prev = self.r_tid[b]
         fresh = self.r_epoch[b] != epoch
         if clocks is not None:  # a single earlier reader that an mbarrier ordered is replaced
@@ -95,6 +140,9 @@ class RaceTracker:
         if war.any():
             i = int(np.nonzero(war)[0][0])
             return Race("write after read", i // size, int(b[i]), int(self.r_tid[b[i]]))
+        race = self._after_atomic(epoch, b, t, "write", size, clocks)
+        if race is not None:
+            return race
         if b.size > size:
             order = np.argsort(b, kind="stable")
             bs, ts, vs = b[order], t[order], values.reshape(-1)[order]

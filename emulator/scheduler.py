@@ -175,6 +175,7 @@ class Scheduler:
         cta = CTA(np.zeros(n, np.int64), np.zeros(n, np.int8))
         cta.regs = {name: np.zeros(n, dtype) for name, dtype in self.program.registers.items()}
         self.cta = cta
+        m.thread_states = cta.state  # (READY, WAITING, EXITED, PARKED: masked collectives read it)
         everyone = np.arange(n, dtype=np.int64)
         while True:
             ready = cta.state == READY

@@ -5,10 +5,10 @@ where ``offset = layout(origin + (i, j))`` in elements: `layout` is the root til
 its runtime leaves (the ``tylo.make_tile`` operands) filled in, `origin` the sum of the origins
 of the windows between the root and the accessed tile (a window's offsets stay relative to its
 root's base, which keeps a swizzle's phase). Swizzles apply to the whole offset. A
-``tylo.ldmatrix`` / ``tylo.stmatrix`` row coordinate, and a ``tylo.ld_vector`` /
-``tylo.st_vector`` one and both of a ``tylo.copy_async``, becomes the pointer the same way.
-Tiles then have no users and are erased. The offset arithmetic goes through the scalar proxies
-(`tylo.dialects.scalars`), which fold static terms as tracing does.
+``tylo.ldmatrix`` / ``tylo.stmatrix`` row coordinate, a ``tylo.ld_vector`` / ``tylo.st_vector``
+one, both of a ``tylo.copy_async`` and a ``tylo.atomic`` coordinate become pointers the same
+way. Tiles then have no users and are erased. The offset arithmetic goes through the scalar
+proxies (`tylo.dialects.scalars`), which fold static terms as tracing does.
 
 Option: ``arch`` (the target, default sm_90a), which the scalar proxies see.
 """
@@ -31,6 +31,7 @@ from ..dialects.builder import KernelBuilder
 from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo import TileType
 from ..dialects.tylo.copy_ops import CopyAsyncOp, LdVectorOp, StVectorOp
+from ..dialects.tylo.atomic_ops import AtomicOp
 from ..dialects.tylo.matrix_ops import LdMatrixOp, StMatrixOp
 from ..dialects.tylo.ops import (
     LoadElementOp,
@@ -124,6 +125,9 @@ class LowerTiles(TargetOption, ModulePass):
                 dst = element_pointer(inner, inner.dst, inner.dst_coord, self.arch)
                 src = element_pointer(inner, inner.src, inner.src_coord, self.arch)
                 Rewriter.replace_op(inner, CopyAsyncOp(dst, [], src, [], inner.src_bytes))
+            elif isinstance(inner, AtomicOp) and isinstance(inner.memory.type, TileType):
+                ptr = element_pointer(inner, inner.memory, inner.coord, self.arch)
+                Rewriter.replace_op(inner, inner.at_pointer(ptr))
             elif isinstance(inner, WgmmaDescriptorOp):
                 ptr = element_pointer(inner, inner.tile, inner.origin, self.arch)
                 site = inner.site.data if inner.site is not None else None

@@ -35,12 +35,14 @@ from .select.sync import Sync
 from .select.tensor_maps import TensorMaps
 from .select.tma import TMASelection
 from .select.copies import Copies
+from .select.vote import Vote
+from .select.atomics import Atomics
 from .target_option import TargetOption
 
 
 class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Wgmma, Control,
               MathSelection, Sync, TensorMaps, MBarrierSelection, TMASelection,
-              Copies):
+              Copies, Vote, Atomics):
     """The selector of one kernel: the core and every op family."""
 
 

@@ -61,6 +61,8 @@ from .cp_async import CP_ASYNC_OPS
 from .mbarrier import MBARRIER_OPS
 from .registers import RegisterAllocator, RegisterType
 from .sync import BarOp, ElectSyncOp, ExternSharedDeclOp, SetmaxnregOp
+from .vote import VOTE_OPS
+from .atomics import ATOMIC_OPS
 from .wgmma import (
     WgmmaCommitGroupOp,
     WgmmaFenceOp,
@@ -87,6 +89,8 @@ PTX = Dialect(
         *BULK_TENSOR_OPS,
         LdVectorOp, StVectorOp,
         *CP_ASYNC_OPS,
+        *VOTE_OPS,
+        *ATOMIC_OPS,
     ],
     [RegisterType, *ATTRIBUTES],
 )

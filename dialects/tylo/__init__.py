@@ -34,6 +34,8 @@ from .sync_ops import DynamicSmemSizeOp, ElectOneOp, NamedBarrierOp, SetMaxNRegO
 from .tensor_map_ops import TensorMapAddressOp
 from .tma_ops import TMA_OPS
 from .copy_ops import COPY_OPS
+from .vote_ops import VOTE_OPS
+from .atomic_ops import AtomicOp
 from .types import FragmentType, PointerType, TensorMapType, TileType
 from .wgmma_ops import (
     WgmmaCommitOp,
@@ -91,6 +93,8 @@ Tylo = Dialect(
         *MBARRIER_OPS,
         *TMA_OPS,
         *COPY_OPS,
+        *VOTE_OPS,
+        AtomicOp,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
      TensorMapType],

@@ -54,6 +54,8 @@ FAMILIES = ("arithmetic", "math", "memory", "special", "control", "matrix", "cal
 """The family modules with implementations, named after the dialect's modules
 (`tylo.dialects.ptx.<family>`, `tma` that of `bulk_tensor`; `arithmetic` takes its conversions from `conversion.py`, and
 `special` is `ptx.special` of the arithmetic file; `rounding.py` holds the exact roundings)."""
+FAMILIES += ("vote",)  # (one line per family appended, for merges)
+FAMILIES += ("atomics",)
 
 
 def families() -> list[type]:

@@ -632,5 +632,7 @@ from tma_mistakes import TMA  # noqa: E402
 from tma_device_mistakes import TMA_DEVICE  # noqa: E402
 from wgmma_mistakes import WGMMA  # noqa: E402
 from copies_mistakes import COPIES  # noqa: E402
+from warp_mistakes import WARP  # noqa: E402
 
 MISTAKES += EMULATION + SHARED_SYNC + TMA + TMA_DEVICE + WGMMA + COPIES
+MISTAKES += WARP

@@ -1,0 +1,40 @@
+// RUN: tylo-opt %s -p tylo-lower-tiles,tylo-lower-to-ptx -t ptx | filecheck %s
+// RUN: tylo-opt %s -p tylo-lower-tiles,tylo-lower-to-ptx{arch=sm_80} --verify-diagnostics 2>&1 | filecheck %s --check-prefix=OLD
+
+// Selection of syncwarp, the votes and the atomics (passes/select/vote.py, atomics.py): a
+// constant member mask is an immediate, another a register; cas takes the compared value first
+// (d, [a], b = compared, c = new); umax is max.u32; a packed bf16 pair travels in one .b32
+// register (mov.b32 {lo, hi}) and its old halves come back the same way; a shared tile's
+// element becomes its 32-bit shared address (tylo-lower-tiles), and exch of f32 is .b32.
+// CHECK:      	bar.warp.sync 0xffffffff;
+// CHECK-NEXT: 	bar.warp.sync %r1;
+// CHECK-NEXT: 	vote.sync.all.pred %p2, %p1, 0xffffffff;
+// CHECK-NEXT: 	vote.sync.ballot.b32 %r5, %p1, 0x0000ffff;
+// CHECK-NEXT: 	atom.relaxed.gpu.global.add.s32 %r6, [%rd2], %r5;
+// CHECK-NEXT: 	atom.acq_rel.sys.global.cas.b32 %r7, [%rd2], %r6, %r1;
+// CHECK-NEXT: 	red.release.cta.global.max.u32 [%rd2], %r7;
+// CHECK-NEXT: 	mov.b32 %r8, {%rs1, %rs2};
+// CHECK-NEXT: 	atom.relaxed.gpu.global.add.noftz.bf16x2 %r9, [%rd4], %r8;
+// CHECK-NEXT: 	mov.b32 {%rs3, %rs4}, %r9;
+// CHECK:      	mad.lo.s32 %r12, %r1, %r11, %r10;
+// CHECK-NEXT: 	atom.relaxed.cta.shared::cta.exch.b32 %f2, [%r12], %f1;
+// CHECK-NEXT: 	ret;
+// OLD: atom.add.bf16x2 needs sm_90 or later; the target is sm_80
+func.func @k(%out: !tylo.ptr<i32, global>, %h: !tylo.ptr<bf16, global>, %x: i32, %lo: bf16, %hi: bf16, %f: f32) attributes {tylo.kernel} {
+  %full = arith.constant -1 : i32
+  %low = arith.constant 65535 : i32
+  %zero = arith.constant 0 : i32
+  %p = arith.cmpi sgt, %x, %zero : i32
+  tylo.syncwarp %full
+  tylo.syncwarp %x
+  %all = tylo.vote "all" %p, %full : i1
+  %b = tylo.vote "ballot" %p, %low : i32
+  %old = tylo.atomic "add" "relaxed" "gpu" %out, (%b) : !tylo.ptr<i32, global>, (i32) -> (i32)
+  %got = tylo.atomic "cas" "acq_rel" "sys" %out, (%x) compare %old : i32 : !tylo.ptr<i32, global>, (i32) -> (i32)
+  tylo.atomic "umax" "release" "cta" %out, (%got) : !tylo.ptr<i32, global>, (i32) -> ()
+  %a, %c = tylo.atomic "add" "relaxed" "gpu" %h, (%lo, %hi) : !tylo.ptr<bf16, global>, (bf16, bf16) -> (bf16, bf16)
+  %s = tylo.shared_alloc 4, align 16 : !tylo.ptr<f32, shared>
+  %t = tylo.make_tile %s : !tylo.ptr<f32, shared> -> !tylo.tile<f32, shared, (4):(1)>
+  %sold = tylo.atomic "exch" "relaxed" "cta" %t[%x], (%f) : !tylo.tile<f32, shared, (4):(1)>, (f32) -> (f32)
+  func.return
+}

@@ -164,6 +164,9 @@ _LAZY = {
     "Pipeline": "frontend.pipeline",
     "PipelineState": "frontend.pipeline",
     **dict.fromkeys(_TMA, "frontend.tma"),
+    **dict.fromkeys(("shfl_idx", "shfl_up", "shfl_down", "shfl_xor"), "frontend.shuffles"),
+    "sum": "frontend.reductions",
+    **dict.fromkeys(("block_reduce", "block_sum"), "frontend.block_reductions"),
 }
 
 __version__ = VERSION
@@ -183,7 +186,7 @@ def __getattr__(name: str):
         raise AttributeError(f"module 'tylo' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{module}", __name__),
                     "device_print" if name == "print" else name)
-    if name != "print":
+    if name not in ("print", "sum"):  # (a global `sum` would shadow the builtin here)
         globals()[name] = value  # later lookups find the global
     return value
 
@@ -377,4 +380,10 @@ __all__ = [
     "zeros",
     "zipped_divide",
     "zipped_product",
+    "shfl_idx",
+    "shfl_up",
+    "shfl_down",
+    "shfl_xor",
+    "block_reduce",
+    "block_sum",
 ]

@@ -34,11 +34,13 @@ from .select.printf import ModuleDirectives
 from .select.sync import Sync
 from .select.tensor_maps import TensorMaps
 from .select.tma import TMASelection
+from .select.warp import Shuffles
 from .target_option import TargetOption
 
 
 class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Wgmma, Control,
-              MathSelection, Sync, TensorMaps, MBarrierSelection, TMASelection):
+              MathSelection, Sync, TensorMaps, MBarrierSelection, TMASelection,
+              Shuffles):
     """The selector of one kernel: the core and every op family."""
 
 

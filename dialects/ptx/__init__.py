@@ -58,6 +58,7 @@ from .bulk_tensor import BULK_TENSOR_OPS
 from .mbarrier import MBARRIER_OPS
 from .registers import RegisterAllocator, RegisterType
 from .sync import BarOp, ElectSyncOp, ExternSharedDeclOp, SetmaxnregOp
+from .warp import ShflSyncOp
 from .wgmma import (
     WgmmaCommitGroupOp,
     WgmmaFenceOp,
@@ -82,6 +83,7 @@ PTX = Dialect(
         WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncRegAOp,
         *MBARRIER_OPS,
         *BULK_TENSOR_OPS,
+        ShflSyncOp,
     ],
     [RegisterType, *ATTRIBUTES],
 )

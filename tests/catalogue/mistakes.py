@@ -633,3 +633,5 @@ from tma_device_mistakes import TMA_DEVICE  # noqa: E402
 from wgmma_mistakes import WGMMA  # noqa: E402
 
 MISTAKES += EMULATION + SHARED_SYNC + TMA + TMA_DEVICE + WGMMA
+from reduction_mistakes import REDUCTIONS  # noqa: E402
+MISTAKES += REDUCTIONS

@@ -178,6 +178,9 @@ _LAZY = {
     "red_add": "frontend.atomics",
     "red_min": "frontend.atomics",
     "red_max": "frontend.atomics",
+    **dict.fromkeys(("shfl_idx", "shfl_up", "shfl_down", "shfl_xor"), "frontend.shuffles"),
+    "sum": "frontend.reductions",
+    **dict.fromkeys(("block_reduce", "block_sum"), "frontend.block_reductions"),
 }
 
 __version__ = VERSION
@@ -197,7 +200,7 @@ def __getattr__(name: str):
         raise AttributeError(f"module 'tylo' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{module}", __name__),
                     "device_print" if name == "print" else name)
-    if name != "print":
+    if name not in ("print", "sum"):  # (a global `sum` would shadow the builtin here)
         globals()[name] = value  # later lookups find the global
     return value
 
@@ -407,4 +410,10 @@ __all__ = [
     "red_add",
     "red_min",
     "red_max",
+    "shfl_idx",
+    "shfl_up",
+    "shfl_down",
+    "shfl_xor",
+    "block_reduce",
+    "block_sum",
 ]

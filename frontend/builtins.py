@@ -93,21 +93,30 @@ def warp_id():
     return linear_thread_idx() // 32
 
 
-def minimum(a, b):
+def minimum(a, b=None, *, dims=None):
     """The smaller of two values: static ints/floats stay static; runtime scalars record
     arith.min* (``min.NaN`` for floats: a NaN operand gives NaN); with a fragment, elementwise,
     a number or runtime scalar broadcast to every slot. Raises TypeMismatchError for mixed
-    dtypes or ownerships."""
-    return _min_max(a, b, "min")
+    dtypes or ownerships. ``tylo.minimum(f, dims=axis)``: the reduction of fragment `f` along
+    `dims` (`tylo.frontend.reductions`)."""
+    return _min_max(a, b, "min", dims)
 
 
-def maximum(a, b):
-    """The larger of two values (see `minimum`): ``tylo.maximum(acc, 0.0)`` is a ReLU."""
-    return _min_max(a, b, "max")
+def maximum(a, b=None, *, dims=None):
+    """The larger of two values (see `minimum`): ``tylo.maximum(acc, 0.0)`` is a ReLU;
+    ``tylo.maximum(f, dims=1)`` the maximum of each row of fragment `f`."""
+    return _min_max(a, b, "max", dims)
 
 
-def _min_max(a, b, op: str):
+def _min_max(a, b, op: str, dims=None):
     name = "tylo.minimum" if op == "min" else "tylo.maximum"
+    if dims is not None or b is None:
+        if b is not None or dims is None:
+            raise TypeMismatchError(f"{name} takes two values (elementwise) or one fragment "
+                                    f"and dims= (a reduction), not both")
+        from .reductions import reduce_fragment
+
+        return reduce_fragment(op, a, dims, name)
     if isinstance(a, Fragment) or isinstance(b, Fragment):
         return broadcast_map(lambda x, y: x._binary(y, op), [a, b], name)
     if not isinstance(a, Scalar) and not isinstance(b, Scalar):

@@ -13,7 +13,8 @@ arise. Per op:
   ``plan.register_slots(i)[j]``, low element first.
 * ``tylo.vector_load`` / ``tylo.vector_store``: one ``tylo.ld_vector`` / ``tylo.st_vector``
   per group of the op's `VectorPlan` (`lower_copies`).
-* ``tylo.splat``: every slot is the splatted value; ``tylo.slot`` reads one slot.
+* ``tylo.splat``: every slot is the splatted value; ``tylo.slot`` reads one slot;
+  ``tylo.from_slots`` (a planned reduction's result) is its operands.
 * ``tylo.map``: the body is cloned once per slot.
 * ``tylo.mma``: one ``tylo.mma_sync`` per atom of the plan, fed by the atom's slots.
 * ``scf.for`` / ``scf.if`` / ``scf.while`` carrying fragments carry their slots instead.
@@ -41,6 +42,7 @@ from ..compiler.tiled_mma import TiledMMA
 from ..dialects.builder import KernelBuilder
 from ..dialects.scalars import Scalar, as_scalar, select
 from ..dialects.tylo import FragmentType, TiledMMAAttr
+from ..dialects.tylo.reduce_ops import FromSlotsOp
 from ..dialects.tylo.matrix_ops import LdMatrixOp, MatrixLoadOp, MatrixStoreOp, StMatrixOp
 from ..dialects.tylo.ops import (
     LoadElementOp,
@@ -180,6 +182,11 @@ class _Lowering:
     @_HANDLERS.on(SplatOp)
     def _SplatOp(self, op: SplatOp) -> None:
         self.slots[op.result] = [op.value] * op.result.type.slots
+        self.dead.append(op)
+
+    @_HANDLERS.on(FromSlotsOp)
+    def _FromSlotsOp(self, op: FromSlotsOp) -> None:
+        self.slots[op.result] = list(op.values)
         self.dead.append(op)
 
     @_HANDLERS.on(SlotOp)

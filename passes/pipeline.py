@@ -29,6 +29,7 @@ from .lower_scf import LowerScf
 from .lower_tiles import LowerTiles
 from .lower_to_ptx import LowerToPtx
 from .plan_copies import PlanCopies
+from .plan_reductions import PlanReductions
 from .recognize_swizzles import RecognizeSwizzles
 from .universe import make_context
 
@@ -38,6 +39,7 @@ def pipeline(arch: str) -> list[ModulePass]:
     return [
         RecognizeSwizzles(),
         PlanCopies(arch=arch),
+        PlanReductions(arch=arch),  # before tylo-lower-fragments, which expands its slot ops
         LowerFragments(arch=arch),
         LowerTiles(arch=arch),
         CanonicalizePass(),

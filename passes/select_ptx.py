@@ -37,12 +37,13 @@ from .select.tma import TMASelection
 from .select.copies import Copies
 from .select.vote import Vote
 from .select.atomics import Atomics
+from .select.warp import Shuffles
 from .target_option import TargetOption
 
 
 class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Wgmma, Control,
               MathSelection, Sync, TensorMaps, MBarrierSelection, TMASelection,
-              Copies, Vote, Atomics):
+              Copies, Vote, Atomics, Shuffles):
     """The selector of one kernel: the core and every op family."""
 
 

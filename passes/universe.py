@@ -46,6 +46,7 @@ TYLO_UNIVERSE = Universe(
         "tylo-select-ptx": _pass("select_ptx", "SelectPtx"),
         "tylo-ptx-linearize": _pass("ptx_linearize", "LinearizePtx"),
         "tylo-lower-to-ptx": _pass("lower_to_ptx", "LowerToPtx"),
+        "tylo-plan-reductions": _pass("plan_reductions", "PlanReductions"),
     },
     all_targets={"ptx": _ptx_target},
 )

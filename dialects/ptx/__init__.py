@@ -63,6 +63,7 @@ from .registers import RegisterAllocator, RegisterType
 from .sync import BarOp, ElectSyncOp, ExternSharedDeclOp, SetmaxnregOp
 from .vote import VOTE_OPS
 from .atomics import ATOMIC_OPS
+from .warp import ShflSyncOp
 from .wgmma import (
     WgmmaCommitGroupOp,
     WgmmaFenceOp,
@@ -91,6 +92,7 @@ PTX = Dialect(
         *CP_ASYNC_OPS,
         *VOTE_OPS,
         *ATOMIC_OPS,
+        ShflSyncOp,
     ],
     [RegisterType, *ATTRIBUTES],
 )

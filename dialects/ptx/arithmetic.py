@@ -401,9 +401,10 @@ class CvtPairOp(ConversionInstruction):
 
 def _fills(whole: str, parts: list[str]) -> bool:
     """mov's vector operand: 2 or 4 registers of one bit class (.b16 or .b32) that together
-    make up a .b32 or .b64 register (9.7.9.1 mov)."""
+    make up a .b32, .b64 or .f64 register (9.7.9.1 mov; ``mov.b64`` takes an .f64 register, a
+    bit-size type accepting any type of its size, PTX ISA 5.4.1)."""
     return (
-        whole in ("b32", "b64")
+        whole in ("b32", "b64", "f64")
         and len(parts) in (2, 4)
         and len(set(parts)) == 1
         and parts[0] in ("b16", "b32")

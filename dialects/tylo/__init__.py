@@ -30,6 +30,8 @@ from .ops import (
     YieldOp,
 )
 from .printing import PrintOp
+from .shuffle_ops import ShuffleOp
+from .reduce_ops import FromSlotsOp, ReduceOp
 from .sync_ops import DynamicSmemSizeOp, ElectOneOp, NamedBarrierOp, SetMaxNRegOp, SharedAddressOp
 from .tensor_map_ops import TensorMapAddressOp
 from .tma_ops import TMA_OPS
@@ -95,6 +97,9 @@ Tylo = Dialect(
         *COPY_OPS,
         *VOTE_OPS,
         AtomicOp,
+        ShuffleOp,
+        ReduceOp,
+        FromSlotsOp,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
      TensorMapType],

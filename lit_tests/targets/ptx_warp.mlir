@@ -1,44 +1,33 @@
 // RUN: tylo-opt %s -t ptx | filecheck %s
 // REQUIRES: ptxas
 // RUN: tylo-opt %s -t ptx > %t.ptx && %ptxas -arch=sm_90a %t.ptx -o %t.cubin
-// RUN: sed -e 's/sm_90a/sm_80/' -e '/bf16x2/d' %s | tylo-opt -t ptx > %t80.ptx && %ptxas -arch=sm_80 %t80.ptx -o %t80.cubin
-// The ops of dialects/ptx/vote.py and atomics.py as ptxas 13.0 takes them (sm_90a; sm_80 but
-// the bf16x2 add): bar.warp.sync and vote.sync with an immediate or register mask, atom with
-// its semantics, scope and space (shared prints as .shared::cta), .noftz for the half types,
-// cas with two values, red.
-// CHECK:      	bar.warp.sync 0xffffffff;
-// CHECK-NEXT: 	bar.warp.sync %r1;
-// CHECK:      	vote.sync.all.pred %p2, %p1, 0xffffffff;
-// CHECK-NEXT: 	vote.sync.ballot.b32 %r3, %p1, %r1;
-// CHECK-NEXT: 	vote.sync.uni.pred %p3, %p1, 0x0000ffff;
-// CHECK-NEXT: 	atom.relaxed.gpu.global.add.u32 %r4, [%rd2+4], %r1;
-// CHECK:      	atom.acq_rel.sys.global.cas.b32 %f2, [%rd2], %f1, %f1;
-// CHECK:      	atom.relaxed.gpu.global.add.f64 %fd2, [%rd2+8], %fd1;
-// CHECK:      	atom.acquire.cta.shared::cta.min.s64 %rd4, [%r2], %rd3;
-// CHECK-NEXT: 	red.relaxed.gpu.global.add.noftz.f16x2 [%rd2], %r1;
-// CHECK-NEXT: 	red.release.cta.shared::cta.add.noftz.bf16x2 [%r2], %r1;
-// CHECK-NEXT: 	ret;
+// The shuffles of dialects/ptx/warp.py: every mode, a .f32 source (a .b32 instruction takes
+// any 32-bit register), the optional predicate, the c operand of width 8 segments
+// ((32 - 8) << 8 | 31 = 0x181f) and of .up (clamp 0), and 16/64-bit values through mov packs.
+// CHECK:      	shfl.sync.idx.b32 %r4, %r1, %r2, %r3, 0xffffffff;
+// CHECK:      	shfl.sync.up.b32 %r6|%p1, %r1, %r2, %r5, 0xffffffff;
+// CHECK:      	shfl.sync.down.b32 %f2, %f1, %r2, %r3, 0x0000ffff;
+// CHECK-NEXT: 	shfl.sync.bfly.b32 %f3, %f1, %r2, %r3, 0xffffffff;
+// CHECK:      	mov.b64 {%r7, %r8}, %fd1;
+// CHECK-NEXT: 	shfl.sync.bfly.b32 %r9, %r7, %r2, %r3, 0xffffffff;
+// CHECK-NEXT: 	shfl.sync.bfly.b32 %r10, %r8, %r2, %r3, 0xffffffff;
+// CHECK-NEXT: 	mov.b64 %fd2, {%r9, %r10};
 builtin.module attributes {ptx.version = "8.4", ptx.target = "sm_90a"} {
-  ptx.entry "warp" ["u64"] {
-    %raw = ptx.ld_param "u64" [0] : !ptx.reg<rd1>
-    %g = ptx.cvta "global" %raw : !ptx.reg<rd1> -> !ptx.reg<rd2>
-    %m = ptx.const "b32"(65535) : !ptx.reg<r1>
-    ptx.bar_warp_sync mask 4294967295
-    ptx.bar_warp_sync %m : !ptx.reg<r1>
-    %zero = ptx.const "u32"(0) : !ptx.reg<r2>
-    %p = ptx.setp "eq" "u32" %m, %zero : (!ptx.reg<r1>, !ptx.reg<r2>) -> !ptx.reg<p1>
-    %a = ptx.vote_sync "all" %p mask 4294967295 : !ptx.reg<p1> -> !ptx.reg<p2>
-    %b = ptx.vote_sync "ballot" %p, %m : !ptx.reg<r1> : !ptx.reg<p1> -> !ptx.reg<r3>
-    %u = ptx.vote_sync "uni" %p mask 65535 : !ptx.reg<p1> -> !ptx.reg<p3>
-    %old = ptx.atom "add" "relaxed" "gpu" "global" "u32" [%g, 4], %m : !ptx.reg<rd2>, !ptx.reg<r1> -> !ptx.reg<r4>
-    %f = ptx.const "f32"(0) : !ptx.reg<f1>
-    %c = ptx.atom "cas" "acq_rel" "sys" "global" "b32" [%g, 0], %f, %f : !ptx.reg<f1> : !ptx.reg<rd2>, !ptx.reg<f1> -> !ptx.reg<f2>
-    %d = ptx.const "f64"(0) : !ptx.reg<fd1>
-    %e = ptx.atom "add" "relaxed" "gpu" "global" "f64" [%g, 8], %d : !ptx.reg<rd2>, !ptx.reg<fd1> -> !ptx.reg<fd2>
-    %l = ptx.const "s64"(0) : !ptx.reg<rd3>
-    %n = ptx.atom "min" "acquire" "cta" "shared" "s64" [%zero, 0], %l : !ptx.reg<r2>, !ptx.reg<rd3> -> !ptx.reg<rd4>
-    ptx.red "add" "relaxed" "gpu" "global" "f16x2" [%g, 0], %m : !ptx.reg<rd2>, !ptx.reg<r1>
-    ptx.red "add" "release" "cta" "shared" "bf16x2" [%zero, 0], %m : !ptx.reg<r2>, !ptx.reg<r1>
+  ptx.entry "shuffles" [] reqntid [32, 1, 1] {
+    %a = ptx.special "%laneid" : !ptx.reg<r1>
+    %b = ptx.const "u32"(3) : !ptx.reg<r2>
+    %c = ptx.const "u32"(6175) : !ptx.reg<r3>
+    %d = ptx.shfl_sync "idx" %a, %b, %c mask 4294967295 : (!ptx.reg<r1>, !ptx.reg<r2>, !ptx.reg<r3>) -> !ptx.reg<r4>
+    %cu = ptx.const "u32"(6144) : !ptx.reg<r5>
+    %e, %p = ptx.shfl_sync "up" %a, %b, %cu mask 4294967295 : (!ptx.reg<r1>, !ptx.reg<r2>, !ptx.reg<r5>) -> !ptx.reg<r6>, !ptx.reg<p1>
+    %f = ptx.const "f32"(1065353216) : !ptx.reg<f1>
+    %g = ptx.shfl_sync "down" %f, %b, %c mask 65535 : (!ptx.reg<f1>, !ptx.reg<r2>, !ptx.reg<r3>) -> !ptx.reg<f2>
+    %h = ptx.shfl_sync "bfly" %f, %b, %c mask 4294967295 : (!ptx.reg<f1>, !ptx.reg<r2>, !ptx.reg<r3>) -> !ptx.reg<f3>
+    %w = ptx.const "f64"(4607182418800017408) : !ptx.reg<fd1>
+    %lo, %hi = ptx.unpack %w : !ptx.reg<fd1> -> (!ptx.reg<r7>, !ptx.reg<r8>)
+    %lo2 = ptx.shfl_sync "bfly" %lo, %b, %c mask 4294967295 : (!ptx.reg<r7>, !ptx.reg<r2>, !ptx.reg<r3>) -> !ptx.reg<r9>
+    %hi2 = ptx.shfl_sync "bfly" %hi, %b, %c mask 4294967295 : (!ptx.reg<r8>, !ptx.reg<r2>, !ptx.reg<r3>) -> !ptx.reg<r10>
+    %w2 = ptx.pack %lo2, %hi2 : (!ptx.reg<r9>, !ptx.reg<r10>) -> !ptx.reg<fd2>
     ptx.ret
   }
 }

@@ -636,3 +636,5 @@ from warp_mistakes import WARP  # noqa: E402
 
 MISTAKES += EMULATION + SHARED_SYNC + TMA + TMA_DEVICE + WGMMA + COPIES
 MISTAKES += WARP
+from reduction_mistakes import REDUCTIONS  # noqa: E402
+MISTAKES += REDUCTIONS

@@ -71,4 +71,5 @@ def test_an_unbound_name_is_refused_as_a_number():
 def test_the_pipeline_gives_every_pass_that_emits_or_checks_the_target():
     archs = {p.name: p.arch for p in pipeline("sm_80") if hasattr(p, "arch")}
     assert archs == {"tylo-plan-copies": "sm_80", "tylo-lower-fragments": "sm_80",
-                     "tylo-lower-tiles": "sm_80", "tylo-lower-to-ptx": "sm_80"}
+                     "tylo-lower-tiles": "sm_80", "tylo-lower-to-ptx": "sm_80",
+                     "tylo-plan-reductions": "sm_80"}

@@ -1,59 +1,48 @@
 // RUN: tylo-opt %s --verify-diagnostics --split-input-file | filecheck %s
-// Each chunk breaks one rule of a verifier of the ptx ops in dialects/ptx/vote.py and
-// atomics.py (the valid forms are in targets/ptx_warp.mlir).
+// Each chunk breaks one rule of the verifier of ptx.shfl_sync (dialects/ptx/warp.py; the valid
+// forms are in targets/ptx_warp.mlir).
 builtin.module {}
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: member mask 0x0 must be a non-zero 32-bit lane mask
-ptx.entry "k" [] {
-  ptx.bar_warp_sync mask 0
+// CHECK-NEXT: shfl.sync.b32 moves a 32-bit register (.b32 or .f32), got .b64 (%rd1)
+ptx.entry "k" [] reqntid [32, 1, 1] {
+  %a = ptx.const "u64"(1) : !ptx.reg<rd1>
+  %b = ptx.const "u32"(1) : !ptx.reg<r1>
+  %c = ptx.const "u32"(31) : !ptx.reg<r2>
+  %d = ptx.shfl_sync "bfly" %a, %b, %c mask 4294967295 : (!ptx.reg<rd1>, !ptx.reg<r1>, !ptx.reg<r2>) -> !ptx.reg<rd2>
   ptx.ret
 }
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: vote.sync result must be a .b32 register, got .pred (%p2)
-ptx.entry "k" [] {
-  %z = ptx.const "u32"(0) : !ptx.reg<r1>
-  %p = ptx.setp "eq" "u32" %z, %z : (!ptx.reg<r1>, !ptx.reg<r1>) -> !ptx.reg<p1>
-  %b = ptx.vote_sync "ballot" %p mask 4294967295 : !ptx.reg<p1> -> !ptx.reg<p2>
+// CHECK-NEXT: shfl.sync mode 'xor' is not one of ('up', 'down', 'bfly', 'idx')
+ptx.entry "k" [] reqntid [32, 1, 1] {
+  %a = ptx.const "u32"(1) : !ptx.reg<r3>
+  %b = ptx.const "u32"(1) : !ptx.reg<r1>
+  %c = ptx.const "u32"(31) : !ptx.reg<r2>
+  %d = ptx.shfl_sync "xor" %a, %b, %c mask 4294967295 : (!ptx.reg<r3>, !ptx.reg<r1>, !ptx.reg<r2>) -> !ptx.reg<r4>
   ptx.ret
 }
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: atom.min takes .s32, .u32, .s64, .u64, not .f32 (PTX ISA 9.7.13.5 atom; ptxas 13.0)
-ptx.entry "k" [] {
-  %a = ptx.const "u32"(0) : !ptx.reg<r1>
-  %f = ptx.const "f32"(0) : !ptx.reg<f1>
-  %o = ptx.atom "min" "relaxed" "gpu" "shared" "f32" [%a, 0], %f : !ptx.reg<r1>, !ptx.reg<f1> -> !ptx.reg<f2>
+// CHECK-NEXT: shfl.sync predicate must be a .pred register, got .b32 (%r5)
+ptx.entry "k" [] reqntid [32, 1, 1] {
+  %a = ptx.const "u32"(1) : !ptx.reg<r3>
+  %b = ptx.const "u32"(1) : !ptx.reg<r1>
+  %c = ptx.const "u32"(31) : !ptx.reg<r2>
+  %d, %p = ptx.shfl_sync "idx" %a, %b, %c mask 4294967295 : (!ptx.reg<r3>, !ptx.reg<r1>, !ptx.reg<r2>) -> !ptx.reg<r4>, !ptx.reg<r5>
   ptx.ret
 }
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: red semantics 'acquire' is not one of relaxed, release (PTX ISA 9.7.13.5-6)
-ptx.entry "k" [] {
-  %a = ptx.const "u32"(0) : !ptx.reg<r1>
-  ptx.red "add" "acquire" "gpu" "shared" "u32" [%a, 0], %a : !ptx.reg<r1>, !ptx.reg<r1>
-  ptx.ret
-}
-
-// -----
-// CHECK:      {{^// -+$}}
-// CHECK-NEXT: ptx.atom .u64 needs 64-bit registers, got .b32 (%r1)
-ptx.entry "k" [] {
-  %a = ptx.const "u32"(0) : !ptx.reg<r1>
-  %o = ptx.atom "add" "relaxed" "gpu" "shared" "u64" [%a, 0], %a : !ptx.reg<r1>, !ptx.reg<r1> -> !ptx.reg<r2>
-  ptx.ret
-}
-
-// -----
-// CHECK:      {{^// -+$}}
-// CHECK-NEXT: atom.cas takes a compared value and a new value; the other operations one value
-ptx.entry "k" [] {
-  %a = ptx.const "u32"(0) : !ptx.reg<r1>
-  %o = ptx.atom "cas" "relaxed" "gpu" "shared" "b32" [%a, 0], %a : !ptx.reg<r1>, !ptx.reg<r1> -> !ptx.reg<r2>
+// CHECK-NEXT: shfl.sync membermask 0x0 must be a nonzero 32-bit lane mask
+ptx.entry "k" [] reqntid [32, 1, 1] {
+  %a = ptx.const "u32"(1) : !ptx.reg<r3>
+  %b = ptx.const "u32"(1) : !ptx.reg<r1>
+  %c = ptx.const "u32"(31) : !ptx.reg<r2>
+  %d = ptx.shfl_sync "idx" %a, %b, %c mask 0 : (!ptx.reg<r3>, !ptx.reg<r1>, !ptx.reg<r2>) -> !ptx.reg<r4>
   ptx.ret
 }

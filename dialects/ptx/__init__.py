@@ -53,6 +53,7 @@ from .ops import (
     XorOp,
 )
 from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
+from .math import RcpOp
 from .params import CvtaParamOp, ParamAddressOp
 from .bulk_tensor import BULK_TENSOR_OPS
 from .mbarrier import MBARRIER_OPS
@@ -82,6 +83,7 @@ PTX = Dialect(
         WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncRegAOp,
         *MBARRIER_OPS,
         *BULK_TENSOR_OPS,
+        RcpOp,
     ],
     [RegisterType, *ATTRIBUTES],
 )

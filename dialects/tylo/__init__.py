@@ -30,6 +30,7 @@ from .ops import (
     YieldOp,
 )
 from .printing import PrintOp
+from .fragment_ops import FRAGMENT_OPS
 from .sync_ops import DynamicSmemSizeOp, ElectOneOp, NamedBarrierOp, SetMaxNRegOp, SharedAddressOp
 from .tensor_map_ops import TensorMapAddressOp
 from .tma_ops import TMA_OPS
@@ -89,6 +90,7 @@ Tylo = Dialect(
         WgmmaInstrRegAOp,
         *MBARRIER_OPS,
         *TMA_OPS,
+        *FRAGMENT_OPS,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
      TensorMapType],

@@ -42,9 +42,23 @@ class Matrix:
         n = op.num.value.data
         regs = [self.new("b32") for _ in range(n)]
         ld = self.emit(P.LdMatrixOp(n, self.get(op.memory), regs, op.trans is not None))
-        t = op.memory.type.element_type
+        elements = self._unpack(ld.results, op.memory.type.element_type)
+        for old, new in zip(op.elements, elements):
+            self.bind(old, new)
+
+    @HANDLERS.on(TM.StMatrixOp)
+    def _StMatrixOp(self, op: TM.StMatrixOp) -> None:
+        """stmatrix of the op's elements packed into .b32 registers, low first (9.7.14.5.16)."""
+        self.require(CopyAtom("store").min_sm, "stmatrix")
+        dtype = dtype_of(op.memory.type.element_type)
+        words = self._pack([self.get(v) for v in op.elements], dtype, dtype.ptx)
+        self.emit(P.StMatrixOp(op.num.value.data, self.get(op.memory), words, op.trans is not None))
+
+    def _unpack(self, words, t) -> list[SSAValue]:
+        """The elements of element type `t` in .b32 `words`, low first, each in a .b16 register;
+        8-bit elements extend like their scalar loads (s8 signed, others zero)."""
         elements = []
-        for word in ld.results:
+        for word in words:
             halves = self.emit(P.UnpackOp(word, [self.new("b16"), self.new("b16")])).results
             if dtype_of(t).bits == 16:
                 elements.extend(halves)
@@ -60,16 +74,7 @@ class Matrix:
                     lo = self.emit(P.AndOp("b16", h, mask, self.new("b16"))).results[0]
                     hi = self.emit(P.ShrOp("u16", h, eight, self.new("b16"))).results[0]
                 elements.extend([lo, hi])
-        for old, new in zip(op.elements, elements):
-            self.bind(old, new)
-
-    @HANDLERS.on(TM.StMatrixOp)
-    def _StMatrixOp(self, op: TM.StMatrixOp) -> None:
-        """stmatrix of the op's elements packed into .b32 registers, low first (9.7.14.5.16)."""
-        self.require(CopyAtom("store").min_sm, "stmatrix")
-        dtype = dtype_of(op.memory.type.element_type)
-        words = self._pack([self.get(v) for v in op.elements], dtype, dtype.ptx)
-        self.emit(P.StMatrixOp(op.num.value.data, self.get(op.memory), words, op.trans is not None))
+        return elements
 
     def _pack(self, values: list[SSAValue], dtype, ptx_suffix: str) -> list[SSAValue]:
         """Pack elements into .b32 registers, low element first (PTX ISA 9.7.14.5.8)."""

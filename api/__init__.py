@@ -132,7 +132,7 @@ _MBARRIER = ("MBarrier", "MBarriers", "mbarriers", "mbarrier_init", "mbarrier_ar
 _TMA = ("tma_load", "tma_store", "commit_tma_stores", "wait_tma_reads", "wait_tma_stores")
 _LAZY = {
     **dict.fromkeys(_BUILTINS, "frontend.builtins"),
-    "select": "dialects.scalars",
+    "select": "frontend.fragment_ops",
     "Config": "frontend.autotune",
     "autotune": "frontend.autotune",
     "CompiledKernel": "frontend.compiled",
@@ -181,6 +181,8 @@ _LAZY = {
     **dict.fromkeys(("shfl_idx", "shfl_up", "shfl_down", "shfl_xor"), "frontend.shuffles"),
     "sum": "frontend.reductions",
     **dict.fromkeys(("block_reduce", "block_sum"), "frontend.block_reductions"),
+    **dict.fromkeys(("rcp", "scale", "permutedims", "relayout"), "frontend.fragment_ops"),
+    **dict.fromkeys(("pack", "unpack", "PackedFragment", "pack_operand_a"), "frontend.packing"),
 }
 
 __version__ = VERSION
@@ -211,11 +213,18 @@ def __dir__() -> list[str]:
 
 def window(x, origin, shape, inbounds: bool = False):
     """A static-shape window at `origin`: of a tile inside a kernel (checked at run time unless
-    ``inbounds=True``), or of a layout (`tylo.compiler.window.window`)."""
+    ``inbounds=True``), of a fragment (static origin: the slots inside it, which must be the
+    same on every thread, `frontend.fragment_ops.fragment_window`), or of a layout
+    (`tylo.compiler.window.window`)."""
+    from .frontend.fragments import Fragment
     from .frontend.tiles import Tile, window as window_of_tile
 
     if isinstance(x, Tile):
         return window_of_tile(x, origin, shape, inbounds)
+    if isinstance(x, Fragment):  # static: a register selection (frontend.fragment_ops)
+        from .frontend.fragment_ops import fragment_window
+
+        return fragment_window(x, origin, shape)
     return _window_layout(x, origin, shape)
 
 
@@ -416,4 +425,12 @@ __all__ = [
     "shfl_xor",
     "block_reduce",
     "block_sum",
+    "rcp",
+    "scale",
+    "permutedims",
+    "relayout",
+    "pack",
+    "unpack",
+    "PackedFragment",
+    "pack_operand_a",
 ]

@@ -62,7 +62,7 @@ def _proxies(specs, values, args) -> dict:
         elif isinstance(spec, TensorMapSpec):
             out[name] = TensorMap(arg(name), spec.plan, spec.rank)
         else:
-            ptr = Pointer(arg(name), spec.dtype, "global")
+            ptr = Pointer(arg(name), spec.dtype, "global", align=spec.align)
             shape = tuple(
                 s if is_int(s) else Scalar(arg(f"{name}_shape{i}"), dtypes.Int32, nonneg=True)
                 for i, s in enumerate(spec.shape)

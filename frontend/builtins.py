@@ -1,6 +1,7 @@
 """Kernel builtins: thread indices, fragment loads/stores, MMA, min/max and math (barriers: `sync`).
 
 Each is a plain function that records IR while a kernel is traced (`tylo.select` is
+`tylo.frontend.fragment_ops.select`: elementwise on fragments, else
 `tylo.dialects.scalars.select`, which passes use too). Static arguments (ownerships,
 atoms, plans, shapes) are checked here, so a mistake is a CompileError at the user's line.
 """
@@ -298,7 +299,13 @@ def load_fragment(ownership: Ownership, tile: Tile, thread, what: str = "load_fr
 
 
 def store(tile: Tile, fragment: Fragment, thread) -> None:
-    """Store this thread's values of `fragment` into `tile` at their ownership's coordinates."""
+    """Store this thread's values of `fragment` into `tile` at their ownership's coordinates.
+    ``store(pointer, packed, index)`` of a `PackedFragment` is the packed payload store
+    (`tylo.frontend.packing.store_packed`)."""
+    from .packing import PackedFragment, store_packed
+
+    if isinstance(fragment, PackedFragment):
+        return store_packed(tile, fragment, thread)
     if not isinstance(fragment, Fragment):
         raise TypeMismatchError(f"store: {fragment!r} is not a fragment")
     _check_fragment_tile(fragment.ownership, tile, "store")
@@ -357,11 +364,15 @@ def mma(plan, a: Fragment, b: Fragment, c: Fragment) -> Fragment:
     """D = A * B + C, collectively over the plan's threads; returns the new accumulator.
 
     plan: an MMAAtom (one warp, one instruction) or a TiledMMA. The operands must be fragments in
-    the plan's operand ownerships and element types (load them with load_a / load_b / accumulator).
+    the plan's operand ownerships and element types (load them with load_a / load_b / accumulator);
+    A and B may be `PackedFragment`s of them (`tylo.pack_operand_a`).
     """
+    from .packing import PackedFragment, unpack
+
     p = _plan(plan)
     atom = p.atom
     arch = current().arch
+    a, b = (unpack(x) if isinstance(x, PackedFragment) else x for x in (a, b))
     if arch_number(arch) < atom.instruction.min_sm:
         raise PlanError(
             f"mma {atom}: mma.sync {atom.instruction.ptx_shape} with these types needs "

@@ -60,7 +60,9 @@ def _runtime(v) -> bool:
 def is_static(v) -> bool:
     """True when `v` is a compile-time value (anything but a runtime scalar or fragment)."""
     if isinstance(v, Fragment):
-        raise TypeMismatchError("a fragment cannot be used as a condition")
+        raise TypeMismatchError("a fragment cannot be used as a condition (one value per slot): "
+                                "choose per slot with tylo.select(f > x, a, b), or test one "
+                                "slot, f[v] > x")
     return not isinstance(v, Scalar)
 
 

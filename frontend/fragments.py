@@ -3,8 +3,11 @@
 Elementwise arithmetic between fragments of one ownership, or with a scalar, records one
 `tylo.map` whose body is the scalar arithmetic of a single slot (`broadcast_map`); conversions
 and the math builtins (``tylo.exp(f)``, ``abs(f)``, ``tylo.maximum(f, 0.0)``) likewise.
-Comparisons, ``**``, ``@`` and conversions to Python numbers are refused with the Tylo
-operation to use. The
+Comparisons give Bool fragments (``f < g``, ``f == 0.0``: elementwise, as the scalar
+comparisons give a Bool), which `tylo.select` consumes; a fragment has no Python truth value
+(so ``max(f, g)`` and ``if f > 0:`` are refused, naming tylo.maximum and tylo.select).
+Fragments of different ownerships broadcast (`broadcast_fragments`). ``**``, ``@`` and
+conversions to Python numbers are refused with the Tylo operation to use. The
 ownership never changes under arithmetic (PTX-level registers are assigned only when
 `tylo-lower-fragments` runs).
 """
@@ -17,10 +20,12 @@ from ..compiler import dtypes
 from ..compiler.dtypes import DType
 from ..compiler.errors import CompileError, GeometryError, TypeMismatchError, UnsupportedError
 from ..compiler.ownership import Ownership
+from ..compiler.ownership_maps import broadcast_slots
 from ..dialects.tylo import FragmentType, element_type
 from ..dialects.builder import emit
 from ..dialects.python_values import no_python_number
-from ..dialects.scalars import _SYMBOL, Scalar, as_scalar
+from ..dialects.scalars import _COMPARE_SYMBOL, _SYMBOL, Scalar, as_scalar
+from ..dialects.tylo.fragment_ops import TakeSlotsOp
 from ..dialects.tylo.ops import MapOp, SlotOp, SplatOp, YieldOp
 from .tracing import current
 
@@ -45,7 +50,10 @@ class Fragment:
         return f"<fragment of {self.dtype}, {self.ownership.values} slots, ownership {self.ownership}>"
 
     def __bool__(self):
-        raise CompileError("a fragment has no truth value")
+        raise TypeMismatchError(
+            f"a fragment of {self.dtype} has no truth value (a comparison of fragments is a "
+            f"Bool fragment, one value per slot): use tylo.select(cond, a, b) elementwise, and "
+            f"tylo.maximum(f, x) / tylo.minimum(f, x) elementwise instead of Python's max / min")
 
     def __iter__(self):
         raise CompileError(
@@ -96,19 +104,21 @@ class Fragment:
         """``abs(f)``: |value| in every slot (`tylo.abs`)."""
         return map_fragments(abs, [self], self.dtype)
 
+    # -- comparisons: Bool fragments ----------------------------------------------------------
+    def _compare(self, other, op: str):
+        if op in ("eq", "ne") and not isinstance(other, (Fragment, Scalar, int, float)):
+            return NotImplemented  # Python's fallback: identity (f == None is False)
+        return broadcast_map(lambda x, y: x._compare(y, op), [self, other],
+                             f"fragment {_COMPARE_SYMBOL[op]}", dtypes.Bool)
+
+    def __lt__(self, o): return self._compare(o, "lt")
+    def __le__(self, o): return self._compare(o, "le")
+    def __gt__(self, o): return self._compare(o, "gt")
+    def __ge__(self, o): return self._compare(o, "ge")
+    def __eq__(self, o): return self._compare(o, "eq")  # type: ignore[override]
+    def __ne__(self, o): return self._compare(o, "ne")  # type: ignore[override]
+
     # -- what a fragment refuses, with the Tylo operation to use ---------------------------------
-    def _compare(self, other, symbol: str):
-        raise TypeMismatchError(
-            f"fragment {symbol} {_type_name(other)}: fragments have no comparison operators "
-            f"(and Python's max/min compare): use tylo.maximum(f, x) / tylo.minimum(f, x) "
-            f"elementwise, or compare one slot's value, f[v] {symbol} x"
-        )
-
-    def __lt__(self, o): return self._compare(o, "<")
-    def __le__(self, o): return self._compare(o, "<=")
-    def __gt__(self, o): return self._compare(o, ">")
-    def __ge__(self, o): return self._compare(o, ">=")
-
     def __matmul__(self, o):
         raise TypeMismatchError(f"fragment @ {_type_name(o)}: multiply fragments with tylo.mma(plan, a, b, c)")
 
@@ -135,6 +145,10 @@ class Fragment:
 
     def __neg__(self) -> "Fragment":
         return map_fragments(lambda x: -x, [self], self.dtype)
+
+    def __invert__(self) -> "Fragment":
+        """``~f``: logical not of a Bool fragment, bitwise not of an integer one."""
+        return map_fragments(lambda x: ~x, [self], self.dtype)
 
     def to(self, dtype) -> "Fragment":
         """Convert every value to `dtype` (floats round to nearest even)."""
@@ -166,22 +180,19 @@ def map_fragments(body, inputs: list[Fragment], result_dtype: DType) -> Fragment
     return Fragment(emit(op).results[0], result_dtype, ownership)
 
 
-def broadcast_map(body, args: list, what: str) -> Fragment:
+def broadcast_map(body, args: list, what: str, result_dtype: DType | None = None) -> Fragment:
     """Record a `tylo.map` applying `body` (Scalars -> Scalar) slot by slot to `args`.
 
     Each fragment in `args` gives its slot's value, each runtime scalar or Python number the same
-    value in every slot (a number becomes a constant of the fragments' dtype). The fragments
-    must share one ownership and one dtype, and so must the scalars; the result has that dtype.
-    `what` names the operation in errors. Raises TypeMismatchError.
+    value in every slot (a number becomes a constant of the fragments' dtype). Fragments of other
+    ownerships are broadcast to the anchor's first (`broadcast_fragments`). The fragments must
+    share one dtype, and so must the scalars; the result has that dtype, or `result_dtype` (Bool
+    for a comparison). `what` names the operation in errors. Raises TypeMismatchError.
     """
     frags = [a for a in args if isinstance(a, Fragment)]
     first = frags[0]
     for a in args:
         if isinstance(a, Fragment):
-            if a.ownership != first.ownership:
-                raise TypeMismatchError(
-                    f"{what}: the fragments must have one ownership; got {first.ownership} and "
-                    f"{a.ownership}")
             if a.dtype is not first.dtype:
                 raise TypeMismatchError(
                     f"{what}: fragments of {first.dtype} and {a.dtype}; convert one with "
@@ -195,13 +206,71 @@ def broadcast_map(body, args: list, what: str) -> Fragment:
             raise TypeMismatchError(
                 f"{what}: a fragment of {first.dtype} with {_type_name(a)}; fragments combine "
                 f"with fragments, runtime scalars and Python numbers")
+    aligned = iter(broadcast_fragments(frags, what))
+    args = [next(aligned) if isinstance(a, Fragment) else a for a in args]
+    frags = [a for a in args if isinstance(a, Fragment)]
 
     def slot(*values: Scalar):
         it = iter(values)
         return body(*(next(it) if isinstance(a, Fragment) else as_scalar(a, first.dtype)
                       for a in args))
 
-    return map_fragments(slot, frags, first.dtype)
+    return map_fragments(slot, frags, result_dtype or first.dtype)
+
+
+def broadcast_fragments(frags: list[Fragment], what: str) -> list[Fragment]:
+    """`frags` in one ownership, under array broadcasting (numpy's rules on the logical shapes).
+
+    The anchor is the first fragment whose logical shape is the broadcast shape of all; each
+    other fragment of another ownership is read through `broadcast_slots` (each thread takes the
+    slots holding the coordinates its anchor slots need: a register selection, no
+    communication), so a row-reduced replicated fragment combines with the full one
+    (``x - row_max``). Raises TypeMismatchError naming both ownerships when the shapes do not
+    broadcast, no fragment has the broadcast shape, or a thread lacks a value it needs."""
+    if all(f.ownership == frags[0].ownership for f in frags):
+        return frags
+    rows = max(f.ownership.rows for f in frags)
+    cols = max(f.ownership.cols for f in frags)
+    anchor = next((f for f in frags if f.ownership.shape == (rows, cols)), None)
+    if anchor is None:
+        a = max(frags, key=lambda f: f.ownership.rows).ownership
+        b = max(frags, key=lambda f: f.ownership.cols).ownership
+        raise TypeMismatchError(
+            f"{what}: no fragment has the broadcast shape {(rows, cols)} of fragments of shapes "
+            f"{a.shape} and {b.shape} (ownerships {a} and {b}); the result needs an ownership: "
+            f"add a fragment of that shape, e.g. tylo.full(ownership, 0.0, dtype)")
+    for f in frags:
+        if f.ownership.rows not in (1, rows) or f.ownership.cols not in (1, cols):
+            raise TypeMismatchError(
+                f"{what}: a fragment of shape {f.ownership.shape} does not broadcast to shape "
+                f"{anchor.ownership.shape} (ownerships {f.ownership} and {anchor.ownership})")
+    out = []
+    for f in frags:
+        if f.ownership == anchor.ownership:
+            out.append(f)
+            continue
+        slots = broadcast_slots(f.ownership, anchor.ownership)
+        if slots is None:
+            raise TypeMismatchError(
+                f"{what}: a fragment of ownership {f.ownership} does not broadcast against one "
+                f"of ownership {anchor.ownership}: "
+                + ("their thread counts differ" if f.ownership.threads != anchor.ownership.threads
+                   else "some thread lacks a value its slots need (it would take communication)"))
+        out.append(take_slots(f, slots, anchor.ownership))
+    return out
+
+
+def take_slots(f, slots, ownership: Ownership) -> Fragment:
+    """The fragment of `ownership` whose slot v is slot ``slots[v]`` of `f` (a fragment, or a
+    list of fragments of one dtype whose slots are laid end to end); the caller has proved that
+    this is what `ownership` holds. `f` itself when nothing changes."""
+    sources = list(f) if isinstance(f, (list, tuple)) else [f]
+    slots = list(slots)
+    first = sources[0]
+    if len(sources) == 1 and ownership == first.ownership and slots == list(range(first.slots)):
+        return first
+    op = TakeSlotsOp([s.value for s in sources], slots, fragment_type(first.dtype, ownership))
+    return Fragment(emit(op).results[0], first.dtype, ownership)
 
 
 def _type_name(x) -> str:

@@ -17,6 +17,8 @@ arise. Per op:
   ``tylo.from_slots`` (a planned reduction's result) is its operands.
 * ``tylo.map``: the body is cloned once per slot.
 * ``tylo.mma``: one ``tylo.mma_sync`` per atom of the plan, fed by the atom's slots.
+* ``tylo.take_slots`` (renaming only), ``tylo.pack`` / ``tylo.unpack`` (one word op per
+  32-bit word): `lower_fragment_ops`.
 * ``scf.for`` / ``scf.if`` / ``scf.while`` carrying fragments carry their slots instead.
 
 Handlers are found by op class (`OpTable`), so ``tylo.yield`` (consumed by its ``tylo.map``)
@@ -57,12 +59,13 @@ from ..dialects.tylo.ops import (
     YieldOp,
 )
 from .lower_copies import HANDLERS as _COPY_HANDLERS
+from .lower_fragment_ops import HANDLERS as _FRAGMENT_OP_HANDLERS
 from .lower_wgmma import HANDLERS as _WGMMA_HANDLERS
 from .op_table import OpTable
 from .target_option import TargetOption
 
 _HANDLERS = OpTable()
-for _cls, _fn in (_WGMMA_HANDLERS | _COPY_HANDLERS).items():
+for _cls, _fn in (_WGMMA_HANDLERS | _COPY_HANDLERS | _FRAGMENT_OP_HANDLERS).items():
     _HANDLERS.on(_cls)(_fn)
 
 

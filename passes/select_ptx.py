@@ -24,6 +24,7 @@ from ..compiler.ptx_types import ptx_version
 from .select.arith import Arithmetic
 from .select.control import Control
 from .select.conversions import Conversions
+from .select.fragment_ops import FragmentOps
 from .select.kernel import KernelSelection
 from .select.math import MathSelection
 from .select.matrix import Matrix
@@ -43,7 +44,7 @@ from .target_option import TargetOption
 
 class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Wgmma, Control,
               MathSelection, Sync, TensorMaps, MBarrierSelection, TMASelection,
-              Copies, Vote, Atomics, Shuffles):
+              Copies, Vote, Atomics, Shuffles, FragmentOps):
     """The selector of one kernel: the core and every op family."""
 
 

@@ -55,6 +55,7 @@ from .ops import (
     XorOp,
 )
 from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
+from .math import RcpOp
 from .params import CvtaParamOp, ParamAddressOp
 from .bulk_tensor import BULK_TENSOR_OPS
 from .cp_async import CP_ASYNC_OPS
@@ -93,6 +94,7 @@ PTX = Dialect(
         *VOTE_OPS,
         *ATOMIC_OPS,
         ShflSyncOp,
+        RcpOp,
     ],
     [RegisterType, *ATTRIBUTES],
 )

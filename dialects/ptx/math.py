@@ -1,4 +1,4 @@
-"""Square roots, exponentials, logarithms and absolute values (PTX ISA 9.7.3 floating point,
+"""Square roots, reciprocals, exponentials, logarithms and absolute values (PTX ISA 9.7.3 floating point,
 9.7.4 half precision, 9.7.1 integer).
 
 Each op is ``opcode{.mode}{.ftz}.type d, a;`` with d and a registers of the type's class; the
@@ -33,7 +33,7 @@ from .abstract_ops import PTXInstruction, _r, _want
 from .attributes import ModeAttr, OptionalMode, PtxTypeAttr
 from .registers import RegisterType
 
-__all__ = ["MathInstruction", "Ex2Op", "Lg2Op", "SqrtOp", "RsqrtOp", "AbsOp"]
+__all__ = ["MathInstruction", "Ex2Op", "Lg2Op", "SqrtOp", "RsqrtOp", "AbsOp", "RcpOp"]
 
 
 class MathInstruction(PTXInstruction, ABC):
@@ -170,3 +170,22 @@ class AbsOp(MathInstruction):
     OPCODE: ClassVar[str] = "abs"
     TYPES: ClassVar[tuple[str, ...]] = ("s16", "s32", "s64", "f16", "bf16", "f32", "f64")
     FTZ_TYPES: ClassVar[tuple[str, ...]] = ("f32", "f16")
+
+
+@irdl_op_definition
+class RcpOp(MathInstruction):
+    """d = 1/a (PTX ISA 9.7.3 floating point, rcp): ``rcp.approx{.ftz}.f32`` or
+    ``rcp.rn{.ftz}.f32`` / ``rcp.rn.f64`` (the ISA's other roundings .rz/.rm/.rp are not
+    modelled).
+
+    Accuracy (ISA): ``rcp.rn`` is "IEEE 754 compliant rounding", the correctly rounded 1/a (0.5
+    ulp; a routine of several SASS instructions); ``rcp.approx.f32`` "implements a fast
+    approximation to reciprocal. The maximum ulp error is 1 across the full range of inputs"
+    (one MUFU.RCP with .ftz). rcp(+-0) = +-Inf, rcp(+-Inf) = +-0, rcp(NaN) = NaN.
+    """
+
+    name = "ptx.rcp"
+    OPCODE: ClassVar[str] = "rcp"
+    TYPES: ClassVar[tuple[str, ...]] = ("f32", "f64")
+    MODES: ClassVar[tuple[str | None, ...]] = ("approx", "rn")
+    MODE_TYPES: ClassVar[dict[str, tuple[str, ...]]] = {"approx": ("f32",)}

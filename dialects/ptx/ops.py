@@ -53,7 +53,7 @@ from .control import (
     GetRegisterOp,
 )
 from .calls import CallUniOp, ExternFuncOp, GlobalStringOp
-from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
+from .math import AbsOp, Ex2Op, Lg2Op, RcpOp, RsqrtOp, SqrtOp
 from .matrix import LdMatrixOp, StMatrixOp
 from .memory import (
     LdParamOp,
@@ -125,6 +125,7 @@ __all__ = [
     "SqrtOp",
     "RsqrtOp",
     "AbsOp",
+    "RcpOp",
     "COMPARISONS",
     "SPECIAL_REGISTERS",
     "STATE_SPACES",

@@ -32,6 +32,7 @@ from .ops import (
 from .printing import PrintOp
 from .shuffle_ops import ShuffleOp
 from .reduce_ops import FromSlotsOp, ReduceOp
+from .fragment_ops import FRAGMENT_OPS
 from .sync_ops import DynamicSmemSizeOp, ElectOneOp, NamedBarrierOp, SetMaxNRegOp, SharedAddressOp
 from .tensor_map_ops import TensorMapAddressOp
 from .tma_ops import TMA_OPS
@@ -100,6 +101,7 @@ Tylo = Dialect(
         ShuffleOp,
         ReduceOp,
         FromSlotsOp,
+        *FRAGMENT_OPS,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
      TensorMapType],

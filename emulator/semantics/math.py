@@ -1,4 +1,4 @@
-"""Semantics of ex2, lg2, sqrt, rsqrt and abs (`tylo.dialects.ptx.math`; PTX ISA 9.7.3.15,
+"""Semantics of ex2, lg2, sqrt, rsqrt, rcp and abs (`tylo.dialects.ptx.math`; PTX ISA 9.7.3.15,
 9.7.3.16, 9.7.3.20, 9.7.3.21, 9.7.1.10, 9.7.3.9, 9.7.4.6).
 
 The ``.approx`` instructions are computed in float64 (numpy's exp2, log2, sqrt) and rounded once
@@ -17,6 +17,8 @@ the correctly rounded one or its neighbour, within the bound the ISA states for 
 
 So an emulated result may differ from the GPU's by the GPU's own error, never by more than the
 bound. ``sqrt.rn/rz/rm/rp`` (.f32, .f64) are correctly rounded ("IEEE 754 compliant rounding").
+``rcp.rn`` (.f32, .f64) is correctly rounded and ``rcp.approx.f32`` (ISA: at most 1 ulp) is
+emulated by the same correctly rounded 1/a; rcp(+-0) = +-inf, rcp(+-inf) = +-0.
 ``abs`` is exact. Special values as the ISA's tables give them: ex2(-inf) = +0, ex2(+inf) = +inf;
 lg2(+-0) = -inf, lg2(negative) = NaN; sqrt(-0) = -0, sqrt(negative) = NaN; rsqrt(+-0) = +-inf,
 rsqrt(+inf) = +0. NaN results follow `rounding.apply_nan_rule` (the ISA: "unspecified NaN"):
@@ -67,6 +69,18 @@ def _sqrt(suffix: str, mode: str):
     return lambda a: R.apply_nan_rule(R.finish(*R.sqrt64(R.to_float64(a, fmt)), fmt, mode), fmt, a)
 
 
+def _rcp(suffix: str):
+    """1 / a correctly rounded (numpy's IEEE division): ``rcp.rn``, and ``rcp.approx`` within
+    its 1 ulp; NaN results by `rounding.apply_nan_rule`."""
+    fmt, view = R.FORMATS[suffix], "float32" if suffix == "f32" else "float64"
+
+    def rcp(a):
+        with np.errstate(divide="ignore"):
+            out = (np.ones(len(a), view) / a.view(view)).view(a.dtype)
+        return R.apply_nan_rule(out, fmt, a)
+    return rcp
+
+
 @lru_cache(maxsize=None)
 def math_function(opcode: str, suffix: str, mode: str | None, ftz: bool):
     """The function a -> d of ``opcode{.mode}{.ftz}.suffix`` on register arrays."""
@@ -82,6 +96,8 @@ def math_function(opcode: str, suffix: str, mode: str | None, ftz: bool):
         fn = _sqrt(suffix, mode)
     elif opcode == "abs":
         fn = _abs(suffix)
+    elif opcode == "rcp" and suffix in ("f32", "f64"):
+        fn = _rcp(suffix)
     else:
         raise UnsupportedError(f"emulator: {opcode}.{suffix} is not emulated")
     if ftz:
@@ -116,4 +132,8 @@ class MathSemantics(InterpreterFunctions):
 
     @impl(M.AbsOp)
     def run_abs(self, interpreter, op, args):
+        return self._run(op, args)
+
+    @impl(M.RcpOp)
+    def run_rcp(self, interpreter, op, args):
         return self._run(op, args)

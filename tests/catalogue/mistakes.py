@@ -385,14 +385,6 @@ def k(C, A, B):
 F8 = tylo.Tensor(Float8E4M3, 2)
 k.compile(tylo.Tensor(Float32, 2), F8, F8, arch="sm_80")
 """, "PlanError", "needs sm_89 or later; this kernel compiles for sm_80"),
-    Mistake("fragment-compared-with-float", K, "a fragment compared with a float", """
-ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
-@tylo.kernel
-def k(out):
-    acc = tylo.accumulator(ATOM)
-    positive = acc > 0.0  # <-
-k.compile(tylo.Tensor(Float32, 1))
-""", "TypeMismatchError", "fragments have no comparison operators"),
     Mistake("python-max-of-fragment", K, "Python's max() of a fragment", """
 ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
 @tylo.kernel
@@ -400,7 +392,7 @@ def k(out):
     acc = tylo.accumulator(ATOM)
     relu = max(acc, 0.0)  # <-
 k.compile(tylo.Tensor(Float32, 1))
-""", "TypeMismatchError", "use tylo.maximum(f, x) / tylo.minimum(f, x) elementwise"),
+""", "TypeMismatchError", "tylo.maximum(f, x) / tylo.minimum(f, x) elementwise instead of Python's max"),
     Mistake("fragment-with-string", K, "a fragment combined with a string", """
 ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
 @tylo.kernel
@@ -638,3 +630,5 @@ MISTAKES += EMULATION + SHARED_SYNC + TMA + TMA_DEVICE + WGMMA + COPIES
 MISTAKES += WARP
 from reduction_mistakes import REDUCTIONS  # noqa: E402
 MISTAKES += REDUCTIONS
+from fragment_mistakes import FRAGMENT_OPS  # noqa: E402
+MISTAKES += FRAGMENT_OPS

@@ -271,8 +271,8 @@ def fragment_mistake(C, A, fn: tylo.constexpr):
 
 
 @pytest.mark.parametrize("fn, error, message", [
-    (lambda f: f > 0.0, tylo.TypeMismatchError, "use tylo.maximum(f, x) / tylo.minimum(f, x)"),
-    (lambda f: max(f, 0.0), tylo.TypeMismatchError, "use tylo.maximum(f, x)"),
+    (lambda f: bool(f > 0.0), tylo.TypeMismatchError, "use tylo.select(cond, a, b) elementwise"),
+    (lambda f: max(f, 0.0), tylo.TypeMismatchError, "tylo.maximum(f, x) / tylo.minimum(f, x) elementwise instead of Python's max"),
     (lambda f: f + "s", tylo.TypeMismatchError, "a fragment of Float32 with str 's'"),
     (lambda f: f @ f, tylo.TypeMismatchError, "tylo.mma"),
     (lambda f: f ** 2, tylo.UnsupportedError, "** on a fragment"),

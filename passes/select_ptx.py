@@ -35,12 +35,13 @@ from .select.sync import Sync
 from .select.tensor_maps import TensorMaps
 from .select.tma import TMASelection
 from .select.copies import Copies
+from .select.cluster import ClusterSelection
 from .target_option import TargetOption
 
 
 class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Wgmma, Control,
               MathSelection, Sync, TensorMaps, MBarrierSelection, TMASelection,
-              Copies):
+              Copies, ClusterSelection):
     """The selector of one kernel: the core and every op family."""
 
 

@@ -57,6 +57,7 @@ from .ops import (
 from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
 from .params import CvtaParamOp, ParamAddressOp
 from .bulk_tensor import BULK_TENSOR_OPS
+from .cluster import CLUSTER_OPS
 from .cp_async import CP_ASYNC_OPS
 from .mbarrier import MBARRIER_OPS
 from .registers import RegisterAllocator, RegisterType
@@ -87,6 +88,7 @@ PTX = Dialect(
         *BULK_TENSOR_OPS,
         LdVectorOp, StVectorOp,
         *CP_ASYNC_OPS,
+        *CLUSTER_OPS,
     ],
     [RegisterType, *ATTRIBUTES],
 )

@@ -34,6 +34,7 @@ from .sync_ops import DynamicSmemSizeOp, ElectOneOp, NamedBarrierOp, SetMaxNRegO
 from .tensor_map_ops import TensorMapAddressOp
 from .tma_ops import TMA_OPS
 from .copy_ops import COPY_OPS
+from .cluster_ops import CLUSTER_OPS
 from .types import FragmentType, PointerType, TensorMapType, TileType
 from .wgmma_ops import (
     WgmmaCommitOp,
@@ -91,6 +92,7 @@ Tylo = Dialect(
         *MBARRIER_OPS,
         *TMA_OPS,
         *COPY_OPS,
+        *CLUSTER_OPS,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
      TensorMapType],

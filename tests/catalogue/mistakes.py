@@ -632,5 +632,6 @@ from tma_mistakes import TMA  # noqa: E402
 from tma_device_mistakes import TMA_DEVICE  # noqa: E402
 from wgmma_mistakes import WGMMA  # noqa: E402
 from copies_mistakes import COPIES  # noqa: E402
+from cluster_mistakes import CLUSTER  # noqa: E402
 
-MISTAKES += EMULATION + SHARED_SYNC + TMA + TMA_DEVICE + WGMMA + COPIES
+MISTAKES += EMULATION + SHARED_SYNC + TMA + TMA_DEVICE + WGMMA + COPIES + CLUSTER

@@ -130,6 +130,8 @@ _MBARRIER = ("MBarrier", "MBarriers", "mbarriers", "mbarrier_init", "mbarrier_ar
              "mbarrier_arrive_expect_tx", "mbarrier_expect_tx", "mbarrier_try_wait",
              "mbarrier_wait", "fence_proxy_async", "fence_mbarrier_init")
 _TMA = ("tma_load", "tma_store", "commit_tma_stores", "wait_tma_reads", "wait_tma_stores")
+_CLUSTER = ("cluster_cta_rank", "cluster_size", "cluster_idx", "cluster_dim", "cluster_cta_idx",
+            "cluster_arrive", "cluster_wait", "cluster_sync", "map_shared")
 _LAZY = {
     **dict.fromkeys(_BUILTINS, "frontend.builtins"),
     "select": "frontend.fragment_ops",
@@ -164,6 +166,7 @@ _LAZY = {
     "Pipeline": "frontend.pipeline",
     "PipelineState": "frontend.pipeline",
     **dict.fromkeys(_TMA, "frontend.tma"),
+    **dict.fromkeys(_CLUSTER, "frontend.cluster"),
     **dict.fromkeys(("copy_async", "commit_copies", "wait_copies"), "frontend.copies"),
     "syncwarp": "frontend.vote",
     "vote_all": "frontend.vote",
@@ -231,6 +234,7 @@ def window(x, origin, shape, inbounds: bool = False):
 __all__ = [
     *_MBARRIER,
     *_TMA,
+    *_CLUSTER,
     "Pipeline",
     "PipelineState",
     "abs",

@@ -28,11 +28,13 @@ from xdsl.rewriter import InsertPoint
 
 from ..compiler.errors import CompileError
 
-__all__ = ["BLOCK_ATTRIBUTE", "KernelBuilder", "current_builder", "current_builder_or_none", "emit",
-           "kernel_block_shape"]
+__all__ = ["BLOCK_ATTRIBUTE", "CLUSTER_ATTRIBUTE", "KernelBuilder", "current_builder", "current_builder_or_none", "emit",
+           "kernel_block_shape", "kernel_cluster_shape"]
 
 #: The ``func.func`` attribute holding a kernel's block shape: ``array<i32: x, y, z>`` threads.
 BLOCK_ATTRIBUTE = "tylo.block"
+#: The ``func.func`` attribute holding a kernel's cluster shape: ``array<i32: x, y, z>`` CTAs.
+CLUSTER_ATTRIBUTE = "tylo.cluster"
 
 _current: ContextVar["KernelBuilder | None"] = ContextVar("tylo_kernel_builder", default=None)
 
@@ -95,3 +97,9 @@ def kernel_block_shape(op: Operation) -> tuple[int, int, int] | None:
     if not isinstance(attr, DenseArrayBase):
         return None
     return tuple(attr.get_values())
+
+
+def kernel_cluster_shape(fn: func.FuncOp) -> tuple[int, int, int] | None:
+    """The ``tylo.cluster`` shape (x, y, z CTAs) of kernel `fn`, or None without one."""
+    attr = fn.attributes.get(CLUSTER_ATTRIBUTE)
+    return tuple(attr.get_values()) if isinstance(attr, DenseArrayBase) else None

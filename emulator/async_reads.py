@@ -102,7 +102,7 @@ def refuse_unordered_read(machine, op, offsets, size: int, threads, reader: str)
     hit = races.w_epoch[b] == machine.epoch
     if hit.any():
         at = int(b[np.nonzero(hit)[0][0]])
-        writer = int(races.w_tid[at]) - machine.cta_index * machine.threads_per_cta
+        writer = int(machine.local_id(int(races.w_tid[at])))
         machine.error(op, f"data race on {machine._place('shared', at)}: {reader} reads it, "
                           f"and thread {writer} stored it with no barrier between them",
                       np.asarray(threads), kind="race")

@@ -30,6 +30,7 @@ from .memory import (
 from .async_copies import PendingCopies
 from .async_reads import PendingReads
 from .bulk_copies import BulkCopies
+from .cluster import Geometry
 from .mbarriers import MBarriers
 from .races import RaceTracker
 from .report import line as _line, ranges as _ranges
@@ -52,7 +53,7 @@ class Machine:
     """State of one emulated launch; `threads` is the issue group the scheduler runs."""
 
     def __init__(self, memory: Memory, grid, block, params: bytes, shared_bytes: int, stdout,
-                 kernel: str, tensor_maps: dict | None = None):
+                 kernel: str, tensor_maps: dict | None = None, cluster=None):
         self.memory, self.grid, self.block = memory, grid, block
         self.params, self.dynamic_shared, self.stdout = params, shared_bytes, stdout
         # parameter byte offset -> tensor_maps.TensorMapInfo (the tensor-map arguments)
@@ -60,6 +61,12 @@ class Machine:
         self.param_offsets: tuple[int, ...] = ()  # per entry parameter (declare)
         self.kernel = kernel
         self.threads_per_cta = block[0] * block[1] * block[2]
+        # the cluster (`cluster.Geometry`): its CTAs run as one unit of `unit_threads` threads
+        self.geometry = Geometry(cluster, self.threads_per_cta)
+        self.cluster_ctas = self.geometry.ctas
+        self.unit_threads = self.threads_per_cta * self.cluster_ctas
+        self.ctas = [(0, 0, 0)]  # the unit's CTAs, in rank order
+        self.cluster_id = (0, 0, 0)
         self.symbols: dict[str, Symbol] = {}
         self.shared_size = 0
         self.local_size = 0
@@ -104,6 +111,7 @@ class Machine:
         own = entry.attributes.get(DYNAMIC_BYTES_ATTRIBUTE)
         self.dynamic_shared += own.value.data if own is not None else 0
         self.shared_size = _align(shared, 16) + self.dynamic_shared
+        self.geometry.set_shared(self.shared_size)
         self.local_size = local
         for op in module.ops:
             if isinstance(op, ExternSharedDeclOp):
@@ -113,26 +121,70 @@ class Machine:
                 base = self.memory.allocate(f"string '{op.sym_name.data}'", data)
                 self.symbols[op.sym_name.data] = Symbol("global", base)
 
-    def begin_cta(self, cta) -> None:
-        """Fresh shared and local memory for CTA `cta` (x, y, z), and a new race epoch."""
+    def begin_cta(self, cta, ctas=None, cluster_id=(0, 0, 0)) -> None:
+        """Fresh shared and local memory for CTA `cta` (x, y, z), or for the CTAs `ctas` of a
+        cluster (rank order; `cta` the first), and a new race epoch."""
         self.cta = cta
+        self.ctas = list(ctas) if ctas is not None else [cta]
+        self.cluster_id = cluster_id
         self.cta_index += 1
-        n = self.threads_per_cta
-        self.shared = Window("shared", np.zeros(self.shared_size, np.uint8),
-                             RaceTracker(self.shared_size))
+        n = self.unit_threads
+        size = self.geometry.stride * self.cluster_ctas
+        limit = self.shared_size if self.cluster_ctas > 1 else None
+        self.shared = Window("shared", np.zeros(size, np.uint8), RaceTracker(size), limit)
         self.local = Window("local", np.zeros((n, self.local_size), np.uint8))
         self.pending_registers, self.async_groups = {}, {}
         self.async_reads = PendingReads()
-        self.mbarriers.begin_cta(n, self.cta_index * n, self.shared_size)
-        self.bulk.begin_cta(self.shared_size)
-        self.copies.begin_cta(self.shared_size)
+        self.mbarriers.begin_cta(n, self.cta_index * n, size)
+        self.bulk.begin_cta(size)
+        self.copies.begin_cta(size)
         self.clocks = self.mbarriers.clocks if self.uses_mbarriers else None
         self.barrier()
 
-    def barrier(self) -> None:
-        """A CTA-wide barrier completed: accesses before it are ordered before those after."""
+    def barrier(self, threads=None) -> None:
+        """A barrier of `threads` (unit indices; None: all) completed: accesses before it are
+        ordered before those after (a new race epoch, `cluster` says why for peers)."""
         self.epoch += 1
-        self.mbarriers.barrier(slice(None))
+        self.mbarriers.barrier(slice(None) if threads is None else threads)
+
+    def local_id(self, ids):
+        """Unit-local thread indices of race-record thread ids."""
+        return ids - self.cta_index * self.unit_threads
+
+    def shared_offsets(self, op, addresses, size: int, threads=None):
+        """Window offsets of CTA-relative ``.shared::cta`` addresses of `threads` (default: the
+        issue group), checked for alignment and against the CTA's shared bytes."""
+        addresses = np.asarray(addresses, np.int64)
+        try:
+            self.shared.check(addresses, size)
+        except AccessFault as fault:
+            self.error(op, f"{fault} ({_addresses(addresses, fault.lanes)})",
+                       self._lanes_threads(threads, fault.lanes), kind="access")
+        if self.cluster_ctas == 1:
+            return addresses
+        return self.geometry.offsets(addresses, self.threads if threads is None else threads)
+
+    def cluster_offsets(self, op, addresses, size: int, threads=None):
+        """Window offsets of ``.shared::cluster`` addresses (`cluster`) used by `threads`
+        (default: the issue group): an address of a CTA outside the cluster or past its shared
+        bytes is an `EmulationError`."""
+        threads = self.threads if threads is None else np.asarray(threads, np.int64)
+        rank, local = self.geometry.decode(addresses, threads)
+        bad = np.nonzero(rank < 0)[0]
+        if bad.size:
+            a = int(np.asarray(addresses, np.int64)[bad[0]])
+            self.error(op, f".shared::cluster address {a:#x} names a CTA rank outside the "
+                           f"cluster's {self.cluster_ctas} CTAs", threads[bad], kind="access")
+        try:
+            self.shared.check(local, size)
+        except AccessFault as fault:
+            self.error(op, f"{fault} (.shared::cluster {_addresses(np.asarray(addresses), fault.lanes)})",
+                       threads[fault.lanes], kind="access")
+        return local + rank * self.geometry.stride
+
+    def _lanes_threads(self, threads, lanes):
+        t = self.threads if threads is None else np.asarray(threads, np.int64)
+        return t[lanes] if t.size > 1 else t
 
     def proxy_fence(self, threads) -> None:
         """``fence.proxy.async`` by `threads` (local indices): see `bulk_copies`."""
@@ -145,6 +197,16 @@ class Machine:
         bx, by, _ = self.block
         reg, _, axis = name[1:].partition(".")
         i = "xyz".index(axis) if axis else 0
+        g = self.geometry
+        if g.ctas > 1:
+            if reg.startswith("cluster") or reg.endswith("clusterid"):
+                return self._cluster_special(reg, i)
+            if reg == "ctaid":
+                return np.asarray(np.asarray(self.cluster_id[i] * g.shape[i], np.int64)
+                                  + g.cta_coords(t, i), np.uint32)
+            t = t % self.threads_per_cta
+        elif reg.startswith("cluster") or reg.endswith("clusterid"):
+            return self._cluster_special(reg, i)
         if reg == "tid":
             value = (t % bx, t // bx % by, t // (bx * by))[i]
         elif reg == "ntid":
@@ -156,7 +218,7 @@ class Machine:
         elif reg == "laneid":
             value = t % 32
         elif reg == "warpid":
-            value = t // 32
+            value = t // 32  # (per CTA: `t` is the CTA's thread index here)
         elif reg == "dynamic_smem_size":
             value = np.full(t.size, self.dynamic_shared)
         elif reg == "total_smem_size":
@@ -165,10 +227,23 @@ class Machine:
             raise KeyError(name)
         return np.asarray(value, np.uint32)
 
+    def _cluster_special(self, reg: str, i: int):
+        """The cluster special registers (PTX ISA 10.12-10.19) of the issue group."""
+        t, g = self.threads, self.geometry
+        value = {
+            "cluster_ctarank": lambda: g.rank(t),
+            "cluster_nctarank": lambda: np.full(t.size, g.ctas),
+            "clusterid": lambda: np.full(t.size, self.cluster_id[i]),
+            "nclusterid": lambda: np.full(t.size, self.grid[i] // g.shape[i]),
+            "cluster_ctaid": lambda: g.cta_coords(t, i),
+            "cluster_nctaid": lambda: np.full(t.size, g.shape[i]),
+        }[reg]()
+        return np.asarray(value, np.uint32)
+
     # -- memory ---------------------------------------------------------------------------------
     def _global_id(self, lanes=None):
         t = self.threads if lanes is None else self.threads[lanes]
-        return self.cta_index * self.threads_per_cta + t
+        return self.cta_index * self.unit_threads + t
 
     def load(self, op, space: str, addresses, size: int, lanes=None):
         """`size` bytes at each address in `space` ("global", "shared", "local", "generic"): a
@@ -242,11 +317,17 @@ class Machine:
                 return self._global(op, addresses, size, data)
             if space == "param":
                 return self._param(addresses, size, data)
+            if space == "shared::cluster":
+                offsets = self.cluster_offsets(op, addresses, size)
+                return self._tracked(op, self.shared.data, self.shared.races, offsets, size, data,
+                                     "shared")
             window = self.shared if space == "shared" else self.local if space == "local" else None
             if window is None:
                 raise AccessFault(f"the emulator has no .{space} state space", np.arange(1))
             offsets = addresses.astype(np.int64)
             window.check(offsets, size)
+            if space == "shared" and self.cluster_ctas > 1:
+                offsets = self.geometry.offsets(offsets, self.threads)
             if space == "local":
                 rows = self.threads
                 cols = offsets[:, None] + np.arange(size)
@@ -289,7 +370,7 @@ class Machine:
     def _tracked(self, op, buf, races, offsets, size, data, name, lanes=None):
         ids = self._global_id(lanes)
         if name == "shared":
-            local = ids - self.cta_index * self.threads_per_cta
+            local = self.local_id(ids)
             self.mbarriers.check_access(op, offsets, size, local, data is not None)
             self.copies.check_access(op, offsets, size, local, data is not None)
             if data is not None:
@@ -311,9 +392,9 @@ class Machine:
                 scatter(buf, offsets, data)
             result = None
         if race is not None:
-            me = ids[race.lane] - self.cta_index * self.threads_per_cta
+            me = self.local_id(ids[race.lane])
             other = ("several threads" if race.other < 0 else
-                     f"thread {race.other - self.cta_index * self.threads_per_cta}")
+                     f"thread {self.local_id(race.other)}")
             self.error(op, f"data race on {self._place(name, race.offset)}: {race.kind}: thread {me} "
                            f"and {other} access it with no barrier between them",
                        [me], kind="race")
@@ -322,11 +403,16 @@ class Machine:
     def _place(self, name: str, offset: int) -> str:
         """``shared array 'smem_0' byte 12`` for a shared offset, else ``<name> byte <offset>``."""
         if name == "shared":
+            cta = ""
+            if self.cluster_ctas > 1:
+                rank, offset = divmod(offset, self.geometry.stride)
+                cta = f"CTA rank {rank}'s "
             arrays = sorted((sym.address, n) for n, sym in self.symbols.items()
                             if sym.space == "shared" and sym.address <= offset)
             if arrays:
                 start, array = arrays[-1]
-                return f"shared array '{array}' byte {offset - start}"
+                return f"{cta}shared array '{array}' byte {offset - start}"
+            return f"{cta}shared byte {offset}"
         return f"{name} byte {offset}"
 
     def _generic(self, op, addresses, size, data):
@@ -361,9 +447,14 @@ class Machine:
         who = f"thread {threads[0]}" if len(threads) == 1 else (
             f"threads {_ranges(sorted(set(threads)))}" if threads else "")
         line = _line(op)
+        block, where = self.cta, f"block {self.cta}"
+        if self.cluster_ctas > 1:  # unit threads: rank * n + tid over the cluster's CTAs
+            block = self.ctas[threads[0] // self.threads_per_cta] if threads else self.cta
+            where = (f"cluster {self.cluster_id} (blocks {', '.join(map(str, self.ctas))}; "
+                     f"threads numbered rank * {self.threads_per_cta} + tid), block {block}")
         err = EmulationError(
-            f"kernel '{self.kernel}', block {self.cta}{', ' + who if who else ''}: {message}\n"
-            f"  at: {line}", instruction=line, block=self.cta, threads=threads, kind=kind)
+            f"kernel '{self.kernel}', {where}{', ' + who if who else ''}: {message}\n"
+            f"  at: {line}", instruction=line, block=block, threads=threads, kind=kind)
         raise err
 
 

@@ -46,6 +46,8 @@ class Barrier:
     version: int = 0
     arrived: object = None  # the max of the arrivers' released clocks this phase
     completed: object = None  # the same for the last completed phase
+    remote: int = -1  # a thread of another CTA that arrived this phase (release.cluster), or -1
+    completed_remote: int = -1  # the same for the last completed phase
 
 
 @dataclass
@@ -105,8 +107,10 @@ class MBarriers:
             old = self.bars.get(int(a))
             self.bars[int(a)] = Barrier(int(a), c, c, version=(old.version + 1 if old else 0))
 
-    def arrive(self, op, addresses, threads, tx=None) -> None:
-        """One arrival per lane; `tx`: bytes each lane's ``arrive.expect_tx`` expects first."""
+    def arrive(self, op, addresses, threads, tx=None, remote=None) -> None:
+        """One arrival per lane; `tx`: bytes each lane's ``arrive.expect_tx`` expects first;
+        `remote`: per lane, whether the barrier is in another CTA than the arriving thread (a
+        ``release.cluster`` arrive through ``mapa``)."""
         self._check_address(op, addresses, threads)
         for i, (a, t) in enumerate(zip(np.asarray(addresses, np.int64), threads)):
             bar = self._lookup(op, int(a), t, "arrive")
@@ -120,6 +124,8 @@ class MBarriers:
             local = int(t)
             snap = self.clocks.release(local)
             bar.arrived = snap if bar.arrived is None else np.maximum(bar.arrived, snap)
+            if remote is not None and remote[i]:
+                bar.remote = local
             bar.pending -= 1
             self._changed(bar)
 
@@ -139,9 +145,13 @@ class MBarriers:
         self._add_tx(op, bar, -int(nbytes), thread)
         self._changed(bar)
 
-    def try_wait(self, op, addresses, parities, threads):
+    def try_wait(self, op, addresses, parities, threads, scope: str = "cta"):
         """Per lane: whether the phase of that parity has completed; a success acquires the
-        completed phase's releases and marks the thread as having seen its async writes."""
+        completed phase's releases and marks the thread as having seen its async writes. A
+        success with `scope` "cta" on a phase that a thread of another CTA arrived on is an
+        `EmulationError`: a release.cluster arrive synchronizes only with an acquire whose scope
+        includes the arriving thread (PTX ISA 8 "Memory Consistency Model", morally strong
+        operations), ``.acquire.cluster``."""
         self._check_address(op, addresses, threads)
         out = np.zeros(len(threads), bool)
         for i, (a, p, t) in enumerate(zip(np.asarray(addresses, np.int64),
@@ -155,6 +165,13 @@ class MBarriers:
             if not done:
                 self.failed.append((int(t), bar.address, bar.version))
             elif bar.phase > 0:
+                if bar.completed_remote >= 0 and scope != "cluster":
+                    self.machine.error(
+                        op, f"mbarrier.try_wait with the default .acquire.cta observes phase "
+                            f"{bar.phase - 1} of the mbarrier at {self.name(bar.address)}, which "
+                            f"thread {bar.completed_remote} of another CTA arrived on (a remote "
+                            "arrive, release.cluster): the wait needs .acquire.cluster "
+                            "(bar.wait(parity, scope='cluster'))", [t], kind="mbarrier")
                 self.clocks.acquire(int(t), bar.completed)
                 self._observe(bar.address, bar.phase - 1, [int(t)])
         return out
@@ -172,6 +189,7 @@ class MBarriers:
             bar.phase += 1
             bar.pending = bar.expected
             bar.completed, bar.arrived = bar.arrived, None
+            bar.completed_remote, bar.remote = bar.remote, -1
 
     # -- async writes -----------------------------------------------------------------------------
     def async_write(self, offsets, barrier: int, what: str) -> None:

@@ -179,13 +179,14 @@ class Window:
     name: str
     data: "np.ndarray"
     races: RaceTracker | None = None
+    limit: int | None = None  # bytes per CTA when `data` holds a cluster's CTAs (else its size)
 
     def check(self, offsets, size: int) -> None:
         offsets = offsets.astype(np.int64, copy=False)
         bad = (offsets % size) != 0
         if bad.any():
             raise AccessFault(f"misaligned {size}-byte {self.name} access", np.nonzero(bad)[0])
-        limit = self.data.shape[-1]
+        limit = self.data.shape[-1] if self.limit is None else self.limit
         over = (offsets < 0) | (offsets + size > limit)
         if over.any():
             lane = int(np.nonzero(over)[0][0])

@@ -45,7 +45,9 @@ from ..compiler.errors import EmulationError
 from ..compiler.lazy_modules import np
 from ..dialects import ptx
 from . import semantics
+from ..dialects.ptx.cluster import BarrierClusterOp
 from ..dialects.ptx.sync import BarOp
+from .cluster import ClusterBarrier
 from .machine import Machine
 from .scheduler_values import Branch
 from .report import line as _line, ranges as _ranges
@@ -93,6 +95,8 @@ class Program:
             return Instruction(op, None, None, reads, (), "nop")
         if isinstance(op, ptx.ops.BarSyncOp | BarOp):
             return Instruction(op, None, None, reads, (), "barrier")
+        if isinstance(op, BarrierClusterOp):
+            return Instruction(op, None, None, reads, (), "cluster_barrier")
         found = impls._impl_dict.get(type(op))  # xDSL's registry of @impl functions
         if found is None:
             raise EmulationError(f"the emulator has no semantics for {op.name} "
@@ -161,21 +165,36 @@ class Scheduler:
         machine.declare(module, entry)
 
     def run(self) -> None:
-        gx, gy, gz = self.machine.grid
+        m = self.machine
+        gx, gy, gz = m.grid
+        g = m.geometry
+        if g.ctas > 1:  # the CTAs of a cluster run together (`emulator.cluster`)
+            if m.threads_per_cta % 32:
+                raise EmulationError(
+                    f"kernel '{m.kernel}': the emulator runs clusters of CTAs of whole warps; "
+                    f"a block of {m.threads_per_cta} threads is not a multiple of 32")
+            cx, cy, cz = g.shape
+            for z in range(gz // cz):
+                for y in range(gy // cy):
+                    for x in range(gx // cx):
+                        ctas = g.ctas_of((x, y, z))
+                        self._run_cta(ctas[0], ctas, (x, y, z))
+            return
         for z in range(gz):
             for y in range(gy):
                 for x in range(gx):
                     self._run_cta((x, y, z))
 
-    # -- one CTA --------------------------------------------------------------------------------
-    def _run_cta(self, cta_id) -> None:
+    # -- one CTA (or the CTAs of one cluster) -----------------------------------------------------
+    def _run_cta(self, cta_id, ctas=None, cluster_id=(0, 0, 0)) -> None:
         m = self.machine
-        n = m.threads_per_cta
-        m.begin_cta(cta_id)
+        n = m.unit_threads
+        m.begin_cta(cta_id, ctas, cluster_id)
         cta = CTA(np.zeros(n, np.int64), np.zeros(n, np.int8))
         cta.regs = {name: np.zeros(n, dtype) for name, dtype in self.program.registers.items()}
         self.cta = cta
         m.thread_states = cta.state  # (READY, WAITING, EXITED, PARKED: masked collectives read it)
+        self.cluster_barrier = ClusterBarrier(n)
         everyone = np.arange(n, dtype=np.int64)
         while True:
             ready = cta.state == READY
@@ -184,6 +203,8 @@ class Scheduler:
                     self._unfinished()
                     return
                 if cta.parked and self._unpark():
+                    continue
+                if self.cluster_barrier.used and self._cluster_complete():
                     continue
                 self._stuck()
             pc = int(cta.pc[ready].min())
@@ -210,6 +231,11 @@ class Scheduler:
                 continue
             if kind == "barrier":
                 if self._arrive(ins, group, pc):
+                    return
+                pc += 1
+                continue
+            if kind == "cluster_barrier":
+                if self._cluster_barrier(ins, group, pc):
                     return
                 pc += 1
                 continue
@@ -276,6 +302,15 @@ class Scheduler:
         its own named barrier) arrives warp set by warp set; the group then stops issuing, and
         the sets that do not wait resume at the next instruction."""
         cta, op = self.cta, ins.op
+        m = self.machine
+        if m.cluster_ctas > 1:  # each CTA of the cluster has its own barriers
+            ranks = group // m.threads_per_cta
+            if ranks[0] != ranks[-1]:
+                for r in np.unique(ranks):
+                    sub = group[ranks == r]
+                    if not self._arrive(ins, sub, pc):
+                        cta.pc[sub] = pc + 1
+                return True
         if not isinstance(op, BarOp):
             return self._arrive_at(op, group, pc, int(op.barrier.value.data), True, None)
         per_thread = cta.regs[ins.reads[0]][group]
@@ -297,13 +332,15 @@ class Scheduler:
         return True
 
     def _arrive_at(self, op, group, pc: int, ident: int, wait: bool, count) -> bool:
-        cta = self.cta
-        n = self.machine.threads_per_cta
+        cta, m = self.cta, self.machine
+        n = m.threads_per_cta
         expected = count if count is not None else n
-        phase = cta.barriers.get(ident)
+        rank = int(group[0]) // n if m.cluster_ctas > 1 else 0
+        key = (rank, ident) if m.cluster_ctas > 1 else ident
+        phase = cta.barriers.get(key)
         if phase is None:
-            phase = cta.barriers[ident] = Phase(expected, op, np.zeros(n, bool),
-                                                counted=count is not None)
+            phase = cta.barriers[key] = Phase(expected, op, np.zeros(m.unit_threads, bool),
+                                              counted=count is not None)
         elif phase.expected != expected:
             self.machine.error(op, f"barrier {ident}: threads arrive for {expected} threads, "
                                    f"but earlier ones arrived for {phase.expected} (at "
@@ -318,14 +355,61 @@ class Scheduler:
             for waiting in phase.waiting:
                 cta.state[waiting] = READY
                 cta.pc[waiting] += 1
-            del cta.barriers[ident]
-            self.machine.barrier()
+            del cta.barriers[key]
+            if m.cluster_ctas > 1:
+                m.barrier(np.arange(rank * n, (rank + 1) * n))
+            else:
+                m.barrier()
             return False
         return wait
+
+    # -- barrier.cluster --------------------------------------------------------------------------
+    def _cluster_barrier(self, ins: Instruction, group, pc: int) -> bool:
+        """``barrier.cluster.arrive`` / ``.wait`` by `group` (`cluster.ClusterBarrier`); whether
+        the group stops issuing (some of it waits)."""
+        cb, cta = self.cluster_barrier, self.cta
+        if ins.op.mode.data == "arrive":
+            again = cb.arrive(group)
+            if again.size:
+                self.machine.error(ins.op, "barrier.cluster.arrive again before the "
+                                           "barrier.cluster.wait of the previous arrive", again,
+                                   kind="deadlock")
+            self._cluster_complete()
+            return False
+        never = group[cb.pending[group] < 0]
+        if never.size:
+            self.machine.error(ins.op, "barrier.cluster.wait without a barrier.cluster.arrive "
+                                       "before it", never, kind="deadlock")
+        done = cb.passes(group)
+        if done.all():
+            return False
+        waiting = group[~done]
+        cta.pc[waiting] = pc
+        cta.state[waiting] = WAITING
+        cta.pc[group[done]] = pc + 1
+        return True
+
+    def _cluster_complete(self) -> bool:
+        """Complete the cluster barrier's phase when every non-exited thread arrived: its
+        waiters resume after their wait, and memory is ordered as by a barrier of all."""
+        cta, cb = self.cta, self.cluster_barrier
+        live = np.nonzero(cta.state != EXITED)[0]
+        if not cb.complete(live):
+            return False
+        code = self.program.instructions
+        waiters = [int(t) for t in np.nonzero(cta.state == WAITING)[0]
+                   if code[int(cta.pc[t])].kind == "cluster_barrier"]
+        for t in waiters:
+            cta.state[t] = READY
+            cta.pc[t] += 1
+            cb.pending[t] = -1
+        self.machine.barrier()
+        return True
 
     def _unfinished(self) -> None:
         """Every thread exited: a barrier with arrivals but not its count is an error."""
         for ident, phase in self.cta.barriers.items():
+            ident = ident if isinstance(ident, int) else f"{ident[1]} of CTA rank {ident[0]}"
             self.machine.error(phase.first, f"barrier {ident} never completes: warps "
                                             f"{sorted(phase.warps)} ({phase.arrived()} "
                                             f"threads) arrived of the {phase.expected} it "
@@ -349,6 +433,13 @@ class Scheduler:
         also = f"; threads {_ranges(exited)} exited without reaching it" if exited.size else ""
         counts = "".join(f"; barrier {i} has {p.arrived()} of its {p.expected} threads"
                          for i, p in sorted(self.cta.barriers.items()))
+        cb = self.cluster_barrier
+        if cb.used:
+            live = np.nonzero(cta.state != EXITED)[0]
+            missing = live[cb.pending[live] != cb.phase]
+            if missing.size and (cb.pending[live] == cb.phase).any():
+                counts += (f"; barrier.cluster waits for threads {_ranges(missing)}, which have "
+                           "not arrived")
         what = "barrier never completes" if not parked.size else (
             "deadlock: every thread still running waits, and no mbarrier it waits on can change")
         self.machine.error(first, f"{what}: {where}{also}{counts}",
@@ -357,6 +448,8 @@ class Scheduler:
     def _whole_warps(self, ins: Instruction, group) -> None:
         """Refuse `group` unless it is whole warps (whole warpgroups for a span of 128)."""
         n, span = self.machine.threads_per_cta, ins.span
+        if self.machine.cluster_ctas > 1 and n % span == 0:
+            n = self.machine.unit_threads  # (whole warp(group)s per CTA: none straddles CTAs)
         unit = "warp" if span == 32 else "warpgroup"
         units = np.unique(group // span)
         if n % span and units[-1] == n // span:  # a partial last warp(group) executes it
@@ -403,14 +496,17 @@ class Scheduler:
 
 
 def run_entry(module: ModuleOp, entry: str, grid, block, params: bytes, memory,
-              shared_bytes: int = 0, stdout=None, tensor_maps: dict | None = None) -> None:
+              shared_bytes: int = 0, stdout=None, tensor_maps: dict | None = None,
+              cluster=None) -> None:
     """Run `entry` of a ptx-dialect `module` over `grid` x `block` (3-tuples), with kernel
     parameters `params` (the value area `runtime.packing` packs: 8-byte slots, tensor maps at
     64-byte offsets, `compiler.kernel_params.param_layout`) on `memory` (`memory.Memory`,
     which the kernel's stores update); `tensor_maps`: parameter byte offset ->
-    `tensor_maps.TensorMapInfo`. ``EmulationError`` for a fault."""
+    `tensor_maps.TensorMapInfo`; `cluster`: CTAs per cluster (x, y, z) or None, whose CTAs run
+    together (`emulator.cluster`; each grid extent a multiple of the cluster's). ``EmulationError``
+    for a fault."""
     machine = Machine(memory, tuple(grid), tuple(block), params, shared_bytes,
-                      stdout or sys.stdout, entry, tensor_maps)
+                      stdout or sys.stdout, entry, tensor_maps, cluster)
     Scheduler(module, entry, machine).run()
 
 

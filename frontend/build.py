@@ -20,6 +20,7 @@ from ..compiler.errors import CompileError, TyloError
 from ..compiler.int_tuple import is_int
 from ..compiler.layout import Layout
 from ..compiler.signature import ConstexprSpec, ScalarSpec, TensorMapSpec, TensorSpec
+from ..dialects.builder import CLUSTER_ATTRIBUTE
 from ..dialects.scalars import Scalar
 from ..dialects.tylo import TensorMapType, element_type
 from ..passes.pipeline import emit_ptx, pipeline, run_pipeline
@@ -82,8 +83,11 @@ def trace(kernel, specs, values, block, arch: str = "sm_90a", shared: list | Non
     fn_op = func.FuncOp(kernel.fn.__name__, (body.arg_types, []), Region(body))
     fn_op.attributes["tylo.kernel"] = UnitAttr()
     fn_op.attributes["tylo.block"] = DenseArrayBase.from_list(i32, list(block))
+    cluster = getattr(kernel, "cluster", None)
+    if cluster is not None:  # (`passes.select.kernel` writes .reqnctapercluster from it)
+        fn_op.attributes[CLUSTER_ATTRIBUTE] = DenseArrayBase.from_list(i32, list(cluster))
     filenames = {kernel.source.filename} | {h.filename for h in kernel.dependencies().helpers}
-    tracer = Tracer(body, block, arch)
+    tracer = Tracer(body, block, arch, cluster)
     if shared is not None:
         shared.append(tracer.shared)
     with tracer.active():

@@ -79,6 +79,9 @@ class Emulated:
         self.kernel = kernel
         self.grid = launch_dims("grid", grid)
         self.block = launch_dims("block", block)
+        from .launcher import check_cluster_grid
+
+        check_cluster_grid(kernel, self.grid)
         if type(shared_bytes) is not int or shared_bytes < 0:
             raise LaunchError(f"dynamic shared memory {shared_bytes!r} must be a non-negative int")
         self.shared_bytes = shared_bytes
@@ -135,7 +138,8 @@ class Emulated:
                                                tuple(value.shape), strides, kind="emulated")
         packed = packer(params).pack(launch_values)
         run_entry(module, name, self.grid, self.block, packed.value_area(), memory,
-                  self.shared_bytes, self.stdout or sys.stdout, tensor_maps)
+                  self.shared_bytes, self.stdout or sys.stdout, tensor_maps,
+                  cluster=getattr(kernel, "cluster", None))
         for pname, (index, offset) in groups.items():  # overlapping arrays read the same bytes
             span = _span(pname, arrays[pname])
             data = memory.allocations[index].data[offset: offset + span.nbytes]

@@ -31,8 +31,10 @@ from types import FunctionType
 from typing import TYPE_CHECKING
 
 from ..compiler import knobs
+from ..compiler.cluster import cluster_shape
 from ..compiler.dtypes import as_dtype
-from ..compiler.errors import ArgumentError, LaunchError, TyloError, UnsupportedError, user_location
+from ..compiler.errors import (ArgumentError, GeometryError, LaunchError, TyloError, UnsupportedError,
+                               user_location)
 from ..compiler.layout import Layout
 from ..compiler.mma_atom import MMAAtom
 from ..compiler.ownership import Ownership
@@ -118,8 +120,10 @@ def _is_static_object(value) -> bool:
 class Kernel:
     """A decorated kernel function (see the module docstring)."""
 
-    def __init__(self, fn: FunctionType):
+    def __init__(self, fn: FunctionType, cluster=None):
         self.fn = fn
+        # (x, y, z) CTAs per cluster, or None (`compiler.cluster`; part of every cache key)
+        self.cluster = _cluster(cluster)
         self.source = TracedSource(fn)
         try:
             self.signature = inspect.signature(fn, eval_str=True)
@@ -215,7 +219,7 @@ class Kernel:
 
     def _key(self, specs, block, arch) -> tuple:
         return (self.source.digest(), self.dependencies().key, specs, block, arch, toolchain(),
-                VERSION)
+                VERSION, self.cluster)
 
     def _disk_key(self, specs, block, arch) -> tuple[str | None, str]:
         """(key of the disk cache, "") or (None, why the kernel is not cached on disk)."""
@@ -230,6 +234,7 @@ class Kernel:
         key = disk_cache.digest([
             DISK_FORMAT, disk_cache.tylo_digest(), self.fn.__module__, self.fn.__qualname__,
             self.source.digest(), deps.disk_token, spec_token, block, arch, *toolchain(),
+            self.cluster,
         ])
         return key, ""
 
@@ -354,6 +359,14 @@ def _decorated(fn, what: str):
     raise UnsupportedError(f"{what} decorates a function defined with def, not {fn!r}")
 
 
+def _cluster(value) -> tuple[int, int, int] | None:
+    """`compiler.cluster.cluster_shape` of a decorator's ``cluster=``; GeometryError if bad."""
+    try:
+        return cluster_shape(value, "cluster")
+    except ValueError as e:
+        raise GeometryError(f"@tylo.kernel(cluster=...): {e}") from None
+
+
 def _decorate(fn, cls, what: str):
     """`cls(fn)` for a plain function (`_decorated`), errors located at the decorator's line."""
     try:
@@ -362,11 +375,25 @@ def _decorate(fn, cls, what: str):
         raise e.with_location(e.location or user_location(3)).with_traceback(None) from None
 
 
-def kernel(fn: FunctionType | None = None) -> Kernel:
+def kernel(fn: FunctionType | None = None, *, cluster=None) -> Kernel:
     """Decorate a Python function as a Tylo kernel (see the module docstring); ``@tylo.kernel``
     and ``@tylo.kernel()`` are the same. UnsupportedError for anything but a plain function
-    with named parameters (its source must be in a file)."""
-    return kernel if fn is None else _decorate(fn, Kernel, "@tylo.kernel")
+    with named parameters (its source must be in a file).
+
+    cluster: CTAs per thread block cluster, an int or 1 to 3 ints (x, y, z), at most 8 in all
+    (``@tylo.kernel(cluster=(2, 1, 1))``, sm_90+): the entry gets ``.reqnctapercluster`` and
+    launches as usual (``kernel[grid, block]``; each grid extent a multiple of the cluster's,
+    else a LaunchError naming the grid). `compiler.cluster`; docs/kernel_language.md 12.5.
+    GeometryError for a bad shape."""
+    if fn is None:
+        if cluster is None:
+            return kernel
+        try:
+            _cluster(cluster)
+        except TyloError as e:
+            raise e.with_location(e.location or user_location(2)).with_traceback(None) from None
+        return functools.partial(kernel, cluster=cluster)
+    return _decorate(fn, functools.partial(Kernel, cluster=cluster), "@tylo.kernel")
 
 
 def func(fn: FunctionType | None = None) -> Helper:

@@ -29,6 +29,7 @@ environment variable costs about a microsecond, a quarter of the launch budget.
 
 from __future__ import annotations
 
+from ..compiler.cluster import grid_refusal
 from ..compiler.errors import LaunchError, TyloError
 from ..runtime import arguments, driver
 from ..runtime.arrays import DeviceArray
@@ -68,6 +69,7 @@ class Launcher:
         self.grid = launch_dims("grid", grid)
         self.block = launch_dims("block", block)
         self._gx, self._gy, self._gz = self.grid
+        check_cluster_grid(kernel, self.grid)
         if type(shared_bytes) is not int or shared_bytes < 0:
             raise LaunchError(f"dynamic shared memory {shared_bytes!r} must be a non-negative int")
         self.shared_bytes = shared_bytes
@@ -188,6 +190,14 @@ class Launcher:
         driver.launch(compiled.cubin, compiled.name, self.grid, self.block,
                       self.shared_bytes + compiled.dynamic_shared_bytes, stream, pack(compiled.device_params, call.values), call.device,
                       call.primary)
+
+
+def check_cluster_grid(kernel, grid) -> None:
+    """LaunchError naming the grid when it is not a whole number of the kernel's clusters
+    (`compiler.cluster.grid_refusal`): nothing is launched."""
+    why = grid_refusal(grid, getattr(kernel, "cluster", None))
+    if why is not None:
+        raise LaunchError(f"kernel '{kernel.fn.__name__}': launch {why}")
 
 
 class FullCall:

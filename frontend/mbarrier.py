@@ -24,6 +24,7 @@ from ..compiler.errors import GeometryError, TypeMismatchError
 from ..compiler.int_tuple import is_int
 from ..dialects.builder import emit
 from ..dialects.scalars import Scalar
+from ..dialects.tylo.cluster_ops import MBarrierArriveClusterOp
 from ..dialects.tylo.mbarrier_ops import (
     FenceOp,
     MBarrierArriveOp,
@@ -53,6 +54,12 @@ def _parity(parity) -> Scalar:
     return Scalar(_index(parity, "mbarrier parity"), dtypes.Int32)
 
 
+def _scope(scope: str) -> str | None:
+    if scope not in ("cta", "cluster"):
+        raise GeometryError(f"mbarrier wait scope {scope!r} must be 'cta' or 'cluster'")
+    return None if scope == "cta" else "cluster"
+
+
 class MBarrier:
     """One mbarrier: a shared pointer to its 8 bytes (`pointer`)."""
 
@@ -72,9 +79,20 @@ class MBarrier:
         """``mbarrier.init``: `count` arrivals complete a phase (1 .. 2^20 - 1); phase 0."""
         emit(MBarrierInitOp(self.pointer.value, _amount(count, "mbarrier count", 1).value))
 
-    def arrive(self) -> None:
-        """``mbarrier.arrive``: one arrival on the current phase (release, CTA scope)."""
-        emit(MBarrierArriveOp(self.pointer.value))
+    def arrive(self, cta=None) -> None:
+        """``mbarrier.arrive``: one arrival on the current phase (release, CTA scope). With
+        `cta` (a CTA rank of the cluster, static or runtime Int32): the arrival is on the
+        barrier at this barrier's offset in that CTA (``mapa`` + ``mbarrier.arrive.release.
+        cluster.shared::cluster``, PTX ISA 9.7.13.15.13; the rank may be this CTA's own), and
+        the waits that pair with it need ``scope="cluster"``."""
+        if cta is None:
+            emit(MBarrierArriveOp(self.pointer.value))
+            return
+        from .cluster import _sm90, check_rank
+
+        check_rank(cta, "mbarrier arrive")
+        _sm90("a remote mbarrier arrive")
+        emit(MBarrierArriveClusterOp(self.pointer.value, _index(cta, "mbarrier arrive cta")))
 
     def arrive_expect_tx(self, nbytes) -> None:
         """``mbarrier.arrive.expect_tx``: expect `nbytes` more transaction bytes (what the async
@@ -87,15 +105,17 @@ class MBarrier:
         tx = _amount(nbytes, "transaction bytes", 0)
         emit(MBarrierExpectTxOp(self.pointer.value, tx.value, arrive=False))
 
-    def try_wait(self, parity) -> Scalar:
+    def try_wait(self, parity, scope: str = "cta") -> Scalar:
         """``mbarrier.try_wait.parity``: a Bool, whether the phase of `parity` (0 or 1, static
-        or runtime) has completed (acquire, CTA scope)."""
-        op = emit(MBarrierTryWaitOp(self.pointer.value, _parity(parity).value))
+        or runtime) has completed (acquire, CTA scope; ``scope="cluster"``:
+        ``.acquire.cluster``, which a phase that other CTAs arrive on needs)."""
+        op = emit(MBarrierTryWaitOp(self.pointer.value, _parity(parity).value, _scope(scope)))
         return Scalar(op.results[0], dtypes.Bool)
 
-    def wait(self, parity) -> None:
-        """Wait until the phase of `parity` has completed (try_wait in a PTX loop)."""
-        emit(MBarrierWaitOp(self.pointer.value, _parity(parity).value))
+    def wait(self, parity, scope: str = "cta") -> None:
+        """Wait until the phase of `parity` has completed (try_wait in a PTX loop); `scope` as
+        for `try_wait`."""
+        emit(MBarrierWaitOp(self.pointer.value, _parity(parity).value, _scope(scope)))
 
 
 class MBarriers:
@@ -138,9 +158,9 @@ def mbarrier_init(bar, count) -> None:
     _barrier(bar).init(count)
 
 
-def mbarrier_arrive(bar) -> None:
+def mbarrier_arrive(bar, cta=None) -> None:
     """`MBarrier.arrive` as a function."""
-    _barrier(bar).arrive()
+    _barrier(bar).arrive(cta)
 
 
 def mbarrier_arrive_expect_tx(bar, nbytes) -> None:
@@ -153,14 +173,14 @@ def mbarrier_expect_tx(bar, nbytes) -> None:
     _barrier(bar).expect_tx(nbytes)
 
 
-def mbarrier_try_wait(bar, parity) -> Scalar:
+def mbarrier_try_wait(bar, parity, scope: str = "cta") -> Scalar:
     """`MBarrier.try_wait` as a function."""
-    return _barrier(bar).try_wait(parity)
+    return _barrier(bar).try_wait(parity, scope)
 
 
-def mbarrier_wait(bar, parity) -> None:
+def mbarrier_wait(bar, parity, scope: str = "cta") -> None:
     """`MBarrier.wait` as a function."""
-    _barrier(bar).wait(parity)
+    _barrier(bar).wait(parity, scope)
 
 
 def fence_proxy_async() -> None:

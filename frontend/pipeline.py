@@ -2,7 +2,11 @@
 
 ``pipe = tylo.Pipeline(stages, consumers)`` allocates two barrier arrays: ``full[s]`` (count 1:
 the producer's ``arrive_expect_tx`` plus the transaction bytes of its copies complete it) and
-``empty[s]`` (count `consumers`: every consumer thread releases the stage). A `PipelineState`
+``empty[s]`` (count `consumers`: every consumer thread releases the stage).
+``tylo.Pipeline(stages, consumers, cluster=k)`` in a kernel of k CTAs per cluster: the
+consumers of every CTA release the stage on every CTA's empty[s] (count consumers x k; remote
+arrives), the producer's wait on it acquires at cluster scope, and init ends with a
+``cluster_sync`` (docs/kernel_language.md 12.5). A `PipelineState`
 is (index, phase), two runtime Int32 values, carried through runtime loops like any tuple of
 runtime values; ``state.advance()`` moves to the next stage and flips the phase on the wrap.
 
@@ -24,6 +28,7 @@ from ..compiler.errors import GeometryError, TypeMismatchError
 from ..compiler.int_tuple import is_int
 from ..dialects.scalars import Scalar, as_scalar, select
 from .builtins import linear_thread_idx
+from .cluster import cluster_ctas_now, cluster_sync
 from .sync import barrier
 from .control_flow import if_
 from .mbarrier import MAX_COUNT, MBarrier, fence_mbarrier_init, mbarriers
@@ -63,32 +68,45 @@ class Pipeline:
     (module docstring). Raises GeometryError for a stage count outside 1 .. 64 or a consumer
     count outside 1 .. 2^20 - 1 (an mbarrier's arrival limit)."""
 
-    def __init__(self, stages: int, consumers: int):
+    def __init__(self, stages: int, consumers: int, cluster: int = 1):
         if not is_int(stages) or not 1 <= stages <= 64:
             raise GeometryError(f"Pipeline: stages {stages!r} must be a static int 1 .. 64")
         if not is_int(consumers) or not 1 <= consumers <= MAX_COUNT:
             raise GeometryError(f"Pipeline: consumers {consumers!r} must be a static int "
                                 f"1 .. {MAX_COUNT} (the arrivals that release a stage)")
-        self.stages, self.consumers = stages, consumers
+        ctas = cluster_ctas_now()
+        if not is_int(cluster) or cluster not in (1, ctas):
+            raise GeometryError(f"Pipeline: cluster={cluster!r} must be 1 or the kernel's "
+                                f"{ctas} CTAs per cluster (@tylo.kernel(cluster=...))")
+        if consumers * cluster > MAX_COUNT:
+            raise GeometryError(f"Pipeline: {consumers} consumers x {cluster} CTAs exceed the "
+                                f"{MAX_COUNT} arrivals of an mbarrier phase")
+        self.stages, self.consumers, self.cluster = stages, consumers, cluster
         self.full = mbarriers(stages)
         self.empty = mbarriers(stages)
 
     def __repr__(self) -> str:
-        return f"<Pipeline of {self.stages} stages, {self.consumers} consumers>"
+        per = f", a cluster of {self.cluster}" if self.cluster > 1 else ""
+        return f"<Pipeline of {self.stages} stages, {self.consumers} consumers{per}>"
 
     def init(self) -> None:
         """Thread 0 (``linear_thread_idx() == 0``) initialises full[s] with count 1 and
-        empty[s] with `consumers`, then ``fence.mbarrier_init``; a ``bar.sync`` (every thread of
-        the block must call init) publishes the barriers before anyone uses them."""
+        empty[s] with `consumers` (times the cluster's CTAs for a cluster pipeline), then
+        ``fence.mbarrier_init``; a ``bar.sync`` (a `cluster_sync` for a cluster pipeline, whose
+        peers arrive on these barriers) publishes the barriers before anyone uses them: every
+        thread of the block (of the cluster) must call init."""
         def then():
             for s in range(self.stages):
                 self.full[s].init(1)
-                self.empty[s].init(self.consumers)
+                self.empty[s].init(self.consumers * self.cluster)
             fence_mbarrier_init()
             return ()
 
         if_(linear_thread_idx() == 0, then, lambda: (), (), ())
-        barrier()
+        if self.cluster > 1:
+            cluster_sync()
+        else:
+            barrier()
 
     def start(self) -> PipelineState:
         """The state of the first tile: index 0, phase 0 (runtime values)."""
@@ -104,8 +122,10 @@ class Pipeline:
         return bars[0] if self.stages == 1 else bars[self._state(state).index]
 
     def producer_acquire(self, state) -> None:
-        """Wait until the consumers released stage ``state.index`` (empty, parity phase ^ 1)."""
-        self._bar(self.empty, state).wait(self._state(state).phase ^ 1)
+        """Wait until the consumers released stage ``state.index`` (empty, parity phase ^ 1;
+        for a cluster pipeline the consumers of every CTA, acquired at cluster scope)."""
+        scope = "cluster" if self.cluster > 1 else "cta"
+        self._bar(self.empty, state).wait(self._state(state).phase ^ 1, scope)
 
     def producer_commit(self, state, tx_bytes) -> None:
         """Arrive on full[index] expecting `tx_bytes` of async copies (0: the producer filled
@@ -120,9 +140,19 @@ class Pipeline:
         """Wait until stage ``state.index`` is full (parity phase)."""
         self._bar(self.full, state).wait(self._state(state).phase)
 
-    def consumer_release(self, state) -> None:
-        """One consumer thread is done with stage ``state.index`` (arrive on empty[index])."""
-        self._bar(self.empty, state).arrive()
+    def consumer_release(self, state, cta=None) -> None:
+        """One consumer thread is done with stage ``state.index`` (arrive on empty[index]). In
+        a cluster pipeline it arrives on empty[index] of every CTA of the cluster (each
+        producer's next copy into the stage may write this CTA's copy of it: a multicast), or
+        with `cta` (a rank) on that CTA's only."""
+        bar = self._bar(self.empty, state)
+        if cta is not None:
+            bar.arrive(cta=cta)
+        elif self.cluster > 1:
+            for r in range(self.cluster):
+                bar.arrive(cta=r)
+        else:
+            bar.arrive()
 
 
 __all__ = ["Pipeline", "PipelineState"]

@@ -234,8 +234,10 @@ def GlobalTile(pointer: Pointer, layout, align: int | None = None) -> Tile:  # n
 
 def SharedTile(pointer: Pointer, layout, align: int | None = None) -> Tile:  # noqa: N802
     """Borrow shared memory at `pointer` as a tile with `layout` (offsets in elements); `align`
-    as for `GlobalTile` (a `shared_alloc`'s own alignment is known without it)."""
-    return make_tile(pointer, layout, "shared", align=align)
+    as for `GlobalTile` (a `shared_alloc`'s own alignment is known without it). A cluster
+    pointer (`tylo.map_shared`) gives a tile of a peer CTA's shared memory."""
+    space = "cluster" if getattr(pointer, "space", None) == "cluster" else "shared"
+    return make_tile(pointer, layout, space, align=align)
 
 
 def shared_alloc(dtype, elements: int, align: int = 16, dynamic: bool = False) -> Pointer:

@@ -122,7 +122,28 @@ def _coords(tm: TensorMap, origin, op: str, checked: bool) -> list:
     return [values[i] for i in order]
 
 
-def tma_load(dst_tile, tensor_map, origin, barrier, checked: bool = True) -> None:
+def _multicast(mask) -> int | None:
+    """A multicast ctaMask, checked against the traced kernel's cluster (GeometryError)."""
+    if mask is None:
+        return None
+    from ..compiler.cluster import MULTICAST_MASK_BITS
+    from .cluster import _sm90, cluster_ctas_now
+
+    n = cluster_ctas_now()
+    if not is_int(mask) or isinstance(mask, bool) or not 1 <= mask < 1 << MULTICAST_MASK_BITS:
+        raise GeometryError(f"tma_load multicast mask {mask!r} must be a static int with a bit "
+                            f"set per target CTA rank, below 1 << {MULTICAST_MASK_BITS} (the "
+                            "16-bit ctaMask, PTX ISA 9.7.9.27.1.2)")
+    if mask >= 1 << n:
+        raise GeometryError(f"tma_load multicast mask {mask:#b} names CTA rank "
+                            f"{mask.bit_length() - 1}, but the cluster has {n} CTA"
+                            f"{'s' if n > 1 else ''} (@tylo.kernel(cluster=...))")
+    _sm90("a multicast tma_load")
+    return mask
+
+
+def tma_load(dst_tile, tensor_map, origin, barrier, checked: bool = True,
+             multicast=None) -> None:
     """Copy the box at logical `origin` of `tensor_map`'s array into `dst_tile` (a shared tile
     of ``shared_layout(tensor_map.plan)``); its ``transfer_bytes(plan)`` bytes complete on
     `barrier` (an `MBarrier`, e.g. ``pipe.full_barrier(state)``) as transaction bytes, so the
@@ -130,14 +151,19 @@ def tma_load(dst_tile, tensor_map, origin, barrier, checked: bool = True) -> Non
     zero. One thread issues it (e.g. under ``tylo.elect_one()``); readers wait on the barrier.
     `checked`: trap at run time on a bad runtime origin (module docstring).
     ``cp.async.bulk.tensor.{2,3}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes``.
-    Raises TypeMismatchError, GeometryError (module docstring)."""
+    multicast: a static ctaMask (bit r: the CTA of cluster rank r; ``.multicast::cluster``,
+    PTX ISA 9.7.9.27.1.2): the box lands at `dst_tile`'s offset in every CTA of the mask and
+    signals each one's barrier at `barrier`'s offset, so each of those phases must expect the
+    bytes. Raises TypeMismatchError, GeometryError (module docstring; a mask naming a rank
+    outside the cluster)."""
     tm = _tensor_map(tensor_map)
     if not isinstance(barrier, MBarrier):
         raise TypeMismatchError(f"tma_load: {barrier!r} is not an mbarrier (tylo.mbarriers(n)[i] "
                                 "or pipe.full_barrier(state))")
+    mask = _multicast(multicast)
     dst = _tile_pointer(dst_tile, tm, "tma_load", checked)
     coords = _coords(tm, origin, "load", checked)
-    emit(TmaLoadOp(dst, tm.value, coords, barrier.pointer.value))
+    emit(TmaLoadOp(dst, tm.value, coords, barrier.pointer.value, mask))
 
 
 def tma_store(tensor_map, src_tile, origin, checked: bool = True) -> None:

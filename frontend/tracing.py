@@ -23,11 +23,14 @@ from ..dialects.builder import KernelBuilder, current_builder, current_builder_o
 class Tracer(KernelBuilder):
     """Appends to the kernel body `block` (or the region `inside` moved it to).
 
-    block_shape: the launch's threads per block (x, y, z); arch: the target, e.g. "sm_90a".
+    block_shape: the launch's threads per block (x, y, z); arch: the target, e.g. "sm_90a";
+    cluster: CTAs per cluster (x, y, z), or None (`compiler.cluster`).
     """
 
-    def __init__(self, block: Block, block_shape: tuple[int, int, int], arch: str):
+    def __init__(self, block: Block, block_shape: tuple[int, int, int], arch: str,
+                 cluster: tuple[int, int, int] | None = None):
         super().__init__(InsertPoint.at_end(block), arch=arch, block_shape=block_shape)
+        self.cluster = cluster
         # the kernel's shared allocations as they are made (`tiles.allocate_shared`)
         self.shared = SharedLayout()
         self.open: list[Block] = [block]  # the blocks being built, outermost first

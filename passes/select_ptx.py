@@ -36,15 +36,19 @@ from .select.sync import Sync
 from .select.tensor_maps import TensorMaps
 from .select.tma import TMASelection
 from .select.copies import Copies
+<<<<<<< HEAD
 from .select.vote import Vote
 from .select.atomics import Atomics
 from .select.warp import Shuffles
+=======
+from .select.cluster import ClusterSelection
+>>>>>>> cluster
 from .target_option import TargetOption
 
 
 class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Wgmma, Control,
               MathSelection, Sync, TensorMaps, MBarrierSelection, TMASelection,
-              Copies, Vote, Atomics, Shuffles, FragmentOps):
+              Copies, Vote, Atomics, Shuffles, FragmentOps, ClusterSelection):
     """The selector of one kernel: the core and every op family."""
 
 

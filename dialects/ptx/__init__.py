@@ -58,6 +58,7 @@ from .math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
 from .math import RcpOp
 from .params import CvtaParamOp, ParamAddressOp
 from .bulk_tensor import BULK_TENSOR_OPS
+from .cluster import CLUSTER_OPS
 from .cp_async import CP_ASYNC_OPS
 from .mbarrier import MBARRIER_OPS
 from .registers import RegisterAllocator, RegisterType
@@ -95,6 +96,7 @@ PTX = Dialect(
         *ATOMIC_OPS,
         ShflSyncOp,
         RcpOp,
+        *CLUSTER_OPS,
     ],
     [RegisterType, *ATTRIBUTES],
 )

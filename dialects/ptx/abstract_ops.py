@@ -31,8 +31,12 @@ from .registers import RegisterType, reg_class_of
 
 SPECIAL_REGISTERS = tuple(
     f"%{r}.{d}" for r in ("tid", "ntid", "ctaid", "nctaid") for d in "xyz"
-) + ("%laneid", "%warpid", "%dynamic_smem_size", "%total_smem_size")
-"""PTX ISA 10 "Special Registers" that `ptx.special` reads (all .u32)."""
+) + ("%laneid", "%warpid", "%dynamic_smem_size", "%total_smem_size") + tuple(
+    f"%{r}.{d}" for r in ("clusterid", "nclusterid", "cluster_ctaid", "cluster_nctaid")
+    for d in "xyz"
+) + ("%cluster_ctarank", "%cluster_nctarank")
+"""PTX ISA 10 "Special Registers" that `ptx.special` reads (all .u32; the cluster ones, 10.12-
+10.19, sm_90+)."""
 
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+")
 

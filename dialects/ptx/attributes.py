@@ -45,7 +45,8 @@ FLOAT_COMPARISONS = ("equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan")
 """setp comparisons of floats only: unordered (also true when an operand is NaN), ``num`` (neither
 is NaN) and ``nan`` (either is) (PTX ISA 9.7.3 "setp", "Floating-point comparison operators")."""
 
-STATE_SPACES = {"global": "b64", "shared": "b32", "param": "b64", "local": "b64"}
+STATE_SPACES = {"global": "b64", "shared": "b32", "param": "b64", "local": "b64",
+                "shared::cluster": "b32"}
 """Address register class per state space: 64-bit generic-width addresses for .global and .local
 (nvcc's ``mov.u64 %SPL, __local_depot0``), 32-bit addresses for .shared::cta (PTX ISA 6.4
 "Addresses as Operands")."""

@@ -6,7 +6,11 @@ cp.async.bulk.tensor, 9.7.9.26 cp.async.bulk.commit_group, 9.7.9.27 cp.async.bul
   at `map` (a .b64 generic address of the 128-byte descriptor) whose first element is at
   coordinates (c0 inner, c1, c2), .b32 signed, into shared memory at `dst` (a .b32 shared
   address), elements outside the map's bounds zero-filled; the box's bytes complete on the
-  mbarrier at `bar` (.b32 shared address) as transaction bytes.
+  mbarrier at `bar` (.b32 shared address) as transaction bytes. With a `mask` (.b16, the
+  ctaMask: bit i for the CTA of %cluster_ctarank i), ``.multicast::cluster`` and ``, mask``
+  after ``[bar]``: the box lands at the same CTA-relative offset `dst` in every CTA of the
+  mask, and each one's mbarrier at the offset of `bar` receives the complete_tx (PTX ISA
+  9.7.9.27.1.2).
 * `BulkTensorStoreOp`: ``cp.async.bulk.tensor.<r>d.global.shared::cta.tile.bulk_group [map,
   {c0, ..}], [src];``: the reverse; elements outside the bounds are not written. The copy
   belongs to the issuing thread's current bulk async-group.
@@ -28,6 +32,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     var_operand_def,
@@ -71,23 +76,29 @@ class BulkTensorLoadOp(_TensorCopy):
     tensor_map = operand_def(RegisterType)
     coords = var_operand_def(RegisterType)
     barrier = operand_def(RegisterType)
+    mask = opt_operand_def(RegisterType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    assembly_format = ("$dst `,` $tensor_map `[` $coords `]` `,` $barrier attr-dict `:` "
-                       "type($dst) `,` type($tensor_map) `[` type($coords) `]` `,` "
-                       "type($barrier)")
+    assembly_format = ("$dst `,` $tensor_map `[` $coords `]` `,` $barrier (`multicast` $mask^)? "
+                       "attr-dict `:` type($dst) `,` type($tensor_map) `[` type($coords) `]` `,` "
+                       "type($barrier) (`,` type($mask)^)?")
 
-    def __init__(self, dst, tensor_map, coords, barrier):
-        super().__init__(operands=[dst, tensor_map, list(coords), barrier])
+    def __init__(self, dst, tensor_map, coords, barrier, mask=None):
+        super().__init__(operands=[dst, tensor_map, list(coords), barrier,
+                                   [] if mask is None else [mask]])
 
     def verify_(self) -> None:
         self._check()
         _want(self.dst, "b32", f"{self.name} destination")
         _want(self.barrier, "b32", f"{self.name} mbarrier")
+        if self.mask is not None:
+            _want(self.mask, "b16", f"{self.name} multicast ctaMask")
 
     def assembly_line(self) -> str:
+        multicast = ".multicast::cluster" if self.mask is not None else ""
+        mask = f", {_r(self.mask)}" if self.mask is not None else ""
         return (f"cp.async.bulk.tensor.{len(self.coords)}d.shared::cluster.global.tile."
-                f"mbarrier::complete_tx::bytes [{_r(self.dst)}], [{_r(self.tensor_map)}, "
-                f"{_coords(self.coords)}], [{_r(self.barrier)}];")
+                f"mbarrier::complete_tx::bytes{multicast} [{_r(self.dst)}], "
+                f"[{_r(self.tensor_map)}, {_coords(self.coords)}], [{_r(self.barrier)}]{mask};")
 
 
 @irdl_op_definition

@@ -42,9 +42,11 @@ class EntryOp(IRDLOperation):
     sym_name = prop_def(StringAttr)
     params = prop_def(ArrayAttr[StringAttr])
     reqntid = opt_prop_def(DenseArrayBase[I32])
+    reqnctapercluster = opt_prop_def(DenseArrayBase[I32])
     body = region_def()
     traits = traits_def(IsolatedFromAbove())
-    assembly_format = "$sym_name $params (`reqntid` $reqntid^)? attr-dict-with-keyword $body"
+    assembly_format = ("$sym_name $params (`reqntid` $reqntid^)? "
+                       "(`reqnctapercluster` $reqnctapercluster^)? attr-dict-with-keyword $body")
 
     def __init__(
         self,
@@ -52,6 +54,7 @@ class EntryOp(IRDLOperation):
         params: Sequence[str],
         body: Region,
         reqntid: Sequence[int] | None = None,
+        reqnctapercluster: Sequence[int] | None = None,
     ):
         props = {
             "sym_name": StringAttr(sym_name),
@@ -59,6 +62,8 @@ class EntryOp(IRDLOperation):
         }
         if reqntid is not None:
             props["reqntid"] = DenseArrayBase.from_list(i32, list(reqntid))
+        if reqnctapercluster is not None:
+            props["reqnctapercluster"] = DenseArrayBase.from_list(i32, list(reqnctapercluster))
         super().__init__(properties=props, regions=[body])
 
     def verify_(self) -> None:
@@ -77,6 +82,11 @@ class EntryOp(IRDLOperation):
             dims = list(self.reqntid.get_values())
             if len(dims) != 3 or any(d <= 0 for d in dims) or dims[0] * dims[1] * dims[2] > 1024:
                 raise VerifyException(f"reqntid {dims} must be three positive extents of at most 1024 threads")
+        if self.reqnctapercluster is not None:
+            dims = list(self.reqnctapercluster.get_values())
+            if len(dims) != 3 or any(d <= 0 for d in dims) or dims[0] * dims[1] * dims[2] > 8:
+                raise VerifyException(f"reqnctapercluster {dims} must be three positive extents of "
+                                      "at most 8 CTAs (the portable cluster size)")
         self._verify_blocks()
 
     def _verify_blocks(self) -> None:

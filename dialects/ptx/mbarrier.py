@@ -22,7 +22,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects.builtin import StringAttr
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.irdl import (
+    ParsePropInAttrDict, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from .abstract_ops import PTXInstruction, _r, _want
@@ -113,9 +115,11 @@ class MbarrierExpectTxOp(_ExpectTx):
 
 @irdl_op_definition
 class MbarrierTryWaitOp(_Barrier):
-    """``mbarrier.try_wait.parity.shared::cta.b64 p, [a], parity;``: p = whether the phase of
-    parity `parity` (0 or 1, in a .b32 register) has completed; it may suspend the thread for a
-    while before it answers false (9.7.13.15.16)."""
+    """``mbarrier.try_wait.parity{.acquire.cluster}.shared::cta.b64 p, [a], parity;``: p =
+    whether the phase of parity `parity` (0 or 1, in a .b32 register) has completed; it may
+    suspend the thread for a while before it answers false (9.7.13.15.16). `scope` "cluster"
+    acquires at cluster scope (what a phase completed by other CTAs' release.cluster arrives
+    needs); without it, the default .acquire.cta."""
 
     name = "ptx.mbarrier_try_wait"
     barrier = operand_def(RegisterType)
@@ -124,15 +128,22 @@ class MbarrierTryWaitOp(_Barrier):
     assembly_format = ("$barrier `,` $parity attr-dict `:` type($barrier) `,` type($parity) "
                        "`->` type($result)")
 
-    def __init__(self, barrier, parity, result: RegisterType):
-        super().__init__(operands=[barrier, parity], result_types=[result])
+    scope = opt_prop_def(StringAttr)  # "cluster": .acquire.cluster (default .acquire.cta)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, barrier, parity, result: RegisterType, scope: str | None = None):
+        props = {"scope": StringAttr(scope)} if scope is not None else {}
+        super().__init__(operands=[barrier, parity], result_types=[result], properties=props)
 
     def verify_(self) -> None:
         super().verify_()
         _want(self.result, "pred", "mbarrier.try_wait result")
+        if self.scope is not None and self.scope.data != "cluster":
+            raise VerifyException(f"mbarrier.try_wait scope '{self.scope.data}' is not 'cluster'")
 
     def assembly_line(self) -> str:
-        return (f"mbarrier.try_wait.parity.shared::cta.b64 {_r(self.result)}, "
+        sem = ".acquire.cluster" if self.scope is not None else ""
+        return (f"mbarrier.try_wait.parity{sem}.shared::cta.b64 {_r(self.result)}, "
                 f"[{_r(self.barrier)}], {_r(self.parity)};")
 
 

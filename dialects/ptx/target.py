@@ -64,6 +64,9 @@ def print_entry(entry: EntryOp, out: IO[str]) -> None:
     out.write(")\n")
     if entry.reqntid is not None:
         out.write(".reqntid " + ", ".join(str(x) for x in entry.reqntid.get_values()) + "\n")
+    if entry.reqnctapercluster is not None:  # PTX ISA 11.7.1 (sm_90+)
+        out.write(".reqnctapercluster "
+                  + ", ".join(str(x) for x in entry.reqnctapercluster.get_values()) + "\n")
     if any(isinstance(op, SetmaxnregOp) for op in entry.body.walk()):
         # ptxas ignores setmaxnreg unless it knows the registers at entry (C7508): one CTA per
         # SM with the block shape gives them (65536 / threads, measured with ptxas 13.0)

@@ -39,6 +39,7 @@ from .tma_ops import TMA_OPS
 from .copy_ops import COPY_OPS
 from .vote_ops import VOTE_OPS
 from .atomic_ops import AtomicOp
+from .cluster_ops import CLUSTER_OPS
 from .types import FragmentType, PointerType, TensorMapType, TileType
 from .wgmma_ops import (
     WgmmaCommitOp,
@@ -102,6 +103,7 @@ Tylo = Dialect(
         ReduceOp,
         FromSlotsOp,
         *FRAGMENT_OPS,
+        *CLUSTER_OPS,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
      TensorMapType],

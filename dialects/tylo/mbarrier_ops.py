@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import StringAttr, i1, i32
 from xdsl.ir import SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.irdl import (
+    IRDLOperation, ParsePropInAttrDict, irdl_op_definition, operand_def, opt_prop_def, prop_def,
+    result_def,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from .attributes import dtype_of
@@ -22,6 +25,12 @@ def check_barrier(op: IRDLOperation, value: SSAValue) -> None:
     if not (isinstance(t, PointerType) and t.space.data == "shared"
             and dtype_of(t.element_type).bytes == 8):
         raise VerifyException(f"{op.name}: the barrier must be a !tylo.ptr<i64, shared>, got {t}")
+
+
+def _scope(scope: str | None) -> dict:
+    if scope not in (None, "cluster"):
+        raise VerifyException(f"mbarrier wait scope {scope!r} is not None or 'cluster'")
+    return {} if scope is None else {"scope": StringAttr(scope)}
 
 
 class _BarrierOp(IRDLOperation):
@@ -78,16 +87,20 @@ class MBarrierExpectTxOp(_BarrierOp):
 
 @irdl_op_definition
 class MBarrierTryWaitOp(_BarrierOp):
-    """Whether the phase of parity `parity` (0 or 1) has completed (acquire, CTA scope)."""
+    """Whether the phase of parity `parity` (0 or 1) has completed (acquire, CTA scope; with
+    `scope` "cluster", cluster scope)."""
 
     name = "tylo.mbarrier_try_wait"
     barrier = operand_def(PointerType)
     parity = operand_def(i32)
     result = result_def(i1)
+    scope = opt_prop_def(StringAttr)  # "cluster": acquire at cluster scope
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$barrier `,` $parity attr-dict `:` type($barrier)"
 
-    def __init__(self, barrier: SSAValue, parity: SSAValue):
-        super().__init__(operands=[barrier, parity], result_types=[i1])
+    def __init__(self, barrier: SSAValue, parity: SSAValue, scope: str | None = None):
+        super().__init__(operands=[barrier, parity], result_types=[i1],
+                         properties=_scope(scope))
 
 
 @irdl_op_definition
@@ -97,10 +110,12 @@ class MBarrierWaitOp(_BarrierOp):
     name = "tylo.mbarrier_wait"
     barrier = operand_def(PointerType)
     parity = operand_def(i32)
+    scope = opt_prop_def(StringAttr)  # "cluster": acquire at cluster scope
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$barrier `,` $parity attr-dict `:` type($barrier)"
 
-    def __init__(self, barrier: SSAValue, parity: SSAValue):
-        super().__init__(operands=[barrier, parity])
+    def __init__(self, barrier: SSAValue, parity: SSAValue, scope: str | None = None):
+        super().__init__(operands=[barrier, parity], properties=_scope(scope))
 
 
 @irdl_op_definition

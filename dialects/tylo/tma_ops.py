@@ -43,23 +43,31 @@ def _check_copy(op, shared: SSAValue) -> None:
 @irdl_op_definition
 class TmaLoadOp(IRDLOperation):
     """Copy the box at `coords` (driver order) of `tensor_map` into the shared tile at `dst`;
-    the box's bytes complete on the mbarrier `barrier` as transaction bytes."""
+    the box's bytes complete on the mbarrier `barrier` as transaction bytes. `multicast`: a
+    ctaMask; the box lands at `dst`'s offset in every CTA of the mask, each one's barrier at
+    `barrier`'s offset receiving the bytes."""
 
     name = "tylo.tma_load"
     dst = operand_def(PointerType)
     tensor_map = operand_def(TensorMapType)
     coords = var_operand_def(i32)
     barrier = operand_def(PointerType)
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    multicast = opt_prop_def(IntegerAttr[I64])  # the ctaMask of a multicast load, 1 .. 0xffff
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("$dst `,` $tensor_map `[` $coords `]` `,` $barrier attr-dict `:` "
                        "type($dst) `,` type($tensor_map) `,` type($barrier)")
 
-    def __init__(self, dst: SSAValue, tensor_map: SSAValue, coords, barrier: SSAValue):
-        super().__init__(operands=[dst, tensor_map, list(coords), barrier])
+    def __init__(self, dst: SSAValue, tensor_map: SSAValue, coords, barrier: SSAValue,
+                 multicast: int | None = None):
+        props = {} if multicast is None else {"multicast": IntegerAttr(multicast, i64)}
+        super().__init__(operands=[dst, tensor_map, list(coords), barrier], properties=props)
 
     def verify_(self) -> None:
         _check_copy(self, self.dst)
         check_barrier(self, self.barrier)
+        if self.multicast is not None and not 1 <= self.multicast.value.data <= 0xFFFF:
+            raise VerifyException(f"{self.name}: multicast mask {self.multicast.value.data:#x} "
+                                  "must be a 16-bit ctaMask with a bit set")
 
 
 @irdl_op_definition

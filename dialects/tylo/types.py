@@ -27,8 +27,9 @@ from xdsl.utils.exceptions import VerifyException
 from ...compiler.plans.tma_tile import TMATile
 from .attributes import LayoutAttr, OwnershipAttr, dtype_of, element_type, parse_layout
 
-MEMORY_SPACES = ("global", "shared")
-"""PTX state spaces a tile or pointer may name (PTX ISA 5.1 "State Spaces")."""
+MEMORY_SPACES = ("global", "shared", "cluster")
+"""PTX state spaces a tile or pointer may name (PTX ISA 5.1 "State Spaces"); "cluster" is
+.shared::cluster, a peer CTA's shared memory reached through ``tylo.mapa``."""
 
 
 def _check_space(space: StringAttr) -> None:

@@ -50,7 +50,7 @@ wgmma ops, which hand the accumulator on in hardware order); any other instructi
 is refused by the scheduler (`Machine.pending_registers`)."""
 
 FAMILIES = ("arithmetic", "math", "memory", "special", "control", "matrix", "calls", "sync", "params", "wgmma", "mbarrier", "tma",
-            "cp_async", "warp")
+            "cp_async", "warp", "cluster")
 """The family modules with implementations, named after the dialect's modules
 (`tylo.dialects.ptx.<family>`, `tma` that of `bulk_tensor`; `arithmetic` takes its conversions from `conversion.py`, and
 `special` is `ptx.special` of the arithmetic file; `rounding.py` holds the exact roundings)."""

@@ -14,6 +14,7 @@ from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ...compiler.lazy_modules import np
 from ...dialects.ptx import cp_async as C
+from ..cluster import cta_offsets
 
 BYTES = C.CP_ASYNC_BYTES
 
@@ -41,6 +42,7 @@ class CpAsyncSemantics(InterpreterFunctions):
                 machine.error(op, f"cp.async destination: shared offset {d} (+{BYTES} bytes) is "
                                   f"outside the {machine.shared_size} bytes declared", [t],
                               kind="access")
+            d = int(cta_offsets(machine, op, [d], [t], BYTES)[0])  # (its CTA's window)
             data = np.zeros(BYTES, np.uint8)
             if n:
                 addresses = np.uint64(s) + np.arange(n, dtype=np.uint64)

@@ -9,6 +9,11 @@ element (c0 + i, c1 + j[, c2 + k]) and lies at byte ``(j * box0 + i) * e`` of th
 shared address: bits 4.. (16-byte chunk) XOR bits 7.. (128B: 3 bits, 64B: 2, 32B: 1;
 tma_constraints.md section 3). The tile must be 128-byte aligned (PTX ISA 9.7.9.25).
 
+Cluster: the destination and barrier are ``.shared::cluster`` addresses (a CTA-relative one is
+the issuer's own CTA, `emulator.cluster`); a ``.multicast::cluster`` load writes the box at the
+same CTA-relative offsets in every CTA of its 16-bit ctaMask and signals each one's barrier at
+the barrier's offset (PTX ISA 9.7.9.27.1.2); a mask bit past the cluster is refused.
+
 Load: elements with a coordinate outside ``0 .. bounds[d] - 1`` are zero; the bytes are written
 into shared memory at once, registered as an async write completing on the mbarrier's current
 phase (`mbarriers.MBarriers.async_write`: a generic access by a thread that has not observed
@@ -33,6 +38,7 @@ from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 from ...compiler.lazy_modules import np
 from ...dialects.ptx import bulk_tensor as B
 from ..async_reads import refuse_overwrite
+from ..cluster import cta_offsets
 from ..memory import gather, scatter
 from ..tensor_maps import tensor_map_at
 
@@ -102,22 +108,28 @@ class TMASemantics(InterpreterFunctions):
         machine = interpreter.machine
         ncoords = len(op.coords)
         dst, barrier = args[0], args[2 + ncoords]
+        masks = args[3 + ncoords] if op.mask is not None else None
         for lane, t, info, coords in _lanes(interpreter, op, args[:2 + ncoords], 1):
-            shared, offsets, inside, alloc = _box(machine, op, info, coords, int(dst[lane]), t)
+            rank, d = _cluster_address(machine, op, dst[lane], t)
+            bar_rank, bar = _cluster_address(machine, op, barrier[lane], t)
+            shared, offsets, inside, alloc = _box(machine, op, info, coords, d, t)
             e = info.dtype.bytes
             data = np.zeros((shared.size, e), np.uint8)
             if inside.any():
                 data[inside] = gather(alloc.data, offsets[inside], e)
-            bar = int(barrier[lane])
-            if bar not in machine.mbarriers.bars:
-                machine.mbarriers.complete_tx(op, bar, 0, [t])  # refuses, naming the barrier
-            refuse_overwrite(machine, [(int(dst[lane]), shared.size * e)], op, [t],
-                             writer="a TMA load")
-            scatter(machine.shared.data, shared, data)
             nbytes = shared.size * e
-            machine.mbarriers.async_write((shared[:, None] + np.arange(e)).ravel(), bar,
-                                          f"a TMA load (thread {t})")
-            machine.mbarriers.complete_tx(op, bar, nbytes, [t])
+            targets = [bar_rank] if masks is None else _targets(machine, op, int(masks[lane]), t)
+            stride = getattr(getattr(machine, "geometry", None), "stride", 0)
+            for r in targets:  # (a multicast: the same CTA-relative offsets in every target)
+                base = (r * stride) if masks is not None else (rank * stride)
+                b = bar + r * stride
+                if b not in machine.mbarriers.bars:
+                    machine.mbarriers.complete_tx(op, b, 0, [t])  # refuses, naming the barrier
+                refuse_overwrite(machine, [(d + base, nbytes)], op, [t], writer="a TMA load")
+                scatter(machine.shared.data, shared + base, data)
+                machine.mbarriers.async_write(((shared + base)[:, None] + np.arange(e)).ravel(),
+                                              b, f"a TMA load (thread {t})")
+                machine.mbarriers.complete_tx(op, b, nbytes, [t])
         return ()
 
     @impl(B.BulkTensorStoreOp)
@@ -127,6 +139,7 @@ class TMASemantics(InterpreterFunctions):
         src = args[1 + ncoords]
         for lane, t, info, coords in _lanes(interpreter, op, args[:1 + ncoords], 0):
             shared, offsets, inside, alloc = _box(machine, op, info, coords, int(src[lane]), t)
+            shared = cta_offsets(machine, op, shared, np.full(shared.size, t))
             e = info.dtype.bytes
             byte_offsets = (shared[:, None] + np.arange(e)).ravel()
             machine.bulk.check_async_read(op, byte_offsets, "a TMA store")
@@ -161,11 +174,35 @@ class TMASemantics(InterpreterFunctions):
         return ()
 
 
+def _cluster_address(machine, op, address, thread: int) -> tuple[int, int]:
+    """(CTA rank, CTA-relative offset) of a ``.shared::cluster`` operand of `thread` (an
+    address below 2^24 is its own CTA's; `emulator.cluster`)."""
+    geometry = getattr(machine, "geometry", None)
+    if geometry is None:
+        return 0, int(address)
+    rank, offset = geometry.decode(np.asarray([address], np.int64), np.asarray([thread]))
+    if rank[0] < 0:
+        machine.error(op, f".shared::cluster address {int(address):#x} names a CTA outside "
+                            f"the cluster's {geometry.ctas}", [thread], kind="access")
+    return int(rank[0]), int(offset[0])
+
+
+def _targets(machine, op, mask: int, thread: int) -> list[int]:
+    """The CTA ranks of a multicast ctaMask; a bit past the cluster is an `EmulationError`."""
+    n = getattr(machine, "cluster_ctas", 1)
+    mask &= 0xFFFF
+    if not mask or mask >> n:
+        machine.error(op, f"multicast ctaMask {mask:#06x} names CTA ranks outside the cluster's "
+                          f"{n} CTA{'s' if n > 1 else ''} (bit r: the CTA of %cluster_ctarank r)",
+                      [thread], kind="access")
+    return [r for r in range(n) if mask >> r & 1]
+
+
 def _refuse_unordered(machine, op, byte_offsets, thread: int) -> None:
     """Refuse a TMA store's read of shared bytes another thread wrote in this epoch (since the
     last bar.sync) unless an mbarrier ordered that write before the issuing thread."""
     races = machine.shared.races
-    me = machine.cta_index * machine.threads_per_cta + thread
+    me = machine.cta_index * machine.unit_threads + thread
     b = np.asarray(byte_offsets, np.int64)
     hit = (races.w_epoch[b] == machine.epoch) & (races.w_tid[b] != me)
     if machine.clocks is not None and hit.any():
@@ -173,7 +210,7 @@ def _refuse_unordered(machine, op, byte_offsets, thread: int) -> None:
                                            races.w_time[b[hit]])
     if hit.any():
         at = int(b[np.nonzero(hit)[0][0]])
-        writer = int(races.w_tid[at]) - machine.cta_index * machine.threads_per_cta
+        writer = int(machine.local_id(int(races.w_tid[at])))
         machine.error(op, f"data race on {machine._place('shared', at)}: a TMA store (thread "
                           f"{thread}) reads it, and thread {writer} stored it with no barrier "
                           "between them", [thread], kind="race")

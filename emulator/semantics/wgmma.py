@@ -47,6 +47,7 @@ from ...dialects.ptx.wgmma import (
     WgmmaWaitGroupOp,
 )
 from ..async_reads import refuse_unordered_read
+from ..cluster import cta_offsets
 from ..memory import AccessFault
 from ..values import as_float
 from . import ASYNC_REGISTER_OPS, warp_collective
@@ -102,7 +103,7 @@ LOCKS = {"A": 1, "accumulator": 2}
 
 def _lock(machine, threads, registers: dict[str, str]) -> None:
     """Lock `registers` for `threads` (one warpgroup) at their `LOCKS` level."""
-    n = machine.threads_per_cta
+    n = getattr(machine, "unit_threads", machine.threads_per_cta)
     for name, what in registers.items():
         level = machine.pending_registers.setdefault(name, np.zeros(n, np.int8))
         level[threads] = np.maximum(level[threads], LOCKS[what])
@@ -119,6 +120,7 @@ def _read_shared(interpreter, op, addresses, q: int, threads):
     except AccessFault as fault:
         machine.error(op, f"{op.OPCODE} operand: {fault} (address "
                           f"{int(flat[fault.lanes[0]]):#x})", threads, kind="access")
+    flat = cta_offsets(machine, op, flat, np.full(flat.size, int(threads[0])), 2)
     refuse_unordered_read(machine, op, flat, 2, threads, "a WGMMA")
     both = np.concatenate([flat, flat + 1])
     machine.bulk.check_async_read(op, both, "a WGMMA")
@@ -241,8 +243,9 @@ def _mma_async(interpreter, op, args, register_a: bool):
         q = int(threads[0]) // WARPGROUP
         pending = Pending(dict(locks))
         for addresses in reads[w]:
-            machine.async_reads.add(pending.key, addresses.reshape(-1), 2, op, threads,
-                                    "a WGMMA")
+            flat = addresses.reshape(-1)
+            flat = cta_offsets(machine, op, flat, np.full(flat.size, int(threads[0])), 2)
+            machine.async_reads.add(pending.key, flat, 2, op, threads, "a WGMMA")
         _state(machine, q).open.append(pending)
         _lock(machine, threads, pending.registers)
     return tuple(d[..., i].reshape(-1) for i in range(n // 2))

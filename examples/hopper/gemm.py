@@ -20,6 +20,11 @@ schedule; facts: ../shared/facts/hopper_recipes.md 1):
 The grid is persistent: one CTA per SM walks tiles `block_idx, block_idx + grid, ...` in
 groups of GROUP_M tile rows (L2 reuse of B). K tails are zero-filled by TMA; M and N tails are
 clipped by the TMA store.
+
+`gemm_cluster` is the same kernel in clusters of 2 CTAs along M (fast.cu's +4% lever,
+hopper_recipes.md 1 row 8): the pair of CTAs takes vertically adjacent tiles, each loads its A,
+B is loaded once per cluster (each CTA multicasts one half to both). `CLUSTER` (or
+``--cluster {1,2}``) picks the variant the checks run; ``--bench`` times both.
 """
 
 from __future__ import annotations
@@ -77,34 +82,100 @@ def gemm(a_map, b_map, c_map, M, N, K):
         q = wg - 1
         for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
             m0, n0 = tile_origin(tile, tiles_m, tiles_n)
-            acc0 = tylo.zero_accumulator(PLAN)
-            acc1 = tylo.zero_accumulator(PLAN)
-            for k in range(k_steps):
-                pipe.consumer_wait(st)
-                a = tylo.wgmma_operand(PLAN, "A", a_stages[st.index], (q * 64, 0))
-                b0 = tylo.wgmma_operand(PLAN, "B", b_stages[st.index], (0, 0))
-                b1 = tylo.wgmma_operand(PLAN, "B", b_stages[st.index], (0, HALF))
-                p0 = tylo.mma_async(PLAN, a, b0, acc0)
-                p1 = tylo.mma_async(PLAN, a, b1, acc1)
-                acc0 = tylo.wait_mma(p0, 1)
-                acc1 = tylo.wait_mma(p1, 0)
-                if t == 0:
-                    pipe.consumer_release(st)
-                st = st.advance()
-            for h, acc in ((0, acc0), (1, acc1)):
-                if t == 0:
-                    tylo.wait_tma_reads(0)             # the staging tile may be rewritten
-                tylo.barrier(1 + q, 128)
-                out = tylo.finish_mma(acc, PLAN).to(BFloat16)
-                tylo.store(c_halves[q], out, t)
-                tylo.barrier(1 + q, 128)
-                if t == 0:
-                    for box in tylo.static_range(2):
-                        src = tylo.shared_tile(C_TILE, c_halves.pointer(q) + box * 4096)
-                        tylo.tma_store(c_map, src, (m0 + q * 64, n0 + h * HALF + box * 64))
-                    tylo.commit_tma_stores()
+            st = consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0,
+                              k_steps)
         if t == 0:
             tylo.wait_tma_stores(0)
+
+
+CLUSTER = 1  # the variant `Gemm` launches: 1 (`gemm`) or 2 (`gemm_cluster`); --cluster sets it
+B_HALF = TMATile(BFloat16, (BK, BN // 2), 0)   # a CTA's half of the B tile (BN / 2 rows of Bt)
+B_HALF_ELEMENTS = BK * BN // 2  # 16 KiB: the second half starts on a swizzle period
+
+
+@tylo.kernel(cluster=2)
+def gemm_cluster(a_map, b_map, c_map, M, N, K):
+    """C = A @ Bt.T in clusters of 2 CTAs along M (hopper_recipes.md 1, row 8): the CTAs of a
+    cluster take the vertically adjacent tiles (m0, n0) and (m0 + BM, n0) of one persistent
+    tile PAIR; each loads its own A tile, and CTA rank r loads HALF r of the B tile (Bt rows
+    n0 + r * BN / 2 ..) multicast to both (mask 0b11), so B is read once per cluster. Each
+    CTA's full barrier expects its A and the whole B; consumers release a stage on BOTH CTAs'
+    empty barriers (a cluster Pipeline); the producer's waits acquire at cluster scope.
+    b_map binds B_HALF (not B_TILE) to Bt; a_map, c_map as for `gemm`."""
+    wg = tylo.warpgroup_id()
+    t = tylo.warpgroup_thread_idx()
+    r = tylo.cluster_cta_rank()
+    a_stages = tylo.shared_tiles(A_TILE, STAGES, dynamic=True)
+    b_stages = tylo.shared_tiles(B_TILE, STAGES, dynamic=True)
+    c_halves = tylo.shared_tiles(C_HALF, 2, BFloat16, dynamic=True)
+    pipe = tylo.Pipeline(STAGES, 2, cluster=2)
+    pipe.init()  # (ends with a cluster_sync: the peer's barriers are ready)
+    tiles_m = (M + BM - 1) // BM
+    tiles_n = (N + BN - 1) // BN
+    pairs_m = (tiles_m + 1) // 2
+    k_steps = (K + BK - 1) // BK
+    pairs = pairs_m * tiles_n
+    st = pipe.start()
+    if wg == 0:
+        tylo.setmaxnreg(72, "dec")
+        if t == 0:
+            for pair in range(tylo.cluster_idx(), pairs, tylo.cluster_dim()):
+                m0, n0 = tile_origin(pair, pairs_m, tiles_n)
+                for k in range(k_steps):
+                    pipe.producer_acquire(st)
+                    pipe.producer_commit(st, STAGE_BYTES)
+                    bar = pipe.full_barrier(st)
+                    tylo.tma_load(a_stages[st.index], a_map, (2 * m0 + r * BM, k * BK), bar)
+                    half = tylo.SharedTile(b_stages.pointer(st.index) + r * B_HALF_ELEMENTS,
+                                           tylo.shared_layout(B_HALF))
+                    tylo.tma_load(half, b_map, (k * BK, n0 + r * (BN // 2)), bar,
+                                  multicast=0b11)
+                    st = st.advance()
+    else:
+        tylo.setmaxnreg(216, "inc")
+        q = wg - 1
+        for pair in range(tylo.cluster_idx(), pairs, tylo.cluster_dim()):
+            m0, n0 = tile_origin(pair, pairs_m, tiles_n)
+            st = consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t,
+                              2 * m0 + r * BM, n0, k_steps)  # (releases: on both CTAs)
+        if t == 0:
+            tylo.wait_tma_stores(0)
+    tylo.cluster_sync()  # no CTA exits while its peer may still multicast or arrive into it
+
+
+@tylo.func
+def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0, k_steps):
+    """A consumer warpgroup's work on the tile at (m0, n0): the K loop (per stage: wait, two
+    mma_async of its 64 rows x 2 HALF columns, wait_mma, release the stage) and the epilogue
+    (bf16 accumulators stored into its staging tile, TMA-stored as 64 x 64 boxes); q: the
+    consumer (warpgroup - 1), t: its thread; returns the pipeline state after the tile."""
+    acc0 = tylo.zero_accumulator(PLAN)
+    acc1 = tylo.zero_accumulator(PLAN)
+    for k in range(k_steps):
+        pipe.consumer_wait(st)
+        a = tylo.wgmma_operand(PLAN, "A", a_stages[st.index], (q * 64, 0))
+        b0 = tylo.wgmma_operand(PLAN, "B", b_stages[st.index], (0, 0))
+        b1 = tylo.wgmma_operand(PLAN, "B", b_stages[st.index], (0, HALF))
+        p0 = tylo.mma_async(PLAN, a, b0, acc0)
+        p1 = tylo.mma_async(PLAN, a, b1, acc1)
+        acc0 = tylo.wait_mma(p0, 1)
+        acc1 = tylo.wait_mma(p1, 0)
+        if t == 0:
+            pipe.consumer_release(st)
+        st = st.advance()
+    for h, acc in ((0, acc0), (1, acc1)):
+        if t == 0:
+            tylo.wait_tma_reads(0)             # the staging tile may be rewritten
+        tylo.barrier(1 + q, 128)
+        out = tylo.finish_mma(acc, PLAN).to(BFloat16)
+        tylo.store(c_halves[q], out, t)
+        tylo.barrier(1 + q, 128)
+        if t == 0:
+            for box in tylo.static_range(2):
+                src = tylo.shared_tile(C_TILE, c_halves.pointer(q) + box * 4096)
+                tylo.tma_store(c_map, src, (m0 + q * 64, n0 + h * HALF + box * 64))
+            tylo.commit_tma_stores()
+    return st
 
 
 @tylo.func
@@ -123,17 +194,34 @@ def sm_count(torch) -> int:
     return torch.cuda.get_device_properties(0).multi_processor_count
 
 
+def bindings(A, Bt, C, cluster: int):
+    """The three TMA bindings of a variant (`cluster` 1: `gemm`, 2: `gemm_cluster`, whose B
+    map's box is a half tile)."""
+    return (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE if cluster == 1 else B_HALF, Bt),
+            tylo.prepare_tma(C_TILE, C))
+
+
+def grid(M: int, N: int, ctas: int, cluster: int) -> int:
+    """CTAs of the persistent grid: at most one per SM (`ctas`), no more than the tiles (for
+    clusters of 2: an even count, no more clusters than tile pairs)."""
+    tiles_n = -(-N // BN)
+    if cluster == 1:
+        return min(ctas, -(-M // BM) * tiles_n)
+    return 2 * min(ctas // 2, -(-M // (2 * BM)) * tiles_n)
+
+
 class Gemm:
     """C = A @ Bt.T for one set of device arrays: the three TMA bindings, made once (keep this
-    object alive while the kernel may run: it owns the descriptors), and the launch."""
+    object alive while the kernel may run: it owns the descriptors), and the launch of the
+    variant `cluster` (default `CLUSTER`)."""
 
-    def __init__(self, A, Bt, C, ctas: int):
+    def __init__(self, A, Bt, C, ctas: int, cluster: int | None = None):
         (M, K), N = A.shape, Bt.shape[0]
+        cluster = CLUSTER if cluster is None else cluster
         self.M, self.N, self.K = M, N, K
-        self.maps = (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, Bt),
-                     tylo.prepare_tma(C_TILE, C))
-        tiles = -(-M // BM) * -(-N // BN)
-        self.launch = gemm[min(ctas, tiles), 384]
+        self.maps = bindings(A, Bt, C, cluster)
+        kernel = gemm if cluster == 1 else gemm_cluster
+        self.launch = kernel[grid(M, N, ctas, cluster), 384]
 
     def __call__(self):
         self.launch(*self.maps, self.M, self.N, self.K)
@@ -188,15 +276,18 @@ def bench(torch, M: int, N: int, K: int) -> None:
     B = Bt.T.contiguous()
     C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     C2 = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    C3 = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     ms = compare.interleaved_ms(torch, {
-        "tylo": Gemm(A, Bt, C, sm_count(torch)),
+        "tylo": Gemm(A, Bt, C, sm_count(torch), 1),
+        "tylo cluster 2": Gemm(A, Bt, C3, sm_count(torch), 2),
         "cublas TN": lambda: torch.matmul(A, Bt.T),
         "cublas NN": lambda: torch.matmul(A, B),
         "triton": lambda: triton_matmul.matmul(A, B, C2),
     })
     tf = {name: 2 * M * N * K / t / 1e9 for name, t in ms.items()}
     cublas = max(tf["cublas TN"], tf["cublas NN"])
-    print(f"bench {M}x{N}x{K}: tylo {tf['tylo']:.1f} | cuBLAS TN {tf['cublas TN']:.1f} NN "
+    print(f"bench {M}x{N}x{K}: tylo {tf['tylo']:.1f} | tylo cluster 2 "
+          f"{tf['tylo cluster 2']:.1f} (x{tf['tylo cluster 2'] / tf['tylo']:.3f}) | cuBLAS TN {tf['cublas TN']:.1f} NN "
           f"{tf['cublas NN']:.1f} | triton {tf['triton']:.1f} TFLOP/s "
           f"({triton_matmul.best_config()}) | tylo/cublas {tf['tylo'] / cublas:.3f} "
           f"tylo/triton {tf['tylo'] / tf['triton']:.3f}")
@@ -209,13 +300,13 @@ def describe() -> None:
 
     import tylo.frontend.build  # noqa: F401  (the compiler's own import, once per process)
 
-    maps = host_bindings()
     t0 = time.perf_counter()
-    compiled = gemm.compile(*maps, 256, 256, 128, block=384, arch="sm_90a")
+    compiled = compile_for_sm90a(CLUSTER)
     seconds = time.perf_counter() - t0
     parts = ", ".join(f"{k} {v:.2f} s" for k, v in compiled.timings.items())
-    print(f"gemm: {BM}x{BN}x{BK} tiles, {STAGES} stages, 384 threads (1 producer + 2 consumer "
-          f"warpgroups), persistent; compiled for {compiled.arch} in {seconds:.2f} s "
+    what = "" if CLUSTER == 1 else ", clusters of 2 along M with B multicast"
+    print(f"{compiled.name}: {BM}x{BN}x{BK} tiles, {STAGES} stages, 384 threads (1 producer + 2 "
+          f"consumer warpgroups), persistent{what}; compiled for {compiled.arch} in {seconds:.2f} s "
           f"({compiled.origin}: {parts})")
     print(f"  ptxas: {compiled.report}")
     print(f"  shared memory: {compiled.shared_bytes} bytes ({compiled.dynamic_shared_bytes} dynamic)")
@@ -226,7 +317,7 @@ def describe() -> None:
     print(f"  PTX: {compiled.ptx_path}")
 
 
-def host_bindings():
+def host_bindings(cluster: int = 1):
     """Bindings of host arrays (numpy; never given to the driver) of the kernel's argument
     kinds: what compiling without a GPU needs."""
     import ml_dtypes
@@ -235,17 +326,19 @@ def host_bindings():
     A = np.zeros((256, 128), ml_dtypes.bfloat16)
     Bt = np.zeros((256, 128), ml_dtypes.bfloat16)
     C = np.zeros((256, 256), ml_dtypes.bfloat16)
-    return tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, Bt), tylo.prepare_tma(C_TILE, C)
+    return bindings(A, Bt, C, cluster)
 
 
-def compile_for_sm90a():
-    """The kernel compiled for sm_90a from host bindings (`host_bindings`)."""
-    return gemm.compile(*host_bindings(), 256, 256, 128, block=384, arch="sm_90a")
+def compile_for_sm90a(cluster: int = 1):
+    """The variant `cluster` compiled for sm_90a from host bindings (`host_bindings`)."""
+    kernel = gemm if cluster == 1 else gemm_cluster
+    return kernel.compile(*host_bindings(cluster), 256, 256, 128, block=384, arch="sm_90a")
 
 
-def emulated_check(M: int = 256, N: int = 256, K: int = 160) -> bool:
-    """The kernel on the CPU emulator (two CTAs, so the persistent loop takes two tiles in one
-    CTA when the grid is one): fresh random inputs, against numpy in float64."""
+def emulated_check(M: int = 256, N: int = 256, K: int = 160, cluster: int = 1) -> bool:
+    """The variant `cluster` on the CPU emulator: fresh random inputs, against numpy in
+    float64. Variant 1 runs one CTA, so that its persistent loop takes every tile; variant 2
+    one cluster of two CTAs, whose loop takes every tile pair."""
     import time
 
     import ml_dtypes
@@ -255,16 +348,20 @@ def emulated_check(M: int = 256, N: int = 256, K: int = 160) -> bool:
     A = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
     Bt = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
     C = np.full((M, N), np.nan, ml_dtypes.bfloat16)
-    maps = (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, Bt), tylo.prepare_tma(C_TILE, C))
+    maps = bindings(A, Bt, C, cluster)
     t0 = time.perf_counter()
-    gemm.emulate[1, 384](*maps, M, N, K)
+    if cluster == 1:
+        gemm.emulate[1, 384](*maps, M, N, K)
+    else:
+        gemm_cluster.emulate[2, 384](*maps, M, N, K)
     seconds = time.perf_counter() - t0
     ref = A.astype(np.float64) @ Bt.astype(np.float64).T
     out = C.astype(np.float64)
     written = not np.isnan(out).any()
     err = float(np.linalg.norm(out - ref) / np.linalg.norm(ref)) if written else float("inf")
     good = err < 1e-2
-    print(f"emulated {M}x{N}x{K} (one CTA, {-(-M // BM) * -(-N // BN)} tiles): relative "
+    where = "one CTA" if cluster == 1 else "one cluster of 2 CTAs"
+    print(f"emulated {M}x{N}x{K} ({where}, {-(-M // BM) * -(-N // BN)} tiles): relative "
           f"Frobenius error vs numpy float64 {err:.2e} (all outputs written: {written}) in "
           f"{seconds:.1f} s {'ok' if good else 'FAILED'}")
     return good
@@ -276,7 +373,11 @@ def main() -> int:
     parser.add_argument("--emulate", action="store_true", help="run on the CPU emulator")
     parser.add_argument("--small", action="store_true",
                         help="one small check (for compute-sanitizer)")
+    parser.add_argument("--cluster", type=int, choices=(1, 2), default=CLUSTER,
+                        help="the variant the checks run: 1 CTA, or clusters of 2 along M with "
+                             "B multicast (--bench times both)")
     args = parser.parse_args()
+    globals()["CLUSTER"] = args.cluster
     describe()
     try:
         import torch
@@ -286,7 +387,7 @@ def main() -> int:
     if args.emulate or not gpu:
         if not gpu:
             print("no GPU: running a small problem on the CPU emulator instead")
-        return 0 if emulated_check() else 1
+        return 0 if emulated_check(cluster=args.cluster) else 1
     if args.small:
         return 0 if check(torch, 384, 512, 200) else 1
     good = all([check(torch, 4096, 4096, 4096), check(torch, 2048, 3072, 1000),

@@ -22,7 +22,7 @@ from ...compiler.kernel_params import TENSOR_MAP_PARAM
 from ...compiler.ptx_types import arch_number, param_type
 from ...compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE
 from ...dialects import ptx
-from ...dialects.builder import kernel_block_shape
+from ...dialects.builder import kernel_block_shape, kernel_cluster_shape
 from ...dialects.ptx import ops as P
 from ...dialects.ptx.registers import RegisterAllocator, RegisterType
 from ...dialects.ptx.params import CvtaParamOp, ParamAddressOp
@@ -113,7 +113,11 @@ class KernelSelection:
             start.insert_ops_before(self.decls, start.first_op)
         shape = kernel_block_shape(self.fn)
         reqntid = list(shape) if shape is not None else None
-        entry = ptx.EntryOp(self.fn.sym_name.data, self.params, Region(self.order), reqntid)
+        cluster = kernel_cluster_shape(self.fn)
+        if cluster is not None:
+            self.require(90, ".reqnctapercluster (a thread block cluster)")
+        entry = ptx.EntryOp(self.fn.sym_name.data, self.params, Region(self.order), reqntid,
+                            cluster)
         if self.dynamic_shared_bytes:  # (set by `sync.Sync.dynamic_alloc`)
             entry.attributes[DYNAMIC_BYTES_ATTRIBUTE] = IntegerAttr(self.dynamic_shared_bytes, i64)
         return entry

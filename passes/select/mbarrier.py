@@ -20,6 +20,11 @@ from ...dialects.tylo import mbarrier_ops as T
 from .handlers import HANDLERS
 
 
+def _scope(op) -> str | None:
+    """The wait's scope ("cluster": ``.acquire.cluster``), or None for the default CTA scope."""
+    return op.scope.data if op.scope is not None else None
+
+
 class MBarrierSelection:
     """The mbarrier and fence handlers of the kernel selector (a mixin of
     `kernel.KernelSelection`)."""
@@ -47,7 +52,7 @@ class MBarrierSelection:
     def _MBarrierTryWaitOp(self, op: T.MBarrierTryWaitOp) -> None:
         self._sm90(op)
         self.set(op.result, self.emit(M.MbarrierTryWaitOp(
-            self.get(op.barrier), self.get(op.parity), self.new("pred"))))
+            self.get(op.barrier), self.get(op.parity), self.new("pred"), _scope(op))))
 
     @HANDLERS.on(T.MBarrierWaitOp)
     def _MBarrierWaitOp(self, op: T.MBarrierWaitOp) -> None:
@@ -57,7 +62,8 @@ class MBarrierSelection:
         loop, rest = Block(), Block()
         self.emit(P.BraOp(loop))  # falls through: prints nothing
         self.begin(loop, f"$L__wait{self.waits - 1}")
-        done = self.emit(M.MbarrierTryWaitOp(bar, parity, self.new("pred"))).results[0]
+        done = self.emit(M.MbarrierTryWaitOp(bar, parity, self.new("pred"),
+                                             _scope(op))).results[0]
         self.emit(P.CondBraOp(done, loop, rest, negate=True))
         self.begin(rest, None)
 

@@ -11,6 +11,9 @@ from ...dialects.tylo import ops as T
 from .handlers import HANDLERS
 from .values import memory_type, ptx_type, reg_class
 
+_SPACE = {"cluster": "shared::cluster"}
+"""The PTX state space of a tylo pointer space where the names differ."""
+
 
 class Memory:
     """The memory handlers of the kernel selector (a mixin of `kernel.KernelSelection`)."""
@@ -32,7 +35,7 @@ class Memory:
     def _LoadOp(self, op: T.LoadOp) -> None:
         t = op.result.type
         mem = memory_type(t)
-        space = op.pointer.type.space.data
+        space = _SPACE.get(op.pointer.type.space.data, op.pointer.type.space.data)
         if ptx_type(t) == "pred":
             byte = self.emit(P.LdOp(space, "u8", self.get(op.pointer), self.new("b16"))).results[0]
             zero = self.const("u16", 0)
@@ -44,7 +47,7 @@ class Memory:
     def _StoreOp(self, op: T.StoreOp) -> None:
         t = op.value.type
         value = self.get(op.value)
-        space = op.pointer.type.space.data
+        space = _SPACE.get(op.pointer.type.space.data, op.pointer.type.space.data)
         if ptx_type(t) == "pred":
             one, zero = self.const("u16", 1), self.const("u16", 0)
             value = self.emit(P.SelpOp("b16", one, zero, value, self.new("b16"))).results[0]

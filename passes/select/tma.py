@@ -15,8 +15,12 @@ class TMASelection:
     @HANDLERS.on(T.TmaLoadOp)
     def _TmaLoadOp(self, op: T.TmaLoadOp) -> None:
         self.require(90, op.name)
+        mask = None
+        if op.multicast is not None:  # the 16-bit ctaMask, an immediate moved into a .b16
+            mask = self.const("b16", op.multicast.value.data)
         self.emit(B.BulkTensorLoadOp(self.get(op.dst), self.get(op.tensor_map),
-                                     [self.get(c) for c in op.coords], self.get(op.barrier)))
+                                     [self.get(c) for c in op.coords], self.get(op.barrier),
+                                     mask))
 
     @HANDLERS.on(T.TmaStoreOp)
     def _TmaStoreOp(self, op: T.TmaStoreOp) -> None:

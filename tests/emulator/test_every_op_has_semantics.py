@@ -5,7 +5,7 @@ instruction without one fails here, before any kernel meets it."""
 from tylo.dialects.ptx import PTX
 from tylo.emulator.scheduler import Program, _implementations
 
-SCHEDULER = {"ptx.bar_sync", "ptx.bar"} | set(Program.NOPS)
+SCHEDULER = {"ptx.bar_sync", "ptx.bar", "ptx.barrier_cluster"} | set(Program.NOPS)
 """Ops the scheduler handles itself (barriers, labels, register reads, array declarations)."""
 MODULE_SCOPE = {"ptx.entry", "ptx.extern_func", "ptx.global_string", "ptx.extern_shared_decl"}
 """Module-level ops: the entry the scheduler runs, declarations `Machine.declare` lays out."""

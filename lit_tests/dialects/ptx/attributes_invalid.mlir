@@ -40,7 +40,7 @@ ptx.entry "k" ["u64"] {
 // -----
 // CHECK:      {{^// -+$}}
 // CHECK-NEXT: attributes_invalid.mlir:[[# @LINE + 4]]:
-// CHECK:      state space 'tex' is not one of ('global', 'shared', 'param', 'local')
+// CHECK:      state space 'tex' is not one of ('global', 'shared', 'param', 'local', 'shared::cluster')
 ptx.entry "k" ["u64"] {
   %rd = ptx.get_register : !ptx.reg<rd1>
   %x = ptx.ld "tex" "f32"[%rd, 4] : !ptx.reg<rd1> -> !ptx.reg<f2>

@@ -8,7 +8,7 @@ builtin.module {}
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: memory space 'texture' is not one of ('global', 'shared')
+// CHECK-NEXT: memory space 'texture' is not one of ('global', 'shared', 'cluster')
 func.func @k(%p: !tylo.ptr<bf16, global>, %i: i32) {
   %q = tylo.ptr_add %p, %i : !tylo.ptr<bf16, texture>, i32
   func.return
@@ -32,7 +32,7 @@ func.func @k(%p: !tylo.ptr<bf16, global>) {
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: memory space 'local' is not one of ('global', 'shared')
+// CHECK-NEXT: memory space 'local' is not one of ('global', 'shared', 'cluster')
 func.func @k(%p: !tylo.ptr<bf16, global>) {
   %s = tylo.make_tile %p : !tylo.ptr<bf16, global> -> !tylo.tile<bf16, local, (32,64):(64,1)>
   func.return

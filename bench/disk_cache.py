@@ -4,7 +4,7 @@
 
 Each run is a new Python process that imports Tylo, then launches (or, without a GPU, compiles)
 two kernels once and waits for the GPU: the flagship GEMM of examples/ampere/gemm.py (its first
-plan, 256x256x256) and a small elementwise kernel. The first run uses an empty cache folder
+config, 256x256x256) and a small elementwise kernel. The first run uses an empty cache folder
 (``TYLO_CACHE_DIR`` in a temporary folder): trace, passes, ptxas, module load. The later runs
 find the kernels on disk: load cubin and metadata, module load. Printed: the median seconds of
 each, the ratio, and where the time of the cold compile went. Needs torch with CUDA for the
@@ -47,7 +47,8 @@ def child() -> None:
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     t_import = time.perf_counter() - _T0
-    gemm, plan = example.gemm.kernel, example.PLAN
+    gemm, cfg = example.gemm.kernel, example.CONFIG
+    plan = cfg.plan
 
     torch = None
     if driver.probe() is None:
@@ -64,14 +65,14 @@ def child() -> None:
         y = torch.empty_like(x)
         torch.cuda.synchronize()
         runs = {
-            "gemm": lambda: gemm[(2, 2), plan.threads](C, A, B, plan),
+            "gemm": lambda: gemm[(2, 2), plan.threads](C, A, B, **cfg.params),
             "scale": lambda: scale[(32,), (128,)](y, x, 2.0),
         }
     else:
         desc = tylo.Tensor
         runs = {
             "gemm": lambda: gemm.compile(desc(Float32, 2), desc(BFloat16, 2), desc(BFloat16, 2),
-                                         plan, block=plan.threads),
+                                         **cfg.params, block=plan.threads),
             "scale": lambda: scale.compile(desc(Float32, 1), desc(Float32, 1), 2.0, block=128),
         }
     for name, run in runs.items():

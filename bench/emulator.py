@@ -2,7 +2,7 @@
 
     python bench/emulator.py [--size 256] [--runs 3]
 
-Emulates the GEMM's first plan (128x128 tiles, 256 threads) at size^3: (size/128)^2 CTAs of
+Emulates the GEMM's first config (128x128x32 tiles, 4 stages, 256 threads) at size^3: (size/128)^2 CTAs of
 256 threads, every instruction of the PTX-dialect module it lowers to, lane by lane. Prints the
 median wall time of the emulated launch (the compile is done once first and not counted), the
 instructions issued, the error against numpy's float64 product, and the time numpy's matmul of
@@ -37,7 +37,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     ex = load_example()
-    n, plan = args.size, ex.PLAN
+    n, cfg = args.size, ex.CONFIG
+    plan = cfg.plan
     rng = np.random.default_rng(0)
     A = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
     B = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
@@ -45,13 +46,13 @@ def main() -> None:
     TM, TN, _ = plan.tile_shape
     launch = ex.gemm.kernel.emulate[(n // TM, n // TN), plan.threads]
     t0 = time.perf_counter()
-    launch(C, A, B, plan)  # compiles (trace + passes) and runs once
+    launch(C, A, B, **cfg.params)  # compiles (trace + passes) and runs once
     first = time.perf_counter() - t0
     times = []
     for _ in range(args.runs):
         C[:] = np.nan
         t0 = time.perf_counter()
-        launch(C, A, B, plan)
+        launch(C, A, B, **cfg.params)
         times.append(time.perf_counter() - t0)
     ref = A.astype(np.float64) @ B.astype(np.float64)
     err = np.abs(C - ref).max() / np.abs(ref).max()

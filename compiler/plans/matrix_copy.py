@@ -21,7 +21,10 @@ two units at the places the atom's register pattern gives lane l (plain: (l//4, 
 transposed: (2(l%4)+v, l//4)), all words of all lanes following the same pattern, the map
 w -> b(w) is one-to-one and the blocks form a full grid: every pair of a touched block row and a
 touched block column is a block (rows and columns need not be adjacent, so a warp of a TiledMMA
-with repeats qualifies). Blocks are numbered column-major over that grid.
+with repeats qualifies). Blocks are numbered in word order (block w moves word w), so the
+registers of each ``.x4`` are four consecutive words: an MMA atom's A operand (m16n8k16: 4
+words) or two atoms' B operands land in the registers mma.sync takes, with no moves between
+the ldmatrix and the mma (a column-major numbering over the grid made ptxas shuffle them).
 
 Ownerships over more than 32 threads (a TiledMMA's CTA ownership) are handled per warp: thread
 t is lane t % 32 of warp t // 32. Every warp must have the same plan up to a translation of the
@@ -50,7 +53,7 @@ class MatrixCopyPlan:
     trans: use the ``.trans`` instruction. axis: the logical axis memory stores contiguously.
     per_unit: elements per 16-bit unit (1 for 16-bit, 2 for 8-bit types). grid: block counts
     along memory rows and memory columns. words[b]: the zero-based fragment word block b
-    transfers, blocks numbered column-major over the grid. origins[b]: logical (row, col) of the
+    transfers (b itself: blocks are numbered in word order). origins[b]: logical (row, col) of the
     block's unit (0, 0). instructions: consecutive block ranges (first_block, count), count 4, 2
     or 1, each one ``.x{count}`` instruction whose register j carries block first_block + j.
     warp_offsets[w]: logical (row, col) added to every coordinate for warp w ((0, 0) for warp 0).
@@ -149,16 +152,11 @@ def _warp_plan(coords: np.ndarray, axis: int, pu: int):
     cols = sorted({b[1] for b in block_of_word})
     if len(rows) * len(cols) != words:
         return None
-    index = {(br, bc): i + len(rows) * j for j, bc in enumerate(cols) for i, br in enumerate(rows)}
-    order = [0] * words
-    for w, b in enumerate(block_of_word):
-        order[index[b]] = w
     origins = []
-    for bc in cols:
-        for br in rows:
-            across0, along0 = 8 * br, 8 * pu * bc
-            origins.append((across0, along0) if axis == 1 else (along0, across0))
-    return trans, (len(rows), len(cols)), tuple(order), tuple(origins)
+    for br, bc in block_of_word:  # block w moves word w
+        across0, along0 = 8 * br, 8 * pu * bc
+        origins.append((across0, along0) if axis == 1 else (along0, across0))
+    return trans, (len(rows), len(cols)), tuple(range(words)), tuple(origins)
 
 
 def matrix_copy_plan(ownership: Ownership, dtype: DType, axis: int) -> MatrixCopyPlan | None:

@@ -1,20 +1,39 @@
-"""C = A @ B with warp MMA atoms (mma.sync m16n8k16, bf16 x bf16 -> f32) over several warps.
+"""C = A @ B on the warp-level path: a multi-stage cp.async pipeline, ldmatrix operands, mma.sync.
 
     python examples/ampere/gemm.py            # check on the GPU (without one: compile, emulate)
-    python examples/ampere/gemm.py --bench    # also time it beside torch.matmul
-    python examples/ampere/gemm.py --emulate  # run it on the CPU emulator, against numpy
+    python examples/ampere/gemm.py --bench    # also time it beside torch.matmul (cuBLAS)
+    python examples/ampere/gemm.py --emulate  # run ragged problems on the CPU emulator
 
-A (M, K) and B (K, N) are row-major bf16, C (M, N) float32. Each block computes a TM x TN tile
-of C with a TiledMMA (`PLANS`): e.g. warps (2, 4) of 32 threads, each warp 4 x 4 atoms of
-16 x 8, so the block tile is 128 x 128, stepping K by 16. `tylo.autotune` picks the fastest plan
-per pair of shapes on the first launch (a progress line per plan on stderr; the choice is kept
-in the disk cache for the next run). Fragments are loaded straight from global memory with
-scalar loads, by the ownership of each MMA operand; this example does not stage tiles through
-shared memory yet (fragment loads from shared tiles become ldmatrix, see the tylo-plan-copies
-pass). Without a GPU every plan is compiled for sm_90a and the script prints what it would run,
-where the PTX is, and the ptxas report, then runs plan 1 at 128x128x32 on the CPU emulator
-(`kernel.emulate`, lane by lane) and checks it against numpy. `--emulate` runs 256x256x256 on
-the emulator with plans 1 and 3 (a 128x128 and a 128x64 tile), GPU or not.
+A (M, K) and B (K, N) are row-major bf16, C (M, N) float32 (sm_80+). Each block computes a
+BM x BN tile of C with a TiledMMA of m16n8k16 atoms (bf16 x bf16 -> f32, `mma.sync`) over 4 or
+8 warps, stepping K by BK (32 or 64) through a ring of `stages` shared-memory stages of A and B
+(`CONFIGS`; `tylo.autotune` picks the fastest per pair of shapes on the first launch, keeping
+the choice in the disk cache):
+
+* prologue: `copy_async` (16-byte `cp.async.cg`, `CopyPlan`) of K tiles 0 .. stages-2, one
+  `commit_copies` group each;
+* K loop, tile kt: `wait_copies(stages - 2)` (this thread's copies of tile kt have landed) and
+  `barrier()` (everyone's have, and everyone has finished reading tile kt - 1); then the copy
+  of tile kt + stages - 1 into the stage tile kt - 1 used, overlapping this tile's math; then
+  per 16-wide k step the A and B fragments (`load_a` / `load_b` from the shared stage) and one
+  `mma` (ptxas interleaves the next step's ldmatrix with this step's mma.sync). Only the
+  accumulator is carried by the loop: fragments carried across iterations were seen to cost
+  register moves in SASS;
+* epilogue: a tile inside C is stored by `tylo.store` (`st.global.v2.f32`: each thread holds
+  pairs of adjacent columns); a tile over C's edge slot by slot, each store guarded.
+
+Fragments are loaded from the shared stages by `load_a` / `load_b`, which tylo-plan-copies
+turns into `ldmatrix.x4` (A, K contiguous) and `ldmatrix.x4.trans` (B, N contiguous). Shared
+rows are padded by 16 bytes (`PAD`): a row pitch of 80 / 144 / 272 / 528 bytes, an odd multiple
+of 16, puts the 8 rows of each 8x8 matrix an ldmatrix reads at 8 distinct 16-byte offsets
+modulo 128, i.e. in 8 distinct groups of 4 banks, so ldmatrix has no bank conflicts; the
+16-byte cp.async vectors stay aligned. Tails: M is any size, K and N multiples of 8 (each row
+of A and B must start at a 16-byte boundary for cp.async); a copy past an edge is zero-filled
+(`copy_async(..., origin=)`), so a partial tile adds zeros.
+
+Without a GPU every config is compiled for sm_80 and sm_90a (the ptxas line and the SASS
+opcodes that prove the path: LDGSTS = cp.async, LDSM = ldmatrix, HMMA = mma.sync), then a
+ragged problem runs on the CPU emulator (`kernel.emulate`, lane by lane) against numpy.
 """
 
 from __future__ import annotations
@@ -23,48 +42,129 @@ import argparse
 import sys
 
 import tylo
-from tylo import BFloat16, Float32, MMAAtom, TiledMMA
+from tylo import BFloat16, CopyPlan, Float32, GlobalTile, Layout, MMAAtom, TiledMMA
 
 ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
-PLANS = [
-    TiledMMA(ATOM, warps=(2, 4), repeat=(4, 4), k=16),  # 128 x 128, 256 threads
-    TiledMMA(ATOM, warps=(2, 4), repeat=(4, 4), k=32),  # 128 x 128, two k steps per load
-    TiledMMA(ATOM, warps=(2, 2), repeat=(4, 4), k=16),  # 128 x 64, 128 threads
-    TiledMMA(ATOM, warps=(4, 2), repeat=(2, 4), k=16),  # 128 x 64, 256 threads
-    TiledMMA(ATOM, warps=(2, 4), repeat=(2, 4), k=16),  # 64 x 128, 256 threads
+PAD = 8  # bf16 elements (16 bytes) added to every shared row: ldmatrix without bank conflicts
+ALIGN = 8  # K and N must be multiples of this (16-byte rows of A and B for cp.async)
+
+#: (plan, bk, stages): a BM x BN tile of the plan, K steps of bk through `stages` stages.
+CONFIGS = [
+    tylo.Config(plan=TiledMMA(ATOM, warps=(2, 4), repeat=(4, 4), k=16), bk=32, stages=4),
+    tylo.Config(plan=TiledMMA(ATOM, warps=(2, 4), repeat=(4, 8), k=16), bk=32, stages=3),
+    tylo.Config(plan=TiledMMA(ATOM, warps=(4, 2), repeat=(4, 8), k=16), bk=32, stages=3),
+    tylo.Config(plan=TiledMMA(ATOM, warps=(2, 4), repeat=(4, 4), k=16), bk=64, stages=3),
+    tylo.Config(plan=TiledMMA(ATOM, warps=(2, 2), repeat=(4, 8), k=16), bk=32, stages=4),
 ]
-PLAN = PLANS[0]
-TILE_MULTIPLE = (128, 128, 32)  # M, N, K must be multiples of these: every plan's tile divides them
+CONFIG = CONFIGS[0]
 
 
-@tylo.autotune(configs=[tylo.Config(plan=p) for p in PLANS], key=["A", "B"])
+def describe(cfg) -> str:
+    """'tile 128x128x32, 4 stages, 8 warps' for a config."""
+    BM, BN, _ = cfg.plan.tile_shape
+    return f"tile {BM}x{BN}x{cfg.bk}, {cfg.stages} stages, {cfg.plan.threads // 32} warps"
+
+
+def stage_layout(rows: int, cols: int) -> Layout:
+    """A row-major shared stage of `rows` x `cols` bf16 whose rows are padded by `PAD`."""
+    return Layout((rows, cols), (cols + PAD, 1))
+
+
+@tylo.func
+def copy_tile(plan, dst, src, t, r0, c0):
+    """This thread's cp.async copies of src[r0:r0+rows, c0:c0+cols] into dst by `plan`: plain
+    16-byte copies when the box lies inside src, else zero-filled past its edges."""
+    rows, cols = plan.shape
+    if (r0 + rows <= src.shape[0]) & (c0 + cols <= src.shape[1]):
+        tylo.copy_async(plan, dst, tylo.window(src, (r0, c0), (rows, cols), inbounds=True), t)
+    else:
+        tylo.copy_async(plan, dst, src, t, origin=(r0, c0))
+
+
+@tylo.func
+def store_c(C, acc, t, m0, n0, M, N):
+    """acc (the block's BM x BN accumulator) into C at (m0, n0): vector stores when the tile
+    lies inside C, else one guarded store per slot at the slot's coordinate."""
+    own = acc.ownership
+    BM, BN = own.shape
+    if (m0 + BM <= M) & (n0 + BN <= N):
+        dst = GlobalTile(C.ptr, Layout((M, N), (C.stride[0], 1)), align=16)
+        tylo.store(tylo.window(dst, (m0, n0), (BM, BN), inbounds=True), acc, t)
+    else:
+        r0, c0 = own.thread_coordinate(t)
+        r0 = m0 + r0
+        c0 = n0 + c0
+        offsets = own.slot_offsets
+        row_ok = {dr: r0 + dr < M for dr in sorted({dr for dr, _ in offsets})}
+        col_ok = {dc: c0 + dc < N for dc in sorted({dc for _, dc in offsets})}
+        for v in tylo.static_range(own.values):
+            dr, dc = offsets[v]
+            if row_ok[dr] & col_ok[dc]:
+                C[r0 + dr, c0 + dc] = acc[v]
+
+
+@tylo.autotune(configs=CONFIGS, key=["A", "B"])
 @tylo.kernel
-def gemm(C, A, B, plan: tylo.constexpr):
-    """C[m0:m0+TM, n0:n0+TN] = A[m0:m0+TM, :] @ B[:, n0:n0+TN] for this block's (m0, n0)."""
-    TM, TN, TK = plan.tile_shape
-    m0 = tylo.block_idx(0) * TM
-    n0 = tylo.block_idx(1) * TN
+def gemm(C, A, B, plan: tylo.constexpr, bk: tylo.constexpr, stages: tylo.constexpr):
+    """C[m0:m0+BM, n0:n0+BN] = A[m0:m0+BM, :] @ B[:, n0:n0+BN] for this block's (m0, n0)."""
+    BM, BN, TK = plan.tile_shape
+    steps = bk // TK
+    M = A.shape[0]
+    K = A.shape[1]
+    N = B.shape[1]
     t = tylo.thread_idx()
+    m0 = tylo.block_idx(0) * BM
+    n0 = tylo.block_idx(1) * BN
+    a_src = GlobalTile(A.ptr, Layout((M, K), (A.stride[0], 1)), align=16)
+    b_src = GlobalTile(B.ptr, Layout((K, N), (B.stride[0], 1)), align=16)
+    sa = tylo.shared_tiles(stage_layout(BM, bk), stages, BFloat16, dynamic=True)
+    sb = tylo.shared_tiles(stage_layout(bk, BN), stages, BFloat16, dynamic=True)
+    copy_a = CopyPlan((BM, bk), plan.threads, 1, BFloat16)
+    copy_b = CopyPlan((bk, BN), plan.threads, 1, BFloat16)
+    k_tiles = (K + bk - 1) // bk
+    for s in range(stages - 1):  # a runtime loop: one copy of the copy code
+        if s < k_tiles:
+            copy_tile(copy_a, sa[s], a_src, t, m0, s * bk)
+            copy_tile(copy_b, sb[s], b_src, t, s * bk, n0)
+        tylo.commit_copies()
     acc = tylo.accumulator(plan)
-    for k in range(0, A.shape[1], TK):
-        a = tylo.load_a(plan, tylo.window(A, (m0, k), (TM, TK)), t)
-        b = tylo.load_b(plan, tylo.window(B, (k, n0), (TK, TN)), t)
-        acc = tylo.mma(plan, a, b, acc)
-    tylo.store(tylo.window(C, (m0, n0), (TM, TN)), acc, t)
+    for kt in range(k_tiles):
+        tylo.wait_copies(stages - 2)  # this thread's copies of tile kt have landed
+        tylo.barrier()  # everyone's have, and everyone is done with tile kt - 1
+        ahead = kt + stages - 1  # into the stage of tile kt - 1
+        if ahead < k_tiles:
+            copy_tile(copy_a, sa[ahead % stages], a_src, t, m0, ahead * bk)
+            copy_tile(copy_b, sb[ahead % stages], b_src, t, ahead * bk, n0)
+        tylo.commit_copies()
+        stage = kt % stages
+        for kk in tylo.static_range(steps):
+            a = tylo.load_a(plan, tylo.window(sa[stage], (0, kk * TK), (BM, TK)), t)
+            b = tylo.load_b(plan, tylo.window(sb[stage], (kk * TK, 0), (TK, BN)), t)
+            acc = tylo.mma(plan, a, b, acc)
+    store_c(C, acc, t, m0, n0, M, N)
+
+
+def grid_of(M: int, N: int):
+    """The grid of a config for an M x N output: one block per BM x BN tile, edges included."""
+    def grid(cfg):
+        BM, BN, _ = cfg.plan.tile_shape
+        return (-(-M // BM), -(-N // BN))
+    return grid
 
 
 def tuned(A, B):
-    """``gemm[grid, block]`` for A (M, K) @ B (K, N): grid and block follow each config's plan."""
+    """``gemm[grid, block]`` for A (M, K) @ B (K, N); raises ValueError when K or N is not a
+    multiple of `ALIGN` (the rows of A and B must be 16-byte aligned for cp.async)."""
     M, K = A.shape
     N = B.shape[1]
-    if any(x % t for x, t in zip((M, N, K), TILE_MULTIPLE)):
-        raise ValueError(f"M, N, K = {M}, {N}, {K} must be multiples of {TILE_MULTIPLE}")
-    grid = lambda cfg: (M // cfg.plan.tile_shape[0], N // cfg.plan.tile_shape[1])  # noqa: E731
-    return gemm[grid, lambda cfg: cfg.plan.threads]
+    if K % ALIGN or N % ALIGN:
+        raise ValueError(f"K = {K} and N = {N} must be multiples of {ALIGN}: cp.async copies "
+                         f"16-byte vectors, so every row of A and B must start 16-byte aligned")
+    return gemm[grid_of(M, N), lambda cfg: cfg.plan.threads]
 
 
 def launch(C, A, B):
-    """C = A @ B with the plan autotuning chose for these shapes (tuning on the first call)."""
+    """C = A @ B with the config autotuning chose for these shapes (tuning on the first call)."""
     tuned(A, B)(C, A, B)
 
 
@@ -84,9 +184,7 @@ def check(torch, M: int, N: int, K: int) -> float:
     return err if written else float("inf")
 
 
-def bench(torch, M: int, N: int, K: int) -> None:
-    """Median times with CUDA events after warm-up, the two cases interleaved in rounds
-    (bench/peers/compare.py); Tylo beside torch.matmul (cuBLAS)."""
+def _compare():
     import importlib.util
     from pathlib import Path
 
@@ -94,61 +192,38 @@ def bench(torch, M: int, N: int, K: int) -> None:
     spec = importlib.util.spec_from_file_location("compare", path)
     compare = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(compare)
-    A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-    B = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
-    C = torch.empty(M, N, device="cuda", dtype=torch.float32)
-
-    flops = 2 * M * N * K
-    ms = compare.interleaved_ms(torch, {"tylo": lambda: launch(C, A, B),
-                                        "torch": lambda: torch.matmul(A, B)})
-    t_tylo, t_torch = ms["tylo"], ms["torch"]
-    tf_tylo, tf_torch = flops / t_tylo / 1e9, flops / t_torch / 1e9
-    TM, TN, TK = tuned(A, B).tune(C, A, B).plan.tile_shape
-    print(f"bench {M}x{N}x{K}: tylo (tile {TM}x{TN}x{TK}) {t_tylo:.3f} ms = {tf_tylo:.1f} TFLOP/s "
-          f"| torch.matmul {t_torch:.3f} ms = {tf_torch:.1f} TFLOP/s | ratio {tf_tylo / tf_torch:.3f}")
+    return compare
 
 
-def timing(torch) -> None:
-    """The first launch of one plan in this process (a cold compile: trace, passes, ptxas,
-    module load; or a load from the disk cache) and the host cost of cached launches."""
-    import time
-
-    A = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
-    B = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
-    C = torch.empty(256, 256, device="cuda")
-    kernel = gemm.kernel
-    kernel.cache.clear()
-    kernel.fast.clear()
-    plain = kernel[(2, 2), PLAN.threads]
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    plain(C, A, B, PLAN)
-    torch.cuda.synchronize()
-    first = time.perf_counter() - t0
-    (compiled,) = kernel.cache.values()
-    ms = {k: f"{v * 1e3:.0f} ms" for k, v in compiled.timings.items()}
-    if "load" in ms:  # from the disk cache: the load, and what the stored compile had cost
-        parts = (f"loaded in {ms.pop('load')}; when it was compiled: "
-                 + ", ".join(f"{k.removeprefix('first ')} {v}" for k, v in ms.items()))
-    else:
-        parts = ", ".join(f"{k} {v}" for k, v in ms.items())
-    print(f"first launch ({compiled.origin}): {first * 1e3:.1f} ms ({parts}); ptxas: {compiled.report}")
-    calls = 200
-    for label, run in (("cached launch", lambda: plain(C, A, B, PLAN)),
-                       ("autotuned launch", lambda: launch(C, A, B))):
-        run()
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            run()
-        host = (time.perf_counter() - t0) / calls
-        torch.cuda.synchronize()
-        print(f"{label}: {host * 1e6:.1f} us per call on the host (no tracing, no compile)")
+def bench(torch, shapes) -> None:
+    """Every shape's Tylo GEMM beside torch.matmul (cuBLAS), all cases interleaved in rounds in
+    one run (bench/peers/compare.py: medians of per-round CUDA-event medians)."""
+    compare = _compare()
+    cases, inputs = {}, {}
+    for M, N, K in shapes:
+        A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        B = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+        C = torch.empty(M, N, device="cuda", dtype=torch.float32)
+        launch(C, A, B)  # tune outside the timing
+        inputs[M, N, K] = (C, A, B)
+        cases[f"tylo {M}"] = lambda C=C, A=A, B=B: launch(C, A, B)
+        cases[f"torch {M}"] = lambda A=A, B=B: torch.matmul(A, B)
+    ms = compare.interleaved_ms(torch, cases)
+    for M, N, K in shapes:
+        C, A, B = inputs[M, N, K]
+        flops = 2 * M * N * K
+        t_tylo, t_torch = ms[f"tylo {M}"], ms[f"torch {M}"]
+        tf_tylo, tf_torch = flops / t_tylo / 1e9, flops / t_torch / 1e9
+        cfg = tuned(A, B).tune(C, A, B)
+        print(f"bench {M}x{N}x{K}: tylo ({describe(cfg)}) {t_tylo:.3f} ms = {tf_tylo:.1f} "
+              f"TFLOP/s | torch.matmul {t_torch:.3f} ms = {tf_torch:.1f} TFLOP/s | ratio "
+              f"{tf_tylo / tf_torch:.3f}")
 
 
-def emulated_check(M: int, N: int, K: int, plan=PLAN) -> float:
-    """Run C = A @ B with `plan` on the CPU emulator, on fresh random bf16 inputs; print and
-    return the relative Frobenius error against numpy's float64 product of the same values."""
+def emulated_check(M: int, N: int, K: int, cfg=CONFIG) -> float:
+    """Run C = A @ B with `cfg` on the CPU emulator, on fresh random bf16 inputs, C poisoned
+    with NaN; print and return the relative Frobenius error against numpy's float64 product of
+    the same values (inf when an output was not written, or one past C's edge was)."""
     import time
 
     import ml_dtypes
@@ -157,49 +232,57 @@ def emulated_check(M: int, N: int, K: int, plan=PLAN) -> float:
     rng = np.random.default_rng()
     A = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
     B = rng.standard_normal((K, N)).astype(ml_dtypes.bfloat16)
-    C = np.full((M, N), np.nan, np.float32)
-    TM, TN, TK = plan.tile_shape
+    BM, BN, _ = cfg.plan.tile_shape
+    grid = grid_of(M, N)(cfg)
+    # C is the top-left corner of a larger poisoned array: a store past C's edge would show
+    whole = np.full((grid[0] * BM + 1, grid[1] * BN + 8), np.nan, np.float32)
+    C = whole[:M, :N]
     t0 = time.perf_counter()
-    gemm.kernel.emulate[(M // TM, N // TN), plan.threads](C, A, B, plan)
+    gemm.kernel.emulate[grid, cfg.plan.threads](C, A, B, **cfg.params)
     seconds = time.perf_counter() - t0
     ref = A.astype(np.float64) @ B.astype(np.float64)
     written = not np.isnan(C).any()
-    err = float(np.linalg.norm(C - ref) / np.linalg.norm(ref)) if written else float("inf")
+    outside = np.isnan(whole[M:]).all() and np.isnan(whole[:M, N:]).all()
+    err = float(np.linalg.norm(C - ref) / np.linalg.norm(ref)) if written and outside else float("inf")
     status = "ok" if err < 1e-5 else "FAILED"
-    blocks = (M // TM) * (N // TN)
-    print(f"emulated {M}x{N}x{K}, tile {TM}x{TN}x{TK} ({blocks} block{'s' * (blocks > 1)} of "
-          f"{plan.threads} threads): relative Frobenius error vs numpy float64 {err:.2e} "
-          f"(all outputs written: {written}) in {seconds:.2f} s (trace and passes included) "
-          f"{status}")
+    blocks = grid[0] * grid[1]
+    print(f"emulated {M}x{N}x{K}, {describe(cfg)} ({blocks} block{'s' * (blocks > 1)} of "
+          f"{cfg.plan.threads} threads): relative Frobenius error vs numpy float64 {err:.2e} "
+          f"(all outputs written: {written}, none outside: {outside}) in {seconds:.2f} s "
+          f"(trace and passes included) {status}")
     return err
 
 
-def compile_only() -> None:
-    """Without a GPU: compile every plan autotuning would time, and say what would run."""
+def compile_config(cfg, arch: str):
+    """The compiled kernel of `cfg` for `arch` (no GPU needed: ptxas runs on the host)."""
     desc = tylo.Tensor
-    print(f"autotuning would time {len(PLANS)} plans per pair of shapes on the GPU:")
-    for i, plan in enumerate(PLANS, start=1):
-        compiled = gemm.kernel.compile(desc(Float32, 2), desc(BFloat16, 2), desc(BFloat16, 2),
-                                       plan, block=plan.threads)
-        TM, TN, TK = plan.tile_shape
-        print(f"  plan {i}: tile {TM}x{TN}x{TK}, grid (M/{TM}, N/{TN}), block {plan.threads}; "
-              f"compiled for {compiled.arch} ({compiled.origin}); ptxas: {compiled.report}")
-    first = gemm.kernel.compile(desc(Float32, 2), desc(BFloat16, 2), desc(BFloat16, 2), PLAN,
-                                block=PLAN.threads)
-    print(f"  PTX of plan 1:   {first.ptx_path}")
-    print(f"  cubin of plan 1: {first.cubin_path}")
-    print(f"  stages: {', '.join(k for k in first.asm if k != 'cubin')} "
-          f"(see compiled.asm, or set TYLO_DUMP_IR=1)")
+    return gemm.kernel.compile(desc(Float32, 2), desc(BFloat16, 2), desc(BFloat16, 2),
+                               **cfg.params, block=cfg.plan.threads, arch=arch)
+
+
+def compile_only(archs=("sm_80", "sm_90a")) -> None:
+    """Without a GPU: compile every config autotuning would time, and say what would run."""
+    print(f"autotuning would time {len(CONFIGS)} configs per pair of shapes on the GPU:")
+    for i, cfg in enumerate(CONFIGS, start=1):
+        for arch in archs:
+            compiled = compile_config(cfg, arch)
+            ops = compiled.sass_counts().opcodes
+            sass = ", ".join(f"{op} {ops[op]}" for op in ("LDGSTS", "LDSM", "HMMA"))
+            print(f"  config {i} ({describe(cfg)}) for {arch}: {compiled.shared_bytes} bytes of "
+                  f"shared memory; ptxas: {compiled.report}; SASS {sass}")
+    first = compile_config(CONFIG, archs[0])
+    print(f"  PTX of config 1:   {first.ptx_path}")
+    print(f"  cubin of config 1: {first.cubin_path}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bench", action="store_true", help="time beside torch.matmul")
     parser.add_argument("--emulate", action="store_true",
-                        help="run 256x256x256 on the CPU emulator with two plans, against numpy")
+                        help="run ragged problems on the CPU emulator, against numpy")
     args = parser.parse_args()
     if args.emulate:
-        errors = [emulated_check(256, 256, 256, plan) for plan in (PLANS[0], PLANS[2])]
+        errors = [emulated_check(200, 248, 136, cfg) for cfg in (CONFIGS[0], CONFIGS[3])]
         return 0 if all(e < 1e-5 for e in errors) else 1
     from tylo.runtime import driver
 
@@ -211,12 +294,11 @@ def main() -> int:
     if reason is not None or torch is None or not torch.cuda.is_available():
         print(f"No GPU run here ({reason or 'torch with CUDA is not installed'}).")
         compile_only()
-        return 0 if emulated_check(128, 128, 32) < 1e-5 else 1
-    errors = [check(torch, 4096, 4096, 4096), check(torch, 1024, 3072, 512)]
+        return 0 if emulated_check(136, 120, 72) < 1e-5 else 1
+    errors = [check(torch, 4096, 4096, 4096), check(torch, 1000, 3000, 1000),
+              check(torch, 257, 136, 40)]
     if args.bench:
-        timing(torch)
-        bench(torch, 4096, 4096, 4096)
-        bench(torch, 1024, 3072, 512)
+        bench(torch, [(4096, 4096, 4096), (8192, 8192, 8192)])
     return 0 if all(e < 1e-2 for e in errors) else 1
 
 

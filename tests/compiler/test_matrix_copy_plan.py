@@ -123,11 +123,23 @@ def test_accumulator_as_bf16_stores_plain_x2():
     check(own, BFloat16, 1, plan)
 
 
-def test_a_m_contiguous_is_trans_with_permuted_words():
+def test_a_m_contiguous_is_trans_in_word_order():
     own = BF16.operand_layout("A")
     plan = matrix_copy_plan(own, BFloat16, 0)
-    assert (plan.trans, plan.words) == (True, (0, 2, 1, 3))
+    assert (plan.trans, plan.words) == (True, (0, 1, 2, 3))
+    # word 1 (a2, a3) is rows 8-15: along memory (M contiguous) the second block column
+    assert plan.origins == ((0, 0), (8, 0), (0, 8), (8, 8))
     check(own, BFloat16, 0, plan)
+
+
+def test_tiled_a_x4_registers_are_one_atoms_operand():
+    """Blocks in word order: each .x4 of a TiledMMA's A moves one atom's a0..a7 (the four
+    registers mma.sync takes), not the column-major grid's column of four blocks."""
+    tiled = TiledMMA(BF16, warps=(2, 4), repeat=(4, 4), k=16)
+    plan = matrix_copy_plan(tiled.operand_layout("A"), BFloat16, 1)
+    assert plan.words == tuple(range(16)) and plan.instructions == tuple((4 * i, 4) for i in range(4))
+    assert plan.origins[:4] == ((0, 0), (8, 0), (0, 8), (8, 8))  # atom 0's 16 x 16
+    assert plan.origins[4] == (32, 0)  # atom 1: the next repeat along M (2 warps of 16 rows)
 
 
 @pytest.mark.parametrize("role, axis", [("A", 1), ("A", 0), ("B", 1), ("B", 0), ("C", 1)])
@@ -147,7 +159,7 @@ def test_tiled_a_warp_blocks_need_not_be_adjacent():
     tiled = TiledMMA(BF16, warps=(2, 1), repeat=(2, 1), k=16)
     plan = matrix_copy_plan(tiled.operand_layout("A"), BFloat16, 1)
     assert plan.grid == (4, 2)
-    assert [o[0] for o in plan.origins[:4]] == [0, 8, 32, 40]
+    assert [o[0] for o in plan.origins] == [0, 8, 0, 8, 32, 40, 32, 40]
     assert plan.warp_offsets == ((0, 0), (16, 0))
     assert plan.instructions == ((0, 4), (4, 4))
 

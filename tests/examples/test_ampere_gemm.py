@@ -1,7 +1,9 @@
-"""examples/ampere/gemm.py on the CPU emulator: every plan of the example's kernel at the
-smallest size its tiles divide (128x128x32), and plan 1 over a 2x1 grid of blocks with four k
-steps, against numpy's float64 product of the same bf16 inputs (fresh each run), C poisoned with
-NaN first; and the line the script prints for its emulated check."""
+"""examples/ampere/gemm.py on the CPU emulator and in SASS: every config of the cp.async +
+ldmatrix + mma.sync pipeline on fresh random bf16 inputs against numpy's float64 product, with
+M, N and K tails (zero-filled copies, guarded stores; C is a view into a NaN-poisoned array, so
+a store past C's edge is seen), several blocks and more K tiles than stages; the line the script
+prints; and the SASS of the first config for sm_80 and sm_90a (ptxas and nvdisasm, no GPU):
+LDGSTS (cp.async), LDSM (ldmatrix), HMMA, vector stores, no spills."""
 
 from __future__ import annotations
 
@@ -9,8 +11,6 @@ import runpy
 from pathlib import Path
 from types import SimpleNamespace
 
-import ml_dtypes
-import numpy as np
 import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ampere" / "gemm.py"
@@ -19,31 +19,51 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ampere" / "gemm.py
 ex = SimpleNamespace(**runpy.run_path(str(EXAMPLE)))  # the script's names, as a module has them
 
 
-def _emulated_error(plan, M, N, K) -> float:
-    rng = np.random.default_rng()
-    A = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
-    B = rng.standard_normal((K, N)).astype(ml_dtypes.bfloat16)
-    C = np.full((M, N), np.nan, np.float32)
-    TM, TN, _ = plan.tile_shape
-    ex.gemm.kernel.emulate[(M // TM, N // TN), plan.threads](C, A, B, plan)
-    assert not np.isnan(C).any(), "some outputs were not written"
-    ref = A.astype(np.float64) @ B.astype(np.float64)
-    return float(np.linalg.norm(C - ref) / np.linalg.norm(ref))
+@pytest.mark.parametrize("cfg", ex.CONFIGS, ids=[f"config{i + 1}" for i in range(len(ex.CONFIGS))])
+def test_every_config_with_tails(cfg):
+    """One block per config, short of its tile on M and N (M - 8, N - 16), K = 2 bk + 8: two
+    whole K tiles and a tail of 8."""
+    BM, BN, _ = cfg.plan.tile_shape
+    assert ex.emulated_check(BM - 8, BN - 16, 2 * cfg.bk + 8, cfg) < 1e-5
 
 
-@pytest.mark.parametrize("plan", ex.PLANS, ids=[f"plan{i + 1}" for i in range(len(ex.PLANS))])
-def test_every_plan_matches_numpy(plan):
-    assert _emulated_error(plan, *ex.TILE_MULTIPLE) < 1e-5  # f32 accumulation of exact products
-
-
-def test_several_blocks_and_k_steps():
-    assert _emulated_error(ex.PLAN, 256, 128, 64) < 1e-5
+def test_several_blocks_and_the_stage_ring_wrapping():
+    """2 x 2 blocks, the bottom and right ones partial; 7 K tiles through 4 stages."""
+    assert ex.emulated_check(200, 136, 7 * 32, ex.CONFIG) < 1e-5
 
 
 def test_the_scripts_emulated_check_prints_its_error(capsys):
     """What `python examples/ampere/gemm.py` prints after compiling when there is no GPU."""
-    assert ex.emulated_check(128, 128, 32) < 1e-5
+    assert ex.emulated_check(136, 120, 72) < 1e-5
     line = capsys.readouterr().out
-    assert line.startswith("emulated 128x128x32, tile 128x128x16 (1 block of 256 threads): "
-                           "relative Frobenius error vs numpy float64 ")
-    assert "(all outputs written: True)" in line and line.rstrip().endswith(" ok")
+    assert line.startswith("emulated 136x120x72, tile 128x128x32, 4 stages, 8 warps (2 blocks "
+                           "of 256 threads): relative Frobenius error vs numpy float64 ")
+    assert "(all outputs written: True, none outside: True)" in line
+    assert line.rstrip().endswith(" ok")
+
+
+def test_k_and_n_must_be_multiples_of_8():
+    import numpy as np
+
+    with pytest.raises(ValueError, match="must be multiples of 8"):
+        ex.tuned(np.zeros((16, 12)), np.zeros((12, 16)))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_sass_is_the_warp_level_pipeline(arch):
+    """The first config's SASS for the Ampere target and for the H200's."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    compiled = ex.compile_config(ex.CONFIG, arch)
+    counts = compiled.sass_counts()
+    # 2 k steps of 16 per K tile x 4 x 4 atoms per warp
+    assert counts["HMMA.16816.F32.BF16"] == 32
+    # per k step: A (64 x 16 per warp) four ldmatrix.x4, B (16 x 32) two ldmatrix.x4.trans
+    assert counts["LDSM.16.M88.4"] == 8 and counts["LDSM.16.MT88.4"] == 4
+    # cp.async, 16 bytes: 2 vectors of A and 2 of B per thread, as a plain and as a zero-filling
+    # copy, in the prologue loop (which ptxas may unroll) and in the K loop
+    plain, zfill = counts["LDGSTS.E.BYPASS.128"], counts["LDGSTS.E.BYPASS.128.ZFILL"]
+    assert plain == zfill and plain >= 8 and plain % 4 == 0
+    assert counts["BAR.SYNC.DEFER_BLOCKING"] == 1  # one barrier per K tile
+    assert counts["STG.E.64"] == 32  # the interior epilogue: pairs of f32 columns
+    assert counts.spill_bytes == 0 and counts["STL"] == 0 and counts["LDL"] == 0
+    assert compiled.report.stack_frame_bytes == 0

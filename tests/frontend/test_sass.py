@@ -7,7 +7,7 @@ import importlib.util
 from pathlib import Path
 
 import tylo
-from tylo import BFloat16, Float32, MMAAtom
+from tylo import BFloat16, MMAAtom
 from tylo.compiler.layout import Layout
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ampere" / "gemm.py"
@@ -22,17 +22,15 @@ def _example():
 
 def test_flagship_gemm_uses_hmma_and_spills_nothing():
     example = _example()
-    desc = tylo.Tensor
-    compiled = example.gemm.kernel.compile(desc(Float32, 2), desc(BFloat16, 2), desc(BFloat16, 2),
-                                           example.PLAN, block=example.PLAN.threads)
+    compiled = example.compile_config(example.CONFIG, "sm_90a")
     assert not compiled.asm.made("sass")
     sass = compiled.asm["sass"]
     assert "HMMA.16816.F32.BF16" in sass
     counts = compiled.sass_counts()
-    # 4 x 4 atoms per warp, one k step of 16 per loop iteration: 16 HMMA in the loop body
-    assert counts["HMMA"] == 16 and counts["HMMA.16816.F32.BF16"] == 16
+    # 4 x 4 atoms per warp, two k steps of 16 per K tile of 32: 32 HMMA in the loop body
+    assert counts["HMMA"] == 32 and counts["HMMA.16816.F32.BF16"] == 32
     assert counts.spill_bytes == 0 and counts["STL"] == 0 and counts["LDL"] == 0
-    assert counts["LDSM"] == 0  # this example loads fragments from global memory
+    assert counts["LDSM"] == 12  # its operands come from shared stages: ldmatrix
 
 
 A_OWNERSHIP = MMAAtom((16, 8, 16), BFloat16).operand_layout("A")

@@ -327,21 +327,21 @@ def test_docs_transpose(both, docs_kernels):
 GEMM = SimpleNamespace(**runpy.run_path(str(ROOT / "examples" / "ampere" / "gemm.py")))
 
 
-@pytest.mark.parametrize("plan", GEMM.PLANS, ids=[f"plan{i + 1}" for i in range(len(GEMM.PLANS))])
-def test_gemm_example_256(both, plan):
-    """The example's kernel with `plan` (a plain launch, no autotuning) at 256x256x256."""
+@pytest.mark.parametrize("cfg", GEMM.CONFIGS, ids=[f"config{i + 1}" for i in range(len(GEMM.CONFIGS))])
+def test_gemm_example_256(both, cfg):
+    """The example's kernel with `cfg` (a plain launch, no autotuning) at 256x256x256."""
     rng = np.random.default_rng()
     A = rng.standard_normal((256, 256)).astype(BF16)
     B = rng.standard_normal((256, 256)).astype(BF16)
-    TM, TN, TK = plan.tile_shape
-    gpu, emu = run_both(both, GEMM.gemm.kernel, (256 // TM, 256 // TN), plan.threads,
+    TM, TN, _ = cfg.plan.tile_shape
+    gpu, emu = run_both(both, GEMM.gemm.kernel, (256 // TM, 256 // TN), cfg.plan.threads,
                         lambda b: (b.put(np.full((256, 256), np.nan, np.float32)), b.put(A),
-                                   b.put(B), plan), [0])
+                                   b.put(B), cfg.plan, cfg.bk, cfg.stages), [0])
     g, e = gpu[0], emu[0]
     differ, d = int((bits(g) != bits(e)).sum()), _ulps(g, e)
     ref = A.astype(np.float64) @ B.astype(np.float64)
     err = [float(np.linalg.norm(v - ref) / np.linalg.norm(ref)) for v in (g, e)]
-    print(f"emu-vs-gpu gemm 256^3 tile {TM}x{TN}x{TK}: {differ} of {g.size} elements differ "
+    print(f"emu-vs-gpu gemm 256^3 {GEMM.describe(cfg)}: {differ} of {g.size} elements differ "
           f"(max {int(d.max())} ulp); relative error vs float64: gpu {err[0]:.2e}, emulator "
           f"{err[1]:.2e}")
     assert differ == 0, f"{differ} elements differ, by at most {int(d.max())} ulp"

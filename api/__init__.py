@@ -130,6 +130,7 @@ _MBARRIER = ("MBarrier", "MBarriers", "mbarriers", "mbarrier_init", "mbarrier_ar
              "mbarrier_arrive_expect_tx", "mbarrier_expect_tx", "mbarrier_try_wait",
              "mbarrier_wait", "fence_proxy_async", "fence_mbarrier_init")
 _TMA = ("tma_load", "tma_store", "commit_tma_stores", "wait_tma_reads", "wait_tma_stores")
+_SOFTMAX = ("SoftmaxState", "softmax_update", "softmax_merge", "softmax_normalize", "softmax_logsumexp")
 _LAZY = {
     **dict.fromkeys(_BUILTINS, "frontend.builtins"),
     "select": "frontend.fragment_ops",
@@ -183,6 +184,7 @@ _LAZY = {
     **dict.fromkeys(("block_reduce", "block_sum"), "frontend.block_reductions"),
     **dict.fromkeys(("rcp", "scale", "permutedims", "relayout"), "frontend.fragment_ops"),
     **dict.fromkeys(("pack", "unpack", "PackedFragment", "pack_operand_a"), "frontend.packing"),
+    **dict.fromkeys(_SOFTMAX, "frontend.softmax"),
 }
 
 __version__ = VERSION
@@ -433,4 +435,5 @@ __all__ = [
     "unpack",
     "PackedFragment",
     "pack_operand_a",
+    *_SOFTMAX,
 ]

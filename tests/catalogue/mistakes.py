@@ -632,3 +632,5 @@ from reduction_mistakes import REDUCTIONS  # noqa: E402
 MISTAKES += REDUCTIONS
 from fragment_mistakes import FRAGMENT_OPS  # noqa: E402
 MISTAKES += FRAGMENT_OPS
+from softmax_mistakes import SOFTMAX  # noqa: E402
+MISTAKES += SOFTMAX

@@ -185,6 +185,7 @@ _LAZY = {
     **dict.fromkeys(("rcp", "scale", "permutedims", "relayout"), "frontend.fragment_ops"),
     **dict.fromkeys(("pack", "unpack", "PackedFragment", "pack_operand_a"), "frontend.packing"),
     **dict.fromkeys(_SOFTMAX, "frontend.softmax"),
+    "coordinates": "frontend.coordinates",
 }
 
 __version__ = VERSION
@@ -436,4 +437,5 @@ __all__ = [
     "PackedFragment",
     "pack_operand_a",
     *_SOFTMAX,
+    "coordinates",
 ]

@@ -132,6 +132,7 @@ _MBARRIER = ("MBarrier", "MBarriers", "mbarriers", "mbarrier_init", "mbarrier_ar
 _TMA = ("tma_load", "tma_store", "commit_tma_stores", "wait_tma_reads", "wait_tma_stores")
 _CLUSTER = ("cluster_cta_rank", "cluster_size", "cluster_idx", "cluster_dim", "cluster_cta_idx",
             "cluster_arrive", "cluster_wait", "cluster_sync", "map_shared")
+_SOFTMAX = ("SoftmaxState", "softmax_update", "softmax_merge", "softmax_normalize", "softmax_logsumexp")
 _LAZY = {
     **dict.fromkeys(_BUILTINS, "frontend.builtins"),
     "select": "frontend.fragment_ops",
@@ -186,6 +187,8 @@ _LAZY = {
     **dict.fromkeys(("block_reduce", "block_sum"), "frontend.block_reductions"),
     **dict.fromkeys(("rcp", "scale", "permutedims", "relayout"), "frontend.fragment_ops"),
     **dict.fromkeys(("pack", "unpack", "PackedFragment", "pack_operand_a"), "frontend.packing"),
+    **dict.fromkeys(_SOFTMAX, "frontend.softmax"),
+    "coordinates": "frontend.coordinates",
 }
 
 __version__ = VERSION
@@ -437,4 +440,6 @@ __all__ = [
     "unpack",
     "PackedFragment",
     "pack_operand_a",
+    *_SOFTMAX,
+    "coordinates",
 ]

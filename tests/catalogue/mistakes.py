@@ -634,3 +634,5 @@ from fragment_mistakes import FRAGMENT_OPS  # noqa: E402
 MISTAKES += FRAGMENT_OPS
 from cluster_mistakes import CLUSTER  # noqa: E402
 MISTAKES += CLUSTER
+from softmax_mistakes import SOFTMAX  # noqa: E402
+MISTAKES += SOFTMAX

@@ -36,13 +36,10 @@ from .select.sync import Sync
 from .select.tensor_maps import TensorMaps
 from .select.tma import TMASelection
 from .select.copies import Copies
-<<<<<<< HEAD
 from .select.vote import Vote
 from .select.atomics import Atomics
 from .select.warp import Shuffles
-=======
 from .select.cluster import ClusterSelection
->>>>>>> cluster
 from .target_option import TargetOption
 
 

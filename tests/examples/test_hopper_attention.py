@@ -1,0 +1,122 @@
+"""examples/hopper/attention.py: emulated against numpy in float64 (fresh random inputs, O and
+lse poisoned first; causal and not, sequences that are not multiples of the tiles, a padded
+batch, head dims 64, 128 and 256), the proof that P reaches WGMMA as its register A operand
+with no lane exchange, and the SASS of the kernels (HGMMA, UTMALDG, UTMASTG, no spills); on a
+GPU, checks against torch."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hopper" / "attention.py"
+ex = SimpleNamespace(**runpy.run_path(str(EXAMPLE)))
+
+
+@pytest.mark.parametrize("B, H, S, D, causal, seq", [
+    (1, 2, 200, 64, True, None),     # two query blocks, a diagonal and a ragged last key tile
+    (2, 1, 256, 128, False, 190),    # a padded batch: rows >= 190 of each matrix untouched
+    (1, 1, 144, 256, True, None),    # D 256 (BN 80): PV chunks of k 64 and 16
+])
+def test_emulated_against_numpy(B, H, S, D, causal, seq):
+    assert ex.emulated_check(B, H, S, D, causal, seq)
+
+
+def test_emulated_three_consumers_and_a_wide_key_tile():
+    """W = 3 consumer warpgroups (BM 192, setmaxnreg 32/160, the turn passed round three) and
+    BN 176 (PV chunks 64, 64, 32, 16), three stages, over more key tiles than stages."""
+    assert ex.emulated_check(1, 1, 400, 64, False, None, ex.Config(64, 176, 3, 3))
+
+
+@pytest.mark.parametrize("overlap, pingpong", [(False, False), (True, False)])
+def test_emulated_schedules_of_the_ablation(overlap, pingpong):
+    """The serial schedule (Q K^T, softmax, P V, each waited) and the overlapped one without
+    turns, which the benchmark's --ablation times beside the default."""
+    cfg = ex.Config(128, 128, 2, 2, overlap, pingpong)
+    assert ex.emulated_check(1, 1, 320, 128, True, None, cfg)
+
+
+@pytest.mark.parametrize("D, BN", [(64, 128), (128, 128), (256, 80), (64, 176), (64, 192)])
+def test_p_is_the_register_a_operand_without_lane_exchange(D, BN):
+    assert ex.register_a_is_accumulator(D, BN)
+
+
+def _isa_register_a(thread: int, slot: int) -> tuple[int, int]:
+    """The (row, col) of slot `slot` of `thread` in WGMMA's register A fragment, from the PTX
+    ISA's figure of the m64nNk16 A fragment (9.7.15.5.1.1; CuTe's ALayout_64x16), k16 slices
+    of 8 slots side by side: thread T = 32 w + 4 g + t."""
+    w, g, t = thread // 32, thread % 32 // 4, thread % 4
+    i, j = slot % 8, slot // 8
+    return 16 * w + g + 8 * ((i >> 1) & 1), 16 * j + 2 * t + (i & 1) + 8 * (i >> 2)
+
+
+@pytest.mark.parametrize("D, BN", [(64, 128), (256, 80), (64, 176)])
+def test_register_a_matches_the_isa_fragment(D, BN):
+    """Independently of Tylo's layouts: the slots tylo.window selects for each PV chunk hold,
+    in every thread, the coordinates the ISA's A fragment assigns to that thread's registers."""
+    from tylo.compiler.ownership_maps import window_plan
+
+    C = ex.WGMMA64(ex.BFloat16, BN, 64).operand_layout("C")
+    for k0, plan in ex.pv_chunks(D, BN):
+        slots = window_plan(C, (0, k0), (64, plan.k)).slots
+        assert len(slots) == plan.k // 2
+        for thread in range(128):
+            got = [C(thread, v) for v in slots]
+            assert [(r, c - k0) for r, c in got] == [_isa_register_a(thread, v)
+                                                     for v in range(len(slots))]
+
+
+def test_a_misaligned_chunk_is_refused():
+    """The selection is refused where it would need communication: columns [4, 20) lie in
+    different slots of different threads."""
+    C = ex.WGMMA64(ex.BFloat16, 128, 64).operand_layout("C")
+    from tylo.compiler.ownership_maps import window_plan
+
+    assert window_plan(C, (0, 4), (64, 16)) is None
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    pytest.importorskip("tylo.runtime.ptxas")
+    return {(D, causal): ex.compile_for_sm90a(D, causal) for D in (64, 128) for causal in (False, True)}
+
+
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sass(compiled, D, causal):
+    c = compiled[(D, causal)]
+    counts = c.sass_counts()
+    cfg = ex.config(D, causal)
+    qk = (D // 64) * 4                       # m64nBNk16 per 16 of D
+    pv = cfg.BN // 16                        # m64nDk16 per 16 keys
+    # tile 0's Q K^T, the unmasked and the masked loop (each Q K^T and P V), the last P V
+    assert counts.opcodes["HGMMA"] == qk + 2 * (qk + pv) + pv
+    assert counts.opcodes["UTMALDG"] >= 2 * (D // 64) + 1 and counts.opcodes["UTMASTG"] >= D // 64
+    assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
+    assert c.report.stack_frame_bytes == 0
+    assert "setmaxnreg.inc.sync.aligned.u32 240;" in c.ptx
+    assert "setmaxnreg.dec.sync.aligned.u32 24;" in c.ptx
+
+
+def test_only_the_row_reductions_shuffle(compiled):
+    """The row maximum and sum of each tile are two butterflies per row over the four lanes of
+    a row, two rows per thread (8 shuffles, in each of the three copies of the softmax: tile 0,
+    the unmasked and the masked loop); broadcasting them back, the rescale, the mask and P as
+    WGMMA's A operand move nothing between lanes."""
+    ptx = compiled[(128, True)].ptx
+    assert ptx.count("shfl.sync.bfly.b32") == 3 * 8
+    assert ptx.count("shfl.sync") == 3 * 8
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("B, H, S, D, causal, seq", [
+    (2, 4, 1024, 128, False, None), (2, 4, 1024, 128, True, None),
+    (1, 3, 777, 64, True, None), (1, 3, 1000, 64, False, None),
+    (2, 2, 333, 256, True, None), (2, 3, 1024, 128, True, 900),
+])
+def test_gpu_against_torch(B, H, S, D, causal, seq):
+    torch = pytest.importorskip("torch")
+    assert ex.check(torch, B, H, S, D, causal, seq)

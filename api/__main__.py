@@ -16,8 +16,14 @@ def main(argv: list[str] | None = None) -> None:
 
     rows = environment()
     width = max(len(what) for what, _ in rows)
-    for what, description in rows:
-        print(f"{what:<{width}}  {description}")
+    try:
+        for what, description in rows:
+            print(f"{what:<{width}}  {description}")
+    except BrokenPipeError:  # `tylo --version | head -3`: the reader left; not an error
+        import os
+        import sys
+
+        sys.stdout = open(os.devnull, "w")
 
 
 if __name__ == "__main__":

@@ -371,7 +371,8 @@ def main() -> int:
     except ImportError:
         torch = None
     if reason is not None or torch is None or not torch.cuda.is_available():
-        print(f"No GPU run here ({reason or 'torch with CUDA is not installed'}).")
+        print("no GPU: compiling for sm_90a and sm_80, then running a small problem on the CPU "
+              f"emulator instead ({'no CUDA driver' if reason else 'torch with CUDA is not installed'})")
         compile_only()
         return 0 if emulated_check(1, 1, 40, SMALL, True) < 1e-2 else 1
     errors = [check(torch, b, h, s, d, causal)

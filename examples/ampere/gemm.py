@@ -292,7 +292,8 @@ def main() -> int:
     except ImportError:
         torch = None
     if reason is not None or torch is None or not torch.cuda.is_available():
-        print(f"No GPU run here ({reason or 'torch with CUDA is not installed'}).")
+        print("no GPU: compiling for sm_90a and sm_80, then running a small problem on the CPU "
+              f"emulator instead ({'no CUDA driver' if reason else 'torch with CUDA is not installed'})")
         compile_only()
         return 0 if emulated_check(136, 120, 72) < 1e-5 else 1
     errors = [check(torch, 4096, 4096, 4096), check(torch, 1000, 3000, 1000),

@@ -368,6 +368,7 @@ def emulated_check(M: int = 256, N: int = 256, K: int = 160, cluster: int = 1) -
 
 
 def main() -> int:
+    global CLUSTER  # the variant describe/check/Gemm use by default
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bench", action="store_true", help="time beside cuBLAS and Triton")
     parser.add_argument("--emulate", action="store_true", help="run on the CPU emulator")
@@ -377,7 +378,7 @@ def main() -> int:
                         help="the variant the checks run: 1 CTA, or clusters of 2 along M with "
                              "B multicast (--bench times both)")
     args = parser.parse_args()
-    globals()["CLUSTER"] = args.cluster
+    CLUSTER = args.cluster
     describe()
     try:
         import torch

@@ -14,7 +14,9 @@ and loops are still structured). Two kinds of fence go in (PTX ISA 9.7.13.4 memb
   carried around a loop needs none inside the loop when the value that enters the loop was the
   only other access: the fence then goes before the loop, once.
 * ``tylo.fence proxy_async`` (``fence.proxy.async.shared::cta``) after generic stores to shared
-  memory that an async-proxy operation may read (a WGMMA operand, a TMA store source): every
+  memory (``tylo.store``, ``tylo.stmatrix``, ``tylo.st_vector``, and the ``tylo.wait_copies``
+  where earlier ``tylo.copy_async`` writes land) that an async-proxy operation may read (a
+  WGMMA operand, a TMA store source): every
   run of such stores is followed by a fence before the next operation that is not a plain
   computation, a load or another store (a barrier, an mbarrier operation, an async operation).
   Stores at the end of a loop body or a branch are fenced after the loop or the ``scf.if``
@@ -50,6 +52,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from ..dialects.tylo import PointerType, dtype_of
 from ..dialects.tylo import ops as T
+from ..dialects.tylo.copy_ops import CopyAsyncOp, StVectorOp, WaitCopiesOp
 from ..dialects.tylo.matrix_ops import StMatrixOp
 from ..dialects.tylo.mbarrier_ops import FenceOp
 from ..dialects.tylo.tma_ops import TmaLoadOp, TmaStoreOp
@@ -72,6 +75,7 @@ WGMMA = (WgmmaInstrOp, WgmmaInstrRegAOp)
 GENERIC_SHARED_WRITERS = {
     T.StoreOp: lambda op: op.pointer,
     StMatrixOp: lambda op: op.memory,
+    StVectorOp: lambda op: op.memory,
 }
 #: op class -> shared pointers it reads through the async proxy (besides wgmma descriptors).
 ASYNC_SHARED_READERS: dict = {TmaStoreOp: lambda op: [op.src]}
@@ -217,7 +221,14 @@ def _insert_proxy_fences(module: ModuleOp) -> None:
     if not roots and not unknown:
         return
 
+    # cp.async writes are generic-proxy writes that land at the wait_copies covering them
+    # (PTX ISA 9.7.9.25.3): the wait is where the fence's writes are, for every copy before it
+    copied = [pointer_place(op.dst)[0] for op in module.walk() if isinstance(op, CopyAsyncOp)]
+    copies_feed = unknown and bool(copied) or any(r is None or r in roots for r in copied)
+
     def feeds_async(op: Operation) -> bool:
+        if isinstance(op, WaitCopiesOp):
+            return copies_feed
         writer = GENERIC_SHARED_WRITERS.get(type(op))
         if writer is None:
             return False

@@ -154,3 +154,42 @@ func.func @generic_only(%v: bf16) {
   %w:4 = tylo.wgmma_wait 0 (%r#0, %r#1, %r#2, %r#3) : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
   func.return
 }
+
+// cp.async writes are generic-proxy writes that land at the wait_copies: the fence follows the
+// wait (not the copy), before the barrier that hands the stage to the warpgroup's wgmma.
+// CHECK-LABEL: func.func @copied_stage
+// CHECK:       tylo.copy_async
+// CHECK-NEXT:  tylo.commit_copies
+// CHECK-NEXT:  tylo.wait_copies 0
+// CHECK-NEXT:  tylo.fence "proxy_async"
+// CHECK-NEXT:  tylo.barrier
+func.func @copied_stage(%g: !tylo.ptr<bf16, global>) {
+  %s = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
+  tylo.copy_async %s, %g : !tylo.ptr<bf16, shared>, !tylo.ptr<bf16, global>
+  tylo.commit_copies
+  tylo.wait_copies 0
+  tylo.barrier
+  %z = arith.constant 0.000000e+00 : f32
+  %d = tylo.wgmma_encode %s, 4611686293305360384 : !tylo.ptr<bf16, shared>
+  %r:4 = tylo.wgmma_instr(%z, %z, %z, %z), %d, %d {n = 8 : i64, types = "f32.bf16.bf16", tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 0 : i64} : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  tylo.wgmma_commit
+  %w:4 = tylo.wgmma_wait 0 (%r#0, %r#1, %r#2, %r#3) : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return
+}
+
+// A vector store into a stage the wgmma reads is a generic store like any other.
+// CHECK-LABEL: func.func @vector_stored_stage
+// CHECK:       tylo.st_vector
+// CHECK-NEXT:  tylo.fence "proxy_async"
+// CHECK-NEXT:  tylo.barrier
+func.func @vector_stored_stage(%v: bf16) {
+  %s = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
+  tylo.st_vector(%v, %v, %v, %v, %v, %v, %v, %v), %s : (bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16), !tylo.ptr<bf16, shared>
+  tylo.barrier
+  %z = arith.constant 0.000000e+00 : f32
+  %d = tylo.wgmma_encode %s, 4611686293305360384 : !tylo.ptr<bf16, shared>
+  %r:4 = tylo.wgmma_instr(%z, %z, %z, %z), %d, %d {n = 8 : i64, types = "f32.bf16.bf16", tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 0 : i64} : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  tylo.wgmma_commit
+  %w:4 = tylo.wgmma_wait 0 (%r#0, %r#1, %r#2, %r#3) : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return
+}

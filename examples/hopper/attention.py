@@ -57,7 +57,6 @@ from tylo import BFloat16, ComposedLayout, Layout, TMATile, WGMMA64, element_swi
 ROW = 64  # bf16 elements of one 128-byte swizzle row: D is cut into D / ROW column blocks
 SWIZZLE = element_swizzle(128, 2)
 Q_BOX = TMATile(BFloat16, (64, ROW), 1)  # one consumer's 64 rows x 64 columns of Q (and of O)
-PEERS = Path(__file__).resolve().parents[2] / "bench" / "peers"
 
 
 @dataclass(frozen=True)
@@ -615,41 +614,6 @@ def register_a_is_accumulator(D: int, BN: int) -> bool:
     return True
 
 
-def _peer(name: str) -> SimpleNamespace:
-    """A module of bench/peers, loaded by path (the examples are scripts, not a package)."""
-    return SimpleNamespace(**runpy.run_path(str(PEERS / f"{name}.py")))
-
-
-def bench(torch, B: int, H: int, S: int, D: int, causal: bool, variants=None) -> None:
-    """TFLOP/s (4 B H S^2 D, half when causal) of Tylo and torch SDPA (flash, cuDNN) on the same
-    fresh random inputs in this run: CUDA events, medians of per-round medians, the cases
-    interleaved in rounds (bench/peers/compare.py). `variants` (name -> Config) adds other
-    tile choices and schedules of Tylo's kernel to the same rounds."""
-    compare, sdpa = _peer("compare"), _peer("sdpa")
-    Q, K, V = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-    O = torch.empty_like(Q)
-    lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
-    cases = {"tylo": Attention(Q, K, V, O, lse, causal)}
-    for name, cfg in (variants or {}).items():
-        cases[f"tylo {name}"] = Attention(Q, K, V, O, lse, causal, cfg=cfg)
-    tylos = list(cases)
-    cases.update(sdpa.sdpa_cases(torch, Q, K, V, causal))
-    ms = compare.interleaved_ms(torch, cases)
-    flops = 4 * B * H * S * S * D / (2 if causal else 1)
-    tf = {name: flops / t / 1e9 for name, t in ms.items()}
-    peers = [n for n in tf if n not in tylos]
-    ratios = " ".join(f"tylo/{n} {tf['tylo'] / tf[n]:.3f}" for n in peers)
-    print(f"bench B{B} H{H} S{S} D{D}{' causal' if causal else ''}: tylo {tf['tylo']:.1f} "
-          f"({ms['tylo']:.3f} ms) | " + " | ".join(f"SDPA {n} {tf[n]:.1f}" for n in peers)
-          + f" TFLOP/s | {ratios}")
-    for name in tylos[1:]:
-        print(f"  {name}: {tf[name]:.1f} TFLOP/s ({tf[name] / tf['tylo']:.3f} of the default)")
-
-
-BENCH_SHAPES = [(4, 16, 4096, 128), (4, 16, 4096, 64), (16, 16, 1024, 128), (1, 16, 16384, 128),
-                (16, 16, 1024, 64), (1, 16, 16384, 64)]
-
-
 def ablation(D: int, causal: bool) -> dict:
     """The other schedules and tile choices `--ablation` times beside the default: without
     turns, without the overlap (each GEMM waited before the softmax), and other BN and stage
@@ -708,14 +672,17 @@ def main() -> int:
         cases = [(1, 2, 200, 64, True), (1, 1, 256, 128, False, 190)]
         return 0 if all([emulated_check(*case) for case in cases]) else 1
     good = gpu_checks(torch, args.small)
+    if (args.bench or args.ablation) and good:
+        here = Path(__file__).with_name("attention_bench.py")
+        timing = SimpleNamespace(**runpy.run_path(str(here)))
     if args.bench and good:
-        for B, H, S, D in BENCH_SHAPES:
+        for B, H, S, D in timing.BENCH_SHAPES:
             for causal in (False, True):
-                bench(torch, B, H, S, D, causal)
+                timing.bench(torch, Attention, B, H, S, D, causal)
     if args.ablation and good:
         for D in (128, 64):
             for causal in (False, True):
-                bench(torch, 4, 16, 4096, D, causal, ablation(D, causal))
+                timing.bench(torch, Attention, 4, 16, 4096, D, causal, ablation(D, causal))
     return 0 if good else 1
 
 

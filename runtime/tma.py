@@ -1,4 +1,5 @@
-"""``tylo.prepare_tma(plan, array, bounds=None)``: a CUDA tensor map bound to an array.
+"""``tylo.prepare_tma(plan, array, bounds=None, l2_promotion=0)``: a CUDA tensor map bound to
+an array.
 
 The binding is what a kernel's tensor-map parameter receives (inside the kernel a
 `frontend.tma_params.TensorMap`; the copies are ``tylo.tma_load`` / ``tylo.tma_store``).
@@ -11,6 +12,8 @@ The binding is what a kernel's tensor-map parameter receives (inside the kernel 
 * `bounds` are logical extents in the plan's order, plus the batch ((i0, i1) or (i0, i1,
   batch)), at most the array's: they are the descriptor's globalDim (loads zero-fill beyond
   them, stores skip them) while the strides are the array's. Default: the array's extents.
+* `l2_promotion`: 0 (none, the default), 64, 128 or 256 bytes: the L2 fetch size the map asks
+  for around each request (CUtensorMapL2promotion); a performance hint, never a value change.
 
 Every rule of cuTensorMapEncodeTiled is checked first (`compiler.plans.tma_rules`: a `TMAError`
 naming the rule and the values); then the driver encodes (``cuda.bindings.driver``); should it
@@ -114,7 +117,7 @@ def _encode(encoding: TMAEncoding, argument: str):
         [cu.cuuint32_t(s) for s in encoding.element_strides],
         cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
         cu.CUtensorMapSwizzle(encoding.swizzle),
-        cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
+        cu.CUtensorMapL2promotion(encoding.l2_promotion[1]),
         cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
     err, descriptor = result
     if int(err) != 0:
@@ -125,7 +128,7 @@ def _encode(encoding: TMAEncoding, argument: str):
     return descriptor, raw
 
 
-def prepare_tma(plan: TMATile, array, bounds=None) -> TMABinding:
+def prepare_tma(plan: TMATile, array, bounds=None, l2_promotion: int = 0) -> TMABinding:
     """Bind `plan`'s boxes to `array` (module docstring); a `TMABinding`.
 
     Raises TMAError (an ArgumentError naming the rule and values) for an array, bounds or plan
@@ -156,7 +159,7 @@ def prepare_tma(plan: TMATile, array, bounds=None) -> TMABinding:
         raise TMAError(argument, f"has a negative stride {strides}; tensor maps take "
                                  "non-negative strides (rule R5)")
     encoding = encode_params(plan, argument, dtype, address, tuple(shape), tuple(strides),
-                             bounds)
+                             bounds, l2_promotion)
     logical = tuple(bounds) if bounds is not None else logical_extents(plan, tuple(shape))
     if device_array is None:
         return TMABinding(plan, array, logical, encoding, None)

@@ -13,7 +13,9 @@ those of docs/facts/tma_constraints.md, ``../shared/facts/tma_constraints.md``):
   (stride[0] >= bounds[0] * element bytes, stride[i] >= stride[i-1] * bounds[i]);
 * box (R6, R7, R9): the plan's box through `tma_tile.validate_tma_box` (a 3-D map adds a box
   extent of 1 along the batch);
-* data type (R13): `tensor_map_data_type`.
+* data type (R13): `tensor_map_data_type`;
+* L2 promotion: 0 (none), 64, 128 or 256 bytes (`L2_PROMOTIONS`); a hint only: how much the L2
+  fetches around each request of the map (CUtensorMapL2promotion), it never changes a value.
 
 Each failure is a `TMAError` (an `ArgumentError` naming the argument) whose text names the rule
 and the values. The numbers are in the driver's order (dimension 0 inner), `TMAEncoding`.
@@ -30,7 +32,7 @@ from ..encodings.swizzle_modes import swizzle_mode
 from .tma_tile import TMATile, tma_box, validate_tma_box
 
 __all__ = ["TMAError", "TMAEncoding", "TENSOR_MAP_DATA_TYPES", "tensor_map_data_type",
-           "logical_extents", "encode_params"]
+           "L2_PROMOTIONS", "logical_extents", "encode_params"]
 
 MAX_GLOBAL_DIM = 2**32
 MAX_GLOBAL_STRIDE = 2**40
@@ -43,6 +45,11 @@ TENSOR_MAP_DATA_TYPES: dict[str, tuple[str, int]] = {
     "Float64": ("FLOAT64", 8), "Int32": ("INT32", 3), "UInt32": ("UINT32", 2),
     "Int64": ("INT64", 5), "UInt64": ("UINT64", 4), "Int16": ("UINT16", 1),
     "UInt16": ("UINT16", 1), "TFloat32": ("TFLOAT32", 11),
+}
+
+#: ``CUtensorMapL2promotion`` names and values by the promotion's size in bytes (0: none).
+L2_PROMOTIONS: dict[int, tuple[str, int]] = {
+    0: ("NONE", 0), 64: ("L2_64B", 1), 128: ("L2_128B", 2), 256: ("L2_256B", 3),
 }
 
 
@@ -72,7 +79,8 @@ class TMAEncoding:
     data_type: (name, value) of CUtensorMapDataType; rank: 2 or 3; address: bytes;
     global_dims: the bounds (elements); array_dims: the array's extents (elements);
     global_strides: bytes, dimensions 1..; box_dims, element_strides: elements;
-    swizzle: CUtensorMapSwizzle value; swizzle_bytes: 0, 32, 64 or 128.
+    swizzle: CUtensorMapSwizzle value; swizzle_bytes: 0, 32, 64 or 128; l2_promotion:
+    (name, CUtensorMapL2promotion value), `L2_PROMOTIONS`.
     """
 
     data_type: tuple[str, int]
@@ -85,6 +93,7 @@ class TMAEncoding:
     element_strides: tuple[int, ...]
     swizzle: int
     swizzle_bytes: int
+    l2_promotion: tuple[str, int] = L2_PROMOTIONS[0]
 
     def describe(self) -> str:
         """Every parameter, as a driver error message lists them."""
@@ -93,7 +102,7 @@ class TMAEncoding:
                 f"globalStrides={list(self.global_strides)} B, boxDim={list(self.box_dims)}, "
                 f"elementStrides={list(self.element_strides)}, interleave=NONE, "
                 f"swizzle={self.swizzle} ({self.swizzle_bytes or 'no'} B), "
-                "l2Promotion=NONE, oobFill=NONE (zeros)")
+                f"l2Promotion={self.l2_promotion[0]}, oobFill=NONE (zeros)")
 
 
 def logical_extents(plan: TMATile, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -111,10 +120,11 @@ def _driver_order(plan: TMATile, logical: tuple[int, ...]) -> tuple[int, ...]:
 
 def encode_params(plan: TMATile, argument: str, dtype: DType, address: int,
                   shape: tuple[int, ...], strides: tuple[int, ...],
-                  bounds: tuple[int, ...] | None) -> TMAEncoding:
+                  bounds: tuple[int, ...] | None, l2_promotion: int = 0) -> TMAEncoding:
     """Check a tensor map of `plan` over an array (`address` in bytes, numpy-order `shape` and
-    `strides` in elements) with logical `bounds` (None: the array's extents) against every
-    driver rule (module docstring); the `TMAEncoding` to pass. TMAError names the rule."""
+    `strides` in elements) with logical `bounds` (None: the array's extents) and an
+    `l2_promotion` in bytes against every driver rule (module docstring); the `TMAEncoding` to
+    pass. TMAError names the rule."""
     if not isinstance(plan, TMATile):
         raise TMAError(argument, f"plan {plan!r} is not a TMATile")
     if dtype != plan.dtype:
@@ -126,6 +136,10 @@ def encode_params(plan: TMATile, argument: str, dtype: DType, address: int,
                                  "matrices (rule R2: rank 1 to 5; Tylo's copies are 2-D boxes)")
     e = dtype.bytes
     data_type = tensor_map_data_type(dtype, argument)
+    promotion = L2_PROMOTIONS.get(l2_promotion) if is_int(l2_promotion) else None
+    if promotion is None:
+        raise TMAError(argument, f"l2_promotion = {l2_promotion!r} must be 0 (none), 64, 128 or "
+                                 "256 bytes (CUtensorMapL2promotion)")
     if address % GLOBAL_ALIGN:
         raise TMAError(argument, f"address {address:#x} is not 16-byte aligned (rule R3: "
                                  "cuTensorMapEncodeTiled needs a 16-byte-aligned globalAddress)")
@@ -177,4 +191,5 @@ def encode_params(plan: TMATile, argument: str, dtype: DType, address: int,
         raise TMAError(argument, str(err)) from None
     mode = swizzle_mode(plan.row_bytes)
     return TMAEncoding(data_type, rank, address, dims, array_dims, byte_strides, box_dims,
-                       element_strides, box.swizzle, mode.row_bytes if mode.bits else 0)
+                       element_strides, box.swizzle, mode.row_bytes if mode.bits else 0,
+                       promotion)

@@ -79,6 +79,7 @@ from tylo import BFloat16, Int32, Layout, SharedTile, TMATile, WGMMA64
 BK = 64           # K per step: one 128-byte swizzle row of bf16
 ROWS = 64         # weight rows per half of a unit: WGMMA's M
 STAGES = 8
+L2_PROMOTION = 0  # bytes the L2 fetches per TMA request of W (tylo.prepare_tma l2_promotion)
 MAX_TOKENS = 64
 THREADS = 160     # consumer warpgroup (warps 0-3) + producer warp (warp 4)
 W_TILE = TMATile(BFloat16, (ROWS, BK), 1)   # a (64, 64) box of W (2R, K), K inner
@@ -254,10 +255,13 @@ class Projection:
     W (2R, K) bf16, out (M, R) bf16 (all row-major; torch CUDA tensors, or numpy arrays with
     ``emulated=True``). Makes the three TMA bindings, the f32 workspace and the zeroed counters
     once; keep the object alive while the kernel may run (it owns the descriptors). `ctas`: the
-    grid (one CTA per SM; clipped to the step count); `stages`: clipped to `max_stages`. Raises tylo.ArgumentError naming x, W or
-    out for a shape that does not match, a TMAError for strides TMA cannot take."""
+    grid (one CTA per SM; clipped to the step count); `stages`: clipped to `max_stages`;
+    `l2_promotion`: W's tensor-map L2 promotion in bytes (None: `L2_PROMOTION`). Raises
+    tylo.ArgumentError naming x, W or out for a shape that does not match, a TMAError for
+    strides TMA cannot take."""
 
-    def __init__(self, x, W, out, ctas: int, stages: int = STAGES, emulated: bool = False):
+    def __init__(self, x, W, out, ctas: int, stages: int = STAGES, emulated: bool = False,
+                 l2_promotion: int | None = None):
         (M, K), (rows, K2) = tuple(x.shape), tuple(W.shape)
         R = rows // 2
         if not 1 <= M <= MAX_TOKENS:
@@ -272,7 +276,9 @@ class Projection:
         self.M, self.R, self.K, self.n = M, R, K, token_tile(M)
         self.stages = min(stages, max_stages(self.n))
         _, x_tile, out_tile = plans(self.n)
-        self.maps = (tylo.prepare_tma(W_TILE, W), tylo.prepare_tma(x_tile, x),
+        promotion = L2_PROMOTION if l2_promotion is None else l2_promotion
+        self.maps = (tylo.prepare_tma(W_TILE, W, l2_promotion=promotion),
+                     tylo.prepare_tma(x_tile, x),
                      tylo.prepare_tma(out_tile, out))
         units, ksteps = R // ROWS, -(-K // BK)
         self.ctas = min(ctas, units * ksteps)

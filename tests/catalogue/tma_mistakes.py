@@ -49,6 +49,9 @@ tylo.prepare_tma(plan, huge)  # <-
 tylo.prepare_tma(plan, np.zeros((256, 64), np.float16))  # <-
 """, "TMAError", "has dtype Float16, but the plan TMATile(BFloat16, (128, 64), 1, 128) copies "
                  "BFloat16", located=False),
+    Mistake("tma-l2-promotion-512", T, "an L2 promotion that is not 0, 64, 128 or 256 bytes", _PRELUDE + """
+tylo.prepare_tma(plan, np.zeros((256, 64), ml_dtypes.bfloat16), l2_promotion=512)  # <-
+""", "TMAError", "l2_promotion = 512 must be 0 (none), 64, 128 or 256 bytes", located=False),
     Mistake("tma-8-byte-elements", T, "a plan of 8-byte elements (R13: TMA tiles take 1, 2, 4 bytes)", """
 tylo.TMATile(Float64, (64, 16), 1)  # <-
 """, "PlanError", "dtype Float64 is 64 bits; TMA tiles take elements of 1, 2 or 4 bytes",

@@ -233,3 +233,24 @@ def test_a_host_view_off_a_16_byte_boundary_is_refused():
     view = np.ones((128, 200), ml_dtypes.bfloat16)[:, 1:65]
     with pytest.raises(TyloError, match="rule R3"):
         prepare_tma(TMATile(BFloat16, (64, 64), 1), view)
+
+
+@pytest.mark.parametrize("size,name,value", [(0, "NONE", 0), (64, "L2_64B", 1),
+                                             (128, "L2_128B", 2), (256, "L2_256B", 3)])
+def test_l2_promotion_is_encoded_by_its_size(size, name, value):
+    plan = A_PLAN
+    e = encode_params(plan, "a", BF16, 0, (256, 512), (512, 1), None, size)
+    assert e.l2_promotion == (name, value) and f"l2Promotion={name}" in e.describe()
+
+
+@pytest.mark.parametrize("size", [32, 512, -1, 1.5, "128"])
+def test_l2_promotion_of_another_size_is_refused(size):
+    with pytest.raises(TMAError, match="l2_promotion"):
+        encode_params(A_PLAN, "a", BF16, 0, (256, 512), (512, 1), None, size)
+
+
+def test_prepare_tma_takes_l2_promotion_on_a_host_array():
+    a = np.zeros((256, 512), ml_dtypes.bfloat16)
+    assert tylo.prepare_tma(A_PLAN, a, l2_promotion=128).encoding.l2_promotion[0] == "L2_128B"
+    with pytest.raises(TMAError, match="l2_promotion"):
+        tylo.prepare_tma(A_PLAN, a, l2_promotion=100)

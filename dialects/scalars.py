@@ -7,7 +7,7 @@ in become constants of the scalar's dtype. Integer ``//`` and ``%`` have Python'
 whatever the staticness of their operands (``-7 // 2 == -4``, ``-7 % 2 == 1``): a power-of-two
 static divisor becomes an arithmetic shift and a mask, operands known to be non-negative (thread
 and block indices, extents, loop variables counting up from 0, see `Scalar.nonneg`) the plain
-``div``/``rem``, and anything else ``div``/``rem`` with the floor correction
+``div``/``rem`` (unsigned by a positive constant: a multiply-high once lowered), and anything else ``div``/``rem`` with the floor correction
 (``q - 1, r + b`` where the remainder is non-zero and its sign differs from the divisor's).
 Unsigned division is floor division already. A runtime scalar has no
 Python truth value: ``if x:`` on one builds an `scf.if` (the kernel's AST is rewritten for that);
@@ -414,8 +414,11 @@ def _floor_div_mod(x: "Scalar", other, op: str, reverse: bool) -> "Scalar":
             if op == "floordiv":
                 return a >> (b.bit_length() - 1)
             return a & (b - 1)
+    by_constant = isinstance(b, int) and not isinstance(b, bool) and b > 0
     a, b = as_scalar(a, x.dtype), as_scalar(b, x.dtype)
-    cls = _INT_OPS[op][0]
+    # non-negative by a positive constant: the unsigned op, which tylo-lower-to-ptx turns into
+    # a multiply-high (passes/select/division.py; ptxas expands div/rem by a constant slowly)
+    cls = _INT_OPS[op][1 if by_constant and a.nonneg else 0]
     plain = Scalar(emit(cls(a.value, b.value)).results[0], x.dtype,
                    None if reverse else _bound(x.upper, other, op), _nonneg(a, op, b))
     if a.nonneg and b.nonneg:

@@ -23,6 +23,7 @@ from xdsl.utils.exceptions import DiagnosticException, PassFailedException, Veri
 from ..compiler import knobs
 from ..compiler.errors import CompileError
 from ..dialects.ptx.target import print_ptx
+from .hoist_invariants import HoistInvariants
 from .insert_async_fences import InsertAsyncFences
 from .lower_fragments import LowerFragments
 from .lower_scf import LowerScf
@@ -43,6 +44,8 @@ def pipeline(arch: str) -> list[ModulePass]:
         LowerFragments(arch=arch),
         LowerTiles(arch=arch),
         CanonicalizePass(),
+        CommonSubexpressionElimination(),
+        HoistInvariants(),
         CommonSubexpressionElimination(),
         InsertAsyncFences(),
         LowerScf(),

@@ -41,6 +41,7 @@ TYLO_UNIVERSE = Universe(
         "tylo-plan-copies": _pass("plan_copies", "PlanCopies"),
         "tylo-lower-fragments": _pass("lower_fragments", "LowerFragments"),
         "tylo-lower-tiles": _pass("lower_tiles", "LowerTiles"),
+        "tylo-hoist-invariants": _pass("hoist_invariants", "HoistInvariants"),
         "tylo-insert-async-fences": _pass("insert_async_fences", "InsertAsyncFences"),
         "tylo-lower-scf": _pass("lower_scf", "LowerScf"),
         "tylo-select-ptx": _pass("select_ptx", "SelectPtx"),

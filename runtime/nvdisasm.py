@@ -10,7 +10,8 @@ nvdisasm runs on the host and needs no GPU. `disassemble` runs ``nvdisasm --prin
 sections only) on the cubin, kept as a file in `tools.files_dir`. `opcode_counts` reads its
 instruction lines, which have the form ``/*0290*/  @!P0 BRA `(.L_x_0) ;`` (an address comment, an
 optional guard predicate, the opcode with its ``.``-separated modifiers, the operands); the
-format is that of nvdisasm 12.x/13.x.
+format is that of nvdisasm 12.x/13.x. `loop_opcode_counts` counts one pass through a loop (a label
+up to a backward branch to it), leaving out its cold basic blocks: a K loop's instruction mix.
 """
 
 from __future__ import annotations
@@ -75,3 +76,58 @@ def opcode_counts(sass: str) -> tuple[Counter, Counter]:
             full[opcode] += 1
             base[opcode.split(".", 1)[0]] += 1
     return base, full
+
+
+_ADDRESS = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/")
+_BRANCH_TARGET = re.compile(r"\bBRA\b[^`]*`\((\.L_x_\d+)\)")
+_LABEL = re.compile(r"^(\.L_x_\d+):")
+
+
+def loop_opcode_counts(sass: str, marker: str, cold: tuple[str, ...] = ()) -> Counter:
+    """Counts by base opcode of one pass through the loop of `sass` holding the most `marker`
+    instructions (e.g. ``"HMMA"``): the instructions from a label to a backward ``BRA`` to it.
+    Basic blocks (split at labels and after branches) that hold any of the substrings `cold`
+    (e.g. ``("ZFILL", "BPT.TRAP")``: the boundary path and its checks) are left out, so the
+    counts are those of the path a loop iteration usually takes. Empty when no loop holds a
+    `marker` instruction.
+    """
+    lines, labels = [], {}
+    for line in sass.splitlines():
+        label = _LABEL.match(line.strip())
+        if label:
+            labels[label.group(1)] = len(lines)
+            lines.append(("label", line))
+        elif _INSTRUCTION.match(line):
+            lines.append(("op", line))
+    best, best_count = None, 0
+    for end, (kind, line) in enumerate(lines):
+        target = _BRANCH_TARGET.search(line) if kind == "op" else None
+        start = labels.get(target.group(1)) if target else None
+        if start is None or start >= end:
+            continue
+        n = sum(1 for k, l in lines[start:end + 1] if k == "op" and _opcode(l) == marker)
+        if n > best_count or (n == best_count and best is not None and end - start < best[1] - best[0]):
+            best, best_count = (start, end), n
+    counts: Counter = Counter()
+    if best is None:
+        return counts
+    block: list[str] = []
+
+    def flush():
+        if block and not any(c in l for l in block for c in cold):
+            counts.update(_opcode(l) for l in block)
+        block.clear()
+
+    for kind, line in lines[best[0]:best[1] + 1]:
+        if kind == "label":
+            flush()
+            continue
+        block.append(line)
+        if _opcode(line) in ("BRA", "EXIT"):
+            flush()
+    flush()
+    return counts
+
+
+def _opcode(line: str) -> str:
+    return _INSTRUCTION.match(line).group(1).split(".", 1)[0]

@@ -78,9 +78,16 @@ class CopyPlan:
 
     def origin(self, thread, i: int):
         """Logical (row, col) of the first element of vector `i` of `thread`; its elements run
-        along `axis` from there. `thread` may be a runtime value (it meets only + // %)."""
+        along `axis` from there. `thread` may be a runtime value (it meets only + // %, and
+        must be >= 0). When `threads` is a multiple of the vectors per line, vector i of a
+        thread sits `threads / q * i` lines below its vector 0, at the same place along the line:
+        the coordinates are written so, a constant apart, which keeps a runtime thread's
+        addresses one base plus constants (ptxas folds those into the instruction)."""
         n = self.elements_per_vector
         q = self.shape[self.axis] // n
+        if self.threads % q == 0:  # whole lines per round: t's place in its line is i's too
+            along, across = thread % q * n, thread // q + self.threads // q * i
+            return (across, along) if self.axis == 1 else (along, across)
         v = thread + self.threads * i if i else thread
         along, across = v % q * n, v // q
         return (across, along) if self.axis == 1 else (along, across)

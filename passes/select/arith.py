@@ -18,6 +18,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from ...compiler.ptx_types import PTX_TYPES, arch_number
 from ...dialects.ptx import ops as P
+from .division import ConstantDivision
 from .handlers import HANDLERS
 from .values import float_bits, ptx_type, reg_class
 
@@ -40,8 +41,9 @@ _CMPI = ["eq", "ne", "lt", "le", "gt", "ge", "lt", "le", "gt", "ge"]  # by arith
 _CMPF = [None, "eq", "gt", "ge", "lt", "le", "ne", "num", "equ", "gtu", "geu", "ltu", "leu", "neu", "nan", None]
 
 
-class Arithmetic:
-    """The arithmetic handlers of the kernel selector (a mixin of `kernel.KernelSelection`)."""
+class Arithmetic(ConstantDivision):
+    """The arithmetic handlers of the kernel selector (a mixin of `kernel.KernelSelection`);
+    unsigned division by a constant: `division.ConstantDivision`."""
 
     @HANDLERS.on(arith.ConstantOp)
     def _ConstantOp(self, op: arith.ConstantOp) -> None:
@@ -81,6 +83,8 @@ class Arithmetic:
                 self._via_f32(op, cls, lhs, rhs, suffix)
                 return
         else:
+            if isinstance(op, (arith.DivUIOp, arith.RemUIOp)) and self._udiv_by_constant(op):
+                return
             cls, kind, mode = _INT_BINARY[type(op)]
             suffix = ptx_type(t, kind)
             if suffix == "pred":

@@ -67,3 +67,26 @@ def test_sass_is_the_warp_level_pipeline(arch):
     assert counts["STG.E.64"] == 32  # the interior epilogue: pairs of f32 columns
     assert counts.spill_bytes == 0 and counts["STL"] == 0 and counts["LDL"] == 0
     assert compiled.report.stack_frame_bytes == 0
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("which", [0, 1], ids=["128x128x32", "128x256x32"])
+def test_k_loop_has_no_per_iteration_address_arithmetic(arch, which):
+    """One pass through the K loop's interior path (`loop_mix`): the MMA work and at most 60 /
+    75 other instructions (sm_90a before tylo-hoist-invariants, the multiply-high % and the
+    constant-apart copy coordinates: 88 / 164, with ptxas's generic division sequence and the
+    copy addresses rebuilt from the thread index each iteration); no spills at ~254 registers."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    from tylo.runtime.nvdisasm import loop_opcode_counts
+
+    cfg = ex.CONFIGS[which]
+    compiled = ex.compile_config(cfg, arch)
+    mix = loop_opcode_counts(compiled.asm["sass"], "HMMA", cold=("ZFILL", "BPT.TRAP"))
+    hmma, ldsm, ldgsts = (32, 12, 4) if which == 0 else (64, 16, 6)
+    assert (mix["HMMA"], mix["LDSM"], mix["LDGSTS"]) == (hmma, ldsm, ldgsts)
+    other = sum(mix.values()) - hmma - ldsm - ldgsts
+    assert other <= (60 if which == 0 else 75), ex.loop_mix(compiled)
+    assert mix["I2F"] == 0 and mix["MUFU"] == 0  # no division sequence
+    assert compiled.sass_counts().spill_bytes == 0
+    assert ex.loop_mix(compiled).startswith(f"K loop {sum(mix.values())} instructions per K tile: "
+                                            f"HMMA {hmma}, LDSM {ldsm}, LDGSTS {ldgsts}, other ")

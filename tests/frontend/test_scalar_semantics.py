@@ -66,8 +66,11 @@ def test_static_divisor(d, shift):
 
 
 def test_non_negative_operands_need_no_correction():
+    """Non-negative by a static divisor: no floor correction, and no div/rem either (a
+    multiply-high by a magic number: passes/select/division.py)."""
     ops = body(nonnegative, I32, I32)
-    assert "div.s32" in ops and "selp.b32" not in ops
+    assert "selp.b32" not in ops and "mul.hi.u32" in ops
+    assert not any(op.startswith(("div.", "rem.")) for op in ops), ops
 
 
 def test_static_values_fold_with_python_semantics():

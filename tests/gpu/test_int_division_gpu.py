@@ -64,3 +64,31 @@ def test_static_divisor_is_floor_division(backend, d):
     wide = a.astype(np.int64)
     np.testing.assert_array_equal(backend.get(q), (wide // d).astype(np.int32))
     np.testing.assert_array_equal(backend.get(r), (wide % d).astype(np.int32))
+
+
+@tylo.kernel
+def divmod_static_nonneg(q, r, a, d: tylo.constexpr):
+    i = tylo.block_idx() * tylo.block_dim() + tylo.thread_idx()
+    if i < a.shape[0]:
+        x = a[i] & 0x7FFFFFFF  # known >= 0: the unsigned division, a multiply-high once lowered
+        q[i] = x // d
+        r[i] = x % d
+
+
+@pytest.mark.parametrize("d", [3, 5, 6, 7, 25, 641, 1000003, 2**31 - 1])
+def test_static_divisor_of_nonnegative_is_a_multiply_high(backend, d):
+    """Non-negative by a constant: mul.hi.u32 and shifts, no div/rem in the PTX
+    (passes/select/division.py), and the quotient and remainder of every input exact,
+    including the largest int32 values and multiples of d around them."""
+    n = backend.size(1 << 14, 1 << 12)
+    a, _ = _inputs(n, unsigned=False)
+    edges = [x for x in (2**31 - 1, 2**31 - 2, 0, 1, d - 1, d, d + 1, (2**31 - 1) // d * d,
+                         (2**31 - 1) // d * d - 1) if x < 2**31]
+    a[8:8 + len(edges)] = edges
+    q, r = backend.full(n, -12345, np.int32), backend.full(n, -12345, np.int32)
+    _launch(backend, divmod_static_nonneg, n, q, r, backend.put(a), d)
+    wide = a.astype(np.int64) & 0x7FFFFFFF
+    np.testing.assert_array_equal(backend.get(q), (wide // d).astype(np.int32))
+    np.testing.assert_array_equal(backend.get(r), (wide % d).astype(np.int32))
+    ptx = backend.ptx(divmod_static_nonneg, q, r, a, d, block=256)
+    assert "mul.hi.u32" in ptx and "div." not in ptx and "rem." not in ptx

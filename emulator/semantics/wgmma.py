@@ -55,7 +55,14 @@ from ..async_reads import refuse_unordered_read
 from ..cluster import cta_offsets
 from ..memory import AccessFault
 from . import ASYNC_REGISTER_OPS, warp_collective
-from .matrix import _NAN32, ALIGNMENT_EMIN, _decode, alignment_exponents, fused_dot_add
+from .matrix import (
+    _NAN32,
+    ACCUMULATOR_FRACTION_BITS,
+    ALIGNMENT_EMIN,
+    _decode,
+    alignment_exponents,
+    fused_dot_add,
+)
 from .wgmma_operands import (
     K_BYTES,
     M,
@@ -153,10 +160,13 @@ def _values(raw, ptx_type: str, scale: int):
     return _decode(raw.astype(np.uint32), ptx_type) * scale
 
 
-def multiply_add(A, B, C, a_type: str, b_type: str | None = None, k_step: int = K_STEP):
+def multiply_add(A, B, C, a_type: str, b_type: str | None = None, k_step: int = K_STEP,
+                 fraction_bits: int = ACCUMULATOR_FRACTION_BITS):
     """D (warpgroups, 64, n) float32 of exact A (wg, 64, K) and B (wg, K, n) float64 values
     and C (wg, 64, n) float32, by the fused dot-add model (module text), `k_step` products per
-    fused step (8-bit types: `K_STEP_8BIT`)."""
+    fused step (8-bit types: `K_STEP_8BIT`), each step's terms truncated to `fraction_bits`
+    below the largest exponent (bench/wgmma_fp8_numerics.py tries other values against the
+    GPU)."""
     b_type = b_type or a_type
     ea = alignment_exponents(A, ALIGNMENT_EMIN[a_type])
     eb = alignment_exponents(B, ALIGNMENT_EMIN[b_type])
@@ -164,7 +174,7 @@ def multiply_add(A, B, C, a_type: str, b_type: str | None = None, k_step: int = 
     with np.errstate(all="ignore"):
         for k0 in range(0, A.shape[-1], k_step):
             s = slice(k0, k0 + k_step)
-            d = fused_dot_add(A[..., s], ea[..., s], B[:, s, :], eb[:, s, :], d)
+            d = fused_dot_add(A[..., s], ea[..., s], B[:, s, :], eb[:, s, :], d, fraction_bits)
     return d
 
 

@@ -14,8 +14,11 @@ accumulator times scale_a[row, g] * scale_b[n0 / 128, g] ("promotion" every 128 
 the FP8 tensor core's limited accumulation (about 14 bits, DeepSeek-V3 3.3.2) never sums more
 than 128 products). The promotion (64 FMAs a thread) does not overlap this warpgroup's next
 WGMMA: the tensor core is kept busy by the other consumer warpgroup's WGMMAs (the two are not
-synchronized with each other); a second pending group per warpgroup would need a third 64-register
-accumulator. Tiles 128 x 128 x 128 (BN = 128: one B scale per tile and K step), `STAGES` stages of
+synchronized with each other). A second pending group per warpgroup (K steps in pairs, two
+partials, step k's promotion issued while step k + 1's WGMMA runs) was built and compiled: it
+holds 3 x 64 accumulator registers a thread, over ptxas's 168 for a 384-thread block (setmaxnreg
+does not raise what ptxas allocates against), and ptxas spilled 584 bytes and serialized the
+WGMMAs ("program dependence on compiler-inserted WG.DP in divergent path"), so it is not kept. Tiles 128 x 128 x 128 (BN = 128: one B scale per tile and K step), `STAGES` stages of
 32 KiB, the rest of gemm.py's structure (persistent grid, producer warpgroup, TMA ring, TMA-store
 epilogue; pieces imported from gemm.py and gemm_fp8.py). The row scales are plain loads
 (`load_fragment` of a (64, 1) window of scale_a into the accumulator's row ownership), issued

@@ -162,3 +162,35 @@ def wgmma_chain(out, A, B, C, first: tylo.constexpr, second: tylo.constexpr,
                                      tylo.wgmma_operand(second, "B", sc),
                                      tylo.zero_accumulator(second)))
     tylo.store(tylo.window(out, (0, 0), (64, second.n)), tylo.finish_mma(o), t)
+
+
+def accumulate_kernel(plan, row_bytes: int):
+    """A kernel D (64, n) f32 = A (64, k) @ B (k, n) + C (64, n) for `plan`: A and B stored by
+    ordinary stores into K-major shared tiles with swizzle rows of `row_bytes`, C loaded into
+    the accumulator with its ownership, one mma_async, wait_mma, finish_mma stored as f32 (the
+    numerics tests and bench/wgmma_fp8_numerics.py)."""
+    from tylo.compiler.plans.tma_tile import TMATile, shared_layout
+    from tylo.frontend.wgmma import accumulator_ownership
+
+    n, k = plan.n, plan.k
+    ta, tb = plan.dtype, plan.b_dtype
+    la = shared_layout(TMATile(ta, (64, k), 1, row_bytes))
+    lb = shared_layout(TMATile(tb, (k, n), 0, row_bytes))
+    own = accumulator_ownership(plan)
+
+    @tylo.kernel
+    def dab(D: tylo.Tensor, A: tylo.Tensor, B: tylo.Tensor, C: tylo.Tensor):
+        t = tylo.thread_idx()
+        sa = tylo.shared_tile(la, ta)
+        sb = tylo.shared_tile(lb, tb)
+        for r in range(t, 64 * k, 128):
+            sa[r // k, r % k] = A[r // k, r % k]
+        for r in range(t, k * n, 128):
+            sb[r // n, r % n] = B[r // n, r % n]
+        tylo.barrier()
+        acc = tylo.load_fragment(own, tylo.window(C, (0, 0), (64, n)), t)
+        acc = tylo.wait_mma(tylo.mma_async(plan, tylo.wgmma_operand(plan, "A", sa),
+                                           tylo.wgmma_operand(plan, "B", sb), acc))
+        tylo.store(tylo.window(D, (0, 0), (64, n)), tylo.finish_mma(acc, plan), t)
+
+    return dab

@@ -17,6 +17,7 @@
 // PTX-NEXT: wgmma.commit_group.sync.aligned;
 // PTX-NEXT: wgmma.wait_group.sync.aligned 0;
 // PTX-NOT:  .e4m3{{.*}}, 0, 0;
+// PTX-NOT:  mma_async.sp
 ptx.entry "k" [] reqntid [128, 1, 1] {
   %a = ptx.get_register : !ptx.reg<rd1>
   %b = ptx.get_register : !ptx.reg<rd2>

@@ -6,16 +6,17 @@ descriptors; the FP32 accumulator (64, n) lives in registers. The plan issues k 
 ``wgmma.mma_async .m64nNkK`` instructions (K = 16 for 16-bit inputs, 32 for the 8-bit floats
 E4M3/E5M2: every instruction reads 32 bytes of K per row); instruction i (zero-based) updates
 partial accumulator ``i % partials``. ``b_dtype`` (default: ``dtype``) gives B another 8-bit
-float than A (e4m3 x e5m2 and e5m2 x e4m3 are instructions of their own). Partials are separate accumulators with the same ownership, held
-one after the other (partial p's slot v in register ``p * n/2 + v``); finish_mma adds them slot
-by slot in each thread, so the finished accumulator has that same ownership and n/2 registers.
+float than A (e4m3 x e5m2 and e5m2 x e4m3 are instructions of their own). Partials are separate
+accumulators with the same ownership, held one after the other (partial p's slot v in register
+``p * n/2 + v``); finish_mma adds them slot by slot in each thread, so the finished accumulator
+has that same ownership and n/2 registers.
 
 `WGMMA_INSTRUCTIONS` is the one table of the wgmma shapes and types Tylo issues (PTX ISA
 9.7.15.5 "wgmma.mma_async", anchor #asynchronous-warpgroup-level-matrix-instructions-wgmma-
 mma-async: .f16/.bf16 inputs, dense, shape m64nNk16, and .e4m3/.e5m2 inputs in any pairing,
 shape m64nNk32, both with N = 8..256 step 8; the 8-bit forms take no imm-trans-a/b, so their
-operands are K-major only) with the accumulator
-ownership, CuTe's ``CLayout_64xN = ((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))``
+operands are K-major only) with the accumulator ownership, CuTe's
+``CLayout_64xN = ((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))``
 (mma_traits_sm90_gmma.hpp; PTX gives it only as figure "wgmma-64n16-d"): thread T (warp w,
 g = lane / 4, t = lane % 4), register i -> row 16w + g + 8((i >> 1) & 1), col 2t + (i & 1)
 + 8(i >> 2) (docs/facts/ptx_isa.md 3.3). Axes are zero-based.

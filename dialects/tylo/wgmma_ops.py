@@ -40,6 +40,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from ...compiler.plans.wgmma import WGMMA_INSTRUCTIONS
 from .types import FragmentType, PointerType, TileType
 
 __all__ = ["WgmmaDescriptorOp", "WgmmaEncodeOp", "WgmmaMmaAsyncOp", "WgmmaInstrOp",
@@ -149,6 +150,9 @@ class _PlanMma:
                          result_types=[acc.type], properties=props)
 
     def _verify_accumulator(self) -> None:
+        types = self.types.data
+        if not any(types == f"{r.c.ptx}.{r.a.ptx}.{r.b.ptx}" for r in WGMMA_INSTRUCTIONS.values()):
+            raise VerifyException(f"{self.name}: types '{types}' are not in the wgmma table")
         n, p = self.n.value.data, self.partials.value.data
         if self.acc.type.slots != p * n // 2 or self.result.type != self.acc.type:
             raise VerifyException(f"{self.name}: the accumulator needs {p} * {n}/2 slots and "

@@ -149,6 +149,12 @@ class PtxasError(TyloError):
     """ptxas rejected the PTX Tylo generated."""
 
 
+class PerformanceWarning(UserWarning):
+    """A warning (``warnings.warn``, not an error: the kernel is correct) that compiled code will
+    run slower than it was written to, e.g. ptxas serializing a kernel's wgmma.mma_async
+    (`tylo.runtime.ptxas.serialized_wgmma`)."""
+
+
 class AutotuneError(TyloError):
     """Every config of an autotuned kernel failed (each one's reason is in the message), or the
     autotuner was given something it cannot tune."""

@@ -59,12 +59,15 @@ def accumulator_ownership(plan: WGMMA64) -> Ownership:
 
 
 def register_a_ownership(plan: WGMMA64) -> Ownership:
-    """The ownership of A (64, k) held in registers (the register-A form): the accumulator
-    layout at width k, CuTe's ALayout_64x16 per K = 16 slice (docs/facts/ptx_isa.md 3.4):
-    thread T = 32w + 4g + t, slot i -> row 16w + g + 8((i >> 1) & 1), col 2t + (i & 1) +
-    8(i >> 2); k/2 slots, slots 8j .. 8j + 7 the slice j. So a finished accumulator of width
-    16/32/64 converted to the plan's dtype (attention's P) is an A fragment as it is."""
-    return Ownership((plan.m, plan.k), plan.instruction.c_layout(plan.k, plan.warpgroups))
+    """The ownership of A (64, k) held in registers (the register-A form), k/2 slots a thread
+    (`WGMMAInstruction.a_layout`). 16-bit inputs: the accumulator layout at width k, CuTe's
+    ALayout_64x16 per K = 16 slice (docs/facts/ptx_isa.md 3.4): thread T = 32w + 4g + t, slot i
+    -> row 16w + g + 8((i >> 1) & 1), col 2t + (i & 1) + 8(i >> 2), slots 8j .. 8j + 7 the
+    slice j; so a finished accumulator of width 16/32/64 converted to the plan's dtype
+    (attention's P) is an A fragment as it is. 8-bit inputs: CuTe's ALayout_64x32 per K = 32
+    slice (slot i of slice j -> row 16w + g + 8((i >> 2) & 1), col 32j + 4t + (i & 3) +
+    16(i >> 3)), which is NOT the accumulator's: an FP8 A is loaded with this ownership."""
+    return Ownership((plan.m, plan.k), plan.instruction.a_layout(plan.k, plan.warpgroups))
 
 
 class WGMMAOperand:
@@ -131,8 +134,10 @@ def zero_accumulator(plan) -> Fragment:
 
 def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = False) -> WGMMAOperand:
     """The descriptor of operand ``role`` ("A": (64, k), "B": (k, n), logical) of ``plan`` at
-    the zero-based logical ``origin`` of the shared ``tile`` (a `SharedTile` whose root layout is
-    a canonical encoding, `swizzled_structure`, aligned to its swizzle period).
+    the zero-based logical ``origin`` of the shared ``tile`` (a `SharedTile` of the operand's
+    dtype, `WGMMA64.operand_dtype`, whose root layout is a canonical encoding,
+    `swizzled_structure`, aligned to its swizzle period; K-major only for 8-bit inputs: an
+    MN-major one is a GeometryError, the ISA has no transpose for them).
 
     For "A", ``tile`` may instead be a Fragment of plan.dtype with `register_a_ownership(plan)`
     (the register-A form; origin is then unused): TypeMismatchError for another dtype,
@@ -153,9 +158,10 @@ def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = F
         return _register_a(p, tile)
     if not isinstance(tile, Tile) or tile.space != "shared":
         raise TypeMismatchError(f"wgmma_operand: {tile!r} is not a shared tile")
-    if tile.dtype is not p.dtype:
+    want = p.operand_dtype(role)
+    if tile.dtype is not want:
         raise TypeMismatchError(f"wgmma_operand: operand {role} tile holds {tile.dtype}, the plan "
-                                f"takes {p.dtype}")
+                                f"takes {want}")
     coords = tuple(origin) if isinstance(origin, (tuple, list)) else ()
     if len(coords) != 2:
         raise GeometryError(f"wgmma_operand: origin {origin!r} must be a pair (logical)")
@@ -165,7 +171,7 @@ def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = F
     for axis, c in enumerate(coords):
         if is_int(c) or inbounds:
             continue
-        unit = 16 if axis == kaxis else 8
+        unit = p.instruction.k if axis == kaxis else 8
         x = Scalar(_index(c, "origin"), dtypes.Int32)
         size = product(tile.layout.shape[axis])
         ok = (x >= 0) & ((x % unit) == 0) & ((x + extent[axis]) <= size)
@@ -194,7 +200,7 @@ def _register_a(plan: WGMMA64, frag: Fragment) -> WGMMAOperand:
 
 
 def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=None) -> PendingAccumulator:
-    """Issue the plan's k/16 instructions (A, B descriptors stepped along K; instruction i
+    """Issue the plan's k/K instructions (K = 16, or 32 for 8-bit inputs; A, B descriptors stepped along K; instruction i
     updates partial i % partials) and commit ONE group; the wgmma.fence the accumulator
     registers need is placed by the tylo-insert-async-fences pass (before the group, or once
     before a K loop that only wgmma touches). ``acc``: the plan's accumulator (`zero_accumulator`, or wait_mma's result);

@@ -1,12 +1,12 @@
 """The wgmma handlers of tylo-lower-fragments (`HANDLERS`, which it registers on its table).
 
-``tylo.wgmma_mma_async`` becomes the plan's k/16 ``tylo.wgmma_instr``
+``tylo.wgmma_mma_async`` becomes the plan's k/K ``tylo.wgmma_instr`` (K = 16, 32 for 8-bit types)
 (instruction i updates partial i % partials, the slots p * n/2 .. (p + 1) * n/2 - 1, with both
 descriptors advanced by i * k_step bytes, i.e. i * k_step / 16 added to the 64-bit word: the
 start address is its low field, PTX ISA 9.7.15.5.1.2.2) and ``tylo.wgmma_commit`` (the wgmma.fence it needs is placed by `tylo-insert-async-fences`). The first
 instruction of each partial takes scale-d 0 when the accumulator is a known zero, the op's
 ``accumulate`` when it has one, else 1. ``tylo.wgmma_mma_async_reg_a`` is the same with A from a fragment: instruction i's slots
-8i .. 8i + 7 packed by ``tylo.wgmma_pack_a`` BEFORE the fence (A registers are written before
+K/2 i .. K/2 (i + 1) - 1 packed by ``tylo.wgmma_pack_a`` BEFORE the fence (A registers are written before
 ``wgmma.fence``, PTX ISA 9.7.15.7.1), then ``tylo.wgmma_instr_reg_a``.
 ``tylo.wgmma_wait`` on fragments waits on their slots;
 ``tylo.wgmma_sum_partials`` adds the partial slots in order.
@@ -18,6 +18,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from ..compiler import dtypes
+from ..dialects.ptx.wgmma import wgmma_instruction
 from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo.wgmma_ops import (
     WgmmaCommitOp,
@@ -55,19 +56,21 @@ def _descriptor(value, what: str) -> WgmmaDescriptorOp:
 @_on(WgmmaMmaAsyncRegAOp)
 def _mma_async(self, op) -> None:
     n, k, parts = op.n.value.data, op.k.value.data, op.partials.value.data
+    kk = wgmma_instruction(op.types.data).k  # the instruction's K: 16, or 32 for 8-bit types
+    per = kk // 2                              # A slots of one instruction in a thread
     register_a = isinstance(op, WgmmaMmaAsyncRegAOp)
     db = _descriptor(op.b, "B")
     da = None if register_a else _descriptor(op.a, "A")
     words = []
     if register_a:  # the A registers are written before the fence
         a_slots = list(self.slots[op.a])
-        for i in range(k // 16):
-            pack = WgmmaPackAOp(a_slots[8 * i: 8 * i + 8])
+        for i in range(k // kk):
+            pack = WgmmaPackAOp(a_slots[per * i: per * (i + 1)])
             Rewriter.insert_op(pack, InsertPoint.before(op))
             words.append(list(pack.words))
     acc = list(self.slots[op.acc])
     width = n // 2
-    for i in range(k // 16):
+    for i in range(k // kk):
         p = i % parts
         with self.before(op).active():
             b = as_scalar(Scalar(op.b, dtypes.Int64) + (i * db.field("k_step")) // 16, dtypes.Int64)

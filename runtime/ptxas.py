@@ -16,6 +16,11 @@ at once never read each other's half-written cubin) and parses the ``-v`` report
 ptxas on stderr; its format is that of ptxas 12.x/13.x, e.g.
 ``ptxas info    : Used 12 registers, used 1 barriers, 1024 bytes smem``).
 A failure raises `PtxasError` with the path of the kept PTX, the command and ptxas's output.
+ptxas's "wgmma.mma_async instructions are serialized due to <cause>" notes (C75xx "Potential
+Performance Loss", printed as ``ptxas info`` lines; causes seen: insufficient register resources
+for the wgmma pipeline, the pipeline crossing a function boundary, non-wgmma instructions
+defining accumulator registers, program dependence on compiler-inserted WG.AR in a divergent
+path) become a `PerformanceWarning` naming the kernel and the cause (`serialized_wgmma`).
 """
 
 from __future__ import annotations
@@ -26,11 +31,12 @@ import re
 import shlex
 import subprocess
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..compiler import knobs
-from ..compiler.errors import PtxasError
+from ..compiler.errors import PerformanceWarning, PtxasError
 from .tools import find_tool, kept_path, tool_version, write_atomic
 
 
@@ -114,6 +120,31 @@ def parse_report(log: str, name: str) -> ResourceReport:
     return ResourceReport(name=name, arch=arch, **values)
 
 
+_SERIALIZED = re.compile(r"wgmma\.mma_async instructions are serialized due to (.+?)"
+                         r"(?: in the function '[^']*')?\.?\s*$")
+
+
+def serialized_wgmma(log: str) -> list[str]:
+    """The causes ptxas gives in a log for serializing wgmma.mma_async (one per note, in order,
+    each once), e.g. ``["insufficient register resources for the wgmma pipeline"]``."""
+    causes: list[str] = []
+    for line in log.splitlines():
+        found = _SERIALIZED.search(line)
+        if found and found.group(1) not in causes:
+            causes.append(found.group(1))
+    return causes
+
+
+def warn_serialized(log: str, name: str, arch: str) -> None:
+    """A `PerformanceWarning` per cause of `serialized_wgmma` in `log` (kernel `name`)."""
+    for cause in serialized_wgmma(log):
+        warnings.warn(PerformanceWarning(
+            f"{name} ({arch}): ptxas serializes its wgmma.mma_async instructions due to {cause}: "
+            "each WGMMA then waits for the previous one (a large loss; keep the accumulators "
+            "within the register budget, the wgmma pipeline inside one function and free of "
+            "other writes to its accumulator registers)"), stacklevel=2)
+
+
 @dataclass(frozen=True)
 class Assembly:
     """The result of `assemble`: the cubin, ptxas's report and log, and where the files are."""
@@ -161,6 +192,7 @@ def assemble(ptx: str, arch: str, name: str) -> Assembly:
                 + "\n".join("  " + line for line in log.rstrip().splitlines())
             )
         os.replace(scratch, cubin_path)
+        warn_serialized(log, name, arch)
     finally:
         if os.path.exists(scratch):
             os.unlink(scratch)

@@ -2,16 +2,21 @@
 
 ``WGMMA64(dtype, n, k=64, partials=1)`` is the seeds' ``WGMMA64(T, Val(n), Val(k), Val(partials))``:
 A (64, k) and B (k, n) are read from canonical K-major swizzled shared storage through
-descriptors; the FP32 accumulator (64, n) lives in registers. The plan issues k / 16
-``wgmma.mma_async .m64nNk16`` instructions; instruction i (zero-based) updates partial
-accumulator ``i % partials``. Partials are separate accumulators with the same ownership, held
-one after the other (partial p's slot v in register ``p * n/2 + v``); finish_mma adds them slot
-by slot in each thread, so the finished accumulator has that same ownership and n/2 registers.
+descriptors; the FP32 accumulator (64, n) lives in registers. The plan issues k / K
+``wgmma.mma_async .m64nNkK`` instructions (K = 16 for 16-bit inputs, 32 for the 8-bit floats
+E4M3/E5M2: every instruction reads 32 bytes of K per row); instruction i (zero-based) updates
+partial accumulator ``i % partials``. ``b_dtype`` (default: ``dtype``) gives B another 8-bit
+float than A (e4m3 x e5m2 and e5m2 x e4m3 are instructions of their own). Partials are separate
+accumulators with the same ownership, held one after the other (partial p's slot v in register
+``p * n/2 + v``); finish_mma adds them slot by slot in each thread, so the finished accumulator
+has that same ownership and n/2 registers.
 
 `WGMMA_INSTRUCTIONS` is the one table of the wgmma shapes and types Tylo issues (PTX ISA
 9.7.15.5 "wgmma.mma_async", anchor #asynchronous-warpgroup-level-matrix-instructions-wgmma-
-mma-async: .f16/.bf16 inputs, dense, shape m64nNk16 with N = 8..256 step 8) with the accumulator
-ownership, CuTe's ``CLayout_64xN = ((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))``
+mma-async: .f16/.bf16 inputs, dense, shape m64nNk16, and .e4m3/.e5m2 inputs in any pairing,
+shape m64nNk32, both with N = 8..256 step 8; the 8-bit forms take no imm-trans-a/b, so their
+operands are K-major only) with the accumulator ownership, CuTe's
+``CLayout_64xN = ((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))``
 (mma_traits_sm90_gmma.hpp; PTX gives it only as figure "wgmma-64n16-d"): thread T (warp w,
 g = lane / 4, t = lane % 4), register i -> row 16w + g + 8((i >> 1) & 1), col 2t + (i & 1)
 + 8(i >> 2) (docs/facts/ptx_isa.md 3.3). Axes are zero-based.
@@ -39,13 +44,17 @@ __all__ = [
 ]
 
 WARPGROUP_THREADS = 128
+K_BYTES = 32
+"""Bytes of K per row one wgmma instruction reads (K = 16 of bf16/f16, K = 32 of e4m3/e5m2)."""
 MAX_ACCUMULATOR_REGISTERS = 128
-PLAN_K = (16, 32, 64)
+PLAN_STEPS = (1, 2, 4)
+"""Instructions a plan may issue: k = K, 2 K or 4 K (K the instruction's: 16 bf16/f16 -> k 16, 32,
+64; 32 e4m3/e5m2 -> k 32, 64, 128, the last one whole 128-byte swizzle row)."""
 
 
 @dataclass(frozen=True)
 class WGMMAInstruction:
-    """One row of the table: ``m64nNk16`` for N in range(n_step, n_max + 1, n_step)."""
+    """One row of the table: ``m64nNkK`` (K = ``k``) for N in range(n_step, n_max + 1, n_step)."""
 
     m: int
     k: int
@@ -60,7 +69,8 @@ class WGMMAInstruction:
         return is_int(n) and self.n_step <= n <= self.n_max and n % self.n_step == 0
 
     def ptx(self, n: int) -> str:
-        """The instruction for width n: ``wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16``."""
+        """The instruction for width n: ``wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16``
+        (``...m64n8k32.f32.e4m3.e5m2`` for 8-bit inputs)."""
         return (f"wgmma.mma_async.sync.aligned.m{self.m}n{n}k{self.k}."
                 f"{self.c.ptx}.{self.a.ptx}.{self.b.ptx}")
 
@@ -74,43 +84,73 @@ class WGMMAInstruction:
         return Layout(((4, 8, 4, warpgroups), (2, 2, n // 8)),
                       ((2 * m, 1, 16, self.m), (m, 8, 8 * m)))
 
+    @property
+    def transposable(self) -> bool:
+        """True when the operands may be MN-major (imm-trans-a/b): 16-bit inputs only; the 8-bit
+        forms have no imm-trans operands (PTX ISA 9.7.15.5.2 syntax)."""
+        return self.a.bits == 16
+
+    def a_layout(self, k: int, warpgroups: int = 1) -> Layout:
+        """Register-A TV layout over (64 W, k): (thread, slot) -> row + 64 W * col.
+
+        16-bit inputs: the accumulator's layout at width k (CuTe ALayout_64x16 per K = 16 slice;
+        docs/facts/ptx_isa.md 3.4). 8-bit inputs: CuTe's ALayout_64x32 per K = 32 slice, the
+        m16n8k32 A fragment of warp w's 16 rows (PTX ISA 9.7.15.5.1.1, facts 1.4): thread
+        T = 32w + 4g + t, slot i of slice j -> row 16w + g + 8((i >> 2) & 1), col 32j + 4t +
+        (i & 3) + 16(i >> 3); slots 16j .. 16j + 15, four bytes a register, low byte first."""
+        if self.a.bits == 16:
+            return self.c_layout(k, warpgroups)
+        m = self.m * warpgroups
+        return Layout(((4, 8, 4, warpgroups), (4, 2, 2, k // 32)),
+                      ((4 * m, 1, 16, self.m), (m, 8, 16 * m, 32 * m)))
+
 
 #: (A, B, accumulator) types -> instruction row.
 WGMMA_INSTRUCTIONS: dict[tuple[DType, DType, DType], WGMMAInstruction] = {
     (t, t, dtypes.Float32): WGMMAInstruction(64, 16, 8, 256, t, t, dtypes.Float32)
     for t in (dtypes.BFloat16, dtypes.Float16)
 }
+WGMMA_INSTRUCTIONS.update({
+    (a, b, dtypes.Float32): WGMMAInstruction(64, 32, 8, 256, a, b, dtypes.Float32)
+    for a in (dtypes.Float8E4M3, dtypes.Float8E5M2) for b in (dtypes.Float8E4M3, dtypes.Float8E5M2)
+})
 
 
 MAX_WARPGROUPS = 8  # 1024 threads a block
 
 
 def validate_wgmma(dtype: Any, n: Any, k: Any = 64, partials: Any = 1,
-                   warpgroups: Any = 1) -> WGMMAInstruction:
+                   warpgroups: Any = 1, b_dtype: Any = None) -> WGMMAInstruction:
     """Check a WGMMA64 plan on the host; returns its instruction row.
 
-    dtype: BFloat16 or Float16 (FP32 accumulation); n: 8..256 step 8; k: 16, 32 or 64;
-    partials: a positive divisor of k / 16; partials * n / 2 FP32 registers per thread <= 128;
-    warpgroups: 1 .. 8 warpgroups stacked along M.
-    Raises PlanError for an unsupported dtype, a partials count that does not divide k / 16,
+    dtype: A's (and, without ``b_dtype``, B's) element type: BFloat16 or Float16 (instruction
+    K = 16), Float8E4M3 or Float8E5M2 (K = 32); FP32 accumulation. b_dtype: B's type when it
+    differs (8-bit floats only: e4m3 x e5m2, e5m2 x e4m3). n: 8..256 step 8; k: K, 2K or 4K
+    (16/32/64 for 16-bit inputs, 32/64/128 for 8-bit ones); partials: a positive divisor of
+    k / K; partials * n / 2 FP32 registers per thread <= 128; warpgroups: 1 .. 8 warpgroups
+    stacked along M.
+    Raises PlanError for an unsupported type pair, a partials count that does not divide k / K,
     too many registers or a bad warpgroup count; GeometryError for n or k off the instruction
     shapes.
     """
     t = dtypes.as_dtype(dtype, "WGMMA64 dtype")
-    row = WGMMA_INSTRUCTIONS.get((t, t, dtypes.Float32))
+    tb = t if b_dtype is None else dtypes.as_dtype(b_dtype, "WGMMA64 b_dtype")
+    row = WGMMA_INSTRUCTIONS.get((t, tb, dtypes.Float32))
     if row is None:
-        known = ", ".join(sorted(str(a) for a, _, _ in WGMMA_INSTRUCTIONS))
-        raise PlanError(f"WGMMA64: Tylo's wgmma table has no {t} inputs with FP32 accumulation "
-                        f"(WGMMA64 plans BF16/FP16 inputs); supported: {known}")
+        known = ", ".join(f"{a} x {b}" for a, b, _ in WGMMA_INSTRUCTIONS)
+        raise PlanError(f"WGMMA64: Tylo's wgmma table has no {t} x {tb} inputs with FP32 "
+                        f"accumulation (PTX ISA 9.7.15.5.2); supported A x B: {known}")
     if not row.supports_n(n):
         raise GeometryError(
             f"WGMMA64: n = {n!r} must be {row.n_step}..{row.n_max} in steps of {row.n_step}")
-    if k not in PLAN_K or not is_int(k):
-        raise GeometryError(f"WGMMA64: k = {k!r} must be 16, 32 or 64")
+    ks = tuple(row.k * s for s in PLAN_STEPS)
+    if not is_int(k) or k not in ks:
+        raise GeometryError(f"WGMMA64: k = {k!r} must be {', '.join(map(str, ks[:-1]))} or "
+                            f"{ks[-1]} for {t} inputs (instructions of K = {row.k})")
     steps = k // row.k
     if not is_int(partials) or partials <= 0 or steps % partials:
-        raise PlanError(
-            f"WGMMA64: partials = {partials!r} must be a positive divisor of k/16 = {steps}")
+        raise PlanError(f"WGMMA64: partials = {partials!r} must be a positive divisor of "
+                        f"k/{row.k} = {steps}")
     if not is_int(warpgroups) or not 1 <= warpgroups <= MAX_WARPGROUPS:
         raise PlanError(f"WGMMA64: warpgroups = {warpgroups!r} must be 1..{MAX_WARPGROUPS} "
                         "(128 threads each, 1024 a block)")
@@ -140,9 +180,11 @@ class WGMMA64:
     same instructions on A's rows 64 q .. 64 q + 63 into its own accumulator, which holds rows
     64 q .. of C (ownership warpgroup-major: `WGMMAInstruction.c_layout`)."""
 
-    def __init__(self, dtype: Any, n: int, k: int = 64, partials: int = 1, warpgroups: int = 1):
-        self.instruction = validate_wgmma(dtype, n, k, partials, warpgroups)
+    def __init__(self, dtype: Any, n: int, k: int = 64, partials: int = 1, warpgroups: int = 1,
+                 b_dtype: Any = None):
+        self.instruction = validate_wgmma(dtype, n, k, partials, warpgroups, b_dtype)
         self.dtype = self.instruction.a
+        self.b_dtype = self.instruction.b
         self.n, self.k, self.partials, self.warpgroups = n, k, partials, warpgroups
         self.m = self.instruction.m * warpgroups
         self.threads = WARPGROUP_THREADS * warpgroups
@@ -159,7 +201,7 @@ class WGMMA64:
 
     @property
     def instructions(self) -> tuple[WGMMAStep, ...]:
-        """The k / 16 instructions in issue order; instruction i updates partial i % partials."""
+        """The k / K instructions in issue order; instruction i updates partial i % partials."""
         kk = self.instruction.k
         return tuple(WGMMAStep(i, kk * i, i % self.partials) for i in range(self.k // kk))
 
@@ -167,6 +209,11 @@ class WGMMA64:
     def ptx(self) -> str:
         """The PTX name of every instruction of the plan."""
         return self.instruction.ptx(self.n)
+
+    def operand_dtype(self, role: str) -> DType:
+        """The element type of operand "A" (``dtype``) or "B" (``b_dtype``); Float32 for "C".
+        Raises PlanError for an unknown role."""
+        return {"A": self.dtype, "B": self.b_dtype, "C": dtypes.Float32}[_role(role)]
 
     def operand_shape(self, role: str) -> tuple[int, int]:
         """Logical shape in elements: A (m, k), B (k, n), C (m, n), m = 64 * warpgroups.
@@ -185,7 +232,7 @@ class WGMMA64:
         return _accumulator(self.instruction, self.n, self.warpgroups)
 
     def _key(self):
-        return (self.dtype, self.n, self.k, self.partials, self.warpgroups)
+        return (self.dtype, self.n, self.k, self.partials, self.warpgroups, self.b_dtype)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, WGMMA64) and self._key() == other._key()
@@ -195,7 +242,8 @@ class WGMMA64:
 
     def __repr__(self) -> str:
         w = f", warpgroups={self.warpgroups}" if self.warpgroups > 1 else ""
-        return f"WGMMA64({self.dtype}, {self.n}, {self.k}, {self.partials}{w})"
+        b = f", b_dtype={self.b_dtype}" if self.b_dtype is not self.dtype else ""
+        return f"WGMMA64({self.dtype}, {self.n}, {self.k}, {self.partials}{w}{b})"
 
 
 @functools.lru_cache(maxsize=None)
@@ -207,14 +255,16 @@ def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0
                            base_address: Any = None) -> SwizzledStructure:
     """Check on the host the geometry of operand ``role`` of ``plan`` taken from ``tile``.
 
-    tile: a `TMATile` (its `shared_layout`) or a static shared layout of plan.dtype elements.
+    tile: a `TMATile` (its `shared_layout`) or a static shared layout of the operand's elements
+        (`WGMMA64.operand_dtype`).
     origin: the zero-based LOGICAL origin, A (m, k), B (k, n). Static int coordinates are
         checked completely; a runtime coordinate only through what holds for every value
         (the plan's extent and K fit from coordinate 0), the rest is the device's check.
     Rules (seeds, wgmma_operand): the storage is a canonical encoding (see
     `swizzled_structure`: 128/64/32-byte swizzled rows or the unswizzled interleave of 8-row x
-    16-byte core matrices), K-major, or MN-major for 16-bit inputs (imm-tnsp); non-K origins
-    are multiples of 8, K origins multiples of 16; for K-major swizzled storage the plan's K
+    16-byte core matrices), K-major, or MN-major for 16-bit inputs (imm-tnsp; the 8-bit forms
+    have none); non-K origins are multiples of 8, K origins multiples of the instruction's K
+    (16, or 32 for 8-bit inputs: 32 bytes); for K-major swizzled storage the plan's K
     range from the origin lies in one swizzle row (unswizzled K-major storage steps along K from
     core matrix to core matrix, LBO apart); the whole plan fits the tile; the root storage is aligned to eight swizzle rows (1024 bytes for 128-byte rows).
     base_address: the shared byte address of the tile's root (its allocation), when known on
@@ -230,24 +280,28 @@ def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0
     if r == "C":
         raise PlanError("WGMMA64: the accumulator 'C' lives in registers, not in shared storage")
     kaxis = 1 if r == "A" else 0
+    dtype = plan.operand_dtype(r)
     if isinstance(tile, TMATile):
-        if tile.dtype != plan.dtype:
+        if tile.dtype != dtype:
             raise TypeMismatchError(
-                f"{plan}: operand {r} tile {tile} holds {tile.dtype}, not {plan.dtype}")
+                f"{plan}: operand {r} tile {tile} holds {tile.dtype}, not {dtype}")
         layout = shared_layout(tile)
     else:
         layout = tile
-    structure = swizzled_structure(layout, plan.dtype, kaxis)
+    structure = swizzled_structure(layout, dtype, kaxis)
     if structure is None:
         shape = "(64, k)" if r == "A" else "(k, n)"
         raise GeometryError(
             f"{plan}: operand {r} storage {layout} is not a canonical swizzled encoding of "
-            f"{plan.dtype} (128/64/32-byte swizzled rows or 8-row x 16-byte core matrices, see "
-            f"swizzled_structure): allocate it with tylo.shared_tile(TMATile({plan.dtype}, "
+            f"{dtype} (128/64/32-byte swizzled rows or 8-row x 16-byte core matrices, see "
+            f"swizzled_structure): allocate it with tylo.shared_tile(TMATile({dtype}, "
             f"{shape}, axis)) (axis = the K axis for K-major) or use shared_layout(plan)")
-    if structure.major != "K" and plan.dtype.bits != 16:
-        raise GeometryError(f"{plan}: operand {r} storage {layout} is MN-major; only 16-bit "
-                            "inputs may be MN-major (imm-tnsp, PTX ISA 9.7.15.5.2)")
+    if structure.major != "K" and not plan.instruction.transposable:
+        raise GeometryError(
+            f"{plan}: operand {r} storage {layout} is MN-major, and the ISA has no transpose for "
+            f"{dtype.bits}-bit operands (wgmma.mma_async with .{dtype.ptx} takes no imm-trans-a/b, "
+            "PTX ISA 9.7.15.5.2): store it K-major (K the contiguous axis), e.g. transposed by "
+            "the producer or on the host")
     try:
         coords = tuple(origin)
     except TypeError:
@@ -258,7 +312,7 @@ def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0
         if not is_leaf(c):
             raise GeometryError(f"{plan}: operand {r} origin coordinate {axis} = {c!r} must be "
                                 "an integer (static, or a runtime value)")
-        unit = 16 if axis == kaxis else 8
+        unit = plan.instruction.k if axis == kaxis else 8
         if is_int(c) and (c < 0 or c % unit):
             raise GeometryError(
                 f"{plan}: operand {r} origin coordinate {axis} = {c} must be a non-negative "
@@ -286,14 +340,15 @@ def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0
 
 
 def k_step_bytes(structure: SwizzledStructure) -> int:
-    """Bytes the start address of an operand's descriptor advances per K = 16 instruction.
+    """Bytes the start address of an operand's descriptor advances per instruction.
 
-    K-major swizzled: 16 elements inside a swizzle row (16 * element bytes; the hardware applies
-    the swizzle to the address it forms, PTX ISA 9.7.15.5.1.2); K-major unswizzled: two core
-    matrices along K, 2 * LBO (the structure's leading bytes); MN-major: two 8-row groups along
-    K, 2 * the structure's stride bytes (docs/facts/ptx_isa.md 3.1)."""
+    Every wgmma instruction reads 32 bytes of K per row (K = 16 two-byte or K = 32 one-byte
+    elements). K-major swizzled: 32 bytes inside a swizzle row (the hardware applies the swizzle
+    to the address it forms, PTX ISA 9.7.15.5.1.2); K-major unswizzled: two 16-byte core
+    matrices along K, 2 * LBO (the structure's leading bytes); MN-major (16-bit only): two 8-row
+    groups along K, 2 * the structure's stride bytes (docs/facts/ptx_isa.md 3.1)."""
     if structure.major == "K":
         if structure.swizzled:
-            return 16 * structure.element_bytes
+            return K_BYTES
         return 2 * structure.leading_bytes
     return 2 * structure.stride_bytes

@@ -4,8 +4,9 @@
 All four are ``.sync.aligned`` over a WARPGROUP: the 128 threads of four consecutive warps whose
 first warp index is a multiple of 4 execute the same instruction, converged, with identical
 immediates and descriptors (9.7.15.1). The instruction shapes and types come from the one table
-`tylo.compiler.plans.wgmma.WGMMA_INSTRUCTIONS` (m64nNk16, N = 8..256 step 8, f32 accumulators,
-.bf16.bf16 or .f16.f16 inputs).
+`tylo.compiler.plans.wgmma.WGMMA_INSTRUCTIONS` (N = 8..256 step 8, f32 accumulators; m64nNk16
+with .bf16.bf16 or .f16.f16 inputs, m64nNk32 with .e4m3/.e5m2 in any pairing, whose syntax has
+no imm-trans-a/b operands: their text ends at imm-scale-b and their tnsp properties must be 0).
 
 The accumulator is READ AND WRITTEN IN PLACE: PTX names one register list ``d`` for both. In
 this dialect a register is its type (`registers.py`), so the ops that touch the accumulator take
@@ -63,7 +64,8 @@ def _group(values) -> str:
 
 
 def wgmma_instruction(types: str):
-    """The `WGMMAInstruction` row for a ``"f32.bf16.bf16"`` (D.A.B) type string, or None."""
+    """The `WGMMAInstruction` row for a ``"f32.bf16.bf16"`` / ``"f32.e4m3.e5m2"`` (D.A.B) type
+    string, or None."""
     for row in WGMMA_INSTRUCTIONS.values():
         if types == f"{row.c.ptx}.{row.a.ptx}.{row.b.ptx}":
             return row
@@ -185,10 +187,10 @@ class _MmaAsync(PTXInstruction):
             raise VerifyException(f"wgmma.mma_async types '{types}' are not in the wgmma table "
                                   f"(D.A.B: {known})")
         if not row.supports_n(n):
-            raise VerifyException(f"wgmma.mma_async .m64n{n}k16: N must be {row.n_step}.."
+            raise VerifyException(f"wgmma.mma_async .m64n{n}k{row.k}: N must be {row.n_step}.."
                                   f"{row.n_max} in steps of {row.n_step}")
         if len(self.accumulator) != n // 2:
-            raise VerifyException(f"wgmma.mma_async .m64n{n}k16.f32 needs {n // 2} accumulator "
+            raise VerifyException(f"wgmma.mma_async .m64n{n}k{row.k}.f32 needs {n // 2} accumulator "
                                   f"registers, got {len(self.accumulator)}")
         for v in self.accumulator:
             _want(v, "f32", "wgmma.mma_async accumulator register")
@@ -201,6 +203,10 @@ class _MmaAsync(PTXInstruction):
         if self.tnsp_b.value.data not in (0, 1):
             raise VerifyException(f"wgmma.mma_async imm-tnsp-b must be 0 or 1, got "
                                   f"{self.tnsp_b.value.data}")
+        if not row.transposable and (self.tnsp_b.value.data or getattr(self, "tnsp_a", None)
+                                     and self.tnsp_a.value.data):
+            raise VerifyException(f"wgmma.mma_async .{types}: 8-bit operands have no "
+                                  "imm-trans (K-major only, PTX ISA 9.7.15.5.2)")
         imm = self.scale_d_imm
         if (imm is None) == (self.scale_d is None):
             raise VerifyException("wgmma.mma_async takes scale-d either as a predicate operand "
@@ -212,7 +218,13 @@ class _MmaAsync(PTXInstruction):
             _want(self.scale_d, "pred", "wgmma.mma_async scale-d")
 
     def _mnemonic(self) -> str:
-        return f"wgmma.mma_async.sync.aligned.m64n{self.n.value.data}k16.{self.types.data}"
+        return wgmma_instruction(self.types.data).ptx(self.n.value.data)
+
+    def _transposes(self, *flags) -> str:
+        """The trailing imm-trans operands: none for 8-bit types (their syntax has none)."""
+        if not wgmma_instruction(self.types.data).transposable:
+            return ""
+        return "".join(f", {f.value.data}" for f in flags)
 
     def _scale_d(self) -> str:
         return _r(self.scale_d) if self.scale_d is not None else str(self.scale_d_imm.value.data)
@@ -224,6 +236,8 @@ class WgmmaMmaAsyncOp(_MmaAsync):
     imm-scale-a, imm-scale-b, imm-tnsp-a, imm-tnsp-b;`` both operands from shared memory (PTX ISA
     9.7.15.5.2 wgmma.mma_async, #asynchronous-warpgroup-level-matrix-instructions-wgmma-mma-async;
     descriptor 9.7.15.5.1.2.2). T = .bf16 or .f16 (both the same), N = ``n`` (8..256 step 8).
+    With 8-bit inputs: ``...m64nNk32.f32.A.B {d}, a-desc, b-desc, scale-d, imm-scale-a,
+    imm-scale-b;`` (A, B each .e4m3 or .e5m2, K = 32, no imm-tnsp operands: tnsp_a/b are 0).
 
     Computes D(64 x N, f32) = (scale-d ? D : 0) + (imm-scale-a * A(64 x 16)) x (imm-scale-b *
     B(16 x N)), the products of the 16-bit inputs accumulated in f32, over the warpgroup:
@@ -277,20 +291,24 @@ class WgmmaMmaAsyncOp(_MmaAsync):
 
     def assembly_line(self) -> str:
         return (f"{self._mnemonic()} {_group(self.d)}, {_r(self.a_desc)}, {_r(self.b_desc)}, "
-                f"{self._scale_d()}, {self.scale_a.value.data}, {self.scale_b.value.data}, "
-                f"{self.tnsp_a.value.data}, {self.tnsp_b.value.data};")
+                f"{self._scale_d()}, {self.scale_a.value.data}, {self.scale_b.value.data}"
+                f"{self._transposes(self.tnsp_a, self.tnsp_b)};")
 
 
 @irdl_op_definition
 class WgmmaMmaAsyncRegAOp(_MmaAsync):
     """``wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T {d}, {a0, a1, a2, a3}, b-desc, scale-d,
     imm-scale-a, imm-scale-b, imm-tnsp-b;`` A from registers, B from shared memory (PTX ISA
-    9.7.15.5.2 wgmma.mma_async, register-A form; A fragment 9.7.15.5.1.1). Same computation and
-    operands as `WgmmaMmaAsyncOp` except:
+    9.7.15.5.2 wgmma.mma_async, register-A form; A fragment 9.7.15.5.1.1); with 8-bit inputs
+    ``...m64nNk32.f32.A.B {d}, {a0, a1, a2, a3}, b-desc, scale-d, imm-scale-a, imm-scale-b;``.
+    Same computation and operands as `WgmmaMmaAsyncOp` except:
 
     * ``a`` (4 .b32 registers per thread): A (64 x 16) as packed pairs of T: thread T = 32w + 4g +
       t's register j holds elements 2j (bits 0-15) and 2j + 1 (bits 16-31); element i is A[16w +
-      g + 8((i >> 1) & 1)][2t + (i & 1) + 8(i >> 2)] (`REGISTER_A_REGISTERS`). They must not be
+      g + 8((i >> 1) & 1)][2t + (i & 1) + 8(i >> 2)] (`REGISTER_A_REGISTERS`). For 8-bit types
+      A (64 x 32) as packed quadruples: register j holds elements 4j .. 4j + 3 (byte b = element
+      4j + b); element i is A[16w + g + 8((i >> 2) & 1)][4t + (i & 3) + 16(i >> 3)] (the
+      m16n8k32 A fragment, PTX ISA 9.7.15.5.1.1). They must not be
       written until a wait_group covers the instruction.
     * there is no imm-tnsp-a (A in registers has no majorness).
     """
@@ -325,5 +343,5 @@ class WgmmaMmaAsyncRegAOp(_MmaAsync):
 
     def assembly_line(self) -> str:
         return (f"{self._mnemonic()} {_group(self.d)}, {_group(self.a)}, {_r(self.b_desc)}, "
-                f"{self._scale_d()}, {self.scale_a.value.data}, {self.scale_b.value.data}, "
-                f"{self.tnsp_b.value.data};")
+                f"{self._scale_d()}, {self.scale_a.value.data}, {self.scale_b.value.data}"
+                f"{self._transposes(self.tnsp_b)};")

@@ -7,7 +7,7 @@ scalar level that selection turns into the ptx ops of `tylo.dialects.ptx.wgmma`.
   into ``tylo.wgmma_encode`` of the origin's shared pointer.
 * ``tylo.wgmma_encode %ptr`` (i64): ``static | ((address & 0x3FFFF) >> 4)`` (PTX ISA
   9.7.15.5.1.2.2: the start-address field; the other fields are ``static``).
-* ``tylo.wgmma_mma_async`` (fragments): the plan's k/16 instructions on descriptors a and b into
+* ``tylo.wgmma_mma_async`` (fragments): the plan's k/K instructions (K = 16, 32 for 8-bit types) on descriptors a and b into
   the accumulator fragment (partial p in slots p*n/2 ..), one committed group; the result is the
   pending accumulator. `tylo-lower-fragments` expands it into one ``tylo.wgmma_instr`` per
   instruction and ``tylo.wgmma_commit``; `tylo-insert-async-fences` adds the
@@ -40,6 +40,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from ...compiler.plans.wgmma import WGMMA_INSTRUCTIONS
 from .types import FragmentType, PointerType, TileType
 
 __all__ = ["WgmmaDescriptorOp", "WgmmaEncodeOp", "WgmmaMmaAsyncOp", "WgmmaInstrOp",
@@ -142,13 +143,16 @@ class _PlanMma:
     def __init__(self, plan, a, b, acc, zero: bool = False, accumulate=None):
         props = {"n": IntegerAttr(plan.n, i64), "k": IntegerAttr(plan.k, i64),
                  "partials": IntegerAttr(plan.partials, i64), "types": StringAttr(
-                     f"f32.{plan.dtype.ptx}.{plan.dtype.ptx}")}
+                     f"f32.{plan.dtype.ptx}.{plan.b_dtype.ptx}")}
         if zero:
             props["zero"] = UnitAttr()
         super().__init__(operands=[a, b, acc, [] if accumulate is None else [accumulate]],
                          result_types=[acc.type], properties=props)
 
     def _verify_accumulator(self) -> None:
+        types = self.types.data
+        if not any(types == f"{r.c.ptx}.{r.a.ptx}.{r.b.ptx}" for r in WGMMA_INSTRUCTIONS.values()):
+            raise VerifyException(f"{self.name}: types '{types}' are not in the wgmma table")
         n, p = self.n.value.data, self.partials.value.data
         if self.acc.type.slots != p * n // 2 or self.result.type != self.acc.type:
             raise VerifyException(f"{self.name}: the accumulator needs {p} * {n}/2 slots and "
@@ -175,8 +179,9 @@ class WgmmaMmaAsyncOp(_PlanMma, IRDLOperation):
 @irdl_op_definition
 class WgmmaMmaAsyncRegAOp(_PlanMma, IRDLOperation):
     """`WgmmaMmaAsyncOp` with A from registers: ``a`` a fragment of the plan's (64, k) A with
-    the register-A ownership (k/2 16-bit slots; instruction i reads slots 8i .. 8i + 7, its
-    K = 16 slice), ``b`` the B descriptor; properties and ``acc`` as `WgmmaMmaAsyncOp`."""
+    the register-A ownership (k/2 slots; instruction i of K = 16 (32 for 8-bit types) reads
+    slots K/2 i .. K/2 (i + 1) - 1, its K slice), ``b`` the B descriptor; properties and
+    ``acc`` as `WgmmaMmaAsyncOp`."""
 
     name = "tylo.wgmma_mma_async_reg_a"
     a = operand_def(FragmentType)
@@ -193,8 +198,9 @@ class WgmmaMmaAsyncRegAOp(_PlanMma, IRDLOperation):
 
 @irdl_op_definition
 class WgmmaPackAOp(IRDLOperation):
-    """Eight 16-bit A elements (one K = 16 slice of a thread) -> four i32 words, element 2j in
-    the low half of word j (PTX ISA 9.7.15.5.1.1; `REGISTER_A_REGISTERS`)."""
+    """One instruction's A elements of a thread -> four i32 words: eight 16-bit elements (a
+    K = 16 slice), element 2j in the low half of word j, or sixteen 8-bit ones (a K = 32 slice),
+    element 4j + b in byte b of word j (PTX ISA 9.7.15.5.1.1; `REGISTER_A_REGISTERS`)."""
 
     name = "tylo.wgmma_pack_a"
     elements = var_operand_def()
@@ -203,11 +209,11 @@ class WgmmaPackAOp(IRDLOperation):
 
     def __init__(self, elements):
         elements = list(elements)
-        super().__init__(operands=[elements], result_types=[[i32] * (len(elements) // 2)])
+        super().__init__(operands=[elements], result_types=[[i32] * 4])
 
     def verify_(self) -> None:
-        if len(self.elements) != 8 or len(self.words) != 4:
-            raise VerifyException("wgmma_pack_a packs 8 elements into 4 words")
+        if len(self.elements) not in (8, 16) or len(self.words) != 4:
+            raise VerifyException("wgmma_pack_a packs 8 (16-bit) or 16 (8-bit) elements into 4 words")
 
 
 @irdl_op_definition

@@ -27,7 +27,12 @@ Numerics: the fused dot-add of `matrix.fused_dot_add` (products exact, aligned t
 exponent of the products and C, truncated to 25 fraction bits, summed, rounded toward zero),
 fitted on the H200 for mma.sync. How many K products the wgmma tensor core sums in one fused step
 was not measured: `K_STEP` products per step (16: the whole K of the instruction, as mma.sync
-m16n8k16 does), each step taking the previous one's f32 result as its accumulator.
+m16n8k16 does), each step taking the previous one's f32 result as its accumulator. For e4m3/e5m2
+inputs (m64nNk32; operands decoded exactly through ml_dtypes and aligned as f16, as for
+mma.sync) the model is one fused dot-add of the 32 products and C (`K_STEP_8BIT`), also
+unmeasured: mma.sync m16n8k32 splits its K in two f16-like steps (`matrix.FP8_STEPS`), and
+DeepSeek-V3 (arXiv 2412.19437, 3.3.2) reports the H800's FP8 WGMMA accumulation keeping about
+14 bits, so the GPU tests bound FP8 products by 2**-8 |A| @ |B|, not bit for bit.
 tests/gpu/test_wgmma_numerics_gpu.py compares it bit for bit with the H200 and dumps the data
 for a fit when it differs (`TYLO_WGMMA_DUMP`).
 """
@@ -49,13 +54,29 @@ from ...dialects.ptx.wgmma import (
 from ..async_reads import refuse_unordered_read
 from ..cluster import cta_offsets
 from ..memory import AccessFault
-from ..values import as_float
 from . import ASYNC_REGISTER_OPS, warp_collective
-from .matrix import _NAN32, ALIGNMENT_EMIN, alignment_exponents, fused_dot_add
-from .wgmma_operands import K, M, WARPGROUP, fragment_coordinates, operand_addresses
+from .matrix import (
+    _NAN32,
+    ACCUMULATOR_FRACTION_BITS,
+    ALIGNMENT_EMIN,
+    _decode,
+    alignment_exponents,
+    fused_dot_add,
+)
+from .wgmma_operands import (
+    K_BYTES,
+    M,
+    WARPGROUP,
+    fragment_coordinates,
+    fragment_coordinates_8bit,
+    operand_addresses,
+)
 
 K_STEP = 16
 """K products one fused dot-add of the wgmma tensor core sums (module text; 16: all of them)."""
+K_STEP_8BIT = 32
+"""The same for e4m3/e5m2 inputs (K = 32): all 32 products in one step, an unmeasured choice
+(module text)."""
 
 
 @dataclass
@@ -109,43 +130,51 @@ def _lock(machine, threads, registers: dict[str, str]) -> None:
         level[threads] = np.maximum(level[threads], LOCKS[what])
 
 
-def _read_shared(interpreter, op, addresses, q: int, threads):
-    """The uint16 elements at shared byte `addresses` for warpgroup q's operand: bounds and
-    alignment checked, ordered after prior stores (a barrier, and the writers' proxy fence) and
-    after the TMA loads that filled them (an observed mbarrier phase), recorded as pending."""
+def _read_shared(interpreter, op, addresses, q: int, threads, e: int = 2):
+    """The raw elements (uint16 for `e` = 2 bytes, uint8 for 1) at shared byte `addresses` for
+    warpgroup q's operand: bounds and alignment checked, ordered after prior stores (a barrier,
+    and the writers' proxy fence) and after the TMA loads that filled them (an observed mbarrier
+    phase), recorded as pending."""
     machine = interpreter.machine
     flat = addresses.reshape(-1).astype(np.int64)
     try:
-        machine.shared.check(flat, 2)
+        machine.shared.check(flat, e)
     except AccessFault as fault:
         machine.error(op, f"{op.OPCODE} operand: {fault} (address "
                           f"{int(flat[fault.lanes[0]]):#x})", threads, kind="access")
-    flat = cta_offsets(machine, op, flat, np.full(flat.size, int(threads[0])), 2)
-    refuse_unordered_read(machine, op, flat, 2, threads, "a WGMMA")
-    both = np.concatenate([flat, flat + 1])
-    machine.bulk.check_async_read(op, both, "a WGMMA")
-    machine.mbarriers.check_observed(op, both, threads, "a WGMMA")
+    flat = cta_offsets(machine, op, flat, np.full(flat.size, int(threads[0])), e)
+    refuse_unordered_read(machine, op, flat, e, threads, "a WGMMA")
+    every = np.concatenate([flat + b for b in range(e)])
+    machine.bulk.check_async_read(op, every, "a WGMMA")
+    machine.mbarriers.check_observed(op, every, threads, "a WGMMA")
     data = machine.shared.data
+    if e == 1:
+        return data[flat].reshape(addresses.shape)
     return (data[flat] | (data[flat + 1].astype(np.uint16) << np.uint16(8))).astype(
         np.uint16).reshape(addresses.shape)
 
 
 def _values(raw, ptx_type: str, scale: int):
-    """Raw 16-bit elements -> exact float64 values, times the imm-scale (1 or -1)."""
-    return as_float(raw.astype(np.uint16), ptx_type).astype(np.float64) * scale
+    """Raw elements -> exact float64 values (bf16/f16, or e4m3/e5m2 decoded through ml_dtypes:
+    `matrix._decode`), times the imm-scale (1 or -1)."""
+    return _decode(raw.astype(np.uint32), ptx_type) * scale
 
 
-def multiply_add(A, B, C, in_type: str, k_step: int = K_STEP):
-    """D (warpgroups, 64, n) float32 of exact A (wg, 64, 16) and B (wg, 16, n) float64 values
+def multiply_add(A, B, C, a_type: str, b_type: str | None = None, k_step: int = K_STEP,
+                 fraction_bits: int = ACCUMULATOR_FRACTION_BITS):
+    """D (warpgroups, 64, n) float32 of exact A (wg, 64, K) and B (wg, K, n) float64 values
     and C (wg, 64, n) float32, by the fused dot-add model (module text), `k_step` products per
-    fused step."""
-    ea = alignment_exponents(A, ALIGNMENT_EMIN[in_type])
-    eb = alignment_exponents(B, ALIGNMENT_EMIN[in_type])
+    fused step (8-bit types: `K_STEP_8BIT`), each step's terms truncated to `fraction_bits`
+    below the largest exponent (bench/wgmma_fp8_numerics.py tries other values against the
+    GPU)."""
+    b_type = b_type or a_type
+    ea = alignment_exponents(A, ALIGNMENT_EMIN[a_type])
+    eb = alignment_exponents(B, ALIGNMENT_EMIN[b_type])
     d = C
     with np.errstate(all="ignore"):
         for k0 in range(0, A.shape[-1], k_step):
             s = slice(k0, k0 + k_step)
-            d = fused_dot_add(A[..., s], ea[..., s], B[:, s, :], eb[:, s, :], d)
+            d = fused_dot_add(A[..., s], ea[..., s], B[:, s, :], eb[:, s, :], d, fraction_bits)
     return d
 
 
@@ -195,7 +224,9 @@ class WgmmaSemantics(InterpreterFunctions):
 def _mma_async(interpreter, op, args, register_a: bool):
     machine = interpreter.machine
     n = op.n.value.data
-    in_type = op.types.data.split(".")[1]
+    _, a_type, b_type = op.types.data.split(".")
+    e = 1 if a_type in ("e4m3", "e5m2") else 2   # bytes an element (both operands alike)
+    K = K_BYTES // e
     acc = args[: n // 2]
     rest = args[n // 2:]
     a_args, b_desc = (rest[:4], rest[4]) if register_a else (rest[:1], rest[1])
@@ -217,24 +248,27 @@ def _mma_async(interpreter, op, args, register_a: bool):
     for w, threads in enumerate(groups):
         q = int(threads[0]) // WARPGROUP
         try:
-            b_addr = operand_addresses(b_descs[w], "B", "MN" if op.tnsp_b.value.data else "K", n)
+            b_addr = operand_addresses(b_descs[w], "B", "MN" if op.tnsp_b.value.data else "K",
+                                       n, e)
             a_addr = None if register_a else operand_addresses(
-                a_descs[w], "A", "MN" if op.tnsp_a.value.data else "K", n)
-        except ValueError as e:
-            machine.error(op, f"{op.OPCODE}: {e}", threads)
-        B[w] = _values(_read_shared(interpreter, op, b_addr, q, threads), in_type, scale_b)
+                a_descs[w], "A", "MN" if op.tnsp_a.value.data else "K", n, e)
+        except ValueError as err:
+            machine.error(op, f"{op.OPCODE}: {err}", threads)
+        B[w] = _values(_read_shared(interpreter, op, b_addr, q, threads, e), b_type, scale_b)
         reads.append([b_addr])
         if not register_a:
-            A[w] = _values(_read_shared(interpreter, op, a_addr, q, threads), in_type, scale_a)
+            A[w] = _values(_read_shared(interpreter, op, a_addr, q, threads, e), a_type, scale_a)
             reads[-1].append(a_addr)
     if register_a:
         a_regs = np.stack([np.asarray(r, np.uint32) for r in a_args], -1).reshape(-1, WARPGROUP, 4)
-        halves = np.stack([a_regs & np.uint32(0xFFFF), a_regs >> np.uint32(16)], -1)
-        ar, ac = fragment_coordinates(8)
+        width = 8 * e                              # bits an element: 16, or 8
+        parts = [(a_regs >> np.uint32(width * p)) & np.uint32((1 << width) - 1)
+                 for p in range(4 // e)]
+        ar, ac = fragment_coordinates(8) if e == 2 else fragment_coordinates_8bit()
         raw = np.zeros((groups.shape[0], M, K), np.uint32)
-        raw[:, ar, ac] = halves.reshape(-1, WARPGROUP, 8)
-        A = _values(raw, in_type, scale_a)
-    D = multiply_add(A, B, C, in_type)
+        raw[:, ar, ac] = np.stack(parts, -1).reshape(-1, WARPGROUP, 16 // e)
+        A = _values(raw, a_type, scale_a)
+    D = multiply_add(A, B, C, a_type, b_type, K_STEP if e == 2 else K_STEP_8BIT)
     d = np.where(np.isnan(D), np.uint32(_NAN32), D.view(np.uint32))[:, rows, cols]
     locks = {r.type.register_name: "accumulator" for r in op.accumulator}
     if register_a:
@@ -244,8 +278,8 @@ def _mma_async(interpreter, op, args, register_a: bool):
         pending = Pending(dict(locks))
         for addresses in reads[w]:
             flat = addresses.reshape(-1)
-            flat = cta_offsets(machine, op, flat, np.full(flat.size, int(threads[0])), 2)
-            machine.async_reads.add(pending.key, flat, 2, op, threads, "a WGMMA")
+            flat = cta_offsets(machine, op, flat, np.full(flat.size, int(threads[0])), e)
+            machine.async_reads.add(pending.key, flat, e, op, threads, "a WGMMA")
         _state(machine, q).open.append(pending)
         _lock(machine, threads, pending.registers)
     return tuple(d[..., i].reshape(-1) for i in range(n // 2))

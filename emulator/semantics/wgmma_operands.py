@@ -31,6 +31,10 @@ t = 32 w + 4 g + q of the warpgroup (warp w, lane group g, q = lane % 4) holds i
 registers, low half first, elements i = 0..7 at (row 16 w + g + 8 ((i >> 1) & 1), col
 2 q + (i & 1) + 8 (i >> 2)) of A (64 x 16): the m16n8k16 A fragment of warp w's 16 rows.
 
+For 8-bit types (K = 32) thread t's four registers hold 16 elements, four a register, low
+byte first: element i at (row 16 w + g + 8 ((i >> 2) & 1), col 4 q + (i & 3) + 16 (i >> 3))
+of A (64 x 32), warp w's m16n8k32 A fragment (`fragment_coordinates_8bit`).
+
 **Accumulator D** (9.7.15.5.1.1.1, Figure 149; facts 3.3): register i of thread t holds
 (row 16 w + g + 8 ((i >> 1) & 1), col 2 q + (i & 1) + 8 (i >> 2)) of D (64 x N).
 """
@@ -47,14 +51,18 @@ WARPGROUP = 128
 
 M, K = 64, 16
 """wgmma m64nNk16: A is M x K, B is K x N (16-bit inputs)."""
+K_BYTES = 32
+"""Bytes of K per row of one instruction: K = K_BYTES / element bytes (16 bf16/f16, 32 e4m3/e5m2)."""
 
 
 def operand_addresses(descriptor: int, role: str, major: str, n: int, element_bytes: int = 2):
-    """The shared byte address of every element of operand `role` of one m64nNk16 wgmma.
+    """The shared byte address of every element of operand `role` of one m64nNkK wgmma,
+    K = 32 / element_bytes.
 
-    descriptor: the 64-bit matrix descriptor (an int). role: "A" (64 x 16, (m, k)) or "B"
-    (16 x n, (k, n)). major: "K" (imm-tnsp 0: K contiguous) or "MN" (imm-tnsp 1).
-    n: the instruction's N (8..256 step 8). element_bytes: 2 (bf16/f16).
+    descriptor: the 64-bit matrix descriptor (an int). role: "A" (64 x K, (m, k)) or "B"
+    (K x n, (k, n)). major: "K" (imm-tnsp 0: K contiguous) or "MN" (imm-tnsp 1).
+    n: the instruction's N (8..256 step 8). element_bytes: 2 (bf16/f16) or 1 (e4m3/e5m2,
+    K-major only: the 8-bit forms have no imm-tnsp).
     Returns an int64 array of the operand's shape: absolute .shared byte addresses, swizzled.
     Raises ValueError for a role, majorness or N outside these, a nonzero base offset, or a
     descriptor with an unused bit set (`decode`'s GeometryError, re-raised)."""
@@ -66,13 +74,17 @@ def operand_addresses(descriptor: int, role: str, major: str, n: int, element_by
         raise ValueError(f"operand role {role!r} / major {major!r}: wgmma has A and B, K or MN")
     if not (8 <= n <= 256 and n % 8 == 0):
         raise ValueError(f"N = {n}: wgmma.m64nNk16 has N = 8..256 in steps of 8")
+    if element_bytes not in (1, 2) or (element_bytes == 1 and major != "K"):
+        raise ValueError(f"{element_bytes}-byte elements {major}-major: wgmma reads 16-bit "
+                         "operands K- or MN-major and 8-bit ones K-major only")
     if fields.base_offset and fields.mode.bits:
         raise ValueError(
             f"descriptor {int(descriptor):#x} has base offset {fields.base_offset}: the emulator "
             "runs swizzle patterns that start on their period (base offset 0) only; how the "
             "hardware applies a nonzero base offset is not stated by the PTX ISA")
     offsets = _canonical_offsets(major, fields.mode.row_bytes, fields.leading_bytes,
-                                 fields.stride_bytes, M if role == "A" else n, element_bytes)
+                                 fields.stride_bytes, M if role == "A" else n, element_bytes,
+                                 K_BYTES // element_bytes)
     addresses = fields.start_address + offsets
     bits = fields.mode.bits
     if bits:
@@ -81,12 +93,12 @@ def operand_addresses(descriptor: int, role: str, major: str, n: int, element_by
     return addresses if role == "A" else np.ascontiguousarray(addresses.T)  # B: (k, n)
 
 
-def _canonical_offsets(major: str, row: int, lbo: int, sbo: int, extent: int, e: int):
-    """Byte offsets (int64, (extent, K)) of the canonical layout (module text) over the
+def _canonical_offsets(major: str, row: int, lbo: int, sbo: int, extent: int, e: int, k: int):
+    """Byte offsets (int64, (extent, k)) of the canonical layout (module text) over the
     operand's (MN, K) coordinates (i, j)."""
     t = 16 // e
     i = np.arange(extent, dtype=np.int64)[:, None]  # MN
-    j = np.arange(K, dtype=np.int64)[None, :]       # K
+    j = np.arange(k, dtype=np.int64)[None, :]       # K
     if major == "K" and row == 16:
         off = 16 * (i % 8) + sbo * (i // 8) + e * (j % t) + lbo * (j // t)
     elif major == "K":
@@ -112,6 +124,21 @@ def fragment_coordinates(elements: int):
     rows = 16 * w + g + 8 * ((i >> 1) & 1)
     cols = 2 * q + (i & 1) + 8 * (i >> 2)
     rows, cols = np.broadcast_arrays(rows, cols)
+    rows, cols = rows.copy(), cols.copy()
+    rows.flags.writeable = cols.flags.writeable = False
+    return rows, cols
+
+
+@functools.lru_cache(maxsize=None)
+def fragment_coordinates_8bit():
+    """(rows, cols): two (128, 16) int64 arrays, the coordinates in A (64 x 32) of element i
+    (byte i % 4 of register i // 4) of thread t's register A for 8-bit types (PTX ISA
+    9.7.15.5.1.1, the m16n8k32 A fragment of warp w's 16 rows, facts 1.4; CuTe ALayout_64x32):
+    row 16 w + g + 8 ((i >> 2) & 1), col 4 q + (i & 3) + 16 (i >> 3)."""
+    t = np.arange(WARPGROUP, dtype=np.int64)[:, None]
+    i = np.arange(16, dtype=np.int64)[None, :]
+    w, g, q = t // 32, (t % 32) // 4, t % 4
+    rows, cols = np.broadcast_arrays(16 * w + g + 8 * ((i >> 2) & 1), 4 * q + (i & 3) + 16 * (i >> 3))
     rows, cols = rows.copy(), cols.copy()
     rows.flags.writeable = cols.flags.writeable = False
     return rows, cols

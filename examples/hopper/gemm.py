@@ -68,15 +68,8 @@ def gemm(a_map, b_map, c_map, M, N, K):
     if wg == 0:
         tylo.setmaxnreg(72, "dec")
         if t == 0:
-            for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
-                m0, n0 = tile_origin(tile, tiles_m, tiles_n)
-                for k in range(k_steps):
-                    pipe.producer_acquire(st)
-                    pipe.producer_commit(st, STAGE_BYTES)
-                    bar = pipe.full_barrier(st)
-                    tylo.tma_load(a_stages[st.index], a_map, (m0, k * BK), bar)
-                    tylo.tma_load(b_stages[st.index], b_map, (k * BK, n0), bar)
-                    st = st.advance()
+            produce_tiles(pipe, st, a_stages, b_stages, a_map, b_map, tiles, tiles_m, tiles_n,
+                          k_steps, BK, STAGE_BYTES, tile_origin)
     else:
         tylo.setmaxnreg(216, "inc")
         q = wg - 1
@@ -86,6 +79,24 @@ def gemm(a_map, b_map, c_map, M, N, K):
                               k_steps)
         if t == 0:
             tylo.wait_tma_stores(0)
+
+
+@tylo.func
+def produce_tiles(pipe, st, a_stages, b_stages, a_map, b_map, tiles, tiles_m, tiles_n, k_steps,
+                  bk, stage_bytes, origin):
+    """The producer thread's loop (one CTA, no cluster): for each persistent tile (`origin`:
+    the @tylo.func giving its (m0, n0); `tiles` = tiles_m * tiles_n) and K step of `bk`, acquire the next stage, expect
+    `stage_bytes` on its full barrier and TMA-load the A and B tiles into it. gemm_fp8.py and
+    gemm_fp8_blockwise.py run it too."""
+    for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
+        m0, n0 = origin(tile, tiles_m, tiles_n)
+        for k in range(k_steps):
+            pipe.producer_acquire(st)
+            pipe.producer_commit(st, stage_bytes)
+            bar = pipe.full_barrier(st)
+            tylo.tma_load(a_stages[st.index], a_map, (m0, k * bk), bar)
+            tylo.tma_load(b_stages[st.index], b_map, (k * bk, n0), bar)
+            st = st.advance()
 
 
 CLUSTER = 1  # the variant `Gemm` launches: 1 (`gemm`) or 2 (`gemm_cluster`); --cluster sets it
@@ -144,20 +155,23 @@ def gemm_cluster(a_map, b_map, c_map, M, N, K):
 
 
 @tylo.func
-def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0, k_steps):
+def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0, k_steps,
+                 plan=PLAN, scale=None):
     """A consumer warpgroup's work on the tile at (m0, n0): the K loop (per stage: wait, two
     mma_async of its 64 rows x 2 HALF columns, wait_mma, release the stage) and the epilogue
     (bf16 accumulators stored into its staging tile, TMA-stored as 64 x 64 boxes); q: the
-    consumer (warpgroup - 1), t: its thread; returns the pipeline state after the tile."""
-    acc0 = tylo.zero_accumulator(PLAN)
-    acc1 = tylo.zero_accumulator(PLAN)
+    consumer (warpgroup - 1), t: its thread; returns the pipeline state after the tile.
+    `plan` (a WGMMA64 of n = HALF, k = the stage's K) and `scale` (a runtime f32 the
+    accumulators are multiplied by before bf16, or None): gemm_fp8.py's FP8 plan and scales."""
+    acc0 = tylo.zero_accumulator(plan)
+    acc1 = tylo.zero_accumulator(plan)
     for k in range(k_steps):
         pipe.consumer_wait(st)
-        a = tylo.wgmma_operand(PLAN, "A", a_stages[st.index], (q * 64, 0))
-        b0 = tylo.wgmma_operand(PLAN, "B", b_stages[st.index], (0, 0))
-        b1 = tylo.wgmma_operand(PLAN, "B", b_stages[st.index], (0, HALF))
-        p0 = tylo.mma_async(PLAN, a, b0, acc0)
-        p1 = tylo.mma_async(PLAN, a, b1, acc1)
+        a = tylo.wgmma_operand(plan, "A", a_stages[st.index], (q * 64, 0))
+        b0 = tylo.wgmma_operand(plan, "B", b_stages[st.index], (0, 0))
+        b1 = tylo.wgmma_operand(plan, "B", b_stages[st.index], (0, HALF))
+        p0 = tylo.mma_async(plan, a, b0, acc0)
+        p1 = tylo.mma_async(plan, a, b1, acc1)
         acc0 = tylo.wait_mma(p0, 1)
         acc1 = tylo.wait_mma(p1, 0)
         if t == 0:
@@ -167,7 +181,8 @@ def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0, k_
         if t == 0:
             tylo.wait_tma_reads(0)             # the staging tile may be rewritten
         tylo.barrier(1 + q, 128)
-        out = tylo.finish_mma(acc, PLAN).to(BFloat16)
+        c = tylo.finish_mma(acc, plan)
+        out = (c if scale is None else c * scale).to(BFloat16)
         tylo.store(c_halves[q], out, t)
         tylo.barrier(1 + q, 128)
         if t == 0:
@@ -179,14 +194,14 @@ def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0, k_
 
 
 @tylo.func
-def tile_origin(tile, tiles_m, tiles_n):
-    """(m0, n0) of persistent tile `tile`: tiles in bands of GROUP_M tile rows, column by
-    column inside a band (so that consecutive CTAs share B tiles in L2)."""
+def tile_origin(tile, tiles_m, tiles_n, bm=BM, bn=BN):
+    """(m0, n0) of persistent tile `tile` of bm x bn tiles: tiles in bands of GROUP_M tile
+    rows, column by column inside a band (so that consecutive CTAs share B tiles in L2)."""
     band = GROUP_M * tiles_n
     first = (tile // band) * GROUP_M
     rows = tylo.minimum(tiles_m - first, GROUP_M)
     inner = tile % band
-    return (first + inner % rows) * BM, (inner // rows) * BN
+    return (first + inner % rows) * bm, (inner // rows) * bn
 
 
 

@@ -70,6 +70,23 @@ k.compile(tylo.Tensor(Float32, 2), tylo.Tensor(BFloat16, 2), block=128, arch="sm
     Mistake("wgmma-warpgroups", P, "a WGMMA plan over more warpgroups than a block holds", """
 WGMMA64(BFloat16, 64, 64, warpgroups=9)  # <-
 """, "PlanError", "warpgroups = 9 must be 1..8", located=False),
+    Mistake("wgmma-fp8-mn-major", P, "an FP8 WGMMA operand stored MN-major (N contiguous)", """
+plan = WGMMA64(Float8E4M3, 128, 128)
+la = shared_layout(TMATile(Float8E4M3, (64, 128), 1))
+lb = shared_layout(TMATile(Float8E4M3, (128, 128), 1))  # B (k, n) with n contiguous: MN-major
+@tylo.kernel
+def k(out):
+    sa = tylo.SharedTile(tylo.shared_alloc(Float8E4M3, 8192, align=1024), la)
+    sb = tylo.SharedTile(tylo.shared_alloc(Float8E4M3, 16384, align=1024), lb)
+    a = tylo.wgmma_operand(plan, "A", sa)
+    b = tylo.wgmma_operand(plan, "B", sb)  # <-
+""" + _COMPILE, "GeometryError", "the ISA has no transpose for 8-bit operands"),
+    Mistake("wgmma-fp8-k", P, "an FP8 WGMMA k other than 32, 64 or 128", """
+WGMMA64(Float8E4M3, 64, 16)  # <-
+""", "GeometryError", "k = 16 must be 32, 64 or 128 for Float8E4M3 inputs", located=False),
+    Mistake("wgmma-type-pair", P, "WGMMA inputs of two types the ISA does not pair", """
+WGMMA64(BFloat16, 64, 64, b_dtype=Float8E4M3)  # <-
+""", "PlanError", "no BFloat16 x Float8E4M3 inputs", located=False),
     Mistake("fence-proxy-async-below-sm90", P, "tylo.fence_proxy_async compiled for sm_80", """
 @tylo.kernel
 def k(out):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tylo.compiler.dtypes import BFloat16, Float8E4M3, Float16, Float32
+from tylo.compiler.dtypes import BFloat16, Float8E4M3, Float8E5M2, Float16, Float32
 from tylo.compiler.errors import GeometryError, PlanError, TypeMismatchError
 from tylo.compiler.layout import Layout
 from tylo.compiler.mma_atom import MMAAtom, operand_layout
@@ -21,7 +21,9 @@ ALL_N = range(8, 257, 8)
 
 
 def test_instruction_table():
-    assert sorted(str(a) for a, _, _ in WGMMA_INSTRUCTIONS) == ["BFloat16", "Float16"]
+    assert sorted(f"{a}x{b}" for a, b, _ in WGMMA_INSTRUCTIONS) == [
+        "BFloat16xBFloat16", "Float16xFloat16", "Float8E4M3xFloat8E4M3", "Float8E4M3xFloat8E5M2",
+        "Float8E5M2xFloat8E4M3", "Float8E5M2xFloat8E5M2"]
     row = WGMMA_INSTRUCTIONS[(BFloat16, BFloat16, Float32)]
     assert (row.m, row.k) == (64, 16)
     assert [n for n in range(0, 300) if row.supports_n(n)] == list(ALL_N)
@@ -45,8 +47,12 @@ def test_seed_plan_and_instruction_list():
 
 
 @pytest.mark.parametrize("args, error, message", [
-    ((Float32, 64), PlanError, "wgmma table has no Float32 inputs with FP32 accumulation"),
-    ((Float8E4M3, 64), PlanError, "wgmma table has no Float8E4M3 inputs"),
+    ((Float32, 64), PlanError, "wgmma table has no Float32 x Float32 inputs with FP32 accumulation"),
+    ((Float8E4M3, 64, 16), GeometryError, "k = 16 must be 32, 64 or 128 for Float8E4M3 inputs"),
+    ((Float8E5M2, 64, 256), GeometryError, "k = 256 must be 32, 64 or 128"),
+    ((Float8E4M3, 8, 64, 4), PlanError, "partials = 4 must be a positive divisor of k/32 = 2"),
+    ((BFloat16, 64, 64, 1, 1, Float8E4M3), PlanError, "no BFloat16 x Float8E4M3 inputs"),
+    ((Float16, 64, 64, 1, 1, BFloat16), PlanError, "no Float16 x BFloat16 inputs"),
     ((BFloat16, 0), GeometryError, "n = 0 must be 8..256 in steps of 8"),
     ((BFloat16, 12), GeometryError, "n = 12 must be 8..256 in steps of 8"),
     ((BFloat16, 264), GeometryError, "n = 264 must be 8..256"),
@@ -259,3 +265,49 @@ def test_unswizzled_k_major_operands_are_accepted_in_both_arrangements():
 def test_unswizzled_non_canonical_operands_are_refused(layout):
     with pytest.raises(GeometryError, match="not a canonical swizzled encoding"):
         validate_wgmma_operand(WGMMA64(BFloat16, 8, 16), "A", layout)
+
+
+def test_fp8_plans():
+    """e4m3/e5m2 in any pairing: instruction K = 32, k up to one 128-byte swizzle row, every n."""
+    for a in (Float8E4M3, Float8E5M2):
+        for b in (Float8E4M3, Float8E5M2):
+            row = WGMMA_INSTRUCTIONS[(a, b, Float32)]
+            assert (row.m, row.k, row.transposable) == (64, 32, False)
+            assert [n for n in range(0, 300) if row.supports_n(n)] == list(ALL_N)
+    plan = WGMMA64(Float8E4M3, 256, 128, b_dtype=Float8E5M2)
+    assert plan.ptx == "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e5m2"
+    assert plan.instructions == tuple(WGMMAStep(i, 32 * i, 0) for i in range(4))
+    assert (plan.operand_dtype("A"), plan.operand_dtype("B")) == (Float8E4M3, Float8E5M2)
+    assert repr(plan) == "WGMMA64(Float8E4M3, 256, 128, 1, b_dtype=Float8E5M2)"
+    assert plan != WGMMA64(Float8E4M3, 256, 128)
+    assert WGMMA64(Float8E5M2, 8, 32).ptx.endswith("m64n8k32.f32.e5m2.e5m2")
+    assert [(s.k_offset, s.partial) for s in WGMMA64(Float8E4M3, 8, 128, 2).instructions] == [
+        (0, 0), (32, 1), (64, 0), (96, 1)]
+
+
+def fp8_a_formula():
+    """PTX ISA 9.7.15.5.1.1 (8-bit register A, K = 32; facts 1.4 per warp): thread T = 32w + 4g
+    + t, element i -> row 16w + g + 8((i >> 2) & 1), col 4t + (i & 3) + 16(i >> 3)."""
+    out = {}
+    for T in range(128):
+        w, g, t = T // 32, (T % 32) // 4, T % 4
+        for i in range(16):
+            out[T, i] = (16 * w + g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >> 3))
+    return out
+
+
+@pytest.mark.parametrize("k", [32, 64, 128])
+def test_fp8_register_a_layout(k):
+    """The 8-bit register-A layout: slice j of K = 32 in slots 16j .., each slice the ISA's
+    fragment; every element of (64, k) owned once."""
+    lay = WGMMA_INSTRUCTIONS[(Float8E4M3, Float8E4M3, Float32)].a_layout(k)
+    ref = fp8_a_formula()
+    seen = set()
+    for T in range(128):
+        for v in range(k // 2):
+            j, i = divmod(v, 16)
+            r, c = ref[T, i]
+            idx = lay((T, v))
+            assert idx == r + 64 * (c + 32 * j)
+            seen.add(idx)
+    assert seen == set(range(64 * k))

@@ -143,3 +143,57 @@ def test_fragments_match_the_facts():
     assert len(seen) == 64 * 64
     ar, ac = fragment_coordinates(8)  # register A covers A (64 x 16) once
     assert len(set(zip(ar.ravel().tolist(), ac.ravel().tolist()))) == 64 * 16
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: f"row{r}")
+def test_one_byte_elements_k_major(row):
+    """e4m3 operands (K = 32 one-byte elements an instruction): every K origin a multiple of 32
+    inside the swizzle row, A (64, 32) and B (32, n); the decoder's 1-byte addresses equal the
+    tile's layout offsets (1 byte an element)."""
+    from tylo.compiler.dtypes import Float8E4M3
+
+    r = row  # elements a row: one byte each
+
+    def check(layout, role, origin, n, base):
+        structure = swizzled_structure(layout, Float8E4M3, 1 if role == "A" else 0)
+        desc = operand_descriptor(structure, layout, origin, base)
+        shape = (64, 32) if role == "A" else (32, n)
+        got = operand_addresses(desc, role, "K", n, 1)
+        want = np.array([[base + layout((origin[0] + i, origin[1] + j)) for j in range(shape[1])]
+                         for i in range(shape[0])], np.int64)
+        np.testing.assert_array_equal(got, want)
+
+    if row == 16:  # unswizzled: 8 x 16-byte core matrices, two of them along K = 32
+        def tile(shape, kaxis):
+            other = shape[1 - kaxis] // 8
+            s = SwizzledStructure("K", 16, other * 128, 128, 16, shape[kaxis] // 16)
+            return structure_layout(s, shape, kaxis)
+        check(tile((128, 64), 1), "A", (64, 32), 64, 2048)
+        check(tile((32, 24), 0), "B", (0, 0), 24, 0)
+        return
+    for k0 in range(0, r, 32):
+        check(shared_layout(TMATile(Float8E4M3, (128, r), 1, row)), "A", (64, k0), 64, 2048)
+    for n in (8, 24, 128):
+        lay = shared_layout(TMATile(Float8E4M3, (r, n), 0, row))
+        for k0 in range(0, r, 32):
+            check(lay, "B", (k0, 0), n, 0)
+
+
+def test_one_byte_elements_refused_mn_major():
+    with pytest.raises(ValueError, match="8-bit ones K-major only"):
+        operand_addresses(WGMMADescriptor(0, 16, 1024, 0, swizzle_mode(128)).value, "A", "MN",
+                          64, 1)
+
+
+def test_8bit_register_a_matches_the_facts():
+    """facts 1.4 (m16n8k32 A per warp): lane 5: a0..a3 -> (1, 4..7), a4..a7 -> (9, 4..7),
+    a8..a11 -> (1, 20..23), a12..a15 -> (9, 20..23); lane 31: a15 -> (15, 31); warp w adds 16 w
+    to the row; the 128 threads cover A (64 x 32) once."""
+    from tylo.emulator.semantics.wgmma_operands import fragment_coordinates_8bit
+
+    rows, cols = fragment_coordinates_8bit()
+    assert [(rows[5, i], cols[5, i]) for i in (0, 3, 4, 8, 12, 15)] == [
+        (1, 4), (1, 7), (9, 4), (1, 20), (9, 20), (9, 23)]
+    assert (rows[31, 15], cols[31, 15]) == (15, 31)
+    assert (rows[37, 0], cols[37, 0]) == (17, 4) and (rows[127, 15], cols[127, 15]) == (63, 31)
+    assert len(set(zip(rows.ravel().tolist(), cols.ravel().tolist()))) == 64 * 32

@@ -18,11 +18,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from wgmma_products import accumulate_kernel
+
 import tylo
-from tylo import BFloat16, Float16, Float32
+from tylo import BFloat16, Float16
 from tylo.compiler import knobs
-from tylo.compiler.plans.tma_tile import TMATile, shared_layout
-from tylo.frontend.wgmma import accumulator_ownership
 
 TYPES = {"bf16": (BFloat16, ml_dtypes.bfloat16, (-60, 60), 2.0 ** -133),
          "f16": (Float16, np.float16, (-14, 14), 2.0 ** -24)}
@@ -32,31 +32,10 @@ _KERNELS: dict = {}
 
 def _kernel(t: str, n: int, k: int):
     key = (t, n, k)
-    if key in _KERNELS:
-        return _KERNELS[key]
-    T = TYPES[t][0]
-    plan = tylo.WGMMA64(T, n, k)
-    la = shared_layout(TMATile(T, (64, k), 1, 128 if k == 64 else 32))
-    lb = shared_layout(TMATile(T, (k, n), 0, 128 if k == 64 else 32))
-    own = accumulator_ownership(plan)
-
-    @tylo.kernel
-    def dab(D: tylo.Tensor, A: tylo.Tensor, B: tylo.Tensor, C: tylo.Tensor):
-        t = tylo.thread_idx()
-        sa = tylo.shared_tile(la, T)
-        sb = tylo.shared_tile(lb, T)
-        for r in range(t, 64 * k, 128):
-            sa[r // k, r % k] = A[r // k, r % k]
-        for r in range(t, k * n, 128):
-            sb[r // n, r % n] = B[r // n, r % n]
-        tylo.barrier()
-        acc = tylo.load_fragment(own, tylo.window(C, (0, 0), (64, n)), t)
-        acc = tylo.wait_mma(tylo.mma_async(plan, tylo.wgmma_operand(plan, "A", sa),
-                                           tylo.wgmma_operand(plan, "B", sb), acc))
-        tylo.store(tylo.window(D, (0, 0), (64, n)), tylo.finish_mma(acc, plan), t)
-
-    _KERNELS[key] = dab
-    return dab
+    if key not in _KERNELS:
+        plan = tylo.WGMMA64(TYPES[t][0], n, k)
+        _KERNELS[key] = accumulate_kernel(plan, 128 if k == 64 else 32)
+    return _KERNELS[key]
 
 
 def adversarial(t: str, n: int, k: int, rng):

@@ -24,10 +24,10 @@ GROUPS_FIRST = "groups-first"
 
 def operand_tile(plan, role: str, major: str, row_bytes: int, arrangement: str = ROWS_FIRST):
     """(layout, shape) of a dense canonical tile holding operand `role` ("A" (64, k), "B"
-    (k, n)) of `plan` at origin (0, 0): 16-bit elements, swizzle rows of `row_bytes` (16 = no
-    swizzle) along K ("K") or along M/N ("MN"); extents rounded up to whole rows and 8-row
-    blocks."""
-    r = row_bytes // 2
+    (k, n)) of `plan` at origin (0, 0): elements of the operand's dtype, swizzle rows of
+    `row_bytes` (16 = no swizzle) along K ("K") or along M/N ("MN"); extents rounded up to whole
+    rows and 8-row blocks."""
+    r = row_bytes // plan.operand_dtype(role).bytes
     kaxis = 1 if role == "A" else 0
     a = kaxis if major == "K" else 1 - kaxis
     need = plan.operand_shape(role)
@@ -79,19 +79,28 @@ def random_operand(shape, dtype, exact: bool, rng) -> np.ndarray:
 def run_product(backend, plan, a_major="K", b_major="K", row_a=128, row_b=128,
                 arrangement=ROWS_FIRST, exact=False, rng=None):
     """(got, ref, bound): the kernel's (plan.m, n) f32 output (poisoned before), the float64
-    product and a rounding bound per element (|A| @ |B| * 2**-16; 0 when `exact`)."""
+    product and a rounding bound per element (|A| @ |B| * `relative_bound(plan)`; 0 when
+    `exact`)."""
     rng = rng or np.random.default_rng()
     la, sa = operand_tile(plan, "A", a_major, row_a, arrangement)
     lb, sb = operand_tile(plan, "B", b_major, row_b, arrangement)
     A = random_operand(sa, plan.dtype, exact, rng)
-    B = random_operand(sb, plan.dtype, exact, rng)
+    B = random_operand(sb, plan.b_dtype, exact, rng)
     out = backend.full((plan.m, plan.n), -7777.0, np.float32)
     backend.launch(wgmma_product, (1,), (plan.threads,), out, backend.put(A), backend.put(B),
                    plan, la, lb)
     a = A[:plan.m, :plan.k].astype(np.float64)
     b = B[:plan.k, :plan.n].astype(np.float64)
-    bound = 0.0 if exact else np.abs(a) @ np.abs(b) * 2.0 ** -16
+    bound = 0.0 if exact else np.abs(a) @ np.abs(b) * relative_bound(plan)
     return backend.get(out).astype(np.float64), a @ b, bound
+
+
+def relative_bound(plan) -> float:
+    """The error bound of a product relative to |A| @ |B|: 2**-16 for 16-bit inputs (f32
+    accumulation of exact products), 2**-8 for 8-bit ones (DeepSeek-V3 reports about 14 bits
+    kept by the FP8 WGMMA accumulation; 33 terms truncated per instruction, emulator/semantics/
+    wgmma.py)."""
+    return 2.0 ** -16 if plan.dtype.bits == 16 else 2.0 ** -8
 
 
 def descriptor_fields(plan, role: str, layout) -> str:
@@ -101,7 +110,7 @@ def descriptor_fields(plan, role: str, layout) -> str:
     from tylo.compiler.plans.swizzled_structure import swizzled_structure
     from tylo.compiler.plans.wgmma import k_step_bytes
 
-    s = swizzled_structure(layout, plan.dtype, 1 if role == "A" else 0)
+    s = swizzled_structure(layout, plan.operand_dtype(role), 1 if role == "A" else 0)
     lbo, sbo = canonical_offsets(s)
     return (f"{role} {s.major}-major swizzle {s.swizzle_bytes if s.swizzled else 'none'}: "
             f"LBO {lbo} B, SBO {sbo} B, K step {k_step_bytes(s)} B")
@@ -153,3 +162,35 @@ def wgmma_chain(out, A, B, C, first: tylo.constexpr, second: tylo.constexpr,
                                      tylo.wgmma_operand(second, "B", sc),
                                      tylo.zero_accumulator(second)))
     tylo.store(tylo.window(out, (0, 0), (64, second.n)), tylo.finish_mma(o), t)
+
+
+def accumulate_kernel(plan, row_bytes: int):
+    """A kernel D (64, n) f32 = A (64, k) @ B (k, n) + C (64, n) for `plan`: A and B stored by
+    ordinary stores into K-major shared tiles with swizzle rows of `row_bytes`, C loaded into
+    the accumulator with its ownership, one mma_async, wait_mma, finish_mma stored as f32 (the
+    numerics tests and bench/wgmma_fp8_numerics.py)."""
+    from tylo.compiler.plans.tma_tile import TMATile, shared_layout
+    from tylo.frontend.wgmma import accumulator_ownership
+
+    n, k = plan.n, plan.k
+    ta, tb = plan.dtype, plan.b_dtype
+    la = shared_layout(TMATile(ta, (64, k), 1, row_bytes))
+    lb = shared_layout(TMATile(tb, (k, n), 0, row_bytes))
+    own = accumulator_ownership(plan)
+
+    @tylo.kernel
+    def dab(D: tylo.Tensor, A: tylo.Tensor, B: tylo.Tensor, C: tylo.Tensor):
+        t = tylo.thread_idx()
+        sa = tylo.shared_tile(la, ta)
+        sb = tylo.shared_tile(lb, tb)
+        for r in range(t, 64 * k, 128):
+            sa[r // k, r % k] = A[r // k, r % k]
+        for r in range(t, k * n, 128):
+            sb[r // n, r % n] = B[r // n, r % n]
+        tylo.barrier()
+        acc = tylo.load_fragment(own, tylo.window(C, (0, 0), (64, n)), t)
+        acc = tylo.wait_mma(tylo.mma_async(plan, tylo.wgmma_operand(plan, "A", sa),
+                                           tylo.wgmma_operand(plan, "B", sb), acc))
+        tylo.store(tylo.window(D, (0, 0), (64, n)), tylo.finish_mma(acc, plan), t)
+
+    return dab

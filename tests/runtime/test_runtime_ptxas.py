@@ -8,8 +8,16 @@ import shlex
 
 import pytest
 
-from tylo.compiler.errors import PtxasError, TyloError
-from tylo.runtime.ptxas import ResourceReport, assemble, find_ptxas, parse_report, ptxas_version
+from tylo.compiler.errors import PerformanceWarning, PtxasError, TyloError
+from tylo.runtime.ptxas import (
+    ResourceReport,
+    assemble,
+    find_ptxas,
+    parse_report,
+    ptxas_version,
+    serialized_wgmma,
+    warn_serialized,
+)
 
 
 def test_find_ptxas_and_version():
@@ -123,3 +131,38 @@ def test_files_go_to_the_cache_folder_when_it_is_on(monkeypatch, tmp_path, load_
     kept = re.search(r"on (\S+broken-[0-9a-f]+\.ptx)", str(info.value)).group(1)
     assert os.path.dirname(kept) == str(tmp_path / "cache" / "files")
     assert open(kept).read() == load_ptx("bad")
+
+
+SERIALIZED_LOG = """\
+ptxas info    : Compiling entry function 'gemm' for 'sm_90a'
+ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions are serialized due to insufficient register resources for the wgmma pipeline in the function 'gemm'
+ptxas info    : (C7520) Potential Performance Loss: wgmma.mma_async instructions are serialized due to program dependence on compiler-inserted WG.AR in divergent path
+ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions are serialized due to insufficient register resources for the wgmma pipeline in the function 'gemm'
+ptxas info    : Used 168 registers, used 1 barriers
+"""
+
+
+def test_serialized_wgmma_causes():
+    """ptxas's notes (as printed by ptxas 12.x, the C7511/C7520 forms): one cause per distinct
+    note, without the function suffix; none in a clean log."""
+    assert serialized_wgmma(SERIALIZED_LOG) == [
+        "insufficient register resources for the wgmma pipeline",
+        "program dependence on compiler-inserted WG.AR in divergent path"]
+    assert serialized_wgmma("ptxas info    : Used 12 registers") == []
+
+
+def test_serialized_wgmma_warns_naming_the_cause():
+    with pytest.warns(PerformanceWarning) as record:
+        warn_serialized(SERIALIZED_LOG, "gemm", "sm_90a")
+    messages = [str(w.message) for w in record]
+    assert len(messages) == 2
+    assert messages[0].startswith("gemm (sm_90a): ptxas serializes its wgmma.mma_async "
+                                  "instructions due to insufficient register resources")
+
+
+def test_clean_assembly_gives_no_performance_warning(load_ptx):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        assemble(load_ptx("vadd"), "sm_90a", "vadd")

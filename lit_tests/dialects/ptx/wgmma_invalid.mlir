@@ -38,7 +38,7 @@ ptx.entry "k" [] reqntid [128, 1, 1] {
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: wgmma.mma_async types 'f32.bf16.f16' are not in the wgmma table (D.A.B: f32.bf16.bf16, f32.f16.f16)
+// CHECK-NEXT: wgmma.mma_async types 'f32.bf16.f16' are not in the wgmma table (D.A.B: f32.bf16.bf16, f32.f16.f16, f32.e4m3.e4m3, f32.e4m3.e5m2, f32.e5m2.e4m3, f32.e5m2.e5m2)
 ptx.entry "k" [] reqntid [128, 1, 1] {
   %a = ptx.get_register : !ptx.reg<rd1>
   %b = ptx.get_register : !ptx.reg<rd2>
@@ -257,5 +257,19 @@ ptx.entry "k" [] reqntid [128, 1, 1] {
   %c3 = ptx.get_register : !ptx.reg<f4>
   %r = ptx.get_register : !ptx.reg<r1>
   ptx.wgmma_wait_group -1() : () -> ()
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: wgmma.mma_async .f32.e4m3.e5m2: 8-bit operands have no imm-trans (K-major only, PTX ISA 9.7.15.5.2)
+ptx.entry "k" [] reqntid [128, 1, 1] {
+  %a = ptx.get_register : !ptx.reg<rd1>
+  %b = ptx.get_register : !ptx.reg<rd2>
+  %c0 = ptx.get_register : !ptx.reg<f1>
+  %c1 = ptx.get_register : !ptx.reg<f2>
+  %c2 = ptx.get_register : !ptx.reg<f3>
+  %c3 = ptx.get_register : !ptx.reg<f4>
+  %d0, %d1, %d2, %d3 = ptx.wgmma_mma_async 8 "f32.e4m3.e5m2"(%c0, %c1, %c2, %c3), %a, %b {scale_a = 1 : i64, scale_b = 1 : i64, tnsp_a = 0 : i64, tnsp_b = 1 : i64, scale_d_imm = 1 : i64} : (!ptx.reg<f1>, !ptx.reg<f2>, !ptx.reg<f3>, !ptx.reg<f4>), !ptx.reg<rd1>, !ptx.reg<rd2> -> (!ptx.reg<f1>, !ptx.reg<f2>, !ptx.reg<f3>, !ptx.reg<f4>)
   ptx.ret
 }

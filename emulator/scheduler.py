@@ -488,7 +488,13 @@ class Scheduler:
                 hit = level[group] >= least
                 if not hit.any():
                     continue
-                what = "accumulator" if level[group][hit].max() == 2 else "register-A register"
+                top = level[group][hit].max()
+                if top == 3:  # semantics.tcgen05.LOCK_LOAD
+                    self.machine.error(ins.op, f"register {name} {verb} before wait_load: it is "
+                                               "the destination of a tcgen05.ld that is still "
+                                               "pending (no tcgen05.wait::ld since)",
+                                       group[hit], kind="async")
+                what = "accumulator" if top == 2 else "register-A register"
                 self.machine.error(ins.op, f"{what} {verb} before wait_mma: register {name} "
                                            f"belongs to a wgmma.mma_async that is still pending "
                                            f"(no wgmma.wait_group has completed its group)",

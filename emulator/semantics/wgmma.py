@@ -109,23 +109,27 @@ def _lock(machine, threads, registers: dict[str, str]) -> None:
         level[threads] = np.maximum(level[threads], LOCKS[what])
 
 
-def _read_shared(interpreter, op, addresses, q: int, threads):
-    """The uint16 elements at shared byte `addresses` for warpgroup q's operand: bounds and
-    alignment checked, ordered after prior stores (a barrier, and the writers' proxy fence) and
-    after the TMA loads that filled them (an observed mbarrier phase), recorded as pending."""
+def _read_shared(interpreter, op, addresses, q: int, threads, size: int = 2,
+                 what: str = "a WGMMA"):
+    """The uint16 (`size` 2) or uint8 (1) elements at shared byte `addresses` for warpgroup q's
+    operand (or `what`'s, e.g. "a tcgen05.mma"): bounds and alignment checked, ordered after
+    prior stores (a barrier, and the writers' proxy fence) and after the TMA loads that filled
+    them (an observed mbarrier phase by `threads`); the caller records the pending read."""
     machine = interpreter.machine
     flat = addresses.reshape(-1).astype(np.int64)
     try:
-        machine.shared.check(flat, 2)
+        machine.shared.check(flat, size)
     except AccessFault as fault:
         machine.error(op, f"{op.OPCODE} operand: {fault} (address "
                           f"{int(flat[fault.lanes[0]]):#x})", threads, kind="access")
-    flat = cta_offsets(machine, op, flat, np.full(flat.size, int(threads[0])), 2)
-    refuse_unordered_read(machine, op, flat, 2, threads, "a WGMMA")
-    both = np.concatenate([flat, flat + 1])
-    machine.bulk.check_async_read(op, both, "a WGMMA")
-    machine.mbarriers.check_observed(op, both, threads, "a WGMMA")
+    flat = cta_offsets(machine, op, flat, np.full(flat.size, int(threads[0])), size)
+    refuse_unordered_read(machine, op, flat, size, threads, what)
+    every = np.concatenate([flat + i for i in range(size)])
+    machine.bulk.check_async_read(op, every, what)
+    machine.mbarriers.check_observed(op, every, threads, what)
     data = machine.shared.data
+    if size == 1:
+        return data[flat].reshape(addresses.shape)
     return (data[flat] | (data[flat + 1].astype(np.uint16) << np.uint16(8))).astype(
         np.uint16).reshape(addresses.shape)
 

@@ -125,7 +125,8 @@ PAIR_TYPES = frozenset(t.pair for t in PTX_TYPES.values() if t.pair)
 # PTX ISA version printed for a target: the first release with every instruction Tylo may emit
 # for it. 8.4 brings FP8 mma.sync (sm_89/sm_90); newer targets need the release that introduced
 # them (PTX ISA "Release Notes": sm_100a/sm_101a 8.6, sm_120a 8.7, sm_103a/sm_121a 8.8, sm_110a 9.0).
-# sm_100a prints 8.7: the tcgen05 forms Tylo emits (.kind::i8 among them) are those of PTX ISA 8.7.
+# sm_100a prints 8.7, the floor the tcgen05 path was specified for (ptxas 13.0 also assembles
+# its tcgen05.alloc/ld/st/mma .kind::f16/commit forms at 8.6: measured).
 PTX_VERSION_BY_SM = {100: "8.7", 101: "8.6", 103: "8.8", 110: "9.0", 120: "8.7", 121: "8.8"}
 DEFAULT_PTX_VERSION = "8.4"
 

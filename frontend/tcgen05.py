@@ -2,21 +2,24 @@
 `tylo.compiler.tmem`, `tylo.compiler.plans.tcgen05_mma`; IR: `tylo.dialects.tylo.tcgen05_ops`;
 PTX ISA 9.7.16).
 
-A 128 x N x K product into a TMEM accumulator, issued by one thread::
+A 128 x N x K product into a TMEM accumulator, issued by one thread (the whole kernel:
+docs/kernel_language.md section 14, examples/blackwell/gemm.py)::
 
-    atom = tylo.Tcgen05MMA((128, 128, 16), tylo.BFloat16)
-    slot = tylo.shared_alloc(tylo.UInt32, 1)
-    if tylo.warp_id() == 0:
-        tylo.tmem_allocate(128, into=slot)                    # warp-collective
+    atom = tylo.Tcgen05MMA((128, 64, 16), tylo.BFloat16)
+    slot = tylo.shared_alloc(tylo.Int32, 1)
+    if warp == 0:
+        tylo.tmem_allocate(64, into=slot)                     # warp-collective
     tylo.tcgen05_fence_before_thread_sync(); tylo.barrier(); tylo.tcgen05_fence_after_thread_sync()
-    d = tylo.accumulator(atom, tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0])
+    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0]  # the TMEM address
+    d = tylo.accumulator(atom, base)
     a = tylo.tcgen05_operand(atom, "A", a_tile)               # shared (128, K), canonical
-    b = tylo.tcgen05_operand(atom, "B", b_tile)               # shared (K, 128)
-    if tylo.thread_idx() == 0:
+    b = tylo.tcgen05_operand(atom, "B", b_tile)               # shared (K, 64)
+    if t == 0:
         tylo.mma(atom, d, a, b, k=K, accumulate=False)        # K / 16 tcgen05.mma
-        tylo.commit_mma(bars[0])                              # arrives when they completed
-    bars[0].wait(0); tylo.tcgen05_fence_after_thread_sync()
-    band = tylo.window_tmem(d, warp)  ... tylo.partition(transfer, tile) -> load_async/wait_load
+        tylo.commit_mma(bar)                                  # arrives once they completed
+    bar.wait(0); tylo.tcgen05_fence_after_thread_sync()
+    band = tylo.TmemTile(tylo.Float32, base + ((warp * 32) << 16), tylo.Layout((32, 64), (1, 128)))
+    c = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((32, 64), 1), band)))
 
 Every builtin here is refused at the user's line on a target without tcgen05 (sm_90a, sm_120a:
 `compiler.ptx_types.tcgen05_target_error`), naming the instruction and the target.

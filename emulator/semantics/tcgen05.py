@@ -208,9 +208,11 @@ def _issue(interpreter, op, args, thread: int) -> None:
     except Exception as e:  # GeometryError: a reserved bit
         machine.error(op, f"tcgen05.mma instruction descriptor {idesc:#010x}: {e}", threads)
     m, n = f["m_dim"] << 4, f["n_dim"] << 3
-    if kind not in ("f16", "i8") or f["sparse"] or m != 128:
-        machine.error(op, f"tcgen05.mma .kind::{kind} M = {m}{' sparse' if f['sparse'] else ''}: "
-                          "the emulator models dense .kind::f16 and .kind::i8 with M = 128 only",
+    modelled = (kind == "f16" and f["d_type"] == 1) or (kind == "i8" and not f["saturate"])
+    if not modelled or f["sparse"] or f["negate_a"] or f["negate_b"] or m != 128:
+        machine.error(op, f"tcgen05.mma .kind::{kind} (instruction descriptor {idesc:#010x}, "
+                          f"M = {m}): the emulator models dense .kind::f16 into F32 and "
+                          ".kind::i8 without saturation, M = 128, no negation, only",
                       threads, kind="fault")
     e = 2 if kind == "f16" else 1
     k = 32 // e

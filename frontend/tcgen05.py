@@ -43,6 +43,7 @@ from ..dialects.tylo.tcgen05_ops import (
     TmemDeallocOp, TmemLoadOp, TmemRelinquishOp, TmemStoreOp, TmemWaitOp,
 )
 from .fragments import Fragment, fragment_type
+from .packing import PackedFragment, word_ownership
 from .tiles import Pointer, Tile, _index
 from .tracing import current
 
@@ -51,7 +52,6 @@ __all__ = ["tmem_allocate", "tmem_deallocate", "tmem_relinquish_permit",
            "wait_load", "store_async", "wait_stores", "tcgen05_operand", "tcgen05_mma",
            "commit_mma", "KernelTcgen05Operand", "PendingTmemLoad"]
 
-_LOADABLE = (dtypes.Float32, dtypes.Int32)
 
 
 def _require(instruction: str) -> None:
@@ -127,12 +127,13 @@ def tcgen05_fence_after_thread_sync() -> None:
 
 class PendingTmemLoad:
     """A ``tcgen05.ld`` in flight: only `wait_load` accepts it (its registers are undefined
-    before ``tcgen05.wait::ld``, PTX ISA 9.7.16.8.5)."""
+    before ``tcgen05.wait::ld``, PTX ISA 9.7.16.8.5). ``value``: the fragment of 32-bit words
+    (``words``: their ownership); ``dtype``/``ownership``: the elements'."""
 
-    __slots__ = ("value", "dtype", "ownership")
+    __slots__ = ("value", "dtype", "ownership", "words")
 
-    def __init__(self, value, dtype, ownership):
-        self.value, self.dtype, self.ownership = value, dtype, ownership
+    def __init__(self, value, dtype, ownership, words):
+        self.value, self.dtype, self.ownership, self.words = value, dtype, ownership, words
 
     def __repr__(self) -> str:
         return f"<pending TMEM load of {self.dtype}, {self.ownership.values} values>"
@@ -149,42 +150,50 @@ def load_async(partition: TmemPartition) -> PendingTmemLoad:
     """``tcgen05.ld.sync.aligned.32x32b.x{num}.b32``: the warp loads its partition (lane l: TMEM
     lane 32 * band + l, register r: column + r), pending until `wait_load`. All 32 lanes of the
     warp whose index % 4 is the partition's band execute it, converged (the emulator checks the
-    band). Float32 and Int32 tiles; BFloat16/Float16 (packed) loads are not built yet
-    (UnsupportedError). TypeMismatchError for anything but a partition."""
+    band). Float32 / Int32 partitions load one value a register; BFloat16 / Float16 ones two
+    (the even position in the low half: `TmemTile`), as a `PackedFragment`.
+    TypeMismatchError for anything but a partition."""
     _require("tcgen05.ld")
     p = _partition(partition, "load_async")
-    if p.tile.dtype not in _LOADABLE:
-        raise UnsupportedError(f"load_async: a {p.tile.dtype} TMEM partition: packed 16-bit "
-                               "loads (PackedFragment) are not built yet; load Float32/Int32")
     own = p.transfer.ownership
-    op = emit(TmemLoadOp(_address(p.address, "load_async"), [fragment_type(p.tile.dtype, own)]))
-    return PendingTmemLoad(op.values[0], p.tile.dtype, own)
+    words = word_ownership(own, 2) if p.packed else own
+    word_type = dtypes.UInt32 if p.packed else p.tile.dtype
+    op = emit(TmemLoadOp(_address(p.address, "load_async"), [fragment_type(word_type, words)]))
+    return PendingTmemLoad(op.values[0], p.tile.dtype, own, words)
 
 
-def wait_load(pending: PendingTmemLoad) -> Fragment:
+def wait_load(pending: PendingTmemLoad):
     """``tcgen05.wait::ld``: wait for every prior TMEM load of the thread; returns this load's
-    values, a Fragment with the transfer's ownership (thread t holds index t of the 32-axis).
+    values with the transfer's ownership (thread t holds index t of the 32-axis): a Fragment
+    for Float32 / Int32, a `PackedFragment` for BFloat16 / Float16.
     TypeMismatchError for anything but `load_async`'s result."""
     if not isinstance(pending, PendingTmemLoad):
         raise TypeMismatchError(f"wait_load: {pending!r} is not load_async's pending load")
     _require("tcgen05.wait::ld")
     op = emit(TmemWaitOp("ld", [pending.value]))
-    return Fragment(op.ready[0], pending.dtype, pending.ownership)
+    if pending.words is pending.ownership:
+        return Fragment(op.ready[0], pending.dtype, pending.ownership)
+    words = Fragment(op.ready[0], dtypes.UInt32, pending.words)
+    return PackedFragment(words, pending.dtype, pending.ownership)
 
 
-def store_async(partition: TmemPartition, fragment: Fragment) -> None:
-    """``tcgen05.st.sync.aligned.32x32b.x{num}.b32``: the warp stores `fragment` (the
-    partition's element type, its transfer's ownership) into its partition; the cells are in
-    use until `wait_stores`. TypeMismatchError for another type or ownership."""
+def store_async(partition: TmemPartition, fragment) -> None:
+    """``tcgen05.st.sync.aligned.32x32b.x{num}.b32``: the warp stores `fragment` into its
+    partition: a Fragment of the partition's Float32 / Int32 type, or a `PackedFragment` of
+    its BFloat16 / Float16 type (``tylo.pack(f)``), with the transfer's ownership; the cells
+    are in use until `wait_stores`. TypeMismatchError for another type or ownership."""
     _require("tcgen05.st")
     p = _partition(partition, "store_async")
-    if not isinstance(fragment, Fragment):
-        raise TypeMismatchError(f"store_async: {fragment!r} is not a Fragment")
-    if p.tile.dtype not in _LOADABLE:
-        raise UnsupportedError(f"store_async: a {p.tile.dtype} TMEM partition: packed 16-bit "
-                               "stores are not built yet; store Float32/Int32")
+    if p.packed and isinstance(fragment, PackedFragment):
+        words = fragment.words
+    elif not p.packed and isinstance(fragment, Fragment):
+        words = fragment
+    else:
+        raise TypeMismatchError(f"store_async: {fragment!r} into a {p.tile.dtype} partition: "
+                                f"{'a PackedFragment (tylo.pack)' if p.packed else 'a Fragment'} "
+                                "is stored there")
     p.check_fragment(fragment.dtype, fragment.ownership)
-    emit(TmemStoreOp(_address(p.address, "store_async"), [fragment.value]))
+    emit(TmemStoreOp(_address(p.address, "store_async"), [words.value]))
 
 
 def wait_stores() -> None:

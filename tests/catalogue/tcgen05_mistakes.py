@@ -76,13 +76,14 @@ def k(out):""" + _BAND + """    g = tylo.full(TmemTransfer((8, 32), 0).ownership
 @tylo.kernel
 def k(out):""" + _BAND + """    tylo.store_async(part, tylo.full(tr.ownership, 1, Int32))  # <-
 """ + _compile(), "TypeMismatchError", "store to a Float32 TMEM partition: fragment type Int32 differs"),
-    Mistake("tmem-load-packed", P, "a 16-bit (packed) TMEM load, not built yet", """
+    Mistake("tmem-store-unpacked", P, "storing unpacked 16-bit values into a BFloat16 partition", """
 @tylo.kernel
 def k(out):
     base = tylo.SharedTile(tylo.shared_alloc(Int32, 1), tylo.Layout((1,), (1,)))[0]
-    part = tylo.partition(TmemTransfer((32, 8), 1), TmemTile(BFloat16, base, Layout((32, 8), (1, 128))))
-    tylo.load_async(part)  # <-
-""" + _compile(), "UnsupportedError", "packed 16-bit loads (PackedFragment) are not built yet"),
+    tr = TmemTransfer((32, 8), 1)
+    part = tylo.partition(tr, TmemTile(BFloat16, base, Layout((32, 8), (1, 128))))
+    tylo.store_async(part, tylo.full(tr.ownership, 1.0, BFloat16))  # <-
+""" + _compile(), "TypeMismatchError", "a PackedFragment (tylo.pack) is stored there"),
     Mistake("tmem-wait-load-value", P, "wait_load on something other than load_async's result", """
 @tylo.kernel
 def k(out):""" + _BAND + """    f = tylo.wait_load(tylo.load_async(part))

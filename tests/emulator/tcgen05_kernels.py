@@ -43,6 +43,33 @@ def tmem_roundtrip(out, x, n: tylo.constexpr, columns: tylo.constexpr, band_shif
 
 
 @tylo.kernel
+def tmem_roundtrip_packed(out, x, n: tylo.constexpr):
+    """out = x (BFloat16, n values a thread) through TMEM as packed pairs: tylo.pack, tcgen05.st,
+    tcgen05.ld, tylo.unpack."""
+    warp, lane = tylo.warp_id(), tylo.lane_id()
+    transfer = tylo.TmemTransfer((32, n), 1)
+    slot = tylo.shared_alloc(Int32, 1)
+    if warp == 0:
+        tylo.tmem_allocate(32, into=slot)
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    tylo.tcgen05_fence_after_thread_sync()
+    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0]
+    band = tylo.TmemTile(BFloat16, base + ((warp * 32) << 16), tylo.Layout((32, n), (1, 128)))
+    part = tylo.partition(transfer, band)
+    f = tylo.load_fragment(transfer.ownership, tylo.window(x, (warp * 32, 0), (32, n)), lane)
+    tylo.store_async(part, tylo.pack(f))
+    tylo.wait_stores()
+    g = tylo.unpack(tylo.wait_load(tylo.load_async(part)))
+    tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    if warp == 0:
+        tylo.tcgen05_fence_after_thread_sync()
+        tylo.tmem_deallocate(base, 32)
+
+
+@tylo.kernel
 def tmem_allocations(out, first: tylo.constexpr, second: tylo.constexpr,
                      relinquish: tylo.constexpr):
     """Warp 0 allocates `first` columns (and relinquishes the permit when `relinquish`), then
@@ -75,14 +102,13 @@ def _fill(tile, src, rows: int, cols: int, t):
 
 @tylo.kernel
 def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.constexpr,
-              dtype: tylo.constexpr, row_bytes: tylo.constexpr, a_bits=None,
+              dtype: tylo.constexpr, row_bytes: tylo.constexpr, a_tmem: tylo.constexpr = False,
               mistake: tylo.constexpr = None, transposed: tylo.constexpr = False):
     """out (128, n) = A (128, k) @ B (k, n) by one thread's tcgen05.mma (dtype BFloat16 into
     Float32, or Int8 into Int32): operands stored by the CTA into canonical shared tiles (B's
     inner axis `b_axis`: 0 K-major, 1 MN-major; rows of `row_bytes`); commit on an mbarrier,
-    wait, TMEM -> registers -> global. With `a_bits` (Float32 (128, k / 2): A's bf16 pairs as
-    32-bit words, low element first) A is stored into TMEM columns n .. by tcgen05.st and the
-    MMA reads it from there (A is then unused). Mistakes: "no_commit" loads D without the
+    wait, TMEM -> registers -> global. With `a_tmem` A (bf16) is packed and stored into TMEM
+    columns max(32, n) .. by tcgen05.st (warp w its rows 32 w ..) and the MMA reads it there. Mistakes: "no_commit" loads D without the
     commit and its wait (a barrier instead); "overwrite" stores into A's stage before the
     commit. `transposed`: read D through the permuted transfer ((n, 32), axis 0: logical (column,
     lane)) into out (n, 128) = D^T."""
@@ -95,7 +121,7 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
                          shared_layout(TMATile(dtype, (k, n), b_axis, row_bytes)))
     slot = tylo.shared_alloc(Int32, 1)
     bars = tylo.mbarriers(1)
-    columns = 2 * max(32, n) if a_bits is not None else max(32, n)
+    columns = 2 * max(32, n) if a_tmem else max(32, n)
     if warp == 0:
         tylo.tmem_allocate(columns, into=slot)
     if t == 0:
@@ -111,13 +137,12 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
     d = tylo.accumulator(atom, base)
     a = tylo.tcgen05_operand(atom, "A", sa)
     b = tylo.tcgen05_operand(atom, "B", sb)
-    if a_bits is not None:
-        words = tylo.TmemTransfer((32, k // 2), 1)
-        a_band = tylo.TmemTile(Float32, base + ((warp * 32) << 16) + max(32, n),
-                               tylo.Layout((32, k // 2), (1, 128)))
-        f = tylo.load_fragment(words.ownership, tylo.window(a_bits, (warp * 32, 0), (32, k // 2)),
-                               lane)
-        tylo.store_async(tylo.partition(words, a_band), f)
+    if a_tmem:
+        rows = tylo.TmemTransfer((32, k), 1)
+        a_band = tylo.TmemTile(dtype, base + ((warp * 32) << 16) + max(32, n),
+                               tylo.Layout((32, k), (1, 128)))
+        f = tylo.load_fragment(rows.ownership, tylo.window(A, (warp * 32, 0), (32, k)), lane)
+        tylo.store_async(tylo.partition(rows, a_band), tylo.pack(f))
         tylo.wait_stores()
         tylo.tcgen05_fence_before_thread_sync()
         tylo.barrier()

@@ -11,7 +11,7 @@ import pytest
 import tylo
 from tylo import BFloat16, Int8
 
-from tcgen05_kernels import ARCH, mma_128xn, tmem_allocations, tmem_roundtrip
+from tcgen05_kernels import ARCH, mma_128xn, tmem_allocations, tmem_roundtrip, tmem_roundtrip_packed
 
 
 def _emulate(kernel, *args):
@@ -44,11 +44,17 @@ def test_mma_with_a_from_tmem():
     rng = np.random.default_rng(5)
     A = rng.integers(-3, 4, (128, 32)).astype(BFloat16.numpy)
     B = rng.integers(-3, 4, (32, 64)).astype(BFloat16.numpy)
-    bits = A.view(np.uint16).astype(np.uint32)
-    words = (bits[:, 0::2] | (bits[:, 1::2] << 16)).view(np.float32)  # low element first
     out = np.zeros((128, 64), np.float32)
-    _emulate(mma_128xn, out, np.zeros_like(A), B, 64, 32, 0, BFloat16, 64, words)
+    _emulate(mma_128xn, out, A, B, 64, 32, 0, BFloat16, 64, True)
     np.testing.assert_array_equal(out, A.astype(np.float64) @ B.astype(np.float64))
+
+
+def test_packed_roundtrip_keeps_the_bits():
+    """BFloat16 through TMEM, two to a 32-bit cell (the even position in the low half)."""
+    x = np.random.default_rng(2).standard_normal((128, 16)).astype(BFloat16.numpy)
+    out = np.zeros_like(x)
+    _emulate(tmem_roundtrip_packed, out, x, 16)
+    np.testing.assert_array_equal(out.view(np.uint16), x.view(np.uint16))
 
 
 def test_permuted_partition_reads_the_transpose():
@@ -58,7 +64,7 @@ def test_permuted_partition_reads_the_transpose():
     A = rng.integers(-3, 4, (128, 32)).astype(BFloat16.numpy)
     B = rng.integers(-3, 4, (32, 64)).astype(BFloat16.numpy)
     out = np.zeros((64, 128), np.float32)
-    _emulate(mma_128xn, out, A, B, 64, 32, 0, BFloat16, 64, None, None, True)
+    _emulate(mma_128xn, out, A, B, 64, 32, 0, BFloat16, 64, False, None, True)
     np.testing.assert_array_equal(out, (A.astype(np.float64) @ B.astype(np.float64)).T)
     table = tylo.ownership_table(tylo.TmemTransfer((64, 32), 0).ownership)
     assert all(table[t][v] == (v, t) for t in range(32) for v in range(64))
@@ -108,7 +114,7 @@ def test_no_allocation_after_relinquishing_the_permit():
 def _mma_mistake(mistake: str):
     A = np.ones((128, 32), BFloat16.numpy)
     B = np.ones((32, 64), BFloat16.numpy)
-    return (np.zeros((128, 64), np.float32), A, B, 64, 32, 0, BFloat16, 64, None, mistake)
+    return (np.zeros((128, 64), np.float32), A, B, 64, 32, 0, BFloat16, 64, False, mistake)
 
 
 def test_reading_d_before_the_commit_is_a_race():

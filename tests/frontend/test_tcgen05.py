@@ -25,11 +25,10 @@ def _roundtrip(arch=ARCH):
     return tmem_roundtrip.compile(T(Float32, 2), T(Float32, 2), 8, 64, block=128, arch=arch)
 
 
-def _mma(dtype=BFloat16, b_axis=0, a_bits=False):
+def _mma(dtype=BFloat16, b_axis=0, a_tmem=False):
     c = Int32 if dtype == Int8 else Float32
-    extra = (T(Float32, 2),) if a_bits else ()
-    return mma_128xn.compile(T(c, 2), T(dtype, 2), T(dtype, 2), 64, 64, b_axis, dtype, 64 * dtype.bytes,
-                             *extra, block=128, arch=ARCH)
+    return mma_128xn.compile(T(c, 2), T(dtype, 2), T(dtype, 2), 64, 64, b_axis, dtype,
+                             64 * dtype.bytes, a_tmem, block=128, arch=ARCH)
 
 
 def _lines(ptx: str, word: str) -> list[str]:
@@ -78,7 +77,7 @@ def test_mma_emits_k_steps_commit_and_instruction_descriptor(dtype, b_axis, kind
 
 
 def test_mma_with_a_from_tmem_names_it_in_brackets():
-    mmas = _lines(_mma(a_bits=True).ptx, "tcgen05.mma")
+    mmas = _lines(_mma(a_tmem=True).ptx, "tcgen05.mma")
     assert len(mmas) == 4 and all(m.split(", ")[0].endswith("]") and "[%r" in m.split(", ")[1]
                                   for m in mmas)
 

@@ -50,6 +50,7 @@ from ..dialects.ptx.sync import BarOp
 from .cluster import ClusterBarrier
 from .machine import Machine
 from .scheduler_values import Branch
+from .tmem import check_released
 from .report import line as _line, ranges as _ranges
 from .values import register_dtype
 
@@ -407,7 +408,9 @@ class Scheduler:
         return True
 
     def _unfinished(self) -> None:
-        """Every thread exited: a barrier with arrivals but not its count is an error."""
+        """Every thread exited: a barrier with arrivals but not its count is an error, and so
+        are TMEM columns still allocated (`tmem.check_released`)."""
+        check_released(self.machine)
         for ident, phase in self.cta.barriers.items():
             ident = ident if isinstance(ident, int) else f"{ident[1]} of CTA rank {ident[0]}"
             self.machine.error(phase.first, f"barrier {ident} never completes: warps "

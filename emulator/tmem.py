@@ -10,8 +10,9 @@ Allocation (9.7.16.7.1): ``ncols`` columns (a power of two, 32..512) at the lowe
 that is a multiple of ``ncols``. The hardware blocks an alloc until columns are free; an
 emulated CTA that asks for more than are free would wait forever (the CTAs of a grid run one
 after another here), so that is an `EmulationError` naming what is allocated. Allocating after
-``tcgen05.relinquish_alloc_permit`` and a dealloc that does not match an allocation are errors
-too. (Columns never returned before the CTA exits are not detected yet.)
+``tcgen05.relinquish_alloc_permit``, a dealloc that does not match an allocation, and columns
+still allocated when every thread of the CTA has exited (`check_released`; the ISA requires
+them returned first) are errors too.
 
 Accesses: ``tcgen05.ld``/``st`` and the MMA's D, and A from TMEM, must lie in allocated columns;
 a load of cells that a pending MMA writes is a race ("TMEM read while a tcgen05.mma writing it
@@ -52,15 +53,18 @@ class Tmem:
     cells: object = field(default_factory=lambda: np.zeros((TMEM_LANES, TMEM_COLUMNS), np.uint32))
     owner: object = field(default_factory=lambda: np.full(TMEM_COLUMNS, -1, np.int64))
     allocations: dict = field(default_factory=dict)  # first column -> columns
+    sites: dict = field(default_factory=dict)  # first column -> the tcgen05.alloc op
     relinquished: bool = False
     pending: dict = field(default_factory=dict)  # issuing thread -> [PendingMma], oldest first
 
-    def allocate(self, ncols: int) -> int | None:
-        """The first column of `ncols` newly allocated columns, or None when none are free."""
+    def allocate(self, ncols: int, op=None) -> int | None:
+        """The first column of `ncols` newly allocated columns (by `op`), or None when none are
+        free."""
         for start in range(0, TMEM_COLUMNS, ncols):
             if (self.owner[start:start + ncols] < 0).all():
                 self.owner[start:start + ncols] = start
                 self.allocations[start] = ncols
+                self.sites[start] = op
                 return start
         return None
 
@@ -94,10 +98,22 @@ class Tmem:
         return f"TMEM columns allocated by this CTA: {held or 'none'}"
 
 
+def check_released(machine) -> None:
+    """Refuse a CTA that exited with TMEM columns allocated (PTX ISA 9.7.16.7.1: every
+    allocation is returned with tcgen05.dealloc before the CTA exits)."""
+    for key, tmem in machine.async_groups.items():
+        if isinstance(key, tuple) and key[0] == "tmem" and tmem.allocations:
+            column = min(tmem.allocations)
+            machine.error(tmem.sites[column], f"every thread exited with TMEM columns still "
+                                              f"allocated ({tmem.describe()}): tcgen05.dealloc "
+                                              "each allocation before the CTA exits", [],
+                          kind="tmem")
+
+
 def tmem_of(machine, thread: int) -> Tmem:
     """The `Tmem` of the CTA of unit thread `thread`."""
     rank = int(thread) // machine.threads_per_cta
     return machine.async_groups.setdefault(("tmem", rank), Tmem())
 
 
-__all__ = ["Tmem", "PendingMma", "tmem_of", "split"]
+__all__ = ["Tmem", "PendingMma", "tmem_of", "split", "check_released"]

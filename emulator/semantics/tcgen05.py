@@ -18,10 +18,13 @@ the per-CTA TMEM of `tylo.emulator.tmem`.
   exactly as a WGMMA's reads, and recorded as pending reads until completion) or A from TMEM,
   then waits in the thread's queue. Its D is written when it COMPLETES: at the thread's next
   ``tcgen05.commit``, which completes the thread's queue in issue order (each MMA adding to what
-  the previous one left) and then arrives once on the mbarrier (9.7.16.10.10). Numerics:
-  ``.kind::f16`` by the fused dot-add model of the wgmma emulation (`wgmma.multiply_add`, fitted
-  on the H200's wgmma, not measured on a Blackwell tensor core), ``.kind::i8`` exactly
-  (wrapping to s32); ``.kind::tf32`` and ``.kind::f8f6f4`` are refused (not modelled yet).
+  the previous one left) and then arrives once on the mbarrier (9.7.16.10.10). Numerics: the
+  fused dot-add model of the wgmma emulation (`wgmma.multiply_add`, fitted on the H200's wgmma
+  and mma.sync, `wgmma.K_STEP` products a fused step; not measured on a Blackwell tensor core)
+  for ``.kind::f16``, ``.kind::tf32`` (the low 13 bits of each f32
+  ignored) and ``.kind::f8f6f4`` with E4M3/E5M2 (aligned as f16, as mma.sync's fp8), into F32;
+  ``.kind::i8`` exactly (wrapping to s32). F16 accumulators, the 6- and 4-bit types, negation,
+  saturation and sparsity are refused.
 * The tcgen05 fences (``ptx.fence``) have no data effect (the emulator issues in program order).
 """
 
@@ -36,16 +39,19 @@ from ...compiler.lazy_modules import np
 from ...dialects.ptx import tcgen05 as X
 from ..cluster import cta_offsets
 from ..tmem import PendingMma, split, tmem_of
-from ..values import as_float
 from . import ASYNC_REGISTER_OPS, warp_collective
-from .matrix import _NAN32
+from .matrix import _NAN32, _decode
 from .wgmma import _read_shared, multiply_add
 from .wgmma_operands import canonical_offsets, swizzle_addresses
 
 LOCK_LOAD = 3
 """`Machine.pending_registers` level of a tcgen05.ld destination: reads and writes refused."""
 
-_F16_TYPES = {0: "f16", 1: "bf16"}  # .kind::f16 A/B type codes (PTX Table 42)
+OPERAND_TYPES = {"f16": {0: "f16", 1: "bf16"}, "tf32": {2: "tf32"},
+                 "f8f6f4": {0: "e4m3", 1: "e5m2"}, "i8": {0: "u8", 1: "s8"}}
+"""Per kind, the A/B type codes of the instruction descriptor (PTX Table 42) the emulator runs,
+as the PTX types `matrix._decode` reads (f8f6f4's 6- and 4-bit codes are not run)."""
+ELEMENT_BYTES = {"f16": 2, "tf32": 4, "f8f6f4": 1, "i8": 1}
 
 
 def _warps(interpreter):
@@ -101,7 +107,7 @@ class Tcgen05Semantics(InterpreterFunctions):
             if tmem.relinquished:
                 machine.error(op, "tcgen05.alloc after tcgen05.relinquish_alloc_permit: this CTA "
                                   "gave up its permit to allocate", threads, kind="tmem")
-            column = tmem.allocate(ncols)
+            column = tmem.allocate(ncols, op)
             if column is None:
                 machine.error(op, f"tcgen05.alloc of {ncols} columns would wait forever: only "
                                   f"{int((tmem.owner < 0).sum())} of 512 are free ("
@@ -208,13 +214,16 @@ def _issue(interpreter, op, args, thread: int) -> None:
     except Exception as e:  # GeometryError: a reserved bit
         machine.error(op, f"tcgen05.mma instruction descriptor {idesc:#010x}: {e}", threads)
     m, n = f["m_dim"] << 4, f["n_dim"] << 3
-    modelled = (kind == "f16" and f["d_type"] == 1) or (kind == "i8" and not f["saturate"])
+    types = OPERAND_TYPES[kind]
+    modelled = (f["a_type"] in types and f["b_type"] in types and not f["saturate"]
+                and f["d_type"] == (2 if kind == "i8" else 1))
     if not modelled or f["sparse"] or f["negate_a"] or f["negate_b"] or m != 128:
         machine.error(op, f"tcgen05.mma .kind::{kind} (instruction descriptor {idesc:#010x}, "
-                          f"M = {m}): the emulator models dense .kind::f16 into F32 and "
-                          ".kind::i8 without saturation, M = 128, no negation, only",
+                          f"M = {m}): the emulator runs dense MMAs of M = 128 into F32 (S32 for "
+                          ".kind::i8) without negation or saturation, of the types "
+                          f"{sorted(t for ts in OPERAND_TYPES.values() for t in ts.values())}",
                       threads, kind="fault")
-    e = 2 if kind == "f16" else 1
+    e = ELEMENT_BYTES[kind]
     k = 32 // e
     tmem = tmem_of(machine, thread)
     d_lane, d_col = split(d)
@@ -232,8 +241,8 @@ def _issue(interpreter, op, args, thread: int) -> None:
             if a_lane or tmem.unallocated(a_col, words) is not None:
                 machine.error(op, f"tcgen05.mma A at TMEM {word:#010x}: lane 0, {words} allocated "
                                   "columns", threads, kind="access")
-            cells = tmem.cells[:m, a_col:a_col + words]
-            raw["A"] = cells.view(np.uint16 if e == 2 else np.uint8).reshape(m, k)
+            cells = np.ascontiguousarray(tmem.cells[:m, a_col:a_col + words])
+            raw["A"] = cells.view(f"uint{8 * e}").reshape(m, k)
             continue
         try:
             fields = decode_tcgen05_smem_descriptor(word)
@@ -251,21 +260,16 @@ def _issue(interpreter, op, args, thread: int) -> None:
         flat = cta_offsets(machine, op, addresses.reshape(-1),
                            np.full(addresses.size, thread), e)
         machine.async_reads.add(key, flat, e, op, threads, "a tcgen05.mma")
-    A, B = raw["A"], raw["B"].T  # (m, k), (k, n)
-    if kind == "f16":
-        in_a, in_b = _F16_TYPES[f["a_type"]], _F16_TYPES[f["b_type"]]
-        Av = as_float(A.astype(np.uint16), in_a).astype(np.float64)[None]
-        Bv = as_float(B.astype(np.uint16), in_b).astype(np.float64)[None]
-
+    in_a, in_b = types[f["a_type"]], types[f["b_type"]]
+    Av = _decode(raw["A"].astype(np.uint32), in_a)[None]    # (1, m, k)
+    Bv = _decode(raw["B"].T.astype(np.uint32), in_b)[None]  # (1, k, n)
+    if kind != "i8":
         def compute(current, Av=Av, Bv=Bv, add=bool(enable)):
             C = current.view(np.float32) if add else np.zeros(current.shape, np.float32)
             D = multiply_add(Av, Bv, C[None], in_a)[0]
             return np.where(np.isnan(D), np.uint32(_NAN32), D.view(np.uint32))
     else:
-        Ai = A.astype(np.int8 if f["a_type"] else np.uint8).astype(np.int64)
-        Bi = B.astype(np.int8 if f["b_type"] else np.uint8).astype(np.int64)
-
-        def compute(current, Ai=Ai, Bi=Bi, add=bool(enable)):
+        def compute(current, Ai=Av[0], Bi=Bv[0], add=bool(enable)):
             C = current.view(np.int32).astype(np.int64) if add else 0
             return ((Ai @ Bi + C) & 0xFFFFFFFF).astype(np.uint32)
     tmem.pending.setdefault(thread, []).append(PendingMma(d_col, m, n, compute, key))

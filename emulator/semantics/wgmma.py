@@ -111,8 +111,9 @@ def _lock(machine, threads, registers: dict[str, str]) -> None:
 
 def _read_shared(interpreter, op, addresses, q: int, threads, size: int = 2,
                  what: str = "a WGMMA"):
-    """The uint16 (`size` 2) or uint8 (1) elements at shared byte `addresses` for warpgroup q's
-    operand (or `what`'s, e.g. "a tcgen05.mma"): bounds and alignment checked, ordered after
+    """The uint8 / uint16 / uint32 (`size` 1, 2, 4) little-endian elements at shared byte
+    `addresses` for warpgroup q's operand (or `what`'s, e.g. "a tcgen05.mma"): bounds and
+    alignment checked, ordered after
     prior stores (a barrier, and the writers' proxy fence) and after the TMA loads that filled
     them (an observed mbarrier phase by `threads`); the caller records the pending read."""
     machine = interpreter.machine
@@ -128,10 +129,10 @@ def _read_shared(interpreter, op, addresses, q: int, threads, size: int = 2,
     machine.bulk.check_async_read(op, every, what)
     machine.mbarriers.check_observed(op, every, threads, what)
     data = machine.shared.data
-    if size == 1:
-        return data[flat].reshape(addresses.shape)
-    return (data[flat] | (data[flat + 1].astype(np.uint16) << np.uint16(8))).astype(
-        np.uint16).reshape(addresses.shape)
+    out = np.zeros(flat.size, np.uint32)
+    for i in range(size):
+        out |= data[flat + i].astype(np.uint32) << np.uint32(8 * i)
+    return out.astype(f"uint{8 * size}").reshape(addresses.shape)
 
 
 def _values(raw, ptx_type: str, scale: int):

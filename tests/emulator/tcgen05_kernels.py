@@ -5,7 +5,7 @@ tests/frontend/test_tcgen05.py, the catalogue): one CTA of 128 threads (four war
 from __future__ import annotations
 
 import tylo
-from tylo import BFloat16, Float32, Int8, Int32, TMATile, shared_layout
+from tylo import BFloat16, Float32, Int8, Int32, TMATile, UInt8, shared_layout
 
 ARCH = "sm_100a"
 
@@ -16,7 +16,7 @@ def tmem_roundtrip(out, x, n: tylo.constexpr, columns: tylo.constexpr, band_shif
     """out = 2 x through TMEM: warp w stores its 32 rows (n Float32 values a thread) into lanes
     32 w .., loads them back; allocation, fences, relinquish and deallocation around it.
     Mistakes: `band_shift` 1 makes warp w use band w + 1; `freed` deallocates that many columns
-    instead of `columns`."""
+    instead of `columns` (0: none)."""
     warp, lane = tylo.warp_id(), tylo.lane_id()
     transfer = tylo.TmemTransfer((32, n), 1)
     slot = tylo.shared_alloc(Int32, 1)
@@ -39,7 +39,8 @@ def tmem_roundtrip(out, x, n: tylo.constexpr, columns: tylo.constexpr, band_shif
     if warp == 0:
         tylo.tcgen05_fence_after_thread_sync()
         tylo.tmem_relinquish_permit()
-        tylo.tmem_deallocate(base, columns if freed is None else freed)
+        if freed != 0:
+            tylo.tmem_deallocate(base, columns if freed is None else freed)
 
 
 @tylo.kernel
@@ -113,7 +114,7 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
     commit. `transposed`: read D through the permuted transfer ((n, 32), axis 0: logical (column,
     lane)) into out (n, 128) = D^T."""
     t, warp, lane = tylo.thread_idx(), tylo.warp_id(), tylo.lane_id()
-    acc_type = Int32 if dtype == Int8 else Float32
+    acc_type = Int32 if dtype in (Int8, UInt8) else Float32
     atom = tylo.Tcgen05MMA((128, n, 256 // dtype.bits), dtype, acc_type)
     sa = tylo.SharedTile(tylo.shared_alloc(dtype, 128 * k, align=1024),
                          shared_layout(TMATile(dtype, (128, k), 1, row_bytes)))

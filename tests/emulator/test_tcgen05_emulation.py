@@ -1,6 +1,6 @@
 """The emulator's TMEM and tcgen05 (emulator/tmem.py, emulator/semantics/tcgen05.py): TMEM round
-trips through .32x32b transfers, tcgen05.mma products (K- and MN-major B, 128/64/32-byte rows,
-bf16 and int8, A from shared memory or TMEM) against numpy, and the rules the emulator enforces:
+trips through .32x32b transfers (packed 16-bit ones too), tcgen05.mma products (K- and MN-major
+B, 128/64/32-byte rows, bf16, tf32, fp8 and int8, A from shared memory or TMEM) against numpy, and the rules the emulator enforces:
 a warp's lane band, allocated columns, the allocator's limits and permit, deallocation, reading
 D before the commit that completes the MMA, overwriting an operand a pending MMA reads. Kernels:
 tcgen05_kernels.py, compiled for sm_100a (``emulate[...].for_arch``)."""
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo import BFloat16, Int8
+from tylo import BFloat16, Float8E5M2, Float32, Int8
 
 from tcgen05_kernels import ARCH, mma_128xn, tmem_allocations, tmem_roundtrip, tmem_roundtrip_packed
 
@@ -30,6 +30,8 @@ def test_tmem_roundtrip():
     (64, 64, 1, BFloat16, 128),   # MN-major B, 128-byte rows, four instructions
     (16, 16, 1, BFloat16, 32),    # MN-major B, 32-byte rows
     (32, 64, 0, Int8, 64),        # .kind::i8, two instructions of k = 32
+    (32, 32, 0, Float32, 128),    # .kind::tf32, four instructions of k = 8
+    (32, 64, 0, Float8E5M2, 64),  # .kind::f8f6f4, two instructions of k = 32
 ])
 def test_mma_matches_numpy(n, k, b_axis, dtype, row_bytes):
     rng = np.random.default_rng(n + k)
@@ -93,6 +95,13 @@ def test_dealloc_must_match_an_allocation():
     _refused(r"tcgen05.dealloc of 64 columns at column 0: not an allocation of this CTA "
              r"\(allocated: 32 at column 0\)", "tmem", tmem_roundtrip, np.zeros_like(x), x, 8,
              32, 0, 64)
+
+
+def test_columns_must_be_returned_before_exit():
+    x = np.zeros((128, 8), np.float32)
+    _refused(r"every thread exited with TMEM columns still allocated \(TMEM columns allocated by "
+             r"this CTA: 32 at column 0\)", "tmem", tmem_roundtrip, np.zeros_like(x), x, 8, 32,
+             0, 0)
 
 
 def test_two_allocations_share_the_columns():

@@ -287,7 +287,8 @@ def tcgen05_mma(atom: Tcgen05MMA, d: TmemTile, a, b, k=None, accumulate=True) ->
                 raise GeometryError(f"mma: A in TMEM must be a {atom.a} TmemTile with layout "
                                     f"{Layout((atom.m, K), (1, TMEM_LANES))}, got {a}")
             continue
-        if not isinstance(x, KernelTcgen05Operand) or x.role != want or x.atom != atom:
+        # (atoms compare by identity: the same shape and types is the same atom)
+        if not isinstance(x, KernelTcgen05Operand) or x.role != want or str(x.atom) != str(atom):
             raise TypeMismatchError(f"mma: operand {want} must be tcgen05_operand(atom, '{want}', "
                                     f"tile) of this atom, got {x!r}")
         kaxis = 1 if want == "A" else 0

@@ -84,7 +84,8 @@ from .compiler.plans.cp_async import CopyPlan
 from .compiler.plans.matrix_copy import MatrixCopyPlan, matrix_copy_plan
 from .compiler.plans.reduction import ReductionPlan, reduced_ownership, reduction_plan
 from .compiler.plans.swizzled_structure import SwizzledStructure, swizzled_structure
-from .compiler.plans.tcgen05_mma import Tcgen05MMA, Tcgen05Operand, tcgen05_operand
+from .compiler.plans.tcgen05_mma import Tcgen05MMA, Tcgen05Operand
+from .compiler.plans.tcgen05_mma import tcgen05_operand as _host_tcgen05_operand
 from .compiler.plans.tma_tile import (
     TMALoad,
     TMATile,
@@ -133,6 +134,9 @@ _MBARRIER = ("MBarrier", "MBarriers", "mbarriers", "mbarrier_init", "mbarrier_ar
 _TMA = ("tma_load", "tma_store", "commit_tma_stores", "wait_tma_reads", "wait_tma_stores")
 _CLUSTER = ("cluster_cta_rank", "cluster_size", "cluster_idx", "cluster_dim", "cluster_cta_idx",
             "cluster_arrive", "cluster_wait", "cluster_sync", "map_shared")
+_TCGEN05 = ("tmem_allocate", "tmem_deallocate", "tmem_relinquish_permit",
+            "tcgen05_fence_before_thread_sync", "tcgen05_fence_after_thread_sync", "load_async",
+            "wait_load", "store_async", "wait_stores", "commit_mma")
 _SOFTMAX = ("SoftmaxState", "softmax_update", "softmax_merge", "softmax_normalize", "softmax_logsumexp")
 _LAZY = {
     **dict.fromkeys(_BUILTINS, "frontend.builtins"),
@@ -189,6 +193,7 @@ _LAZY = {
     **dict.fromkeys(("rcp", "scale", "permutedims", "relayout"), "frontend.fragment_ops"),
     **dict.fromkeys(("pack", "unpack", "PackedFragment", "pack_operand_a"), "frontend.packing"),
     **dict.fromkeys(_SOFTMAX, "frontend.softmax"),
+    **dict.fromkeys(_TCGEN05, "frontend.tcgen05"),
     "coordinates": "frontend.coordinates",
 }
 
@@ -235,7 +240,28 @@ def window(x, origin, shape, inbounds: bool = False):
     return _window_layout(x, origin, shape)
 
 
+def tcgen05_operand(atom, role=None, tile=None, origin=(0, 0), base_address: int = 0):
+    """Operand A (M, K) or B (K, N) of a `Tcgen05MMA`: on the host, of a static shared layout
+    (`tylo.compiler.plans.tcgen05_mma.tcgen05_operand`; ``tcgen05_operand(operand, origin)`` is
+    `Tcgen05Operand.at`); in a kernel, of a shared tile (`tylo.frontend.tcgen05.tcgen05_operand`)."""
+    import sys
+
+    tiles = sys.modules.get(f"{__name__}.frontend.tiles")
+    if tiles is not None and isinstance(tile, tiles.Tile):
+        import importlib
+
+        importlib.import_module(f"{__name__}.frontend.tcgen05")
+    kernel = sys.modules.get(f"{__name__}.frontend.tcgen05")
+    if (tiles is not None and isinstance(tile, tiles.Tile)) or (
+            kernel is not None and isinstance(atom, kernel.KernelTcgen05Operand)):
+        return kernel.tcgen05_operand(atom, role, tile, origin, base_address)
+    if isinstance(atom, Tcgen05Operand):
+        return atom.at(role if role is not None else origin)
+    return _host_tcgen05_operand(atom, role, tile, origin, base_address)
+
+
 __all__ = [
+    *_TCGEN05,
     *_MBARRIER,
     *_TMA,
     *_CLUSTER,

@@ -134,7 +134,7 @@ class EmulationError(TyloError):
     `instruction` is the PTX line, `block` the CTA index (x, y, z), `threads` the linear thread
     indices in the block concerned (a tuple, maybe empty), `kind` one of "access", "race",
     "deadlock", "divergence", "trap", "mbarrier" (an mbarrier used against the ISA's rules),
-    "fault"."""
+    "tmem" (a TMEM allocation against them), "fault"."""
 
     def __init__(self, message: str, *, instruction: str = "", block=(0, 0, 0), threads=(),
                  kind: str = "fault"):

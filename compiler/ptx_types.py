@@ -125,7 +125,9 @@ PAIR_TYPES = frozenset(t.pair for t in PTX_TYPES.values() if t.pair)
 # PTX ISA version printed for a target: the first release with every instruction Tylo may emit
 # for it. 8.4 brings FP8 mma.sync (sm_89/sm_90); newer targets need the release that introduced
 # them (PTX ISA "Release Notes": sm_100a/sm_101a 8.6, sm_120a 8.7, sm_103a/sm_121a 8.8, sm_110a 9.0).
-PTX_VERSION_BY_SM = {100: "8.6", 101: "8.6", 103: "8.8", 110: "9.0", 120: "8.7", 121: "8.8"}
+# sm_100a prints 8.7, the floor the tcgen05 path was specified for (ptxas 13.0 also assembles
+# its tcgen05.alloc/ld/st/mma .kind::f16/commit forms at 8.6: measured).
+PTX_VERSION_BY_SM = {100: "8.7", 101: "8.6", 103: "8.8", 110: "9.0", 120: "8.7", 121: "8.8"}
 DEFAULT_PTX_VERSION = "8.4"
 
 
@@ -155,3 +157,21 @@ def arch_number(arch: str) -> int:
 def ptx_version(arch: str) -> str:
     """The ``.version`` Tylo prints for target `arch`."""
     return PTX_VERSION_BY_SM.get(arch_number(arch), DEFAULT_PTX_VERSION)
+
+
+# tcgen05 (TMEM, tcgen05.mma) exists on the datacenter Blackwell parts only, with the
+# architecture-specific or family target (PTX ISA 9.7.16 "TensorCore 5th Generation": sm_100a,
+# sm_100f and later; ptxas 13.0 accepts sm_100a/f, sm_103a/f, sm_110a/f and refuses sm_120a
+# "Instruction 'tcgen05.mma' not supported on .target 'sm_120a'", measured here).
+TCGEN05_SM = (100, 103, 110)
+
+
+def tcgen05_target_error(arch: str, instruction: str) -> str | None:
+    """None when `arch` runs tcgen05 instructions, else the message naming `instruction` (e.g.
+    ``"tcgen05.mma"``) and the target. Raises UnsupportedError for an unknown target."""
+    sm = arch_number(arch)
+    if sm in TCGEN05_SM and arch[-1] in "af":
+        return None
+    targets = ", ".join(f"sm_{n}a" for n in TCGEN05_SM)
+    return (f"{instruction} needs a datacenter Blackwell target ({targets}, or their 'f' "
+            f"family forms); the target is {arch}")

@@ -50,6 +50,7 @@ from ..dialects.ptx.sync import BarOp
 from .cluster import ClusterBarrier
 from .machine import Machine
 from .scheduler_values import Branch
+from .tmem import check_released
 from .report import line as _line, ranges as _ranges
 from .values import register_dtype
 
@@ -407,7 +408,9 @@ class Scheduler:
         return True
 
     def _unfinished(self) -> None:
-        """Every thread exited: a barrier with arrivals but not its count is an error."""
+        """Every thread exited: a barrier with arrivals but not its count is an error, and so
+        are TMEM columns still allocated (`tmem.check_released`)."""
+        check_released(self.machine)
         for ident, phase in self.cta.barriers.items():
             ident = ident if isinstance(ident, int) else f"{ident[1]} of CTA rank {ident[0]}"
             self.machine.error(phase.first, f"barrier {ident} never completes: warps "
@@ -488,7 +491,13 @@ class Scheduler:
                 hit = level[group] >= least
                 if not hit.any():
                     continue
-                what = "accumulator" if level[group][hit].max() == 2 else "register-A register"
+                top = level[group][hit].max()
+                if top == 3:  # semantics.tcgen05.LOCK_LOAD
+                    self.machine.error(ins.op, f"register {name} {verb} before wait_load: it is "
+                                               "the destination of a tcgen05.ld that is still "
+                                               "pending (no tcgen05.wait::ld since)",
+                                       group[hit], kind="async")
+                what = "accumulator" if top == 2 else "register-A register"
                 self.machine.error(ins.op, f"{what} {verb} before wait_mma: register {name} "
                                            f"belongs to a wgmma.mma_async that is still pending "
                                            f"(no wgmma.wait_group has completed its group)",

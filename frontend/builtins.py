@@ -360,8 +360,11 @@ def accumulator(plan, dtype=None, *, address=None):
     return zeros(p.operand_layout("C"), dtype or p.atom.c)
 
 
-def mma(plan, a: Fragment, b: Fragment, c: Fragment) -> Fragment:
+def mma(plan, a, b, c=None, *more, **kwargs):
     """D = A * B + C, collectively over the plan's threads; returns the new accumulator.
+
+    For a `Tcgen05MMA` atom, ``mma(atom, d, a, b, k=K, accumulate=True)`` issues tcgen05.mma
+    from one thread into the TMEM accumulator d (`tylo.frontend.tcgen05.tcgen05_mma`).
 
     plan: an MMAAtom (one warp, one instruction) or a TiledMMA. The operands must be fragments in
     the plan's operand ownerships and element types (load them with load_a / load_b / accumulator);
@@ -369,6 +372,12 @@ def mma(plan, a: Fragment, b: Fragment, c: Fragment) -> Fragment:
     """
     from .packing import PackedFragment, unpack
 
+    if isinstance(plan, Tcgen05MMA):
+        from .tcgen05 import tcgen05_mma
+
+        return tcgen05_mma(plan, a, b, c, *more, **kwargs)
+    if more or kwargs:
+        raise TypeMismatchError("mma(plan, a, b, c) takes no further arguments")
     p = _plan(plan)
     atom = p.atom
     arch = current().arch

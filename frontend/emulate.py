@@ -86,6 +86,17 @@ class Emulated:
             raise LaunchError(f"dynamic shared memory {shared_bytes!r} must be a non-negative int")
         self.shared_bytes = shared_bytes
         self.stdout = stdout
+        self.arch = None
+
+    def for_arch(self, arch: str) -> "Emulated":
+        """Emulate the kernel as compiled for `arch` (e.g. ``"sm_100a"`` for tcgen05 kernels,
+        which no local GPU may run) instead of the current device's target (`driver.target_arch`).
+        Returns self; UnsupportedError for an unknown target."""
+        from ..compiler.ptx_types import arch_number
+
+        arch_number(arch)
+        self.arch = arch
+        return self
 
     def __call__(self, *args, **kwargs) -> None:
         try:
@@ -109,7 +120,7 @@ class Emulated:
         args = tuple(host_array(names[i] if i < len(names) else "?", a) for i, a in enumerate(args))
         kwargs = {k: host_array(k, v) for k, v in kwargs.items()}
         specs, values = kernel._bind(args, kwargs, describe=True)
-        arch = driver.target_arch()
+        arch = self.arch or driver.target_arch()
         module, name, params = kernel._emulation_module(specs, values, self.block, arch)
         bound = kernel.signature.bind(*args, **kwargs)
         arrays = {n: v for n, v in bound.arguments.items()

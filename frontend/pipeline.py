@@ -136,6 +136,11 @@ class Pipeline:
         """full[index]: the barrier a `tma_load` into this stage completes on."""
         return self._bar(self.full, state)
 
+    def empty_barrier(self, state) -> MBarrier:
+        """empty[index]: the barrier a consumer's release of this stage arrives on (e.g. the
+        tcgen05 commit of the MMAs that read it, `tylo.commit_mma`)."""
+        return self._bar(self.empty, state)
+
     def consumer_wait(self, state) -> None:
         """Wait until stage ``state.index`` is full (parity phase)."""
         self._bar(self.full, state).wait(self._state(state).phase)

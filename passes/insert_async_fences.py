@@ -16,7 +16,7 @@ and loops are still structured). Two kinds of fence go in (PTX ISA 9.7.13.4 memb
 * ``tylo.fence proxy_async`` (``fence.proxy.async.shared::cta``) after generic stores to shared
   memory (``tylo.store``, ``tylo.stmatrix``, ``tylo.st_vector``, and the ``tylo.wait_copies``
   where earlier ``tylo.copy_async`` writes land) that an async-proxy operation may read (a
-  WGMMA operand, a TMA store source): every
+  WGMMA or tcgen05.mma operand, a TMA store source): every
   run of such stores is followed by a fence before the next operation that is not a plain
   computation, a load or another store (a barrier, an mbarrier operation, an async operation).
   Stores at the end of a loop body or a branch are fenced after the loop or the ``scf.if``
@@ -55,6 +55,7 @@ from ..dialects.tylo import ops as T
 from ..dialects.tylo.copy_ops import CopyAsyncOp, StVectorOp, WaitCopiesOp
 from ..dialects.tylo.matrix_ops import StMatrixOp
 from ..dialects.tylo.mbarrier_ops import FenceOp
+from ..dialects.tylo.tcgen05_ops import Tcgen05MmaInstrOp
 from ..dialects.tylo.tma_ops import TmaLoadOp, TmaStoreOp
 from ..dialects.tylo.wgmma_ops import (
     WgmmaCommitOp,
@@ -100,6 +101,16 @@ def _descriptor_pointer(v: SSAValue) -> SSAValue | None:
     """The shared pointer a wgmma descriptor operand was encoded from, or None."""
     enc = _encoding(v)
     return None if enc is None else enc.pointer
+
+
+def _tcgen05_operands(op) -> list[SSAValue]:
+    """The shared pointers a tcgen05.mma's descriptors were encoded from (A's only when A is in
+    shared memory, not TMEM)."""
+    found = [op.b] + ([op.a] if op.a_tmem is None else [])
+    return [p for p in map(_descriptor_pointer, found) if p is not None]
+
+
+ASYNC_SHARED_READERS[Tcgen05MmaInstrOp] = _tcgen05_operands
 
 
 def _descriptors(op) -> list[tuple[str, SSAValue]]:

@@ -60,12 +60,14 @@ from ..dialects.tylo.ops import (
 )
 from .lower_copies import HANDLERS as _COPY_HANDLERS
 from .lower_fragment_ops import HANDLERS as _FRAGMENT_OP_HANDLERS
+from .lower_tcgen05 import HANDLERS as _TCGEN05_HANDLERS
 from .lower_wgmma import HANDLERS as _WGMMA_HANDLERS
 from .op_table import OpTable
 from .target_option import TargetOption
 
 _HANDLERS = OpTable()
-for _cls, _fn in (_WGMMA_HANDLERS | _COPY_HANDLERS | _FRAGMENT_OP_HANDLERS).items():
+for _cls, _fn in (_WGMMA_HANDLERS | _COPY_HANDLERS | _FRAGMENT_OP_HANDLERS
+                  | _TCGEN05_HANDLERS).items():
     _HANDLERS.on(_cls)(_fn)
 
 

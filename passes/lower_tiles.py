@@ -42,6 +42,7 @@ from ..dialects.tylo.ops import (
     StoreOp,
     WindowOp,
 )
+from ..dialects.tylo.tcgen05_ops import Tcgen05DescriptorOp
 from ..dialects.tylo.wgmma_ops import WgmmaDescriptorOp, WgmmaEncodeOp
 from .target_option import TargetOption
 
@@ -128,7 +129,7 @@ class LowerTiles(TargetOption, ModulePass):
             elif isinstance(inner, AtomicOp) and isinstance(inner.memory.type, TileType):
                 ptr = element_pointer(inner, inner.memory, inner.coord, self.arch)
                 Rewriter.replace_op(inner, inner.at_pointer(ptr))
-            elif isinstance(inner, WgmmaDescriptorOp):
+            elif isinstance(inner, (WgmmaDescriptorOp, Tcgen05DescriptorOp)):  # same start field
                 ptr = element_pointer(inner, inner.tile, inner.origin, self.arch)
                 site = inner.site.data if inner.site is not None else None
                 Rewriter.replace_op(inner, WgmmaEncodeOp(ptr, inner.field("static"), site))

@@ -43,13 +43,19 @@ def _on(cls):
     return register
 
 
-def _descriptor(value, what: str) -> WgmmaDescriptorOp:
+def recognised_descriptor(value, what: str, cls=WgmmaDescriptorOp):
+    """The `cls` op (a `MatrixDescriptorOp` with fields) that defines descriptor `value`;
+    PassFailedException naming operand `what` otherwise."""
     owner = value.owner
-    if not isinstance(owner, WgmmaDescriptorOp) or owner.fields is None:
+    if not isinstance(owner, cls) or owner.fields is None:
         raise PassFailedException(
-            f"tylo-lower-fragments: wgmma operand {what} must come from a tylo.wgmma_descriptor "
-            "recognised by tylo-recognize-swizzles")
+            f"tylo-lower-fragments: {what} must come from a {cls.name} recognised by "
+            "tylo-recognize-swizzles")
     return owner
+
+
+def _descriptor(value, what: str) -> WgmmaDescriptorOp:
+    return recognised_descriptor(value, f"wgmma operand {what}")
 
 
 @_on(WgmmaMmaAsyncOp)

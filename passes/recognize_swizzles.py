@@ -1,7 +1,8 @@
 """tylo-recognize-swizzles: recognise the shared tiles that async-proxy operands read, and put
 their descriptor fields into the IR.
 
-Every op with the `SwizzleOperand` trait (``tylo.wgmma_descriptor``; TMA ops may adopt it) names
+Every op with the `SwizzleOperand` trait (``tylo.wgmma_descriptor``, ``tylo.tcgen05_descriptor``:
+`tcgen05_fields`; TMA ops may adopt it) names
 a shared tile; its root layout (the ``tylo.make_tile`` the tile comes from) is matched
 structurally by `swizzled_structure` (128, 64, 32-byte swizzles, and no swizzle: the interleave
 of 8-row x 16-byte core matrices). The op's ``fields`` property receives: ``swizzle`` (bytes,
@@ -23,11 +24,14 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from ..compiler.encodings.matrix_descriptor import canonical_offsets
+from ..compiler.encodings.tcgen05_smem_descriptor import tcgen05_smem_descriptor
 from ..compiler.encodings.wgmma_descriptor import wgmma_descriptor
 from ..compiler.errors import TyloError
 from ..compiler.plans.swizzled_structure import swizzled_structure
+from ..compiler.plans.tcgen05_mma import tcgen05_k_step_bytes
 from ..compiler.plans.wgmma import k_step_bytes
 from ..dialects.tylo import dtype_of
+from ..dialects.tylo.tcgen05_ops import Tcgen05DescriptorOp
 from ..dialects.tylo.wgmma_ops import SwizzleOperand
 from .lower_tiles import tile_root
 
@@ -45,6 +49,15 @@ def descriptor_fields(structure) -> dict:
             "k_step": _int(k_step_bytes(structure))}
 
 
+def tcgen05_fields(structure) -> dict:
+    """`descriptor_fields` for a tcgen05 operand: ``static`` in the tcgen05 encoding (PTX ISA
+    9.7.16.4.1, Table 40: version bits 46-48, swizzle codes in bits 61-63) and ``k_step`` per
+    instruction's 256 bits of K (`tcgen05_k_step_bytes`)."""
+    return descriptor_fields(structure) | {
+        "static": _int(tcgen05_smem_descriptor(structure, 0)),
+        "k_step": _int(tcgen05_k_step_bytes(structure))}
+
+
 def recognize(op: SwizzleOperand) -> None:
     tile, kaxis, what = op.swizzle_operand()
     make, _ = tile_root(tile)
@@ -54,7 +67,8 @@ def recognize(op: SwizzleOperand) -> None:
     where = f" at {site.data}" if site is not None else ""
     try:
         structure = swizzled_structure(layout, dtype, kaxis) if layout.is_static() else None
-        fields = None if structure is None else descriptor_fields(structure)
+        fields_of = tcgen05_fields if isinstance(op, Tcgen05DescriptorOp) else descriptor_fields
+        fields = None if structure is None else fields_of(structure)
     except TyloError as e:
         raise PassFailedException(f"tylo-recognize-swizzles: {what}{where}: {e}") from e
     if fields is None:

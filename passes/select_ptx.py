@@ -40,12 +40,14 @@ from .select.vote import Vote
 from .select.atomics import Atomics
 from .select.warp import Shuffles
 from .select.cluster import ClusterSelection
+from .select.tcgen05 import Tcgen05Selection
 from .target_option import TargetOption
 
 
 class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Wgmma, Control,
               MathSelection, Sync, TensorMaps, MBarrierSelection, TMASelection,
-              Copies, Vote, Atomics, Shuffles, FragmentOps, ClusterSelection):
+              Copies, Vote, Atomics, Shuffles, FragmentOps, ClusterSelection,
+              Tcgen05Selection):
     """The selector of one kernel: the core and every op family."""
 
 

@@ -318,3 +318,17 @@ def tcgen05_operand(atom: Tcgen05MMA, role: str, layout, origin=(0, 0),
     return Tcgen05Operand(atom, role, layout, o, base_address, structure,
                           tcgen05_smem_descriptor(structure, base_address,
                                                   base_offset(structure.mode, base_address)))
+
+
+def tcgen05_k_step_bytes(structure: SwizzledStructure) -> int:
+    """Bytes the start address of an operand's descriptor advances per instruction, which
+    consumes 256 bits (32 bytes) of each operand row along K (`K_BITS`).
+
+    K-major swizzled: 32 bytes inside a swizzle row (the hardware swizzles the address it
+    forms); K-major unswizzled: two 16-byte core matrices along K, 2 * the structure's leading
+    bytes; MN-major: k / 8 eight-row groups along K (k = 32 / element bytes), that many times
+    the stride bytes (docs/facts/ptx_isa.md 3.1, restated for tcgen05 in PTX 9.7.16.3)."""
+    row_bytes = K_BITS // 8
+    if structure.major == "K":
+        return row_bytes if structure.swizzled else row_bytes // 16 * structure.leading_bytes
+    return row_bytes // structure.element_bytes // 8 * structure.stride_bytes

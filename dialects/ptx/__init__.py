@@ -66,6 +66,7 @@ from .sync import BarOp, ElectSyncOp, ExternSharedDeclOp, SetmaxnregOp
 from .vote import VOTE_OPS
 from .atomics import ATOMIC_OPS
 from .warp import ShflSyncOp
+from .tcgen05 import TCGEN05_OPS
 from .wgmma import (
     WgmmaCommitGroupOp,
     WgmmaFenceOp,
@@ -97,6 +98,7 @@ PTX = Dialect(
         ShflSyncOp,
         RcpOp,
         *CLUSTER_OPS,
+        *TCGEN05_OPS,
     ],
     [RegisterType, *ATTRIBUTES],
 )

@@ -33,8 +33,11 @@ from .registers import RegisterType
 FENCES = {
     "proxy_async": "fence.proxy.async.shared::cta;",
     "mbarrier_init": "fence.mbarrier_init.release.cluster;",
+    "tcgen05_before": "tcgen05.fence::before_thread_sync;",
+    "tcgen05_after": "tcgen05.fence::after_thread_sync;",
 }
-"""The fences `ptx.fence` prints, by kind (PTX ISA 9.7.13.4)."""
+"""The fences `ptx.fence` prints, by kind (PTX ISA 9.7.13.4; the tcgen05 ones 9.7.16.6.3, which
+order tcgen05 operations before / after a thread synchronization, sm_100a)."""
 
 
 class _Barrier(PTXInstruction):

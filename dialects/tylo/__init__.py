@@ -40,6 +40,7 @@ from .copy_ops import COPY_OPS
 from .vote_ops import VOTE_OPS
 from .atomic_ops import AtomicOp
 from .cluster_ops import CLUSTER_OPS
+from .tcgen05_ops import TCGEN05_TYLO_OPS
 from .types import FragmentType, PointerType, TensorMapType, TileType
 from .wgmma_ops import (
     WgmmaCommitOp,
@@ -104,6 +105,7 @@ Tylo = Dialect(
         FromSlotsOp,
         *FRAGMENT_OPS,
         *CLUSTER_OPS,
+        *TCGEN05_TYLO_OPS,
     ],
     [LayoutAttr, OwnershipAttr, TiledMMAAttr, PointerType, TileType, FragmentType,
      TensorMapType],

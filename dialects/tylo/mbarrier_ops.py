@@ -120,8 +120,9 @@ class MBarrierWaitOp(_BarrierOp):
 
 @irdl_op_definition
 class FenceOp(IRDLOperation):
-    """A fence: ``proxy_async`` (fence.proxy.async.shared::cta) or ``mbarrier_init``
-    (fence.mbarrier_init.release.cluster)."""
+    """A fence: ``proxy_async`` (fence.proxy.async.shared::cta), ``mbarrier_init``
+    (fence.mbarrier_init.release.cluster), ``tcgen05_before`` / ``tcgen05_after``
+    (tcgen05.fence::before_thread_sync / ::after_thread_sync, sm_100a)."""
 
     name = "tylo.fence"
     kind = prop_def(StringAttr)
@@ -131,7 +132,8 @@ class FenceOp(IRDLOperation):
         super().__init__(properties={"kind": StringAttr(kind)})
 
     def verify_(self) -> None:
-        if self.kind.data not in ("proxy_async", "mbarrier_init"):
+        if self.kind.data not in ("proxy_async", "mbarrier_init", "tcgen05_before",
+                                  "tcgen05_after"):
             raise VerifyException(f"tylo.fence: unknown kind '{self.kind.data}'")
 
 

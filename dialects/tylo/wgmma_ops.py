@@ -23,6 +23,8 @@ scalar level that selection turns into the ptx ops of `tylo.dialects.ptx.wgmma`.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import I64, DictionaryAttr, IntegerAttr, StringAttr, UnitAttr, i1, i32, i64
 from xdsl.dialects.builtin import f32 as F32
 from xdsl.irdl import (
@@ -43,7 +45,7 @@ from xdsl.utils.exceptions import VerifyException
 from ...compiler.plans.wgmma import WGMMA_INSTRUCTIONS
 from .types import FragmentType, PointerType, TileType
 
-__all__ = ["WgmmaDescriptorOp", "WgmmaEncodeOp", "WgmmaMmaAsyncOp", "WgmmaInstrOp",
+__all__ = ["MatrixDescriptorOp", "WgmmaDescriptorOp", "WgmmaEncodeOp", "WgmmaMmaAsyncOp", "WgmmaInstrOp",
            "WgmmaMmaAsyncRegAOp", "WgmmaPackAOp", "WgmmaInstrRegAOp",
            "WgmmaFenceOp", "WgmmaCommitOp", "WgmmaWaitOp", "WgmmaSumPartialsOp", "SwizzleOperand"]
 
@@ -58,15 +60,14 @@ class SwizzleOperand:
         raise NotImplementedError
 
 
-@irdl_op_definition
-class WgmmaDescriptorOp(IRDLOperation, SwizzleOperand):
-    """The descriptor (i64) of operand ``role`` ("A" (64 x k, K = axis 1) or "B" (k x n, K = axis
-    0)) of a WGMMA64 plan of ``dtype`` elements, at logical ``origin`` of ``tile`` (a shared
-    tile). ``site``: the user's file:line, for the recognition pass's messages. ``fields`` (set by
-    tylo-recognize-swizzles): swizzle (bytes, 0 = none), major ("K"/"MN"), lbo, sbo (bytes),
-    base_offset, static (the descriptor with start address 0, i64), k_step (bytes per K = 16)."""
+class MatrixDescriptorOp(SwizzleOperand):
+    """What the descriptor ops share (``tylo.wgmma_descriptor``, ``tylo.tcgen05_descriptor``):
+    the i64 descriptor of operand ``role`` ("A": K = axis 1, "B": K = axis 0) at logical
+    ``origin`` of ``tile`` (a shared tile); ``site``: the user's file:line, for the recognition
+    pass's messages; ``fields`` (set by tylo-recognize-swizzles): swizzle (bytes, 0 = none),
+    major ("K"/"MN"), lbo, sbo (bytes), base_offset, static (the descriptor with start address
+    0, i64), k_step (bytes per instruction along K). IRDL takes the fields from this base."""
 
-    name = "tylo.wgmma_descriptor"
     tile = operand_def(TileType)
     origin = var_operand_def(i32)
     role = prop_def(StringAttr)
@@ -75,6 +76,7 @@ class WgmmaDescriptorOp(IRDLOperation, SwizzleOperand):
     result = result_def(i64)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$role $tile `[` $origin `]` attr-dict `:` type($tile)"
+    OPERAND: ClassVar[str] = "matrix operand"  # what the messages call it
 
     def __init__(self, role: str, tile, origin, site: str | None = None):
         props = {"role": StringAttr(role)}
@@ -84,21 +86,30 @@ class WgmmaDescriptorOp(IRDLOperation, SwizzleOperand):
 
     def verify_(self) -> None:
         if self.role.data not in ("A", "B"):
-            raise VerifyException(f"wgmma_descriptor role must be 'A' or 'B', got '{self.role.data}'")
+            raise VerifyException(f"{self.name} role must be 'A' or 'B', got '{self.role.data}'")
         if self.tile.type.space.data != "shared":
-            raise VerifyException("wgmma_descriptor needs a shared tile")
+            raise VerifyException(f"{self.name} needs a shared tile")
         if len(self.origin) != 2:
-            raise VerifyException("wgmma_descriptor origin has two coordinates")
+            raise VerifyException(f"{self.name} origin has two coordinates")
 
     def swizzle_operand(self):
-        return self.tile, 1 if self.role.data == "A" else 0, f"WGMMA operand {self.role.data}"
+        return self.tile, 1 if self.role.data == "A" else 0, f"{self.OPERAND} {self.role.data}"
 
     def field(self, name: str):
         """A recognised field (int or str). Raises VerifyException before recognition."""
         if self.fields is None:
-            raise VerifyException("tylo.wgmma_descriptor has no fields: run tylo-recognize-swizzles")
+            raise VerifyException(f"{self.name} has no fields: run tylo-recognize-swizzles")
         v = self.fields.data[name]
         return v.data if isinstance(v, StringAttr) else v.value.data
+
+
+@irdl_op_definition
+class WgmmaDescriptorOp(MatrixDescriptorOp, IRDLOperation):
+    """The descriptor (i64) of operand ``role`` ("A" (64 x k) or "B" (k x n)) of a WGMMA64 plan
+    (`MatrixDescriptorOp`; ``static`` in the wgmma encoding, ``k_step`` per K = 16)."""
+
+    name = "tylo.wgmma_descriptor"
+    OPERAND: ClassVar[str] = "WGMMA operand"
 
 
 @irdl_op_definition

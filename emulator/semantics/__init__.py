@@ -56,6 +56,7 @@ FAMILIES = ("arithmetic", "math", "memory", "special", "control", "matrix", "cal
 `special` is `ptx.special` of the arithmetic file; `rounding.py` holds the exact roundings)."""
 FAMILIES += ("vote",)  # (one line per family appended, for merges)
 FAMILIES += ("atomics",)
+FAMILIES += ("tcgen05",)
 
 
 def families() -> list[type]:

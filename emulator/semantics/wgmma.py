@@ -130,28 +130,30 @@ def _lock(machine, threads, registers: dict[str, str]) -> None:
         level[threads] = np.maximum(level[threads], LOCKS[what])
 
 
-def _read_shared(interpreter, op, addresses, q: int, threads, e: int = 2):
-    """The raw elements (uint16 for `e` = 2 bytes, uint8 for 1) at shared byte `addresses` for
-    warpgroup q's operand: bounds and alignment checked, ordered after prior stores (a barrier,
-    and the writers' proxy fence) and after the TMA loads that filled them (an observed mbarrier
-    phase), recorded as pending."""
+def _read_shared(interpreter, op, addresses, q: int, threads, size: int = 2,
+                 what: str = "a WGMMA"):
+    """The uint8 / uint16 / uint32 (`size` 1, 2, 4) little-endian elements at shared byte
+    `addresses` for warpgroup q's operand (or `what`'s, e.g. "a tcgen05.mma"): bounds and
+    alignment checked, ordered after
+    prior stores (a barrier, and the writers' proxy fence) and after the TMA loads that filled
+    them (an observed mbarrier phase by `threads`); the caller records the pending read."""
     machine = interpreter.machine
     flat = addresses.reshape(-1).astype(np.int64)
     try:
-        machine.shared.check(flat, e)
+        machine.shared.check(flat, size)
     except AccessFault as fault:
         machine.error(op, f"{op.OPCODE} operand: {fault} (address "
                           f"{int(flat[fault.lanes[0]]):#x})", threads, kind="access")
-    flat = cta_offsets(machine, op, flat, np.full(flat.size, int(threads[0])), e)
-    refuse_unordered_read(machine, op, flat, e, threads, "a WGMMA")
-    every = np.concatenate([flat + b for b in range(e)])
-    machine.bulk.check_async_read(op, every, "a WGMMA")
-    machine.mbarriers.check_observed(op, every, threads, "a WGMMA")
+    flat = cta_offsets(machine, op, flat, np.full(flat.size, int(threads[0])), size)
+    refuse_unordered_read(machine, op, flat, size, threads, what)
+    every = np.concatenate([flat + i for i in range(size)])
+    machine.bulk.check_async_read(op, every, what)
+    machine.mbarriers.check_observed(op, every, threads, what)
     data = machine.shared.data
-    if e == 1:
-        return data[flat].reshape(addresses.shape)
-    return (data[flat] | (data[flat + 1].astype(np.uint16) << np.uint16(8))).astype(
-        np.uint16).reshape(addresses.shape)
+    out = np.zeros(flat.size, np.uint32)
+    for i in range(size):
+        out |= data[flat + i].astype(np.uint32) << np.uint32(8 * i)
+    return out.astype(f"uint{8 * size}").reshape(addresses.shape)
 
 
 def _values(raw, ptx_type: str, scale: int):

@@ -82,20 +82,17 @@ def operand_addresses(descriptor: int, role: str, major: str, n: int, element_by
             f"descriptor {int(descriptor):#x} has base offset {fields.base_offset}: the emulator "
             "runs swizzle patterns that start on their period (base offset 0) only; how the "
             "hardware applies a nonzero base offset is not stated by the PTX ISA")
-    offsets = _canonical_offsets(major, fields.mode.row_bytes, fields.leading_bytes,
+    offsets = canonical_offsets(major, fields.mode.row_bytes, fields.leading_bytes,
                                  fields.stride_bytes, M if role == "A" else n, element_bytes,
                                  K_BYTES // element_bytes)
-    addresses = fields.start_address + offsets
-    bits = fields.mode.bits
-    if bits:
-        mask = (1 << bits) - 1
-        addresses = addresses ^ (((addresses >> 7) & mask) << 4)
+    addresses = swizzle_addresses(fields.start_address + offsets, fields.mode.bits)
     return addresses if role == "A" else np.ascontiguousarray(addresses.T)  # B: (k, n)
 
 
-def _canonical_offsets(major: str, row: int, lbo: int, sbo: int, extent: int, e: int, k: int):
+def canonical_offsets(major: str, row: int, lbo: int, sbo: int, extent: int, e: int,
+                      k: int = K):
     """Byte offsets (int64, (extent, k)) of the canonical layout (module text) over the
-    operand's (MN, K) coordinates (i, j)."""
+    operand's (MN, K) coordinates (i, j); tcgen05 reads the same layouts (PTX ISA 9.7.16.3)."""
     t = 16 // e
     i = np.arange(extent, dtype=np.int64)[:, None]  # MN
     j = np.arange(k, dtype=np.int64)[None, :]       # K
@@ -109,6 +106,15 @@ def _canonical_offsets(major: str, row: int, lbo: int, sbo: int, extent: int, e:
         per_row = row // e
         off = e * (i % per_row) + lbo * (i // per_row) + row * (j % 8) + sbo * (j // 8)
     return off
+
+
+def swizzle_addresses(addresses, bits: int):
+    """Absolute shared byte addresses through the hardware swizzle of `bits` (module text: bits
+    4.. ^= bits 7..; 0: none)."""
+    if bits:
+        mask = (1 << bits) - 1
+        addresses = addresses ^ (((addresses >> 7) & mask) << 4)
+    return addresses
 
 
 @functools.lru_cache(maxsize=None)

@@ -61,6 +61,31 @@ func.func @sw128_mn_major_b(%p: !tylo.ptr<bf16, shared>, %z: i32) {
 
 // -----
 
+// A tcgen05 operand (tylo.tcgen05_descriptor) gets the same fields with the tcgen05 encoding
+// (PTX ISA 9.7.16.4.1, Table 40): version 0b001 in bits 46-48, swizzle code 2 (128B) in bits
+// 61-63: K-major bf16 SW128 (LBO 16, SBO 1024) = 0x4000404000010000 = 4611756662049538048; the
+// K step is one instruction's 256 bits of K, 32 bytes.
+// CHECK-LABEL: func.func @tcgen05_sw128_k_major
+// CHECK: tylo.tcgen05_descriptor "A" %{{.*}} {{.*}}fields = {swizzle = "128", major = "K", lbo = 16 : i64, sbo = 1024 : i64, base_offset = 0 : i64, static = 4611756662049538048 : i64, k_step = 32 : i64}
+func.func @tcgen05_sw128_k_major(%p: !tylo.ptr<bf16, shared>, %z: i32) {
+  %s = tylo.make_tile %p : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, Sw<3,3,3> o (128,64):(64,1)>
+  %d = tylo.tcgen05_descriptor "A" %s[%z, %z] : !tylo.tile<bf16, shared, Sw<3,3,3> o (128,64):(64,1)>
+  func.return
+}
+
+// -----
+
+// A row-major tile refused for a tcgen05 operand names it so.
+// CHECK-LABEL: {{^// -+$}}
+// CHECK-NEXT: tylo-recognize-swizzles: tcgen05 operand B at kernel.py:9: layout (64,64):(64,1) of BFloat16 is not a canonical swizzled encoding
+func.func @tcgen05_row_major_refused(%p: !tylo.ptr<bf16, shared>, %z: i32) {
+  %s = tylo.make_tile %p : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, (64,64):(64,1)>
+  %d = tylo.tcgen05_descriptor "B" %s[%z, %z] {site = "kernel.py:9"} : !tylo.tile<bf16, shared, (64,64):(64,1)>
+  func.return
+}
+
+// -----
+
 // A plain row-major tile (rows of 128 B, no swizzle) is no canonical encoding: refused,
 // naming the operand, the user's line (site) and the layout.
 // CHECK-LABEL: {{^// -+$}}

@@ -193,3 +193,24 @@ func.func @vector_stored_stage(%v: bf16) {
   %w:4 = tylo.wgmma_wait 0 (%r#0, %r#1, %r#2, %r#3) : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
   func.return
 }
+
+// A tcgen05.mma reads its shared operands through the async proxy too (B always, A unless it
+// is in TMEM): stores into them are fenced before the barrier; a stage only a TMEM-A MMA's A
+// would be (%u) needs none.
+// CHECK-LABEL: func.func @tcgen05_operands
+// CHECK:       tylo.store %v, %s
+// CHECK-NEXT:  tylo.fence "proxy_async"
+// CHECK-NEXT:  tylo.barrier
+// CHECK-NOT:   tylo.fence "proxy_async"
+// CHECK:       func.return
+func.func @tcgen05_operands(%v: bf16, %t: i32) {
+  %s = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
+  %u = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
+  tylo.store %v, %s : bf16, !tylo.ptr<bf16, shared>
+  tylo.barrier
+  tylo.store %v, %u : bf16, !tylo.ptr<bf16, shared>
+  tylo.barrier
+  %d = tylo.wgmma_encode %s, 4611756662049538048 : !tylo.ptr<bf16, shared>
+  tylo.tcgen05_mma_instr %t, %t, %d {kind = "f16", idesc = 135267472 : i64, a_tmem, enable_imm = 0 : i64} : i32
+  func.return
+}

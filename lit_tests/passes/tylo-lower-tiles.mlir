@@ -80,3 +80,15 @@ func.func @math(%p: !tylo.ptr<bf16, global>, %i: i32) {
   tylo.store_element %a, %tile[%i] : bf16, !tylo.tile<bf16, global, (32):(1)>
   func.return
 }
+
+// A tcgen05 operand's descriptor becomes tylo.wgmma_encode of the pointer at its origin, with
+// the recognised static word: the start-address field (bits 0-13, address >> 4) is encoded as
+// Hopper's (PTX ISA 9.7.16.4.1 Table 40); the other fields are the tcgen05 ones.
+// CHECK-LABEL: func.func @tcgen05_descriptor
+// CHECK:       %[[PTR:.*]] = tylo.ptr_add %p, %{{.*}} : !tylo.ptr<bf16, shared>, i32
+// CHECK-NEXT:  %d = tylo.wgmma_encode %[[PTR]], 4611756662049538048 {site = "k.py:3"} : !tylo.ptr<bf16, shared>
+func.func @tcgen05_descriptor(%p: !tylo.ptr<bf16, shared>, %z: i32, %k: i32) {
+  %s = tylo.make_tile %p : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, Sw<3,3,3> o (128,64):(64,1)>
+  %d = tylo.tcgen05_descriptor "A" %s[%z, %k] {site = "k.py:3", fields = {swizzle = "128", major = "K", lbo = 16 : i64, sbo = 1024 : i64, base_offset = 0 : i64, static = 4611756662049538048 : i64, k_step = 32 : i64}} : !tylo.tile<bf16, shared, Sw<3,3,3> o (128,64):(64,1)>
+  func.return
+}

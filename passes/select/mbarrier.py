@@ -69,6 +69,9 @@ class MBarrierSelection:
 
     @HANDLERS.on(T.FenceOp)
     def _FenceOp(self, op: T.FenceOp) -> None:
-        self.require(90, {"proxy_async": "fence.proxy.async"}.get(op.kind.data,
-                                                                 "fence.mbarrier_init"))
+        kind = op.kind.data
+        if kind.startswith("tcgen05_"):  # (Tcgen05Selection)
+            self.require_tcgen05(M.FENCES[kind].removesuffix(";"))
+        else:
+            self.require(90, {"proxy_async": "fence.proxy.async"}.get(kind, "fence.mbarrier_init"))
         self.emit(M.FenceOp(op.kind.data))

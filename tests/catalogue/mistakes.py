@@ -636,3 +636,5 @@ from cluster_mistakes import CLUSTER  # noqa: E402
 MISTAKES += CLUSTER
 from softmax_mistakes import SOFTMAX  # noqa: E402
 MISTAKES += SOFTMAX
+from tcgen05_mistakes import TCGEN05  # noqa: E402
+MISTAKES += TCGEN05

@@ -1,0 +1,244 @@
+"""Tylo's Blackwell ops (tcgen05, tensor memory), from the frontend's `tylo.mma` on a
+`Tcgen05MMA` atom and the TMEM builtins down to the scalar level that selection turns into the
+ptx ops of `tylo.dialects.ptx.tcgen05` (PTX ISA 9.7.16).
+
+* ``tylo.tcgen05_descriptor`` (i64): the shared-memory descriptor of operand A or B at a logical
+  origin of a shared tile (a `SwizzleOperand`: `tylo-recognize-swizzles` adds its ``fields``,
+  with the tcgen05 encoding's ``static`` word and ``k_step``, bytes per instruction along K);
+  `tylo-lower-tiles` turns it into ``tylo.wgmma_encode`` of the origin's pointer (the start
+  address field, bits 0-13, is encoded as Hopper's).
+* ``tylo.tcgen05_mma``: K / k instructions of an atom into the TMEM accumulator at ``d``;
+  ``tylo-lower-fragments`` (`passes.lower_tcgen05`) expands it into ``tylo.tcgen05_mma_instr``
+  (descriptors advanced by k_step per instruction, the instruction descriptor from the
+  operands' majorness).
+* ``tylo.tmem_load`` / ``tylo.tmem_wait`` / ``tylo.tmem_store``: a ``.32x32b`` transfer of a
+  fragment (one FragmentType result / operand before tylo-lower-fragments, its slots after).
+* ``tylo.tmem_alloc`` / ``tylo.tmem_dealloc`` / ``tylo.tmem_relinquish`` / ``tylo.tcgen05_commit``:
+  one ptx instruction each; the tcgen05 fences are kinds of ``tylo.fence``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, UnitAttr, i1, i32, i64
+from xdsl.irdl import (
+    AttrSizedOperandSegments, IRDLOperation, ParsePropInAttrDict, irdl_op_definition,
+    operand_def, opt_operand_def, opt_prop_def, prop_def, result_def, var_operand_def,
+    var_result_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from ...compiler.tmem import tmem_columns_valid
+from .types import PointerType
+from .wgmma_ops import MatrixDescriptorOp
+
+__all__ = ["Tcgen05DescriptorOp", "Tcgen05MmaOp", "Tcgen05MmaInstrOp", "Tcgen05CommitOp",
+           "TmemAllocOp", "TmemDeallocOp", "TmemRelinquishOp", "TmemLoadOp",
+           "TmemWaitOp", "TmemStoreOp", "TCGEN05_TYLO_OPS"]
+
+
+def _columns(op) -> None:
+    if not tmem_columns_valid(op.columns.value.data):
+        raise VerifyException(f"{op.name}: columns {op.columns.value.data} must be a power of "
+                              "two from 32 to 512")
+
+
+@irdl_op_definition
+class Tcgen05DescriptorOp(MatrixDescriptorOp, IRDLOperation):
+    """The tcgen05 shared-memory descriptor (i64) of operand ``role`` ("A" (M x K) or "B"
+    (K x N)) at logical ``origin`` of a shared tile (`MatrixDescriptorOp`; ``static`` in the
+    tcgen05 encoding, PTX ISA 9.7.16.4.1 Table 40; ``k_step`` per instruction's 256 bits of K)."""
+
+    name = "tylo.tcgen05_descriptor"
+    OPERAND: ClassVar[str] = "tcgen05 operand"
+
+
+@irdl_op_definition
+class Tcgen05MmaOp(IRDLOperation):
+    """``steps`` tcgen05.mma instructions of an atom (``kind``; ``types`` "c.a.b" in Tylo dtype
+    names; ``m``, ``n``, ``k``) accumulating A x B over K = steps * k into the TMEM accumulator
+    at address ``d`` (i32). ``a``: the A descriptor (i64, a `Tcgen05DescriptorOp`) or, with
+    ``a_tmem``, the TMEM address (i32) of A; ``b``: the B descriptor. ``accumulate`` (optional
+    i1) or ``zero`` (unit): whether the first instruction adds to D (else it overwrites D); with
+    neither it adds."""
+
+    name = "tylo.tcgen05_mma"
+    kind = prop_def(StringAttr)
+    types = prop_def(StringAttr)
+    m = prop_def(IntegerAttr[I64])
+    n = prop_def(IntegerAttr[I64])
+    k = prop_def(IntegerAttr[I64])
+    steps = prop_def(IntegerAttr[I64])
+    a_tmem = opt_prop_def(UnitAttr)
+    zero = opt_prop_def(UnitAttr)
+    d = operand_def(i32)
+    a = operand_def()
+    b = operand_def(i64)
+    accumulate = opt_operand_def(i1)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = ("$d `,` $a `,` $b (`accumulate` $accumulate^)? attr-dict `:` type($a)")
+
+    def __init__(self, atom, steps: int, d, a, b, accumulate=None, zero: bool = False,
+                 a_tmem: bool = False):
+        props = {"kind": StringAttr(atom.kind), "types": StringAttr(f"{atom.c}.{atom.a}.{atom.b}"),
+                 "m": IntegerAttr(atom.m, i64), "n": IntegerAttr(atom.n, i64),
+                 "k": IntegerAttr(atom.k, i64), "steps": IntegerAttr(steps, i64)}
+        if a_tmem:
+            props["a_tmem"] = UnitAttr()
+        if zero:
+            props["zero"] = UnitAttr()
+        super().__init__(operands=[d, a, b, [] if accumulate is None else [accumulate]],
+                         properties=props)
+
+    def verify_(self) -> None:
+        want = i32 if self.a_tmem is not None else i64
+        if self.a.type != want:
+            raise VerifyException(f"tcgen05_mma: A must be {want} "
+                                  f"({'a TMEM address' if want == i32 else 'a descriptor'})")
+        if self.steps.value.data < 1:
+            raise VerifyException("tcgen05_mma: steps >= 1")
+
+
+@irdl_op_definition
+class Tcgen05MmaInstrOp(IRDLOperation):
+    """One ``tcgen05.mma`` on scalars: ``kind``, the instruction descriptor ``idesc`` (a static
+    32-bit word), D address ``d`` (i32), A descriptor (i64) or TMEM address (i32, ``a_tmem``),
+    B descriptor; enable-input-d the i1 ``enable`` or the immediate ``enable_imm`` (0/1)."""
+
+    name = "tylo.tcgen05_mma_instr"
+    kind = prop_def(StringAttr)
+    idesc = prop_def(IntegerAttr[I64])
+    a_tmem = opt_prop_def(UnitAttr)
+    enable_imm = opt_prop_def(IntegerAttr[I64])
+    d = operand_def(i32)
+    a = operand_def()
+    b = operand_def(i64)
+    enable = opt_operand_def(i1)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = "$d `,` $a `,` $b (`,` $enable^)? attr-dict `:` type($a)"
+
+    def __init__(self, kind: str, idesc: int, d, a, b, enable, a_tmem: bool = False):
+        props = {"kind": StringAttr(kind), "idesc": IntegerAttr(idesc, i64)}
+        if a_tmem:
+            props["a_tmem"] = UnitAttr()
+        pred = []
+        if isinstance(enable, int):
+            props["enable_imm"] = IntegerAttr(enable, i64)
+        else:
+            pred = [enable]
+        super().__init__(operands=[d, a, b, pred], properties=props)
+
+
+@irdl_op_definition
+class Tcgen05CommitOp(IRDLOperation):
+    """``tcgen05.commit``: one arrival on the mbarrier (a shared pointer to i64) once every
+    prior tcgen05.mma of the thread completes."""
+
+    name = "tylo.tcgen05_commit"
+    barrier = operand_def(PointerType)
+    assembly_format = "$barrier attr-dict `:` type($barrier)"
+
+    def __init__(self, barrier):
+        super().__init__(operands=[barrier])
+
+
+@irdl_op_definition
+class TmemAllocOp(IRDLOperation):
+    """``tcgen05.alloc`` of ``columns`` columns; the address goes to the shared word ``slot``
+    (a shared pointer to 32-bit elements). Warp-collective."""
+
+    name = "tylo.tmem_alloc"
+    slot = operand_def(PointerType)
+    columns = prop_def(IntegerAttr[I64])
+    assembly_format = "$slot `,` $columns attr-dict `:` type($slot)"
+
+    def __init__(self, slot, columns: int):
+        super().__init__(operands=[slot], properties={"columns": IntegerAttr(columns, i64)})
+
+    def verify_(self) -> None:
+        _columns(self)
+        t = self.slot.type
+        if t.space.data != "shared":
+            raise VerifyException("tmem_alloc: the slot is a shared pointer")
+
+
+@irdl_op_definition
+class TmemDeallocOp(IRDLOperation):
+    """``tcgen05.dealloc`` of ``columns`` columns at TMEM ``address`` (i32). Warp-collective."""
+
+    name = "tylo.tmem_dealloc"
+    address = operand_def(i32)
+    columns = prop_def(IntegerAttr[I64])
+    assembly_format = "$address `,` $columns attr-dict"
+
+    def __init__(self, address, columns: int):
+        super().__init__(operands=[address], properties={"columns": IntegerAttr(columns, i64)})
+
+    def verify_(self) -> None:
+        _columns(self)
+
+
+@irdl_op_definition
+class TmemRelinquishOp(IRDLOperation):
+    """``tcgen05.relinquish_alloc_permit``. Warp-collective."""
+
+    name = "tylo.tmem_relinquish"
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class TmemLoadOp(IRDLOperation):
+    """``tcgen05.ld.32x32b`` at TMEM ``address`` (i32): ``values`` is one fragment (before
+    tylo-lower-fragments) or its 32-bit slots (after), pending until a `TmemWaitOp`."""
+
+    name = "tylo.tmem_load"
+    address = operand_def(i32)
+    values = var_result_def()
+    assembly_format = "$address attr-dict `:` type($values)"
+
+    def __init__(self, address, result_types):
+        super().__init__(operands=[address], result_types=[list(result_types)])
+
+
+@irdl_op_definition
+class TmemWaitOp(IRDLOperation):
+    """``tcgen05.wait::ld`` (kind "ld"; results = the loaded ``values``, defined here) or
+    ``::st`` (kind "st", no values)."""
+
+    name = "tylo.tmem_wait"
+    kind = prop_def(StringAttr)
+    values = var_operand_def()
+    ready = var_result_def()
+    assembly_format = ("$kind `(` $values `)` attr-dict `:` `(` type($values) `)` `->` "
+                       "`(` type($ready) `)`")
+
+    def __init__(self, kind: str, values=()):
+        values = list(values)
+        super().__init__(operands=[values], result_types=[[v.type for v in values]],
+                         properties={"kind": StringAttr(kind)})
+
+    def verify_(self) -> None:
+        if self.kind.data not in ("ld", "st"):
+            raise VerifyException("tmem_wait kind: 'ld' or 'st'")
+        if [r.type for r in self.ready] != [v.type for v in self.values]:
+            raise VerifyException("tmem_wait results have the types of its operands")
+
+
+@irdl_op_definition
+class TmemStoreOp(IRDLOperation):
+    """``tcgen05.st.32x32b`` of ``values`` (one fragment, or its slots after
+    tylo-lower-fragments) at TMEM ``address`` (i32)."""
+
+    name = "tylo.tmem_store"
+    address = operand_def(i32)
+    values = var_operand_def()
+    assembly_format = "$address `,` `(` $values `)` attr-dict `:` type($values)"
+
+    def __init__(self, address, values):
+        super().__init__(operands=[address, list(values)])
+
+
+TCGEN05_TYLO_OPS = (Tcgen05DescriptorOp, Tcgen05MmaOp, Tcgen05MmaInstrOp, Tcgen05CommitOp,
+                    TmemAllocOp, TmemDeallocOp, TmemRelinquishOp, TmemLoadOp,
+                    TmemWaitOp, TmemStoreOp)

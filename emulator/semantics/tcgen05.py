@@ -1,0 +1,280 @@
+"""Tensor memory and tcgen05 MMA: the ops of `tylo.dialects.ptx.tcgen05` (PTX ISA 9.7.16), on
+the per-CTA TMEM of `tylo.emulator.tmem`.
+
+* ``tcgen05.alloc`` / ``dealloc`` / ``relinquish_alloc_permit``, ``tcgen05.ld`` / ``st`` /
+  ``wait`` are warp-collective (`warp_collective`): every lane gives the same address. alloc
+  writes the column (lane 0) to the shared word through ``machine.store`` (so the CTA's race
+  record orders its readers by the barrier after it) from lane 0 of the warp.
+* ``tcgen05.ld.32x32b.xN``: warp w's lane l reads TMEM lane ``lane(taddr) + l``; the lane field
+  must be ``32 (w % 4)`` (9.7.16.8.1: a warp touches its band only), columns allocated, and no
+  pending MMA may write them. The destination registers are locked (`LOCK_LOAD`: neither read
+  nor written) until ``tcgen05.wait::ld`` of the thread, which returns them.
+* ``tcgen05.st``: writes the cells at issue (the same checks); ``wait::st`` has no further
+  effect here, since nothing the emulator runs can observe the cells before it.
+* ``tcgen05.mma`` (one thread, each thread of the issue group issuing its own): reads A and B AT
+  ISSUE, from shared memory through the descriptors (decoded with the one bit table,
+  `encodings.tcgen05_smem_descriptor`, read by the canonical layouts of
+  `wgmma_operands.canonical_offsets`; ordered after the stores and TMA loads that filled them
+  exactly as a WGMMA's reads, and recorded as pending reads until completion) or A from TMEM,
+  then waits in the thread's queue. Its D is written when it COMPLETES: at the thread's next
+  ``tcgen05.commit``, which completes the thread's queue in issue order (each MMA adding to what
+  the previous one left) and then arrives once on the mbarrier (9.7.16.10.10). Numerics: the
+  fused dot-add model of the wgmma emulation (`wgmma.multiply_add`, fitted on the H200's wgmma
+  and mma.sync, `wgmma.K_STEP` products a fused step; not measured on a Blackwell tensor core)
+  for ``.kind::f16``, ``.kind::tf32`` (the low 13 bits of each f32
+  ignored) and ``.kind::f8f6f4`` with E4M3/E5M2 (aligned as f16, as mma.sync's fp8), into F32;
+  ``.kind::i8`` exactly (wrapping to s32). F16 accumulators, the 6- and 4-bit types, negation,
+  saturation and sparsity are refused.
+* The tcgen05 fences (``ptx.fence``) have no data effect (the emulator issues in program order).
+"""
+
+from __future__ import annotations
+
+from xdsl.interpreter import InterpreterFunctions, impl, register_impls
+
+from ...compiler.encodings.tcgen05_instruction import decode_instruction_descriptor
+from ...compiler.encodings.tcgen05_smem_descriptor import decode_tcgen05_smem_descriptor
+from ...compiler.encodings.swizzle_modes import swizzle_mode
+from ...compiler.lazy_modules import np
+from ...dialects.ptx import tcgen05 as X
+from ..cluster import cta_offsets
+from ..tmem import PendingMma, split, tmem_of
+from . import ASYNC_REGISTER_OPS, warp_collective
+from .matrix import _NAN32, _decode
+from .wgmma import _read_shared, multiply_add
+from .wgmma_operands import canonical_offsets, swizzle_addresses
+
+LOCK_LOAD = 3
+"""`Machine.pending_registers` level of a tcgen05.ld destination: reads and writes refused."""
+
+OPERAND_TYPES = {"f16": {0: "f16", 1: "bf16"}, "tf32": {2: "tf32"},
+                 "f8f6f4": {0: "e4m3", 1: "e5m2"}, "i8": {0: "u8", 1: "s8"}}
+"""Per kind, the A/B type codes of the instruction descriptor (PTX Table 42) the emulator runs,
+as the PTX types `matrix._decode` reads (f8f6f4's 6- and 4-bit codes are not run)."""
+ELEMENT_BYTES = {"f16": 2, "tf32": 4, "f8f6f4": 1, "i8": 1}
+
+
+def _warps(interpreter):
+    """(threads (warps, 32), warp index in its CTA (warps,))."""
+    t = interpreter.threads.reshape(-1, 32)
+    return t, (t[:, 0] % interpreter.machine.threads_per_cta) // 32
+
+
+def _uniform(interpreter, op, value, what: str):
+    v = np.asarray(value).reshape(-1, 32)
+    bad = (v != v[:, :1]).any(axis=1)
+    if bad.any():
+        threads = interpreter.threads.reshape(-1, 32)[int(np.nonzero(bad)[0][0])]
+        interpreter.machine.error(op, f"{op.OPCODE}: {what} differs between the lanes of warp "
+                                      f"{int(threads[0]) // 32}; every lane must pass the same "
+                                      "value", threads)
+    return v[:, 0]
+
+
+def _band(interpreter, op, address: int, warp: int, count: int, threads):
+    """(tmem, lane, column) of a warp's .32x32b access of `count` columns, checked."""
+    machine = interpreter.machine
+    tmem = tmem_of(machine, int(threads[0]))
+    lane, column = split(address)
+    if lane != 32 * (warp % 4):
+        machine.error(op, f"{op.OPCODE}: warp {warp} accesses TMEM lanes {lane}..{lane + 31}; "
+                          f"a warp may touch only lanes {32 * (warp % 4)}..{32 * (warp % 4) + 31}"
+                          f" (warp % 4 = {warp % 4}, PTX ISA 9.7.16.8.1)", threads, kind="access")
+    bad = tmem.unallocated(column, count)
+    if bad is not None:
+        machine.error(op, f"{op.OPCODE}: column {bad} of TMEM address {address:#010x} (+{count} "
+                          f"columns) is not allocated; {tmem.describe()}", threads, kind="access")
+    return tmem, lane, column
+
+
+def _lock(machine, threads, names, level: int) -> None:
+    n = getattr(machine, "unit_threads", machine.threads_per_cta)
+    for name in names:
+        locks = machine.pending_registers.setdefault(name, np.zeros(n, np.int8))
+        locks[threads] = np.maximum(locks[threads], level)
+
+
+@register_impls
+class Tcgen05Semantics(InterpreterFunctions):
+    """Semantics of the tcgen05 ops (module text)."""
+
+    @impl(X.Tcgen05AllocOp)
+    def run_alloc(self, interpreter, op, args):
+        machine, ncols = interpreter.machine, op.ncols.value.data
+        dst = _uniform(interpreter, op, args[0], "the shared destination")
+        for w, threads in enumerate(interpreter.threads.reshape(-1, 32)):
+            tmem = tmem_of(machine, int(threads[0]))
+            if tmem.relinquished:
+                machine.error(op, "tcgen05.alloc after tcgen05.relinquish_alloc_permit: this CTA "
+                                  "gave up its permit to allocate", threads, kind="tmem")
+            column = tmem.allocate(ncols, op)
+            if column is None:
+                machine.error(op, f"tcgen05.alloc of {ncols} columns would wait forever: only "
+                                  f"{int((tmem.owner < 0).sum())} of 512 are free ("
+                                  f"{tmem.describe()})", threads, kind="tmem")
+            word = np.array([[column]], np.uint32).view(np.uint8)
+            machine.store(op, "shared", np.array([int(dst[w])], np.uint64), word,
+                          lanes=[w * 32])
+        return ()
+
+    @impl(X.Tcgen05DeallocOp)
+    def run_dealloc(self, interpreter, op, args):
+        machine = interpreter.machine
+        taddr = _uniform(interpreter, op, args[0], "the TMEM address")
+        for w, threads in enumerate(interpreter.threads.reshape(-1, 32)):
+            tmem = tmem_of(machine, int(threads[0]))
+            lane, column = split(int(taddr[w]))
+            why = f"lane field {lane} is not 0" if lane else tmem.free(column, op.ncols.value.data)
+            if why:
+                machine.error(op, f"tcgen05.dealloc {int(taddr[w]):#010x}: {why}", threads,
+                              kind="tmem")
+            if tmem.pending_writer(np.arange(128), column, op.ncols.value.data) is not None:
+                machine.error(op, "tcgen05.dealloc of columns a pending tcgen05.mma still writes "
+                                  "(commit and wait on its mbarrier first)", threads, kind="race")
+        return ()
+
+    @impl(X.Tcgen05RelinquishOp)
+    def run_relinquish(self, interpreter, op, args):
+        for threads in interpreter.threads.reshape(-1, 32):
+            tmem_of(interpreter.machine, int(threads[0])).relinquished = True
+        return ()
+
+    @impl(X.Tcgen05LdOp)
+    def run_ld(self, interpreter, op, args):
+        machine, num = interpreter.machine, len(op.values)
+        taddr = _uniform(interpreter, op, args[0], "the TMEM address")
+        groups, warps = _warps(interpreter)
+        out = np.zeros((groups.shape[0], 32, num), np.uint32)
+        for w, threads in enumerate(groups):
+            tmem, lane, column = _band(interpreter, op, int(taddr[w]), int(warps[w]), num, threads)
+            writer = tmem.pending_writer(np.arange(lane, lane + 32), column, num)
+            if writer is not None:
+                machine.error(op, f"TMEM read while a tcgen05.mma writing it may be pending: "
+                                  f"columns {column}..{column + num - 1} of lanes {lane}.."
+                                  f"{lane + 31} are its D, and no tcgen05.commit of its thread "
+                                  "has completed it (wait on the commit's mbarrier, then "
+                                  "tcgen05.fence::after_thread_sync)", threads, kind="race")
+            out[w] = tmem.cells[lane:lane + 32, column:column + num]
+        _lock(machine, interpreter.threads, [r.type.register_name for r in op.values], LOCK_LOAD)
+        return tuple(out[..., r].reshape(-1) for r in range(num))
+
+    @impl(X.Tcgen05StOp)
+    def run_st(self, interpreter, op, args):
+        num = len(op.values)
+        taddr = _uniform(interpreter, op, args[0], "the TMEM address")
+        values = np.stack([np.asarray(v, np.uint32) for v in args[1:]], -1).reshape(-1, 32, num)
+        groups, warps = _warps(interpreter)
+        for w, threads in enumerate(groups):
+            tmem, lane, column = _band(interpreter, op, int(taddr[w]), int(warps[w]), num, threads)
+            if tmem.pending_writer(np.arange(lane, lane + 32), column, num) is not None:
+                interpreter.machine.error(op, "tcgen05.st to TMEM a pending tcgen05.mma writes",
+                                          threads, kind="race")
+            tmem.cells[lane:lane + 32, column:column + num] = values[w]
+        return ()
+
+    @impl(X.Tcgen05WaitOp)
+    def run_wait(self, interpreter, op, args):
+        machine = interpreter.machine
+        if op.kind.data == "ld":
+            for name, locks in list(machine.pending_registers.items()):
+                locks[interpreter.threads] = np.where(
+                    locks[interpreter.threads] == LOCK_LOAD, 0, locks[interpreter.threads])
+                if not locks.any():
+                    del machine.pending_registers[name]
+        return tuple(args)
+
+    @impl(X.Tcgen05MmaOp)
+    def run_mma(self, interpreter, op, args):
+        for lane, thread in enumerate(interpreter.threads):
+            _issue(interpreter, op, [int(a[lane]) for a in args], int(thread))
+        return ()
+
+    @impl(X.Tcgen05CommitOp)
+    def run_commit(self, interpreter, op, args):
+        machine = interpreter.machine
+        bars = cta_offsets(machine, op, args[0], interpreter.threads, 8)
+        for lane, thread in enumerate(interpreter.threads):
+            tmem = tmem_of(machine, int(thread))
+            for p in tmem.pending.pop(int(thread), []):
+                view = tmem.cells[:p.m, p.column:p.column + p.n]
+                tmem.cells[:p.m, p.column:p.column + p.n] = p.compute(view)
+                machine.async_reads.release([p.key])
+            machine.mbarriers.arrive(op, bars[lane:lane + 1], interpreter.threads[lane:lane + 1])
+        return ()
+
+
+def _issue(interpreter, op, args, thread: int) -> None:
+    """Issue one tcgen05.mma for `thread` (module text)."""
+    machine = interpreter.machine
+    threads = np.array([thread])
+    d, a, b, idesc, enable = args
+    kind = op.kind.data
+    try:
+        f = decode_instruction_descriptor(idesc)
+    except Exception as e:  # GeometryError: a reserved bit
+        machine.error(op, f"tcgen05.mma instruction descriptor {idesc:#010x}: {e}", threads)
+    m, n = f["m_dim"] << 4, f["n_dim"] << 3
+    types = OPERAND_TYPES[kind]
+    modelled = (f["a_type"] in types and f["b_type"] in types and not f["saturate"]
+                and f["d_type"] == (2 if kind == "i8" else 1))
+    if not modelled or f["sparse"] or f["negate_a"] or f["negate_b"] or m != 128:
+        machine.error(op, f"tcgen05.mma .kind::{kind} (instruction descriptor {idesc:#010x}, "
+                          f"M = {m}): the emulator runs dense MMAs of M = 128 into F32 (S32 for "
+                          ".kind::i8) without negation or saturation, of the types "
+                          f"{sorted(t for ts in OPERAND_TYPES.values() for t in ts.values())}",
+                      threads, kind="fault")
+    e = ELEMENT_BYTES[kind]
+    k = 32 // e
+    tmem = tmem_of(machine, thread)
+    d_lane, d_col = split(d)
+    bad = tmem.unallocated(d_col, n)
+    if d_lane or bad is not None:
+        machine.error(op, f"tcgen05.mma D at {d:#010x} (lane {d_lane}, {n} columns): D starts at "
+                          f"lane 0 in allocated columns; {tmem.describe()}", threads, kind="access")
+    key = object()
+    raw = {}
+    for role, word, extent, transpose in (("B", b, n, f["transpose_b"]),
+                                          ("A", a, m, f["transpose_a"])):
+        if role == "A" and op.a_tmem.value.data:
+            a_lane, a_col = split(word)
+            words = k * e // 4
+            if a_lane or tmem.unallocated(a_col, words) is not None:
+                machine.error(op, f"tcgen05.mma A at TMEM {word:#010x}: lane 0, {words} allocated "
+                                  "columns", threads, kind="access")
+            cells = np.ascontiguousarray(tmem.cells[:m, a_col:a_col + words])
+            raw["A"] = cells.view(f"uint{8 * e}").reshape(m, k)
+            continue
+        try:
+            fields = decode_tcgen05_smem_descriptor(word)
+        except Exception as err:  # GeometryError: fixed bits, reserved bits, swizzle code
+            machine.error(op, f"tcgen05.mma {role} descriptor {word:#x}: {err}", threads)
+        if fields.base_offset and fields.swizzle_bytes > 16:
+            machine.error(op, f"tcgen05.mma {role} descriptor {word:#x}: base offset "
+                              f"{fields.base_offset} is not modelled (Tylo's tiles start on "
+                              "their swizzle period)", threads, kind="fault")
+        offsets = canonical_offsets("MN" if transpose else "K", fields.swizzle_bytes,
+                                    fields.lbo_bytes, fields.sbo_bytes, extent, e, k)
+        addresses = swizzle_addresses(fields.start_address + offsets,
+                                      swizzle_mode(fields.swizzle_bytes).bits)
+        raw[role] = _read_shared(interpreter, op, addresses, 0, threads, e, "a tcgen05.mma")
+        flat = cta_offsets(machine, op, addresses.reshape(-1),
+                           np.full(addresses.size, thread), e)
+        machine.async_reads.add(key, flat, e, op, threads, "a tcgen05.mma")
+    in_a, in_b = types[f["a_type"]], types[f["b_type"]]
+    Av = _decode(raw["A"].astype(np.uint32), in_a)[None]    # (1, m, k)
+    Bv = _decode(raw["B"].T.astype(np.uint32), in_b)[None]  # (1, k, n)
+    if kind != "i8":
+        def compute(current, Av=Av, Bv=Bv, add=bool(enable)):
+            C = current.view(np.float32) if add else np.zeros(current.shape, np.float32)
+            D = multiply_add(Av, Bv, C[None], in_a)[0]
+            return np.where(np.isnan(D), np.uint32(_NAN32), D.view(np.uint32))
+    else:
+        def compute(current, Ai=Av[0], Bi=Bv[0], add=bool(enable)):
+            C = current.view(np.int32).astype(np.int64) if add else 0
+            return ((Ai @ Bi + C) & 0xFFFFFFFF).astype(np.uint32)
+    tmem.pending.setdefault(thread, []).append(PendingMma(d_col, m, n, compute, key))
+
+
+warp_collective(X.Tcgen05AllocOp, X.Tcgen05DeallocOp, X.Tcgen05RelinquishOp, X.Tcgen05LdOp,
+                X.Tcgen05StOp, X.Tcgen05WaitOp)
+ASYNC_REGISTER_OPS.update({X.Tcgen05WaitOp})

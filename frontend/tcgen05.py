@@ -1,0 +1,321 @@
+"""Blackwell tensor memory and tcgen05 MMA in kernels (sm_100a; host model:
+`tylo.compiler.tmem`, `tylo.compiler.plans.tcgen05_mma`; IR: `tylo.dialects.tylo.tcgen05_ops`;
+PTX ISA 9.7.16).
+
+A 128 x N x K product into a TMEM accumulator, issued by one thread (the whole kernel:
+docs/kernel_language.md section 14, examples/blackwell/gemm.py)::
+
+    atom = tylo.Tcgen05MMA((128, 64, 16), tylo.BFloat16)
+    slot = tylo.shared_alloc(tylo.Int32, 1)
+    if warp == 0:
+        tylo.tmem_allocate(64, into=slot)                     # warp-collective
+    tylo.tcgen05_fence_before_thread_sync(); tylo.barrier(); tylo.tcgen05_fence_after_thread_sync()
+    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0]  # the TMEM address
+    d = tylo.accumulator(atom, base)
+    a = tylo.tcgen05_operand(atom, "A", a_tile)               # shared (128, K), canonical
+    b = tylo.tcgen05_operand(atom, "B", b_tile)               # shared (K, 64)
+    if t == 0:
+        tylo.mma(atom, d, a, b, k=K, accumulate=False)        # K / 16 tcgen05.mma
+        tylo.commit_mma(bar)                                  # arrives once they completed
+    bar.wait(0); tylo.tcgen05_fence_after_thread_sync()
+    band = tylo.TmemTile(tylo.Float32, base + ((warp * 32) << 16), tylo.Layout((32, 64), (1, 128)))
+    c = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((32, 64), 1), band)))
+
+Every builtin here is refused at the user's line on a target without tcgen05 (sm_90a, sm_120a:
+`compiler.ptx_types.tcgen05_target_error`), naming the instruction and the target.
+"""
+
+from __future__ import annotations
+
+from ..compiler import dtypes
+from ..compiler.errors import GeometryError, PlanError, TypeMismatchError, UnsupportedError, user_location
+from ..compiler.int_tuple import is_int
+from ..compiler.layout import Layout
+from ..compiler.plans.tcgen05_mma import Tcgen05MMA
+from ..compiler.plans.tcgen05_mma import tcgen05_operand as host_operand
+from ..compiler.ptx_types import tcgen05_target_error
+from ..compiler.tmem import TMEM_LANES, TmemPartition, TmemTile, check_tmem_columns
+from ..dialects.builder import emit
+from ..dialects.scalars import Scalar
+from ..dialects.tylo.mbarrier_ops import FenceOp
+from ..dialects.tylo.tcgen05_ops import (
+    Tcgen05CommitOp, Tcgen05DescriptorOp, Tcgen05MmaOp, TmemAllocOp,
+    TmemDeallocOp, TmemLoadOp, TmemRelinquishOp, TmemStoreOp, TmemWaitOp,
+)
+from .fragments import Fragment, fragment_type
+from .packing import PackedFragment, word_ownership
+from .tiles import Pointer, Tile, _index
+from .tracing import current
+
+__all__ = ["tmem_allocate", "tmem_deallocate", "tmem_relinquish_permit",
+           "tcgen05_fence_before_thread_sync", "tcgen05_fence_after_thread_sync", "load_async",
+           "wait_load", "store_async", "wait_stores", "tcgen05_operand", "tcgen05_mma",
+           "commit_mma", "KernelTcgen05Operand", "PendingTmemLoad"]
+
+
+
+def _require(instruction: str) -> None:
+    why = tcgen05_target_error(current().arch, instruction)
+    if why is not None:
+        raise UnsupportedError(why)
+
+
+def _address(x, what: str):
+    """The i32 SSA value of a TMEM address (static int or runtime 32-bit Scalar)."""
+    if isinstance(x, Scalar):
+        if x.dtype.bits != 32 or x.dtype.is_float:
+            raise TypeMismatchError(f"{what}: a TMEM address is a 32-bit integer, got {x.dtype}")
+        return x.value
+    if is_int(x):
+        return _index(x, what)
+    raise TypeMismatchError(f"{what}: {x!r} is not a TMEM address (an int or a 32-bit Scalar)")
+
+
+# -- allocation and fences ----------------------------------------------------------------------
+
+def tmem_allocate(columns: int, into: Pointer) -> None:
+    """``tcgen05.alloc.cta_group::1``: allocate `columns` TMEM columns (a power of two from 32
+    to 512, all 128 lanes) and write their address to the shared 32-bit word `into` (a shared
+    `Pointer` of UInt32 or Int32, e.g. ``shared_alloc(UInt32, 1)``). One warp executes it,
+    converged; the CTA reads the address after a barrier (with
+    `tcgen05_fence_before_thread_sync` / `tcgen05_fence_after_thread_sync` around it). Every
+    allocation must be returned (`tmem_deallocate`) before the CTA exits.
+    Raises PlanError for another column count, TypeMismatchError for another slot,
+    UnsupportedError on a target without tcgen05 (PTX ISA 9.7.16.7.1)."""
+    _require("tcgen05.alloc")
+    check_tmem_columns(columns)
+    if not (isinstance(into, Pointer) and into.space == "shared" and into.dtype.bytes == 4
+            and not into.dtype.is_float):
+        raise TypeMismatchError(f"tmem_allocate: into = {into!r} must be a shared pointer to a "
+                                "32-bit integer (shared_alloc(UInt32, 1))")
+    emit(TmemAllocOp(into.value, columns))
+
+
+def tmem_deallocate(address, columns: int) -> None:
+    """``tcgen05.dealloc.cta_group::1``: return the `columns` columns allocated at TMEM
+    `address`. One warp, converged, after every TMEM access to them completed (a
+    `tcgen05_fence_after_thread_sync` after the barrier that orders them). Raises PlanError for
+    a bad column count, UnsupportedError on a target without tcgen05."""
+    _require("tcgen05.dealloc")
+    check_tmem_columns(columns)
+    emit(TmemDeallocOp(_address(address, "tmem_deallocate"), columns))
+
+
+def tmem_relinquish_permit() -> None:
+    """``tcgen05.relinquish_alloc_permit.cta_group::1``: this CTA allocates no more TMEM (one
+    warp, converged); other CTAs on the SM no longer wait for it. Allocating after it is an
+    error (PTX ISA 9.7.16.7.1)."""
+    _require("tcgen05.relinquish_alloc_permit")
+    emit(TmemRelinquishOp())
+
+
+def tcgen05_fence_before_thread_sync() -> None:
+    """``tcgen05.fence::before_thread_sync``: this thread's prior tcgen05 operations are ordered
+    before the thread synchronization that follows (a barrier, an mbarrier arrive)."""
+    _require("tcgen05.fence::before_thread_sync")
+    emit(FenceOp("tcgen05_before"))
+
+
+def tcgen05_fence_after_thread_sync() -> None:
+    """``tcgen05.fence::after_thread_sync``: this thread's later tcgen05 operations are ordered
+    after the thread synchronization before it (a barrier, an mbarrier wait)."""
+    _require("tcgen05.fence::after_thread_sync")
+    emit(FenceOp("tcgen05_after"))
+
+
+# -- TMEM <-> registers -------------------------------------------------------------------------
+
+class PendingTmemLoad:
+    """A ``tcgen05.ld`` in flight: only `wait_load` accepts it (its registers are undefined
+    before ``tcgen05.wait::ld``, PTX ISA 9.7.16.8.5). ``value``: the fragment of 32-bit words
+    (``words``: their ownership); ``dtype``/``ownership``: the elements'."""
+
+    __slots__ = ("value", "dtype", "ownership", "words")
+
+    def __init__(self, value, dtype, ownership, words):
+        self.value, self.dtype, self.ownership, self.words = value, dtype, ownership, words
+
+    def __repr__(self) -> str:
+        return f"<pending TMEM load of {self.dtype}, {self.ownership.values} values>"
+
+
+def _partition(p, what: str) -> TmemPartition:
+    if not isinstance(p, TmemPartition):
+        raise TypeMismatchError(f"{what}: {p!r} is not a TMEM partition (tylo.partition("
+                                "TmemTransfer(...), TmemTile(...)))")
+    return p
+
+
+def load_async(partition: TmemPartition) -> PendingTmemLoad:
+    """``tcgen05.ld.sync.aligned.32x32b.x{num}.b32``: the warp loads its partition (lane l: TMEM
+    lane 32 * band + l, register r: column + r), pending until `wait_load`. All 32 lanes of the
+    warp whose index % 4 is the partition's band execute it, converged (the emulator checks the
+    band). Float32 / Int32 partitions load one value a register; BFloat16 / Float16 ones two
+    (the even position in the low half: `TmemTile`), as a `PackedFragment`.
+    TypeMismatchError for anything but a partition."""
+    _require("tcgen05.ld")
+    p = _partition(partition, "load_async")
+    own = p.transfer.ownership
+    words = word_ownership(own, 2) if p.packed else own
+    word_type = dtypes.UInt32 if p.packed else p.tile.dtype
+    op = emit(TmemLoadOp(_address(p.address, "load_async"), [fragment_type(word_type, words)]))
+    return PendingTmemLoad(op.values[0], p.tile.dtype, own, words)
+
+
+def wait_load(pending: PendingTmemLoad):
+    """``tcgen05.wait::ld``: wait for every prior TMEM load of the thread; returns this load's
+    values with the transfer's ownership (thread t holds index t of the 32-axis): a Fragment
+    for Float32 / Int32, a `PackedFragment` for BFloat16 / Float16.
+    TypeMismatchError for anything but `load_async`'s result."""
+    if not isinstance(pending, PendingTmemLoad):
+        raise TypeMismatchError(f"wait_load: {pending!r} is not load_async's pending load")
+    _require("tcgen05.wait::ld")
+    op = emit(TmemWaitOp("ld", [pending.value]))
+    if pending.words is pending.ownership:
+        return Fragment(op.ready[0], pending.dtype, pending.ownership)
+    words = Fragment(op.ready[0], dtypes.UInt32, pending.words)
+    return PackedFragment(words, pending.dtype, pending.ownership)
+
+
+def store_async(partition: TmemPartition, fragment) -> None:
+    """``tcgen05.st.sync.aligned.32x32b.x{num}.b32``: the warp stores `fragment` into its
+    partition: a Fragment of the partition's Float32 / Int32 type, or a `PackedFragment` of
+    its BFloat16 / Float16 type (``tylo.pack(f)``), with the transfer's ownership; the cells
+    are in use until `wait_stores`. TypeMismatchError for another type or ownership."""
+    _require("tcgen05.st")
+    p = _partition(partition, "store_async")
+    if p.packed and isinstance(fragment, PackedFragment):
+        words = fragment.words
+    elif not p.packed and isinstance(fragment, Fragment):
+        words = fragment
+    else:
+        raise TypeMismatchError(f"store_async: {fragment!r} into a {p.tile.dtype} partition: "
+                                f"{'a PackedFragment (tylo.pack)' if p.packed else 'a Fragment'} "
+                                "is stored there")
+    p.check_fragment(fragment.dtype, fragment.ownership)
+    emit(TmemStoreOp(_address(p.address, "store_async"), [words.value]))
+
+
+def wait_stores() -> None:
+    """``tcgen05.wait::st``: wait for every prior TMEM store of the thread (warp-collective)."""
+    _require("tcgen05.wait::st")
+    emit(TmemWaitOp("st", []))
+
+
+# -- operands and MMA ---------------------------------------------------------------------------
+
+class KernelTcgen05Operand:
+    """Operand ``role`` of ``atom`` in a kernel: the i64 descriptor ``value`` of ``tile`` at
+    ``origin`` (static geometry checked by the host `tcgen05_operand`)."""
+
+    __slots__ = ("atom", "role", "tile", "origin", "value")
+
+    def __init__(self, atom, role, tile, origin, value):
+        self.atom, self.role, self.tile, self.origin, self.value = atom, role, tile, origin, value
+
+    def __repr__(self) -> str:
+        return f"<tcgen05 operand {self.role} of {self.atom}>"
+
+
+def tcgen05_operand(atom, role=None, tile=None, origin=(0, 0), base_address: int = 0):
+    """Operand A (M, K) or B (K, N) of a `Tcgen05MMA` at the zero-based logical `origin` of a
+    canonical shared tile. In a kernel `tile` is a `SharedTile` whose layout is a canonical
+    swizzled encoding (``shared_tile(TMATile(...))``); the descriptor's start address is formed
+    at run time, its other fields by tylo-recognize-swizzles. ``tcgen05_operand(operand,
+    origin)`` is the same tile at another origin. Outside a kernel `tile` is a layout and this
+    is the host `tylo.compiler.plans.tcgen05_mma.tcgen05_operand`.
+
+    Raises GeometryError / PlanError / TypeMismatchError as the host function (origin multiples
+    of 8, the non-K extent covering M or N, canonical storage, no MN-major tf32) and for a tile
+    of another element type."""
+    if isinstance(atom, KernelTcgen05Operand):
+        return tcgen05_operand(atom.atom, atom.role, atom.tile, role if role is not None else origin)
+    if not isinstance(tile, Tile):
+        return host_operand(atom, role, tile, origin, base_address)
+    if not isinstance(atom, Tcgen05MMA):
+        raise PlanError(f"tcgen05_operand: {atom!r} is not a Tcgen05MMA")
+    _require("tcgen05.mma")
+    if tile.space != "shared":
+        raise TypeMismatchError(f"tcgen05_operand: {tile!r} is not a shared tile")
+    want = atom.a if role == "A" else atom.b
+    if role in ("A", "B") and tile.dtype is not want:
+        raise TypeMismatchError(f"tcgen05_operand: operand {role} tile holds {tile.dtype}, the "
+                                f"atom takes {want}")
+    coords = tuple(origin) if isinstance(origin, (tuple, list)) else ()
+    if len(coords) != 2 or not all(is_int(c) for c in coords):
+        raise GeometryError(f"tcgen05_operand: origin {origin!r} must be two static ints")
+    host_operand(atom, role, tile.layout, coords, 0)
+    loc = user_location(2)
+    site = f"{loc.filename}:{loc.line}" if loc is not None else None
+    op = emit(Tcgen05DescriptorOp(role, tile.value, [_index(c, "origin") for c in coords], site))
+    return KernelTcgen05Operand(atom, role, tile, coords, op.result)
+
+
+def _check_accumulator(atom: Tcgen05MMA, d) -> None:
+    if not isinstance(d, TmemTile):
+        raise TypeMismatchError(f"mma: the accumulator {d!r} must be a TmemTile "
+                                "(tylo.accumulator(atom, address))")
+    if d.dtype != atom.c or d.layout != atom.operand_layout("C"):
+        raise GeometryError(f"mma: the accumulator must be accumulator(atom, address): "
+                            f"{atom.c} with layout {atom.operand_layout('C')}, got {d}")
+
+
+def tcgen05_mma(atom: Tcgen05MMA, d: TmemTile, a, b, k=None, accumulate=True) -> None:
+    """``tylo.mma`` for a `Tcgen05MMA` atom: issue K / k ``tcgen05.mma.cta_group::1`` from ONE
+    thread (guard it: ``if tylo.elect_one():`` in one warp), accumulating a x b over logical K
+    into the TMEM accumulator `d` (`accumulator(atom, address)`).
+
+    a: `tcgen05_operand(atom, "A", tile)` or a `TmemTile` of the atom's A type in the
+    accumulator convention, layout ``Layout((128, K), (1, 128))`` (lane m holds row m); b:
+    `tcgen05_operand(atom, "B", tile)`. k: the logical K (default the atom's k), a positive
+    multiple of the atom's k covered by the operands from their origins. accumulate: True /
+    False, or a runtime Bool; false makes the first instruction overwrite d. Nothing waits:
+    `commit_mma` signals completion on an mbarrier.
+
+    Raises TypeMismatchError / GeometryError for operands of another atom, role or layout,
+    PlanError for a bad K, UnsupportedError on a target without tcgen05."""
+    _require("tcgen05.mma")
+    if not isinstance(atom, Tcgen05MMA):
+        raise PlanError(f"mma: {atom!r} is not a Tcgen05MMA")
+    _check_accumulator(atom, d)
+    K = atom.k if k is None else k
+    steps = atom.k_steps(K)
+    a_tmem = isinstance(a, TmemTile)
+    for want, x in (("A", a), ("B", b)):
+        if want == "A" and a_tmem:
+            if a.dtype != atom.a or a.layout != Layout((atom.m, K), (1, TMEM_LANES)):
+                raise GeometryError(f"mma: A in TMEM must be a {atom.a} TmemTile with layout "
+                                    f"{Layout((atom.m, K), (1, TMEM_LANES))}, got {a}")
+            continue
+        # (atoms compare by identity: the same shape and types is the same atom)
+        if not isinstance(x, KernelTcgen05Operand) or x.role != want or str(x.atom) != str(atom):
+            raise TypeMismatchError(f"mma: operand {want} must be tcgen05_operand(atom, '{want}', "
+                                    f"tile) of this atom, got {x!r}")
+        kaxis = 1 if want == "A" else 0
+        extent = x.tile.layout.shape[kaxis]
+        if x.origin[kaxis] + K > extent:
+            raise GeometryError(f"mma: K = {K} from operand {want}'s origin {x.origin[kaxis]} runs "
+                                f"past the tile's extent {extent} along axis {kaxis}")
+    pred, zero = None, False
+    if isinstance(accumulate, bool):
+        zero = not accumulate
+    elif isinstance(accumulate, Scalar) and accumulate.dtype is dtypes.Bool:
+        pred = accumulate.value
+    else:
+        raise TypeMismatchError(f"mma: accumulate = {accumulate!r} must be True, False or a "
+                                "runtime Bool")
+    a_value = _address(a.address, "mma A") if a_tmem else a.value
+    emit(Tcgen05MmaOp(atom, steps, _address(d.address, "mma accumulator"), a_value, b.value,
+                      pred, zero, a_tmem))
+
+
+def commit_mma(barrier) -> None:
+    """``tcgen05.commit.cta_group::1.mbarrier::arrive::one``: one arrival on `barrier` once every
+    prior tcgen05.mma of this thread has completed (their results are in TMEM and their shared
+    operands read). The same single thread that issued them; no wait is implied.
+    TypeMismatchError for anything but an `MBarrier`."""
+    _require("tcgen05.commit")
+    pointer = getattr(barrier, "pointer", None)  # an MBarrier (frontend.mbarrier)
+    if not (isinstance(pointer, Pointer) and pointer.space == "shared" and pointer.dtype.bytes == 8):
+        raise TypeMismatchError(f"commit_mma: {barrier!r} is not an mbarrier (tylo.mbarriers(n)[i])")
+    emit(Tcgen05CommitOp(pointer.value))

@@ -1,0 +1,175 @@
+"""Kernels of the tcgen05 / TMEM tests (tests/emulator/test_tcgen05_emulation.py,
+tests/frontend/test_tcgen05.py, the catalogue): one CTA of 128 threads (four warps, one per
+32-lane TMEM band), compiled for sm_100a."""
+
+from __future__ import annotations
+
+import tylo
+from tylo import BFloat16, Float32, Int8, Int32, TMATile, UInt8, shared_layout
+
+ARCH = "sm_100a"
+
+
+@tylo.kernel
+def tmem_roundtrip(out, x, n: tylo.constexpr, columns: tylo.constexpr, band_shift: tylo.constexpr = 0,
+                   freed: tylo.constexpr = None):
+    """out = 2 x through TMEM: warp w stores its 32 rows (n Float32 values a thread) into lanes
+    32 w .., loads them back; allocation, fences, relinquish and deallocation around it.
+    Mistakes: `band_shift` 1 makes warp w use band w + 1; `freed` deallocates that many columns
+    instead of `columns` (0: none)."""
+    warp, lane = tylo.warp_id(), tylo.lane_id()
+    transfer = tylo.TmemTransfer((32, n), 1)
+    slot = tylo.shared_alloc(Int32, 1)
+    if warp == 0:
+        tylo.tmem_allocate(columns, into=slot)
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    tylo.tcgen05_fence_after_thread_sync()
+    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0]
+    band = tylo.TmemTile(Float32, base + ((((warp + band_shift) % 4) * 32) << 16),
+                         tylo.Layout((32, n), (1, 128)))
+    part = tylo.partition(transfer, band)
+    f = tylo.load_fragment(transfer.ownership, tylo.window(x, (warp * 32, 0), (32, n)), lane)
+    tylo.store_async(part, f * 2.0)
+    tylo.wait_stores()
+    g = tylo.wait_load(tylo.load_async(part))
+    tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    if warp == 0:
+        tylo.tcgen05_fence_after_thread_sync()
+        tylo.tmem_relinquish_permit()
+        if freed != 0:
+            tylo.tmem_deallocate(base, columns if freed is None else freed)
+
+
+@tylo.kernel
+def tmem_roundtrip_packed(out, x, n: tylo.constexpr):
+    """out = x (BFloat16, n values a thread) through TMEM as packed pairs: tylo.pack, tcgen05.st,
+    tcgen05.ld, tylo.unpack."""
+    warp, lane = tylo.warp_id(), tylo.lane_id()
+    transfer = tylo.TmemTransfer((32, n), 1)
+    slot = tylo.shared_alloc(Int32, 1)
+    if warp == 0:
+        tylo.tmem_allocate(32, into=slot)
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    tylo.tcgen05_fence_after_thread_sync()
+    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0]
+    band = tylo.TmemTile(BFloat16, base + ((warp * 32) << 16), tylo.Layout((32, n), (1, 128)))
+    part = tylo.partition(transfer, band)
+    f = tylo.load_fragment(transfer.ownership, tylo.window(x, (warp * 32, 0), (32, n)), lane)
+    tylo.store_async(part, tylo.pack(f))
+    tylo.wait_stores()
+    g = tylo.unpack(tylo.wait_load(tylo.load_async(part)))
+    tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    if warp == 0:
+        tylo.tcgen05_fence_after_thread_sync()
+        tylo.tmem_deallocate(base, 32)
+
+
+@tylo.kernel
+def tmem_allocations(out, first: tylo.constexpr, second: tylo.constexpr,
+                     relinquish: tylo.constexpr):
+    """Warp 0 allocates `first` columns (and relinquishes the permit when `relinquish`), then
+    warp 1 allocates `second`; out[0], out[1] = the two addresses."""
+    warp, t = tylo.warp_id(), tylo.thread_idx()
+    slots = tylo.shared_alloc(Int32, 2)
+    view = tylo.SharedTile(slots, tylo.Layout((2,), (1,)))
+    if warp == 0:
+        tylo.tmem_allocate(first, into=slots)
+        if relinquish:
+            tylo.tmem_relinquish_permit()
+    tylo.barrier()
+    if warp == 1:
+        tylo.tmem_allocate(second, into=slots + 1)
+    tylo.barrier()
+    if t < 2:
+        out[t] = view[t]
+    tylo.barrier()
+    if warp == 0:
+        tylo.tmem_deallocate(view[0], first)
+    if warp == 1:
+        tylo.tmem_deallocate(view[1], second)
+
+
+def _fill(tile, src, rows: int, cols: int, t):
+    for i in tylo.static_range(rows * cols // 128):
+        idx = t + 128 * i
+        tile[idx // cols, idx % cols] = src[idx // cols, idx % cols]
+
+
+@tylo.kernel
+def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.constexpr,
+              dtype: tylo.constexpr, row_bytes: tylo.constexpr, a_tmem: tylo.constexpr = False,
+              mistake: tylo.constexpr = None, transposed: tylo.constexpr = False):
+    """out (128, n) = A (128, k) @ B (k, n) by one thread's tcgen05.mma (dtype BFloat16 into
+    Float32, or Int8 into Int32): operands stored by the CTA into canonical shared tiles (B's
+    inner axis `b_axis`: 0 K-major, 1 MN-major; rows of `row_bytes`); commit on an mbarrier,
+    wait, TMEM -> registers -> global. With `a_tmem` A (bf16) is packed and stored into TMEM
+    columns max(32, n) .. by tcgen05.st (warp w its rows 32 w ..) and the MMA reads it there. Mistakes: "no_commit" loads D without the
+    commit and its wait (a barrier instead); "overwrite" stores into A's stage before the
+    commit. `transposed`: read D through the permuted transfer ((n, 32), axis 0: logical (column,
+    lane)) into out (n, 128) = D^T."""
+    t, warp, lane = tylo.thread_idx(), tylo.warp_id(), tylo.lane_id()
+    acc_type = Int32 if dtype in (Int8, UInt8) else Float32
+    atom = tylo.Tcgen05MMA((128, n, 256 // dtype.bits), dtype, acc_type)
+    sa = tylo.SharedTile(tylo.shared_alloc(dtype, 128 * k, align=1024),
+                         shared_layout(TMATile(dtype, (128, k), 1, row_bytes)))
+    sb = tylo.SharedTile(tylo.shared_alloc(dtype, k * n, align=1024),
+                         shared_layout(TMATile(dtype, (k, n), b_axis, row_bytes)))
+    slot = tylo.shared_alloc(Int32, 1)
+    bars = tylo.mbarriers(1)
+    columns = 2 * max(32, n) if a_tmem else max(32, n)
+    if warp == 0:
+        tylo.tmem_allocate(columns, into=slot)
+    if t == 0:
+        bars[0].init(1)
+        tylo.fence_mbarrier_init()
+    _fill(sa, A, 128, k, t)
+    _fill(sb, B, k, n, t)
+    tylo.fence_proxy_async()
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    tylo.tcgen05_fence_after_thread_sync()
+    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0]
+    d = tylo.accumulator(atom, base)
+    a = tylo.tcgen05_operand(atom, "A", sa)
+    b = tylo.tcgen05_operand(atom, "B", sb)
+    if a_tmem:
+        rows = tylo.TmemTransfer((32, k), 1)
+        a_band = tylo.TmemTile(dtype, base + ((warp * 32) << 16) + max(32, n),
+                               tylo.Layout((32, k), (1, 128)))
+        f = tylo.load_fragment(rows.ownership, tylo.window(A, (warp * 32, 0), (32, k)), lane)
+        tylo.store_async(tylo.partition(rows, a_band), tylo.pack(f))
+        tylo.wait_stores()
+        tylo.tcgen05_fence_before_thread_sync()
+        tylo.barrier()
+        tylo.tcgen05_fence_after_thread_sync()
+        a = tylo.TmemTile(dtype, base + max(32, n), tylo.Layout((128, k), (1, 128)))
+    if t == 0:
+        tylo.mma(atom, d, a, b, k=k, accumulate=False)
+        if mistake == "overwrite":
+            sa[0, 0] = A[0, 0]
+        if mistake != "no_commit":
+            tylo.commit_mma(bars[0])
+    if mistake == "no_commit":
+        tylo.barrier()
+    else:
+        bars[0].wait(0)
+    tylo.tcgen05_fence_after_thread_sync()
+    if transposed:
+        view = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((n, 32), (128, 1)))
+        g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((n, 32), 0), view)))
+        tylo.store(tylo.window(out, (0, warp * 32), (n, 32)), g, lane)
+    else:
+        band = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((32, n), (1, 128)))
+        g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((32, n), 1), band)))
+        tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    if warp == 0:
+        tylo.tcgen05_fence_after_thread_sync()
+        tylo.tmem_deallocate(base, columns)

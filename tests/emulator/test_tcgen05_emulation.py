@@ -1,0 +1,171 @@
+"""The emulator's TMEM and tcgen05 (emulator/tmem.py, emulator/semantics/tcgen05.py): TMEM round
+trips through .32x32b transfers (packed 16-bit ones too), tcgen05.mma products (K- and MN-major
+B, 128/64/32-byte rows, bf16, tf32, fp8 and int8, A from shared memory or TMEM) against numpy, and the rules the emulator enforces:
+a warp's lane band, allocated columns, the allocator's limits and permit, deallocation, reading
+D before the commit that completes the MMA, overwriting an operand a pending MMA reads. Kernels:
+tcgen05_kernels.py, compiled for sm_100a (``emulate[...].for_arch``)."""
+
+import numpy as np
+import pytest
+
+import tylo
+from tylo import BFloat16, Float8E5M2, Float32, Int8
+
+from tcgen05_kernels import ARCH, mma_128xn, tmem_allocations, tmem_roundtrip, tmem_roundtrip_packed
+
+
+def _emulate(kernel, *args):
+    kernel.emulate[1, 128].for_arch(ARCH)(*args)
+
+
+def test_tmem_roundtrip():
+    x = np.random.default_rng(1).standard_normal((128, 8)).astype(np.float32)
+    out = np.full_like(x, np.nan)
+    _emulate(tmem_roundtrip, out, x, 8, 32)
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+@pytest.mark.parametrize("n, k, b_axis, dtype, row_bytes", [
+    (64, 32, 0, BFloat16, 64),    # K-major B, 64-byte rows, two instructions
+    (64, 64, 1, BFloat16, 128),   # MN-major B, 128-byte rows, four instructions
+    (16, 16, 1, BFloat16, 32),    # MN-major B, 32-byte rows
+    (32, 64, 0, Int8, 64),        # .kind::i8, two instructions of k = 32
+    (32, 32, 0, Float32, 128),    # .kind::tf32, four instructions of k = 8
+    (32, 64, 0, Float8E5M2, 64),  # .kind::f8f6f4, two instructions of k = 32
+])
+def test_mma_matches_numpy(n, k, b_axis, dtype, row_bytes):
+    rng = np.random.default_rng(n + k)
+    A = rng.integers(-3, 4, (128, k)).astype(dtype.numpy)
+    B = rng.integers(-3, 4, (k, n)).astype(dtype.numpy)
+    out = np.zeros((128, n), np.int32 if dtype == Int8 else np.float32)
+    _emulate(mma_128xn, out, A, B, n, k, b_axis, dtype, row_bytes)
+    np.testing.assert_array_equal(out, A.astype(np.int64) @ B.astype(np.int64))
+
+
+def test_mma_with_a_from_tmem():
+    rng = np.random.default_rng(5)
+    A = rng.integers(-3, 4, (128, 32)).astype(BFloat16.numpy)
+    B = rng.integers(-3, 4, (32, 64)).astype(BFloat16.numpy)
+    out = np.zeros((128, 64), np.float32)
+    _emulate(mma_128xn, out, A, B, 64, 32, 0, BFloat16, 64, True)
+    np.testing.assert_array_equal(out, A.astype(np.float64) @ B.astype(np.float64))
+
+
+def test_packed_roundtrip_keeps_the_bits():
+    """BFloat16 through TMEM, two to a 32-bit cell (the even position in the low half)."""
+    x = np.random.default_rng(2).standard_normal((128, 16)).astype(BFloat16.numpy)
+    out = np.zeros_like(x)
+    _emulate(tmem_roundtrip_packed, out, x, 16)
+    np.testing.assert_array_equal(out.view(np.uint16), x.view(np.uint16))
+
+
+def test_permuted_partition_reads_the_transpose():
+    """The ownership of TmemTransfer((n, 32), axis=0) over the (column, lane) view: thread t
+    holds index t of the 32-axis (its lane) and slot v column v, so its fragment is D^T's."""
+    rng = np.random.default_rng(7)
+    A = rng.integers(-3, 4, (128, 32)).astype(BFloat16.numpy)
+    B = rng.integers(-3, 4, (32, 64)).astype(BFloat16.numpy)
+    out = np.zeros((64, 128), np.float32)
+    _emulate(mma_128xn, out, A, B, 64, 32, 0, BFloat16, 64, False, None, True)
+    np.testing.assert_array_equal(out, (A.astype(np.float64) @ B.astype(np.float64)).T)
+    table = tylo.ownership_table(tylo.TmemTransfer((64, 32), 0).ownership)
+    assert all(table[t][v] == (v, t) for t in range(32) for v in range(64))
+
+
+def _refused(match: str, kind: str, kernel, *args):
+    with pytest.raises(tylo.EmulationError, match=match) as info:
+        _emulate(kernel, *args)
+    assert info.value.kind == kind
+
+
+def test_a_warp_touches_its_own_band_only():
+    x = np.zeros((128, 8), np.float32)
+    _refused(r"warp 0 accesses TMEM lanes 32\.\.63; a warp may touch only lanes 0\.\.31",
+             "access", tmem_roundtrip, np.zeros_like(x), x, 8, 32, 1)
+
+
+def test_columns_outside_the_allocation():
+    x = np.zeros((128, 64), np.float32)
+    _refused(r"column 32 of TMEM address 0x00000000 \(\+64 columns\) is not allocated",
+             "access", tmem_roundtrip, np.zeros_like(x), x, 64, 32)
+
+
+def test_dealloc_must_match_an_allocation():
+    x = np.zeros((128, 8), np.float32)
+    _refused(r"tcgen05.dealloc of 64 columns at column 0: not an allocation of this CTA "
+             r"\(allocated: 32 at column 0\)", "tmem", tmem_roundtrip, np.zeros_like(x), x, 8,
+             32, 0, 64)
+
+
+def test_columns_must_be_returned_before_exit():
+    x = np.zeros((128, 8), np.float32)
+    _refused(r"every thread exited with TMEM columns still allocated \(TMEM columns allocated by "
+             r"this CTA: 32 at column 0\)", "tmem", tmem_roundtrip, np.zeros_like(x), x, 8, 32,
+             0, 0)
+
+
+def test_two_allocations_share_the_columns():
+    out = np.zeros(2, np.int32)
+    _emulate(tmem_allocations, out, 128, 256, False)
+    np.testing.assert_array_equal(out, [0, 256])
+
+
+def test_allocating_more_than_512_columns_would_wait_forever():
+    _refused(r"tcgen05.alloc of 32 columns would wait forever: only 0 of 512 are free", "tmem",
+             tmem_allocations, np.zeros(2, np.int32), 512, 32, False)
+
+
+def test_no_allocation_after_relinquishing_the_permit():
+    _refused("tcgen05.alloc after tcgen05.relinquish_alloc_permit", "tmem", tmem_allocations,
+             np.zeros(2, np.int32), 32, 32, True)
+
+
+def _mma_mistake(mistake: str):
+    A = np.ones((128, 32), BFloat16.numpy)
+    B = np.ones((32, 64), BFloat16.numpy)
+    return (np.zeros((128, 64), np.float32), A, B, 64, 32, 0, BFloat16, 64, False, mistake)
+
+
+def test_reading_d_before_the_commit_is_a_race():
+    _refused("TMEM read while a tcgen05.mma writing it may be pending", "race", mma_128xn,
+             *_mma_mistake("no_commit"))
+
+
+def test_overwriting_an_operand_of_a_pending_mma_is_a_race():
+    _refused("shared stage overwritten while a tcgen05.mma reading it may be pending", "race",
+             mma_128xn, *_mma_mistake("overwrite"))
+
+
+_EARLY_READ = """
+func.func @k(%out: !tylo.ptr<f32, global>) attributes {tylo.kernel, tylo.block = array<i32: 32, 1, 1>} {
+  %slot = tylo.shared_alloc 1, align 4 : !tylo.ptr<i32, shared>
+  tylo.tmem_alloc %slot, 32 : !tylo.ptr<i32, shared>
+  tylo.barrier
+  %t = tylo.load %slot : !tylo.ptr<i32, shared> -> i32
+  %x = tylo.tmem_load %t : f32
+  tylo.store %x, %out : f32, !tylo.ptr<f32, global>
+  %y = tylo.tmem_wait "ld" (%x) : (f32) -> (f32)
+  tylo.tmem_dealloc %t, 32
+  func.return
+}
+"""
+
+
+def test_a_loaded_register_read_before_wait_load_is_refused():
+    """The frontend cannot write this (wait_load gives the values); the scalar IR can, and the
+    emulator refuses the read of a tcgen05.ld destination before tcgen05.wait::ld."""
+    from xdsl.parser import Parser
+
+    from tylo.emulator.memory import Memory
+    from tylo.emulator.scheduler import run_entry
+    from tylo.passes.lower_to_ptx import LowerToPtx
+    from tylo.passes.universe import make_context
+
+    ctx = make_context()
+    module = Parser(ctx, _EARLY_READ).parse_module()
+    LowerToPtx(arch=ARCH).apply(ctx, module)
+    mem = Memory()
+    base = mem.allocate("argument 'out'", np.zeros(1, np.float32))
+    with pytest.raises(tylo.EmulationError, match="read before wait_load: it is the destination "
+                                                  "of a tcgen05.ld that is still pending"):
+        run_entry(module, "k", (1, 1, 1), (32, 1, 1), base.to_bytes(8, "little"), mem)

@@ -1,0 +1,120 @@
+"""The tcgen05 / TMEM builtins compiled for sm_100a (frontend/tcgen05.py): the PTX each emits,
+ptxas's acceptance (every compile here assembles), the SASS (nvdisasm: UTCHMMA, LDTM, STTM,
+UTCATOMSWS, UTCBAR) and the refusal of every tcgen05 builtin on sm_90a and sm_120a at the user's
+line, naming the instruction and the target. Kernels: tests/emulator/tcgen05_kernels.py; their
+emulated runs: tests/emulator/test_tcgen05_emulation.py; the other rejections: the catalogue
+(tests/catalogue/tcgen05_mistakes.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import tylo
+from tylo import BFloat16, Float32, Int8, Int32
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
+from tcgen05_kernels import ARCH, mma_128xn, tmem_roundtrip  # noqa: E402
+
+T = tylo.Tensor
+
+
+def _roundtrip(arch=ARCH):
+    return tmem_roundtrip.compile(T(Float32, 2), T(Float32, 2), 8, 64, block=128, arch=arch)
+
+
+def _mma(dtype=BFloat16, b_axis=0, a_tmem=False):
+    c = Int32 if dtype == Int8 else Float32
+    return mma_128xn.compile(T(c, 2), T(dtype, 2), T(dtype, 2), 64, 64, b_axis, dtype,
+                             64 * dtype.bytes, a_tmem, block=128, arch=ARCH)
+
+
+def _lines(ptx: str, word: str) -> list[str]:
+    return [line.strip() for line in ptx.splitlines() if word in line]
+
+
+def test_tmem_builtins_emit_their_ptx():
+    ptx = _roundtrip().ptx
+    assert ".version 8.7\n.target sm_100a" in ptx
+    assert _lines(ptx, "tcgen05.alloc")[0].startswith(
+        "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r")
+    assert _lines(ptx, "tcgen05.alloc")[0].endswith("], 64;")
+    st, = _lines(ptx, "tcgen05.st")
+    assert st.startswith("tcgen05.st.sync.aligned.32x32b.x8.b32 [%r") and st.count("%f") == 8
+    ld, = _lines(ptx, "tcgen05.ld")
+    assert ld.startswith("tcgen05.ld.sync.aligned.32x32b.x8.b32 {%f") and ld.count("%f") == 8
+    assert _lines(ptx, "tcgen05.wait") == ["tcgen05.wait::st.sync.aligned;",
+                                           "tcgen05.wait::ld.sync.aligned;"]
+    assert ptx.index("tcgen05.wait::st") < ptx.index("tcgen05.ld")
+    assert _lines(ptx, "tcgen05.fence") == ["tcgen05.fence::before_thread_sync;",
+                                            "tcgen05.fence::after_thread_sync;"] * 2
+    assert _lines(ptx, "relinquish") == ["tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;"]
+    dealloc, = _lines(ptx, "tcgen05.dealloc")
+    assert dealloc.startswith("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r")
+    assert dealloc.endswith(", 64;")
+
+
+@pytest.mark.parametrize("dtype, b_axis, kind, idesc", [
+    (BFloat16, 0, "f16", 0x08100490),  # D f32, A = B bf16, K-major, M 128, N 64
+    (BFloat16, 1, "f16", 0x08110490),  # B MN-major: transpose-B (bit 16)
+    (Int8, 0, "i8", 0x081004A0),       # D s32 (2), A = B s8 (1)
+])
+def test_mma_emits_k_steps_commit_and_instruction_descriptor(dtype, b_axis, kind, idesc):
+    ptx = _mma(dtype, b_axis).ptx
+    mmas = _lines(ptx, "tcgen05.mma")
+    assert len(mmas) == 64 // (256 // dtype.bits)  # K = 64 in instructions of 256 bits
+    assert all(m.startswith(f"tcgen05.mma.cta_group::1.kind::{kind} [%r") for m in mmas)
+    assert all(m.split(", ")[1].startswith("%rd") for m in mmas)  # A from a descriptor
+    assert f"mov.b32 %r" in ptx and f", {idesc};" in ptx
+    assert hex(idesc) == hex(tylo.instruction_descriptor(
+        tylo.Tcgen05MMA((128, 64, 256 // dtype.bits), dtype, Int32 if dtype == Int8 else Float32),
+        "K", "MN" if b_axis else "K"))
+    commit, = _lines(ptx, "tcgen05.commit")
+    assert commit.startswith("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r")
+    assert ptx.index(mmas[-1]) < ptx.index(commit)
+
+
+def test_mma_with_a_from_tmem_names_it_in_brackets():
+    mmas = _lines(_mma(a_tmem=True).ptx, "tcgen05.mma")
+    assert len(mmas) == 4 and all(m.split(", ")[0].endswith("]") and "[%r" in m.split(", ")[1]
+                                  for m in mmas)
+
+
+def test_sass_shows_the_tensor_memory_instructions():
+    sass = _mma().asm["sass"]
+    for opcode in ("UTCHMMA", "UTCBAR", "LDTM", "UTCATOMSWS"):
+        assert opcode in sass, opcode
+    assert "gdesc[" in sass and "tmem[" in sass and "idesc[" in sass
+    assert "STTM" in _roundtrip().asm["sass"]
+
+
+@tylo.kernel
+def one_builtin(x, which: tylo.constexpr):
+    atom = tylo.Tcgen05MMA((128, 64, 16), BFloat16)
+    if which == "operand":
+        tylo.tcgen05_operand(atom, "A", tylo.shared_tile(tylo.TMATile(BFloat16, (128, 64), 1)))
+    elif which == "fence":
+        tylo.tcgen05_fence_after_thread_sync()
+    elif which == "wait":
+        tylo.wait_stores()
+    else:
+        tylo.commit_mma(tylo.mbarriers(1)[0])
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_120a"])
+def test_other_targets_are_refused_at_the_users_line(arch):
+    with pytest.raises(tylo.UnsupportedError) as info:
+        _roundtrip(arch)
+    err = info.value
+    assert "tcgen05.alloc needs a datacenter Blackwell target" in err.message
+    assert f"the target is {arch}" in err.message
+    assert err.location is not None and err.location.filename.endswith("tcgen05_kernels.py")
+    for which, instruction in (("operand", "tcgen05.mma"),
+                               ("fence", "tcgen05.fence::after_thread_sync"),
+                               ("wait", "tcgen05.wait::st"), ("commit", "tcgen05.commit")):
+        with pytest.raises(tylo.UnsupportedError, match=f"{instruction} needs .* the target is "
+                                                        f"{arch}") as info:
+            one_builtin.compile(T(Float32, 1), which, block=128, arch=arch)
+        assert info.value.location.filename == __file__

@@ -47,7 +47,7 @@ import argparse
 import math
 import runpy
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -70,6 +70,7 @@ class Config:
     W: int = 2
     overlap: bool = True    # S_{j+1} = Q K^T issued with P_j V_j, softmax under the last group
     pingpong: bool = True   # the consumers issue their GEMMs in turns (named barriers)
+    ftz: bool = True        # the softmax's exp2 as ex2.approx.ftz.f32 (False: ex2.approx.f32)
 
     @property
     def BM(self) -> int:
@@ -131,11 +132,12 @@ def pv_chunks(D: int, BN: int) -> list[tuple[int, WGMMA64]]:
 @tylo.kernel
 def attention(q_map, k_map, v_map, o_map, lse, seq, D: tylo.constexpr, BN: tylo.constexpr,
               STAGES: tylo.constexpr, W: tylo.constexpr, causal: tylo.constexpr,
-              overlap: tylo.constexpr = True, pingpong: tylo.constexpr = True):
+              overlap: tylo.constexpr = True, pingpong: tylo.constexpr = True,
+              ftz: tylo.constexpr = True):
     """One CTA: query rows [BM m, BM m + BM) of matrix block_idx(1) (module docstring).
     q_map, o_map: bindings of Q_BOX to Q, O (B H, S, D); k_map, v_map: of kv_box(BN) to K, V;
     lse: float32 (B H, S); seq: the sequence length (<= S)."""
-    cfg = Config(D, BN, STAGES, W, overlap, pingpong)
+    cfg = Config(D, BN, STAGES, W, overlap, pingpong, ftz)
     BM, DH = cfg.BM, D // ROW
     wg = tylo.warpgroup_id()
     t = tylo.warpgroup_thread_idx()
@@ -180,10 +182,10 @@ def attention(q_map, k_map, v_map, o_map, lse, seq, D: tylo.constexpr, BN: tylo.
         q_bar[0].wait(0)
         if overlap:
             state, o = consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles,
-                                          mask, D, BN, W, pingpong)
+                                          mask, D, BN, W, pingpong, ftz)
         else:
             state, o = consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles,
-                                      mask, D, BN)
+                                      mask, D, BN, ftz)
         out = tylo.softmax_normalize(state, tylo.finish_mma(o, pv_chunks(D, BN)[0][1]))
         store_lse(lse, tylo.softmax_logsumexp(state), bh, row0, seq, t)
         tylo.store(q_tile, out.to(BFloat16), t)  # the last Q K^T of this warpgroup was waited
@@ -265,12 +267,12 @@ def interleaved(s_steps, s, o_steps, o, prepare_o=None, issued=None):
 
 
 @tylo.func
-def softmax_step(state, s, j, mask, BN, apply_mask):
+def softmax_step(state, s, j, mask, BN, apply_mask, ftz):
     """The online softmax of key tile j's scores S (finished accumulator), then (state, P
     (float32 weights: the caller rounds them to bf16 where it suits ptxas), rescale). The mask is applied when `apply_mask` is True, not when False (static),
     and when None where j >= the first tile that needs it (a runtime branch: ptxas then waits
     for every WGMMA in flight before the branch, so the overlapped loops use the static
-    forms)."""
+    forms). `ftz`: the exponentials' form (`tylo.softmax_update`)."""
     full, row0, seq, causal = mask
     s = tylo.finish_mma(s, qk_plan(BN))
     if apply_mask is None:
@@ -278,7 +280,7 @@ def softmax_step(state, s, j, mask, BN, apply_mask):
             s = masked(s, j * BN, row0, seq, causal)
     elif apply_mask:
         s = masked(s, j * BN, row0, seq, causal)
-    return tylo.softmax_update(state, s)
+    return tylo.softmax_update(state, s, ftz=ftz)
 
 
 def empty_state(BN: int, D: int):
@@ -287,7 +289,7 @@ def empty_state(BN: int, D: int):
 
 
 @tylo.func
-def consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, D, BN):
+def consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, D, BN, ftz):
     """A consumer's key tiles one after the other: S = Q K^T (waited), softmax, O rescaled,
     O += P V (waited). Returns (softmax state, O accumulator)."""
     t = tylo.warpgroup_thread_idx()
@@ -299,7 +301,7 @@ def consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, D, B
         s = chain(qk_steps(q_tile, k_stages[st.index], D, BN), tylo.zero_accumulator(qk_plan(BN)))
         if t == 0:
             pipe_k.consumer_release(st)
-        state, p, rescale = softmax_step(state, s, j, mask, BN, None)
+        state, p, rescale = softmax_step(state, s, j, mask, BN, None, ftz)
         o = tylo.scale(o, rescale)
         pipe_v.consumer_wait(st)
         o = chain(pv_steps(p.to(BFloat16), v_stages[st.index], D, BN), o)
@@ -311,7 +313,7 @@ def consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, D, B
 
 @tylo.func
 def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, D, BN, W,
-                       pingpong):
+                       pingpong, ftz):
     """A consumer's key tiles with FA3's intra-warpgroup overlap: at tile j, S_j = Q K_j^T and
     O += P_{j-1} V_{j-1} are issued interleaved (`interleaved`; O rescaled by tile j - 1's
     factor between the first two groups), S_j's softmax runs while the last PV group is in
@@ -334,18 +336,18 @@ def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, 
                           issued=lambda: pass_turn(q, W, pingpong))
     if t == 0:
         pipe_k.consumer_release(st_k)
-    state, p, rescale = softmax_step(state, s, 0, mask, BN, None)
+    state, p, rescale = softmax_step(state, s, 0, mask, BN, None, ftz)
     st_v = st_k
     st_k = st_k.advance()
     full = tylo.maximum(mask[0], 1)
     for j in range(1, full):                        # tiles that need no mask
         state, p, rescale, o, st_k, st_v = overlapped_tile(
             q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescale, o, st_k, st_v, j,
-            mask, D, BN, W, pingpong, False)
+            mask, D, BN, W, pingpong, False, ftz)
     for j in range(full, tiles):                    # the ragged and diagonal tiles
         state, p, rescale, o, st_k, st_v = overlapped_tile(
             q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescale, o, st_k, st_v, j,
-            mask, D, BN, W, pingpong, True)
+            mask, D, BN, W, pingpong, True, ftz)
     # the last tile's P V
     take_turn(q, W, pingpong)
     pipe_v.consumer_wait(st_v)
@@ -364,7 +366,7 @@ def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, 
 
 @tylo.func
 def overlapped_tile(q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescale, o, st_k,
-                    st_v, j, mask, D, BN, W, pingpong, apply_mask):
+                    st_v, j, mask, D, BN, W, pingpong, apply_mask, ftz):
     """Key tile j >= 1 of `consume_overlapped`: in this consumer's turn S_j = Q K_j^T
     interleaved with O = O * rescale_{j-1} + P_{j-1} V_{j-1}, then S_j's softmax under the
     last PV group. Returns the new (state, P_j, rescale_j, O, K stage, V stage)."""
@@ -380,7 +382,7 @@ def overlapped_tile(q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescal
                                   issued=lambda: pass_turn(q, W, pingpong))
     if t == 0:
         pipe_k.consumer_release(st_k)
-    state, p, rescale = softmax_step(state, s, j, mask, BN, apply_mask)
+    state, p, rescale = softmax_step(state, s, j, mask, BN, apply_mask, ftz)
     o = tylo.wait_mma(o) if o_pending else o
     if t == 0:
         pipe_v.consumer_release(st_v)
@@ -476,7 +478,7 @@ class Attention:
     def __call__(self):
         c = self.cfg
         self.launch(*self.maps, self.lse, self.seq, c.D, c.BN, c.STAGES, c.W, self.causal,
-                    c.overlap, c.pingpong)
+                    c.overlap, c.pingpong, c.ftz)
 
 
 def reference(torch, Q, K, V, causal: bool, seq: int):
@@ -565,8 +567,7 @@ def compile_for_sm90a(D: int = 128, causal: bool = False, cfg: Config | None = N
     """The kernel compiled for sm_90a from host bindings (`host_bindings`)."""
     c = cfg or config(D, causal)
     return attention.compile(*host_bindings(c), 256, c.D, c.BN, c.STAGES, c.W, causal,
-                             c.overlap, c.pingpong,
-                             block=128 * (c.W + 1), arch="sm_90a")
+                             c.overlap, c.pingpong, c.ftz, block=128 * (c.W + 1), arch="sm_90a")
 
 
 def describe(D: int, causal: bool) -> None:
@@ -616,11 +617,13 @@ def register_a_is_accumulator(D: int, BN: int) -> bool:
 
 def ablation(D: int, causal: bool) -> dict:
     """The other schedules and tile choices `--ablation` times beside the default: without
-    turns, without the overlap (each GEMM waited before the softmax), and other BN and stage
-    counts (each compiles without spills; BN 176/192 and three consumers spill)."""
+    turns, without the overlap (each GEMM waited before the softmax), the softmax's exp2 with
+    IEEE subnormals (ex2.approx.f32, no .ftz), and other BN and stage counts (each compiles
+    without spills; BN 176/192 and three consumers spill)."""
     base = config(D, causal)
     out = {"no ping-pong": Config(D, base.BN, base.STAGES, base.W, True, False),
-           "serial": Config(D, base.BN, base.STAGES, base.W, False, False)}
+           "serial": Config(D, base.BN, base.STAGES, base.W, False, False),
+           "IEEE exp2": replace(base, ftz=False)}
     if D == 128:
         out["3 stages"] = Config(128, 128, 3)
         out["BN 64, 4 stages"] = Config(128, 64, 4)

@@ -99,6 +99,9 @@ def test_sass(compiled, D, causal):
     assert c.report.stack_frame_bytes == 0
     assert "setmaxnreg.inc.sync.aligned.u32 240;" in c.ptx
     assert "setmaxnreg.dec.sync.aligned.u32 24;" in c.ptx
+    # the softmax's exp2 is ex2.approx.ftz.f32: one MUFU.EX2 each, no FSETP + 2 FMUL fix-up
+    assert "ex2.approx.ftz.f32" in c.ptx and "ex2.approx.f32" not in c.ptx
+    assert 4 * counts.opcodes.get("FSETP", 0) < counts.opcodes["MUFU"]  # (IEEE: FSETP > MUFU)
 
 
 def test_only_the_row_reductions_shuffle(compiled):

@@ -31,11 +31,13 @@ def test_emulated_three_consumers_and_a_wide_key_tile():
     assert ex.emulated_check(1, 1, 400, 64, False, None, ex.Config(64, 176, 3, 3))
 
 
-@pytest.mark.parametrize("overlap, pingpong", [(False, False), (True, False)])
-def test_emulated_schedules_of_the_ablation(overlap, pingpong):
-    """The serial schedule (Q K^T, softmax, P V, each waited) and the overlapped one without
-    turns, which the benchmark's --ablation times beside the default."""
-    cfg = ex.Config(128, 128, 2, 2, overlap, pingpong)
+@pytest.mark.parametrize("overlap, pingpong, chain", [(False, False, True), (True, False, True),
+                                                      (True, True, False)])
+def test_emulated_schedules_of_the_ablation(overlap, pingpong, chain):
+    """The serial schedule (Q K^T, softmax, P V, each GEMM chained and waited), the overlapped
+    one without turns, and the default without chains (a wait between a GEMM's groups), which
+    the benchmark's --ablation times beside the default."""
+    cfg = ex.Config(128, 128, 2, 2, overlap, pingpong, chain=chain)
     assert ex.emulated_check(1, 1, 320, 128, True, None, cfg)
 
 
@@ -101,6 +103,9 @@ def test_sass(compiled, D, causal):
     assert "setmaxnreg.dec.sync.aligned.u32 24;" in c.ptx
     # the softmax's exp2 is ex2.approx.ftz.f32: one MUFU.EX2 each, no FSETP + 2 FMUL fix-up
     assert "ex2.approx.ftz.f32" in c.ptx and "ex2.approx.f32" not in c.ptx
+    # a GEMM's groups are chained, one wait per GEMM: tile 0's S, S (O in flight) and O in
+    # each of the two loops, the last P V (unchained: one per group, 12 at D 128)
+    assert c.ptx.count("wgmma.wait_group") == 1 + 2 * 2 + 1
     assert 4 * counts.opcodes.get("FSETP", 0) < counts.opcodes["MUFU"]  # (IEEE: FSETP > MUFU)
 
 

@@ -33,7 +33,10 @@ query rows of one (batch, head) (facts: ../shared/facts/hopper_recipes.md sectio
   that one's softmax runs under the other's GEMMs. `Config(..., overlap=False)` is the serial
   schedule (each GEMM waited before the softmax), `chain=False` waits between the groups
   (alternating S's and O's, one in flight), `ftz=False` the softmax's exp2 with IEEE
-  subnormals: kept for the benchmark's ablation (attention_bench.py);
+  subnormals: kept for the benchmark's ablation (attention_bench.py). ptxas 13 hoists P V's
+  wait above the whole softmax of the unmasked loop (both WARPGROUP.DEPBARs before the first
+  MUFU.EX2); `pin_wait=True` puts a bar.arrive before it, which the wait stays behind: the
+  DEPBAR then follows about half of the exponentials;
 * after the last tile O is divided by the row sums, rounded to bf16, written (stmatrix) over
   the warpgroup's own Q tile in shared memory and TMA-stored (rows past `seq` are clipped);
   the log-sum-exp goes to global memory from one lane of each four.
@@ -74,6 +77,7 @@ class Config:
     pingpong: bool = True   # the consumers issue their GEMMs in turns (named barriers)
     ftz: bool = True        # the softmax's exp2 as ex2.approx.ftz.f32 (False: ex2.approx.f32)
     chain: bool = True      # a GEMM's groups chained on the pending accumulator, one wait each
+    pin_wait: bool = False  # a bar.arrive before P V's wait, so ptxas sinks the wait (module text)
 
     @property
     def BM(self) -> int:
@@ -232,15 +236,13 @@ def chain(steps, acc, chained: bool):
 
 def interleaved(s_steps, s, o_steps, o, chained, prepare_o=None, issued=None):
     """Issue the groups of the GEMMs S and O alternately, S's first, so that the tensor cores
-    never wait for this warpgroup between groups. `chained`: each group on the pending
-    accumulator of its GEMM's group before (`tylo.mma_async` chains one accumulator's
-    instructions: no wait between), then one wait for S with the O groups issued after its
-    last still in flight (``wgmma.wait_group`` of their count; groups complete in issue order;
-    issuing all of S's groups first spilled at D 128 causal). Otherwise each group waits for
-    the one before of its GEMM, keeping one group of the other in flight (``wgmma.wait_group
-    1``). ``prepare_o(o)`` (O's rescale) runs after S's first group is issued, before O's
-    first; ``issued()`` once every group is issued, before the next wait (ptxas does not move
-    a bar.arrive across a wgmma wait; placed after it, the arrive was seen sunk past the whole
+    never wait for this warpgroup between groups. `chained`: each group on its GEMM's pending
+    accumulator (no wait between), then one wait for S with the O groups after its last in
+    flight (groups complete in issue order; all of S's groups first spilled at D 128 causal);
+    else each group waits for its GEMM's one before, the other's in flight (``wait_group
+    1``). ``prepare_o(o)`` (O's rescale) runs after S's first group, before O's first;
+    ``issued()`` once every group is issued, before the next wait (ptxas does not move a
+    bar.arrive across a wgmma wait; placed after it, the arrive was seen sunk past the whole
     softmax). Returns S ready and, when O has groups, O's last group still pending (it runs
     under what comes next): ``(s, o, o_pending)``, o_pending static (True: wait_mma(o) before
     using it)."""
@@ -400,6 +402,8 @@ def overlapped_tile(q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescal
     if t == 0:
         pipe_k.consumer_release(st_k)
     state, p, rescale = softmax_step(state, s, j, mask, cfg, apply_mask)
+    if cfg.pin_wait:   # barrier 14 + q: this warpgroup's alone, never waited on
+        tylo.barrier_arrive(14 + q, 128)
     o = tylo.wait_mma(o) if o_pending else o
     if t == 0:
         pipe_v.consumer_release(st_v)

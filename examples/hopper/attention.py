@@ -35,8 +35,8 @@ query rows of one (batch, head) (facts: ../shared/facts/hopper_recipes.md sectio
   (alternating S's and O's, one in flight), `ftz=False` the softmax's exp2 with IEEE
   subnormals: kept for the benchmark's ablation (attention_bench.py). ptxas 13 hoists P V's
   wait above the whole softmax of the unmasked loop (both WARPGROUP.DEPBARs before the first
-  MUFU.EX2); `pin_wait=True` puts a bar.arrive before it, which the wait stays behind: the
-  DEPBAR then follows about half of the exponentials;
+  MUFU.EX2) unless a bar.arrive precedes it: `pin_wait` (default) puts one there, and the
+  DEPBAR then follows most of the exponentials (`pin_wait=False`: none at D 64);
 * after the last tile O is divided by the row sums, rounded to bf16, written (stmatrix) over
   the warpgroup's own Q tile in shared memory and TMA-stored (rows past `seq` are clipped);
   the log-sum-exp goes to global memory from one lane of each four.
@@ -77,7 +77,7 @@ class Config:
     pingpong: bool = True   # the consumers issue their GEMMs in turns (named barriers)
     ftz: bool = True        # the softmax's exp2 as ex2.approx.ftz.f32 (False: ex2.approx.f32)
     chain: bool = True      # a GEMM's groups chained on the pending accumulator, one wait each
-    pin_wait: bool = False  # a bar.arrive before P V's wait, so ptxas sinks the wait (module text)
+    pin_wait: bool = True   # a bar.arrive before P V's wait, so ptxas sinks the wait (module text)
 
     @property
     def BM(self) -> int:
@@ -402,8 +402,8 @@ def overlapped_tile(q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescal
     if t == 0:
         pipe_k.consumer_release(st_k)
     state, p, rescale = softmax_step(state, s, j, mask, cfg, apply_mask)
-    if cfg.pin_wait:   # barrier 14 + q: this warpgroup's alone, never waited on
-        tylo.barrier_arrive(14 + q, 128)
+    if cfg.pin_wait:   # barrier 12 + q (q < 3): this warpgroup's alone, never waited on
+        tylo.barrier_arrive(12 + q, 128)
     o = tylo.wait_mma(o) if o_pending else o
     if t == 0:
         pipe_v.consumer_release(st_v)

@@ -13,6 +13,9 @@ error at the user's line:
   (``ex2.approx.f32``...) and Tylo does not round a double-precision value through Float32
   silently;
 * ``fma`` of BFloat16 needs sm_80 (``fma.rn.bf16``, PTX ISA 9.7.4.4).
+
+``exp2`` with ``ftz`` records ``tylo.exp2_ftz`` instead (``ex2.approx.ftz.f32``: subnormal inputs
+and results flushed to sign-preserving zero).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ..compiler.dtypes import DType
 from ..compiler.errors import TypeMismatchError, UnsupportedError
 from ..compiler.ptx_types import arch_number
 from .builder import current_builder, emit
+from .tylo.fragment_ops import Exp2FtzOp
 from .scalars import Scalar, _no_fp8_arithmetic, absolute, as_scalar
 
 __all__ = ["UNARY", "APPROXIMATE", "unary", "absolute", "fma"]
@@ -45,8 +49,9 @@ def _float_operand(x: Scalar, what: str) -> None:
     _no_fp8_arithmetic(x.dtype, what)
 
 
-def unary(name: str, x: Scalar) -> Scalar:
-    """Record ``math.<name>`` of `x` (see the module docstring for the types it takes)."""
+def unary(name: str, x: Scalar, ftz: bool = False) -> Scalar:
+    """Record ``math.<name>`` of `x` (see the module docstring for the types it takes);
+    `ftz` (exp2 only): ``tylo.exp2_ftz``."""
     what = f"tylo.{name}"
     _float_operand(x, what)
     if name in APPROXIMATE and x.dtype is dtypes.Float64:
@@ -55,6 +60,10 @@ def unary(name: str, x: Scalar) -> Scalar:
             f"{what} of a Float64: PTX computes {name} approximately and for .f32 only, and "
             f"Tylo does not round a double through Float32 silently: write "
             f"{what}(x.to(Float32)) to accept single precision{other}")
+    if ftz:
+        if name != "exp2":
+            raise UnsupportedError(f"{what}: ftz= is an option of tylo.exp2 only")
+        return Scalar(emit(Exp2FtzOp(x.value)).results[0], x.dtype)
     return Scalar(emit(UNARY[name](x.value)).results[0], x.dtype)
 
 

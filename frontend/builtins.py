@@ -142,10 +142,16 @@ def exp(x):
     return _unary("exp", x)
 
 
-def exp2(x):
+def exp2(x, ftz: bool = False):
     """2^x, ex2.approx.f32: within 2 ulp of the correctly rounded result over the full range,
-    subnormal results included (PTX ISA 9.7.3.21). Floats only; not Float64."""
-    return _unary("exp2", x)
+    subnormal results included (PTX ISA 9.7.3.21). ``ftz=True``: ex2.approx.ftz.f32, the same
+    bound, with subnormal inputs and results flushed to sign-preserving zero (so 2^x is +0 for
+    x < -126 and 1 for a subnormal x): on sm_90 one MUFU.EX2 where the IEEE form also needs an
+    FSETP and two FMULs. f16/bf16 in f32, rounded once. Floats only; not Float64
+    (UnsupportedError); `ftz` must be a static bool (TypeMismatchError)."""
+    if not isinstance(ftz, bool):
+        raise TypeMismatchError(f"tylo.exp2: ftz={ftz!r} must be a static True or False")
+    return _unary("exp2", x, ftz)
 
 
 def log(x):
@@ -197,13 +203,17 @@ def fma(a, b, c):
     return float(Fraction(a) * Fraction(b) + Fraction(c))  # exact, then rounded once
 
 
-def _unary(name: str, x):
+def _unary(name: str, x, ftz: bool = False):
     if isinstance(x, Fragment):
-        return broadcast_map(lambda s: scalar_math.unary(name, s), [x], f"tylo.{name}")
+        return broadcast_map(lambda s: scalar_math.unary(name, s, ftz), [x], f"tylo.{name}")
     if isinstance(x, Scalar):
-        return scalar_math.unary(name, x)
+        return scalar_math.unary(name, x, ftz)
     python_dtype(x)  # a number, or TypeMismatchError
-    return _static(name, float(x))
+    if not ftz:
+        return _static(name, float(x))
+    tiny = 2.0**-126  # the smallest normal f32: below it, .ftz flushes input and result
+    y = _static(name, 0.0 if _builtins.abs(float(x)) < tiny else float(x))
+    return 0.0 if y < tiny else y
 
 
 def _static(name: str, x: float) -> float:

@@ -10,18 +10,26 @@ says).
 
 No IR op of its own: everything is built from the reductions of `frontend.reductions`
 (``tylo.maximum(f, dims=)``, ``tylo.sum``: a local tree and ``shfl.sync.bfly``), elementwise
-``max``/``setp``/``selp``/``fma``/``ex2.approx.f32``, broadcasting (no shuffle: the reduced
+``max``/``setp``/``selp``/``fma``/``ex2.approx.ftz.f32``, broadcasting (no shuffle: the reduced
 fragment feeds the scores' slots through `broadcast_slots`), and one ``rcp.rn.f32`` per row.
 
 **Exponentials, the FA2 way.** With ``c = scale * log2(e)`` (rounded once to f32), a weight is
 ``exp2(fma(s, c, -mc))`` where ``mc = m * c`` is computed once per line (``mul.rn``): one FMA
-and one ``ex2.approx.f32`` per score. Accuracy: the exponent's absolute error is at most
+and one ``ex2.approx.ftz.f32`` per score. Accuracy: the exponent's absolute error is at most
 ``(|m c| + 2 |s c - m c|) * 2^-24`` (the rounding of ``m c``, of the FMA, and of ``c`` itself,
 which scales ``s - m`` consistently), and ex2.approx.f32 adds at most 2 ulp (PTX ISA 9.7.3.21),
 so a weight's relative error is at most about ``ln(2) * (|m c| + 2 |(s - m) c|) * 2^-24 +
 2^-22``: 1e-6 when ``|m c|`` is 8, 3e-6 at 64. Forming ``s - m`` first would make the first
 term relative to ``|s - m|`` instead of ``|m|``, at the cost of an extra instruction per score;
 FlashAttention-2 accepts the same bound (its ``scale_apply_exp2``).
+
+**Flushing.** `softmax_update` and `softmax_merge` take ``ftz`` (static, default True): the
+exponentials are ``ex2.approx.ftz.f32``, as FlashAttention-2/3 get them (both build with nvcc
+``--use_fast_math``, which implies ``-ftz=true``: setup.py, hopper/setup.py), one MUFU.EX2 each on
+sm_90 where the IEEE form adds an FSETP and two predicated FMULs. It changes only the weights
+and rescale factors below 2^-126, which become 0, while a row's largest weight is about 1: the
+total (at least about 1) and the numerator change by less than 2^-126 per flushed term.
+``ftz=False`` keeps IEEE subnormals (``ex2.approx.f32``).
 
 **Empty lines.** A line whose scores seen so far are all ``-inf`` has ``m = -inf``; its
 exponent offset is taken as 0 instead of ``-inf * c`` (FA2's guard), so ``s - m`` never
@@ -141,13 +149,19 @@ def _safe(maximum: Fragment) -> Fragment:
     return select(maximum == -_math.inf, 0.0, maximum)
 
 
-def _rescale(old: Fragment, safe_new: Fragment, c: float) -> Fragment:
+def _rescale(old: Fragment, safe_new: Fragment, c: float, ftz: bool) -> Fragment:
     """``exp2((m_old - m_new) * c)`` per line: 0 for an empty old line (-inf), 1 for the same
     maximum (the difference is formed first, exactly when the two are close: Sterbenz)."""
-    return exp2((old - safe_new) * c)
+    return exp2((old - safe_new) * c, ftz=ftz)
 
 
-def softmax_update(state, scores):
+def _ftz(ftz, what: str) -> bool:
+    if not isinstance(ftz, bool):
+        raise TypeMismatchError(f"{what}: ftz={ftz!r} must be a static True or False")
+    return ftz
+
+
+def softmax_update(state, scores, ftz=True):
     """Fold a chunk of scores into `state`: ``(new_state, weights, rescale)``.
 
     scores: a float fragment whose `reduced_ownership` along the state's dims is the state's
@@ -159,7 +173,10 @@ def softmax_update(state, scores):
     chunks (``O = sum(weights @ V)``) is multiplied by rescale before this chunk's weighted
     values are added: ``O = tylo.scale(O, rescale) + weights @ V``. The new total is
     ``total * rescale + sum(weights)``. Collective over the warp (a maximum and a sum along
-    dims). Raises TypeMismatchError (not a state, not float scores, another ownership)."""
+    dims). ftz (static bool): ``ex2.approx.ftz.f32`` (default) or, False, ``ex2.approx.f32``
+    (module docstring, "Flushing"). Raises TypeMismatchError (not a state, not float scores,
+    another ownership, a non-bool ftz)."""
+    ftz = _ftz(ftz, "tylo.softmax_update")
     state = _state(state, "tylo.softmax_update")
     scores = _scores(scores, "tylo.softmax_update")
     dims = state.DIMS
@@ -176,20 +193,21 @@ def softmax_update(state, scores):
     chunk = reduce_fragment("max", scores, dims, "tylo.softmax_update")
     new_max = maximum(state.maximum, chunk)
     safe = _safe(new_max)
-    weights = exp2(fma(scores, c, safe * -c))
-    rescale = _rescale(state.maximum, safe, c)
+    weights = exp2(fma(scores, c, safe * -c), ftz=ftz)
+    rescale = _rescale(state.maximum, safe, c, ftz)
     total = fma(state.total, rescale, reduce_fragment("sum", weights, dims,
                                                       "tylo.softmax_update"))
     return type(state)((new_max, total)), weights, rescale
 
 
-def softmax_merge(left, right):
+def softmax_merge(left, right, ftz=True):
     """Combine two states of one line tiling (the same dims, scale and ownership), each the
     summary of other scores: ``(state, left_rescale, right_rescale)``; the numerators combine as
     ``O = tylo.scale(O_left, left_rescale) + tylo.scale(O_right, right_rescale)``. Two empty
     lines stay empty (both factors 0); floating-point merge order may change the result in the
-    last bits. No shuffle: both states already hold every line's values. Raises
-    TypeMismatchError for states of different kinds or ownerships."""
+    last bits. No shuffle: both states already hold every line's values. ftz: as for
+    `softmax_update`. Raises TypeMismatchError for states of different kinds or ownerships."""
+    ftz = _ftz(ftz, "tylo.softmax_merge")
     left = _state(left, "tylo.softmax_merge")
     right = _state(right, "tylo.softmax_merge")
     if type(left) is not type(right) or left.maximum.ownership != right.maximum.ownership:
@@ -200,8 +218,8 @@ def softmax_merge(left, right):
     c = _coefficient(left)
     new_max = maximum(left.maximum, right.maximum)
     safe = _safe(new_max)
-    left_rescale = _rescale(left.maximum, safe, c)
-    right_rescale = _rescale(right.maximum, safe, c)
+    left_rescale = _rescale(left.maximum, safe, c, ftz)
+    right_rescale = _rescale(right.maximum, safe, c, ftz)
     total = fma(left.total, left_rescale, right.total * right_rescale)
     return type(left)((new_max, total)), left_rescale, right_rescale
 

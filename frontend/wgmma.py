@@ -13,7 +13,12 @@ All 128 threads of a warpgroup call these together, converged. A 64 x n x k prod
 
 Operands must be visible to the async proxy (``fence.proxy.async`` after generic stores, then a
 barrier) and unchanged until the wait. An accumulator passed to mma_async is consumed: use the
-value wait_mma returns.
+value wait_mma returns. A pending accumulator may be passed on to a further mma_async of the
+same instruction shape (a chain: no wait, no fence between the groups)::
+
+    pending = tylo.mma_async(plan, a0, b0, acc)
+    pending = tylo.mma_async(plan, a1, b1, pending)      # issued behind the first group
+    acc = tylo.wait_mma(pending)                          # both groups complete
 """
 
 from __future__ import annotations
@@ -85,12 +90,16 @@ class WGMMAOperand:
 
 class PendingAccumulator:
     """The accumulator of a committed mma_async group: no arithmetic, stores or reads; pass it to
-    `wait_mma` first (reading the registers before the wait is undefined, PTX ISA 9.7.15.7.3)."""
+    `wait_mma` first (reading the registers before the wait is undefined, PTX ISA 9.7.15.7.3),
+    or on to one further `mma_async` of the same instruction shape (a chain). ``state``:
+    "pending", "chained" (a later mma_async took it: wait for that one's result instead) or
+    "waited" (wait_mma returned its value)."""
 
-    __slots__ = ("plan", "value", "ownership")
+    __slots__ = ("plan", "value", "ownership", "state")
 
     def __init__(self, plan, value, ownership):
         self.plan, self.value, self.ownership = plan, value, ownership
+        self.state = "pending"
 
     def _refuse(self, *_args, **_kwargs):
         raise TypeMismatchError("a pending WGMMA accumulator cannot be read, computed with or "
@@ -207,7 +216,16 @@ def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=
     ``accumulate`` (optional runtime Bool): when false the first instruction of each partial
     overwrites instead of adding (scale-d), e.g. ``accumulate=k > 0`` in a K loop started from an
     uninitialised accumulator. Returns the pending accumulator; `acc` is consumed.
-    Raises TypeMismatchError for a wrong plan, role or accumulator."""
+
+    ``acc`` may also be a pending accumulator (another mma_async's result, not yet waited) when
+    the plans have the same instructions on the same registers: the same dtype, n, partials and
+    warpgroups (k may differ: the instruction is m64nNk16 either way). The new group is issued
+    behind it with no ``wgmma.wait_group`` and no ``wgmma.fence`` between: "the same shape"
+    accumulator chaining the PTX ISA orders in hardware (9.7.15.7.1 wgmma.fence: accesses to the
+    accumulator registers across wgmma.mma_async instructions of the same shape need no fence).
+    The chained value is then taken: wait for the last one of the chain.
+    Raises TypeMismatchError for a wrong plan, role or accumulator (a pending one of another
+    shape, already chained or waited, or with ``accumulate``)."""
     p = _plan(plan)
     for want, x in (("A", a), ("B", b)):
         if not isinstance(x, WGMMAOperand) or x.role != want:
@@ -215,9 +233,9 @@ def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=
                                     f"'{want}', ...), got {x!r}")
         if x.plan != p:
             raise TypeMismatchError(f"mma_async: operand {want} was made for {x.plan}, not {p}")
-    if isinstance(acc, PendingAccumulator):
-        raise TypeMismatchError("mma_async: the accumulator is still pending; wait_mma it first")
     own = accumulator_ownership(p)
+    if isinstance(acc, PendingAccumulator):
+        return _chain(p, a, b, acc, own, accumulate)
     if not isinstance(acc, Fragment) or acc.ownership != own or acc.dtype is not dtypes.Float32:
         raise TypeMismatchError(f"mma_async: the accumulator must be a Float32 fragment with "
                                 f"{p}'s accumulator ownership (zero_accumulator(plan))")
@@ -232,6 +250,31 @@ def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=
     cls = WgmmaMmaAsyncRegAOp if a.registers else WgmmaMmaAsyncOp
     op = emit(cls(p, a.value, b.value, acc.value, zero=zero and pred is None, accumulate=pred))
     acc.__class__ = ConsumedAccumulator
+    return PendingAccumulator(p, op.result, own)
+
+
+def _chain(p: WGMMA64, a: WGMMAOperand, b: WGMMAOperand, acc: PendingAccumulator, own,
+           accumulate) -> PendingAccumulator:
+    """mma_async on a pending accumulator (see `mma_async`)."""
+    q = acc.plan
+    if acc.state != "pending":
+        what = ("a later mma_async already took it: chain on that one's result" if
+                acc.state == "chained" else "wait_mma already returned it: use that value")
+        raise TypeMismatchError(f"mma_async: this pending accumulator is spent ({what})")
+    if (q.instruction, q.n, q.partials, q.warpgroups) != (p.instruction, p.n, p.partials,
+                                                          p.warpgroups):
+        raise TypeMismatchError(
+            f"mma_async: the pending accumulator is {q}'s; only a plan of the same instructions "
+            f"on the same registers (dtype, n, partials, warpgroups) chains on it without a "
+            f"wait, not {p}: wait_mma it first")
+    if accumulate is not None:
+        raise TypeMismatchError("mma_async: accumulate= with a pending accumulator would drop "
+                                "the groups before it; chain without it, or wait_mma first")
+    if b.registers:
+        raise TypeMismatchError("mma_async: operand B comes from shared memory only")
+    cls = WgmmaMmaAsyncRegAOp if a.registers else WgmmaMmaAsyncOp
+    op = emit(cls(p, a.value, b.value, acc.value))
+    acc.state = "chained"
     return PendingAccumulator(p, op.result, own)
 
 
@@ -250,9 +293,13 @@ def wait_mma(pending: PendingAccumulator, n: int = 0) -> Fragment:
     TypeMismatchError for anything but mma_async's result, GeometryError for a bad n."""
     if not isinstance(pending, PendingAccumulator):
         raise TypeMismatchError(f"wait_mma: {pending!r} is not mma_async's pending accumulator")
+    if pending.state == "chained":
+        raise TypeMismatchError("wait_mma: this pending accumulator was passed on to a later "
+                                "mma_async; wait for the last result of the chain")
     if not is_int(n) or n < 0:
         raise GeometryError(f"wait_mma: n = {n!r} must be a static int >= 0")
     op = emit(WgmmaWaitOp(n, [pending.value]))
+    pending.state = "waited"
     acc = Fragment(op.ready[0], dtypes.Float32, pending.ownership)
     _PLANS[acc.value] = pending.plan
     return acc

@@ -17,8 +17,9 @@ Fragment-level (one IR value until `tylo-lower-fragments`, `tylo.passes.lower_fr
 
 Scalar-level (what the fragment-level ops become per word, lowered by `tylo.passes.select`):
 ``tylo.pack_word`` (2 or 4 values -> one i32), ``tylo.unpack_word`` (one i32 -> 2 or 4 values),
-``tylo.rcp`` (1 / x, ``rcp.rn`` or ``rcp.approx.ftz``) and ``tylo.store_words`` (32-bit words to
-consecutive addresses from a pointer).
+``tylo.rcp`` (1 / x, ``rcp.rn`` or ``rcp.approx.ftz``), ``tylo.exp2_ftz`` (2^x with subnormals
+flushed, ``ex2.approx.ftz.f32``) and ``tylo.store_words`` (32-bit words to consecutive addresses
+from a pointer).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from .attributes import dtype_of, element_type
 from .types import FragmentType, PointerType
 
 __all__ = ["TakeSlotsOp", "PackOp", "UnpackOp", "PackWordOp", "UnpackWordOp", "RcpOp",
-           "StoreWordsOp", "FRAGMENT_OPS", "PACK_SOURCES", "elements_per_word"]
+           "Exp2FtzOp", "StoreWordsOp", "FRAGMENT_OPS", "PACK_SOURCES", "elements_per_word"]
 
 PACKED_DTYPES = ("BFloat16", "Float16", "Float8E4M3", "Float8E5M2", "Int8", "UInt8")
 """The element types a 32-bit word can hold in pairs (16-bit) or quadruples (8-bit)."""
@@ -255,6 +256,27 @@ class RcpOp(IRDLOperation):
 
 
 @irdl_op_definition
+class Exp2FtzOp(IRDLOperation):
+    """2^x of a float with subnormal inputs and results flushed to sign-preserving zero:
+    ``ex2.approx.ftz.f32`` (PTX ISA 9.7.3.21; f16/bf16 through f32, `tylo.passes.select.math`).
+    Plain 2^x (subnormals kept, IEEE) is xDSL's ``math.exp2``."""
+
+    name = "tylo.exp2_ftz"
+    source = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source):
+        super().__init__(operands=[source], result_types=[source.type])
+
+    def verify_(self) -> None:
+        if self.result.type != self.source.type or not dtype_of(self.source.type).is_float:
+            raise VerifyException(f"exp2_ftz takes and gives one float type, not {self.source.type}")
+
+
+@irdl_op_definition
 class StoreWordsOp(IRDLOperation):
     """Store i32 `words` to consecutive 4-byte addresses from `pointer` (a byte address that is
     a multiple of 4; the frontend proves or checks it)."""
@@ -273,4 +295,5 @@ class StoreWordsOp(IRDLOperation):
             raise VerifyException("store_words stores at least one word")
 
 
-FRAGMENT_OPS = (TakeSlotsOp, PackOp, UnpackOp, PackWordOp, UnpackWordOp, RcpOp, StoreWordsOp)
+FRAGMENT_OPS = (TakeSlotsOp, PackOp, UnpackOp, PackWordOp, UnpackWordOp, RcpOp, Exp2FtzOp,
+                StoreWordsOp)

@@ -27,11 +27,16 @@ query rows of one (batch, head) (facts: ../shared/facts/hopper_recipes.md sectio
   exchange, `register_a_is_accumulator` proves it) and V as an MN-major B operand (V's rows
   are the keys, D contiguous);
 * the schedule is FA3's (`consume_overlapped`): at key tile j a consumer issues S_j = Q K_j^T
-  and O += P_{j-1} V_{j-1} interleaved (one group always in flight), runs S_j's softmax while
-  the last P V group is in flight, and the consumers take turns issuing their GEMMs (named
-  barriers: ping-pong), so that one's softmax runs under the other's GEMMs. `Config(...,
-  overlap=False)` is the serial schedule (each GEMM waited before the softmax), kept for the
-  benchmark's ablation;
+  and then O += P_{j-1} V_{j-1}, each GEMM's groups chained on its pending accumulator (no
+  wait between them), waits for S_j alone, runs S_j's softmax while the P V groups are in
+  flight, and the consumers take turns issuing their GEMMs (named barriers: ping-pong), so
+  that one's softmax runs under the other's GEMMs. `Config(..., overlap=False)` is the serial
+  schedule (each GEMM waited before the softmax), `chain=False` waits between the groups
+  (alternating S's and O's, one in flight), `ftz=False` the softmax's exp2 with IEEE
+  subnormals: kept for the benchmark's ablation (attention_bench.py). ptxas 13 hoists P V's
+  wait above the whole softmax of the unmasked loop (both WARPGROUP.DEPBARs before the first
+  MUFU.EX2) unless a bar.arrive precedes it: `pin_wait` (default) puts one there, and the
+  DEPBAR then follows most of the exponentials (`pin_wait=False`: none at D 64);
 * after the last tile O is divided by the row sums, rounded to bf16, written (stmatrix) over
   the warpgroup's own Q tile in shared memory and TMA-stored (rows past `seq` are clipped);
   the log-sum-exp goes to global memory from one lane of each four.
@@ -70,6 +75,9 @@ class Config:
     W: int = 2
     overlap: bool = True    # S_{j+1} = Q K^T issued with P_j V_j, softmax under the last group
     pingpong: bool = True   # the consumers issue their GEMMs in turns (named barriers)
+    ftz: bool = True        # the softmax's exp2 as ex2.approx.ftz.f32 (False: ex2.approx.f32)
+    chain: bool = True      # a GEMM's groups chained on the pending accumulator, one wait each
+    pin_wait: bool = True   # a bar.arrive before P V's wait, so ptxas sinks the wait (module text)
 
     @property
     def BM(self) -> int:
@@ -129,13 +137,11 @@ def pv_chunks(D: int, BN: int) -> list[tuple[int, WGMMA64]]:
 
 
 @tylo.kernel
-def attention(q_map, k_map, v_map, o_map, lse, seq, D: tylo.constexpr, BN: tylo.constexpr,
-              STAGES: tylo.constexpr, W: tylo.constexpr, causal: tylo.constexpr,
-              overlap: tylo.constexpr = True, pingpong: tylo.constexpr = True):
+def attention(q_map, k_map, v_map, o_map, lse, seq, cfg: tylo.constexpr, causal: tylo.constexpr):
     """One CTA: query rows [BM m, BM m + BM) of matrix block_idx(1) (module docstring).
     q_map, o_map: bindings of Q_BOX to Q, O (B H, S, D); k_map, v_map: of kv_box(BN) to K, V;
-    lse: float32 (B H, S); seq: the sequence length (<= S)."""
-    cfg = Config(D, BN, STAGES, W, overlap, pingpong)
+    lse: float32 (B H, S); seq: the sequence length (<= S); cfg: the `Config`."""
+    D, BN, STAGES, W = cfg.D, cfg.BN, cfg.STAGES, cfg.W
     BM, DH = cfg.BM, D // ROW
     wg = tylo.warpgroup_id()
     t = tylo.warpgroup_thread_idx()
@@ -178,12 +184,8 @@ def attention(q_map, k_map, v_map, o_map, lse, seq, D: tylo.constexpr, BN: tylo.
         q_tile = q_tiles[q]
         mask = (full, row0, seq, causal)
         q_bar[0].wait(0)
-        if overlap:
-            state, o = consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles,
-                                          mask, D, BN, W, pingpong)
-        else:
-            state, o = consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles,
-                                      mask, D, BN)
+        consume = consume_overlapped if cfg.overlap else consume_serial
+        state, o = consume(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg)
         out = tylo.softmax_normalize(state, tylo.finish_mma(o, pv_chunks(D, BN)[0][1]))
         store_lse(lse, tylo.softmax_logsumexp(state), bh, row0, seq, t)
         tylo.store(q_tile, out.to(BFloat16), t)  # the last Q K^T of this warpgroup was waited
@@ -224,22 +226,37 @@ def pv_steps(p, v_stage, D: int, BN: int) -> list:
     return [step(k0, plan) for k0, plan in pv_chunks(D, BN)]
 
 
-def chain(steps, acc):
-    """Issue `steps` one after the other on `acc` (each waits for the one before)."""
+def chain(steps, acc, chained: bool):
+    """Issue `steps` one after the other on `acc`, ready at the end: each on the pending
+    accumulator of the one before (`chained`: one wait at the end) or each waited."""
     for step in steps:
-        acc = tylo.wait_mma(step(acc))
-    return acc
+        acc = step(acc) if chained else tylo.wait_mma(step(acc))
+    return tylo.wait_mma(acc) if chained else acc
 
 
-def interleaved(s_steps, s, o_steps, o, prepare_o=None, issued=None):
-    """Issue the groups of two chains alternately, S's first, keeping one group in flight
-    while waiting for the other (``wgmma.wait_group 1``: groups complete in issue order), so
-    the tensor cores never wait for this warpgroup between groups. ``prepare_o(o)`` (O's
-    rescale) runs after S's first group is issued, before O's first; ``issued()`` once every
-    group is issued, before the next wait (ptxas does not move a bar.arrive across a
-    wgmma wait; placed after it, the arrive was seen sunk past the whole softmax). Returns S
-    ready and, when O has groups, O's last group still pending (it runs under what comes
-    next): ``(s, o, o_pending)``, o_pending static (True: wait_mma(o) before using it)."""
+def interleaved(s_steps, s, o_steps, o, chained, prepare_o=None, issued=None):
+    """Issue the groups of the GEMMs S and O alternately, S's first, so that the tensor cores
+    never wait for this warpgroup between groups. `chained`: each group on its GEMM's pending
+    accumulator (no wait between), then one wait for S with the O groups after its last in
+    flight (groups complete in issue order; all of S's groups first spilled at D 128 causal);
+    else each group waits for its GEMM's one before, the other's in flight (``wait_group
+    1``). ``prepare_o(o)`` (O's rescale) runs after S's first group, before O's first;
+    ``issued()`` once every group is issued, before the next wait (ptxas does not move a
+    bar.arrive across a wgmma wait; placed after it, the arrive was seen sunk past the whole
+    softmax). Returns S ready and, when O has groups, O's last group still pending (it runs
+    under what comes next): ``(s, o, o_pending)``, o_pending static (True: wait_mma(o) before
+    using it)."""
+    if chained:
+        after = 0  # O groups issued after S's last
+        for i in range(max(len(s_steps), len(o_steps))):
+            if i < len(s_steps):
+                s, after = s_steps[i](s), 0
+            if i < len(o_steps):
+                x = prepare_o(o) if prepare_o is not None and i == 0 else o
+                o, after = o_steps[i](x), after + 1
+        if issued is not None:
+            issued()
+        return (tylo.wait_mma(s, after) if s_steps else s), o, bool(o_steps)
     todo = {"s": list(s_steps), "o": list(o_steps)}
     acc = {"s": s, "o": o}
     pending = []
@@ -265,20 +282,21 @@ def interleaved(s_steps, s, o_steps, o, prepare_o=None, issued=None):
 
 
 @tylo.func
-def softmax_step(state, s, j, mask, BN, apply_mask):
+def softmax_step(state, s, j, mask, cfg, apply_mask):
     """The online softmax of key tile j's scores S (finished accumulator), then (state, P
     (float32 weights: the caller rounds them to bf16 where it suits ptxas), rescale). The mask is applied when `apply_mask` is True, not when False (static),
     and when None where j >= the first tile that needs it (a runtime branch: ptxas then waits
     for every WGMMA in flight before the branch, so the overlapped loops use the static
-    forms)."""
+    forms). cfg.ftz: the exponentials' form (`tylo.softmax_update`)."""
     full, row0, seq, causal = mask
+    BN = cfg.BN
     s = tylo.finish_mma(s, qk_plan(BN))
     if apply_mask is None:
         if j >= full:
             s = masked(s, j * BN, row0, seq, causal)
     elif apply_mask:
         s = masked(s, j * BN, row0, seq, causal)
-    return tylo.softmax_update(state, s)
+    return tylo.softmax_update(state, s, ftz=cfg.ftz)
 
 
 def empty_state(BN: int, D: int):
@@ -287,22 +305,24 @@ def empty_state(BN: int, D: int):
 
 
 @tylo.func
-def consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, D, BN):
+def consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg):
     """A consumer's key tiles one after the other: S = Q K^T (waited), softmax, O rescaled,
     O += P V (waited). Returns (softmax state, O accumulator)."""
+    D, BN = cfg.D, cfg.BN
     t = tylo.warpgroup_thread_idx()
     state = empty_state(BN, D)
     o = tylo.zero_accumulator(pv_chunks(D, BN)[0][1])
     st = pipe_k.start()
     for j in range(tiles):
         pipe_k.consumer_wait(st)
-        s = chain(qk_steps(q_tile, k_stages[st.index], D, BN), tylo.zero_accumulator(qk_plan(BN)))
+        s = chain(qk_steps(q_tile, k_stages[st.index], D, BN), tylo.zero_accumulator(qk_plan(BN)),
+                  cfg.chain)
         if t == 0:
             pipe_k.consumer_release(st)
-        state, p, rescale = softmax_step(state, s, j, mask, BN, None)
+        state, p, rescale = softmax_step(state, s, j, mask, cfg, None)
         o = tylo.scale(o, rescale)
         pipe_v.consumer_wait(st)
-        o = chain(pv_steps(p.to(BFloat16), v_stages[st.index], D, BN), o)
+        o = chain(pv_steps(p.to(BFloat16), v_stages[st.index], D, BN), o, cfg.chain)
         if t == 0:
             pipe_v.consumer_release(st)
         st = st.advance()
@@ -310,14 +330,14 @@ def consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, D, B
 
 
 @tylo.func
-def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, D, BN, W,
-                       pingpong):
+def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg):
     """A consumer's key tiles with FA3's intra-warpgroup overlap: at tile j, S_j = Q K_j^T and
     O += P_{j-1} V_{j-1} are issued interleaved (`interleaved`; O rescaled by tile j - 1's
     factor between the first two groups), S_j's softmax runs while the last PV group is in
     flight. With `pingpong`, the consumers take turns (named barriers 8 + q: warpgroup q
     waits for its turn, issues its GEMMs, passes the turn to q + 1 mod W), so that one's
     softmax runs under the others' GEMMs. Returns (state, O)."""
+    D, BN, W, pingpong = cfg.D, cfg.BN, cfg.W, cfg.pingpong
     t = tylo.warpgroup_thread_idx()
     q = tylo.warpgroup_id() - 1
     state = empty_state(BN, D)
@@ -330,27 +350,27 @@ def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, 
     take_turn(q, W, pingpong)
     pipe_k.consumer_wait(st_k)
     s, o, _ = interleaved(qk_steps(q_tile, k_stages[st_k.index], D, BN),
-                          tylo.zero_accumulator(qk_plan(BN)), [], o,
+                          tylo.zero_accumulator(qk_plan(BN)), [], o, cfg.chain,
                           issued=lambda: pass_turn(q, W, pingpong))
     if t == 0:
         pipe_k.consumer_release(st_k)
-    state, p, rescale = softmax_step(state, s, 0, mask, BN, None)
+    state, p, rescale = softmax_step(state, s, 0, mask, cfg, None)
     st_v = st_k
     st_k = st_k.advance()
     full = tylo.maximum(mask[0], 1)
     for j in range(1, full):                        # tiles that need no mask
         state, p, rescale, o, st_k, st_v = overlapped_tile(
             q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescale, o, st_k, st_v, j,
-            mask, D, BN, W, pingpong, False)
+            mask, cfg, False)
     for j in range(full, tiles):                    # the ragged and diagonal tiles
         state, p, rescale, o, st_k, st_v = overlapped_tile(
             q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescale, o, st_k, st_v, j,
-            mask, D, BN, W, pingpong, True)
+            mask, cfg, True)
     # the last tile's P V
     take_turn(q, W, pingpong)
     pipe_v.consumer_wait(st_v)
     _, o, o_pending = interleaved([], None, pv_steps(p.to(BFloat16), v_stages[st_v.index], D,
-                                                     BN), o,
+                                                     BN), o, cfg.chain,
                                   prepare_o=lambda x: tylo.scale(x, rescale),
                                   issued=lambda: pass_turn(q, W, pingpong))
     o = tylo.wait_mma(o) if o_pending else o
@@ -364,10 +384,11 @@ def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, 
 
 @tylo.func
 def overlapped_tile(q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescale, o, st_k,
-                    st_v, j, mask, D, BN, W, pingpong, apply_mask):
+                    st_v, j, mask, cfg, apply_mask):
     """Key tile j >= 1 of `consume_overlapped`: in this consumer's turn S_j = Q K_j^T
     interleaved with O = O * rescale_{j-1} + P_{j-1} V_{j-1}, then S_j's softmax under the
     last PV group. Returns the new (state, P_j, rescale_j, O, K stage, V stage)."""
+    D, BN, W, pingpong = cfg.D, cfg.BN, cfg.W, cfg.pingpong
     t = tylo.warpgroup_thread_idx()
     q = tylo.warpgroup_id() - 1
     take_turn(q, W, pingpong)
@@ -376,11 +397,13 @@ def overlapped_tile(q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescal
     s, o, o_pending = interleaved(qk_steps(q_tile, k_stages[st_k.index], D, BN),
                                   tylo.zero_accumulator(qk_plan(BN)),
                                   pv_steps(p.to(BFloat16), v_stages[st_v.index], D, BN), o,
-                                  prepare_o=lambda x: tylo.scale(x, rescale),
+                                  cfg.chain, prepare_o=lambda x: tylo.scale(x, rescale),
                                   issued=lambda: pass_turn(q, W, pingpong))
     if t == 0:
         pipe_k.consumer_release(st_k)
-    state, p, rescale = softmax_step(state, s, j, mask, BN, apply_mask)
+    state, p, rescale = softmax_step(state, s, j, mask, cfg, apply_mask)
+    if cfg.pin_wait:   # barrier 12 + q (q < 3): this warpgroup's alone, never waited on
+        tylo.barrier_arrive(12 + q, 128)
     o = tylo.wait_mma(o) if o_pending else o
     if t == 0:
         pipe_v.consumer_release(st_v)
@@ -474,9 +497,7 @@ class Attention:
         self.launch = kernel[grid, 128 * (self.cfg.W + 1)]
 
     def __call__(self):
-        c = self.cfg
-        self.launch(*self.maps, self.lse, self.seq, c.D, c.BN, c.STAGES, c.W, self.causal,
-                    c.overlap, c.pingpong)
+        self.launch(*self.maps, self.lse, self.seq, self.cfg, self.causal)
 
 
 def reference(torch, Q, K, V, causal: bool, seq: int):
@@ -564,9 +585,8 @@ def host_bindings(cfg: Config, S: int = 256):
 def compile_for_sm90a(D: int = 128, causal: bool = False, cfg: Config | None = None):
     """The kernel compiled for sm_90a from host bindings (`host_bindings`)."""
     c = cfg or config(D, causal)
-    return attention.compile(*host_bindings(c), 256, c.D, c.BN, c.STAGES, c.W, causal,
-                             c.overlap, c.pingpong,
-                             block=128 * (c.W + 1), arch="sm_90a")
+    return attention.compile(*host_bindings(c), 256, c, causal, block=128 * (c.W + 1),
+                             arch="sm_90a")
 
 
 def describe(D: int, causal: bool) -> None:
@@ -612,22 +632,6 @@ def register_a_is_accumulator(D: int, BN: int) -> bool:
             if [(r, c - k0) for r, c in mine] != [want(thread, v) for v in range(want.values)]:
                 return False
     return True
-
-
-def ablation(D: int, causal: bool) -> dict:
-    """The other schedules and tile choices `--ablation` times beside the default: without
-    turns, without the overlap (each GEMM waited before the softmax), and other BN and stage
-    counts (each compiles without spills; BN 176/192 and three consumers spill)."""
-    base = config(D, causal)
-    out = {"no ping-pong": Config(D, base.BN, base.STAGES, base.W, True, False),
-           "serial": Config(D, base.BN, base.STAGES, base.W, False, False)}
-    if D == 128:
-        out["3 stages"] = Config(128, 128, 3)
-        out["BN 64, 4 stages"] = Config(128, 64, 4)
-    if D == 64:
-        out["2 stages"] = Config(64, 128, 2)
-        out["BN 64, 6 stages"] = Config(64, 64, 6)
-    return out
 
 
 def gpu_checks(torch, small: bool) -> bool:
@@ -682,7 +686,8 @@ def main() -> int:
     if args.ablation and good:
         for D in (128, 64):
             for causal in (False, True):
-                timing.bench(torch, Attention, 4, 16, 4096, D, causal, ablation(D, causal))
+                timing.bench(torch, Attention, 4, 16, 4096, D, causal,
+                             timing.ablation(config(D, causal)))
     return 0 if good else 1
 
 

@@ -6,6 +6,7 @@ times, like the peers (the examples are scripts, not a package); needs torch and
 from __future__ import annotations
 
 import runpy
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -43,6 +44,26 @@ def bench(torch, Attention, B: int, H: int, S: int, D: int, causal: bool,
           + f" TFLOP/s | {ratios}")
     for name in tylos[1:]:
         print(f"  {name}: {tf[name]:.1f} TFLOP/s ({tf[name] / tf['tylo']:.3f} of the default)")
+
+
+def ablation(base) -> dict:
+    """The other schedules and tile choices `--ablation` times beside `base` (the example's
+    `Config` for one head dim and causality): without turns, without the overlap (each GEMM
+    waited before the softmax), a GEMM's groups waited one by one (not chained), the exp2 with
+    IEEE subnormals (no .ftz), P V's wait left to ptxas (`pin_wait=False`), other BN and
+    stage counts (each compiles without spills; BN 176/192 and three consumers spill)."""
+    out = {"no ping-pong": replace(base, pingpong=False),
+           "serial": replace(base, overlap=False, pingpong=False),
+           "unchained": replace(base, chain=False),
+           "IEEE exp2": replace(base, ftz=False),
+           "unpinned P V wait": replace(base, pin_wait=False)}
+    if base.D == 128:
+        out["3 stages"] = replace(base, BN=128, STAGES=3)
+        out["BN 64, 4 stages"] = replace(base, BN=64, STAGES=4)
+    if base.D == 64:
+        out["2 stages"] = replace(base, BN=128, STAGES=2)
+        out["BN 64, 6 stages"] = replace(base, BN=64, STAGES=6)
+    return out
 
 
 BENCH_SHAPES = [(4, 16, 4096, 128), (4, 16, 4096, 64), (16, 16, 1024, 128), (1, 16, 16384, 128),

@@ -315,3 +315,20 @@ func.func @math(%x: f32, %h: bf16, %d: f64, %i: i32, %b: i8) attributes {tylo.ke
   %ba = math.absi %b : i8
   func.return
 }
+
+// -----
+
+// tylo.exp2_ftz (dialects/tylo/fragment_ops.py, passes/select/math.py) is ex2.approx.ftz.f32:
+// the one form with .ftz (math.exp2 above keeps IEEE subnormals); bf16 through f32 and back.
+// CHECK-LABEL: ptx.entry "exp2_ftz" ["f32", "b16"] {
+// CHECK:       %[[X:.*]] = ptx.ld_param "f32"[0] : !ptx.reg<f1>
+// CHECK:       %[[H:.*]] = ptx.ld_param "b16"[1]
+// CHECK-NEXT:  %e = ptx.ex2 "f32" "approx" %[[X]] {ftz} : !ptx.reg<f1> -> !ptx.reg<f{{.*}}>
+// CHECK-NEXT:  %[[HW:.*]] = ptx.cvt "f32" "bf16" %[[H]] : !ptx.reg<rs{{.*}}> -> !ptx.reg<f{{.*}}>
+// CHECK-NEXT:  %[[HE:.*]] = ptx.ex2 "f32" "approx" %[[HW]] {ftz}
+// CHECK-NEXT:  %he = ptx.cvt "rn" "bf16" "f32" %[[HE]] : !ptx.reg<f{{.*}}> -> !ptx.reg<rs{{.*}}>
+func.func @exp2_ftz(%x: f32, %h: bf16) attributes {tylo.kernel} {
+  %e = tylo.exp2_ftz %x : f32 -> f32
+  %he = tylo.exp2_ftz %h : bf16 -> bf16
+  func.return
+}

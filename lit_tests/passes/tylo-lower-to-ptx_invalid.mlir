@@ -79,6 +79,15 @@ func.func @k(%x: f64) {
 }
 
 // -----
+// The flushing form neither: tylo.exp2_ftz of f64 is refused alike.
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: tylo.exp2_ftz of f64: PTX computes it approximately for .f32 only
+func.func @k(%x: f64) {
+  %y = tylo.exp2_ftz %x : f64 -> f64
+  func.return
+}
+
+// -----
 // rsqrt.approx.f64 exists, but the ISA states no error bound for it.
 // CHECK:      {{^// -+$}}
 // CHECK-NEXT: math.rsqrt of f64: PTX computes it approximately for .f32 only

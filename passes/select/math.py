@@ -6,6 +6,10 @@ abs and fma as PTX (`tylo.dialects.ptx.math`, ``ptx.fma``).
   ``lg2.approx.f32(x) * ln(2)``, as CUDA's fast-math ``__expf`` / ``__logf`` do (both constants
   rounded to f32; the product is ``mul.rn``, which ptxas may not contract or reassociate, so its
   rounding is the one documented). No ``.ftz``: subnormal inputs and results are IEEE (PTX ISA 9.7.3.20/21).
+* ``tylo.exp2_ftz`` -> ``ex2.approx.ftz.f32``: the same bound, subnormal inputs and results flushed
+  to sign-preserving zero (9.7.3.21). On sm_90a ptxas makes the IEEE form one MUFU.EX2 plus an
+  FSETP and two predicated FMULs (scaling a result that would be subnormal), the ``.ftz`` form
+  the MUFU.EX2 alone (tests/frontend/test_exp2_ftz.py reads it in the SASS).
 * ``math.sqrt`` -> ``sqrt.rn`` (.f32, .f64), correctly rounded.
 * ``math.absf`` -> ``abs`` (.f32, .f64, .f16, and .bf16 from sm_80, as every bf16 instruction
   is: ptxas refuses .bf16 conversions below it too), ``math.absi`` ->
@@ -36,6 +40,7 @@ from ...dialects.ptx import ops as P
 from ...dialects.ptx.math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
 from ...dialects.scalar_math import BF16_FMA_MIN_SM
 from ...dialects.tylo import dtype_of
+from ...dialects.tylo.fragment_ops import Exp2FtzOp
 from .handlers import HANDLERS
 
 __all__ = ["MathSelection"]
@@ -92,6 +97,12 @@ class MathSelection:
         self._single_precision(op)
         cls = _APPROX[type(op)]
         self._in_f32(op, lambda v, s: self.emit(cls(s, v[0], self.new("f32"), mode="approx")).results[0])
+
+    @HANDLERS.on(Exp2FtzOp)
+    def _Exp2FtzOp(self, op: Exp2FtzOp) -> None:
+        self._single_precision(op)
+        self._in_f32(op, lambda v, s: self.emit(Ex2Op("f32", v[0], self.new("f32"), mode="approx",
+                                                      ftz=True)).results[0])
 
     @HANDLERS.on(math.ExpOp)
     def _ExpOp(self, op: math.ExpOp) -> None:

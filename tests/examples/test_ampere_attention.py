@@ -33,3 +33,14 @@ def test_sass_has_tensor_cores_and_no_spills(d, causal):
     assert counts["HMMA"] > 0 and counts["LDSM"] > 0 and counts["LDGSTS"] > 0
     assert counts.spill_bytes == 0 and counts["STL"] == 0 and counts["LDL"] == 0
     assert compiled.report.registers <= 255
+    # the softmax's exp2 is ex2.approx.ftz.f32: one MUFU.EX2 each, no FSETP + 2 FMUL fix-up
+    assert "ex2.approx.ftz.f32" in compiled.ptx and "ex2.approx.f32" not in compiled.ptx
+    assert 4 * counts["FSETP"] < counts["MUFU"]  # (the IEEE form: FSETP > MUFU)
+
+
+def test_emulated_with_ieee_exp2():
+    """The --bench variant with the softmax's exp2 unflushed (Config(ftz=False):
+    ex2.approx.f32) computes the same attention."""
+    from dataclasses import replace
+
+    assert ex.emulated_check(1, 1, 40, replace(ex.SMALL, ftz=False), True) < 1e-2

@@ -31,11 +31,15 @@ def test_emulated_three_consumers_and_a_wide_key_tile():
     assert ex.emulated_check(1, 1, 400, 64, False, None, ex.Config(64, 176, 3, 3))
 
 
-@pytest.mark.parametrize("overlap, pingpong", [(False, False), (True, False)])
-def test_emulated_schedules_of_the_ablation(overlap, pingpong):
-    """The serial schedule (Q K^T, softmax, P V, each waited) and the overlapped one without
-    turns, which the benchmark's --ablation times beside the default."""
-    cfg = ex.Config(128, 128, 2, 2, overlap, pingpong)
+@pytest.mark.parametrize("kw", [dict(overlap=False, pingpong=False), dict(pingpong=False),
+                                dict(chain=False), dict(pin_wait=False)],
+                         ids=["serial", "no-pingpong", "unchained", "unpinned-wait"])
+def test_emulated_schedules_of_the_ablation(kw):
+    """The serial schedule (Q K^T, softmax, P V, each GEMM chained and waited), the overlapped
+    one without turns, the default without chains (a wait between a GEMM's groups) and with
+    P V's wait left to ptxas (not pinned), which the benchmark's --ablation times beside the
+    default."""
+    cfg = ex.Config(128, 128, 2, 2, **kw)
     assert ex.emulated_check(1, 1, 320, 128, True, None, cfg)
 
 
@@ -99,6 +103,35 @@ def test_sass(compiled, D, causal):
     assert c.report.stack_frame_bytes == 0
     assert "setmaxnreg.inc.sync.aligned.u32 240;" in c.ptx
     assert "setmaxnreg.dec.sync.aligned.u32 24;" in c.ptx
+    # the softmax's exp2 is ex2.approx.ftz.f32: one MUFU.EX2 each, no FSETP + 2 FMUL fix-up
+    assert "ex2.approx.ftz.f32" in c.ptx and "ex2.approx.f32" not in c.ptx
+    # a GEMM's groups are chained, one wait per GEMM: tile 0's S, S (O in flight) and O in
+    # each of the two loops, the last P V (unchained: one per group, 12 at D 128)
+    assert c.ptx.count("wgmma.wait_group") == 1 + 2 * 2 + 1
+    assert 4 * counts.opcodes.get("FSETP", 0) < counts.opcodes["MUFU"]  # (IEEE: FSETP > MUFU)
+
+
+def _exponentials_under_p_v(sass: str) -> int:
+    """The MUFU.EX2 between each wait for S (WARPGROUP.DEPBAR.LE gsb0, N > 0: P V's groups
+    still in flight) and the next wait for everything (0x0): the softmax that runs under P V."""
+    n, inside = 0, False
+    for line in sass.splitlines():
+        if "WARPGROUP.DEPBAR.LE" in line:
+            inside = not line.rstrip(" ;").endswith("0x0")
+        elif inside and "MUFU.EX2" in line:
+            n += 1
+    return n
+
+
+def test_pinned_wait_lets_the_softmax_run_under_p_v(compiled):
+    """Left alone, ptxas hoists P V's wait above the unmasked loop's softmax (none of its 66
+    exponentials after S's wait runs before P V's); the default's bar.arrive (pin_wait) keeps
+    it behind most of them in both loops (ptxas 13: 120 of 132 at D 64)."""
+    from dataclasses import replace
+
+    unpinned = ex.compile_for_sm90a(64, False, replace(ex.config(64, False), pin_wait=False))
+    assert _exponentials_under_p_v(unpinned.asm["sass"]) < 16
+    assert _exponentials_under_p_v(compiled[(64, False)].asm["sass"]) >= 64
 
 
 def test_only_the_row_reductions_shuffle(compiled):

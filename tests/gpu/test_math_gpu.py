@@ -3,7 +3,8 @@ exact rational arithmetic for fma) within the bounds the PTX ISA states (9.7.3.1
 9.7.3.16 rsqrt, 9.7.3.20 lg2, 9.7.3.21 ex2) and the ones Tylo derives in its docstrings:
 
 * exp2: at most 2 ulp from the correctly rounded result (ulps counted as steps between
-  representable values, so across binade edges, into subnormals and up to inf);
+  representable values, so across binade edges, into subnormals and up to inf); with
+  ``ftz=True`` subnormal inputs read as 0 and results below 2^-126 are +0;
 * exp: 2 ulp from the correctly rounded 2^t, t = x * log2(e) rounded to f32 as the kernel rounds
   it; and, against e^x, a relative error of at most (2.5 + |x|) * 2^-23;
 * log2: absolute error 2^-22 on (0.5, 2), relative 2^-22 elsewhere; log: that times ln 2 plus
@@ -145,6 +146,51 @@ def test_exp2_float32_within_2_ulp(backend):
     assert_ulps(got, with_f64(np.exp2, x), 2, x)
     assert got[np.isneginf(x)].tolist() == [0.0] * int(np.isneginf(x).sum())
     assert np.all(got[x == 0] == 1.0)
+
+
+def exp2_ftz(x):
+    """tylo.exp2(x, ftz=True)."""
+    return tylo.exp2(x, ftz=True)
+
+
+def assert_flushed_exp2(got: np.ndarray, x: np.ndarray, max_ulps: int):
+    """ex2.approx.ftz (PTX ISA 9.7.3.21): subnormal inputs read as zero (2^x = 1), results
+    below 2^-126 are +0, the rest within `max_ulps` of the correctly rounded 2^x. An exact
+    result within a few ulps above 2^-126 may come out either way (the unflushed result within
+    the bound may be subnormal)."""
+    t = got.dtype.type
+    tiny = float(ml_dtypes.finfo(t).tiny if t is ml_dtypes.bfloat16 else np.finfo(t).tiny)
+    x64 = x.astype(np.float64)
+    x64 = np.where(np.abs(x64) < tiny, 0.0, x64)
+    exact = with_f64(np.exp2, x64)
+    edge = (exact >= tiny) & (exact < tiny * (1 + 2.0 ** -20))
+    low = exact < tiny
+    np.testing.assert_array_equal(got[low].view(BITS[t]), np.zeros(int(low.sum()), BITS[t]))
+    either = edge & (got == 0)
+    keep = ~low & ~either
+    assert_ulps(got[keep], exact[keep], max_ulps, x[keep])
+
+
+def test_exp2_float32_ftz(backend):
+    n = backend.size(N, N_EMULATED)
+    tiny = np.finfo(np.float32).tiny
+    x = np.concatenate([uniform(Float32, -152, 130, n), uniform(Float32, -127, -125, n // 4),
+                        random_bits(Float32, n), edges(Float32),
+                        np.array([-149, -126.5, -126, -125.99999, 128, tiny / 3, -tiny / 3],
+                                 np.float32)])
+    got = run(backend, exp2_ftz, x)
+    assert_flushed_exp2(got, x, 2)
+    assert (got[(x < -126.01) | np.isneginf(x)] == 0).all()          # IEEE: subnormal or 0
+    sub = (np.abs(x) < tiny) & (x != 0)
+    assert sub.any() and (got[sub] == 1.0).all()
+
+
+def test_exp2_bfloat16_ftz(backend):
+    n = backend.size(N, N_EMULATED)
+    x = np.concatenate([random_bits(BFloat16, n), edges(BFloat16),
+                        uniform(BFloat16, -135, -120, n // 4)])
+    got = run(backend, exp2_ftz, x)
+    assert_flushed_exp2(got, x, 1)
 
 
 def test_exp_float32(backend):

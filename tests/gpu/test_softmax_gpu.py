@@ -165,3 +165,36 @@ def test_streamed(backend, own, dims, scale):
 def test_merged(backend, own, dims, scale):
     run(backend, merged, own, dims, scale, 4, False)
 
+
+
+@tylo.kernel
+def probabilities(prob, S, ftz: tylo.constexpr):
+    t = tylo.thread_idx()
+    s = tylo.load_fragment(MMA_C, tylo.window(S, (0, 0), (16, 8)), t)
+    state, w, r = tylo.softmax_update(tylo.SoftmaxState(s, dims=1), s, ftz=ftz)
+    tylo.store(tylo.window(prob, (0, 0), (16, 8)), tylo.softmax_normalize(state, w), t)
+
+
+@pytest.mark.parametrize("ftz", [True, False], ids=["ftz", "ieee"])
+def test_ftz_flushes_only_the_subnormal_weights(backend, ftz):
+    """Scores 80..100 below their row's maximum: their weights e^(s - m) straddle 2^-126
+    (e^-87.3). With ftz (ex2.approx.ftz.f32, the default) those below it are exactly 0 and the
+    rest as without; without, they are the IEEE subnormals (within the weight's error plus the
+    subnormal spacing, 2^-149)."""
+    s = np.zeros((16, 8), np.float32)
+    s[:, 1:] = -RNG.uniform(80, 100, (16, 7)).astype(np.float32)
+    prob = backend.full(s.shape, np.nan, np.float32)
+    backend.launch(probabilities, (1,), 32, prob, backend.put(s), ftz)
+    got = backend.get(prob)
+    _, _, want = reference(s, np.zeros_like(s), 1.0)
+    tiny = float(np.finfo(np.float32).tiny)
+    below = want < tiny * 0.99
+    assert below.any() and (want[:, 1:] > tiny * 1.01).any()
+    if ftz:
+        assert (got[below] == 0).all()
+    else:
+        assert (got[below] > 0).all()
+    # (weights within 1% of 2^-126 may fall on either side of it)
+    edge = (want >= tiny * 0.99) & (want <= tiny * 1.01) & (got == 0)
+    rest = ~below & ~edge if ftz else np.ones_like(below)
+    assert np.all(np.abs(got[rest] - want[rest]) <= 2e-5 * want[rest] + 2.0 ** -148)

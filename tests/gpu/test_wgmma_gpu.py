@@ -15,6 +15,7 @@ from wgmma_products import (
     ROWS_FIRST,
     descriptor_fields,
     operand_tile,
+    run_k_chain,
     run_product,
     wgmma_product,
 )
@@ -170,3 +171,23 @@ def test_two_warpgroups(backend, a_major):
         plan = tylo.WGMMA64(BFloat16, n, k, warpgroups=2)
         got, ref, bound = run_product(backend, plan, a_major, "K", 128, 128)
         _check(got, ref, bound, f"{plan}, A {a_major}-major (warpgroup q: rows 64 q ..)")
+
+
+CHAINS = [((64, 64), False), ((64, 32, 16, 16), False), ((64, 64), True), ((32, 16), True)]
+
+
+@pytest.mark.parametrize("ks, register_a", CHAINS,
+                         ids=[f"{'-'.join(map(str, ks))}{'-regA' if r else ''}" for ks, r in CHAINS])
+def test_chain_on_a_pending_accumulator(backend, ks, register_a):
+    """mma_async on the previous one's pending accumulator, over consecutive K ranges (plans of
+    different k, one n): the product of the whole K, with one wgmma.wait_group in the PTX (none
+    between the groups) and, for A in shared memory, one wgmma.fence (before the first group);
+    register-A groups each fence their freshly packed A registers."""
+    n = backend.size(128, 64)
+    plans = [tylo.WGMMA64(BFloat16, n, k) for k in ks]
+    got, ref, bound, ptx = run_k_chain(backend, plans, register_a)
+    _check(got, ref, bound, f"chain of k {ks}{' (register A)' if register_a else ''}")
+    assert ptx.count("wgmma.commit_group") == len(ks)
+    assert ptx.count("wgmma.wait_group") == 1
+    assert ptx.count("wgmma.fence") == (len(ks) if register_a else 1)
+

@@ -22,15 +22,16 @@ GROUPS_FIRST = "groups-first"
 """Row groups of one 8-row block consecutive (LBO = one block), 8-row blocks SBO apart."""
 
 
-def operand_tile(plan, role: str, major: str, row_bytes: int, arrangement: str = ROWS_FIRST):
+def operand_tile(plan, role: str, major: str, row_bytes: int, arrangement: str = ROWS_FIRST,
+                 need=None):
     """(layout, shape) of a dense canonical tile holding operand `role` ("A" (64, k), "B"
-    (k, n)) of `plan` at origin (0, 0): elements of the operand's dtype, swizzle rows of
-    `row_bytes` (16 = no swizzle) along K ("K") or along M/N ("MN"); extents rounded up to whole
-    rows and 8-row blocks."""
-    r = row_bytes // plan.operand_dtype(role).bytes
+    (k, n)) of `plan` (or of logical shape `need`, 16-bit elements, when `plan` is None) at
+    origin (0, 0): elements of the operand's dtype, swizzle rows of `row_bytes` (16 = no swizzle)
+    along K ("K") or along M/N ("MN"); extents rounded up to whole rows and 8-row blocks."""
+    r = row_bytes // (plan.operand_dtype(role).bytes if plan is not None else 2)
     kaxis = 1 if role == "A" else 0
     a = kaxis if major == "K" else 1 - kaxis
-    need = plan.operand_shape(role)
+    need = need or plan.operand_shape(role)
     shape = [0, 0]
     shape[a] = -(-need[a] // r) * r
     shape[1 - a] = -(-need[1 - a] // 8) * 8
@@ -194,3 +195,58 @@ def accumulate_kernel(plan, row_bytes: int):
         tylo.store(tylo.window(D, (0, 0), (64, n)), tylo.finish_mma(acc, plan), t)
 
     return dab
+
+
+@tylo.kernel
+def wgmma_k_chain(out, A, B, plans: tylo.constexpr, la: tylo.constexpr, lb: tylo.constexpr,
+                  register_a: tylo.constexpr):
+    """out (64, n) f32 = A[:, :K] @ B[:K, :n], K the sum of the plans' k: one mma_async per plan
+    on consecutive K ranges, each on the previous one's PENDING accumulator (a chain: one wait at
+    the end). A from the shared tile, or (`register_a`) from global into register-A fragments."""
+    from tylo.frontend.wgmma import register_a_ownership
+
+    t = tylo.thread_idx()
+    ma, ka = (product(m) for m in la.shape)
+    kb, nb = (product(m) for m in lb.shape)
+    sa = tylo.SharedTile(tylo.shared_alloc(A.dtype, ma * ka, align=1024), la)
+    sb = tylo.SharedTile(tylo.shared_alloc(B.dtype, kb * nb, align=1024), lb)
+    for i in tylo.static_range(ma * ka // 128):
+        idx = t + 128 * i
+        sa[idx // ka, idx % ka] = A[idx // ka, idx % ka]
+    for i in tylo.static_range(kb * nb // 128):
+        idx = t + 128 * i
+        sb[idx // nb, idx % nb] = B[idx // nb, idx % nb]
+    tylo.fence_proxy_async()
+    tylo.barrier()
+    acc = tylo.zero_accumulator(plans[0])
+    k0 = 0
+    for i in tylo.static_range(len(plans)):
+        plan = plans[i]
+        if register_a:
+            fa = tylo.load_fragment(register_a_ownership(plan),
+                                    tylo.window(A, (0, k0), (64, plan.k)), t)
+            a = tylo.wgmma_operand(plan, "A", fa)
+        else:
+            a = tylo.wgmma_operand(plan, "A", sa, (0, k0))
+        acc = tylo.mma_async(plan, a, tylo.wgmma_operand(plan, "B", sb, (k0, 0)), acc)
+        k0 += plan.k
+    acc = tylo.wait_mma(acc)
+    tylo.store(tylo.window(out, (0, 0), (64, plans[0].n)), tylo.finish_mma(acc, plans[0]), t)
+
+
+def run_k_chain(backend, plans, register_a: bool = False, rng=None):
+    """(got, ref, bound, ptx) of `wgmma_k_chain` on fresh random bf16/f16 operands, K-major
+    128-byte swizzled tiles (A (64, K) of K / 64 swizzle-row groups, B (K, n))."""
+    rng = rng or np.random.default_rng()
+    n, k, dtype = plans[0].n, sum(p.k for p in plans), plans[0].dtype
+    la, sa = operand_tile(None, "A", "K", 128, need=(64, k))
+    lb, sb = operand_tile(None, "B", "K", 128, need=(k, n))
+    A = random_operand(sa, dtype, False, rng)
+    B = random_operand(sb, dtype, False, rng)
+    out = backend.full((64, n), -7777.0, np.float32)
+    args = (out, backend.put(A), backend.put(B), tuple(plans), la, lb, register_a)
+    backend.launch(wgmma_k_chain, (1,), (128,), *args)
+    a = A[:64, :k].astype(np.float64)
+    b = B[:k, :n].astype(np.float64)
+    return (backend.get(out).astype(np.float64), a @ b, np.abs(a) @ np.abs(b) * 2.0 ** -16,
+            backend.ptx(wgmma_k_chain, *args, block=(128,)))

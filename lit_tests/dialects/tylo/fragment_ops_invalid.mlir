@@ -293,3 +293,11 @@ func.func @k(%v: bf16, %z: f32) {
   %d0, %d1, %d2, %d3 = tylo.mma_sync <m16n8k16, bf16, bf16, f32, warps = (1,1), repeat = (1,1), k = 16>(%v, %v, %v, %v, %v, %v, %v, %v), (%v, %v, %v, %v), (%z, %z, %z, %z) : (bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16), (bf16, bf16, bf16, bf16), (f32, f32, f32, f32) -> (f32, f32, f32, bf16)
   func.return
 }
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: exp2_ftz takes and gives one float type, not i32
+func.func @k(%x: i32) {
+  %y = tylo.exp2_ftz %x : i32 -> i32
+  func.return
+}

@@ -113,7 +113,6 @@ _SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)\Z")
 _NAN32 = 0x7FFFFFFF
 _TF32_MASK = 0xFFFFE000  # sign, exponent and the 10 high mantissa bits
 _NO_EXPONENT = -(1 << 14)  # the alignment exponent of a zero: below every other (int16)
-_LOW_29 = (1 << 29) - 1  # the float64 significand bits float32 does not have
 _LEAST_TOP = -300  # below the least E of a nonzero term (2 * -126 for bf16/tf32 products)
 
 
@@ -297,13 +296,16 @@ def _scratch(shape):
     return np.empty(shape, np.float64)
 
 
-def fused_dot_add(A, ea, B, eb, C, fraction_bits: int = ACCUMULATOR_FRACTION_BITS):
+def fused_dot_add(A, ea, B, eb, C, fraction_bits: int = ACCUMULATOR_FRACTION_BITS,
+                  result_bits: int = 24):
     """One fused dot-add of the tensor core (module text) per output element: A (warps, m, k)
     and B (warps, k, n) exact float64 values with their `alignment_exponents` ea and eb, C
     (warps, m, n) float32 -> D (warps, m, n) float32: the products and C truncated toward zero
     to multiples of 2**(E - fraction_bits), E the largest exponent among the nonzero products
-    (e(a) + e(b)) and C, summed exactly, rounded toward zero to f32 (magnitudes of 2**128 or
-    more infinite). A non-finite product or C gives the float64 sum of the products and C.
+    (e(a) + e(b)) and C, summed exactly, rounded toward zero to f32 keeping `result_bits`
+    significant bits (24: all of f32's; the FP8 wgmma keeps 14, emulator/semantics/wgmma.py;
+    magnitudes of 2**128 or more infinite). A non-finite product or C gives the float64 sum of
+    the products and C.
 
     Exactness: products of the emulated types have at most 22 significant bits and lie in
     [2**-300, 2**256); the terms are scaled by 2**(fraction_bits - E), a power of two in
@@ -326,18 +328,20 @@ def fused_dot_add(A, ea, B, eb, C, fraction_bits: int = ACCUMULATOR_FRACTION_BIT
     np.trunc(work, out=work)
     total = (work.sum(axis=0) + np.trunc(c * scale) + 0.0) * _power_of_two(quantum)  # 0: +0
     if finite:
-        return _toward_zero_f32(total)
+        return _toward_zero_f32(total, result_bits)
     total = np.where(special, exact_sum, total)
-    return np.where(np.isnan(total), np.float32(np.nan), _toward_zero_f32(total))
+    return np.where(np.isnan(total), np.float32(np.nan), _toward_zero_f32(total, result_bits))
 
 
-def _toward_zero_f32(x):
-    """Finite float64 values rounded toward zero to float32 (magnitudes of 2**128 or more, and
-    infinities, become infinite). Clearing the 29 low significand bits of a float64 truncates
-    it to float32's 24 bits, exact in float32's normal range; below 2**-126 the float32 step
-    is 2**-149 and the value is truncated to it; a result truncated to zero is +0 whatever its
-    sign (measured on the H200, 2026-12-01: -2**-150 gives 0x00000000)."""
-    bits = x.view(np.uint64) & ~np.uint64(_LOW_29)
+def _toward_zero_f32(x, result_bits: int = 24):
+    """Finite float64 values rounded toward zero to float32 values of `result_bits` (1 .. 24)
+    significant bits (magnitudes of 2**128 or more, and infinities, become infinite). Clearing
+    the 53 - result_bits low significand bits of a float64 truncates it to result_bits bits,
+    exact in float32's normal range; below 2**-126 the float32 step is 2**-149 and the value is
+    also truncated to it (the coarser of the two steps wins; with fewer than 24 bits this is
+    the model's choice, unmeasured); a result truncated to zero is +0 whatever its sign
+    (measured on the H200, 2026-12-01: -2**-150 gives 0x00000000)."""
+    bits = x.view(np.uint64) & ~np.uint64((1 << (53 - result_bits)) - 1)
     y = bits.view(np.float64)
     tiny = np.abs(y) < 2.0**-126
     if tiny.any():

@@ -26,15 +26,29 @@ Issue and ordering (9.7.15.7), the state of each warpgroup in `Machine.async_gro
 Numerics: the fused dot-add of `matrix.fused_dot_add` (products exact, aligned to the largest
 exponent of the products and C, truncated to 25 fraction bits, summed, rounded toward zero),
 fitted on the H200 for mma.sync. How many K products the wgmma tensor core sums in one fused step
-was not measured: `K_STEP` products per step (16: the whole K of the instruction, as mma.sync
-m16n8k16 does), each step taking the previous one's f32 result as its accumulator. For e4m3/e5m2
-inputs (m64nNk32; operands decoded exactly through ml_dtypes and aligned as f16, as for
-mma.sync) the model is one fused dot-add of the 32 products and C (`K_STEP_8BIT`), also
-unmeasured: mma.sync m16n8k32 splits its K in two f16-like steps (`matrix.FP8_STEPS`), and
-DeepSeek-V3 (arXiv 2412.19437, 3.3.2) reports the H800's FP8 WGMMA accumulation keeping about
-14 bits, so the GPU tests bound FP8 products by 2**-8 |A| @ |B|, not bit for bit.
-tests/gpu/test_wgmma_numerics_gpu.py compares it bit for bit with the H200 and dumps the data
-for a fit when it differs (`TYLO_WGMMA_DUMP`).
+was not measured for bf16/f16: `K_STEP` products per step (16: the whole K of the instruction,
+as mma.sync m16n8k16 does), each step taking the previous one's f32 result as its accumulator
+(tests/gpu/test_wgmma_numerics_gpu.py compares it bit for bit with the H200).
+
+For e4m3/e5m2 inputs (m64nNk32; operands decoded exactly through ml_dtypes and aligned as f16,
+as for mma.sync) the model is fitted on the H200 (bench/wgmma_fp8_numerics.py, 2026-12-01: a
+WGMMA64 plan of K = 128, four chained m64nNk32 instructions, n 8, 64, 256 for e4m3 x e4m3,
+e5m2 x e5m2, e4m3 x e5m2, 62,976 results on adversarial inputs; a sample of them is
+tests/emulator/data/wgmma_fp8_h200_sample.npz) and reproduces every one bit for bit: each
+instruction is ONE fused dot-add of its 32 products and C (`K_STEP_8BIT`), every term
+truncated toward zero to `FRACTION_BITS_8BIT` = 13 fraction bits below E, the largest
+alignment exponent of the products (e(a) + e(b)) and C, the exact sum truncated toward zero
+to an f32 of `RESULT_BITS_8BIT` = 14 significant bits (so the accumulator register carries
+14 bits from one instruction to the next; DeepSeek-V3, arXiv 2412.19437, 3.3.2, reports
+"about 14 bits" for the H800). The instructions run in K order, each one's D the next one's C.
+Each one-parameter change matches less of the dump: fraction bits 12 / 14: 22.0% / 32.8%;
+result bits 13 / 15 / 24: 30.9% / 90.6% / 90.2%; result rounded to nearest: 81.8%; terms
+rounded to nearest / toward -inf: 24.3% / 0%; E of the products alone (C still truncated
+with them): 41.9%; C added after the products: 29.9%; alignment at each product's own
+exponent: 72.1%; two fused steps of 16 products (k < 16 first, or k mod 4 in {0, 1} first
+as mma.sync m16n8k32): 62.6% / 62.2%; four of 8: 52.6%. Not decided by the dump (the model's
+choices): the alignment exponent of e4m3 subnormals (f16's -14 and e4m3's own -6 both match),
+subnormal and non-finite results (none measured; `matrix.fused_dot_add`'s rules).
 """
 
 from __future__ import annotations
@@ -75,8 +89,14 @@ from .wgmma_operands import (
 K_STEP = 16
 """K products one fused dot-add of the wgmma tensor core sums (module text; 16: all of them)."""
 K_STEP_8BIT = 32
-"""The same for e4m3/e5m2 inputs (K = 32): all 32 products in one step, an unmeasured choice
-(module text)."""
+"""The same for e4m3/e5m2 inputs (K = 32): all 32 products and C in one step (module text;
+measured on the H200, fitted)."""
+FRACTION_BITS_8BIT = 13
+"""Fraction bits below the largest exponent each term of an e4m3/e5m2 fused step keeps
+(module text; measured on the H200, fitted)."""
+RESULT_BITS_8BIT = 14
+"""Significant bits of the f32 result of an e4m3/e5m2 fused step, truncated toward zero
+(module text; measured on the H200, fitted)."""
 
 
 @dataclass
@@ -163,12 +183,13 @@ def _values(raw, ptx_type: str, scale: int):
 
 
 def multiply_add(A, B, C, a_type: str, b_type: str | None = None, k_step: int = K_STEP,
-                 fraction_bits: int = ACCUMULATOR_FRACTION_BITS):
+                 fraction_bits: int = ACCUMULATOR_FRACTION_BITS, result_bits: int = 24):
     """D (warpgroups, 64, n) float32 of exact A (wg, 64, K) and B (wg, K, n) float64 values
     and C (wg, 64, n) float32, by the fused dot-add model (module text), `k_step` products per
-    fused step (8-bit types: `K_STEP_8BIT`), each step's terms truncated to `fraction_bits`
-    below the largest exponent (bench/wgmma_fp8_numerics.py tries other values against the
-    GPU)."""
+    fused step, each step's terms truncated to `fraction_bits` below the largest exponent and
+    its result to `result_bits` significant bits (8-bit types: `K_STEP_8BIT`,
+    `FRACTION_BITS_8BIT`, `RESULT_BITS_8BIT`; bench/wgmma_fp8_numerics.py tries other values
+    against the GPU)."""
     b_type = b_type or a_type
     ea = alignment_exponents(A, ALIGNMENT_EMIN[a_type])
     eb = alignment_exponents(B, ALIGNMENT_EMIN[b_type])
@@ -176,7 +197,8 @@ def multiply_add(A, B, C, a_type: str, b_type: str | None = None, k_step: int = 
     with np.errstate(all="ignore"):
         for k0 in range(0, A.shape[-1], k_step):
             s = slice(k0, k0 + k_step)
-            d = fused_dot_add(A[..., s], ea[..., s], B[:, s, :], eb[:, s, :], d, fraction_bits)
+            d = fused_dot_add(A[..., s], ea[..., s], B[:, s, :], eb[:, s, :], d, fraction_bits,
+                              result_bits)
     return d
 
 
@@ -270,7 +292,8 @@ def _mma_async(interpreter, op, args, register_a: bool):
         raw = np.zeros((groups.shape[0], M, K), np.uint32)
         raw[:, ar, ac] = np.stack(parts, -1).reshape(-1, WARPGROUP, 16 // e)
         A = _values(raw, a_type, scale_a)
-    D = multiply_add(A, B, C, a_type, b_type, K_STEP if e == 2 else K_STEP_8BIT)
+    D = (multiply_add(A, B, C, a_type, b_type) if e == 2 else
+         multiply_add(A, B, C, a_type, b_type, K_STEP_8BIT, FRACTION_BITS_8BIT, RESULT_BITS_8BIT))
     d = np.where(np.isnan(D), np.uint32(_NAN32), D.view(np.uint32))[:, rows, cols]
     locks = {r.type.register_name: "accumulator" for r in op.accumulator}
     if register_a:

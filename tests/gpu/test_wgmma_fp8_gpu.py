@@ -4,8 +4,9 @@ emulator (`backend`), against a float64 product of the same FP8 values on fresh 
 Every n class: the n of `NS` cover each residue of n mod 16, 32 and 64 and the widest (256);
 all four type pairings; every swizzle mode with each k that fits one swizzle row; partials; A
 from registers (the 8-bit register-A fragment). Emulated runs take one n per case (the emulator
-executes ~1e5 instructions a second). The bound is `relative_bound`: 2**-8 |A| @ |B| (the FP8
-accumulation is not modelled bit for bit, emulator/semantics/wgmma.py).
+executes ~1e5 instructions a second). The bound is `relative_bound`: 2**-8 |A| @ |B| (a bound on
+any 14-bit accumulation; the bit-exact model of emulator/semantics/wgmma.py is checked by
+test_wgmma_numerics_gpu.py and tests/emulator/test_wgmma_fp8_accumulation.py).
 """
 
 from __future__ import annotations

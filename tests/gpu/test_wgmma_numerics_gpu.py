@@ -9,7 +9,8 @@ adversarial inputs: exponents over a wide range, cancellation (pairs of K produc
 sign), subnormals of the input format, signed zeros, a large C. The f32 results must be equal
 bit for bit; a mismatch says how many elements differ and by how many ulps. With
 ``TYLO_WGMMA_DUMP=<file.npz>`` (compiler/knobs.py) the GPU results and inputs are written
-there, so the accumulation model can be fitted offline.
+there, so the accumulation model can be fitted offline. FP8 (e4m3/e5m2, K = 128) the same way
+on the inputs of bench/wgmma_fp8_numerics.py (wgmma_products.fp8_accumulation_inputs).
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from wgmma_products import accumulate_kernel
+from wgmma_products import accumulate_fp8, accumulate_kernel, fp8_accumulation_inputs
 
 import tylo
-from tylo import BFloat16, Float16
+from tylo import BFloat16, Float8E4M3, Float8E5M2, Float16
 from tylo.compiler import knobs
 
 TYPES = {"bf16": (BFloat16, ml_dtypes.bfloat16, (-60, 60), 2.0 ** -133),
@@ -94,6 +95,29 @@ def test_emulated_wgmma_equals_the_hardware_bit_for_bit(t):
             failures.append(f"{key}: {_difference(hw, emu)}")
     if knobs.wgmma_dump():
         np.savez_compressed(f"{knobs.wgmma_dump()}.{t}.npz", **dump)
+    assert not failures, "\n".join(failures)
+
+
+FP8_PAIRS = [(Float8E4M3, Float8E4M3), (Float8E5M2, Float8E5M2), (Float8E4M3, Float8E5M2),
+             (Float8E5M2, Float8E4M3)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("a,b", FP8_PAIRS, ids=lambda t: t.ptx)
+def test_emulated_fp8_wgmma_equals_the_hardware_bit_for_bit(a, b):
+    """The FP8 model (emulator/semantics/wgmma.py: 32 products and C a fused step, 13 fraction
+    bits, 14-bit results) on fresh adversarial inputs, K = 128, n 8, 64 and 256."""
+    torch = pytest.importorskip("torch")
+    from backends import GPU, Emulator
+
+    rng = np.random.default_rng()
+    failures = []
+    for n in (8, 64, 256):
+        A, B, C = fp8_accumulation_inputs(a, b, n, rng)
+        hw = accumulate_fp8(GPU(torch), a, b, A, B, C)
+        emu = accumulate_fp8(Emulator(), a, b, A, B, C)
+        if not np.array_equal(hw.view(np.uint32), emu.view(np.uint32)):
+            failures.append(f"{a.ptx} x {b.ptx} n{n}: {_difference(hw, emu)}")
     assert not failures, "\n".join(failures)
 
 

@@ -98,8 +98,8 @@ def run_product(backend, plan, a_major="K", b_major="K", row_a=128, row_b=128,
 
 def relative_bound(plan) -> float:
     """The error bound of a product relative to |A| @ |B|: 2**-16 for 16-bit inputs (f32
-    accumulation of exact products), 2**-8 for 8-bit ones (DeepSeek-V3 reports about 14 bits
-    kept by the FP8 WGMMA accumulation; 33 terms truncated per instruction, emulator/semantics/
+    accumulation of exact products), 2**-8 for 8-bit ones (the FP8 WGMMA truncates 33 terms to 13
+    fraction bits and its result to 14 significant bits per instruction, emulator/semantics/
     wgmma.py)."""
     return 2.0 ** -16 if plan.dtype.bits == 16 else 2.0 ** -8
 
@@ -250,3 +250,51 @@ def run_k_chain(backend, plans, register_a: bool = False, rng=None):
     b = B[:k, :n].astype(np.float64)
     return (backend.get(out).astype(np.float64), a @ b, np.abs(a) @ np.abs(b) * 2.0 ** -16,
             backend.ptx(wgmma_k_chain, *args, block=(128,)))
+
+
+FP8_K = 128
+"""K of the FP8 accumulation kernels: four chained m64nNk32 instructions."""
+_ACCUMULATE_FP8: dict = {}
+
+
+def fp8_accumulation_inputs(a_type, b_type, n: int, rng):
+    """A (64, `FP8_K`) of `a_type`, B (`FP8_K`, n) of `b_type` (ml_dtypes values) and C (64, n)
+    float32, adversarial for the accumulation: exponents over each format's range, signed
+    zeros, 8-bit subnormals, neighbouring k products cancelling in pairs (half of them), C of
+    magnitude 2**-20 .. 2**20 (bench/wgmma_fp8_numerics.py, the FP8 numerics tests)."""
+    from tylo import Float8E4M3
+
+    def values(dtype, shape):
+        top = 8 if dtype is Float8E4M3 else 15
+        x = rng.uniform(1, 2, shape) * 2.0 ** rng.integers(-top, top, shape)
+        x *= rng.choice([-1, 1], shape)
+        x[rng.random(shape) < 0.05] = 0.0
+        x[rng.random(shape) < 0.03] = -0.0
+        tiny = rng.random(shape) < 0.05
+        x[tiny] = rng.integers(1, 8, tiny.sum()) * (2.0 ** -9 if dtype is Float8E4M3
+                                                     else 2.0 ** -16)
+        return x.astype(np.float32).astype(dtype.numpy)
+
+    A, B = values(a_type, (64, FP8_K)), values(b_type, (FP8_K, n))
+    A[:, 1::2] = np.where(rng.random((64, FP8_K // 2)) < 0.5, -A[:, 0::2].astype(np.float32),
+                          A[:, 1::2].astype(np.float32)).astype(a_type.numpy)
+    B[1::2] = np.where(rng.random((FP8_K // 2, n)) < 0.5, B[0::2].astype(np.float32),
+                       B[1::2].astype(np.float32)).astype(b_type.numpy)
+    C = (rng.uniform(-1, 1, (64, n)) * 2.0 ** rng.integers(-20, 20, (64, n))).astype(np.float32)
+    C[rng.random((64, n)) < 0.05] = -0.0
+    return A, B, C
+
+
+def accumulate_fp8(backend, a_type, b_type, A, B, C):
+    """D (64, n) float32 = A @ B + C on `backend` (tests/gpu/backends.py) by the
+    `accumulate_kernel` of a WGMMA64(a_type, n, `FP8_K`, b_dtype=b_type) plan, 128-byte
+    swizzled (one kernel per (a_type, b_type, n), made once)."""
+    n = C.shape[1]
+    key = (a_type, b_type, n)
+    if key not in _ACCUMULATE_FP8:
+        plan = tylo.WGMMA64(a_type, n, FP8_K, b_dtype=b_type)
+        _ACCUMULATE_FP8[key] = accumulate_kernel(plan, 128)
+    D = backend.full((64, n), np.nan, np.float32)
+    backend.launch(_ACCUMULATE_FP8[key], 1, 128, D, backend.put(A), backend.put(B),
+                   backend.put(C))
+    return backend.get(D)

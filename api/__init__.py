@@ -158,6 +158,7 @@ _LAZY = {
     "barrier_arrive": "frontend.sync",
     "elect_one": "frontend.sync",
     "setmaxnreg": "frontend.sync",
+    "launch_bounds": "frontend.sync",
     "warpgroup_id": "frontend.sync",
     "warpgroup_thread_idx": "frontend.sync",
     "shared_address": "frontend.sync",

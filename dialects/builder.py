@@ -22,19 +22,22 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr
 from xdsl.ir import Operation
 from xdsl.rewriter import InsertPoint
 
 from ..compiler.errors import CompileError
 
 __all__ = ["BLOCK_ATTRIBUTE", "CLUSTER_ATTRIBUTE", "KernelBuilder", "current_builder", "current_builder_or_none", "emit",
-           "kernel_block_shape", "kernel_cluster_shape"]
+           "kernel_block_shape", "kernel_cluster_shape", "LAUNCH_BOUNDS_ATTRIBUTES",
+           "kernel_launch_bounds", "enclosing_kernel"]
 
 #: The ``func.func`` attribute holding a kernel's block shape: ``array<i32: x, y, z>`` threads.
 BLOCK_ATTRIBUTE = "tylo.block"
 #: The ``func.func`` attribute holding a kernel's cluster shape: ``array<i32: x, y, z>`` CTAs.
 CLUSTER_ATTRIBUTE = "tylo.cluster"
+#: The ``func.func`` attributes of `tylo.launch_bounds` (i32), by the PTX directive each gives.
+LAUNCH_BOUNDS_ATTRIBUTES = {"minnctapersm": "tylo.minnctapersm", "maxnreg": "tylo.maxnreg"}
 
 _current: ContextVar["KernelBuilder | None"] = ContextVar("tylo_kernel_builder", default=None)
 
@@ -87,12 +90,18 @@ def emit(op: Operation) -> Operation:
     return current_builder().insert(op)
 
 
-def kernel_block_shape(op: Operation) -> tuple[int, int, int] | None:
-    """The ``tylo.block`` shape (x, y, z threads) of the ``func.func`` that is or encloses `op`,
-    or None when there is none or it has no such attribute."""
+def enclosing_kernel(op: Operation) -> func.FuncOp | None:
+    """The ``func.func`` that is or encloses `op`, or None."""
     fn = op
     while fn is not None and not isinstance(fn, func.FuncOp):
         fn = fn.parent_op()
+    return fn
+
+
+def kernel_block_shape(op: Operation) -> tuple[int, int, int] | None:
+    """The ``tylo.block`` shape (x, y, z threads) of the ``func.func`` that is or encloses `op`,
+    or None when there is none or it has no such attribute."""
+    fn = enclosing_kernel(op)
     attr = fn.attributes.get(BLOCK_ATTRIBUTE) if fn is not None else None
     if not isinstance(attr, DenseArrayBase):
         return None
@@ -103,3 +112,14 @@ def kernel_cluster_shape(fn: func.FuncOp) -> tuple[int, int, int] | None:
     """The ``tylo.cluster`` shape (x, y, z CTAs) of kernel `fn`, or None without one."""
     attr = fn.attributes.get(CLUSTER_ATTRIBUTE)
     return tuple(attr.get_values()) if isinstance(attr, DenseArrayBase) else None
+
+
+def kernel_launch_bounds(fn: func.FuncOp) -> dict[str, int]:
+    """The `tylo.launch_bounds` directives of kernel `fn`: {"minnctapersm": n, "maxnreg": r},
+    each present only when set."""
+    out = {}
+    for directive, name in LAUNCH_BOUNDS_ATTRIBUTES.items():
+        attr = fn.attributes.get(name)
+        if isinstance(attr, IntegerAttr):
+            out[directive] = attr.value.data
+    return out

@@ -1,5 +1,6 @@
-"""Kernel builtins of block and warpgroup roles: named barriers, elect_one, setmaxnreg and
-warpgroup indices (PTX ISA 9.7.13.1 bar/barrier, 9.7.13.x elect.sync, 9.7.19.x setmaxnreg).
+"""Kernel builtins of block and warpgroup roles: named barriers, elect_one, setmaxnreg,
+launch_bounds and warpgroup indices (PTX ISA 9.7.13.1 bar/barrier, 9.7.13.x elect.sync,
+9.7.19.x setmaxnreg, 11.4 performance-tuning directives).
 
 A warpgroup is four consecutive warps, 128 threads of consecutive linear index (PTX ISA
 9.7.15.1 "Warpgroup"); `warpgroup_id` and `warpgroup_thread_idx` give a thread's and
@@ -8,11 +9,13 @@ its place in it, for warp-specialized roles (a producer warpgroup, consumer warp
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import IntegerAttr, i32
+
 from ..compiler import dtypes
 from ..compiler.errors import GeometryError, TypeMismatchError, UnsupportedError
 from ..compiler.int_tuple import is_int
 from ..compiler.ptx_types import arch_number
-from ..dialects.builder import emit
+from ..dialects.builder import LAUNCH_BOUNDS_ATTRIBUTES, emit
 from ..dialects.ptx.sync import check_bar_threads, check_setmaxnreg_count
 from ..dialects.scalars import Scalar
 from ..dialects.tylo.ops import BarrierOp
@@ -107,6 +110,55 @@ def setmaxnreg(count: int, mode: str) -> None:
         raise GeometryError(f"setmaxnreg is warpgroup-collective: the block's {_block_threads()} "
                             "threads are not whole warpgroups of 128")
     emit(SetMaxNRegOp(mode, count))
+
+
+#: Registers per thread ptxas allocates at least and at most (ptxas 13.0 raises a smaller
+#: .maxnreg to 24; 255 is the per-thread limit of sm_80..sm_120, CUDA C++ Programming Guide,
+#: "Technical Specifications per Compute Capability").
+MAXNREG_RANGE = (24, 255)
+
+
+def _resident_threads(arch: str) -> int:
+    """Resident threads per SM of `arch` (same table: 1536 on 8.6/8.7/8.9/12.x, else 2048)."""
+    return 1536 if arch_number(arch) in (86, 87, 89, 120, 121) else 2048
+
+
+def launch_bounds(min_blocks_per_sm: int | None = None, max_registers: int | None = None) -> None:
+    """Tell ptxas the occupancy this kernel is built for (PTX ISA 11.4 performance-tuning
+    directives, CUDA's ``__launch_bounds__`` / ``__maxnreg__``): `min_blocks_per_sm` prints
+    ``.minnctapersm n`` (ptxas caps registers so that n blocks of this block shape fit one SM:
+    65536 / (n * threads) per thread, rounded down to its allocation unit) and `max_registers`
+    ``.maxnreg r`` (at most r registers per thread; what does not fit spills to local memory).
+    Static ints, called once per kernel, anywhere in its body (a config's constexprs may pick
+    them: ``tylo.launch_bounds(max_registers=cfg_regs)``); the kernel's ``.reqntid`` already
+    gives the block shape. See the ptxas line (`CompiledKernel.report`) for what it did.
+
+    Raises GeometryError for a count that is not a positive static int, registers outside
+    24..255, more resident threads than the target's SM holds (2048; 1536 on sm_86/87/89/12x),
+    or a second call."""
+    fn = current().open[0].parent_op()
+    values = {"minnctapersm": min_blocks_per_sm, "maxnreg": max_registers}
+    threads = _block_threads()
+    for directive, value in values.items():
+        if value is None:
+            continue
+        if not is_int(value) or isinstance(value, bool) or value < 1:
+            raise GeometryError(f"launch_bounds: .{directive} {value!r} must be a positive static int")
+        if LAUNCH_BOUNDS_ATTRIBUTES[directive] in fn.attributes:
+            raise GeometryError(f"launch_bounds: .{directive} is already set for this kernel; "
+                                "call launch_bounds once")
+    lo, hi = MAXNREG_RANGE
+    if max_registers is not None and not lo <= max_registers <= hi:
+        raise GeometryError(f"launch_bounds: max_registers {max_registers} must be in {lo}..{hi} "
+                            "(registers per thread; ptxas raises fewer to 24)")
+    most = _resident_threads(current().arch)
+    if min_blocks_per_sm is not None and min_blocks_per_sm * threads > most:
+        raise GeometryError(f"launch_bounds: {min_blocks_per_sm} blocks of {threads} threads are "
+                            f"more than the {most} threads an SM of {current().arch} holds "
+                            "(ptxas would ignore .minnctapersm)")
+    for directive, value in values.items():
+        if value is not None:
+            fn.attributes[LAUNCH_BOUNDS_ATTRIBUTES[directive]] = IntegerAttr(value, i32)
 
 
 def warpgroup_id() -> Scalar:

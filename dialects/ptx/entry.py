@@ -9,14 +9,16 @@ branch names it, so the PTX text has no label there).
 `params` lists the PTX types of the kernel parameters in order, a scalar type (``u64``) or a
 byte array (``align 64 b8[128]``, printed ``.param .align 64 .b8 name[128]``: a tensor map by
 value, `tylo.compiler.kernel_params`; its address is taken with `ptx.param_address`); `reqntid` is the block shape the
-kernel requires (``.reqntid``, PTX ISA 11.4.3), which lets ptxas budget registers.
+kernel requires (``.reqntid``, PTX ISA 11.4.3), which lets ptxas budget registers;
+`minnctapersm` and `maxnreg` are the occupancy directives (``.minnctapersm n``: n CTAs per SM;
+``.maxnreg r``: at most r registers per thread; PTX ISA 11.4.4 / 11.4.1).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I32, ArrayAttr, DenseArrayBase, StringAttr, i32
+from xdsl.dialects.builtin import I32, ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, i32
 from xdsl.ir import Block, Region
 from xdsl.irdl import (
     IRDLOperation,
@@ -43,10 +45,13 @@ class EntryOp(IRDLOperation):
     params = prop_def(ArrayAttr[StringAttr])
     reqntid = opt_prop_def(DenseArrayBase[I32])
     reqnctapercluster = opt_prop_def(DenseArrayBase[I32])
+    minnctapersm = opt_prop_def(IntegerAttr[I32])
+    maxnreg = opt_prop_def(IntegerAttr[I32])
     body = region_def()
     traits = traits_def(IsolatedFromAbove())
     assembly_format = ("$sym_name $params (`reqntid` $reqntid^)? "
-                       "(`reqnctapercluster` $reqnctapercluster^)? attr-dict-with-keyword $body")
+                       "(`reqnctapercluster` $reqnctapercluster^)? (`minnctapersm` $minnctapersm^)? "
+                       "(`maxnreg` $maxnreg^)? attr-dict-with-keyword $body")
 
     def __init__(
         self,
@@ -55,6 +60,8 @@ class EntryOp(IRDLOperation):
         body: Region,
         reqntid: Sequence[int] | None = None,
         reqnctapercluster: Sequence[int] | None = None,
+        minnctapersm: int | None = None,
+        maxnreg: int | None = None,
     ):
         props = {
             "sym_name": StringAttr(sym_name),
@@ -64,6 +71,9 @@ class EntryOp(IRDLOperation):
             props["reqntid"] = DenseArrayBase.from_list(i32, list(reqntid))
         if reqnctapercluster is not None:
             props["reqnctapercluster"] = DenseArrayBase.from_list(i32, list(reqnctapercluster))
+        for key, value in (("minnctapersm", minnctapersm), ("maxnreg", maxnreg)):
+            if value is not None:
+                props[key] = IntegerAttr(value, i32)
         super().__init__(properties=props, regions=[body])
 
     def verify_(self) -> None:
@@ -87,6 +97,10 @@ class EntryOp(IRDLOperation):
             if len(dims) != 3 or any(d <= 0 for d in dims) or dims[0] * dims[1] * dims[2] > 8:
                 raise VerifyException(f"reqnctapercluster {dims} must be three positive extents of "
                                       "at most 8 CTAs (the portable cluster size)")
+        for key in ("minnctapersm", "maxnreg"):
+            attr = self.properties.get(key)
+            if attr is not None and attr.value.data < 1:
+                raise VerifyException(f"{key} {attr.value.data} must be positive")
         self._verify_blocks()
 
     def _verify_blocks(self) -> None:

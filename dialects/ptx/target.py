@@ -2,7 +2,7 @@
 
 The module's ``ptx.version`` and ``ptx.target`` attributes give the ``.version`` and ``.target``
 directives (PTX ISA 11.1); the module-scope ops (``ptx.extern_func``, ``ptx.global_string``) print
-next, in module order, so that they precede every entry that uses them; each entry prints its parameters, ``.reqntid``, one ``.reg``
+next, in module order, so that they precede every entry that uses them; each entry prints its parameters, ``.reqntid``, ``.maxnreg`` / ``.minnctapersm``, one ``.reg``
 declaration per register class used (PTX ISA 5.1.1), then its blocks in order, one line per
 instruction (labels unindented; a branch to the next block prints nothing).
 """
@@ -67,7 +67,11 @@ def print_entry(entry: EntryOp, out: IO[str]) -> None:
     if entry.reqnctapercluster is not None:  # PTX ISA 11.7.1 (sm_90+)
         out.write(".reqnctapercluster "
                   + ", ".join(str(x) for x in entry.reqnctapercluster.get_values()) + "\n")
-    if any(isinstance(op, SetmaxnregOp) for op in entry.body.walk()):
+    if entry.maxnreg is not None:  # PTX ISA 11.4.1
+        out.write(f".maxnreg {entry.maxnreg.value.data}\n")
+    if entry.minnctapersm is not None:  # PTX ISA 11.4.4
+        out.write(f".minnctapersm {entry.minnctapersm.value.data}\n")
+    elif any(isinstance(op, SetmaxnregOp) for op in entry.body.walk()):
         # ptxas ignores setmaxnreg unless it knows the registers at entry (C7508): one CTA per
         # SM with the block shape gives them (65536 / threads, measured with ptxas 13.0)
         out.write(".minnctapersm 1\n")

@@ -17,8 +17,8 @@ the choice in the disk cache):
   of tile kt + stages - 1 into the stage tile kt - 1 used, overlapping this tile's math; then
   per 16-wide k step the A and B fragments (`load_a` / `load_b` from the shared stage) and one
   `mma` (ptxas interleaves the next step's ldmatrix with this step's mma.sync). Only the
-  accumulator is carried by the loop: fragments carried across iterations were seen to cost
-  register moves in SASS;
+  accumulator is carried by the loop: fragments carried across iterations cost register moves
+  in SASS (`PIPELINE_FRAGMENTS`, below);
 * epilogue: a tile inside C is stored by `tylo.store` (`st.global.v2.f32`: each thread holds
   pairs of adjacent columns); a tile over C's edge slot by slot, each store guarded.
 
@@ -37,6 +37,16 @@ every address into an invariant base plus the K offset, and the stage index ``% 
 non-negative tile number is a multiply-high (passes/select/division.py), not ptxas's division
 sequence. Per K tile of the first config that left 55 non-HMMA/LDSM/LDGSTS SASS instructions
 for sm_90a, from 88 (`loop_mix`; 161 -> 82 for 128x128x64, 164 -> 71 for 128x256x32).
+
+Levers, module switches read at trace time (part of the kernel's cache key), all off by default
+and timed against each other by bench/ampere_gemm_levers.py: `PIPELINE_FRAGMENTS` (the next
+k-slice's fragments loaded before this slice's mma, the next K tile's first slice right after
+its wait and barrier, carried by the loop: for 128x128x32 over 8 warps ptxas 13.0 gives 128 ->
+165 registers and the K loop's 6 leading LDSMs no longer wait behind the barrier, at the cost of
+31 PRMTs per K tile re-packing the carried 16-bit slots), `SPREAD_COPIES` (with it: B's
+cp.async in the second k-slice) and `MIN_BLOCKS_PER_SM` / `MAX_REGISTERS` (`tylo.launch_bounds`:
+``.minnctapersm`` / ``.maxnreg``; 3 blocks per SM hold the 64 x 64 warp tile to 168 registers,
+with 24 bytes of spills; 2 blocks of the 8-warp 128x256 tile spill 480 bytes).
 
 Without a GPU every config is compiled for sm_80 and sm_90a (the ptxas line and the SASS
 opcodes that prove the path: LDGSTS = cp.async, LDSM = ldmatrix, HMMA = mma.sync, and the K
@@ -72,6 +82,18 @@ CONFIGS = [
     tylo.Config(plan=TiledMMA(ATOM, warps=(2, 2), repeat=(4, 8), k=16), bk=32, stages=4),
 ]
 CONFIG = CONFIGS[0]
+
+#: Levers of the K loop, module-level so that bench/ampere_gemm_variants.py can time each
+#: beside the others (they change the kernel's source, hence its cache key, through `variant`):
+#: PIPELINE_FRAGMENTS loads the next k-slice's ldmatrix fragments before this slice's mma.sync
+#: (double-buffered registers, carried across K tiles); SPREAD_COPIES issues B's cp.async of the
+#: tile ahead in the second k-slice rather than beside A's in the first (with PIPELINE_FRAGMENTS).
+PIPELINE_FRAGMENTS = False
+SPREAD_COPIES = False
+#: Occupancy (`tylo.launch_bounds`, PTX .minnctapersm / .maxnreg), None for ptxas's choice:
+#: e.g. MIN_BLOCKS_PER_SM = 2 holds 8-warp blocks to 65536 / (2 * 256) = 128 registers.
+MIN_BLOCKS_PER_SM = None
+MAX_REGISTERS = None
 
 
 def describe(cfg) -> str:
@@ -118,6 +140,51 @@ def store_c(C, acc, t, m0, n0, M, N):
                 C[r0 + dr, c0 + dc] = acc[v]
 
 
+@tylo.func
+def load_slice(plan, sa, sb, stage, kk, t):
+    """The A and B fragments of k-slice `kk` (16 wide) of shared stage `stage`."""
+    BM, BN, TK = plan.tile_shape
+    a = tylo.load_a(plan, tylo.window(sa[stage], (0, kk * TK), (BM, TK)), t)
+    b = tylo.load_b(plan, tylo.window(sb[stage], (kk * TK, 0), (TK, BN)), t)
+    return a, b
+
+
+@tylo.func
+def pipelined_k_loop(plan, bk, stages, acc, sa, sb, a_src, b_src, copy_a, copy_b, t, m0, n0,
+                     k_tiles):
+    """The K loop with software-pipelined fragments (`PIPELINE_FRAGMENTS`): the fragments of
+    k-slice kk + 1 are loaded before the mma of slice kk, those of the next tile's slice 0 after
+    its wait and barrier, in the last slice of this tile; the fragments are carried by the loop.
+    With `SPREAD_COPIES` A's copies of tile kt + stages - 1 are issued in slice 0 and B's in
+    slice 1 (both in slice 0 when bk is one slice). Returns the accumulator."""
+    steps = bk // plan.tile_shape[2]
+    b_step = 1 if SPREAD_COPIES and steps > 1 else 0  # the k-slice issuing B's copies
+    tylo.wait_copies(stages - 2)  # tile 0 has landed
+    tylo.barrier()
+    a, b = load_slice(plan, sa, sb, 0, 0, t)
+    for kt in range(k_tiles):
+        stage = kt % stages
+        ahead = kt + (stages - 1)  # into the stage of tile kt - 1, read by everyone before the
+        # last barrier (its last slice's fragments were loaded in tile kt - 1's slice steps - 2)
+        for kk in tylo.static_range(steps):
+            if kk == 0:
+                if ahead < k_tiles:
+                    copy_tile(copy_a, sa[ahead % stages], a_src, t, m0, ahead * bk)
+            if kk == b_step:
+                if ahead < k_tiles:
+                    copy_tile(copy_b, sb[ahead % stages], b_src, t, ahead * bk, n0)
+                tylo.commit_copies()
+            if kk == steps - 1:
+                tylo.wait_copies(stages - 2)  # this thread's copies of tile kt + 1 have landed
+                tylo.barrier()  # everyone's have, and everyone has loaded tile kt's fragments
+                a_next, b_next = load_slice(plan, sa, sb, (kt + 1) % stages, 0, t)
+            else:
+                a_next, b_next = load_slice(plan, sa, sb, stage, kk + 1, t)
+            acc = tylo.mma(plan, a, b, acc)
+            a, b = a_next, b_next
+    return acc
+
+
 @tylo.autotune(configs=CONFIGS, key=["A", "B"])
 @tylo.kernel
 def gemm(C, A, B, plan: tylo.constexpr, bk: tylo.constexpr, stages: tylo.constexpr):
@@ -127,6 +194,8 @@ def gemm(C, A, B, plan: tylo.constexpr, bk: tylo.constexpr, stages: tylo.constex
     M = A.shape[0]
     K = A.shape[1]
     N = B.shape[1]
+    if (MIN_BLOCKS_PER_SM is not None) | (MAX_REGISTERS is not None):
+        tylo.launch_bounds(min_blocks_per_sm=MIN_BLOCKS_PER_SM, max_registers=MAX_REGISTERS)
     t = tylo.thread_idx()
     m0 = tylo.block_idx(0) * BM
     n0 = tylo.block_idx(1) * BN
@@ -143,19 +212,22 @@ def gemm(C, A, B, plan: tylo.constexpr, bk: tylo.constexpr, stages: tylo.constex
             copy_tile(copy_b, sb[s], b_src, t, s * bk, n0)
         tylo.commit_copies()
     acc = tylo.accumulator(plan)
-    for kt in range(k_tiles):
-        tylo.wait_copies(stages - 2)  # this thread's copies of tile kt have landed
-        tylo.barrier()  # everyone's have, and everyone is done with tile kt - 1
-        ahead = kt + (stages - 1)  # into the stage of tile kt - 1 (non-negative: an unsigned %)
-        if ahead < k_tiles:
-            copy_tile(copy_a, sa[ahead % stages], a_src, t, m0, ahead * bk)
-            copy_tile(copy_b, sb[ahead % stages], b_src, t, ahead * bk, n0)
-        tylo.commit_copies()
-        stage = kt % stages
-        for kk in tylo.static_range(steps):
-            a = tylo.load_a(plan, tylo.window(sa[stage], (0, kk * TK), (BM, TK)), t)
-            b = tylo.load_b(plan, tylo.window(sb[stage], (kk * TK, 0), (TK, BN)), t)
-            acc = tylo.mma(plan, a, b, acc)
+    if PIPELINE_FRAGMENTS:
+        acc = pipelined_k_loop(plan, bk, stages, acc, sa, sb, a_src, b_src, copy_a, copy_b, t,
+                               m0, n0, k_tiles)
+    else:
+        for kt in range(k_tiles):
+            tylo.wait_copies(stages - 2)  # this thread's copies of tile kt have landed
+            tylo.barrier()  # everyone's have, and everyone is done with tile kt - 1
+            ahead = kt + (stages - 1)  # into the stage of tile kt - 1 (non-negative: unsigned %)
+            if ahead < k_tiles:
+                copy_tile(copy_a, sa[ahead % stages], a_src, t, m0, ahead * bk)
+                copy_tile(copy_b, sb[ahead % stages], b_src, t, ahead * bk, n0)
+            tylo.commit_copies()
+            stage = kt % stages
+            for kk in tylo.static_range(steps):
+                a, b = load_slice(plan, sa, sb, stage, kk, t)
+                acc = tylo.mma(plan, a, b, acc)
     store_c(C, acc, t, m0, n0, M, N)
 
 

@@ -22,7 +22,7 @@ from ...compiler.kernel_params import TENSOR_MAP_PARAM
 from ...compiler.ptx_types import arch_number, param_type
 from ...compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE
 from ...dialects import ptx
-from ...dialects.builder import kernel_block_shape, kernel_cluster_shape
+from ...dialects.builder import kernel_block_shape, kernel_cluster_shape, kernel_launch_bounds
 from ...dialects.ptx import ops as P
 from ...dialects.ptx.registers import RegisterAllocator, RegisterType
 from ...dialects.ptx.params import CvtaParamOp, ParamAddressOp
@@ -117,7 +117,7 @@ class KernelSelection:
         if cluster is not None:
             self.require(90, ".reqnctapercluster (a thread block cluster)")
         entry = ptx.EntryOp(self.fn.sym_name.data, self.params, Region(self.order), reqntid,
-                            cluster)
+                            cluster, **kernel_launch_bounds(self.fn))
         if self.dynamic_shared_bytes:  # (set by `sync.Sync.dynamic_alloc`)
             entry.attributes[DYNAMIC_BYTES_ATTRIBUTE] = IntegerAttr(self.dynamic_shared_bytes, i64)
         return entry

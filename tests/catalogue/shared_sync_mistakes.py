@@ -1,5 +1,5 @@
 """The catalogue's entries for shared memory (allocation, alignment, the per-block limit) and
-block/warpgroup synchronization (named barriers, setmaxnreg, elect)."""
+block/warpgroup synchronization (named barriers, setmaxnreg, launch_bounds, elect)."""
 
 from __future__ import annotations
 
@@ -74,6 +74,20 @@ def k(out):
     out[0] = 1.0
 k.compile(tylo.Tensor(Float32, 1), block=128, arch="sm_90")
 """, "UnsupportedError", "setmaxnreg needs an arch-specific sm_90a-class target"),
+    Mistake("launch-bounds-registers", S, "launch_bounds with more registers than a thread can have", """
+@tylo.kernel
+def k(out):
+    tylo.launch_bounds(max_registers=256)  # <-
+    out[0] = 1.0
+k.compile(tylo.Tensor(Float32, 1), block=128)
+""", "GeometryError", "launch_bounds: max_registers 256 must be in 24..255"),
+    Mistake("launch-bounds-too-many-blocks", S, "launch_bounds asking for more blocks per SM than its threads allow", """
+@tylo.kernel
+def k(out):
+    tylo.launch_bounds(min_blocks_per_sm=3)  # <-
+    out[0] = 1.0
+k.compile(tylo.Tensor(Float32, 1), block=1024)
+""", "GeometryError", "3 blocks of 1024 threads are more than the 2048 threads an SM of sm_90a holds"),
     Mistake("elect-before-hopper", S, "elect_one on a target before sm_90", """
 @tylo.kernel
 def k(out):

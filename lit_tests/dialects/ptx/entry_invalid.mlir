@@ -155,3 +155,11 @@ ptx.entry "k" [] {
   ptx.label "L"
   ptx.ret
 }
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: maxnreg 0 must be positive
+ptx.entry "k" [] reqntid [32, 1, 1] maxnreg 0 {
+  ptx.bar_sync 0
+  ptx.ret
+}

@@ -32,6 +32,14 @@ VECTOR_BYTES = 16
 class CopyPlan:
     """16-byte vectors of a static (rows, cols) tile over `threads` threads, along `axis`.
 
+    `line_steps` (static bool, default False): how `origin` writes a runtime thread's
+    coordinates when `threads` is a multiple of the vectors per line: as vector 0's line plus a
+    constant per vector (True: the addresses are one base plus constants that ptxas folds into
+    the instructions; the mma.sync GEMM's K loop lost an IMAD per copy with it) or from
+    ``thread + threads * i`` (False). The values are the same; ptxas schedules the two forms
+    differently: on the H200 the d128 streaming attention ran 20% slower with True (its
+    softmax no longer interleaved with the P V HMMAs), hence the default.
+
     Raises GeometryError when shape is not two positive ints or its extent along `axis` is not
     a multiple of 16 bytes; PlanError when threads is not a positive int, axis not 0 or 1,
     dtype not a DType, or the vector count is not a multiple of threads.
@@ -41,6 +49,7 @@ class CopyPlan:
     threads: int
     axis: int
     dtype: DType
+    line_steps: bool = False
 
     def __post_init__(self):
         shape = tuple(self.shape) if isinstance(self.shape, (tuple, list)) else self.shape
@@ -53,6 +62,8 @@ class CopyPlan:
         object.__setattr__(self, "axis", require_axis(self.axis, "CopyPlan", PlanError))
         if not isinstance(self.dtype, DType):
             raise PlanError(f"CopyPlan: dtype {self.dtype!r} is not a DType")
+        if not isinstance(self.line_steps, bool):
+            raise PlanError(f"CopyPlan: line_steps {self.line_steps!r} must be True or False")
         extent = shape[self.axis]
         if extent * self.dtype.bytes % VECTOR_BYTES:
             raise GeometryError(
@@ -81,11 +92,11 @@ class CopyPlan:
         along `axis` from there. `thread` may be a runtime value (it meets only + // %, and
         must be >= 0). When `threads` is a multiple of the vectors per line, vector i of a
         thread sits `threads / q * i` lines below its vector 0, at the same place along the line:
-        the coordinates are written so, a constant apart, which keeps a runtime thread's
-        addresses one base plus constants (ptxas folds those into the instruction)."""
+        with `line_steps` the coordinates are written so, a constant apart, which keeps a
+        runtime thread's addresses one base plus constants (class docstring)."""
         n = self.elements_per_vector
         q = self.shape[self.axis] // n
-        if self.threads % q == 0:  # whole lines per round: t's place in its line is i's too
+        if self.line_steps and self.threads % q == 0:  # whole lines per round: t's place in its line is i's too
             along, across = thread % q * n, thread // q + self.threads // q * i
             return (across, along) if self.axis == 1 else (along, across)
         v = thread + self.threads * i if i else thread

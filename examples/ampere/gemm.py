@@ -203,8 +203,8 @@ def gemm(C, A, B, plan: tylo.constexpr, bk: tylo.constexpr, stages: tylo.constex
     b_src = GlobalTile(B.ptr, Layout((K, N), (B.stride[0], 1)), align=16)
     sa = tylo.shared_tiles(stage_layout(BM, bk), stages, BFloat16, dynamic=True)
     sb = tylo.shared_tiles(stage_layout(bk, BN), stages, BFloat16, dynamic=True)
-    copy_a = CopyPlan((BM, bk), plan.threads, 1, BFloat16)
-    copy_b = CopyPlan((bk, BN), plan.threads, 1, BFloat16)
+    copy_a = CopyPlan((BM, bk), plan.threads, 1, BFloat16, line_steps=True)
+    copy_b = CopyPlan((bk, BN), plan.threads, 1, BFloat16, line_steps=True)
     k_tiles = (K + bk - 1) // bk
     for s in range(stages - 1):  # a runtime loop: one copy of the copy code
         if s < k_tiles:

@@ -37,12 +37,26 @@ def test_distribution_along_rows_and_fp8():
     assert CopyPlan((4, 64), 16, 1, Float8E4M3).elements_per_vector == 16
 
 
-def test_origin_at_a_runtime_thread():
-    plan = CopyPlan((64, 32), 64, 1, BFloat16)
+@pytest.mark.parametrize("line_steps", [False, True])
+def test_origin_at_a_runtime_thread(line_steps):
+    plan = CopyPlan((64, 32), 64, 1, BFloat16, line_steps)
     tid = Rt("tid", [], lambda t: t)
     for i in range(plan.vectors_per_thread):
         r, c = plan.origin(tid, i)
         assert [(r.at(t), c.at(t)) for t in range(64)] == [plan.origin(t, i) for t in range(64)]
+
+
+@pytest.mark.parametrize("shape,threads,axis", [((128, 32), 256, 1), ((32, 128), 128, 0),
+                                                ((48, 64), 96, 1), ((16, 64), 32, 1)])
+def test_line_steps_writes_the_same_coordinates(shape, threads, axis):
+    a, b = (CopyPlan(shape, threads, axis, BFloat16, flag) for flag in (False, True))
+    assert all(a.origin(t, i) == b.origin(t, i)
+               for t in range(threads) for i in range(a.vectors_per_thread))
+
+
+def test_line_steps_must_be_a_bool():
+    with pytest.raises(PlanError, match="line_steps"):
+        CopyPlan((64, 32), 64, 1, BFloat16, 1)
 
 
 @FAST

@@ -129,8 +129,9 @@ def launch_bounds(min_blocks_per_sm: int | None = None, max_registers: int | Non
     ``.minnctapersm n`` (ptxas caps registers so that n blocks of this block shape fit one SM:
     65536 / (n * threads) per thread, rounded down to its allocation unit) and `max_registers`
     ``.maxnreg r`` (at most r registers per thread; what does not fit spills to local memory).
-    Static ints, called once per kernel, anywhere in its body (a config's constexprs may pick
-    them: ``tylo.launch_bounds(max_registers=cfg_regs)``); the kernel's ``.reqntid`` already
+    Static ints; each field is set once per kernel (two calls may set one each), anywhere in
+    its body, and applies to the whole kernel, also from inside a runtime branch (a config's
+    constexprs may pick them: ``tylo.launch_bounds(max_registers=cfg_regs)``); the kernel's ``.reqntid`` already
     gives the block shape. See the ptxas line (`CompiledKernel.report`) for what it did.
 
     Raises GeometryError for a count that is not a positive static int, registers outside

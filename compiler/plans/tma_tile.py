@@ -72,7 +72,9 @@ class TMATile:
         if inner * dtype.bytes != row_bytes:
             raise GeometryError(
                 f"{name}: inner extent shape[{axis}] = {inner} must be exactly one swizzle row, "
-                f"{row_bytes // dtype.bytes} elements of {dtype.bytes} bytes")
+                f"{row_bytes // dtype.bytes} elements of {dtype.bytes} byte"
+                f"{'s' if dtype.bytes > 1 else ''} (row_bytes = {row_bytes}; a shorter row takes "
+                f"row_bytes = {inner * dtype.bytes}, if that is 32, 64 or 128)")
         if outer % 8:
             raise GeometryError(
                 f"{name}: outer extent shape[{1 - axis}] = {outer} must be a multiple of 8")

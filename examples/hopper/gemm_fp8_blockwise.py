@@ -1,5 +1,6 @@
-"""Block-scaled FP8 GEMM on Hopper, as DeepSeek-V3 and DeepGEMM use it: C (M, N) bf16 =
-sum over 128-K groups g of (scale_a[:, g] x scale_b[n // 128, g]) * (A[:, g] @ B[:, g]^T),
+"""Block-scaled FP8 GEMM on Hopper (1x128 / 128x128 scales), as DeepSeek-V3 and DeepGEMM use it.
+
+C (M, N) bf16 = sum over 128-K groups g of (scale_a[:, g] x scale_b[n // 128, g]) * (A[:, g] @ B[:, g]^T),
 A (M, K) and B (N, K) e4m3, f32 accumulation.
 
     python examples/hopper/gemm_fp8_blockwise.py          # check on the GPU (else emulate)

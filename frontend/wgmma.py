@@ -219,7 +219,8 @@ def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=
 
     ``acc`` may also be a pending accumulator (another mma_async's result, not yet waited) when
     the plans have the same instructions on the same registers: the same dtype, n, partials and
-    warpgroups (k may differ: the instruction is m64nNk16 either way). The new group is issued
+    warpgroups (k may differ: the instruction, m64nNk16 or m64nNk32 for 8-bit inputs, is the
+    same). The new group is issued
     behind it with no ``wgmma.wait_group`` and no ``wgmma.fence`` between: "the same shape"
     accumulator chaining the PTX ISA orders in hardware (9.7.15.7.1 wgmma.fence: accesses to the
     accumulator registers across wgmma.mma_async instructions of the same shape need no fence).

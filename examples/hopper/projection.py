@@ -446,14 +446,12 @@ def describe() -> None:
 
 
 def ptxas_serialization(compiled) -> list[str]:
-    """ptxas's C7520 lines ("wgmma.mma_async instructions are serialized ...") for the
-    compiled kernel's PTX (assembled again with -v: the compiled kernel keeps only the resource
-    report)."""
-    from tylo.runtime.ptxas import assemble
+    """The causes ptxas gives for serializing the compiled kernel's wgmma.mma_async
+    (`tylo.runtime.ptxas.serialized_wgmma`; its PTX assembled again: the compiled kernel keeps
+    only the resource report)."""
+    from tylo.runtime.ptxas import assemble, serialized_wgmma
 
-    log = assemble(compiled.ptx, compiled.arch, compiled.name).log
-    return [line.split("Potential Performance Loss: ")[-1] for line in log.splitlines()
-            if "C7520" in line]
+    return serialized_wgmma(assemble(compiled.ptx, compiled.arch, compiled.name).log)
 
 
 def host_arrays(M: int, R: int, K: int, rng=None):

@@ -42,8 +42,10 @@ query rows of one (batch, head) (facts: ../shared/facts/hopper_recipes.md sectio
   the log-sum-exp goes to global memory from one lane of each four.
 
 Causal CTAs run the longest rows first (block_idx(0) counts from the last query block), and
-skip the key tiles wholly above the diagonal. Tile choices per head dim: `CONFIGS` (FA3's
-BlockM 128 = two consumers; BN 128, and 80 at D 256 where shared memory runs out).
+skip the key tiles wholly above the diagonal. Tile choices per head dim: `CONFIGS` (BN 128,
+and 80 at D 256 where shared memory runs out; BlockM 128 = two consumers at D 128 and 256, and
+FA3's 192 = three at D 64, where P is rounded to bf16 as soon as its softmax is done so that the
+three consumers' registers hold it).
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class Config:
     ftz: bool = True        # the softmax's exp2 as ex2.approx.ftz.f32 (False: ex2.approx.f32)
     chain: bool = True      # a GEMM's groups chained on the pending accumulator, one wait each
     pin_wait: bool = True   # a bar.arrive before P V's wait, so ptxas sinks the wait (module text)
+    carry_bf16: bool = False  # P rounded to bf16 right after its softmax, not before P V
 
     @property
     def BM(self) -> int:
@@ -92,10 +95,13 @@ class Config:
 
 #: (D, causal) -> tiles. FA3's bf16 BlockM x BlockN (hopper/tile_size.h; facts section 2) is
 #: 128 x 128 (causal) / 128 x 176 at D 128, 128 x 80 at D 256, 192 x 128/192 (three consumers)
-#: at D 64; here BN 176 and three consumers spill (P is carried in f32 between tiles), so
-#: BlockM is 128 throughout with BN 128 (and 80 at D 256, where shared memory runs out).
+#: at D 64; here BN 176 spills, so BN is 128 (80 at D 256, where shared memory runs out),
+#: BlockM 128 at D 128 and 256, and 192 (three consumers, 160 registers) at D 64 with P carried
+#: between tiles as bf16 (in f32 it spills there; at D 128 f32 is 2-5% faster: H200 run 39,
+#: where three consumers at D 64 ran 1.03-1.07x two).
 CONFIGS = {
-    (64, False): Config(64, 128, 4), (64, True): Config(64, 128, 4),
+    (64, False): Config(64, 128, 4, W=3, carry_bf16=True),
+    (64, True): Config(64, 128, 4, W=3, carry_bf16=True),
     (128, False): Config(128, 128, 2), (128, True): Config(128, 128, 2),
     (256, False): Config(256, 80, 2), (256, True): Config(256, 80, 2),
 }
@@ -355,6 +361,7 @@ def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, 
     if t == 0:
         pipe_k.consumer_release(st_k)
     state, p, rescale = softmax_step(state, s, 0, mask, cfg, None)
+    p = p.to(BFloat16) if cfg.carry_bf16 else p
     st_v = st_k
     st_k = st_k.advance()
     full = tylo.maximum(mask[0], 1)
@@ -391,17 +398,21 @@ def overlapped_tile(q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescal
     D, BN, W, pingpong = cfg.D, cfg.BN, cfg.W, cfg.pingpong
     t = tylo.warpgroup_thread_idx()
     q = tylo.warpgroup_id() - 1
+    # the one masked tile of a non-causal row (the ragged last) waits group by group: chained,
+    # ptxas spilled a word there with three consumers at D 64
+    chained = cfg.chain and not (apply_mask and not mask[3])
     take_turn(q, W, pingpong)
     pipe_k.consumer_wait(st_k)
     pipe_v.consumer_wait(st_v)
     s, o, o_pending = interleaved(qk_steps(q_tile, k_stages[st_k.index], D, BN),
                                   tylo.zero_accumulator(qk_plan(BN)),
                                   pv_steps(p.to(BFloat16), v_stages[st_v.index], D, BN), o,
-                                  cfg.chain, prepare_o=lambda x: tylo.scale(x, rescale),
+                                  chained, prepare_o=lambda x: tylo.scale(x, rescale),
                                   issued=lambda: pass_turn(q, W, pingpong))
     if t == 0:
         pipe_k.consumer_release(st_k)
     state, p, rescale = softmax_step(state, s, j, mask, cfg, apply_mask)
+    p = p.to(BFloat16) if cfg.carry_bf16 else p
     if cfg.pin_wait:   # barrier 12 + q (q < 3): this warpgroup's alone, never waited on
         tylo.barrier_arrive(12 + q, 128)
     o = tylo.wait_mma(o) if o_pending else o

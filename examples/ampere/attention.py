@@ -14,7 +14,8 @@ CTA streams the keys in tiles of `Config.block_n` rows: K and V tiles go to shar
 cp.async (two stages: tile j + 1 loads while tile j is used; the tail tile's rows past S are
 zero-filled), Q once at the start. Rows are padded by 8 elements (16 bytes) in shared memory so
 that the 8 row addresses of an ldmatrix fall in distinct banks. Per key tile and row block:
-S = Q K^T with `tylo.mma` (Q in registers, K^T from shared memory by ldmatrix), keys past S
+S = Q K^T with `tylo.mma` (Q's A fragments held in registers, or at d 128 read from shared
+memory by ldmatrix at each use as FA2 does: `Config.q_in_registers`; K^T by ldmatrix), keys past S
 and (causal) past the query masked to -inf, the online softmax (`tylo.softmax_update`: one FMA
 and one ex2 per score), the running O rescaled, and O += P V with P packed straight from the
 score registers into the A operand (`tylo.pack_operand_a`, no shared round trip) and V's B
@@ -49,6 +50,7 @@ class Config:
     block_n: int = 64
     warps: int = 8
     ftz: bool = True
+    q_in_registers: bool = True  # False: Q's A fragments ldmatrix'ed from shared at each use
 
     def __post_init__(self):
         if self.head_dim % 16 or self.block_n % 16 or self.block_m % (16 * self.warps):
@@ -101,11 +103,19 @@ class Config:
         return CopyPlan((self.block_n, self.head_dim), self.threads, 1, BFloat16)
 
 
-CONFIGS = {64: Config(64, 128, 64, 8), 128: Config(128, 128, 64, 8)}  # the defaults
-# What --bench also times, in the same interleaved rounds (none spills: ptxas 13.0, sm_90a),
-# the default with IEEE exp2 (no .ftz) last
-ALTERNATIVES = {64: [Config(64, 128, 128, 8), Config(64, 128, 64, 4), Config(64, ftz=False)],
-                128: [Config(128, 128, 32, 8), Config(128, 64, 64, 4), Config(128, ftz=False)]}
+# The defaults: FA2's warp tile (4 warps x 32 query rows, so that each K and V fragment feeds
+# two MMAs); at d 128 Q's fragments do not fit in registers beside O and S and come from shared
+# memory (FA2's Is_Q_in_regs = false). H200 run 43, in one run: d 128 0.857 / 0.834 of SDPA
+# flash (full / causal) against 0.745 / 0.798 for 8 warps x 16 rows with Q in registers; d 64
+# 0.944 / 0.984 against 0.919 / 0.775.
+CONFIGS = {64: Config(64, 128, 64, 4),
+           128: Config(128, 128, 32, 4, q_in_registers=False)}
+# What --bench also times, in the same interleaved rounds (ptxas 13.0, sm_90a: none spills but
+# d 128's 128 x 64 with 4 warps, 12 bytes), the default with IEEE exp2 (no .ftz) last
+ALTERNATIVES = {64: [Config(64, 128, 64, 8), Config(64, 128, 64, 4, q_in_registers=False),
+                     Config(64, 128, 64, 4, ftz=False)],
+                128: [Config(128, 128, 64, 8), Config(128, 128, 64, 4, q_in_registers=False),
+                      Config(128, 128, 32, 4, q_in_registers=False, ftz=False)]}
 
 
 def head(x, b, h, rows):
@@ -147,7 +157,8 @@ def key_tile(j, tiles, cfg, states, accs, qa, k_s, v_s, Kg, Vg, masks):
     for kk in tylo.static_range(D // 16):
         kb = tylo.load_b(cfg.qk, tylo.window(kt, (16 * kk, 0), (16, BN)), lane)
         for r in tylo.static_range(R):
-            scores[r] = tylo.mma(cfg.qk, qa[r][kk], kb, scores[r])
+            a = qa[r][kk] if cfg.q_in_registers else tylo.load_a(cfg.qk, qa[r][kk], lane)
+            scores[r] = tylo.mma(cfg.qk, a, kb, scores[r])
     probs = []
     for r in tylo.static_range(R):
         s = scores[r]
@@ -203,8 +214,9 @@ def attention(O, L, Q, K, V, cfg: tylo.constexpr, causal: tylo.constexpr,
     accs = [tylo.accumulator(cfg.pv) for r in tylo.static_range(R)]
     tylo.wait_copies(0)
     tylo.barrier()
-    qa = [[tylo.load_a(cfg.qk, tylo.window(q_s, (row0[r] - q0, 16 * kk), (16, 16)), lane)
-           for kk in tylo.static_range(D // 16)] for r in tylo.static_range(R)]
+    qw = [[tylo.window(q_s, (row0[r] - q0, 16 * kk), (16, 16)) for kk in tylo.static_range(D // 16)]
+          for r in tylo.static_range(R)]
+    qa = [[tylo.load_a(cfg.qk, w, lane) for w in ws] for ws in qw] if cfg.q_in_registers else qw
 
     for j in range(full):
         states, accs = key_tile(j, tiles, cfg, states, accs, qa, k_s, v_s, Kg, Vg, None)
@@ -282,7 +294,8 @@ def bench(torch, batch: int, heads: int, seq: int, d: int, causal: bool) -> None
             return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
     def name(cfg: Config) -> str:
-        return f"{cfg.block_m}x{cfg.block_n}/{cfg.warps}w" + ("" if cfg.ftz else " IEEE exp2")
+        return (f"{cfg.block_m}x{cfg.block_n}/{cfg.warps}w" + ("" if cfg.q_in_registers else
+                " Q from smem") + ("" if cfg.ftz else " IEEE exp2"))
 
     cases = {name(cfg): (lambda cfg=cfg: launch(out, None, q, k, v, causal, cfg))
              for cfg in [CONFIGS[d], *ALTERNATIVES[d]]}

@@ -2,8 +2,8 @@
 d 64): causal and not, S a multiple of the tile and not, against numpy's float64 attention of
 the same bf16 inputs (fresh each run, outputs poisoned with NaN; the log-sum-exp to 1e-4, which
 a mask off by one key would miss by ~1/S); and the SASS of the H200 configurations (d 64 and
-128, 128 x 64 tiles, 8 warps) compiled for sm_90a: HMMA, ldmatrix and cp.async present, no
-local-memory spills."""
+128, 4 warps of 32 query rows) compiled for sm_90a: HMMA, ldmatrix and cp.async present, no
+local-memory spills; Q read from shared memory at each use gives the same result."""
 
 from __future__ import annotations
 
@@ -44,3 +44,13 @@ def test_emulated_with_ieee_exp2():
     from dataclasses import replace
 
     assert ex.emulated_check(1, 1, 40, replace(ex.SMALL, ftz=False), True) < 1e-2
+
+
+def test_emulated_with_q_from_shared_memory():
+    """Config(q_in_registers=False) (the d 128 default's form: Q's A fragments ldmatrix'ed at
+    each use) computes the same attention, with two row blocks per warp."""
+    from dataclasses import replace
+
+    cfg = replace(ex.SMALL, q_in_registers=False, block_m=64)
+    assert cfg.row_blocks == 2
+    assert ex.emulated_check(1, 1, 40, cfg, True) < 1e-2

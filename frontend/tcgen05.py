@@ -2,7 +2,8 @@
 `tylo.compiler.tmem`, `tylo.compiler.plans.tcgen05_mma`; IR: `tylo.dialects.tylo.tcgen05_ops`;
 PTX ISA 9.7.16).
 
-A 128 x N x K product into a TMEM accumulator, issued by one thread (the whole kernel:
+A 128 x N x K product (or 64 x N x K, whose accumulator is the M = 64 data path layout, read
+back with a 16-lane transfer shape) into a TMEM accumulator, issued by one thread (the whole kernel:
 docs/kernel_language.md section 14, examples/blackwell/gemm.py)::
 
     atom = tylo.Tcgen05MMA((128, 64, 16), tylo.BFloat16)
@@ -265,15 +266,17 @@ def tcgen05_mma(atom: Tcgen05MMA, d: TmemTile, a, b, k=None, accumulate=True) ->
     thread (guard it: ``if tylo.elect_one():`` in one warp), accumulating a x b over logical K
     into the TMEM accumulator `d` (`accumulator(atom, address)`).
 
-    a: `tcgen05_operand(atom, "A", tile)` or a `TmemTile` of the atom's A type in the
-    accumulator convention, layout ``Layout((128, K), (1, 128))`` (lane m holds row m); b:
+    a: `tcgen05_operand(atom, "A", tile)` or, for m = 128, a `TmemTile` of the atom's A type
+    in the accumulator convention, layout ``Layout((128, K), (1, 128))`` (lane m holds row m);
+    b:
     `tcgen05_operand(atom, "B", tile)`. k: the logical K (default the atom's k), a positive
     multiple of the atom's k covered by the operands from their origins. accumulate: True /
     False, or a runtime Bool; false makes the first instruction overwrite d. Nothing waits:
     `commit_mma` signals completion on an mbarrier.
 
     Raises TypeMismatchError / GeometryError for operands of another atom, role or layout,
-    PlanError for a bad K, UnsupportedError on a target without tcgen05."""
+    PlanError for a bad K or A in TMEM at m = 64, UnsupportedError on a target without
+    tcgen05."""
     _require("tcgen05.mma")
     if not isinstance(atom, Tcgen05MMA):
         raise PlanError(f"mma: {atom!r} is not a Tcgen05MMA")
@@ -283,6 +286,10 @@ def tcgen05_mma(atom: Tcgen05MMA, d: TmemTile, a, b, k=None, accumulate=True) ->
     a_tmem = isinstance(a, TmemTile)
     for want, x in (("A", a), ("B", b)):
         if want == "A" and a_tmem:
+            if atom.m != TMEM_LANES:
+                raise PlanError(f"mma: A from TMEM for {atom}: Tylo models A in TMEM at m = 128 "
+                                "only (lane m holds row m); take A from shared memory "
+                                "(tcgen05_operand(atom, 'A', tile))")
             if a.dtype != atom.a or a.layout != Layout((atom.m, K), (1, TMEM_LANES)):
                 raise GeometryError(f"mma: A in TMEM must be a {atom.a} TmemTile with layout "
                                     f"{Layout((atom.m, K), (1, TMEM_LANES))}, got {a}")

@@ -16,7 +16,9 @@ the per-CTA TMEM of `tylo.emulator.tmem`.
   `encodings.tcgen05_smem_descriptor`, read by the canonical layouts of
   `wgmma_operands.canonical_offsets`; ordered after the stores and TMA loads that filled them
   exactly as a WGMMA's reads, and recorded as pending reads until completion) or A from TMEM,
-  then waits in the thread's queue. Its D is written when it COMPLETES: at the thread's next
+  then waits in the thread's queue. Its D (M = 128 or 64; row r in TMEM lane
+  `accumulator_lanes`: r, or 32 (r // 16) + r % 16 for M = 64, PTX 9.7.16.10.5 Layout F) is
+  written when it COMPLETES: at the thread's next
   ``tcgen05.commit``, which completes the thread's queue in issue order (each MMA adding to what
   the previous one left) and then arrives once on the mbarrier (9.7.16.10.10). Numerics: the
   fused dot-add model of the wgmma emulation (`wgmma.multiply_add`, fitted on the H200's wgmma
@@ -24,7 +26,7 @@ the per-CTA TMEM of `tylo.emulator.tmem`.
   for ``.kind::f16``, ``.kind::tf32`` (the low 13 bits of each f32
   ignored) and ``.kind::f8f6f4`` with E4M3/E5M2 (aligned as f16, as mma.sync's fp8), into F32;
   ``.kind::i8`` exactly (wrapping to s32). F16 accumulators, the 6- and 4-bit types, negation,
-  saturation and sparsity are refused.
+  saturation, sparsity and A from TMEM at M = 64 are refused.
 * The tcgen05 fences (``ptx.fence``) have no data effect (the emulator issues in program order).
 """
 
@@ -34,6 +36,7 @@ from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ...compiler.encodings.tcgen05_instruction import decode_instruction_descriptor
 from ...compiler.encodings.tcgen05_smem_descriptor import decode_tcgen05_smem_descriptor
+from ...compiler.plans.tcgen05_mma import accumulator_lanes
 from ...compiler.encodings.swizzle_modes import swizzle_mode
 from ...compiler.lazy_modules import np
 from ...dialects.ptx import tcgen05 as X
@@ -196,8 +199,8 @@ class Tcgen05Semantics(InterpreterFunctions):
         for lane, thread in enumerate(interpreter.threads):
             tmem = tmem_of(machine, int(thread))
             for p in tmem.pending.pop(int(thread), []):
-                view = tmem.cells[:p.m, p.column:p.column + p.n]
-                tmem.cells[:p.m, p.column:p.column + p.n] = p.compute(view)
+                view = tmem.cells[p.lanes, p.column:p.column + p.n]
+                tmem.cells[p.lanes, p.column:p.column + p.n] = p.compute(view)
                 machine.async_reads.release([p.key])
             machine.mbarriers.arrive(op, bars[lane:lane + 1], interpreter.threads[lane:lane + 1])
         return ()
@@ -217,9 +220,12 @@ def _issue(interpreter, op, args, thread: int) -> None:
     types = OPERAND_TYPES[kind]
     modelled = (f["a_type"] in types and f["b_type"] in types and not f["saturate"]
                 and f["d_type"] == (2 if kind == "i8" else 1))
-    if not modelled or f["sparse"] or f["negate_a"] or f["negate_b"] or m != 128:
+    a_tmem = bool(op.a_tmem.value.data)
+    if (not modelled or f["sparse"] or f["negate_a"] or f["negate_b"] or m not in (64, 128)
+            or (a_tmem and m != 128)):
         machine.error(op, f"tcgen05.mma .kind::{kind} (instruction descriptor {idesc:#010x}, "
-                          f"M = {m}): the emulator runs dense MMAs of M = 128 into F32 (S32 for "
+                          f"M = {m}): the emulator runs dense MMAs of M = 128 or 64 (A from TMEM"
+                          " at M = 128 only) into F32 (S32 for "
                           ".kind::i8) without negation or saturation, of the types "
                           f"{sorted(t for ts in OPERAND_TYPES.values() for t in ts.values())}",
                       threads, kind="fault")
@@ -235,7 +241,7 @@ def _issue(interpreter, op, args, thread: int) -> None:
     raw = {}
     for role, word, extent, transpose in (("B", b, n, f["transpose_b"]),
                                           ("A", a, m, f["transpose_a"])):
-        if role == "A" and op.a_tmem.value.data:
+        if role == "A" and a_tmem:
             a_lane, a_col = split(word)
             words = k * e // 4
             if a_lane or tmem.unallocated(a_col, words) is not None:
@@ -272,7 +278,8 @@ def _issue(interpreter, op, args, thread: int) -> None:
         def compute(current, Ai=Av[0], Bi=Bv[0], add=bool(enable)):
             C = current.view(np.int32).astype(np.int64) if add else 0
             return ((Ai @ Bi + C) & 0xFFFFFFFF).astype(np.uint32)
-    tmem.pending.setdefault(thread, []).append(PendingMma(d_col, m, n, compute, key))
+    tmem.pending.setdefault(thread, []).append(PendingMma(d_col, accumulator_lanes(m), n,
+                                                          compute, key))
 
 
 warp_collective(X.Tcgen05AllocOp, X.Tcgen05DeallocOp, X.Tcgen05RelinquishOp, X.Tcgen05LdOp,

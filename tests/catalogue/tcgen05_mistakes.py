@@ -113,6 +113,13 @@ def k(out):""" + _TILES + """    tylo.mma(atom, d, b, a)  # <-
 def k(out):""" + _TILES + """    at = TmemTile(BFloat16, base + 64, Layout((128, 16), (16, 1)))
     tylo.mma(atom, d, at, b)  # <-
 """ + _compile(), "GeometryError", "A in TMEM must be a BFloat16 TmemTile with layout (128,16):(1,128)"),
+    Mistake("tcgen05-mma-a-tmem-m64", P, "A in TMEM for an m = 64 atom", _SETUP + """
+atom64 = Tcgen05MMA((64, 64, 16), BFloat16)
+@tylo.kernel
+def k(out):""" + _TILES + """    b64 = tylo.tcgen05_operand(atom64, "B", sb)
+    at = TmemTile(BFloat16, base + 64, Layout((64, 16), (1, 128)))
+    tylo.mma(atom64, tylo.accumulator(atom64, base), at, b64)  # <-
+""" + _compile(), "PlanError", "Tylo models A in TMEM at m = 128 only"),
     Mistake("tcgen05-mma-accumulate", P, "an MMA accumulate flag that is not a Bool", _SETUP + """
 @tylo.kernel
 def k(out):""" + _TILES + """    tylo.mma(atom, d, a, b, accumulate=1)  # <-

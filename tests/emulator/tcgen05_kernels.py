@@ -101,6 +101,52 @@ def _fill(tile, src, rows: int, cols: int, t):
         tile[idx // cols, idx % cols] = src[idx // cols, idx % cols]
 
 
+@tylo.func
+def _staged_operands(A, B, m: int, n: int, k: int, b_axis: int, dtype, row_bytes: int, t):
+    """A (m, k) and B (k, n) stored by the CTA into canonical shared tiles (A K-major; B's
+    inner axis `b_axis`), fenced for the async proxy by tylo-insert-async-fences."""
+    sa = tylo.SharedTile(tylo.shared_alloc(dtype, m * k, align=1024),
+                         shared_layout(TMATile(dtype, (m, k), 1, row_bytes)))
+    sb = tylo.SharedTile(tylo.shared_alloc(dtype, k * n, align=1024),
+                         shared_layout(TMATile(dtype, (k, n), b_axis, row_bytes)))
+    _fill(sa, A, m, k, t)
+    _fill(sb, B, k, n, t)
+    return sa, sb
+
+
+@tylo.func
+def _allocate(columns: int, warp, t):
+    """Warp 0 allocates `columns` TMEM columns into a shared slot; thread 0 inits one mbarrier."""
+    slot = tylo.shared_alloc(Int32, 1)
+    bars = tylo.mbarriers(1)
+    if warp == 0:
+        tylo.tmem_allocate(columns, into=slot)
+    if t == 0:
+        bars[0].init(1)
+        tylo.fence_mbarrier_init()
+    return slot, bars
+
+
+@tylo.func
+def _publish(slot):
+    """The barrier (tcgen05 fences around it) after the allocation and the operand stores;
+    the TMEM address read from the slot."""
+    tylo.fence_proxy_async()
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    tylo.tcgen05_fence_after_thread_sync()
+    return tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0]
+
+
+@tylo.func
+def _release(base, columns: int, warp):
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    if warp == 0:
+        tylo.tcgen05_fence_after_thread_sync()
+        tylo.tmem_deallocate(base, columns)
+
+
 @tylo.kernel
 def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.constexpr,
               dtype: tylo.constexpr, row_bytes: tylo.constexpr, a_tmem: tylo.constexpr = False,
@@ -116,25 +162,10 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
     t, warp, lane = tylo.thread_idx(), tylo.warp_id(), tylo.lane_id()
     acc_type = Int32 if dtype in (Int8, UInt8) else Float32
     atom = tylo.Tcgen05MMA((128, n, 256 // dtype.bits), dtype, acc_type)
-    sa = tylo.SharedTile(tylo.shared_alloc(dtype, 128 * k, align=1024),
-                         shared_layout(TMATile(dtype, (128, k), 1, row_bytes)))
-    sb = tylo.SharedTile(tylo.shared_alloc(dtype, k * n, align=1024),
-                         shared_layout(TMATile(dtype, (k, n), b_axis, row_bytes)))
-    slot = tylo.shared_alloc(Int32, 1)
-    bars = tylo.mbarriers(1)
     columns = 2 * max(32, n) if a_tmem else max(32, n)
-    if warp == 0:
-        tylo.tmem_allocate(columns, into=slot)
-    if t == 0:
-        bars[0].init(1)
-        tylo.fence_mbarrier_init()
-    _fill(sa, A, 128, k, t)
-    _fill(sb, B, k, n, t)
-    tylo.fence_proxy_async()
-    tylo.tcgen05_fence_before_thread_sync()
-    tylo.barrier()
-    tylo.tcgen05_fence_after_thread_sync()
-    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0]
+    slot, bars = _allocate(columns, warp, t)
+    sa, sb = _staged_operands(A, B, 128, n, k, b_axis, dtype, row_bytes, t)
+    base = _publish(slot)
     d = tylo.accumulator(atom, base)
     a = tylo.tcgen05_operand(atom, "A", sa)
     b = tylo.tcgen05_operand(atom, "B", sb)
@@ -168,8 +199,30 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
         band = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((32, n), (1, 128)))
         g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((32, n), 1), band)))
         tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
-    tylo.tcgen05_fence_before_thread_sync()
-    tylo.barrier()
-    if warp == 0:
-        tylo.tcgen05_fence_after_thread_sync()
-        tylo.tmem_deallocate(base, columns)
+    _release(base, columns, warp)
+
+
+@tylo.kernel
+def mma_64xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.constexpr,
+             dtype: tylo.constexpr, row_bytes: tylo.constexpr):
+    """An M = 64 tcgen05.mma, D (64, n) = A (64, k) @ B (k, n), read back through .32x32b as raw
+    TMEM lanes: out (128, n) row l is TMEM lane l (warp w reads lanes 32 w .. 32 w + 31), so
+    the data path layout (PTX 9.7.16.10.5 Layout F) shows: lanes 32 w .. + 15 hold rows
+    16 w .. + 15 of D, lanes 32 w + 16 .. + 31 stay as TMEM started (zero in the emulator)."""
+    t, warp, lane = tylo.thread_idx(), tylo.warp_id(), tylo.lane_id()
+    acc_type = Int32 if dtype in (Int8, UInt8) else Float32
+    atom = tylo.Tcgen05MMA((64, n, 256 // dtype.bits), dtype, acc_type)
+    columns = max(32, 1 << (n - 1).bit_length())  # a power of two
+    slot, bars = _allocate(columns, warp, t)
+    sa, sb = _staged_operands(A, B, 64, n, k, b_axis, dtype, row_bytes, t)
+    base = _publish(slot)
+    if t == 0:
+        tylo.mma(atom, tylo.accumulator(atom, base), tylo.tcgen05_operand(atom, "A", sa),
+                 tylo.tcgen05_operand(atom, "B", sb), k=k, accumulate=False)
+        tylo.commit_mma(bars[0])
+    bars[0].wait(0)
+    tylo.tcgen05_fence_after_thread_sync()
+    band = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((32, n), (1, 128)))
+    g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((32, n), 1), band)))
+    tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
+    _release(base, columns, warp)

@@ -11,7 +11,9 @@ import pytest
 import tylo
 from tylo import BFloat16, Float8E5M2, Float32, Int8
 
-from tcgen05_kernels import ARCH, mma_128xn, tmem_allocations, tmem_roundtrip, tmem_roundtrip_packed
+from tcgen05_kernels import (
+    ARCH, mma_64xn, mma_128xn, tmem_allocations, tmem_roundtrip, tmem_roundtrip_packed,
+)
 
 
 def _emulate(kernel, *args):
@@ -40,6 +42,28 @@ def test_mma_matches_numpy(n, k, b_axis, dtype, row_bytes):
     out = np.zeros((128, n), np.int32 if dtype == Int8 else np.float32)
     _emulate(mma_128xn, out, A, B, n, k, b_axis, dtype, row_bytes)
     np.testing.assert_array_equal(out, A.astype(np.int64) @ B.astype(np.int64))
+
+
+@pytest.mark.parametrize("n, k, b_axis, dtype, row_bytes", [
+    (64, 32, 0, BFloat16, 64),    # K-major B, two instructions
+    (8, 32, 0, BFloat16, 64),     # the narrowest N of M = 64
+    (32, 32, 1, BFloat16, 64),    # MN-major B
+    (16, 64, 0, Int8, 64),        # .kind::i8
+])
+def test_m64_mma_writes_the_data_path_layout(n, k, b_axis, dtype, row_bytes):
+    """An M = 64 tcgen05.mma (idesc M >> 4 = 4) writes Layout F of PTX 9.7.16.10.5: D's rows
+    16 w .. 16 w + 15 in TMEM lanes 32 w .. 32 w + 15; lanes 32 w + 16 .. + 31 untouched.
+    The kernel reads every lane raw (.32x32b), so this checks the emulator's placement
+    without the 16-lane transfer shapes."""
+    rng = np.random.default_rng(n + k)
+    A = rng.integers(-3, 4, (64, k)).astype(dtype.numpy)
+    B = rng.integers(-3, 4, (k, n)).astype(dtype.numpy)
+    out = np.full((128, n), 7, np.int32 if dtype == Int8 else np.float32)
+    _emulate(mma_64xn, out, A, B, n, k, b_axis, dtype, row_bytes)
+    D = A.astype(np.int64) @ B.astype(np.int64)
+    for w in range(4):
+        np.testing.assert_array_equal(out[32 * w:32 * w + 16], D[16 * w:16 * w + 16])
+        np.testing.assert_array_equal(out[32 * w + 16:32 * w + 32], 0)
 
 
 def test_mma_with_a_from_tmem():

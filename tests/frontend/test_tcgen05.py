@@ -16,7 +16,7 @@ import tylo
 from tylo import BFloat16, Float32, Int8, Int32
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
-from tcgen05_kernels import ARCH, mma_128xn, tmem_roundtrip  # noqa: E402
+from tcgen05_kernels import ARCH, mma_64xn, mma_128xn, tmem_roundtrip  # noqa: E402
 
 T = tylo.Tensor
 
@@ -74,6 +74,20 @@ def test_mma_emits_k_steps_commit_and_instruction_descriptor(dtype, b_axis, kind
     commit, = _lines(ptx, "tcgen05.commit")
     assert commit.startswith("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r")
     assert ptx.index(mmas[-1]) < ptx.index(commit)
+
+
+@pytest.mark.parametrize("dtype, n, k, idesc", [
+    (BFloat16, 64, 32, 0x04100490),  # M >> 4 = 4 in bits 24-28, N >> 3 = 8, bf16, D f32
+    (Int8, 16, 64, 0x040404A0),      # N >> 3 = 2, s8, D s32
+])
+def test_m64_mma_compiles_with_its_instruction_descriptor(dtype, n, k, idesc):
+    c = Int32 if dtype == Int8 else Float32
+    ptx = mma_64xn.compile(T(c, 2), T(dtype, 2), T(dtype, 2), n, k, 0, dtype, 64, block=128,
+                           arch=ARCH).ptx  # ptxas assembles it for sm_100a
+    mmas = _lines(ptx, "tcgen05.mma")
+    assert len(mmas) == k // (256 // dtype.bits)
+    assert f", {idesc};" in ptx
+    assert idesc == tylo.instruction_descriptor(tylo.Tcgen05MMA((64, n, 256 // dtype.bits), dtype, c))
 
 
 def test_mma_with_a_from_tmem_names_it_in_brackets():

@@ -148,25 +148,28 @@ def _partition(p, what: str) -> TmemPartition:
 
 
 def load_async(partition: TmemPartition) -> PendingTmemLoad:
-    """``tcgen05.ld.sync.aligned.32x32b.x{num}.b32``: the warp loads its partition (lane l: TMEM
-    lane 32 * band + l, register r: column + r), pending until `wait_load`. All 32 lanes of the
-    warp whose index % 4 is the partition's band execute it, converged (the emulator checks the
-    band). Float32 / Int32 partitions load one value a register; BFloat16 / Float16 ones two
-    (the even position in the low half: `TmemTile`), as a `PackedFragment`.
-    TypeMismatchError for anything but a partition."""
+    """``tcgen05.ld.sync.aligned.<shape>.x{num}.b32``: the warp loads its partition, pending
+    until `wait_load`. .32x32b: lane l gets TMEM lane 32 * band + l, register r column + r;
+    .16x64b / .16x128b / .16x256b: 16 lanes of the band, registers placed as the shape's
+    fragment (`tylo.compiler.tmem.TRANSFER_SHAPES`). All 32 lanes of the warp whose index % 4
+    is the partition's band execute it, converged (the emulator checks the band). Float32 /
+    Int32 partitions load one value a register; BFloat16 / Float16 ones two (the even position
+    in the low half: `TmemTile`), as a `PackedFragment`. The values have the partition's
+    ownership (`TmemPartition.ownership`). TypeMismatchError for anything but a partition."""
     _require("tcgen05.ld")
     p = _partition(partition, "load_async")
-    own = p.transfer.ownership
+    own = p.ownership
     words = word_ownership(own, 2) if p.packed else own
     word_type = dtypes.UInt32 if p.packed else p.tile.dtype
-    op = emit(TmemLoadOp(_address(p.address, "load_async"), [fragment_type(word_type, words)]))
+    op = emit(TmemLoadOp(_address(p.address, "load_async"), [fragment_type(word_type, words)],
+                         p.shape_name))
     return PendingTmemLoad(op.values[0], p.tile.dtype, own, words)
 
 
 def wait_load(pending: PendingTmemLoad):
     """``tcgen05.wait::ld``: wait for every prior TMEM load of the thread; returns this load's
-    values with the transfer's ownership (thread t holds index t of the 32-axis): a Fragment
-    for Float32 / Int32, a `PackedFragment` for BFloat16 / Float16.
+    values with the partition's ownership (.32x32b: thread t holds index t of the 32-axis): a
+    Fragment for Float32 / Int32, a `PackedFragment` for BFloat16 / Float16.
     TypeMismatchError for anything but `load_async`'s result."""
     if not isinstance(pending, PendingTmemLoad):
         raise TypeMismatchError(f"wait_load: {pending!r} is not load_async's pending load")
@@ -179,9 +182,9 @@ def wait_load(pending: PendingTmemLoad):
 
 
 def store_async(partition: TmemPartition, fragment) -> None:
-    """``tcgen05.st.sync.aligned.32x32b.x{num}.b32``: the warp stores `fragment` into its
+    """``tcgen05.st.sync.aligned.<shape>.x{num}.b32``: the warp stores `fragment` into its
     partition: a Fragment of the partition's Float32 / Int32 type, or a `PackedFragment` of
-    its BFloat16 / Float16 type (``tylo.pack(f)``), with the transfer's ownership; the cells
+    its BFloat16 / Float16 type (``tylo.pack(f)``), with the partition's ownership; the cells
     are in use until `wait_stores`. TypeMismatchError for another type or ownership."""
     _require("tcgen05.st")
     p = _partition(partition, "store_async")
@@ -194,7 +197,7 @@ def store_async(partition: TmemPartition, fragment) -> None:
                                 f"{'a PackedFragment (tylo.pack)' if p.packed else 'a Fragment'} "
                                 "is stored there")
     p.check_fragment(fragment.dtype, fragment.ownership)
-    emit(TmemStoreOp(_address(p.address, "store_async"), [words.value]))
+    emit(TmemStoreOp(_address(p.address, "store_async"), [words.value], p.shape_name))
 
 
 def wait_stores() -> None:

@@ -525,6 +525,23 @@ tcgen05_operand(Tcgen05MMA((128, 64, 16), BFloat16), "A", shared_layout(TMATile(
     Mistake("tmem-transfer-payload", P, "a TMEM transfer payload that is not a power of two", """
 TmemTransfer((32, 3), 1)  # <-
 """, "PlanError", "must be a power of two from 1 to 256", located=False),
+    Mistake("tmem-transfer-shape", P, "a TMEM transfer shape Tylo does not build", """
+TmemTransfer((16, 8), 1, "16x32bx2")  # <-
+""", "PlanError", "one of .32x32b, .16x64b, .16x128b, .16x256b", located=False),
+    Mistake("tmem-transfer-lanes", P, "a 16-lane TMEM transfer over 32 lanes", """
+TmemTransfer((32, 8), 1, "16x256b")  # <-
+""", "PlanError", "must have extent 16, the TMEM lanes of .16x256b", located=False),
+    Mistake("tmem-transfer-positions", P, "a .16x256b transfer narrower than one repetition", """
+TmemTransfer((16, 4), 1, "16x256b")  # <-
+""", "PlanError", "a .16x256b transfer moves a power of two from 8 to 512 positions",
+            located=False),
+    Mistake("tmem-transfer-num", P, "16-bit values that fill half a .16x256b repetition", """
+TmemTransfer((16, 8), 1, "16x256b").words(BFloat16)  # <-
+""", "PlanError", ".16x256b moves 4 a repetition, .num a power of two from 1 to 32", located=False),
+    Mistake("tmem-partition-half-band", P, "a 16-lane TMEM partition that does not start a half band", """
+partition(TmemTransfer((16, 8), 1, "16x256b"), TmemTile(Float32, 8 << 16, Layout((16, 8), (1, 128))))  # <-
+""", "GeometryError", "which does not start an aligned half (16 lanes) of a 32-lane band",
+            located=False),
     Mistake("tmem-location-bounds", P, "a TMEM coordinate outside the view", """
 tmem_location(TmemTile(Float32, 0, Layout((128, 32), (1, 128))), (128, 0))  # <-
 """, "GeometryError", "outside the view's shape (128, 32)", located=False),

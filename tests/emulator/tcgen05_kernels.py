@@ -71,6 +71,46 @@ def tmem_roundtrip_packed(out, x, n: tylo.constexpr):
 
 
 @tylo.kernel
+def tmem_shape_roundtrip(out, raw, x, n: tylo.constexpr, shape: tylo.constexpr,
+                         dtype: tylo.constexpr, offset: tylo.constexpr = 0):
+    """x (64, n) through TMEM with a 16-lane shape: warp w stores rows 16 w .. + 15 (its
+    partition's ownership, Float32 doubled, BFloat16 packed as they are) into lanes
+    32 w + offset .. (offset 0 or 16: a half of the band), loads them back into out (64, n);
+    raw (128, n) is every lane read through .32x32b, so the placement in TMEM shows (row
+    32 w + offset + i holds x's row 16 w + i). Mistake: another offset (8: not a half)."""
+    warp, lane = tylo.warp_id(), tylo.lane_id()
+    slot = tylo.shared_alloc(Int32, 1)
+    if warp == 0:
+        tylo.tmem_allocate(max(32, n), into=slot)
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    tylo.tcgen05_fence_after_thread_sync()
+    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0] + ((warp * 32) << 16)
+    part = tylo.partition(tylo.TmemTransfer((16, n), 1, shape),
+                          tylo.TmemTile(dtype, base + (offset << 16), tylo.Layout((16, n), (1, 128))))
+    f = tylo.load_fragment(part.ownership, tylo.window(x, (warp * 16, 0), (16, n)), lane)
+    if dtype == Float32:
+        tylo.store_async(part, f * 2.0)
+    else:
+        tylo.store_async(part, tylo.pack(f))
+    tylo.wait_stores()
+    g = tylo.wait_load(tylo.load_async(part))
+    if dtype != Float32:
+        g = tylo.unpack(g)
+    tylo.store(tylo.window(out, (warp * 16, 0), (16, n)), g, lane)
+    whole = tylo.partition(tylo.TmemTransfer((32, n), 1), tylo.TmemTile(dtype, base, tylo.Layout((32, n), (1, 128))))
+    r = tylo.wait_load(tylo.load_async(whole))
+    if dtype != Float32:
+        r = tylo.unpack(r)
+    tylo.store(tylo.window(raw, (warp * 32, 0), (32, n)), r, lane)
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    if warp == 0:
+        tylo.tcgen05_fence_after_thread_sync()
+        tylo.tmem_deallocate(base, max(32, n))
+
+
+@tylo.kernel
 def tmem_allocations(out, first: tylo.constexpr, second: tylo.constexpr,
                      relinquish: tylo.constexpr):
     """Warp 0 allocates `first` columns (and relinquishes the permit when `relinquish`), then

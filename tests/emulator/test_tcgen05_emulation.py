@@ -1,5 +1,6 @@
 """The emulator's TMEM and tcgen05 (emulator/tmem.py, emulator/semantics/tcgen05.py): TMEM round
-trips through .32x32b transfers (packed 16-bit ones too), tcgen05.mma products (K- and MN-major
+trips through .32x32b and .16x64b / .16x128b / .16x256b transfers (packed 16-bit ones too, and
+where each shape puts every register), tcgen05.mma products of M = 128 and 64 (K- and MN-major
 B, 128/64/32-byte rows, bf16, tf32, fp8 and int8, A from shared memory or TMEM) against numpy, and the rules the emulator enforces:
 a warp's lane band, allocated columns, the allocator's limits and permit, deallocation, reading
 D before the commit that completes the MMA, overwriting an operand a pending MMA reads. Kernels:
@@ -13,6 +14,7 @@ from tylo import BFloat16, Float8E5M2, Float32, Int8
 
 from tcgen05_kernels import (
     ARCH, mma_64xn, mma_128xn, tmem_allocations, tmem_roundtrip, tmem_roundtrip_packed,
+    tmem_shape_roundtrip,
 )
 
 
@@ -75,6 +77,25 @@ def test_mma_with_a_from_tmem():
     np.testing.assert_array_equal(out, A.astype(np.float64) @ B.astype(np.float64))
 
 
+@pytest.mark.parametrize("shape, n, dtype, offset", [
+    ("16x256b", 16, Float32, 0), ("16x256b", 32, BFloat16, 16), ("16x256b", 8, Float32, 16),
+    ("16x128b", 8, Float32, 16), ("16x128b", 16, BFloat16, 0), ("16x128b", 64, Float32, 0),
+    ("16x64b", 4, Float32, 0), ("16x64b", 8, BFloat16, 16), ("16x64b", 2, Float32, 0),
+])
+def test_16_lane_shapes_roundtrip_and_placement(shape, n, dtype, offset):
+    """A .16x64b / .16x128b / .16x256b store and load (x1 .. x8) through the partition's
+    ownership: the values come back, and a raw .32x32b read of every lane shows them at the
+    lanes and columns of the logical (lane, position) they own (lanes 32 w + offset ..)."""
+    x = np.random.default_rng(n).standard_normal((64, n)).astype(dtype.numpy)
+    out, raw = np.zeros_like(x), np.full((128, n), 5, dtype.numpy)
+    _emulate(tmem_shape_roundtrip, out, raw, x, n, shape, dtype, offset)
+    want = 2 * x if dtype == Float32 else x
+    np.testing.assert_array_equal(out, want)
+    for w in range(4):
+        np.testing.assert_array_equal(raw[32 * w + offset:32 * w + offset + 16], want[16 * w:16 * w + 16])
+        np.testing.assert_array_equal(np.delete(raw[32 * w:32 * w + 32], range(offset, offset + 16), 0), 0)
+
+
 def test_packed_roundtrip_keeps_the_bits():
     """BFloat16 through TMEM, two to a 32-bit cell (the even position in the low half)."""
     x = np.random.default_rng(2).standard_normal((128, 16)).astype(BFloat16.numpy)
@@ -106,6 +127,13 @@ def test_a_warp_touches_its_own_band_only():
     x = np.zeros((128, 8), np.float32)
     _refused(r"warp 0 accesses TMEM lanes 32\.\.63; a warp may touch only lanes 0\.\.31",
              "access", tmem_roundtrip, np.zeros_like(x), x, 8, 32, 1)
+
+
+def test_a_16_lane_shape_starts_a_half_band():
+    x = np.zeros((64, 8), np.float32)
+    _refused(r"tcgen05.st.16x256b: warp 0 accesses TMEM lanes 8..23; a warp may touch only lanes "
+             r"0..31 .* from lane 0 or 16", "access", tmem_shape_roundtrip, x, np.zeros((128, 8), np.float32),
+             x, 8, "16x256b", Float32, 8)
 
 
 def test_columns_outside_the_allocation():

@@ -244,11 +244,14 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
 
 @tylo.kernel
 def mma_64xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.constexpr,
-             dtype: tylo.constexpr, row_bytes: tylo.constexpr):
-    """An M = 64 tcgen05.mma, D (64, n) = A (64, k) @ B (k, n), read back through .32x32b as raw
-    TMEM lanes: out (128, n) row l is TMEM lane l (warp w reads lanes 32 w .. 32 w + 31), so
-    the data path layout (PTX 9.7.16.10.5 Layout F) shows: lanes 32 w .. + 15 hold rows
-    16 w .. + 15 of D, lanes 32 w + 16 .. + 31 stay as TMEM started (zero in the emulator)."""
+             dtype: tylo.constexpr, row_bytes: tylo.constexpr, read: tylo.constexpr = "lanes"):
+    """An M = 64 tcgen05.mma into TMEM: D (64, n) = A (64, k) @ B (k, n), k / k_atom
+    instructions accumulating, then (a second mma, accumulate=True) D += A[:, :k_atom] @
+    B[:k_atom, :] of the first K step again. read "lanes": every TMEM lane read raw through
+    .32x32b, out (128, n) row l = lane l (warp w reads lanes 32 w .. 32 w + 31), so the data
+    path layout (PTX 9.7.16.10.5 Layout F) shows: lanes 32 w .. + 15 hold rows 16 w .. + 15 of
+    D, lanes 32 w + 16 .. + 31 stay as TMEM started (zero in the emulator). read "16x256b" /
+    "16x128b" / "16x64b": warp w reads its 16 rows of D with that shape into out (64, n)."""
     t, warp, lane = tylo.thread_idx(), tylo.warp_id(), tylo.lane_id()
     acc_type = Int32 if dtype in (Int8, UInt8) else Float32
     atom = tylo.Tcgen05MMA((64, n, 256 // dtype.bits), dtype, acc_type)
@@ -257,12 +260,20 @@ def mma_64xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.const
     sa, sb = _staged_operands(A, B, 64, n, k, b_axis, dtype, row_bytes, t)
     base = _publish(slot)
     if t == 0:
-        tylo.mma(atom, tylo.accumulator(atom, base), tylo.tcgen05_operand(atom, "A", sa),
-                 tylo.tcgen05_operand(atom, "B", sb), k=k, accumulate=False)
+        d = tylo.accumulator(atom, base)
+        a, b = tylo.tcgen05_operand(atom, "A", sa), tylo.tcgen05_operand(atom, "B", sb)
+        tylo.mma(atom, d, a, b, k=k, accumulate=False)
+        tylo.mma(atom, d, a, b, k=atom.k, accumulate=True)
         tylo.commit_mma(bars[0])
     bars[0].wait(0)
     tylo.tcgen05_fence_after_thread_sync()
-    band = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((32, n), (1, 128)))
-    g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((32, n), 1), band)))
-    tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
+    if read == "lanes":
+        band = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((32, n), (1, 128)))
+        g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((32, n), 1), band)))
+        tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
+    else:  # the warp's rows 16 w .. 16 w + 15 of D: lanes 32 w .. 32 w + 15
+        rows = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((16, n), (1, 128)))
+        part = tylo.partition(tylo.TmemTransfer((16, n), 1, read), rows)
+        g = tylo.wait_load(tylo.load_async(part))
+        tylo.store(tylo.window(out, (warp * 16, 0), (16, n)), g, lane)
     _release(base, columns, warp)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo import BFloat16, Float8E5M2, Float32, Int8
+from tylo import BFloat16, Float8E4M3, Float8E5M2, Float32, Int8
 
 from tcgen05_kernels import (
     ARCH, mma_64xn, mma_128xn, tmem_allocations, tmem_roundtrip, tmem_roundtrip_packed,
@@ -46,6 +46,13 @@ def test_mma_matches_numpy(n, k, b_axis, dtype, row_bytes):
     np.testing.assert_array_equal(out, A.astype(np.int64) @ B.astype(np.int64))
 
 
+def _m64_reference(A, B, k_atom):
+    """D of `mma_64xn`: A @ B, plus the first K step once more (float64 / int64)."""
+    wide = np.int64 if A.dtype.kind in "iu" else np.float64
+    A, B = A.astype(wide), B.astype(wide)
+    return A @ B + A[:, :k_atom] @ B[:k_atom]
+
+
 @pytest.mark.parametrize("n, k, b_axis, dtype, row_bytes", [
     (64, 32, 0, BFloat16, 64),    # K-major B, two instructions
     (8, 32, 0, BFloat16, 64),     # the narrowest N of M = 64
@@ -62,10 +69,41 @@ def test_m64_mma_writes_the_data_path_layout(n, k, b_axis, dtype, row_bytes):
     B = rng.integers(-3, 4, (k, n)).astype(dtype.numpy)
     out = np.full((128, n), 7, np.int32 if dtype == Int8 else np.float32)
     _emulate(mma_64xn, out, A, B, n, k, b_axis, dtype, row_bytes)
-    D = A.astype(np.int64) @ B.astype(np.int64)
+    D = _m64_reference(A, B, 256 // dtype.bits)
     for w in range(4):
         np.testing.assert_array_equal(out[32 * w:32 * w + 16], D[16 * w:16 * w + 16])
         np.testing.assert_array_equal(out[32 * w + 16:32 * w + 32], 0)
+
+
+@pytest.mark.parametrize("read, n, k, b_axis, dtype, row_bytes", [
+    ("16x256b", 64, 64, 0, BFloat16, 128),   # four K steps, K-major B, x8
+    ("16x256b", 32, 32, 1, BFloat16, 64),    # MN-major B
+    ("16x128b", 64, 64, 0, BFloat16, 128),
+    ("16x64b", 16, 32, 0, BFloat16, 64),
+    ("16x256b", 16, 64, 0, Int8, 64),        # .kind::i8 into Int32, two K steps
+    ("16x256b", 32, 128, 0, Float8E4M3, 128),  # .kind::f8f6f4, four K steps
+])
+def test_m64_gemm_read_with_16_lane_shapes(read, n, k, b_axis, dtype, row_bytes):
+    """The kernel-level M = 64 path: tcgen05.mma K steps accumulating in TMEM (and a second
+    mma with accumulate=True), read back by each warp's 16 rows with a 16-lane shape, stored to
+    global, against numpy in float64 (int64 for .kind::i8): small integers, exact."""
+    rng = np.random.default_rng(k + n)
+    A = rng.integers(-3, 4, (64, k)).astype(dtype.numpy)
+    B = rng.integers(-3, 4, (k, n)).astype(dtype.numpy)
+    out = np.full((64, n), -1, np.int32 if dtype == Int8 else np.float32)
+    _emulate(mma_64xn, out, A, B, n, k, b_axis, dtype, row_bytes, read)
+    np.testing.assert_array_equal(out, _m64_reference(A, B, 256 // dtype.bits))
+
+
+def test_m64_gemm_of_normal_values():
+    """bf16 normal values, K = 64: within the fused dot-add model's rounding of float64."""
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((64, 64)).astype(BFloat16.numpy)
+    B = rng.standard_normal((64, 64)).astype(BFloat16.numpy)
+    out = np.zeros((64, 64), np.float32)
+    _emulate(mma_64xn, out, A, B, 64, 64, 0, BFloat16, 128, "16x256b")
+    ref = _m64_reference(A, B, 16)
+    assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < 1e-6
 
 
 def test_mma_with_a_from_tmem():

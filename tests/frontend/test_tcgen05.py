@@ -82,12 +82,18 @@ def test_mma_emits_k_steps_commit_and_instruction_descriptor(dtype, b_axis, kind
 ])
 def test_m64_mma_compiles_with_its_instruction_descriptor(dtype, n, k, idesc):
     c = Int32 if dtype == Int8 else Float32
-    ptx = mma_64xn.compile(T(c, 2), T(dtype, 2), T(dtype, 2), n, k, 0, dtype, 64, block=128,
-                           arch=ARCH).ptx  # ptxas assembles it for sm_100a
+    compiled = mma_64xn.compile(T(c, 2), T(dtype, 2), T(dtype, 2), n, k, 0, dtype, 64,
+                                "16x256b", block=128, arch=ARCH)  # ptxas assembles it (sm_100a)
+    ptx = compiled.ptx
     mmas = _lines(ptx, "tcgen05.mma")
-    assert len(mmas) == k // (256 // dtype.bits)
+    assert len(mmas) == k // (256 // dtype.bits) + 1  # K steps, then one more accumulating
     assert f", {idesc};" in ptx
     assert idesc == tylo.instruction_descriptor(tylo.Tcgen05MMA((64, n, 256 // dtype.bits), dtype, c))
+    ld, = _lines(ptx, "tcgen05.ld")
+    assert ld.startswith(f"tcgen05.ld.sync.aligned.16x256b.x{n // 8}.b32 {{")
+    sass = compiled.asm["sass"]
+    assert ("UTCHMMA" if dtype == BFloat16 else "UTCIMMA") in sass
+    assert f"LDTM.16dp256bit.x{n // 8} " in sass
 
 
 def test_mma_with_a_from_tmem_names_it_in_brackets():

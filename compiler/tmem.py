@@ -30,7 +30,9 @@ from .dtypes import DType
 from .errors import GeometryError, PlanError, TypeMismatchError
 from .int_tuple import add, is_int, is_leaf, is_tuple, require_axis
 from .layout import Layout
+from .lazy_modules import np
 from .ownership import Ownership
+from .ownership_fit import fit_ownership
 from .window import Window
 
 TMEM_LANES = 128
@@ -253,7 +255,6 @@ def transfer_shape(name) -> TransferShape:
 def transfer_cells(shape: TransferShape, registers: int):
     """(lanes, columns): int arrays (32, registers), the TMEM lane and column (from the
     instruction's address) of each thread's register r (repetition r // shape.registers)."""
-    from .lazy_modules import np
     t, r = np.meshgrid(np.arange(32), np.arange(registers), indexing="ij")
     lanes, columns = np.zeros_like(t), np.zeros_like(t)
     for i in range(shape.registers):
@@ -315,8 +316,6 @@ class TmemTransfer:
         per = positions_per_column(dtype)
         if self.values % per:
             self.words(dtype)  # raises the payload error
-        from .lazy_modules import np
-        from .ownership_fit import fit_ownership
         lanes, columns = transfer_cells(self.instruction, max(1, self.values // per))
         v = np.arange(self.values)
         lane, position = lanes[:, v // per], per * columns[:, v // per] + v % per

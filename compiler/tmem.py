@@ -1,11 +1,13 @@
-"""Tensor Memory (TMEM): tiles, addresses, .32x32b transfers, reinterpretation, allocation sizes.
+"""Tensor Memory (TMEM): tiles, addresses, transfers (.32x32b, .16x64b, .16x128b, .16x256b),
+reinterpretation, allocation sizes.
 
 TMEM is a per-CTA grid of 128 lanes by 512 columns of 32-bit cells (sm_100a/f). A TMEM address is
 ``(lane << 16) | column``; ``+ 1 << 16`` is one lane, not a byte distance. Source: PTX ISA
 section 9.7.16.1 "Tensor Memory", 9.7.16.1.1 "Tensor Memory Addressing" (anchor
 #tensor-memory-addressing), 9.7.16.1.2 allocation (#tensor-memory-allocation), the access
-restriction of 9.7.16.8.1 and the .32x32b fragment of 9.7.16.2.3.1.1
-(#tcgen05-matrix-fragments-shape-3232b); restated in docs/facts/ptx_isa.md section 4.3.
+restriction of 9.7.16.8.1 and the matrix fragments of the data movement shapes, 9.7.16.2.3.1.1-4
+(#tcgen05-matrix-fragments-shape-3232b ...); restated in docs/facts/ptx_isa.md section 4.3 and
+in `TRANSFER_SHAPES`.
 
 A `TmemTile` borrows TMEM through a logical-to-storage layout whose offsets count *typed slots*
 of a virtual column-major grid with 128 lanes: offset ``i`` is lane ``i % 128`` and typed
@@ -28,7 +30,9 @@ from .dtypes import DType
 from .errors import GeometryError, PlanError, TypeMismatchError
 from .int_tuple import add, is_int, is_leaf, is_tuple, require_axis
 from .layout import Layout
+from .lazy_modules import np
 from .ownership import Ownership
+from .ownership_fit import fit_ownership
 from .window import Window
 
 TMEM_LANES = 128
@@ -193,66 +197,171 @@ def tmem_columns_for(tile: TmemTile) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# .32x32b transfers
+# Transfers: .32x32b, .16x64b, .16x128b, .16x256b
+
+
+@dataclass(frozen=True)
+class TransferShape:
+    """One ``tcgen05.ld`` / ``tcgen05.st`` data movement shape (PTX 9.7.16.2.3 "Data Movement
+    Shape" and its "Matrix fragments" figures, 9.7.16.2.3.1.1-4; restated in the docstring of
+    `TRANSFER_SHAPES`). A warp moves ``lanes`` TMEM lanes from the address's lane; each
+    repetition (``.num`` = x1, x2, ...) moves ``columns`` 32-bit columns of every lane into
+    ``registers`` registers of every thread. ``cell(t, i)`` is the (lane, column) within one
+    repetition of thread t's register i; repetition j adds ``j * columns`` to the column."""
+
+    name: str
+    lanes: int
+    columns: int
+    registers: int
+    cell: Any
+
+    @property
+    def max_num(self) -> int:
+        """The largest ``.num``: 128 registers a thread (PTX Table 49: x128, x128, x64, x32)."""
+        return 128 // self.registers
+
+
+TRANSFER_SHAPES: dict[str, TransferShape] = {
+    "32x32b": TransferShape("32x32b", 32, 1, 1, lambda t, i: (t, 0)),
+    "16x64b": TransferShape("16x64b", 16, 2, 1, lambda t, i: (8 * (t % 2) + t // 4, t // 2 % 2)),
+    "16x128b": TransferShape("16x128b", 16, 4, 2, lambda t, i: (t // 4 + 8 * i, t % 4)),
+    "16x256b": TransferShape("16x256b", 16, 8, 4,
+                             lambda t, i: (t // 4 + 8 * (i // 2), 2 * (t % 4) + i % 2)),
+}
+"""The shapes Tylo moves, by PTX name. Thread t of the warp, register i of a repetition:
+
+* ``.32x32b``: lane t, the repetition's column (32 lanes; register r is column r).
+* ``.16x64b``: lane 8 (t % 2) + t // 4, column (t // 2) % 2 (16 lanes x 2 columns, one register).
+* ``.16x128b``: lane t // 4 + 8 i, column t % 4 (16 lanes x 4 columns, two registers).
+* ``.16x256b``: lane t // 4 + 8 (i // 2), column 2 (t % 4) + i % 2 (16 lanes x 8 columns, four
+  registers: the m16n8 mma.sync accumulator pattern).
+
+The 16-lane tables are those of the PTX "Matrix fragments" figures as CUTLASS encodes them
+(cute/atom/copy_traits_sm100.hpp, SM100_TMEM_LOAD_16dp{64,128,256}b1x DstLayout) and Triton
+independently (TritonNvidiaGPU getTileLayout lane/register bases); ``.16x32bx2`` is not built."""
+
+
+def transfer_shape(name) -> TransferShape:
+    """The `TransferShape` named ``name`` ("16x256b" or ".16x256b"); PlanError otherwise."""
+    key = name[1:] if isinstance(name, str) and name.startswith(".") else name
+    try:
+        return TRANSFER_SHAPES[key]
+    except (KeyError, TypeError):
+        raise PlanError(f"TMEM transfer shape {name!r}: one of "
+                        f"{', '.join('.' + n for n in TRANSFER_SHAPES)} (.16x32bx2 is not "
+                        "built)") from None
+
+
+def transfer_cells(shape: TransferShape, registers: int):
+    """(lanes, columns): int arrays (32, registers), the TMEM lane and column (from the
+    instruction's address) of each thread's register r (repetition r // shape.registers)."""
+    t, r = np.meshgrid(np.arange(32), np.arange(registers), indexing="ij")
+    lanes, columns = np.zeros_like(t), np.zeros_like(t)
+    for i in range(shape.registers):
+        lane, column = shape.cell(t, i)
+        pick = r % shape.registers == i
+        lanes = np.where(pick, lane, lanes)
+        columns = np.where(pick, column + (r // shape.registers) * shape.columns, columns)
+    return lanes, columns
 
 
 class TmemTransfer:
-    """A warp-collective .32x32b TMEM load/store plan: ``TmemTransfer(shape, axis)``.
+    """A warp-collective TMEM load/store plan: ``TmemTransfer(shape, axis, instruction="32x32b")``.
 
     shape: logical (rows, cols) of the warp's partition. axis: 0 or 1, the logical axis along
-    which each thread holds its values; the other axis has extent 32 (thread t holds index t of
-    it). Values per thread (``shape[axis]``) are a power of two from 1 to 256; the payload rule
-    in words (1..128, 16-bit values packed in pairs) is checked with the element type by
-    `words` and `partition`. Raises PlanError otherwise.
+    TMEM storage positions (columns); the other axis is the TMEM lanes the instruction touches,
+    extent 32 for ``.32x32b`` and 16 for ``.16x64b`` / ``.16x128b`` / ``.16x256b``
+    (`TRANSFER_SHAPES`). For .32x32b thread t holds lane t and its values along `axis`, a
+    power of two from 1 to 256; for the 16-lane shapes the extent along `axis` is a power of
+    two from the shape's columns per repetition to twice its most (16-bit values pack two a
+    column), each thread holding half as many values as that extent. The payload rule in words
+    (the shape's registers times ``.num``, at most 128, ``.num`` a power of two) is checked
+    with the element type by `words` and `partition`. Raises PlanError otherwise.
     """
 
-    def __init__(self, shape, axis: int):
+    def __init__(self, shape, axis: int, instruction="32x32b"):
         shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
         if len(shape) != 2 or not all(is_int(s) and s > 0 for s in shape):
             raise PlanError(f"TmemTransfer: shape {shape} must be two positive static extents")
         axis = require_axis(axis, "TmemTransfer", PlanError)
-        if shape[1 - axis] != 32:
+        op = transfer_shape(instruction)
+        if shape[1 - axis] != op.lanes:
             raise PlanError(f"TmemTransfer: shape {shape}, axis {axis}: the other axis "
-                            f"({1 - axis}) must have extent 32, one index per lane")
-        v = shape[axis]
-        if v & (v - 1) or v > 256:
-            raise PlanError(f"TmemTransfer: {v} values per thread along axis {axis}: must be a "
-                            "power of two from 1 to 256")
-        self.shape, self.axis, self.values = shape, axis, v
+                            f"({1 - axis}) must have extent {op.lanes}, the TMEM lanes of .{op.name}"
+                            + (", one index per lane" if op.lanes == 32 else ""))
+        p = shape[axis]
+        if op.lanes == 32:
+            if p & (p - 1) or p > 256:
+                raise PlanError(f"TmemTransfer: {p} values per thread along axis {axis}: must be "
+                                "a power of two from 1 to 256")
+        elif p & (p - 1) or not op.columns <= p <= 2 * op.columns * op.max_num:
+            raise PlanError(f"TmemTransfer: {p} positions along axis {axis}: a .{op.name} "
+                            f"transfer moves a power of two from {op.columns} to "
+                            f"{2 * op.columns * op.max_num} positions of each of its 16 lanes")
+        self.shape, self.axis, self.instruction = shape, axis, op
+        self.values = p * op.lanes // 32
 
     @property
     def ownership(self) -> Ownership:
-        """Thread t (0..31) holds index t of the 32-axis; slot v is index v along `axis`."""
-        v = self.values
-        layout = Layout((32, v), (1, 32)) if self.axis == 1 else Layout((32, v), (v, 1))
-        return Ownership(self.shape, layout)
+        """The register ownership of 32-bit values (Float32 / Int32): `ownership_of`."""
+        return self.ownership_of(dtypes.Float32)
+
+    def ownership_of(self, dtype) -> Ownership:
+        """Thread t's slot v of ``dtype`` values: register r = v // p, half v % p (p = typed
+        positions per column, the even position in the low half), at the (lane, column) the
+        shape gives register r (`TRANSFER_SHAPES`), storage position ``p * column + v % p``;
+        the logical coordinate is (lane, position), or (position, lane) for axis 0. For
+        .32x32b slot v is position v whatever the type. Raises TypeMismatchError for a type
+        TMEM does not hold, PlanError when the values do not fill whole words."""
+        per = positions_per_column(dtype)
+        if self.values % per:
+            self.words(dtype)  # raises the payload error
+        lanes, columns = transfer_cells(self.instruction, max(1, self.values // per))
+        v = np.arange(self.values)
+        lane, position = lanes[:, v // per], per * columns[:, v // per] + v % per
+        table = np.stack([lane, position] if self.axis == 1 else [position, lane], axis=-1)
+        return fit_ownership(table, self.shape)
 
     def permute(self) -> "TmemTransfer":
         """permutedims: the same transfer with its logical axes exchanged."""
-        return TmemTransfer(self.shape[::-1], 1 - self.axis)
+        return TmemTransfer(self.shape[::-1], 1 - self.axis, self.instruction.name)
 
     def words(self, dtype) -> int:
-        """32-bit registers per thread (the instruction's ``.num``) for ``dtype`` values.
+        """32-bit registers per thread for ``dtype`` values (the shape's registers x ``.num``).
 
         Raises TypeMismatchError for a type TMEM does not hold, PlanError when 16-bit values do
-        not fill whole words or the count is not a power of two from 1 to 128."""
+        not fill whole words or the count breaks the shape's ``.num`` rule (a power of two, at
+        most 128 registers)."""
         per = positions_per_column(dtype)
         if self.values % per:
             raise PlanError(f"{self}: {self.values} {dtypes.as_dtype(dtype)} value(s) per thread "
                             "do not fill whole packed 32-bit words")
-        words = self.values // per
+        words, op = self.values // per, self.instruction
         if words > 128:
-            raise PlanError(f"{self}: {words} words per thread; .32x32b moves at most 128")
+            raise PlanError(f"{self}: {words} words per thread; .{op.name} moves at most 128")
+        num = words // op.registers
+        if words % op.registers or num & (num - 1):
+            raise PlanError(f"{self}: {words} {dtypes.as_dtype(dtype)} words per thread: "
+                            f".{op.name} moves {op.registers} a repetition, .num a power of two "
+                            f"from 1 to {op.max_num}")
         return words
 
+    def num(self, dtype) -> int:
+        """The instruction's ``.num`` (repetitions, x1 .. x128) for ``dtype`` values."""
+        return self.words(dtype) // self.instruction.registers
+
     def __eq__(self, other) -> bool:
-        return isinstance(other, TmemTransfer) and (self.shape, self.axis) == (other.shape, other.axis)
+        return isinstance(other, TmemTransfer) and self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.axis))
+        return hash(self._key())
+
+    def _key(self):
+        return self.shape, self.axis, self.instruction.name
 
     def __repr__(self) -> str:
-        return f"TmemTransfer({self.shape}, axis={self.axis})"
+        op = "" if self.instruction.name == "32x32b" else f", '.{self.instruction.name}'"
+        return f"TmemTransfer({self.shape}, axis={self.axis}{op})"
 
 
 @dataclass(frozen=True)
@@ -271,16 +380,26 @@ class TmemPartition:
         """True when registers hold packed 16-bit pairs (a load yields a PackedFragment)."""
         return self.tile.per_column == 2
 
+    @property
+    def ownership(self) -> Ownership:
+        """The ownership of the tile's values in the registers (`TmemTransfer.ownership_of`)."""
+        return self.transfer.ownership_of(self.tile.dtype)
+
+    @property
+    def shape_name(self) -> str:
+        """The PTX shape, e.g. "16x256b"."""
+        return self.transfer.instruction.name
+
     def check_fragment(self, dtype, ownership: Ownership) -> None:
         """Host check of a store_async! payload: the fragment's element type is the tile's and
-        its ownership is the transfer's. Raises TypeMismatchError otherwise."""
+        its ownership is the partition's. Raises TypeMismatchError otherwise."""
         d = dtypes.as_dtype(dtype, "TMEM store fragment type")
         if d != self.tile.dtype:
             raise TypeMismatchError(f"store to a {self.tile.dtype} TMEM partition: fragment "
                                     f"type {d} differs")
-        if ownership != self.transfer.ownership:
+        if ownership != self.ownership:
             raise TypeMismatchError(f"store to TMEM: fragment ownership {ownership} is not the "
-                                    f"partition's {self.transfer.ownership}")
+                                    f"partition's {self.ownership}")
 
     def check_warp(self, warp: int) -> None:
         """GeometryError unless warp ``warp`` (static) may access this band: warp % 4 == band."""
@@ -290,12 +409,14 @@ class TmemPartition:
 
 
 def partition(transfer: TmemTransfer, tile: TmemTile) -> TmemPartition:
-    """Bind a .32x32b transfer to a static TMEM view (host checks).
+    """Bind a transfer to a static TMEM view (host checks).
 
-    The tile must have the transfer's shape; thread t's values must lie in one TMEM lane
-    ``32 * band + t`` of one aligned 32-lane band, and its slot v at storage position
-    ``p0 + v`` (consecutive positions, the same p0 for every thread; p0 even for 16-bit types so
-    each register holds an aligned pair). Raises GeometryError when a check fails, PlanError or
+    The tile must have the transfer's shape; thread t's slot v must lie where the instruction
+    puts it (`TmemTransfer.ownership_of`, `TRANSFER_SHAPES`), from a first lane that starts an
+    aligned 32-lane band (.32x32b) or an aligned 16-lane half of one (the 16-lane shapes; PTX
+    9.7.16.8.1: a warp touches its band only) and a first storage position p0 (even for 16-bit
+    types so each register holds an aligned pair): for .32x32b lane ``32 * band + t`` at
+    position ``p0 + v``. Raises GeometryError when a check fails, PlanError or
     TypeMismatchError for an unsupported payload.
     """
     if not isinstance(transfer, TmemTransfer) or not isinstance(tile, TmemTile):
@@ -303,31 +424,38 @@ def partition(transfer: TmemTransfer, tile: TmemTile) -> TmemPartition:
     if tile.shape != transfer.shape:
         raise GeometryError(f"partition: tile shape {tile.shape} differs from {transfer}")
     num = transfer.words(tile.dtype)
-    own = transfer.ownership
+    op, per = transfer.instruction, tile.per_column
+    own = transfer.ownership_of(tile.dtype)
     base_lane, _ = _base(tile.address)
     first = tile.offset(own(0, 0))
     lane0, p0 = base_lane + first % TMEM_LANES, first // TMEM_LANES
-    if lane0 % LANE_BAND:
+    if lane0 % op.lanes:
+        where = (f"an aligned band of {LANE_BAND} lanes" if op.lanes == LANE_BAND
+                 else f"an aligned half ({op.lanes} lanes) of a {LANE_BAND}-lane band")
         raise GeometryError(f"partition: thread 0 reads TMEM lane {lane0}, which does not start "
-                            f"an aligned band of {LANE_BAND} lanes")
-    if p0 % tile.per_column:
+                            f"{where}")
+    if p0 % per:
         raise GeometryError(f"partition: storage starts at {tile.dtype} position {p0}, not the "
                             "low half of a 32-bit column")
+    lanes, columns = transfer_cells(op, num)
+    rule = ("positions must be consecutive" if op.name == "32x32b"
+            else f"the .{op.name} fragment's position")
     for t in range(32):
         for v in range(transfer.values):
             off = tile.offset(own(t, v))
             lane, pos = base_lane + off % TMEM_LANES, off // TMEM_LANES
-            if lane != lane0 + t:
+            want_lane = lane0 + int(lanes[t, v // per])
+            want_pos = p0 + per * int(columns[t, v // per]) + v % per
+            if lane != want_lane:
                 raise GeometryError(f"partition: thread {t} slot {v} {own(t, v)} is in TMEM lane "
-                                    f"{lane}; .32x32b gives thread {t} lane {lane0 + t}")
-            if pos != p0 + v:
+                                    f"{lane}; .{op.name} gives thread {t} lane {want_lane}")
+            if pos != want_pos:
                 raise GeometryError(f"partition: thread {t} slot {v} {own(t, v)} is at storage "
-                                    f"position {pos}, not {p0 + v}: positions must be consecutive")
+                                    f"position {pos}, not {want_pos}: {rule}")
     # the last register's column must exist too
-    _displace(tile.address, first % TMEM_LANES, (p0 + transfer.values - 1) // tile.per_column,
+    _displace(tile.address, first % TMEM_LANES, p0 // per + int(columns.max()),
               f"partition({transfer})")
-    address = _displace(tile.address, first % TMEM_LANES, p0 // tile.per_column,
-                         f"partition({transfer})")
+    address = _displace(tile.address, first % TMEM_LANES, p0 // per, f"partition({transfer})")
     return TmemPartition(transfer, tile, lane0 // LANE_BAND, address, num)
 
 

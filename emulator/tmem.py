@@ -36,13 +36,15 @@ def split(address: int) -> tuple[int, int]:
 
 @dataclass
 class PendingMma:
-    """One issued tcgen05.mma: D at (lanes 0..m-1, columns column..column+n-1) gets
-    ``A @ B (+ D)`` when it completes; `key` owns its pending shared reads."""
+    """One issued tcgen05.mma: D at (lanes ``lanes``, columns column..column+n-1), row r of D in
+    TMEM lane ``lanes[r]`` (the data path layout, `compiler.plans.tcgen05_mma.accumulator_lanes`:
+    0..127 for M = 128, 16 lanes of each band for M = 64) gets ``A @ B (+ D)`` when it
+    completes; `key` owns its pending shared reads."""
 
     column: int
-    m: int
+    lanes: object  # int array (m,)
     n: int
-    compute: object  # (current D as float32/int32 (m, n)) -> new D uint32 (m, n)
+    compute: object  # (current D as uint32 (m, n)) -> new D uint32 (m, n)
     key: object = field(default_factory=object)
 
 
@@ -89,7 +91,8 @@ class Tmem:
         """A pending MMA whose D meets lanes `lanes` (array) x columns first..first+count-1."""
         for ops in self.pending.values():
             for p in ops:
-                if p.column < first + count and first < p.column + p.n and (lanes < p.m).any():
+                if (p.column < first + count and first < p.column + p.n
+                        and np.isin(lanes, p.lanes).any()):
                     return p
         return None
 

@@ -2,7 +2,8 @@
 `tylo.compiler.tmem`, `tylo.compiler.plans.tcgen05_mma`; IR: `tylo.dialects.tylo.tcgen05_ops`;
 PTX ISA 9.7.16).
 
-A 128 x N x K product into a TMEM accumulator, issued by one thread (the whole kernel:
+A 128 x N x K product (or 64 x N x K, whose accumulator is the M = 64 data path layout, read
+back with a 16-lane transfer shape) into a TMEM accumulator, issued by one thread (the whole kernel:
 docs/kernel_language.md section 14, examples/blackwell/gemm.py)::
 
     atom = tylo.Tcgen05MMA((128, 64, 16), tylo.BFloat16)
@@ -147,25 +148,28 @@ def _partition(p, what: str) -> TmemPartition:
 
 
 def load_async(partition: TmemPartition) -> PendingTmemLoad:
-    """``tcgen05.ld.sync.aligned.32x32b.x{num}.b32``: the warp loads its partition (lane l: TMEM
-    lane 32 * band + l, register r: column + r), pending until `wait_load`. All 32 lanes of the
-    warp whose index % 4 is the partition's band execute it, converged (the emulator checks the
-    band). Float32 / Int32 partitions load one value a register; BFloat16 / Float16 ones two
-    (the even position in the low half: `TmemTile`), as a `PackedFragment`.
-    TypeMismatchError for anything but a partition."""
+    """``tcgen05.ld.sync.aligned.<shape>.x{num}.b32``: the warp loads its partition, pending
+    until `wait_load`. .32x32b: lane l gets TMEM lane 32 * band + l, register r column + r;
+    .16x64b / .16x128b / .16x256b: 16 lanes of the band, registers placed as the shape's
+    fragment (`tylo.compiler.tmem.TRANSFER_SHAPES`). All 32 lanes of the warp whose index % 4
+    is the partition's band execute it, converged (the emulator checks the band). Float32 /
+    Int32 partitions load one value a register; BFloat16 / Float16 ones two (the even position
+    in the low half: `TmemTile`), as a `PackedFragment`. The values have the partition's
+    ownership (`TmemPartition.ownership`). TypeMismatchError for anything but a partition."""
     _require("tcgen05.ld")
     p = _partition(partition, "load_async")
-    own = p.transfer.ownership
+    own = p.ownership
     words = word_ownership(own, 2) if p.packed else own
     word_type = dtypes.UInt32 if p.packed else p.tile.dtype
-    op = emit(TmemLoadOp(_address(p.address, "load_async"), [fragment_type(word_type, words)]))
+    op = emit(TmemLoadOp(_address(p.address, "load_async"), [fragment_type(word_type, words)],
+                         p.shape_name))
     return PendingTmemLoad(op.values[0], p.tile.dtype, own, words)
 
 
 def wait_load(pending: PendingTmemLoad):
     """``tcgen05.wait::ld``: wait for every prior TMEM load of the thread; returns this load's
-    values with the transfer's ownership (thread t holds index t of the 32-axis): a Fragment
-    for Float32 / Int32, a `PackedFragment` for BFloat16 / Float16.
+    values with the partition's ownership (.32x32b: thread t holds index t of the 32-axis): a
+    Fragment for Float32 / Int32, a `PackedFragment` for BFloat16 / Float16.
     TypeMismatchError for anything but `load_async`'s result."""
     if not isinstance(pending, PendingTmemLoad):
         raise TypeMismatchError(f"wait_load: {pending!r} is not load_async's pending load")
@@ -178,9 +182,9 @@ def wait_load(pending: PendingTmemLoad):
 
 
 def store_async(partition: TmemPartition, fragment) -> None:
-    """``tcgen05.st.sync.aligned.32x32b.x{num}.b32``: the warp stores `fragment` into its
+    """``tcgen05.st.sync.aligned.<shape>.x{num}.b32``: the warp stores `fragment` into its
     partition: a Fragment of the partition's Float32 / Int32 type, or a `PackedFragment` of
-    its BFloat16 / Float16 type (``tylo.pack(f)``), with the transfer's ownership; the cells
+    its BFloat16 / Float16 type (``tylo.pack(f)``), with the partition's ownership; the cells
     are in use until `wait_stores`. TypeMismatchError for another type or ownership."""
     _require("tcgen05.st")
     p = _partition(partition, "store_async")
@@ -193,7 +197,7 @@ def store_async(partition: TmemPartition, fragment) -> None:
                                 f"{'a PackedFragment (tylo.pack)' if p.packed else 'a Fragment'} "
                                 "is stored there")
     p.check_fragment(fragment.dtype, fragment.ownership)
-    emit(TmemStoreOp(_address(p.address, "store_async"), [words.value]))
+    emit(TmemStoreOp(_address(p.address, "store_async"), [words.value], p.shape_name))
 
 
 def wait_stores() -> None:
@@ -265,15 +269,17 @@ def tcgen05_mma(atom: Tcgen05MMA, d: TmemTile, a, b, k=None, accumulate=True) ->
     thread (guard it: ``if tylo.elect_one():`` in one warp), accumulating a x b over logical K
     into the TMEM accumulator `d` (`accumulator(atom, address)`).
 
-    a: `tcgen05_operand(atom, "A", tile)` or a `TmemTile` of the atom's A type in the
-    accumulator convention, layout ``Layout((128, K), (1, 128))`` (lane m holds row m); b:
+    a: `tcgen05_operand(atom, "A", tile)` or, for m = 128, a `TmemTile` of the atom's A type
+    in the accumulator convention, layout ``Layout((128, K), (1, 128))`` (lane m holds row m);
+    b:
     `tcgen05_operand(atom, "B", tile)`. k: the logical K (default the atom's k), a positive
     multiple of the atom's k covered by the operands from their origins. accumulate: True /
     False, or a runtime Bool; false makes the first instruction overwrite d. Nothing waits:
     `commit_mma` signals completion on an mbarrier.
 
     Raises TypeMismatchError / GeometryError for operands of another atom, role or layout,
-    PlanError for a bad K, UnsupportedError on a target without tcgen05."""
+    PlanError for a bad K or A in TMEM at m = 64, UnsupportedError on a target without
+    tcgen05."""
     _require("tcgen05.mma")
     if not isinstance(atom, Tcgen05MMA):
         raise PlanError(f"mma: {atom!r} is not a Tcgen05MMA")
@@ -283,6 +289,10 @@ def tcgen05_mma(atom: Tcgen05MMA, d: TmemTile, a, b, k=None, accumulate=True) ->
     a_tmem = isinstance(a, TmemTile)
     for want, x in (("A", a), ("B", b)):
         if want == "A" and a_tmem:
+            if atom.m != TMEM_LANES:
+                raise PlanError(f"mma: A from TMEM for {atom}: Tylo models A in TMEM at m = 128 "
+                                "only (lane m holds row m); take A from shared memory "
+                                "(tcgen05_operand(atom, 'A', tile))")
             if a.dtype != atom.a or a.layout != Layout((atom.m, K), (1, TMEM_LANES)):
                 raise GeometryError(f"mma: A in TMEM must be a {atom.a} TmemTile with layout "
                                     f"{Layout((atom.m, K), (1, TMEM_LANES))}, got {a}")

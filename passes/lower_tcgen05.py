@@ -8,7 +8,8 @@ descriptor is `instruction_descriptor` of the atom with the majorness tylo-recog
 found for A and B (A in TMEM is K-major). enable-input-d: the op's ``accumulate`` for the first
 instruction (0 when ``zero``, 1 when neither), 1 for the others.
 ``tylo.tmem_load`` / ``tylo.tmem_wait`` / ``tylo.tmem_store`` on fragments move the fragment's
-slots (slot v is register v of the ``.32x32b`` transfer, `TmemTransfer.ownership`).
+slots (slot v is register v of the transfer, in its shape, `TmemTransfer.ownership_of`; the
+``shape`` property is kept).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..compiler.plans.tcgen05_mma import K_BITS, Tcgen05MMA
 from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo.tcgen05_ops import (
     Tcgen05DescriptorOp, Tcgen05MmaInstrOp, Tcgen05MmaOp, TmemLoadOp, TmemStoreOp, TmemWaitOp,
+    transfer_shape_of,
 )
 from ..dialects.tylo.types import FragmentType
 from .lower_wgmma import recognised_descriptor
@@ -69,7 +71,7 @@ def _mma(self, op: Tcgen05MmaOp) -> None:
 
 def _load(self, op: TmemLoadOp) -> None:
     types = self.flat_types(op.values)
-    new = TmemLoadOp(op.address, types)
+    new = TmemLoadOp(op.address, types, transfer_shape_of(op))
     Rewriter.insert_op(new, InsertPoint.before(op))
     self.bind(op.values, list(new.values))
     self.dead.append(op)
@@ -85,7 +87,8 @@ def _wait(self, op: TmemWaitOp) -> None:
 def _store(self, op: TmemStoreOp) -> None:
     if not any(isinstance(v.type, FragmentType) for v in op.values):
         return
-    Rewriter.insert_op(TmemStoreOp(op.address, self.expand(op.values)), InsertPoint.before(op))
+    Rewriter.insert_op(TmemStoreOp(op.address, self.expand(op.values), transfer_shape_of(op)),
+                       InsertPoint.before(op))
     self.dead.append(op)
 
 

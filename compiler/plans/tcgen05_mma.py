@@ -10,17 +10,25 @@ Operations"; kinds and shapes: section 9.7.16.2.1 "Matrix Shape", Table 39, anch
 * ``.kind::f8f6f4``: Float8E4M3 / Float8E5M2 A and B (may differ), Float32 or Float16 accumulator.
 * ``.kind::i8``: Int8 / UInt8 A and B (may differ), Int32 accumulator (sm_100a only).
 
-Shape rules (dense, cta_group::1). m = 128: the seeds' atom. Table 39 also lists m = 64, but
-its accumulator uses half the data path (PTX 9.7.16.10.5 "Data Path Layout Organization",
-Layout F: 16 lanes of each 32-lane band), so "lane m holds row m" would not hold; Tylo leaves
-it out. n is a multiple of 16 from 16 to 256: Table 39 lists steps of 8 for cta_group::1, but
-CuTe's SM100 atoms require steps of 16 at m = 128 and PTX Table 50 requires them for 8-bit
-MN-major B; the seeds' rule is the stricter one. k is fixed: 256 bits of each operand row
-(16 for 16-bit types, 8 for TF32, 32 for 8-bit types).
+Shape rules (dense, cta_group::1; Table 39 lists M = 64 and M = 128 with N = 8 .. 256 in
+steps of 8 for .kind::f16, .kind::tf32 and .kind::f8f6f4):
+
+* m = 128: n a multiple of 16 from 16 to 256, the seeds' stricter rule (CuTe's SM100 atoms
+  take steps of 16 at m = 128, PTX Table 50 requires them for 8-bit MN-major B).
+* m = 64: n a multiple of 8 from 8 to 256; for .kind::i8, 8 or a multiple of 16 from 16 to
+  256 (CUTLASS's SM100_MMA_S8_SS rule; Tylo does not take N = 24 there). With 8-bit MN-major
+  B, n must be a multiple of 16 (`tcgen05_operand` refuses it).
+* k is fixed: 256 bits of each operand row (16 for 16-bit types, 8 for TF32, 32 for 8-bit).
+
+The accumulator (`operand_layout` with "C", `accumulator`) follows the data path layout of
+PTX 9.7.16.10.5 "Data Path Layout Organization": M = 128 is Layout D (row r in TMEM lane r,
+the whole data path); M = 64 is Layout F, half the data path: rows 16 w .. 16 w + 15 lie in
+lanes 32 w .. 32 w + 15 of warp band w (w = 0..3), lanes 32 w + 16 .. + 31 are not written.
+Column j is TMEM column j (from the accumulator's address) in both.
 
 The atom's operands are not thread-owned. A and B are shared-memory encodings (see
 `tcgen05_operand`); the accumulator is a `TmemTile` whose layout is ``operand_layout(atom,
-"C")``: lane m holds row m, column n holds column n.
+"C")`` (the data path layout above).
 
 `tcgen05_operand` is the host geometry of a shared-memory A (M, K) or B (K, N) operand: the
 canonical swizzled structure of its storage, the descriptor of the tile's base and, per K step,
@@ -46,13 +54,40 @@ from ..int_tuple import is_int
 from ..layout import Layout
 from ..mma_atom import ShapedAtom, _role
 from ..offsets import offset_grid
-from ..tmem import TMEM_LANES, TmemTile, positions_per_column
+from ..tmem import LANE_BAND, TMEM_LANES, TmemTile, positions_per_column, split_tmem_address
 from .swizzled_structure import SwizzledStructure, contiguous_axis, swizzled_structure
 
 #: Bits of one operand row that one instruction consumes along K (Table 39: K = 256 / bits).
 K_BITS = 256
-M_SIZES = (128,)
-N_RANGE = (16, 256, 16)  # first, last, step
+M_SIZES = (64, 128)
+N_MAX = 256
+DATAPATH_ROWS = 16  # M = 64 (Layout F): rows per 32-lane band
+
+
+def _n_rule(m: int, kind: str, n) -> str | None:
+    """None when n is a valid N of an m-row atom of `kind`, else the rule (module docstring)."""
+    if m == 128:
+        ok, rule = n % 16 == 0 and 16 <= n, "a multiple of 16 from 16 to 256 at m = 128"
+    elif kind == "i8":
+        ok = n == 8 or (n % 16 == 0 and 16 <= n)
+        rule = "8 or a multiple of 16 from 16 to 256 for .kind::i8 at m = 64"
+    else:
+        ok, rule = n % 8 == 0 and 8 <= n, "a multiple of 8 from 8 to 256 at m = 64"
+    return None if ok and n <= N_MAX else rule
+
+
+def accumulator_lanes(m: int):
+    """The TMEM lane (counted from the accumulator's base lane) of each of the m rows an
+    M = m cta_group::1 tcgen05.mma writes, an int array (m,): row r for M = 128 (Layout D),
+    32 (r // 16) + r % 16 for M = 64 (Layout F), PTX 9.7.16.10.5. Raises PlanError for
+    another m."""
+    if m == 128:
+        return np.arange(128)
+    if m == 64:
+        r = np.arange(64)
+        return LANE_BAND * (r // DATAPATH_ROWS) + r % DATAPATH_ROWS
+    raise PlanError(f"accumulator_lanes: m = {m}: the data path layouts of cta_group::1 "
+                    "are M = 64 and M = 128")
 
 
 def _kinds_text() -> str:
@@ -92,11 +127,11 @@ class Tcgen05MMA(ShapedAtom):
             raise PlanError(f"{name}: a Float16 accumulator needs Float16 inputs (PTX Table 39)")
         m, n, k = shape
         if m not in M_SIZES:
-            raise PlanError(f"{name}: m = {m}: cta_group::1 atoms have m = 128 (m = 64 uses "
-                            "half the TMEM data path, which Tylo does not model)")
-        first, last, step = N_RANGE
-        if not (first <= n <= last and n % step == 0):
-            raise PlanError(f"{name}: n = {n} must be a multiple of {step} from {first} to {last}")
+            raise PlanError(f"{name}: m = {m}: cta_group::1 atoms have m = 64 or 128 "
+                            "(PTX Table 39; cta_group::2 and .ws are not built)")
+        why = _n_rule(m, kind, n)
+        if why:
+            raise PlanError(f"{name}: n = {n} must be {why}")
         if k != K_BITS // a.bits:
             raise PlanError(f"{name}: k = {k}: one instruction consumes {K_BITS} bits of each "
                             f"operand row, k = {K_BITS // a.bits} for {a}")
@@ -112,21 +147,34 @@ class Tcgen05MMA(ShapedAtom):
     def operand_layout(self, role: str) -> Layout:
         """The accumulator's layout over (m, n) in `TmemTile` slot offsets of type ``c``.
 
-        Row r is lane r, column j is TMEM column j: offset ``r + 128 * j * p`` where p is the
-        typed positions per column. A 16-bit accumulator is not packed (PTX 9.7.16.10.4.1
-        "Packing format for matrix D in Tensor Memory": one element in the low 16 bits of each
-        word), so Float16 has stride 256. Raises PlanError for A and B, which are shared-memory
-        encodings without thread ownership, and for unknown roles.
+        m = 128 (Layout D): row r is lane r, offset ``r + 128 * j * p`` for column j, where p
+        is the typed positions per column. m = 64 (Layout F): row r = r0 + 16 r1 (r0 < 16) is
+        lane r0 + 32 r1, the layout ``((16, 4), n) : ((1, 32), 128 p)``. A 16-bit accumulator
+        is not packed (PTX 9.7.16.10.4.1 "Packing format for matrix D in Tensor Memory": one
+        element in the low 16 bits of each word), so Float16 has p = 2. Data path layouts:
+        PTX 9.7.16.10.5. Raises PlanError for A and B, which are shared-memory encodings
+        without thread ownership, and for unknown roles.
         """
         role = _role(role)
         if role != "C":
             raise PlanError(f"{self}: operand {role} is not thread-owned: A and B are "
                             "shared-memory encodings, described by tcgen05_operand")
-        return Layout((self.m, self.n), (1, TMEM_LANES * positions_per_column(self.c)))
+        column = TMEM_LANES * positions_per_column(self.c)
+        if self.m == 64:
+            return Layout(((DATAPATH_ROWS, self.m // DATAPATH_ROWS), self.n),
+                          ((1, LANE_BAND), column))
+        return Layout((self.m, self.n), (1, column))
 
     def accumulator(self, address) -> TmemTile:
         """The accumulator as a `TmemTile` at TMEM ``address`` (see `operand_layout`).
-        Raises GeometryError for a static address outside 128 lanes x 512 columns."""
+        Raises GeometryError for a static address outside 128 lanes x 512 columns, or whose
+        lane field is not 0 (the data path layouts start at lane 0)."""
+        if is_int(address):
+            lane, _ = split_tmem_address(address)
+            if lane:
+                raise GeometryError(f"accumulator({self}, {address:#010x}): lane field {lane}: "
+                                    "an accumulator starts at lane 0 (PTX 9.7.16.10.5 data "
+                                    "path layouts)")
         return TmemTile(self.c, address, self.operand_layout("C"))
 
     def k_steps(self, K: int) -> int:
@@ -142,10 +190,11 @@ class Tcgen05MMA(ShapedAtom):
 
 
 def accumulator(atom: Tcgen05MMA, address) -> TmemTile:
-    """The atom's accumulator as a TmemTile at ``address``: lane m holds row m, column n column n.
+    """The atom's accumulator as a TmemTile at ``address``: column j in column j; row r in lane
+    r for m = 128, in lane 32 (r // 16) + r % 16 for m = 64 (`Tcgen05MMA.operand_layout`).
     The caller owns the allocation; the first mma with accumulate=False initializes it.
     Raises GeometryError for a static address outside 128 lanes x 512 columns (PTX ISA
-    9.7.16.1.1 "Tensor Memory Addressing")."""
+    9.7.16.1.1 "Tensor Memory Addressing") or with a nonzero lane field."""
     return atom.accumulator(address)
 
 
@@ -294,7 +343,8 @@ def tcgen05_operand(atom: Tcgen05MMA, role: str, layout, origin=(0, 0),
     canonical encoding of the operand's element type, a Float32 (tf32) operand is MN-major
     (PTX 9.7.16.10.1: tf32 transposes only with the 128-byte swizzle of 32-byte atomicity,
     which canonical Tylo storage never uses), the root is misaligned, or the origin breaks a
-    rule; descriptor errors as `tcgen05_smem_descriptor`.
+    rule, or B is 8-bit MN-major storage for an n that is not a multiple of 16; descriptor
+    errors as `tcgen05_smem_descriptor`.
     """
     if not isinstance(atom, Tcgen05MMA):
         raise PlanError(f"tcgen05_operand: {atom!r} is not a Tcgen05MMA")
@@ -309,6 +359,9 @@ def tcgen05_operand(atom: Tcgen05MMA, role: str, layout, origin=(0, 0),
     if atom.kind == "tf32" and structure.major == "MN":
         raise GeometryError(f"tcgen05_operand {role}: MN-major {dtype} storage: .kind::tf32 "
                             "transposes only with the 128B swizzle of 32B atomicity")
+    if role == "B" and structure.major == "MN" and structure.element_bytes == 1 and atom.n % 16:
+        raise GeometryError(f"tcgen05_operand B: MN-major {dtype} storage with n = {atom.n}: "
+                            "8-bit MN-major B needs n a multiple of 16 (PTX Table 50)")
     period = structure.period_bytes
     if not is_int(base_address) or base_address < 0 or base_address % period:
         raise GeometryError(f"tcgen05_operand {role}: base_address {base_address!r} must be a "

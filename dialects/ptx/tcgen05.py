@@ -11,7 +11,8 @@ a 32-bit value ``(lane << 16) | column`` (9.7.16.1.1; `tylo.compiler.tmem`). Eve
   of two from 32 to 512) to a 32-bit shared-memory word; dealloc returns them.
 * ``tcgen05.ld`` / ``tcgen05.st`` ``.32x32b.xN`` (9.7.16.8.3-4): warp-collective; lane l of warp
   w moves TMEM lane ``32 (w % 4) + l`` (the address's lane field must be that band's first lane),
-  register r is column ``column + r``. The destination registers of a load are undefined until
+  register r is column ``column + r``. ``.16x64b`` / ``.16x128b`` / ``.16x256b``: 16 lanes of
+  the band, placed as `tylo.compiler.tmem.TRANSFER_SHAPES` says. The destination registers of a load are undefined until
   ``tcgen05.wait::ld`` (9.7.16.8.5), whose results here are those registers (the register
   dependency, as `wgmma.WgmmaWaitGroupOp`); a store's TMEM cells until ``tcgen05.wait::st``.
 * ``tcgen05.mma.cta_group::1.kind::K [d], a, b-desc, idesc, enable-input-d`` (9.7.16.10.9):
@@ -31,22 +32,24 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
 from xdsl.irdl import (
-    ParsePropInAttrDict, irdl_op_definition, operand_def, prop_def, var_operand_def, var_result_def,
+    ParsePropInAttrDict, irdl_op_definition, operand_def, opt_prop_def, prop_def, var_operand_def,
+    var_result_def,
 )
 from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.encodings.tcgen05_instruction import KINDS
-from ...compiler.tmem import tmem_columns_valid
+from ...compiler.tmem import TRANSFER_SHAPES, TransferShape, tmem_columns_valid
 from .abstract_ops import PTXInstruction, _r, _want
 from .registers import RegisterType, reg_class_of
 
 __all__ = ["Tcgen05AllocOp", "Tcgen05DeallocOp", "Tcgen05RelinquishOp",
            "Tcgen05LdOp", "Tcgen05StOp", "Tcgen05WaitOp", "Tcgen05MmaOp", "Tcgen05CommitOp",
-           "TCGEN05_OPS", "LD_ST_NUMS"]
+           "TCGEN05_OPS", "LD_ST_NUMS", "shape_of"]
 
 CTA_GROUP = "cta_group::1"
 LD_ST_NUMS = (1, 2, 4, 8, 16, 32, 64, 128)
-"""The ``.num`` of ``.32x32b`` loads and stores: registers per thread (PTX ISA 9.7.16.8.3)."""
+"""The ``.num`` values of loads and stores (PTX ISA 9.7.16.8.3, Table 49); a shape's registers
+times ``.num`` is at most 128 (`TransferShape.max_num`)."""
 
 def _ncols(op) -> int:
     n = op.ncols.value.data
@@ -59,15 +62,36 @@ def _group(values) -> str:
     return "{" + ", ".join(_r(v) for v in values) + "}"
 
 
+def shape_of(op) -> TransferShape:
+    """The `TransferShape` of a `Tcgen05LdOp` / `Tcgen05StOp` (.32x32b without ``shape``)."""
+    return TRANSFER_SHAPES["32x32b" if op.shape is None else op.shape.data]
+
+
 def _verify_transfer(op, role: str) -> None:
-    """A .32x32b load or store: a .b32 address and `LD_ST_NUMS` 32-bit registers."""
+    """A load or store: a .b32 address and the shape's registers times a `LD_ST_NUMS` .num
+    of 32-bit registers (at most 128)."""
     _want(op.taddr, "b32", f"{op.OPCODE} address")
-    if len(op.values) not in LD_ST_NUMS:
-        raise VerifyException(f"{op.OPCODE}.32x32b: {len(op.values)} registers; .num is one of "
-                              f"{LD_ST_NUMS}")
+    if op.shape is not None and op.shape.data not in TRANSFER_SHAPES:
+        raise VerifyException(f"{op.OPCODE}: shape {op.shape.data!r}: one of "
+                              f"{list(TRANSFER_SHAPES)}")
+    shape = shape_of(op)
+    count = len(op.values)
+    if count % shape.registers or count // shape.registers not in LD_ST_NUMS[:shape.max_num.bit_length()]:
+        raise VerifyException(f"{op.OPCODE}.{shape.name}: {len(op.values)} registers; "
+                              f"{shape.registers} a repetition, .num one of "
+                              f"{LD_ST_NUMS[:shape.max_num.bit_length()]}")
     for v in op.values:
         if reg_class_of(v) not in ("b32", "f32"):
             raise VerifyException(f"{op.OPCODE} {role} must be a 32-bit register, got {_r(v)}")
+
+
+def _shape_props(shape: str) -> dict:
+    return {} if shape == "32x32b" else {"shape": StringAttr(shape)}
+
+
+def _qualifier(op) -> str:
+    shape = shape_of(op)
+    return f"{shape.name}.x{len(op.values) // shape.registers}"
 
 
 @irdl_op_definition
@@ -134,46 +158,56 @@ class Tcgen05RelinquishOp(PTXInstruction):
 
 @irdl_op_definition
 class Tcgen05LdOp(PTXInstruction):
-    """``tcgen05.ld.sync.aligned.32x32b.xN.b32 {r0 .. rN-1}, [taddr];``: warp-collective; lane l
-    of warp w gets TMEM lane ``lane(taddr) + l`` (= 32 (w % 4) + l), register r column
-    ``column(taddr) + r``. ``values``: N 32-bit registers, defined only after ``tcgen05.wait::ld``."""
+    """``tcgen05.ld.sync.aligned.<shape>.xN.b32 {r0 ..}, [taddr];``: warp-collective. .32x32b
+    (no ``shape``): lane l of warp w gets TMEM lane ``lane(taddr) + l`` (= 32 (w % 4) + l),
+    register r column ``column(taddr) + r``. ``shape`` "16x64b" / "16x128b" / "16x256b": the
+    16 lanes from ``lane(taddr)`` (32 (w % 4) or 32 (w % 4) + 16), thread t's register r at
+    the (lane, column) of `tylo.compiler.tmem.TRANSFER_SHAPES` (PTX 9.7.16.2.3.1); N = registers
+    / the shape's registers a repetition. ``values``: 32-bit registers, defined only after
+    ``tcgen05.wait::ld``."""
 
     name = "ptx.tcgen05_ld"
     OPCODE: ClassVar[str] = "tcgen05.ld"
+    shape = opt_prop_def(StringAttr)
     taddr = operand_def(RegisterType)
     values = var_result_def(RegisterType)
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$taddr attr-dict `:` type($taddr) `->` `(` type($values) `)`"
 
-    def __init__(self, taddr, registers):
-        super().__init__(operands=[taddr], result_types=[list(registers)])
+    def __init__(self, taddr, registers, shape: str = "32x32b"):
+        super().__init__(operands=[taddr], result_types=[list(registers)],
+                         properties=_shape_props(shape))
 
     def verify_(self) -> None:
         _verify_transfer(self, "destination")
 
     def assembly_line(self) -> str:
-        return (f"tcgen05.ld.sync.aligned.32x32b.x{len(self.values)}.b32 {_group(self.values)}, "
+        return (f"tcgen05.ld.sync.aligned.{_qualifier(self)}.b32 {_group(self.values)}, "
                 f"[{_r(self.taddr)}];")
 
 
 @irdl_op_definition
 class Tcgen05StOp(PTXInstruction):
-    """``tcgen05.st.sync.aligned.32x32b.xN.b32 [taddr], {r0 .. rN-1};``: the mirror of
-    `Tcgen05LdOp`; the cells are written by ``tcgen05.wait::st``."""
+    """``tcgen05.st.sync.aligned.<shape>.xN.b32 [taddr], {r0 ..};``: the mirror of
+    `Tcgen05LdOp` (the same shapes and register placement); the cells are written by
+    ``tcgen05.wait::st``."""
 
     name = "ptx.tcgen05_st"
     OPCODE: ClassVar[str] = "tcgen05.st"
+    shape = opt_prop_def(StringAttr)
     taddr = operand_def(RegisterType)
     values = var_operand_def(RegisterType)
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$taddr `,` `(` $values `)` attr-dict `:` type($taddr) `,` `(` type($values) `)`"
 
-    def __init__(self, taddr, values):
-        super().__init__(operands=[taddr, list(values)])
+    def __init__(self, taddr, values, shape: str = "32x32b"):
+        super().__init__(operands=[taddr, list(values)], properties=_shape_props(shape))
 
     def verify_(self) -> None:
         _verify_transfer(self, "source")
 
     def assembly_line(self) -> str:
-        return (f"tcgen05.st.sync.aligned.32x32b.x{len(self.values)}.b32 [{_r(self.taddr)}], "
+        return (f"tcgen05.st.sync.aligned.{_qualifier(self)}.b32 [{_r(self.taddr)}], "
                 f"{_group(self.values)};")
 
 

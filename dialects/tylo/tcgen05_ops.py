@@ -11,8 +11,9 @@ ptx ops of `tylo.dialects.ptx.tcgen05` (PTX ISA 9.7.16).
   ``tylo-lower-fragments`` (`passes.lower_tcgen05`) expands it into ``tylo.tcgen05_mma_instr``
   (descriptors advanced by k_step per instruction, the instruction descriptor from the
   operands' majorness).
-* ``tylo.tmem_load`` / ``tylo.tmem_wait`` / ``tylo.tmem_store``: a ``.32x32b`` transfer of a
-  fragment (one FragmentType result / operand before tylo-lower-fragments, its slots after).
+* ``tylo.tmem_load`` / ``tylo.tmem_wait`` / ``tylo.tmem_store``: a ``.32x32b`` transfer (or
+  ``.16x64b`` / ``.16x128b`` / ``.16x256b``: the ``shape`` property) of a fragment (one
+  FragmentType result / operand before tylo-lower-fragments, its slots after).
 * ``tylo.tmem_alloc`` / ``tylo.tmem_dealloc`` / ``tylo.tmem_relinquish`` / ``tylo.tcgen05_commit``:
   one ptx instruction each; the tcgen05 fences are kinds of ``tylo.fence``.
 """
@@ -29,13 +30,16 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.tmem import tmem_columns_valid
+from ...compiler.tmem import TRANSFER_SHAPES, tmem_columns_valid
 from .types import PointerType
 from .wgmma_ops import MatrixDescriptorOp
 
-__all__ = ["Tcgen05DescriptorOp", "Tcgen05MmaOp", "Tcgen05MmaInstrOp", "Tcgen05CommitOp",
+__all__ = ["transfer_shape_of", "Tcgen05DescriptorOp", "Tcgen05MmaOp", "Tcgen05MmaInstrOp", "Tcgen05CommitOp",
            "TmemAllocOp", "TmemDeallocOp", "TmemRelinquishOp", "TmemLoadOp",
            "TmemWaitOp", "TmemStoreOp", "TCGEN05_TYLO_OPS"]
+
+
+DEFAULT_SHAPE = "32x32b"
 
 
 def _columns(op) -> None:
@@ -187,18 +191,39 @@ class TmemRelinquishOp(IRDLOperation):
     assembly_format = "attr-dict"
 
 
+def _shape_props(shape: str) -> dict:
+    return {} if shape == DEFAULT_SHAPE else {"shape": StringAttr(shape)}
+
+
+def _verify_shape(op) -> None:
+    if op.shape is not None and op.shape.data not in TRANSFER_SHAPES:
+        raise VerifyException(f"{op.name}: shape {op.shape.data!r}: one of {list(TRANSFER_SHAPES)}")
+
+
+def transfer_shape_of(op) -> str:
+    """The PTX shape of a `TmemLoadOp` / `TmemStoreOp` ("32x32b" when it has no ``shape``)."""
+    return DEFAULT_SHAPE if op.shape is None else op.shape.data
+
+
 @irdl_op_definition
 class TmemLoadOp(IRDLOperation):
-    """``tcgen05.ld.32x32b`` at TMEM ``address`` (i32): ``values`` is one fragment (before
-    tylo-lower-fragments) or its 32-bit slots (after), pending until a `TmemWaitOp`."""
+    """``tcgen05.ld.<shape>`` at TMEM ``address`` (i32): ``values`` is one fragment (before
+    tylo-lower-fragments) or its 32-bit slots (after), pending until a `TmemWaitOp`. ``shape``:
+    "16x64b", "16x128b" or "16x256b" (absent: "32x32b"; `tylo.compiler.tmem.TRANSFER_SHAPES`)."""
 
     name = "tylo.tmem_load"
+    shape = opt_prop_def(StringAttr)
     address = operand_def(i32)
     values = var_result_def()
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$address attr-dict `:` type($values)"
 
-    def __init__(self, address, result_types):
-        super().__init__(operands=[address], result_types=[list(result_types)])
+    def __init__(self, address, result_types, shape: str = DEFAULT_SHAPE):
+        super().__init__(operands=[address], result_types=[list(result_types)],
+                         properties=_shape_props(shape))
+
+    def verify_(self) -> None:
+        _verify_shape(self)
 
 
 @irdl_op_definition
@@ -227,16 +252,21 @@ class TmemWaitOp(IRDLOperation):
 
 @irdl_op_definition
 class TmemStoreOp(IRDLOperation):
-    """``tcgen05.st.32x32b`` of ``values`` (one fragment, or its slots after
-    tylo-lower-fragments) at TMEM ``address`` (i32)."""
+    """``tcgen05.st.<shape>`` of ``values`` (one fragment, or its slots after
+    tylo-lower-fragments) at TMEM ``address`` (i32); ``shape`` as `TmemLoadOp`'s."""
 
     name = "tylo.tmem_store"
+    shape = opt_prop_def(StringAttr)
     address = operand_def(i32)
     values = var_operand_def()
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$address `,` `(` $values `)` attr-dict `:` type($values)"
 
-    def __init__(self, address, values):
-        super().__init__(operands=[address, list(values)])
+    def __init__(self, address, values, shape: str = DEFAULT_SHAPE):
+        super().__init__(operands=[address, list(values)], properties=_shape_props(shape))
+
+    def verify_(self) -> None:
+        _verify_shape(self)
 
 
 TCGEN05_TYLO_OPS = (Tcgen05DescriptorOp, Tcgen05MmaOp, Tcgen05MmaInstrOp, Tcgen05CommitOp,

@@ -7,7 +7,9 @@ the per-CTA TMEM of `tylo.emulator.tmem`.
   record orders its readers by the barrier after it) from lane 0 of the warp.
 * ``tcgen05.ld.32x32b.xN``: warp w's lane l reads TMEM lane ``lane(taddr) + l``; the lane field
   must be ``32 (w % 4)`` (9.7.16.8.1: a warp touches its band only), columns allocated, and no
-  pending MMA may write them. The destination registers are locked (`LOCK_LOAD`: neither read
+  pending MMA may write them. ``.16x64b`` / ``.16x128b`` / ``.16x256b``: the 16 lanes from the
+  lane field (``32 (w % 4)`` or ``32 (w % 4) + 16``), thread t's register r at the cell
+  `compiler.tmem.transfer_cells` gives (the shape's matrix fragment, PTX 9.7.16.2.3.1). The destination registers are locked (`LOCK_LOAD`: neither read
   nor written) until ``tcgen05.wait::ld`` of the thread, which returns them.
 * ``tcgen05.st``: writes the cells at issue (the same checks); ``wait::st`` has no further
   effect here, since nothing the emulator runs can observe the cells before it.
@@ -16,7 +18,9 @@ the per-CTA TMEM of `tylo.emulator.tmem`.
   `encodings.tcgen05_smem_descriptor`, read by the canonical layouts of
   `wgmma_operands.canonical_offsets`; ordered after the stores and TMA loads that filled them
   exactly as a WGMMA's reads, and recorded as pending reads until completion) or A from TMEM,
-  then waits in the thread's queue. Its D is written when it COMPLETES: at the thread's next
+  then waits in the thread's queue. Its D (M = 128 or 64; row r in TMEM lane
+  `accumulator_lanes`: r, or 32 (r // 16) + r % 16 for M = 64, PTX 9.7.16.10.5 Layout F) is
+  written when it COMPLETES: at the thread's next
   ``tcgen05.commit``, which completes the thread's queue in issue order (each MMA adding to what
   the previous one left) and then arrives once on the mbarrier (9.7.16.10.10). Numerics: the
   fused dot-add model of the wgmma emulation (`wgmma.multiply_add`, fitted on the H200's wgmma
@@ -24,7 +28,7 @@ the per-CTA TMEM of `tylo.emulator.tmem`.
   for ``.kind::f16``, ``.kind::tf32`` (the low 13 bits of each f32
   ignored) and ``.kind::f8f6f4`` with E4M3/E5M2 (aligned as f16, as mma.sync's fp8), into F32;
   ``.kind::i8`` exactly (wrapping to s32). F16 accumulators, the 6- and 4-bit types, negation,
-  saturation and sparsity are refused.
+  saturation, sparsity and A from TMEM at M = 64 are refused.
 * The tcgen05 fences (``ptx.fence``) have no data effect (the emulator issues in program order).
 """
 
@@ -34,9 +38,12 @@ from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ...compiler.encodings.tcgen05_instruction import decode_instruction_descriptor
 from ...compiler.encodings.tcgen05_smem_descriptor import decode_tcgen05_smem_descriptor
+from ...compiler.plans.tcgen05_mma import accumulator_lanes
+from ...compiler.tmem import transfer_cells
 from ...compiler.encodings.swizzle_modes import swizzle_mode
 from ...compiler.lazy_modules import np
 from ...dialects.ptx import tcgen05 as X
+from ...dialects.ptx.tcgen05 import shape_of
 from ..cluster import cta_offsets
 from ..tmem import PendingMma, split, tmem_of
 from . import ASYNC_REGISTER_OPS, warp_collective
@@ -71,20 +78,32 @@ def _uniform(interpreter, op, value, what: str):
     return v[:, 0]
 
 
-def _band(interpreter, op, address: int, warp: int, count: int, threads):
-    """(tmem, lane, column) of a warp's .32x32b access of `count` columns, checked."""
+def _band(interpreter, op, address: int, warp: int, shape, count: int, threads):
+    """(tmem, lane, column) of a warp's access of `shape` (`TransferShape`) over `count`
+    columns, checked: the address's lane is the band's first (.32x32b) or the first of one of
+    its 16-lane halves (the 16-lane shapes), and the columns are allocated."""
     machine = interpreter.machine
     tmem = tmem_of(machine, int(threads[0]))
     lane, column = split(address)
-    if lane != 32 * (warp % 4):
-        machine.error(op, f"{op.OPCODE}: warp {warp} accesses TMEM lanes {lane}..{lane + 31}; "
-                          f"a warp may touch only lanes {32 * (warp % 4)}..{32 * (warp % 4) + 31}"
-                          f" (warp % 4 = {warp % 4}, PTX ISA 9.7.16.8.1)", threads, kind="access")
+    first = 32 * (warp % 4)
+    if not (first <= lane <= first + 32 - shape.lanes and lane % shape.lanes == 0):
+        machine.error(op, f"{op.OPCODE}.{shape.name}: warp {warp} accesses TMEM lanes {lane}.."
+                          f"{lane + shape.lanes - 1}; a warp may touch only lanes {first}.."
+                          f"{first + 31} (warp % 4 = {warp % 4}, PTX ISA 9.7.16.8.1)"
+                          + ("" if shape.lanes == 32 else f", from lane {first} or {first + 16}"),
+                      threads, kind="access")
     bad = tmem.unallocated(column, count)
     if bad is not None:
         machine.error(op, f"{op.OPCODE}: column {bad} of TMEM address {address:#010x} (+{count} "
                           f"columns) is not allocated; {tmem.describe()}", threads, kind="access")
     return tmem, lane, column
+
+
+def _cells(op):
+    """(shape, columns touched, lanes (32, num), columns (32, num)) of a ld/st's registers."""
+    shape, num = shape_of(op), len(op.values)
+    lanes, columns = transfer_cells(shape, num)
+    return shape, num // shape.registers * shape.columns, lanes, columns
 
 
 def _lock(machine, threads, names, level: int) -> None:
@@ -142,34 +161,38 @@ class Tcgen05Semantics(InterpreterFunctions):
     @impl(X.Tcgen05LdOp)
     def run_ld(self, interpreter, op, args):
         machine, num = interpreter.machine, len(op.values)
+        shape, count, lanes, columns = _cells(op)
         taddr = _uniform(interpreter, op, args[0], "the TMEM address")
         groups, warps = _warps(interpreter)
         out = np.zeros((groups.shape[0], 32, num), np.uint32)
         for w, threads in enumerate(groups):
-            tmem, lane, column = _band(interpreter, op, int(taddr[w]), int(warps[w]), num, threads)
-            writer = tmem.pending_writer(np.arange(lane, lane + 32), column, num)
+            tmem, lane, column = _band(interpreter, op, int(taddr[w]), int(warps[w]), shape,
+                                       count, threads)
+            writer = tmem.pending_writer(np.arange(lane, lane + shape.lanes), column, count)
             if writer is not None:
                 machine.error(op, f"TMEM read while a tcgen05.mma writing it may be pending: "
-                                  f"columns {column}..{column + num - 1} of lanes {lane}.."
-                                  f"{lane + 31} are its D, and no tcgen05.commit of its thread "
-                                  "has completed it (wait on the commit's mbarrier, then "
-                                  "tcgen05.fence::after_thread_sync)", threads, kind="race")
-            out[w] = tmem.cells[lane:lane + 32, column:column + num]
+                                  f"columns {column}..{column + count - 1} of lanes {lane}.."
+                                  f"{lane + shape.lanes - 1} are its D, and no tcgen05.commit of "
+                                  "its thread has completed it (wait on the commit's mbarrier, "
+                                  "then tcgen05.fence::after_thread_sync)", threads, kind="race")
+            out[w] = tmem.cells[lane + lanes, column + columns]
         _lock(machine, interpreter.threads, [r.type.register_name for r in op.values], LOCK_LOAD)
         return tuple(out[..., r].reshape(-1) for r in range(num))
 
     @impl(X.Tcgen05StOp)
     def run_st(self, interpreter, op, args):
         num = len(op.values)
+        shape, count, lanes, columns = _cells(op)
         taddr = _uniform(interpreter, op, args[0], "the TMEM address")
         values = np.stack([np.asarray(v, np.uint32) for v in args[1:]], -1).reshape(-1, 32, num)
         groups, warps = _warps(interpreter)
         for w, threads in enumerate(groups):
-            tmem, lane, column = _band(interpreter, op, int(taddr[w]), int(warps[w]), num, threads)
-            if tmem.pending_writer(np.arange(lane, lane + 32), column, num) is not None:
+            tmem, lane, column = _band(interpreter, op, int(taddr[w]), int(warps[w]), shape,
+                                       count, threads)
+            if tmem.pending_writer(np.arange(lane, lane + shape.lanes), column, count) is not None:
                 interpreter.machine.error(op, "tcgen05.st to TMEM a pending tcgen05.mma writes",
                                           threads, kind="race")
-            tmem.cells[lane:lane + 32, column:column + num] = values[w]
+            tmem.cells[lane + lanes, column + columns] = values[w]
         return ()
 
     @impl(X.Tcgen05WaitOp)
@@ -196,8 +219,8 @@ class Tcgen05Semantics(InterpreterFunctions):
         for lane, thread in enumerate(interpreter.threads):
             tmem = tmem_of(machine, int(thread))
             for p in tmem.pending.pop(int(thread), []):
-                view = tmem.cells[:p.m, p.column:p.column + p.n]
-                tmem.cells[:p.m, p.column:p.column + p.n] = p.compute(view)
+                view = tmem.cells[p.lanes, p.column:p.column + p.n]
+                tmem.cells[p.lanes, p.column:p.column + p.n] = p.compute(view)
                 machine.async_reads.release([p.key])
             machine.mbarriers.arrive(op, bars[lane:lane + 1], interpreter.threads[lane:lane + 1])
         return ()
@@ -217,9 +240,12 @@ def _issue(interpreter, op, args, thread: int) -> None:
     types = OPERAND_TYPES[kind]
     modelled = (f["a_type"] in types and f["b_type"] in types and not f["saturate"]
                 and f["d_type"] == (2 if kind == "i8" else 1))
-    if not modelled or f["sparse"] or f["negate_a"] or f["negate_b"] or m != 128:
+    a_tmem = bool(op.a_tmem.value.data)
+    if (not modelled or f["sparse"] or f["negate_a"] or f["negate_b"] or m not in (64, 128)
+            or (a_tmem and m != 128)):
         machine.error(op, f"tcgen05.mma .kind::{kind} (instruction descriptor {idesc:#010x}, "
-                          f"M = {m}): the emulator runs dense MMAs of M = 128 into F32 (S32 for "
+                          f"M = {m}): the emulator runs dense MMAs of M = 128 or 64 (A from TMEM"
+                          " at M = 128 only) into F32 (S32 for "
                           ".kind::i8) without negation or saturation, of the types "
                           f"{sorted(t for ts in OPERAND_TYPES.values() for t in ts.values())}",
                       threads, kind="fault")
@@ -235,7 +261,7 @@ def _issue(interpreter, op, args, thread: int) -> None:
     raw = {}
     for role, word, extent, transpose in (("B", b, n, f["transpose_b"]),
                                           ("A", a, m, f["transpose_a"])):
-        if role == "A" and op.a_tmem.value.data:
+        if role == "A" and a_tmem:
             a_lane, a_col = split(word)
             words = k * e // 4
             if a_lane or tmem.unallocated(a_col, words) is not None:
@@ -272,7 +298,8 @@ def _issue(interpreter, op, args, thread: int) -> None:
         def compute(current, Ai=Av[0], Bi=Bv[0], add=bool(enable)):
             C = current.view(np.int32).astype(np.int64) if add else 0
             return ((Ai @ Bi + C) & 0xFFFFFFFF).astype(np.uint32)
-    tmem.pending.setdefault(thread, []).append(PendingMma(d_col, m, n, compute, key))
+    tmem.pending.setdefault(thread, []).append(PendingMma(d_col, accumulator_lanes(m), n,
+                                                          compute, key))
 
 
 warp_collective(X.Tcgen05AllocOp, X.Tcgen05DeallocOp, X.Tcgen05RelinquishOp, X.Tcgen05LdOp,

@@ -5,7 +5,8 @@
 // the instruction descriptor comes from the atom and the recognised majorness (0x08090490 =
 // 134808720: bf16 -> f32, M 128, N 32, A K-major, B MN-major; A from TMEM counts as K-major,
 // the same word); enable-input-d is the op's accumulate for the first instruction, 1 after it.
-// A fragment's TMEM load / wait / store move its slots (two values a thread here).
+// A fragment's TMEM load / wait / store move its slots (two values a thread here; four of a
+// .16x256b transfer, whose `shape` stays on the ops).
 
 // CHECK-LABEL: func.func @mma
 // CHECK:      tylo.tcgen05_mma_instr %d, %a, %b, %acc {kind = "f16", idesc = 134808720 : i64} : i64
@@ -22,6 +23,9 @@
 // CHECK:      %[[X:.*]], %[[Y:.*]] = tylo.tmem_load %t : f32, f32
 // CHECK-NEXT: %[[X2:.*]], %[[Y2:.*]] = tylo.tmem_wait "ld"(%[[X]], %[[Y]]) : (f32, f32) -> (f32, f32)
 // CHECK-NEXT: tylo.tmem_store %t, (%[[X2]], %[[Y2]]) : f32, f32
+// CHECK:      %[[P:.*]], %[[Q:.*]], %[[R:.*]], %[[S:.*]] = tylo.tmem_load %t {shape = "16x256b"} : f32, f32, f32, f32
+// CHECK-NEXT: %{{.*}} = tylo.tmem_wait "ld"(%[[P]], %[[Q]], %[[R]], %[[S]])
+// CHECK-NEXT: tylo.tmem_store %t, (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {shape = "16x256b"} : f32, f32, f32, f32
 func.func @mma(%pa: !tylo.ptr<bf16, shared>, %pb: !tylo.ptr<bf16, shared>, %d: i32, %t: i32, %acc: i1, %z: i32) {
   %sa = tylo.make_tile %pa : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, Sw<2,3,3> o (128,32):(32,1)>
   %sb = tylo.make_tile %pb : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, Sw<2,3,3> o (32,32):(32,1)>
@@ -32,5 +36,8 @@ func.func @mma(%pa: !tylo.ptr<bf16, shared>, %pb: !tylo.ptr<bf16, shared>, %d: i
   %f = tylo.tmem_load %t : !tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>>
   %g = tylo.tmem_wait "ld"(%f) : (!tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>>) -> (!tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>>)
   tylo.tmem_store %t, (%g) : !tylo.fragment<f32, #tylo.ownership<(32,2), (32,2):(1,32)>>
+  %h = tylo.tmem_load %t {shape = "16x256b"} : !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>
+  %i = tylo.tmem_wait "ld"(%h) : (!tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>) -> (!tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>)
+  tylo.tmem_store %t, (%i) {shape = "16x256b"} : !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>
   func.return
 }

@@ -7,7 +7,8 @@
 // address and an mbarrier are .b32 registers, a descriptor .b64; the instruction descriptor is a
 // .b32 constant (0x08100490 = 135267472: D f32, A = B bf16, K-major, M 128, N 64); an immediate
 // enable-input-d becomes a predicate (tcgen05.mma takes a .pred only); A from TMEM prints in
-// brackets; the loaded registers are tied through tcgen05.wait::ld. On sm_90a and sm_120a the
+// brackets; the loaded registers are tied through tcgen05.wait::ld; a `shape` selects .16x256b
+// (four registers a repetition), .16x128b (two) or .16x64b (one). On sm_90a and sm_120a the
 // first tcgen05 instruction is refused, naming it and the target (never a ptxas message).
 // CHECK:      .version 8.7
 // CHECK-NEXT: .target sm_100a
@@ -28,10 +29,17 @@
 // CHECK-NEXT: 	tcgen05.wait::ld.sync.aligned;
 // CHECK-NEXT: 	tcgen05.st.sync.aligned.32x32b.x2.b32 [%r[[T]]], {%f[[X]], %f[[Y]]};
 // CHECK-NEXT: 	tcgen05.wait::st.sync.aligned;
+// CHECK-NEXT: 	tcgen05.ld.sync.aligned.16x256b.x1.b32 {%f[[L0:[0-9]+]], %f{{[0-9]+}}, %f{{[0-9]+}}, %f[[L3:[0-9]+]]}, [%r[[T]]];
+// CHECK-NEXT: 	tcgen05.wait::ld.sync.aligned;
+// CHECK-NEXT: 	tcgen05.st.sync.aligned.16x128b.x2.b32 [%r[[T]]], {%f[[L0]], %f{{[0-9]+}}, %f{{[0-9]+}}, %f[[L3]]};
+// CHECK-NEXT: 	tcgen05.st.sync.aligned.16x64b.x4.b32 [%r[[T]]], {%f[[L0]], %f{{[0-9]+}}, %f{{[0-9]+}}, %f[[L3]]};
+// CHECK-NEXT: 	tcgen05.ld.sync.aligned.16x64b.x1.b32 {%r{{[0-9]+}}}, [%r[[T]]];
 // CHECK-NEXT: 	tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r[[T]], 64;
 // IR: ptx.tcgen05_mma "f16" %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {a_tmem = 0 : i64}
 // IR: ptx.tcgen05_mma "f16" %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {a_tmem = 1 : i64}
 // IR: ptx.tcgen05_wait "ld"(%x, %y) : (!ptx.reg<f1>, !ptx.reg<f2>) -> (!ptx.reg<f1>, !ptx.reg<f2>)
+// IR: ptx.tcgen05_ld %{{.*}} {shape = "16x256b"} : !ptx.reg<r{{[0-9]+}}> -> (
+// IR: ptx.tcgen05_st %{{.*}}, (%{{.*}}) {shape = "16x128b"} : !ptx.reg<r{{[0-9]+}}>, (
 // HOPPER: tcgen05.alloc needs a datacenter Blackwell target (sm_100a, sm_103a, sm_110a, or their 'f' family forms); the target is sm_90a
 // CONSUMER: tcgen05.alloc needs a datacenter Blackwell target {{.*}}; the target is sm_120a
 func.func @k(%t: i32, %a: i64, %b: i64, %acc: i1) attributes {tylo.kernel} {
@@ -48,6 +56,11 @@ func.func @k(%t: i32, %a: i64, %b: i64, %acc: i1) attributes {tylo.kernel} {
   %x2, %y2 = tylo.tmem_wait "ld" (%x, %y) : (f32, f32) -> (f32, f32)
   tylo.tmem_store %t, (%x2, %y2) : f32, f32
   tylo.tmem_wait "st" () : () -> ()
+  %q0, %q1, %q2, %q3 = tylo.tmem_load %t {shape = "16x256b"} : f32, f32, f32, f32
+  %r0, %r1, %r2, %r3 = tylo.tmem_wait "ld" (%q0, %q1, %q2, %q3) : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  tylo.tmem_store %t, (%r0, %r1, %r2, %r3) {shape = "16x128b"} : f32, f32, f32, f32
+  tylo.tmem_store %t, (%r0, %r1, %r2, %r3) {shape = "16x64b"} : f32, f32, f32, f32
+  %u = tylo.tmem_load %t {shape = "16x64b"} : i32
   tylo.tmem_dealloc %t, 64
   func.return
 }

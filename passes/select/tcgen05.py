@@ -52,7 +52,8 @@ class Tcgen05Selection:
     def _TmemLoadOp(self, op: T.TmemLoadOp) -> None:
         self.require_tcgen05("tcgen05.ld")
         ld = self.emit(X.Tcgen05LdOp(self.get(op.address),
-                                     [self.new(reg_class(v.type)) for v in op.values]))
+                                     [self.new(reg_class(v.type)) for v in op.values],
+                                     T.transfer_shape_of(op)))
         for old, new in zip(op.values, ld.results):
             self.bind(old, new)
 
@@ -66,7 +67,8 @@ class Tcgen05Selection:
     @HANDLERS.on(T.TmemStoreOp)
     def _TmemStoreOp(self, op: T.TmemStoreOp) -> None:
         self.require_tcgen05("tcgen05.st")
-        self.emit(X.Tcgen05StOp(self.get(op.address), [self.get(v) for v in op.values]))
+        self.emit(X.Tcgen05StOp(self.get(op.address), [self.get(v) for v in op.values],
+                                T.transfer_shape_of(op)))
 
     @HANDLERS.on(T.Tcgen05MmaInstrOp)
     def _Tcgen05MmaInstrOp(self, op: T.Tcgen05MmaInstrOp) -> None:

@@ -497,12 +497,25 @@ WGMMA64(BFloat16, 256, 64, 2)  # <-
     Mistake("wgmma-operand-origin", P, "a WGMMA operand origin that is not a multiple of 8", """
 validate_wgmma_operand(WGMMA64(BFloat16, 64), "A", shared_layout(TMATile(BFloat16, (64, 64), 1)), (4, 0))  # <-
 """, "GeometryError", "must be a non-negative multiple of 8 (non-K origin)", located=False),
-    Mistake("tcgen05-m", P, "a tcgen05 atom with m other than 128", """
-Tcgen05MMA((64, 64, 16), BFloat16)  # <-
-""", "PlanError", "cta_group::1 atoms have m = 128", located=False),
-    Mistake("tcgen05-n", P, "a tcgen05 n that is not a multiple of 16", """
+    Mistake("tcgen05-m", P, "a tcgen05 atom with m other than 64 or 128", """
+Tcgen05MMA((256, 64, 16), BFloat16)  # <-
+""", "PlanError", "cta_group::1 atoms have m = 64 or 128", located=False),
+    Mistake("tcgen05-n", P, "a tcgen05 n that is not a multiple of 16 at m = 128", """
 Tcgen05MMA((128, 24, 16), BFloat16)  # <-
-""", "PlanError", "n = 24 must be a multiple of 16 from 16 to 256", located=False),
+""", "PlanError", "n = 24 must be a multiple of 16 from 16 to 256 at m = 128", located=False),
+    Mistake("tcgen05-n-m64", P, "a tcgen05 n that is not a multiple of 8 at m = 64", """
+Tcgen05MMA((64, 12, 16), BFloat16)  # <-
+""", "PlanError", "n = 12 must be a multiple of 8 from 8 to 256 at m = 64", located=False),
+    Mistake("tcgen05-n-m64-i8", P, "a .kind::i8 n at m = 64 that is neither 8 nor a multiple of 16", """
+Tcgen05MMA((64, 24, 32), Int8, Int32)  # <-
+""", "PlanError", "n = 24 must be 8 or a multiple of 16 from 16 to 256 for .kind::i8 at m = 64",
+            located=False),
+    Mistake("tcgen05-accumulator-lane", P, "a tcgen05 accumulator whose address is not at lane 0", """
+accumulator(Tcgen05MMA((64, 64, 16), BFloat16), 16 << 16)  # <-
+""", "GeometryError", "lane field 16: an accumulator starts at lane 0", located=False),
+    Mistake("tcgen05-mn-major-8-bit-b", P, "8-bit MN-major B for an n that is not a multiple of 16", """
+tcgen05_operand(Tcgen05MMA((64, 8, 32), Float8E4M3), "B", shared_layout(TMATile(Float8E4M3, (32, 32), 1, 32)))  # <-
+""", "GeometryError", "8-bit MN-major B needs n a multiple of 16", located=False),
     Mistake("tcgen05-k", P, "a tcgen05 k other than the instruction's fixed K", """
 Tcgen05MMA((128, 64, 32), BFloat16)  # <-
 """, "PlanError", "one instruction consumes 256 bits of each operand row, k = 16 for BFloat16", located=False),
@@ -512,6 +525,23 @@ tcgen05_operand(Tcgen05MMA((128, 64, 16), BFloat16), "A", shared_layout(TMATile(
     Mistake("tmem-transfer-payload", P, "a TMEM transfer payload that is not a power of two", """
 TmemTransfer((32, 3), 1)  # <-
 """, "PlanError", "must be a power of two from 1 to 256", located=False),
+    Mistake("tmem-transfer-shape", P, "a TMEM transfer shape Tylo does not build", """
+TmemTransfer((16, 8), 1, "16x32bx2")  # <-
+""", "PlanError", "one of .32x32b, .16x64b, .16x128b, .16x256b", located=False),
+    Mistake("tmem-transfer-lanes", P, "a 16-lane TMEM transfer over 32 lanes", """
+TmemTransfer((32, 8), 1, "16x256b")  # <-
+""", "PlanError", "must have extent 16, the TMEM lanes of .16x256b", located=False),
+    Mistake("tmem-transfer-positions", P, "a .16x256b transfer narrower than one repetition", """
+TmemTransfer((16, 4), 1, "16x256b")  # <-
+""", "PlanError", "a .16x256b transfer moves a power of two from 8 to 512 positions",
+            located=False),
+    Mistake("tmem-transfer-num", P, "16-bit values that fill half a .16x256b repetition", """
+TmemTransfer((16, 8), 1, "16x256b").words(BFloat16)  # <-
+""", "PlanError", ".16x256b moves 4 a repetition, .num a power of two from 1 to 32", located=False),
+    Mistake("tmem-partition-half-band", P, "a 16-lane TMEM partition that does not start a half band", """
+partition(TmemTransfer((16, 8), 1, "16x256b"), TmemTile(Float32, 8 << 16, Layout((16, 8), (1, 128))))  # <-
+""", "GeometryError", "which does not start an aligned half (16 lanes) of a 32-lane band",
+            located=False),
     Mistake("tmem-location-bounds", P, "a TMEM coordinate outside the view", """
 tmem_location(TmemTile(Float32, 0, Layout((128, 32), (1, 128))), (128, 0))  # <-
 """, "GeometryError", "outside the view's shape (128, 32)", located=False),

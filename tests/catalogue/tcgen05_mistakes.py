@@ -32,6 +32,19 @@ _BAND = """
 """
 
 
+_EMULATED = """
+import numpy as np
+@tylo.kernel
+def k(out):
+    warp, lane = tylo.warp_id(), tylo.lane_id()
+    slot = tylo.shared_alloc(Int32, 1)
+    if warp == 0:
+        tylo.tmem_allocate(32, into=slot)
+    tylo.barrier()
+"""
+_RUN = 'k.emulate[1, 128].for_arch("sm_100a")(np.zeros((128, 1), np.float32))\n'
+
+
 def _compile(arch: str = "sm_100a") -> str:
     return f'k.compile(tylo.Tensor(Float32, 2), block=128, arch="{arch}")\n'
 
@@ -113,6 +126,13 @@ def k(out):""" + _TILES + """    tylo.mma(atom, d, b, a)  # <-
 def k(out):""" + _TILES + """    at = TmemTile(BFloat16, base + 64, Layout((128, 16), (16, 1)))
     tylo.mma(atom, d, at, b)  # <-
 """ + _compile(), "GeometryError", "A in TMEM must be a BFloat16 TmemTile with layout (128,16):(1,128)"),
+    Mistake("tcgen05-mma-a-tmem-m64", P, "A in TMEM for an m = 64 atom", _SETUP + """
+atom64 = Tcgen05MMA((64, 64, 16), BFloat16)
+@tylo.kernel
+def k(out):""" + _TILES + """    b64 = tylo.tcgen05_operand(atom64, "B", sb)
+    at = TmemTile(BFloat16, base + 64, Layout((64, 16), (1, 128)))
+    tylo.mma(atom64, tylo.accumulator(atom64, base), at, b64)  # <-
+""" + _compile(), "PlanError", "Tylo models A in TMEM at m = 128 only"),
     Mistake("tcgen05-mma-accumulate", P, "an MMA accumulate flag that is not a Bool", _SETUP + """
 @tylo.kernel
 def k(out):""" + _TILES + """    tylo.mma(atom, d, a, b, accumulate=1)  # <-
@@ -124,21 +144,16 @@ def k(out):
     tylo.tcgen05_operand(atom, "A", s)  # <-
 """ + _compile(), "TypeMismatchError", "operand A tile holds Float16, the atom takes BFloat16"),
     Mistake("emulated-tmem-lane-band", E, "a warp loading TMEM lanes outside its 32-lane band",
-            """
-import numpy as np
-@tylo.kernel
-def k(out):
-    warp, lane = tylo.warp_id(), tylo.lane_id()
-    slot = tylo.shared_alloc(Int32, 1)
-    if warp == 0:
-        tylo.tmem_allocate(32, into=slot)
-    tylo.barrier()
-    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0]
+            _EMULATED + """    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0]
     other = ((warp + 1) % 4) * 32
     part = tylo.partition(TmemTransfer((32, 1), 1), TmemTile(Float32, base + (other << 16), Layout((32, 1), (1, 128))))
     f = tylo.wait_load(tylo.load_async(part))  # <-
     tylo.store(tylo.window(out, (warp * 32, 0), (32, 1)), f, lane)
-k.emulate[1, 128].for_arch("sm_100a")(np.zeros((128, 1), np.float32))
-""", "EmulationError", "warp 0 accesses TMEM lanes 32..63; a warp may touch only lanes 0..31",
+""" + _RUN, "EmulationError", "warp 0 accesses TMEM lanes 32..63; a warp may touch only lanes 0..31",
             located=False),
+    Mistake("emulated-tmem-half-band", E, "a 16-lane TMEM store that starts mid-way into a half band",
+            _EMULATED + """    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0] + (((warp * 32) + 8) << 16)
+    part = tylo.partition(TmemTransfer((16, 8), 1, "16x256b"), TmemTile(Float32, base, Layout((16, 8), (1, 128))))
+    tylo.store_async(part, tylo.full(part.ownership, 1.0, Float32))  # <-
+""" + _RUN, "EmulationError", "tcgen05.st.16x256b: warp 0 accesses TMEM lanes 8..23", located=False),
 ]

@@ -33,7 +33,7 @@ AB_CODE = {d.Float16: 0, d.BFloat16: 1, d.Float32: 2, d.Float8E4M3: 0, d.Float8E
 
 
 def _atoms():
-    """Every atom the seeds allow: all kinds, all type pairs, every n."""
+    """Every atom Tylo allows: all kinds, all type pairs, every n of m = 128 and m = 64."""
     combos = [(d.BFloat16, d.BFloat16, d.Float32), (d.Float16, d.Float16, d.Float32),
               (d.Float16, d.Float16, d.Float16), (d.Float32, d.Float32, d.Float32)]
     combos += [(a, b, c) for a in (d.Float8E4M3, d.Float8E5M2) for b in (d.Float8E4M3, d.Float8E5M2)
@@ -42,6 +42,9 @@ def _atoms():
     for a, b, c in combos:
         for n in range(16, 257, 16):
             yield Tcgen05MMA((128, n, 256 // a.bits), a, c, b=b)
+        i8 = a in (d.Int8, d.UInt8)
+        for n in [8] + list(range(16, 257, 16)) if i8 else range(8, 257, 8):
+            yield Tcgen05MMA((64, n, 256 // a.bits), a, c, b=b)
 
 
 # --- instruction descriptor ------------------------------------------------------------------
@@ -51,10 +54,22 @@ def test_derived_example_bf16_f32_m128_n256():
     assert instruction_descriptor(atom) == 0x08400490
 
 
-def test_derived_example_f16_f16_m64_n64_through_the_field_encoder():
-    # m = 64 is no Tcgen05MMA (see tcgen05_mma docstring); the field table still encodes it.
-    word = encode_instruction_descriptor(**{**ZERO, "n_dim": 64 >> 3, "m_dim": 64 >> 4})
-    assert word == 0x04100000
+def test_derived_example_f16_f16_m64_n64():
+    # docs/facts/ptx_isa.md 4.1: D = f16, A = B = f16, M = 64 (M >> 4 = 4 in bits 24-28), N = 64
+    atom = Tcgen05MMA((64, 64, 16), d.Float16, d.Float16)
+    assert instruction_descriptor(atom) == 0x04100000
+    assert encode_instruction_descriptor(**{**ZERO, "n_dim": 64 >> 3, "m_dim": 64 >> 4}) == 0x04100000
+
+
+@pytest.mark.parametrize("shape, a, c, word", [
+    # bits 24-28 M >> 4 = 4, bits 17-22 N >> 3, bits 10-12 / 7-9 B / A codes, 4-5 D code
+    ((64, 8, 16), d.BFloat16, d.Float32, 4 << 24 | 1 << 17 | 1 << 10 | 1 << 7 | 1 << 4),
+    ((64, 256, 8), d.Float32, d.Float32, 4 << 24 | 32 << 17 | 2 << 10 | 2 << 7 | 1 << 4),
+    ((64, 24, 32), d.Float8E5M2, d.Float32, 4 << 24 | 3 << 17 | 1 << 10 | 1 << 7 | 1 << 4),
+    ((64, 8, 32), d.Int8, d.Int32, 4 << 24 | 1 << 17 | 1 << 10 | 1 << 7 | 2 << 4),
+])
+def test_m64_descriptors_by_hand(shape, a, c, word):
+    assert instruction_descriptor(Tcgen05MMA(shape, a, c)) == word
 
 
 def test_derived_example_f16_f32_b_mn_major():
@@ -75,7 +90,7 @@ def test_every_atom_encodes_its_shape_and_type_codes():
                 assert (f["transpose_a"], f["transpose_b"]) == (am == "MN", bm == "MN")
                 assert f["sparse"] == f["saturate"] == f["negate_a"] == f["negate_b"] == 0
                 count += 1
-    assert count == 4 * 16 * (4 + 8 + 4)
+    assert count == 4 * (16 * (4 + 8 + 4) + 32 * (4 + 8) + 17 * 4)
 
 
 def test_negate_and_saturate_bits():

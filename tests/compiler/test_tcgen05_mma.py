@@ -1,5 +1,8 @@
-"""Tcgen05MMA: kinds, shape rules (PTX Table 39 as the seeds restrict it), accumulator layout,
-and tcgen05_operand: descriptors of canonical shared tiles stepped along K."""
+"""Tcgen05MMA: kinds, shape rules (PTX Table 39 as the seeds restrict it), accumulator layouts
+(M = 128: Layout D, M = 64: Layout F of PTX 9.7.16.10.5), and tcgen05_operand: descriptors of
+canonical shared tiles stepped along K."""
+
+import itertools
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -10,7 +13,9 @@ from tylo.compiler.errors import GeometryError, PlanError, TypeMismatchError
 from tylo.compiler.layout import Layout
 from tylo.compiler.mma_atom import operand_layout
 from tylo.compiler.plans.swizzled_structure import SwizzledStructure, structure_layout
-from tylo.compiler.plans.tcgen05_mma import Tcgen05MMA, Tcgen05Operand, accumulator, tcgen05_operand
+from tylo.compiler.plans.tcgen05_mma import (
+    Tcgen05MMA, Tcgen05Operand, accumulator, accumulator_lanes, tcgen05_operand,
+)
 from tylo.compiler.plans.tma_tile import TMATile, shared_layout
 from tylo.compiler.tmem import TmemTile, tmem_location
 
@@ -41,8 +46,32 @@ def test_n_domain():
         if ok:
             assert Tcgen05MMA((128, n, 16), d.BFloat16).n == n
         else:
-            with pytest.raises(PlanError, match=f"n = {n} must be a multiple of 16 from 16 to 256"):
+            with pytest.raises(PlanError, match=f"n = {n} must be a multiple of 16 from 16 to 256 "
+                                                "at m = 128"):
                 Tcgen05MMA((128, n, 16), d.BFloat16)
+
+
+@pytest.mark.parametrize("a, c", [(d.BFloat16, d.Float32), (d.Float16, d.Float16),
+                                  (d.Float32, d.Float32), (d.Float8E4M3, d.Float32)])
+def test_n_domain_m64(a, c):
+    """PTX Table 39, cta_group::1 dense: M = 64 takes N = 8 .. 256 in steps of 8."""
+    for n in range(0, 300):
+        if n % 8 == 0 and 8 <= n <= 256:
+            assert Tcgen05MMA((64, n, 256 // a.bits), a, c).shape == (64, n, 256 // a.bits)
+        else:
+            with pytest.raises(PlanError, match=f"n = {n} must be a multiple of 8 from 8 to 256 "
+                                                "at m = 64"):
+                Tcgen05MMA((64, n, 256 // a.bits), a, c)
+
+
+def test_n_domain_m64_i8():
+    for n in range(0, 300):
+        if n == 8 or (n % 16 == 0 and 16 <= n <= 256):
+            assert Tcgen05MMA((64, n, 32), d.Int8, d.Int32).n == n
+        else:
+            with pytest.raises(PlanError, match=f"n = {n} must be 8 or a multiple of 16 from 16 "
+                                                "to 256 for .kind::i8 at m = 64"):
+                Tcgen05MMA((64, n, 32), d.UInt8, d.Int32)
 
 
 @pytest.mark.parametrize("args, kw, match", [
@@ -56,8 +85,12 @@ def test_n_domain():
     (((128, 64, 8), d.Float32, d.Float16), {}, "accumulator Float16: .kind::tf32"),
     (((128, 64, 32), d.Int8, d.Float32), {}, "accumulator Float32: .kind::i8"),
     (((128, 64, 16), d.BFloat16, d.Float16), {}, "a Float16 accumulator needs Float16 inputs"),
-    (((64, 64, 16), d.BFloat16), {}, "m = 64: cta_group::1 atoms have m = 128"),
-    (((256, 64, 16), d.BFloat16), {}, "m = 256"),
+    (((32, 64, 16), d.BFloat16), {}, "m = 32: cta_group::1 atoms have m = 64 or 128"),
+    (((256, 64, 16), d.BFloat16), {}, "m = 256: cta_group::1 atoms have m = 64 or 128"),
+    (((96, 64, 16), d.BFloat16), {}, "m = 96"),
+    (((64, 64, 32), d.BFloat16), {}, "k = 32: one instruction .* k = 16 for BFloat16"),
+    (((64, 64, 16), d.Int8, d.Int32), {}, "k = 32 for Int8"),
+    (((64, 264, 16), d.BFloat16), {}, "n = 264 must be a multiple of 8 from 8 to 256"),
     (((128, 64, 32), d.BFloat16), {}, "k = 32: one instruction consumes 256 bits .* k = 16 for BFloat16"),
     (((128, 64, 16), d.Float32), {}, "k = 8 for Float32"),
     (((128, 64, 16), d.Float8E4M3), {}, "k = 32 for Float8E4M3"),
@@ -84,6 +117,35 @@ def test_accumulator_layout(c, stride):
         for n in (0, 1, 31):
             # lane m holds row m, column n holds column n; 16-bit D is unpacked (low half)
             assert tmem_location(tile, (m, n)) == ((m << 16) | (64 + n), 0)
+
+
+@pytest.mark.parametrize("c, stride", [(d.Float32, 128), (d.Int32, 128), (d.Float16, 256)])
+def test_accumulator_layout_m64(c, stride):
+    """Layout F (PTX 9.7.16.10.5, M = 64, cta_group::1): rows 16 w .. 16 w + 15 in lanes
+    32 w .. 32 w + 15 of band w, column j in column j; lanes 32 w + 16 .. + 31 unused."""
+    a = {d.Float32: d.BFloat16, d.Int32: d.Int8, d.Float16: d.Float16}[c]
+    atom = Tcgen05MMA((64, 40 if c != d.Int32 else 48, 256 // a.bits), a, c)
+    assert atom.operand_layout("C") == Layout(((16, 4), atom.n), ((1, 32), stride))
+    tile = accumulator(atom, 0x20)  # column 32
+    assert tile.shape == (64, atom.n)
+    lanes = set()
+    for r in range(64):
+        for j in (0, 1, atom.n - 1):
+            band, within = divmod(r, 16)  # written out from the figure, not from the layout
+            assert tmem_location(tile, (r, j)) == (((32 * band + within) << 16) | (32 + j), 0)
+            lanes.add(32 * band + within)
+    assert sorted(lanes) == [32 * w + i for w in range(4) for i in range(16)]
+    assert list(accumulator_lanes(64)) == [32 * (r // 16) + r % 16 for r in range(64)]
+    assert list(accumulator_lanes(128)) == list(range(128))
+    with pytest.raises(PlanError, match="m = 32"):
+        accumulator_lanes(32)
+
+
+def test_accumulator_starts_at_lane_0():
+    for m in (64, 128):
+        atom = Tcgen05MMA((m, 64, 16), d.BFloat16)
+        with pytest.raises(GeometryError, match="lane field 16: an accumulator starts at lane 0"):
+            accumulator(atom, 16 << 16)
 
 
 @settings(deadline=None, max_examples=60)
@@ -144,15 +206,13 @@ def _canonical(dtype, row, major, role, mn_extent, k_extent):
 
 
 def _cases():
-    for a, b, c in [(d.BFloat16, d.BFloat16, d.Float32), (d.Float32, d.Float32, d.Float32),
-                    (d.Float8E4M3, d.Float8E5M2, d.Float32), (d.Int8, d.UInt8, d.Int32)]:
-        atom = Tcgen05MMA((128, 64, 256 // a.bits), a, c, b=b)
-        for row in (16, 32, 64, 128):
-            for major in ("K", "MN"):
-                if a == d.Float32 and major == "MN":
-                    continue
-                for role in ("A", "B"):
-                    yield atom, row, major, role
+    types = [(d.BFloat16, d.BFloat16, d.Float32), (d.Float32, d.Float32, d.Float32),
+             (d.Float8E4M3, d.Float8E5M2, d.Float32), (d.Int8, d.UInt8, d.Int32)]
+    for (a, b, c), (m, n) in itertools.product(types, ((128, 64), (64, 16), (64, 48))):
+        atom = Tcgen05MMA((m, n, 256 // a.bits), a, c, b=b)
+        for row, major, role in itertools.product((16, 32, 64, 128), ("K", "MN"), ("A", "B")):
+            if not (a == d.Float32 and major == "MN"):
+                yield atom, row, major, role
 
 
 @pytest.mark.parametrize("atom, row, major, role", list(_cases()))
@@ -164,7 +224,7 @@ def test_operand_steps_through_canonical_storage(atom, row, major, role):
         k_extent, mn_extent = max(r, 4 * k), need + 8
         mn_origin = 8
     else:
-        k_extent, mn_extent = 4 * k, max(need, r) + r
+        k_extent, mn_extent = 4 * k, -(-need // r) * r + r  # whole row groups
         mn_origin = r
     structure, layout = _canonical(dtype, row, major, role, mn_extent, k_extent)
     origin = (mn_origin, 0) if role == "A" else (0, mn_origin)
@@ -266,3 +326,20 @@ def test_origin_along_the_contiguous_axis_must_start_a_16_byte_chunk():
         tcgen05_operand(atom, "A", tile, (0, 8))
     with pytest.raises(GeometryError, match="not the start of a 16-byte chunk"):
         tcgen05_operand(atom, "A", tile).at((0, 24))
+
+
+def test_m64_operands_and_8_bit_mn_major_b():
+    """A (64, K) of an M = 64 atom; n = 8 B operands: 16-bit MN-major is fine, 8-bit MN-major
+    B needs n a multiple of 16 (PTX Table 50)."""
+    bf = Tcgen05MMA((64, 8, 16), d.BFloat16)
+    a = tcgen05_operand(bf, "A", shared_layout(TMATile(d.BFloat16, (64, 64), 1)))
+    assert len(a.k_step_descriptors(64)) == 4
+    with pytest.raises(GeometryError, match="less than the atom's M = 64"):
+        tcgen05_operand(bf, "A", shared_layout(TMATile(d.BFloat16, (64, 64), 1)), (8, 0))
+    tcgen05_operand(bf, "B", _canonical(d.BFloat16, 16, "MN", "B", 8, 16)[1])
+    for a8, b8, c in ((d.Float8E4M3, d.Float8E4M3, d.Float32), (d.Int8, d.Int8, d.Int32)):
+        atom = Tcgen05MMA((64, 8, 32), a8, c, b=b8)
+        tcgen05_operand(atom, "B", shared_layout(TMATile(b8, (32, 8), 0, 32)))  # K-major: fine
+        with pytest.raises(GeometryError, match=f"MN-major {b8} storage with n = 8: 8-bit "
+                                                "MN-major B needs n a multiple of 16"):
+            tcgen05_operand(atom, "B", _canonical(b8, 16, "MN", "B", 16, 32)[1])

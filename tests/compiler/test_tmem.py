@@ -1,4 +1,5 @@
-"""TMEM host model: addresses (PTX 9.7.16.1.1), tiles, locations, .32x32b partitions,
+"""TMEM host model: addresses (PTX 9.7.16.1.1), tiles, locations, transfers and partitions of
+the .32x32b, .16x64b, .16x128b and .16x256b shapes (PTX 9.7.16.2.3.1 matrix fragments),
 reinterpretation and allocation sizes (docs/facts/ptx_isa.md section 4.3)."""
 
 import pytest
@@ -9,8 +10,9 @@ from tylo.compiler.errors import GeometryError, PlanError, TypeMismatchError
 from tylo.compiler.layout import Layout
 from tylo.compiler.plans.tcgen05_mma import Tcgen05MMA
 from tylo.compiler.tmem import (
-    TmemTile, TmemTransfer, check_tmem_columns, partition, reinterpret_tile, split_tmem_address,
-    tmem_address, tmem_columns_for, tmem_columns_valid, tmem_location,
+    TRANSFER_SHAPES, TmemTile, TmemTransfer, check_tmem_columns, partition, reinterpret_tile,
+    split_tmem_address, tmem_address, tmem_columns_for, tmem_columns_valid, tmem_location,
+    transfer_shape,
 )
 from tylo.compiler.window import window
 
@@ -276,6 +278,138 @@ def test_partition_with_runtime_address():
 ])
 def test_reject_partitions(transfer, tile, error, match):
     with pytest.raises(error, match=match):
+        partition(transfer, tile)
+
+
+# --- 16-lane transfer shapes ----------------------------------------------------------------------
+
+def _figure(name, t, r):
+    """(lane, column) of thread t's register r, written out from the PTX "Matrix fragments"
+    figures (9.7.16.2.3.1.2-4) as words, independently of TRANSFER_SHAPES:
+    .16x64b: threads pair up across lanes l and l + 8 (T0 lane 0, T1 lane 8, T2 lane 0 column 1,
+    T3 lane 8 column 1, T4 lane 1 ...), one register a 2-column repetition;
+    .16x128b: four threads a lane, T0..T3 columns 0..3 of lane 0, r0 in lanes 0..7, r1 in lanes
+    8..15; .16x256b: four threads a lane, two adjacent columns each (T0 columns 0-1, T1 2-3 ...),
+    r0 r1 in lanes 0..7, r2 r3 in lanes 8..15."""
+    group, quad = divmod(t, 4)
+    if name == "16x64b":
+        return group + (8 if t & 1 else 0), 2 * r + ((t >> 1) & 1)
+    if name == "16x128b":
+        rep, half = divmod(r, 2)
+        return group + 8 * half, 4 * rep + quad
+    rep, i = divmod(r, 4)
+    return group + 8 * (i >= 2), 8 * rep + 2 * quad + (i & 1)
+
+
+@pytest.mark.parametrize("name, columns, registers, nums", [
+    ("16x64b", 2, 1, (1, 2, 4, 8, 16, 32, 64, 128)),
+    ("16x128b", 4, 2, (1, 2, 4, 8, 16, 32, 64)),
+    ("16x256b", 8, 4, (1, 2, 4, 8, 16, 32)),
+])
+def test_16_lane_ownership_follows_the_figures(name, columns, registers, nums):
+    op = TRANSFER_SHAPES[name]
+    assert (op.lanes, op.columns, op.registers, op.max_num) == (16, columns, registers, nums[-1])
+    assert transfer_shape("." + name) is op
+    for num in nums:
+        t = TmemTransfer((16, columns * num), 1, name)
+        assert t.values == columns * num // 2 and t.words(d.Float32) == registers * num
+        assert t.num(d.Float32) == num
+        own = t.ownership
+        assert own.is_complete() and own.is_injective()
+        table = own.table()
+        for th in range(32):
+            for r in range(registers * num):
+                assert table[th][r] == _figure(name, th, r), (num, th, r)
+        # 16-bit values: two positions a column, the even one first (the low half)
+        h = TmemTransfer((16, 2 * columns * num), 1, name)
+        assert h.words(d.BFloat16) == registers * num and h.num(d.Float16) == num
+        own16 = h.ownership_of(d.BFloat16)
+        assert own16.is_complete() and own16.is_injective()
+        table16 = own16.table()
+        for th in (0, 5, 30):
+            for v in range(h.values):
+                lane, column = _figure(name, th, v // 2)
+                assert table16[th][v] == (lane, 2 * column + v % 2)
+        p = t.permute()
+        assert p == TmemTransfer((columns * num, 16), 0, name) and p.permute() == t
+        assert [[c[::-1] for c in row] for row in p.ownership.table()] == table
+
+
+def test_32x32b_ownership_is_the_same_for_every_type():
+    t = TmemTransfer((32, 8), 1)
+    assert t.ownership == t.ownership_of(d.BFloat16) == t.ownership_of(d.Int32)
+    assert t == TmemTransfer((32, 8), 1, ".32x32b") and repr(t) == "TmemTransfer((32, 8), axis=1)"
+    assert repr(TmemTransfer((16, 8), 1, "16x256b")) == "TmemTransfer((16, 8), axis=1, '.16x256b')"
+    assert TmemTransfer((16, 8), 1, "16x256b") != TmemTransfer((16, 8), 1, "16x128b")
+
+
+@pytest.mark.parametrize("args, match", [
+    (((16, 8), 1, "16x32bx2"), r"shape '16x32bx2': one of .32x32b, .16x64b, .16x128b, .16x256b"),
+    (((16, 8), 1, 3), "shape 3: one of"),
+    (((32, 8), 1, "16x256b"), r"the other axis \(0\) must have extent 16, the TMEM lanes of .16x256b"),
+    (((16, 8), 1, "32x32b"), r"must have extent 32, the TMEM lanes of .32x32b, one index per lane"),
+    (((16, 4), 1, "16x256b"), "4 positions along axis 1: a .16x256b transfer moves a power of two "
+                              "from 8 to 512 positions"),
+    (((16, 24), 1, "16x128b"), "24 positions along axis 1: a .16x128b transfer moves a power of "
+                               "two from 4 to 512"),
+    (((16, 1024), 1, "16x64b"), "1024 positions along axis 1: a .16x64b transfer moves a power of "
+                               "two from 2 to 512"),
+])
+def test_reject_16_lane_transfers(args, match):
+    with pytest.raises(PlanError, match=match):
+        TmemTransfer(*args)
+
+
+def test_16_lane_payloads():
+    with pytest.raises(PlanError, match="1 BFloat16 value.s. per thread do not fill whole packed"):
+        TmemTransfer((16, 2), 1, "16x64b").words(d.BFloat16)
+    with pytest.raises(PlanError, match="256 words per thread; .16x256b moves at most 128"):
+        TmemTransfer((16, 512), 1, "16x256b").words(d.Float32)
+    with pytest.raises(PlanError, match="2 BFloat16 words per thread: .16x256b moves 4 a "
+                                        "repetition, .num a power of two from 1 to 32"):
+        TmemTransfer((16, 8), 1, "16x256b").words(d.BFloat16)
+    assert TmemTransfer((16, 512), 1, "16x256b").words(d.BFloat16) == 128
+
+
+def test_partition_m64_accumulator_with_16_lane_shapes():
+    """A warp's 16 rows of an M = 64 accumulator (Layout F) are a 16-lane partition of its band."""
+    acc = Tcgen05MMA((64, 64, 16), d.BFloat16).accumulator(tmem_address(0, 64))
+    for name in ("16x256b", "16x128b", "16x64b"):
+        t = TmemTransfer((16, 64), 1, name)
+        for w in range(4):
+            p = partition(t, TmemTile(d.Float32, acc.address, window(acc.layout, (16 * w, 0), (16, 64))))
+            assert (p.band, p.num, p.address) == (w, 32, tmem_address(32 * w, 64))
+            assert p.shape_name == name and p.ownership == t.ownership
+    # the transposed view (column, lane) with the permuted transfer
+    view = TmemTile(d.Float32, 0, Layout((8, 16), (128, 1)))
+    assert partition(TmemTransfer((8, 16), 0, "16x256b"), view).num == 4
+    # lanes 16..31 of a band: the upper half
+    up = partition(TmemTransfer((16, 8), 1, "16x256b"),
+                   TmemTile(d.Float32, tmem_address(48, 0), Layout((16, 8), (1, 128))))
+    assert (up.band, up.address) == (1, tmem_address(48, 0))
+    # 16-bit: packed registers, the partition's ownership is the BFloat16 one
+    b = partition(TmemTransfer((16, 16), 1, "16x256b"),
+                  TmemTile(d.BFloat16, 0, Layout((16, 16), (1, 128))))
+    assert b.packed and b.num == 4 and b.ownership == TmemTransfer((16, 16), 1, "16x256b").ownership_of(d.BFloat16)
+    b.check_fragment(d.BFloat16, b.ownership)
+    with pytest.raises(TypeMismatchError, match="is not the partition's"):
+        b.check_fragment(d.BFloat16, TmemTransfer((16, 16), 1, "16x256b").ownership)
+
+
+@pytest.mark.parametrize("transfer, tile, match", [
+    (TmemTransfer((16, 8), 1, "16x256b"), TmemTile(d.Float32, tmem_address(8, 0), Layout((16, 8), (1, 128))),
+     "thread 0 reads TMEM lane 8, which does not start an aligned half .16 lanes. of a 32-lane band"),
+    (TmemTransfer((16, 8), 1, "16x256b"), TmemTile(d.Float32, 0, Layout((16, 8), (2, 128))),
+     r"thread 0 slot 2 \(8, 0\) is in TMEM lane 16; .16x256b gives thread 0 lane 8"),
+    (TmemTransfer((16, 8), 1, "16x256b"), TmemTile(d.Float32, 0, Layout((16, 8), (1, 256))),
+     r"thread 0 slot 1 \(0, 1\) is at storage position 2, not 1: the .16x256b fragment's position"),
+    (TmemTransfer((16, 4), 1, "16x128b"), TmemTile(d.Float32, 0, Layout((32, 4), (1, 128))),
+     r"tile shape \(32, 4\) differs"),
+    (TmemTransfer((16, 64), 1, "16x64b"), TmemTile(d.Float32, 480, Layout((16, 64), (1, 128))),
+     "column 543 is outside the hardware"),
+])
+def test_reject_16_lane_partitions(transfer, tile, match):
+    with pytest.raises(GeometryError, match=match):
         partition(transfer, tile)
 
 

@@ -71,6 +71,46 @@ def tmem_roundtrip_packed(out, x, n: tylo.constexpr):
 
 
 @tylo.kernel
+def tmem_shape_roundtrip(out, raw, x, n: tylo.constexpr, shape: tylo.constexpr,
+                         dtype: tylo.constexpr, offset: tylo.constexpr = 0):
+    """x (64, n) through TMEM with a 16-lane shape: warp w stores rows 16 w .. + 15 (its
+    partition's ownership, Float32 doubled, BFloat16 packed as they are) into lanes
+    32 w + offset .. (offset 0 or 16: a half of the band), loads them back into out (64, n);
+    raw (128, n) is every lane read through .32x32b, so the placement in TMEM shows (row
+    32 w + offset + i holds x's row 16 w + i). Mistake: another offset (8: not a half)."""
+    warp, lane = tylo.warp_id(), tylo.lane_id()
+    slot = tylo.shared_alloc(Int32, 1)
+    if warp == 0:
+        tylo.tmem_allocate(max(32, n), into=slot)
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    tylo.tcgen05_fence_after_thread_sync()
+    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0] + ((warp * 32) << 16)
+    part = tylo.partition(tylo.TmemTransfer((16, n), 1, shape),
+                          tylo.TmemTile(dtype, base + (offset << 16), tylo.Layout((16, n), (1, 128))))
+    f = tylo.load_fragment(part.ownership, tylo.window(x, (warp * 16, 0), (16, n)), lane)
+    if dtype == Float32:
+        tylo.store_async(part, f * 2.0)
+    else:
+        tylo.store_async(part, tylo.pack(f))
+    tylo.wait_stores()
+    g = tylo.wait_load(tylo.load_async(part))
+    if dtype != Float32:
+        g = tylo.unpack(g)
+    tylo.store(tylo.window(out, (warp * 16, 0), (16, n)), g, lane)
+    whole = tylo.partition(tylo.TmemTransfer((32, n), 1), tylo.TmemTile(dtype, base, tylo.Layout((32, n), (1, 128))))
+    r = tylo.wait_load(tylo.load_async(whole))
+    if dtype != Float32:
+        r = tylo.unpack(r)
+    tylo.store(tylo.window(raw, (warp * 32, 0), (32, n)), r, lane)
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    if warp == 0:
+        tylo.tcgen05_fence_after_thread_sync()
+        tylo.tmem_deallocate(base, max(32, n))
+
+
+@tylo.kernel
 def tmem_allocations(out, first: tylo.constexpr, second: tylo.constexpr,
                      relinquish: tylo.constexpr):
     """Warp 0 allocates `first` columns (and relinquishes the permit when `relinquish`), then
@@ -101,6 +141,52 @@ def _fill(tile, src, rows: int, cols: int, t):
         tile[idx // cols, idx % cols] = src[idx // cols, idx % cols]
 
 
+@tylo.func
+def _staged_operands(A, B, m: int, n: int, k: int, b_axis: int, dtype, row_bytes: int, t):
+    """A (m, k) and B (k, n) stored by the CTA into canonical shared tiles (A K-major; B's
+    inner axis `b_axis`), fenced for the async proxy by tylo-insert-async-fences."""
+    sa = tylo.SharedTile(tylo.shared_alloc(dtype, m * k, align=1024),
+                         shared_layout(TMATile(dtype, (m, k), 1, row_bytes)))
+    sb = tylo.SharedTile(tylo.shared_alloc(dtype, k * n, align=1024),
+                         shared_layout(TMATile(dtype, (k, n), b_axis, row_bytes)))
+    _fill(sa, A, m, k, t)
+    _fill(sb, B, k, n, t)
+    return sa, sb
+
+
+@tylo.func
+def _allocate(columns: int, warp, t):
+    """Warp 0 allocates `columns` TMEM columns into a shared slot; thread 0 inits one mbarrier."""
+    slot = tylo.shared_alloc(Int32, 1)
+    bars = tylo.mbarriers(1)
+    if warp == 0:
+        tylo.tmem_allocate(columns, into=slot)
+    if t == 0:
+        bars[0].init(1)
+        tylo.fence_mbarrier_init()
+    return slot, bars
+
+
+@tylo.func
+def _publish(slot):
+    """The barrier (tcgen05 fences around it) after the allocation and the operand stores;
+    the TMEM address read from the slot."""
+    tylo.fence_proxy_async()
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    tylo.tcgen05_fence_after_thread_sync()
+    return tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0]
+
+
+@tylo.func
+def _release(base, columns: int, warp):
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    if warp == 0:
+        tylo.tcgen05_fence_after_thread_sync()
+        tylo.tmem_deallocate(base, columns)
+
+
 @tylo.kernel
 def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.constexpr,
               dtype: tylo.constexpr, row_bytes: tylo.constexpr, a_tmem: tylo.constexpr = False,
@@ -116,25 +202,10 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
     t, warp, lane = tylo.thread_idx(), tylo.warp_id(), tylo.lane_id()
     acc_type = Int32 if dtype in (Int8, UInt8) else Float32
     atom = tylo.Tcgen05MMA((128, n, 256 // dtype.bits), dtype, acc_type)
-    sa = tylo.SharedTile(tylo.shared_alloc(dtype, 128 * k, align=1024),
-                         shared_layout(TMATile(dtype, (128, k), 1, row_bytes)))
-    sb = tylo.SharedTile(tylo.shared_alloc(dtype, k * n, align=1024),
-                         shared_layout(TMATile(dtype, (k, n), b_axis, row_bytes)))
-    slot = tylo.shared_alloc(Int32, 1)
-    bars = tylo.mbarriers(1)
     columns = 2 * max(32, n) if a_tmem else max(32, n)
-    if warp == 0:
-        tylo.tmem_allocate(columns, into=slot)
-    if t == 0:
-        bars[0].init(1)
-        tylo.fence_mbarrier_init()
-    _fill(sa, A, 128, k, t)
-    _fill(sb, B, k, n, t)
-    tylo.fence_proxy_async()
-    tylo.tcgen05_fence_before_thread_sync()
-    tylo.barrier()
-    tylo.tcgen05_fence_after_thread_sync()
-    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0]
+    slot, bars = _allocate(columns, warp, t)
+    sa, sb = _staged_operands(A, B, 128, n, k, b_axis, dtype, row_bytes, t)
+    base = _publish(slot)
     d = tylo.accumulator(atom, base)
     a = tylo.tcgen05_operand(atom, "A", sa)
     b = tylo.tcgen05_operand(atom, "B", sb)
@@ -168,8 +239,41 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
         band = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((32, n), (1, 128)))
         g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((32, n), 1), band)))
         tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
-    tylo.tcgen05_fence_before_thread_sync()
-    tylo.barrier()
-    if warp == 0:
-        tylo.tcgen05_fence_after_thread_sync()
-        tylo.tmem_deallocate(base, columns)
+    _release(base, columns, warp)
+
+
+@tylo.kernel
+def mma_64xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.constexpr,
+             dtype: tylo.constexpr, row_bytes: tylo.constexpr, read: tylo.constexpr = "lanes"):
+    """An M = 64 tcgen05.mma into TMEM: D (64, n) = A (64, k) @ B (k, n), k / k_atom
+    instructions accumulating, then (a second mma, accumulate=True) D += A[:, :k_atom] @
+    B[:k_atom, :] of the first K step again. read "lanes": every TMEM lane read raw through
+    .32x32b, out (128, n) row l = lane l (warp w reads lanes 32 w .. 32 w + 31), so the data
+    path layout (PTX 9.7.16.10.5 Layout F) shows: lanes 32 w .. + 15 hold rows 16 w .. + 15 of
+    D, lanes 32 w + 16 .. + 31 stay as TMEM started (zero in the emulator). read "16x256b" /
+    "16x128b" / "16x64b": warp w reads its 16 rows of D with that shape into out (64, n)."""
+    t, warp, lane = tylo.thread_idx(), tylo.warp_id(), tylo.lane_id()
+    acc_type = Int32 if dtype in (Int8, UInt8) else Float32
+    atom = tylo.Tcgen05MMA((64, n, 256 // dtype.bits), dtype, acc_type)
+    columns = max(32, 1 << (n - 1).bit_length())  # a power of two
+    slot, bars = _allocate(columns, warp, t)
+    sa, sb = _staged_operands(A, B, 64, n, k, b_axis, dtype, row_bytes, t)
+    base = _publish(slot)
+    if t == 0:
+        d = tylo.accumulator(atom, base)
+        a, b = tylo.tcgen05_operand(atom, "A", sa), tylo.tcgen05_operand(atom, "B", sb)
+        tylo.mma(atom, d, a, b, k=k, accumulate=False)
+        tylo.mma(atom, d, a, b, k=atom.k, accumulate=True)
+        tylo.commit_mma(bars[0])
+    bars[0].wait(0)
+    tylo.tcgen05_fence_after_thread_sync()
+    if read == "lanes":
+        band = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((32, n), (1, 128)))
+        g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((32, n), 1), band)))
+        tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
+    else:  # the warp's rows 16 w .. 16 w + 15 of D: lanes 32 w .. 32 w + 15
+        rows = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((16, n), (1, 128)))
+        part = tylo.partition(tylo.TmemTransfer((16, n), 1, read), rows)
+        g = tylo.wait_load(tylo.load_async(part))
+        tylo.store(tylo.window(out, (warp * 16, 0), (16, n)), g, lane)
+    _release(base, columns, warp)

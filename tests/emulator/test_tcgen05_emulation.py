@@ -1,5 +1,6 @@
 """The emulator's TMEM and tcgen05 (emulator/tmem.py, emulator/semantics/tcgen05.py): TMEM round
-trips through .32x32b transfers (packed 16-bit ones too), tcgen05.mma products (K- and MN-major
+trips through .32x32b and .16x64b / .16x128b / .16x256b transfers (packed 16-bit ones too, and
+where each shape puts every register), tcgen05.mma products of M = 128 and 64 (K- and MN-major
 B, 128/64/32-byte rows, bf16, tf32, fp8 and int8, A from shared memory or TMEM) against numpy, and the rules the emulator enforces:
 a warp's lane band, allocated columns, the allocator's limits and permit, deallocation, reading
 D before the commit that completes the MMA, overwriting an operand a pending MMA reads. Kernels:
@@ -9,9 +10,12 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo import BFloat16, Float8E5M2, Float32, Int8
+from tylo import BFloat16, Float8E4M3, Float8E5M2, Float32, Int8
 
-from tcgen05_kernels import ARCH, mma_128xn, tmem_allocations, tmem_roundtrip, tmem_roundtrip_packed
+from tcgen05_kernels import (
+    ARCH, mma_64xn, mma_128xn, tmem_allocations, tmem_roundtrip, tmem_roundtrip_packed,
+    tmem_shape_roundtrip,
+)
 
 
 def _emulate(kernel, *args):
@@ -42,6 +46,66 @@ def test_mma_matches_numpy(n, k, b_axis, dtype, row_bytes):
     np.testing.assert_array_equal(out, A.astype(np.int64) @ B.astype(np.int64))
 
 
+def _m64_reference(A, B, k_atom):
+    """D of `mma_64xn`: A @ B, plus the first K step once more (float64 / int64)."""
+    wide = np.int64 if A.dtype.kind in "iu" else np.float64
+    A, B = A.astype(wide), B.astype(wide)
+    return A @ B + A[:, :k_atom] @ B[:k_atom]
+
+
+@pytest.mark.parametrize("n, k, b_axis, dtype, row_bytes", [
+    (64, 32, 0, BFloat16, 64),    # K-major B, two instructions
+    (8, 32, 0, BFloat16, 64),     # the narrowest N of M = 64
+    (32, 32, 1, BFloat16, 64),    # MN-major B
+    (16, 64, 0, Int8, 64),        # .kind::i8
+])
+def test_m64_mma_writes_the_data_path_layout(n, k, b_axis, dtype, row_bytes):
+    """An M = 64 tcgen05.mma (idesc M >> 4 = 4) writes Layout F of PTX 9.7.16.10.5: D's rows
+    16 w .. 16 w + 15 in TMEM lanes 32 w .. 32 w + 15; lanes 32 w + 16 .. + 31 untouched.
+    The kernel reads every lane raw (.32x32b), so this checks the emulator's placement
+    without the 16-lane transfer shapes."""
+    rng = np.random.default_rng(n + k)
+    A = rng.integers(-3, 4, (64, k)).astype(dtype.numpy)
+    B = rng.integers(-3, 4, (k, n)).astype(dtype.numpy)
+    out = np.full((128, n), 7, np.int32 if dtype == Int8 else np.float32)
+    _emulate(mma_64xn, out, A, B, n, k, b_axis, dtype, row_bytes)
+    D = _m64_reference(A, B, 256 // dtype.bits)
+    for w in range(4):
+        np.testing.assert_array_equal(out[32 * w:32 * w + 16], D[16 * w:16 * w + 16])
+        np.testing.assert_array_equal(out[32 * w + 16:32 * w + 32], 0)
+
+
+@pytest.mark.parametrize("read, n, k, b_axis, dtype, row_bytes", [
+    ("16x256b", 64, 64, 0, BFloat16, 128),   # four K steps, K-major B, x8
+    ("16x256b", 32, 32, 1, BFloat16, 64),    # MN-major B
+    ("16x128b", 64, 64, 0, BFloat16, 128),
+    ("16x64b", 16, 32, 0, BFloat16, 64),
+    ("16x256b", 16, 64, 0, Int8, 64),        # .kind::i8 into Int32, two K steps
+    ("16x256b", 32, 128, 0, Float8E4M3, 128),  # .kind::f8f6f4, four K steps
+])
+def test_m64_gemm_read_with_16_lane_shapes(read, n, k, b_axis, dtype, row_bytes):
+    """The kernel-level M = 64 path: tcgen05.mma K steps accumulating in TMEM (and a second
+    mma with accumulate=True), read back by each warp's 16 rows with a 16-lane shape, stored to
+    global, against numpy in float64 (int64 for .kind::i8): small integers, exact."""
+    rng = np.random.default_rng(k + n)
+    A = rng.integers(-3, 4, (64, k)).astype(dtype.numpy)
+    B = rng.integers(-3, 4, (k, n)).astype(dtype.numpy)
+    out = np.full((64, n), -1, np.int32 if dtype == Int8 else np.float32)
+    _emulate(mma_64xn, out, A, B, n, k, b_axis, dtype, row_bytes, read)
+    np.testing.assert_array_equal(out, _m64_reference(A, B, 256 // dtype.bits))
+
+
+def test_m64_gemm_of_normal_values():
+    """bf16 normal values, K = 64: within the fused dot-add model's rounding of float64."""
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((64, 64)).astype(BFloat16.numpy)
+    B = rng.standard_normal((64, 64)).astype(BFloat16.numpy)
+    out = np.zeros((64, 64), np.float32)
+    _emulate(mma_64xn, out, A, B, 64, 64, 0, BFloat16, 128, "16x256b")
+    ref = _m64_reference(A, B, 16)
+    assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < 1e-6
+
+
 def test_mma_with_a_from_tmem():
     rng = np.random.default_rng(5)
     A = rng.integers(-3, 4, (128, 32)).astype(BFloat16.numpy)
@@ -49,6 +113,25 @@ def test_mma_with_a_from_tmem():
     out = np.zeros((128, 64), np.float32)
     _emulate(mma_128xn, out, A, B, 64, 32, 0, BFloat16, 64, True)
     np.testing.assert_array_equal(out, A.astype(np.float64) @ B.astype(np.float64))
+
+
+@pytest.mark.parametrize("shape, n, dtype, offset", [
+    ("16x256b", 16, Float32, 0), ("16x256b", 32, BFloat16, 16), ("16x256b", 8, Float32, 16),
+    ("16x128b", 8, Float32, 16), ("16x128b", 16, BFloat16, 0), ("16x128b", 64, Float32, 0),
+    ("16x64b", 4, Float32, 0), ("16x64b", 8, BFloat16, 16), ("16x64b", 2, Float32, 0),
+])
+def test_16_lane_shapes_roundtrip_and_placement(shape, n, dtype, offset):
+    """A .16x64b / .16x128b / .16x256b store and load (x1 .. x8) through the partition's
+    ownership: the values come back, and a raw .32x32b read of every lane shows them at the
+    lanes and columns of the logical (lane, position) they own (lanes 32 w + offset ..)."""
+    x = np.random.default_rng(n).standard_normal((64, n)).astype(dtype.numpy)
+    out, raw = np.zeros_like(x), np.full((128, n), 5, dtype.numpy)
+    _emulate(tmem_shape_roundtrip, out, raw, x, n, shape, dtype, offset)
+    want = 2 * x if dtype == Float32 else x
+    np.testing.assert_array_equal(out, want)
+    for w in range(4):
+        np.testing.assert_array_equal(raw[32 * w + offset:32 * w + offset + 16], want[16 * w:16 * w + 16])
+        np.testing.assert_array_equal(np.delete(raw[32 * w:32 * w + 32], range(offset, offset + 16), 0), 0)
 
 
 def test_packed_roundtrip_keeps_the_bits():
@@ -82,6 +165,13 @@ def test_a_warp_touches_its_own_band_only():
     x = np.zeros((128, 8), np.float32)
     _refused(r"warp 0 accesses TMEM lanes 32\.\.63; a warp may touch only lanes 0\.\.31",
              "access", tmem_roundtrip, np.zeros_like(x), x, 8, 32, 1)
+
+
+def test_a_16_lane_shape_starts_a_half_band():
+    x = np.zeros((64, 8), np.float32)
+    _refused(r"tcgen05.st.16x256b: warp 0 accesses TMEM lanes 8..23; a warp may touch only lanes "
+             r"0..31 .* from lane 0 or 16", "access", tmem_shape_roundtrip, x, np.zeros((128, 8), np.float32),
+             x, 8, "16x256b", Float32, 8)
 
 
 def test_columns_outside_the_allocation():

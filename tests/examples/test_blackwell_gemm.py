@@ -10,6 +10,8 @@ import runpy
 from pathlib import Path
 from types import SimpleNamespace
 
+import tylo
+
 BLACKWELL = Path(__file__).resolve().parents[2] / "examples" / "blackwell"
 gemm = SimpleNamespace(**runpy.run_path(str(BLACKWELL / "gemm.py")))
 
@@ -31,3 +33,16 @@ def test_compiles_for_sm_100a_with_the_tcgen05_sass():
 def test_emulated_against_numpy():
     """128 x 64 x 200: three full K steps and a tail of 8, two stages (the ring wraps)."""
     assert gemm.emulated_check(128, 64, 200, 2)
+
+
+def test_64_row_tiles_compile_and_emulate():
+    """--bm 64: M = 64 tcgen05.mma (idesc M >> 4 = 4), the epilogue reading each warp's 16 rows
+    with tcgen05.ld.16x256b (SASS LDTM.16dp256bit); 128 x 64 x 200 on the emulator (two CTAs)."""
+    compiled = gemm.compile_for_blackwell(bm=64)
+    assert compiled.report.spill_store_bytes == compiled.report.spill_load_bytes == 0
+    idesc = tylo.instruction_descriptor(tylo.Tcgen05MMA((64, gemm.N_TILE, 16), tylo.BFloat16))
+    assert idesc >> 24 == 4 and f", {idesc};" in compiled.ptx
+    assert compiled.ptx.count("tcgen05.ld.sync.aligned.16x256b.x4.b32") == gemm.N_TILE // 32
+    assert compiled.sass_counts()["UTCHMMA"] == gemm.BK // 16
+    assert compiled.asm["sass"].count("LDTM.16dp256bit.x4") == gemm.N_TILE // 32
+    assert gemm.emulated_check(128, 64, 200, 2, 64)

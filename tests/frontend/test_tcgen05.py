@@ -16,7 +16,7 @@ import tylo
 from tylo import BFloat16, Float32, Int8, Int32
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
-from tcgen05_kernels import ARCH, mma_128xn, tmem_roundtrip  # noqa: E402
+from tcgen05_kernels import ARCH, mma_64xn, mma_128xn, tmem_roundtrip, tmem_shape_roundtrip  # noqa: E402
 
 T = tylo.Tensor
 
@@ -76,10 +76,49 @@ def test_mma_emits_k_steps_commit_and_instruction_descriptor(dtype, b_axis, kind
     assert ptx.index(mmas[-1]) < ptx.index(commit)
 
 
+@pytest.mark.parametrize("dtype, n, k, idesc", [
+    (BFloat16, 64, 32, 0x04100490),  # M >> 4 = 4 in bits 24-28, N >> 3 = 8, bf16, D f32
+    (Int8, 16, 64, 0x040404A0),      # N >> 3 = 2, s8, D s32
+])
+def test_m64_mma_compiles_with_its_instruction_descriptor(dtype, n, k, idesc):
+    c = Int32 if dtype == Int8 else Float32
+    compiled = mma_64xn.compile(T(c, 2), T(dtype, 2), T(dtype, 2), n, k, 0, dtype, 64,
+                                "16x256b", block=128, arch=ARCH)  # ptxas assembles it (sm_100a)
+    ptx = compiled.ptx
+    mmas = _lines(ptx, "tcgen05.mma")
+    assert len(mmas) == k // (256 // dtype.bits) + 1  # K steps, then one more accumulating
+    assert f", {idesc};" in ptx
+    assert idesc == tylo.instruction_descriptor(tylo.Tcgen05MMA((64, n, 256 // dtype.bits), dtype, c))
+    ld, = _lines(ptx, "tcgen05.ld")
+    assert ld.startswith(f"tcgen05.ld.sync.aligned.16x256b.x{n // 8}.b32 {{")
+    sass = compiled.asm["sass"]
+    assert ("UTCHMMA" if dtype == BFloat16 else "UTCIMMA") in sass
+    assert f"LDTM.16dp256bit.x{n // 8} " in sass
+
+
 def test_mma_with_a_from_tmem_names_it_in_brackets():
     mmas = _lines(_mma(a_tmem=True).ptx, "tcgen05.mma")
     assert len(mmas) == 4 and all(m.split(", ")[0].endswith("]") and "[%r" in m.split(", ")[1]
                                   for m in mmas)
+
+
+@pytest.mark.parametrize("shape, n, dtype, num, registers, sass", [
+    ("16x256b", 16, Float32, 2, 8, "16dp256bit.x2"),
+    ("16x128b", 16, Float32, 4, 8, "16dp128bit.x4"),
+    ("16x64b", 16, Float32, 8, 8, "16dp64bit.x8"),
+    ("16x256b", 64, BFloat16, 4, 16, "16dp256bit.x4"),  # 16-bit: two values a register
+    ("16x64b", 2, Float32, 1, 1, "16dp64bit"),
+])
+def test_16_lane_shapes_emit_their_ptx_and_sass(shape, n, dtype, num, registers, sass):
+    k = tmem_shape_roundtrip.compile(T(dtype, 2), T(dtype, 2), T(dtype, 2), n, shape, dtype,
+                                     block=128, arch=ARCH)  # ptxas assembles it for sm_100a
+    reg = "%f" if dtype == Float32 else "%r"
+    st, = [line for line in _lines(k.ptx, "tcgen05.st") if shape in line]
+    assert st.startswith(f"tcgen05.st.sync.aligned.{shape}.x{num}.b32 [%r") and st.count(reg) == registers + (reg == "%r")
+    ld, = [line for line in _lines(k.ptx, "tcgen05.ld") if shape in line]
+    assert ld.startswith(f"tcgen05.ld.sync.aligned.{shape}.x{num}.b32 {{{reg}")
+    lines = k.asm["sass"].splitlines()
+    assert any(f"STTM.{sass} " in line for line in lines) and any(f"LDTM.{sass} " in line for line in lines)
 
 
 def test_sass_shows_the_tensor_memory_instructions():

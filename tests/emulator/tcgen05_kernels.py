@@ -101,6 +101,48 @@ def _fill(tile, src, rows: int, cols: int, t):
         tile[idx // cols, idx % cols] = src[idx // cols, idx % cols]
 
 
+
+@tylo.func
+def _operands_in_shared(sa, A, a_shape, sb, B, b_shape, columns: int):
+    """The common start of the MMA kernels: warp 0 allocates `columns` TMEM columns, thread 0
+    initialises one mbarrier, the CTA stores A and B (host arrays of `a_shape`, `b_shape`)
+    into their shared tiles and publishes them to the async proxy. Returns (TMEM base,
+    mbarriers)."""
+    t, warp = tylo.thread_idx(), tylo.warp_id()
+    slot = tylo.shared_alloc(Int32, 1)
+    bars = tylo.mbarriers(1)
+    if warp == 0:
+        tylo.tmem_allocate(columns, into=slot)
+    if t == 0:
+        bars[0].init(1)
+        tylo.fence_mbarrier_init()
+    _fill(sa, A, *a_shape, t)
+    _fill(sb, B, *b_shape, t)
+    tylo.fence_proxy_async()
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    tylo.tcgen05_fence_after_thread_sync()
+    return tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0], bars
+
+
+@tylo.func
+def _store_band(out, base, dtype, n: int):
+    """Warp w loads its 32 lanes of the (128, n) `dtype` accumulator at `base` into out."""
+    warp, lane = tylo.warp_id(), tylo.lane_id()
+    band = tylo.TmemTile(dtype, base + ((warp * 32) << 16), tylo.Layout((32, n), (1, 128)))
+    g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((32, n), 1), band)))
+    tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
+
+
+@tylo.func
+def _free(base, columns: int):
+    """The common end: every TMEM access done, warp 0 frees the columns."""
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    if tylo.warp_id() == 0:
+        tylo.tcgen05_fence_after_thread_sync()
+        tylo.tmem_deallocate(base, columns)
+
 @tylo.kernel
 def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.constexpr,
               dtype: tylo.constexpr, row_bytes: tylo.constexpr, a_tmem: tylo.constexpr = False,
@@ -120,21 +162,8 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
                          shared_layout(TMATile(dtype, (128, k), 1, row_bytes)))
     sb = tylo.SharedTile(tylo.shared_alloc(dtype, k * n, align=1024),
                          shared_layout(TMATile(dtype, (k, n), b_axis, row_bytes)))
-    slot = tylo.shared_alloc(Int32, 1)
-    bars = tylo.mbarriers(1)
     columns = 2 * max(32, n) if a_tmem else max(32, n)
-    if warp == 0:
-        tylo.tmem_allocate(columns, into=slot)
-    if t == 0:
-        bars[0].init(1)
-        tylo.fence_mbarrier_init()
-    _fill(sa, A, 128, k, t)
-    _fill(sb, B, k, n, t)
-    tylo.fence_proxy_async()
-    tylo.tcgen05_fence_before_thread_sync()
-    tylo.barrier()
-    tylo.tcgen05_fence_after_thread_sync()
-    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0]
+    base, bars = _operands_in_shared(sa, A, (128, k), sb, B, (k, n), columns)
     d = tylo.accumulator(atom, base)
     a = tylo.tcgen05_operand(atom, "A", sa)
     b = tylo.tcgen05_operand(atom, "B", sb)
@@ -165,11 +194,72 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
         g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((n, 32), 0), view)))
         tylo.store(tylo.window(out, (0, warp * 32), (n, 32)), g, lane)
     else:
-        band = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((32, n), (1, 128)))
-        g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((32, n), 1), band)))
-        tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
-    tylo.tcgen05_fence_before_thread_sync()
-    tylo.barrier()
-    if warp == 0:
-        tylo.tcgen05_fence_after_thread_sync()
-        tylo.tmem_deallocate(base, columns)
+        _store_band(out, base, acc_type, n)
+    _free(base, columns)
+
+
+@tylo.kernel
+def mma_ring(out, A, B, stage, k_steps, stages: tylo.constexpr, n: tylo.constexpr,
+             b_axis: tylo.constexpr, mistake: tylo.constexpr = None):
+    """out (128, n) = A[stage] @ B[stage] over K = 16 k_steps, `stage` and `k_steps` runtime:
+    the `stages` A tiles (128, 64) are one shared (stages * 128, 64) tile (K-major, 128-byte
+    rows) and the B tiles (64, n) one (64, stages * n) tile, K-major (`b_axis` 0: N is the
+    strided axis) or MN-major (1, n = 64: N the contiguous axis, one swizzle row a stage).
+    One thread picks the stage by runtime origins (stage * 128 rows of A, stage * n columns of
+    B) and steps K by re-origins in a runtime loop (kk * 16: inside A's one row, B's 8-row
+    groups or row), one tcgen05.mma of k = 16 each. Mistakes: "unproven" gives A's origin as
+    stage * 4 rows (not provably a multiple of 8)."""
+    t = tylo.thread_idx()
+    atom = tylo.Tcgen05MMA((128, n, 16), BFloat16)
+    la = shared_layout(TMATile(BFloat16, (128, 64), 1)).rebuild((stages * 128, 64), (64, 1))
+    if b_axis == 0:
+        lb = shared_layout(TMATile(BFloat16, (64, n), 0)).rebuild((64, stages * n), (1, 64))
+    else:
+        lb = shared_layout(TMATile(BFloat16, (64, 64), 1)).rebuild((64, (64, stages)),
+                                                                    (64, (1, 4096)))
+    sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, stages * 128 * 64, align=1024), la)
+    sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, stages * 64 * n, align=1024), lb)
+    base, bars = _operands_in_shared(sa, A, (stages * 128, 64), sb, B, (64, stages * n),
+                                     max(32, n))
+    d = tylo.accumulator(atom, base)
+    if t == 0:
+        rows = stage * 4 if mistake == "unproven" else stage * 128
+        a = tylo.tcgen05_operand(atom, "A", sa, (rows, 0))
+        b = tylo.tcgen05_operand(atom, "B", sb, (0, stage * n))
+        for kk in range(k_steps):
+            tylo.mma(atom, d, tylo.tcgen05_operand(a, (rows, kk * 16)),
+                     tylo.tcgen05_operand(b, (kk * 16, stage * n)), k=16, accumulate=kk > 0)
+        tylo.commit_mma(bars[0])
+    bars[0].wait(0)
+    tylo.tcgen05_fence_after_thread_sync()
+    _store_band(out, base, Float32, n)
+    _free(base, max(32, n))
+
+
+@tylo.kernel
+def mma_two_rows(out, A, B, n: tylo.constexpr, split: tylo.constexpr):
+    """out (128, n) = A (128, 128) @ B (128, n), both K-major with K in two 128-byte swizzle
+    rows (row groups 16 KiB / 8 n KiB apart). `split`: one mma per row, the operands
+    re-originated at K = 64 r; else one mma of K = 128 (refused: it would cross the row)."""
+    t = tylo.thread_idx()
+    atom = tylo.Tcgen05MMA((128, n, 16), BFloat16)
+    la = shared_layout(TMATile(BFloat16, (128, 64), 1)).rebuild((128, (64, 2)), (64, (1, 8192)))
+    lb = shared_layout(TMATile(BFloat16, (64, n), 0)).rebuild(((64, 2), n), ((1, 64 * n), 64))
+    sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 128 * 128, align=1024), la)
+    sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, 128 * n, align=1024), lb)
+    base, bars = _operands_in_shared(sa, A, (128, 128), sb, B, (128, n), max(32, n))
+    d = tylo.accumulator(atom, base)
+    a = tylo.tcgen05_operand(atom, "A", sa)
+    b = tylo.tcgen05_operand(atom, "B", sb)
+    if t == 0:
+        if split:
+            for r in tylo.static_range(2):
+                tylo.mma(atom, d, tylo.tcgen05_operand(a, (0, 64 * r)),
+                         tylo.tcgen05_operand(b, (64 * r, 0)), k=64, accumulate=r > 0)
+        else:
+            tylo.mma(atom, d, a, b, k=128, accumulate=False)
+        tylo.commit_mma(bars[0])
+    bars[0].wait(0)
+    tylo.tcgen05_fence_after_thread_sync()
+    _store_band(out, base, Float32, n)
+    _free(base, max(32, n))

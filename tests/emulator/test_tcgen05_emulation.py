@@ -1,6 +1,7 @@
 """The emulator's TMEM and tcgen05 (emulator/tmem.py, emulator/semantics/tcgen05.py): TMEM round
 trips through .32x32b transfers (packed 16-bit ones too), tcgen05.mma products (K- and MN-major
-B, 128/64/32-byte rows, bf16, tf32, fp8 and int8, A from shared memory or TMEM) against numpy, and the rules the emulator enforces:
+B, 128/64/32-byte rows, bf16, tf32, fp8 and int8, A from shared memory or TMEM, runtime
+operand origins) against numpy, and the rules the emulator enforces:
 a warp's lane band, allocated columns, the allocator's limits and permit, deallocation, reading
 D before the commit that completes the MMA, overwriting an operand a pending MMA reads. Kernels:
 tcgen05_kernels.py, compiled for sm_100a (``emulate[...].for_arch``)."""
@@ -11,7 +12,10 @@ import pytest
 import tylo
 from tylo import BFloat16, Float8E5M2, Float32, Int8
 
-from tcgen05_kernels import ARCH, mma_128xn, tmem_allocations, tmem_roundtrip, tmem_roundtrip_packed
+from tcgen05_kernels import (
+    ARCH, mma_128xn, mma_ring, mma_two_rows, tmem_allocations, tmem_roundtrip,
+    tmem_roundtrip_packed,
+)
 
 
 def _emulate(kernel, *args):
@@ -49,6 +53,62 @@ def test_mma_with_a_from_tmem():
     out = np.zeros((128, 64), np.float32)
     _emulate(mma_128xn, out, A, B, 64, 32, 0, BFloat16, 64, True)
     np.testing.assert_array_equal(out, A.astype(np.float64) @ B.astype(np.float64))
+
+
+def _ring(b_axis: int, n: int, stages: int, seed: int):
+    rng = np.random.default_rng(seed)
+    A = rng.integers(-3, 4, (stages * 128, 64)).astype(BFloat16.numpy)
+    B = rng.integers(-3, 4, (64, stages * n)).astype(BFloat16.numpy)
+    return A, B
+
+
+@pytest.mark.parametrize("b_axis, n, stages, stage, k_steps", [
+    (0, 32, 3, 2, 3),  # B K-major: its stage along the strided N axis (8-row groups)
+    (1, 64, 2, 1, 4),  # B MN-major: its stage one 128-byte row along the contiguous N axis
+])
+def test_runtime_origins_pick_a_stage_and_step_k(b_axis, n, stages, stage, k_steps):
+    """tcgen05_operand with runtime origins: the stage (stage * 128 rows of A, stage * n
+    columns of B) and, in a runtime loop, K (kk * 16) are offsets added to the descriptors."""
+    A, B = _ring(b_axis, n, stages, stage + n)
+    out = np.full((128, n), np.nan, np.float32)
+    _emulate(mma_ring, out, A, B, stage, k_steps, stages, n, b_axis)
+    a = A[stage * 128:(stage + 1) * 128, :16 * k_steps].astype(np.float64)
+    b = B[:16 * k_steps, stage * n:(stage + 1) * n].astype(np.float64)
+    np.testing.assert_array_equal(out, a @ b)
+
+
+@pytest.mark.parametrize("stages, stage, k_steps, check", [
+    (2, 2, 1, "A origin axis 0: a multiple of 8"),   # the stage past the ring
+    (1, 0, 5, "A origin axis 1: a multiple of 16"),  # K = 16 from 64 past the one row
+])
+def test_runtime_origin_outside_the_tile_traps(stages, stage, k_steps, check):
+    A, B = _ring(0, 32, stages, 0)
+    with pytest.raises(tylo.EmulationError, match=f"tcgen05_operand {check} with the operand "
+                                                  "inside the tile") as info:
+        _emulate(mma_ring, np.zeros((128, 32), np.float32), A, B, stage, k_steps, stages, 32, 0)
+    assert info.value.kind == "trap"
+
+
+def test_unproven_runtime_origin_is_refused_at_the_users_line():
+    A, B = _ring(0, 32, 2, 0)
+    with pytest.raises(tylo.GeometryError, match=r"tcgen05_operand A: runtime origin coordinate "
+                       r"0 is not provably a multiple of 8 \(an 8-row core-matrix group") as info:
+        _emulate(mma_ring, np.zeros((128, 32), np.float32), A, B, 1, 1, 2, 32, 0, "unproven")
+    assert "tcgen05_kernels.py" in str(info.value)
+
+
+def test_k_in_two_swizzle_rows_takes_one_mma_per_row():
+    """K-major storage with K in two 128-byte rows: one mma of K = 128 would step 32 bytes past
+    the first row, so it is refused; re-originated per row, the product is exact."""
+    rng = np.random.default_rng(11)
+    A = rng.integers(-3, 4, (128, 128)).astype(BFloat16.numpy)
+    B = rng.integers(-3, 4, (128, 32)).astype(BFloat16.numpy)
+    out = np.full((128, 32), np.nan, np.float32)
+    _emulate(mma_two_rows, out, A, B, 32, True)
+    np.testing.assert_array_equal(out, A.astype(np.float64) @ B.astype(np.float64))
+    with pytest.raises(tylo.GeometryError, match=r"mma: K = 128 from operand A's origin 0 "
+                       r"crosses its 128-byte swizzle row of 64 elements"):
+        _emulate(mma_two_rows, out, A, B, 32, False)
 
 
 def test_packed_roundtrip_keeps_the_bits():

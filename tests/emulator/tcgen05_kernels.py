@@ -5,7 +5,7 @@ tests/frontend/test_tcgen05.py, the catalogue): one CTA of 128 threads (four war
 from __future__ import annotations
 
 import tylo
-from tylo import BFloat16, Float32, Int8, Int32, TMATile, UInt8, shared_layout
+from tylo import BFloat16, Float16, Float32, Int8, Int32, TMATile, UInt8, shared_layout
 
 ARCH = "sm_100a"
 
@@ -146,7 +146,8 @@ def _free(base, columns: int):
 @tylo.kernel
 def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.constexpr,
               dtype: tylo.constexpr, row_bytes: tylo.constexpr, a_tmem: tylo.constexpr = False,
-              mistake: tylo.constexpr = None, transposed: tylo.constexpr = False):
+              mistake: tylo.constexpr = None, transposed: tylo.constexpr = False,
+              f16_acc: tylo.constexpr = False):
     """out (128, n) = A (128, k) @ B (k, n) by one thread's tcgen05.mma (dtype BFloat16 into
     Float32, or Int8 into Int32): operands stored by the CTA into canonical shared tiles (B's
     inner axis `b_axis`: 0 K-major, 1 MN-major; rows of `row_bytes`); commit on an mbarrier,
@@ -154,9 +155,12 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
     columns max(32, n) .. by tcgen05.st (warp w its rows 32 w ..) and the MMA reads it there. Mistakes: "no_commit" loads D without the
     commit and its wait (a barrier instead); "overwrite" stores into A's stage before the
     commit. `transposed`: read D through the permuted transfer ((n, 32), axis 0: logical (column,
-    lane)) into out (n, 128) = D^T."""
+    lane)) into out (n, 128) = D^T. `f16_acc`: a Float16 accumulator (Float16 or 8-bit float
+    inputs), one element in the low half of each TMEM word, read through the packed 16-bit
+    transfer of the (32, 2 n) Float16 view into out (128, 2 n): D in the even columns, the
+    words' high halves in the odd ones."""
     t, warp, lane = tylo.thread_idx(), tylo.warp_id(), tylo.lane_id()
-    acc_type = Int32 if dtype in (Int8, UInt8) else Float32
+    acc_type = Int32 if dtype in (Int8, UInt8) else Float16 if f16_acc else Float32
     atom = tylo.Tcgen05MMA((128, n, 256 // dtype.bits), dtype, acc_type)
     sa = tylo.SharedTile(tylo.shared_alloc(dtype, 128 * k, align=1024),
                          shared_layout(TMATile(dtype, (128, k), 1, row_bytes)))
@@ -189,7 +193,13 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
     else:
         bars[0].wait(0)
     tylo.tcgen05_fence_after_thread_sync()
-    if transposed:
+    if f16_acc:
+        words = tylo.TmemTile(Float16, base + ((warp * 32) << 16),
+                              tylo.Layout((32, 2 * n), (1, 128)))
+        part = tylo.partition(tylo.TmemTransfer((32, 2 * n), 1), words)
+        g = tylo.unpack(tylo.wait_load(tylo.load_async(part)))
+        tylo.store(tylo.window(out, (warp * 32, 0), (32, 2 * n)), g, lane)
+    elif transposed:
         view = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((n, 32), (128, 1)))
         g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((n, 32), 0), view)))
         tylo.store(tylo.window(out, (0, warp * 32), (n, 32)), g, lane)

@@ -1,7 +1,7 @@
 """The emulator's TMEM and tcgen05 (emulator/tmem.py, emulator/semantics/tcgen05.py): TMEM round
 trips through .32x32b transfers (packed 16-bit ones too), tcgen05.mma products (K- and MN-major
-B, 128/64/32-byte rows, bf16, tf32, fp8 and int8, A from shared memory or TMEM, runtime
-operand origins) against numpy, and the rules the emulator enforces:
+B, 128/64/32-byte rows, bf16, tf32, fp8 and int8, A from shared memory or TMEM, F16
+accumulators, runtime operand origins) against numpy, and the rules the emulator enforces:
 a warp's lane band, allocated columns, the allocator's limits and permit, deallocation, reading
 D before the commit that completes the MMA, overwriting an operand a pending MMA reads. Kernels:
 tcgen05_kernels.py, compiled for sm_100a (``emulate[...].for_arch``)."""
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo import BFloat16, Float8E5M2, Float32, Int8
+from tylo import BFloat16, Float8E4M3, Float8E5M2, Float16, Float32, Int8
 
 from tcgen05_kernels import (
     ARCH, mma_128xn, mma_ring, mma_two_rows, tmem_allocations, tmem_roundtrip,
@@ -109,6 +109,35 @@ def test_k_in_two_swizzle_rows_takes_one_mma_per_row():
     with pytest.raises(tylo.GeometryError, match=r"mma: K = 128 from operand A's origin 0 "
                        r"crosses its 128-byte swizzle row of 64 elements"):
         _emulate(mma_two_rows, out, A, B, 32, False)
+
+
+@pytest.mark.parametrize("dtype, n, k", [
+    (Float16, 32, 64),      # .kind::f16, F16 inputs and D: four instructions of k = 16
+    (Float8E4M3, 32, 128),  # .kind::f8f6f4 into F16: four instructions of k = 32
+])
+def test_f16_accumulator_rounds_once_per_instruction(dtype, n, k):
+    """An F16 D: one element in the low half of each TMEM word (the high half 0), read through
+    the packed 16-bit transfer; numerics by the emulator's model, the fused f32 dot-add of one
+    instruction's products and D rounded to f16 per instruction. The inputs (multiples of 1/16
+    up to 2) make every instruction's sum exact in f32, so the model gives numpy's D =
+    f16(D + A_s @ B_s) per K step s exactly, which differs from the f16 of the exact product:
+    a tolerance of 0 against the per-step rounding, one f16 rounding per step against float64."""
+    rng = np.random.default_rng(k)
+    A = (rng.integers(-32, 33, (128, k)) / 16).astype(dtype.numpy)
+    B = (rng.integers(-32, 33, (k, n)) / 16).astype(dtype.numpy)
+    out = np.full((128, 2 * n), np.nan, np.float16)
+    _emulate(mma_128xn, out, A, B, n, k, 0, dtype, 128, False, None, False, True)
+    step = 256 // dtype.bits
+    ref, bound = np.zeros((128, n), np.float16), 0.0
+    for s in range(0, k, step):
+        exact = ref.astype(np.float64) + A[:, s:s + step].astype(np.float64) @ B[s:s + step].astype(np.float64)
+        ref = exact.astype(np.float16)
+        bound += float(np.abs(exact).max()) * 2.0 ** -11  # half an f16 ulp, relative
+    np.testing.assert_array_equal(out[:, 0::2], ref)
+    assert (out[:, 1::2].view(np.uint16) == 0).all()
+    product = A.astype(np.float64) @ B.astype(np.float64)
+    assert not np.array_equal(ref.astype(np.float64), product)  # the per-step rounding shows
+    assert np.abs(out[:, 0::2] - product).max() <= bound
 
 
 def test_packed_roundtrip_keeps_the_bits():

@@ -360,7 +360,9 @@ def _check_k_range(x: KernelTcgen05Operand, K: int) -> None:
     """K from operand x's origin lies in its tile (a runtime origin: a trap unless inbounds)
     and, in K-major swizzled storage, in one swizzle row: the instructions step 32 bytes along
     the row (the hardware swizzles the addresses it forms), which is not where the next row
-    group lies."""
+    group lies; and each step's descriptor walk (LBO, SBO, swizzle) from the static origin
+    reaches exactly the tile's elements (`Tcgen05Operand.k_step_descriptors`: e.g. an MN-major
+    origin whose N range leaves its swizzle row)."""
     kaxis = x.host.kaxis
     k0, size = x.origin[kaxis], product(x.tile.shape[kaxis])
     if is_int(k0) and k0 + K > size:
@@ -378,6 +380,10 @@ def _check_k_range(x: KernelTcgen05Operand, K: int) -> None:
             f"byte swizzle row of {st.row_elements} elements (K-major storage: one mma steps "
             f"along one row); issue one mma per row, k <= {st.row_elements - first}, with the "
             "operand re-originated at each row (tylo.tcgen05_operand(operand, origin))")
+    try:  # the host's check that each step's descriptor walk reaches the tile's elements
+        x.host.k_step_descriptors(K)
+    except GeometryError as e:
+        raise GeometryError(f"mma: operand {x.role}: {e}") from None
 
 
 def tcgen05_mma(atom: Tcgen05MMA, d: TmemTile, a, b, k=None, accumulate=True) -> None:

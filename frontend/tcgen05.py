@@ -30,22 +30,25 @@ from __future__ import annotations
 
 from ..compiler import dtypes
 from ..compiler.errors import GeometryError, PlanError, TypeMismatchError, UnsupportedError, user_location
-from ..compiler.int_tuple import is_int
+from ..compiler.int_tuple import is_int, product
 from ..compiler.layout import Layout
-from ..compiler.plans.tcgen05_mma import Tcgen05MMA
+from ..compiler.plans.swizzled_structure import contiguous_axis
+from ..compiler.plans.tcgen05_mma import Tcgen05MMA, Tcgen05Operand
 from ..compiler.plans.tcgen05_mma import tcgen05_operand as host_operand
 from ..compiler.ptx_types import tcgen05_target_error
 from ..compiler.tmem import TMEM_LANES, TmemPartition, TmemTile, check_tmem_columns
 from ..dialects.builder import emit
 from ..dialects.scalars import Scalar
 from ..dialects.tylo.mbarrier_ops import FenceOp
+from ..dialects.tylo.ops import CheckOp
 from ..dialects.tylo.tcgen05_ops import (
     Tcgen05CommitOp, Tcgen05DescriptorOp, Tcgen05MmaOp, TmemAllocOp,
     TmemDeallocOp, TmemLoadOp, TmemRelinquishOp, TmemStoreOp, TmemWaitOp,
 )
+from ..passes.pointer_analysis import known_multiple
 from .fragments import Fragment, fragment_type
 from .packing import PackedFragment, word_ownership
-from .tiles import Pointer, Tile, _index
+from .tiles import Pointer, Tile, _index, check_origin_at_run_time
 from .tracing import current
 
 __all__ = ["tmem_allocate", "tmem_deallocate", "tmem_relinquish_permit",
@@ -209,31 +212,104 @@ def wait_stores() -> None:
 # -- operands and MMA ---------------------------------------------------------------------------
 
 class KernelTcgen05Operand:
-    """Operand ``role`` of ``atom`` in a kernel: the i64 descriptor ``value`` of ``tile`` at
-    ``origin`` (static geometry checked by the host `tcgen05_operand`)."""
+    """Operand ``role`` of ``atom`` in a kernel at the logical ``origin`` of ``tile`` (ints, or
+    runtime Int32 `Scalar` coordinates): ``value`` is its i64 descriptor. ``host`` is the host
+    `Tcgen05Operand` of the static geometry (runtime coordinates read as 0), ``base`` the
+    descriptor of ``host.origin`` (a ``tylo.tcgen05_descriptor``), from which re-origins add
+    offsets; ``inbounds``: the runtime bounds checks are left out."""
 
-    __slots__ = ("atom", "role", "tile", "origin", "value")
+    __slots__ = ("atom", "role", "tile", "origin", "value", "host", "base", "inbounds")
 
-    def __init__(self, atom, role, tile, origin, value):
+    def __init__(self, atom, role, tile, origin, value, host, base, inbounds=False):
         self.atom, self.role, self.tile, self.origin, self.value = atom, role, tile, origin, value
+        self.host, self.base, self.inbounds = host, base, inbounds
 
     def __repr__(self) -> str:
         return f"<tcgen05 operand {self.role} of {self.atom}>"
 
 
-def tcgen05_operand(atom, role=None, tile=None, origin=(0, 0), base_address: int = 0):
+def runtime_origin_units(host: Tcgen05Operand) -> tuple[list[int], list[int], list[str]]:
+    """(units, bytes, why) per logical axis for a RUNTIME origin coordinate of operand `host`:
+    it must be a multiple of ``units[i]`` elements, each unit moving the start address by
+    ``bytes[i]`` (the canonical layout is linear in whole units, and whole units keep the
+    swizzle phase: `swizzled_structure`). Along the strided axis: 8 rows (one core-matrix
+    group, the swizzle pattern's period; stride bytes). Along the contiguous axis: one swizzle
+    row of W bytes (leading bytes), except K inside the single row of K-major storage, where
+    it is the instruction's k (256 bits of each row, as `mma` steps: 32 bytes)."""
+    st = host.structure
+    c = contiguous_axis(st, host.kaxis)
+    units, nbytes, why = [0, 0], [0, 0], ["", ""]
+    units[1 - c], nbytes[1 - c] = 8, st.stride_bytes
+    why[1 - c] = "an 8-row core-matrix group, the swizzle pattern's period"
+    if c == host.kaxis and st.groups == 1:
+        units[c], nbytes[c] = host.atom.k, host.atom.k * st.element_bytes
+        why[c] = f"the instruction's k = {host.atom.k}, 256 bits of each row"
+    else:
+        units[c], nbytes[c] = st.row_elements, st.leading_bytes
+        why[c] = (f"one {st.swizzle_bytes}-byte row of {st.row_elements} elements along the "
+                  "contiguous axis")
+    return units, nbytes, why
+
+
+def _origin(atom, role, tile, origin, inbounds):
+    """(static origin, host operand, runtime byte offset Scalar or None) of `origin`, checked:
+    static coordinates by the host `tcgen05_operand`, runtime ones proven multiples of their
+    unit here (GeometryError otherwise) and bounds-checked at run time unless `inbounds`."""
+    coords = tuple(origin) if isinstance(origin, (tuple, list)) else ()
+    if len(coords) != 2:
+        raise GeometryError(f"tcgen05_operand: origin {origin!r} must be a pair (logical)")
+    for axis, c in enumerate(coords):
+        if not (is_int(c) or isinstance(c, Scalar) and c.dtype.is_int):
+            raise TypeMismatchError(f"tcgen05_operand: origin coordinate {axis} = {c!r} must be "
+                                    "an int or a runtime integer")
+    static = tuple(c if is_int(c) else 0 for c in coords)
+    host = host_operand(atom, role, tile.layout, static, 0)
+    units, nbytes, why = runtime_origin_units(host)
+    offset = None
+    for axis, c in enumerate(coords):
+        if is_int(c):
+            continue
+        x = Scalar(_index(c, "origin"), dtypes.Int32)
+        if known_multiple(x.value) % units[axis]:
+            raise GeometryError(
+                f"tcgen05_operand {role}: runtime origin coordinate {axis} is not provably a "
+                f"multiple of {units[axis]} ({why[axis]}): the descriptor's start address "
+                f"moves by whole units only; write it as a multiple (e.g. i * {units[axis]}) "
+                "or use a static origin")
+        term = x * (nbytes[axis] // units[axis])
+        offset = term if offset is None else offset + term
+    if offset is not None and not inbounds:
+        extents = [atom.k, atom.k]
+        extents[1 - host.kaxis] = atom.m if role == "A" else atom.n
+        check_origin_at_run_time(f"tcgen05_operand {role}", coords,
+                                 [product(x) for x in tile.shape], extents, units)
+    return coords, host, offset
+
+
+def tcgen05_operand(atom, role=None, tile=None, origin=(0, 0), base_address: int = 0, *,
+                    inbounds: bool = False):
     """Operand A (M, K) or B (K, N) of a `Tcgen05MMA` at the zero-based logical `origin` of a
     canonical shared tile. In a kernel `tile` is a `SharedTile` whose layout is a canonical
     swizzled encoding (``shared_tile(TMATile(...))``); the descriptor's start address is formed
     at run time, its other fields by tylo-recognize-swizzles. ``tcgen05_operand(operand,
-    origin)`` is the same tile at another origin. Outside a kernel `tile` is a layout and this
-    is the host `tylo.compiler.plans.tcgen05_mma.tcgen05_operand`.
+    origin)`` is the same tile at another origin: the operand's descriptor plus the origin's
+    byte offset >> 4 (no new descriptor). Outside a kernel `tile` is a layout and this is the
+    host `tylo.compiler.plans.tcgen05_mma.tcgen05_operand`.
+
+    origin: two ints, or runtime integers (a stage index times a tile extent, a K offset in a
+    loop). A runtime coordinate adds its byte offset >> 4 to the descriptor computed from the
+    static geometry; it must be provably (`known_multiple`: a product with a constant, a
+    shift) a multiple of its unit, `runtime_origin_units`: 8 along the strided axis, a swizzle
+    row along the contiguous one, or the atom's k along K in K-major storage of one row. It
+    traps at run time when negative or when the operand runs past the tile (the M / N extent,
+    and at `mma` the K range), unless ``inbounds=True``.
 
     Raises GeometryError / PlanError / TypeMismatchError as the host function (origin multiples
-    of 8, the non-K extent covering M or N, canonical storage, no MN-major tf32) and for a tile
-    of another element type."""
+    of 8, the non-K extent covering M or N, canonical storage, no MN-major tf32), for a tile
+    of another element type, and GeometryError for a runtime coordinate not provably a
+    multiple of its unit."""
     if isinstance(atom, KernelTcgen05Operand):
-        return tcgen05_operand(atom.atom, atom.role, atom.tile, role if role is not None else origin)
+        return _reorigin(atom, role if role is not None else origin, inbounds)
     if not isinstance(tile, Tile):
         return host_operand(atom, role, tile, origin, base_address)
     if not isinstance(atom, Tcgen05MMA):
@@ -245,14 +321,34 @@ def tcgen05_operand(atom, role=None, tile=None, origin=(0, 0), base_address: int
     if role in ("A", "B") and tile.dtype is not want:
         raise TypeMismatchError(f"tcgen05_operand: operand {role} tile holds {tile.dtype}, the "
                                 f"atom takes {want}")
-    coords = tuple(origin) if isinstance(origin, (tuple, list)) else ()
-    if len(coords) != 2 or not all(is_int(c) for c in coords):
-        raise GeometryError(f"tcgen05_operand: origin {origin!r} must be two static ints")
-    host_operand(atom, role, tile.layout, coords, 0)
+    coords, host, offset = _origin(atom, role, tile, origin, inbounds)
     loc = user_location(2)
     site = f"{loc.filename}:{loc.line}" if loc is not None else None
-    op = emit(Tcgen05DescriptorOp(role, tile.value, [_index(c, "origin") for c in coords], site))
-    return KernelTcgen05Operand(atom, role, tile, coords, op.result)
+    op = emit(Tcgen05DescriptorOp(role, tile.value, [_index(c, "origin") for c in host.origin],
+                                  site))
+    value = op.result if offset is None else _advanced(op.result, offset)
+    return KernelTcgen05Operand(atom, role, tile, coords, value, host, op.result, inbounds)
+
+
+def _advanced(descriptor, offset):
+    """The i64 `descriptor` with `offset` bytes (a multiple of 16: an int or an Int32 Scalar)
+    added to its start address field (bits 0-13, in 16-byte units: PTX ISA 9.7.16.4.1)."""
+    if is_int(offset):
+        return descriptor if offset == 0 else (Scalar(descriptor, dtypes.Int64) + (offset >> 4)).value
+    return (Scalar(descriptor, dtypes.Int64) + (offset >> 4).to(dtypes.Int64)).value
+
+
+def _reorigin(op: KernelTcgen05Operand, origin, inbounds: bool) -> KernelTcgen05Operand:
+    """`tcgen05_operand(op, origin)`: op's descriptor plus the byte offset from op's static
+    origin to `origin` (the host layout's unswizzled offsets: whole 16-byte chunks at rows that
+    start a swizzle period, so the swizzle leaves them as they are)."""
+    coords, host, offset = _origin(op.atom, op.role, op.tile, origin, inbounds)
+    e = host.structure.element_bytes
+    plain = lambda o: int(host.layout.inner(tuple(o))) * e  # noqa: E731
+    delta = plain(host.origin) - plain(op.host.origin)
+    offset = delta if offset is None else offset + delta
+    return KernelTcgen05Operand(op.atom, op.role, op.tile, coords, _advanced(op.base, offset),
+                                host, op.base, inbounds)
 
 
 def _check_accumulator(atom: Tcgen05MMA, d) -> None:
@@ -262,6 +358,36 @@ def _check_accumulator(atom: Tcgen05MMA, d) -> None:
     if d.dtype != atom.c or d.layout != atom.operand_layout("C"):
         raise GeometryError(f"mma: the accumulator must be accumulator(atom, address): "
                             f"{atom.c} with layout {atom.operand_layout('C')}, got {d}")
+
+
+def _check_k_range(x: KernelTcgen05Operand, K: int) -> None:
+    """K from operand x's origin lies in its tile (a runtime origin: a trap unless inbounds)
+    and, in K-major swizzled storage, in one swizzle row: the instructions step 32 bytes along
+    the row (the hardware swizzles the addresses it forms), which is not where the next row
+    group lies; and each step's descriptor walk (LBO, SBO, swizzle) from the static origin
+    reaches exactly the tile's elements (`Tcgen05Operand.k_step_descriptors`: e.g. an MN-major
+    origin whose N range leaves its swizzle row)."""
+    kaxis = x.host.kaxis
+    k0, size = x.origin[kaxis], product(x.tile.shape[kaxis])
+    if is_int(k0) and k0 + K > size:
+        raise GeometryError(f"mma: K = {K} from operand {x.role}'s origin {k0} runs past the "
+                            f"tile's extent {size} along axis {kaxis}")
+    if not is_int(k0) and not x.inbounds and K > x.atom.k:  # (k: checked by the operand)
+        ok = Scalar(_index(k0, "origin"), dtypes.Int32) + K <= size
+        emit(CheckOp(ok.value, f"mma: K = {K} from operand {x.role}'s runtime origin inside "
+                               f"the tile's extent {size} along axis {kaxis}"))
+    st = x.host.structure
+    first = (k0 if is_int(k0) else 0) % st.row_elements
+    if st.major == "K" and st.swizzled and first + K > st.row_elements:
+        raise GeometryError(
+            f"mma: K = {K} from operand {x.role}'s origin {k0} crosses its {st.swizzle_bytes}-"
+            f"byte swizzle row of {st.row_elements} elements (K-major storage: one mma steps "
+            f"along one row); issue one mma per row, k <= {st.row_elements - first}, with the "
+            "operand re-originated at each row (tylo.tcgen05_operand(operand, origin))")
+    try:  # the host's check that each step's descriptor walk reaches the tile's elements
+        x.host.k_step_descriptors(K)
+    except GeometryError as e:
+        raise GeometryError(f"mma: operand {x.role}: {e}") from None
 
 
 def tcgen05_mma(atom: Tcgen05MMA, d: TmemTile, a, b, k=None, accumulate=True) -> None:
@@ -301,11 +427,7 @@ def tcgen05_mma(atom: Tcgen05MMA, d: TmemTile, a, b, k=None, accumulate=True) ->
         if not isinstance(x, KernelTcgen05Operand) or x.role != want or str(x.atom) != str(atom):
             raise TypeMismatchError(f"mma: operand {want} must be tcgen05_operand(atom, '{want}', "
                                     f"tile) of this atom, got {x!r}")
-        kaxis = 1 if want == "A" else 0
-        extent = x.tile.layout.shape[kaxis]
-        if x.origin[kaxis] + K > extent:
-            raise GeometryError(f"mma: K = {K} from operand {want}'s origin {x.origin[kaxis]} runs "
-                                f"past the tile's extent {extent} along axis {kaxis}")
+        _check_k_range(x, K)
     pred, zero = None, False
     if isinstance(accumulate, bool):
         zero = not accumulate

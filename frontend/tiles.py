@@ -29,6 +29,7 @@ from ..dialects.tylo.ops import (
     StoreElementOp,
     WindowOp,
 )
+from ..passes.pointer_analysis import known_multiple
 
 
 class Pointer:
@@ -323,6 +324,25 @@ def window(tile: Tile, origin, shape, inbounds: bool = False) -> Tile:
         emit(CheckOp(ok.value, f"window axis {axis} in bounds"))
     op = emit(WindowOp(tile.value, [_index(o, "window origin") for o in origin], shape))
     return Tile(op.results[0], tile.dtype, tile.space, tile.layout, shape)
+
+
+def check_origin_at_run_time(what: str, origin, sizes, extents, units) -> None:
+    """Emit one ``tylo.check`` (a trap when false) per runtime coordinate of a logical operand
+    `origin` (static ones are the caller's to check): coordinate c along axis i is >= 0, a
+    multiple of ``units[i]`` (the term is left out where `known_multiple` proves it) and
+    ``c + extents[i] <= sizes[i]``. `what` names the operand in the trap's message. Used by
+    `wgmma_operand` and `tcgen05_operand` for their origins."""
+    for axis, c in enumerate(origin):
+        if is_int(c):
+            continue
+        x = Scalar(_index(c, "origin"), dtypes.Int32)
+        unit = units[axis]
+        ok = x >= 0
+        if known_multiple(x.value) % unit:
+            ok = ok & ((x % unit) == 0)
+        ok = ok & ((x + extents[axis]) <= sizes[axis])
+        emit(CheckOp(ok.value, f"{what} origin axis {axis}: a multiple of {unit} with the "
+                               "operand inside the tile"))
 
 
 def pointer_type(dtype: DType, space: str) -> PointerType:

@@ -31,7 +31,7 @@ from ..compiler.plans.wgmma import WARPGROUP_THREADS as WGMMA64_THREADS
 from ..compiler.plans.wgmma import WGMMA64, validate_wgmma_operand
 from ..dialects.builder import emit
 from ..dialects.scalars import Scalar
-from ..dialects.tylo.ops import CheckOp, SplatOp
+from ..dialects.tylo.ops import SplatOp
 from ..dialects.tylo.wgmma_ops import (
     WgmmaDescriptorOp,
     WgmmaMmaAsyncOp,
@@ -41,7 +41,7 @@ from ..dialects.tylo.wgmma_ops import (
 )
 from .builtins import linear_thread_idx
 from .fragments import Fragment, fragment_type, zeros
-from .tiles import Tile, _index
+from .tiles import Tile, _index, check_origin_at_run_time
 
 __all__ = ["zero_accumulator", "wgmma_operand", "mma_async", "wait_mma", "finish_mma",
            "WGMMAOperand", "PendingAccumulator", "ConsumedAccumulator", "accumulator_ownership",
@@ -175,17 +175,11 @@ def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = F
     if len(coords) != 2:
         raise GeometryError(f"wgmma_operand: origin {origin!r} must be a pair (logical)")
     validate_wgmma_operand(p, role, tile.layout, coords)
-    kaxis = 1 if role == "A" else 0
-    extent = p.operand_shape(role)
-    for axis, c in enumerate(coords):
-        if is_int(c) or inbounds:
-            continue
-        unit = p.instruction.k if axis == kaxis else 8
-        x = Scalar(_index(c, "origin"), dtypes.Int32)
-        size = product(tile.layout.shape[axis])
-        ok = (x >= 0) & ((x % unit) == 0) & ((x + extent[axis]) <= size)
-        emit(CheckOp(ok.value, f"wgmma_operand {role} origin axis {axis}: a multiple of {unit} "
-                               "with the operand inside the tile"))
+    if not inbounds:
+        units = [p.instruction.k if axis == (1 if role == "A" else 0) else 8 for axis in (0, 1)]
+        check_origin_at_run_time(f"wgmma_operand {role}", coords,
+                                 [product(s) for s in tile.layout.shape], p.operand_shape(role),
+                                 units)
     loc = user_location(2)
     site = f"{loc.filename}:{loc.line}" if loc is not None else None
     index = [_index(c, "origin") for c in coords]

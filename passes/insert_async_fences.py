@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, scf
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -65,7 +65,7 @@ from ..dialects.tylo.wgmma_ops import (
     WgmmaInstrRegAOp,
     WgmmaWaitOp,
 )
-from .pointer_analysis import constant, pointer_place
+from .pointer_analysis import pointer_place, summand_op
 
 NAME = "tylo-insert-async-fences"
 
@@ -89,12 +89,9 @@ def _shared(v: SSAValue) -> bool:
 
 
 def _encoding(v: SSAValue) -> WgmmaEncodeOp | None:
-    """The ``tylo.wgmma_encode`` a wgmma descriptor operand comes from (through the constant
-    additions that step it along K), or None."""
-    while isinstance(v.owner, arith.AddiOp):
-        op = v.owner
-        v = op.lhs if constant(op.rhs) is not None else op.rhs
-    return v.owner if isinstance(v.owner, WgmmaEncodeOp) else None
+    """The ``tylo.wgmma_encode`` a wgmma or tcgen05 descriptor operand comes from (through the
+    additions that step it along K or move it to a runtime origin), or None."""
+    return summand_op(v, WgmmaEncodeOp)
 
 
 def _descriptor_pointer(v: SSAValue) -> SSAValue | None:

@@ -31,6 +31,7 @@ from ..dialects.tylo.wgmma_ops import (
     WgmmaSumPartialsOp,
     WgmmaWaitOp,
 )
+from .pointer_analysis import summand_op
 
 HANDLERS: dict = {}
 """op class -> handler(lowering, op); tylo-lower-fragments registers them on its table."""
@@ -44,10 +45,11 @@ def _on(cls):
 
 
 def recognised_descriptor(value, what: str, cls=WgmmaDescriptorOp):
-    """The `cls` op (a `MatrixDescriptorOp` with fields) that defines descriptor `value`;
+    """The `cls` op (a `MatrixDescriptorOp` with fields) that defines descriptor `value`, or
+    whose result `value` is plus offsets (`summand_op`: a runtime origin's ``arith.addi``);
     PassFailedException naming operand `what` otherwise."""
-    owner = value.owner
-    if not isinstance(owner, cls) or owner.fields is None:
+    owner = summand_op(value, cls)
+    if owner is None or owner.fields is None:
         raise PassFailedException(
             f"tylo-lower-fragments: {what} must come from a {cls.name} recognised by "
             "tylo-recognize-swizzles")

@@ -11,7 +11,9 @@ never reported as known):
 * `is_uniform(v)`: `v` has one value across the lanes of a warp;
 * `pointer_address(p)` (`Address`: the root op, the static byte offset from it, and a power of
   two dividing the runtime part of the offset), `pointer_place(p)` (root, static offset or
-  None) and `shared_alignment(p)` (bytes known to divide a shared address).
+  None) and `shared_alignment(p)` (bytes known to divide a shared address);
+* `summand_op(v, cls)`: the op of a class at the root of an ``arith.addi`` chain (a matrix
+  descriptor plus its K steps and runtime origin offsets).
 
 An element offset is read as a sum of terms (``arith.addi`` / ``arith.subi``): constants, and
 runtime values scaled by a constant (``x * c``, ``c * x``, ``x << c``), whose product with the
@@ -174,6 +176,18 @@ def known_multiple(v: SSAValue) -> int:
     if multiple is None:
         return low
     return multiple if not low else min(low, multiple)
+
+
+def summand_op(v: SSAValue, cls, depth: int = 16):
+    """The `cls` op whose result `v` is, possibly plus other terms (a chain of ``arith.addi``
+    at most `depth` deep, the op's result on either side), or None. A matrix descriptor
+    stepped along K or re-originated at run time is its descriptor op's result plus offsets."""
+    owner = v.owner
+    if isinstance(owner, cls):
+        return owner
+    if depth == 0 or not isinstance(owner, arith.AddiOp):
+        return None
+    return summand_op(owner.lhs, cls, depth - 1) or summand_op(owner.rhs, cls, depth - 1)
 
 
 # -- pointers ------------------------------------------------------------------------------------

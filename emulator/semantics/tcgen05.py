@@ -27,8 +27,15 @@ the per-CTA TMEM of `tylo.emulator.tmem`.
   and mma.sync, `wgmma.K_STEP` products a fused step; not measured on a Blackwell tensor core)
   for ``.kind::f16``, ``.kind::tf32`` (the low 13 bits of each f32
   ignored) and ``.kind::f8f6f4`` with E4M3/E5M2 (aligned as f16, as mma.sync's fp8), into F32;
-  ``.kind::i8`` exactly (wrapping to s32). F16 accumulators, the 6- and 4-bit types, negation,
-  saturation, sparsity and A from TMEM at M = 64 are refused.
+  ``.kind::i8`` exactly (wrapping to s32). F16 accumulators (``.kind::f16`` with F16 inputs,
+  ``.kind::f8f6f4``): each TMEM word holds one element in its low 16 bits, the high 16 bits
+  written as 0 (9.7.16.10.4.1 "Packing format for matrix D in Tensor Memory": sub-word D
+  elements are not packed). Their rounding is a MODEL, fitted to no GPU (no Blackwell GPU was
+  at hand): one instruction's products and the f16 D it reads go through the same fused
+  dot-add into f32, and that result is rounded once to f16 (round to nearest even; NaN as
+  0x7FFF), i.e. D is rounded to f16 per K step of the instruction (16 products of 16-bit
+  inputs, 32 of 8-bit ones), never inside it. The 6- and 4-bit types, negation, saturation and
+  sparsity and A from TMEM at M = 64 are refused.
 * The tcgen05 fences (``ptx.fence``) have no data effect (the emulator issues in program order).
 """
 
@@ -59,6 +66,8 @@ OPERAND_TYPES = {"f16": {0: "f16", 1: "bf16"}, "tf32": {2: "tf32"},
 """Per kind, the A/B type codes of the instruction descriptor (PTX Table 42) the emulator runs,
 as the PTX types `matrix._decode` reads (f8f6f4's 6- and 4-bit codes are not run)."""
 ELEMENT_BYTES = {"f16": 2, "tf32": 4, "f8f6f4": 1, "i8": 1}
+_NAN16 = 0x7FFF
+"""The f16 NaN an F16 accumulator holds (PTX's canonical NaN, as `matrix._NAN32` for f32)."""
 
 
 def _warps(interpreter):
@@ -238,15 +247,17 @@ def _issue(interpreter, op, args, thread: int) -> None:
         machine.error(op, f"tcgen05.mma instruction descriptor {idesc:#010x}: {e}", threads)
     m, n = f["m_dim"] << 4, f["n_dim"] << 3
     types = OPERAND_TYPES[kind]
+    f16_d = f["d_type"] == 0 and kind != "i8"  # F16 D: f16 inputs (.kind::f16) or f8f6f4
     modelled = (f["a_type"] in types and f["b_type"] in types and not f["saturate"]
-                and f["d_type"] == (2 if kind == "i8" else 1))
+                and (f["d_type"] == (2 if kind == "i8" else 1)
+                     or f16_d and (kind == "f8f6f4" or f["a_type"] == f["b_type"] == 0)))
     a_tmem = bool(op.a_tmem.value.data)
     if (not modelled or f["sparse"] or f["negate_a"] or f["negate_b"] or m not in (64, 128)
             or (a_tmem and m != 128)):
         machine.error(op, f"tcgen05.mma .kind::{kind} (instruction descriptor {idesc:#010x}, "
                           f"M = {m}): the emulator runs dense MMAs of M = 128 or 64 (A from TMEM"
-                          " at M = 128 only) into F32 (S32 for "
-                          ".kind::i8) without negation or saturation, of the types "
+                          " at M = 128 only) into F32 (S32 for .kind::i8, F16 for F16 or 8-bit "
+                          "inputs) without negation or saturation, of the types "
                           f"{sorted(t for ts in OPERAND_TYPES.values() for t in ts.values())}",
                       threads, kind="fault")
     e = ELEMENT_BYTES[kind]
@@ -289,7 +300,14 @@ def _issue(interpreter, op, args, thread: int) -> None:
     in_a, in_b = types[f["a_type"]], types[f["b_type"]]
     Av = _decode(raw["A"].astype(np.uint32), in_a)[None]    # (1, m, k)
     Bv = _decode(raw["B"].T.astype(np.uint32), in_b)[None]  # (1, k, n)
-    if kind != "i8":
+    if f16_d:
+        def compute(current, Av=Av, Bv=Bv, add=bool(enable)):
+            half = (current & 0xFFFF).astype(np.uint16).view(np.float16)
+            C = half.astype(np.float32) if add else np.zeros(current.shape, np.float32)
+            with np.errstate(over="ignore"):
+                D = multiply_add(Av, Bv, C[None], in_a)[0].astype(np.float16)
+            return np.where(np.isnan(D), np.uint16(_NAN16), D.view(np.uint16)).astype(np.uint32)
+    elif kind != "i8":
         def compute(current, Av=Av, Bv=Bv, add=bool(enable)):
             C = current.view(np.float32) if add else np.zeros(current.shape, np.float32)
             D = multiply_add(Av, Bv, C[None], in_a)[0]

@@ -214,3 +214,19 @@ func.func @tcgen05_operands(%v: bf16, %t: i32) {
   tylo.tcgen05_mma_instr %t, %t, %d {kind = "f16", idesc = 135267472 : i64, a_tmem, enable_imm = 0 : i64} : i32
   func.return
 }
+
+// A descriptor moved to a runtime origin (the encoding plus a runtime offset, %o) still names
+// the stage it reads: the store into it is fenced.
+// CHECK-LABEL: func.func @tcgen05_runtime_origin
+// CHECK:       tylo.store %v, %s
+// CHECK-NEXT:  tylo.fence "proxy_async"
+// CHECK-NEXT:  tylo.barrier
+func.func @tcgen05_runtime_origin(%v: bf16, %t: i32, %o: i64) {
+  %s = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
+  tylo.store %v, %s : bf16, !tylo.ptr<bf16, shared>
+  tylo.barrier
+  %d = tylo.wgmma_encode %s, 4611756662049538048 : !tylo.ptr<bf16, shared>
+  %e = arith.addi %d, %o : i64
+  tylo.tcgen05_mma_instr %t, %t, %e {kind = "f16", idesc = 135267472 : i64, a_tmem, enable_imm = 0 : i64} : i32
+  func.return
+}

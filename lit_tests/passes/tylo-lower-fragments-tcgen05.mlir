@@ -41,3 +41,24 @@ func.func @mma(%pa: !tylo.ptr<bf16, shared>, %pb: !tylo.ptr<bf16, shared>, %d: i
   tylo.tmem_store %t, (%i) {shape = "16x256b"} : !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>
   func.return
 }
+
+// A descriptor at a runtime origin is the tylo.tcgen05_descriptor plus the origin's offset in
+// 16-byte units (%off, from tcgen05_operand): the handler finds the descriptor's fields through
+// the addition and steps the sum along K.
+// CHECK-LABEL: func.func @runtime_origin
+// CHECK:      %[[A:.*]] = arith.addi %a, %off : i64
+// CHECK-NEXT: tylo.tcgen05_mma_instr %d, %[[A]], %b {kind = "f16", idesc = 134808720 : i64, enable_imm = 0 : i64} : i64
+// CHECK-NEXT: %[[B64:.*]] = arith.constant 64 : i64
+// CHECK-NEXT: %[[B1:.*]] = arith.addi %b, %[[B64]] : i64
+// CHECK-NEXT: %[[A2:.*]] = arith.constant 2 : i64
+// CHECK-NEXT: %[[A1:.*]] = arith.addi %[[A]], %[[A2]] : i64
+// CHECK-NEXT: tylo.tcgen05_mma_instr %d, %[[A1]], %[[B1]] {kind = "f16", idesc = 134808720 : i64, enable_imm = 1 : i64} : i64
+func.func @runtime_origin(%pa: !tylo.ptr<bf16, shared>, %pb: !tylo.ptr<bf16, shared>, %d: i32, %z: i32, %off: i64) {
+  %sa = tylo.make_tile %pa : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, Sw<2,3,3> o (128,32):(32,1)>
+  %sb = tylo.make_tile %pb : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, Sw<2,3,3> o (32,32):(32,1)>
+  %a = tylo.tcgen05_descriptor "A" %sa[%z, %z] {fields = {swizzle = "64", major = "K", lbo = 16 : i64, sbo = 512 : i64, base_offset = 0 : i64, static = -9223301530671579136 : i64, k_step = 32 : i64}} : !tylo.tile<bf16, shared, Sw<2,3,3> o (128,32):(32,1)>
+  %b = tylo.tcgen05_descriptor "B" %sb[%z, %z] {fields = {swizzle = "64", major = "MN", lbo = 2048 : i64, sbo = 512 : i64, base_offset = 0 : i64, static = -9223301530663256064 : i64, k_step = 1024 : i64}} : !tylo.tile<bf16, shared, Sw<2,3,3> o (32,32):(32,1)>
+  %ar = arith.addi %a, %off : i64
+  tylo.tcgen05_mma %d, %ar, %b {kind = "f16", types = "Float32.BFloat16.BFloat16", m = 128 : i64, n = 32 : i64, k = 16 : i64, steps = 2 : i64, zero} : i64
+  func.return
+}

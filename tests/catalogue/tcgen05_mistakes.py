@@ -112,6 +112,32 @@ def k(out):""" + _TILES + """    wrong = TmemTile(Float32, base, Layout((128, 64
 @tylo.kernel
 def k(out):""" + _TILES + """    tylo.mma(atom, d, a, b, k=128)  # <-
 """ + _compile(), "GeometryError", "K = 128 from operand A's origin 0 runs past the tile's extent 64"),
+    Mistake("tcgen05-mma-k-across-swizzle-rows", P, "one MMA whose K crosses a swizzle row of "
+            "K-major storage", _SETUP + """
+wide = la.rebuild((128, (64, 2)), (64, (1, 8192)))  # K = 128: two 128-byte rows side by side
+@tylo.kernel
+def k(out):""" + _TILES + """    sw = tylo.SharedTile(tylo.shared_alloc(BFloat16, 128 * 128, align=1024), wide)
+    tylo.mma(atom, d, tylo.tcgen05_operand(atom, "A", sw), b, k=128)  # <-
+""" + _compile(), "GeometryError", "K = 128 from operand A's origin 0 crosses its 128-byte "
+            "swizzle row of 64 elements"),
+    Mistake("tcgen05-mma-operand-walk", P, "an MN-major operand origin whose N range leaves "
+            "its swizzle row", _SETUP + """
+wide = shared_layout(TMATile(BFloat16, (64, 64), 1)).rebuild((64, (64, 2)), (64, (1, 4096)))
+atom32 = Tcgen05MMA((128, 32, 16), BFloat16)
+@tylo.kernel
+def k(out):""" + _TILES + """    sw = tylo.SharedTile(tylo.shared_alloc(BFloat16, 64 * 128, align=1024), wide)
+    b32 = tylo.tcgen05_operand(atom32, "B", sw, (0, 48))  # N 48..80: rows 0 and 1
+    tylo.mma(atom32, tylo.accumulator(atom32, base), tylo.tcgen05_operand(atom32, "A", sa), b32)  # <-
+""" + _compile(), "GeometryError", "mma: operand B: tcgen05_operand(B, Sw<3,3,3> o "
+            "(64,(64,2)):(64,(1,4096)), origin=(0, 48)): K step 0: the descriptor walk from byte "
+            "96 reaches byte 144"),
+    Mistake("tcgen05-operand-runtime-origin", P, "a runtime tcgen05 operand origin not provably "
+            "a multiple of its unit", _SETUP + """
+@tylo.kernel
+def k(out, stage):""" + _TILES + """    tylo.tcgen05_operand(atom, "A", sa, (stage * 4, 0))  # <-
+k.compile(tylo.Tensor(Float32, 2), 1, block=128, arch="sm_100a")
+""", "GeometryError", "runtime origin coordinate 0 is not provably a multiple of 8 (an 8-row "
+            "core-matrix group"),
     Mistake("tcgen05-mma-k-multiple", P, "an MMA K that is not a multiple of the atom's k", _SETUP + """
 @tylo.kernel
 def k(out):""" + _TILES + """    tylo.mma(atom, d, a, b, k=24)  # <-

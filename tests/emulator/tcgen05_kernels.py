@@ -5,7 +5,7 @@ tests/frontend/test_tcgen05.py, the catalogue): one CTA of 128 threads (four war
 from __future__ import annotations
 
 import tylo
-from tylo import BFloat16, Float32, Int8, Int32, TMATile, UInt8, shared_layout
+from tylo import BFloat16, Float16, Float32, Int8, Int32, TMATile, UInt8, shared_layout
 
 ARCH = "sm_100a"
 
@@ -187,10 +187,20 @@ def _release(base, columns: int, warp):
         tylo.tmem_deallocate(base, columns)
 
 
+@tylo.func
+def _store_band(out, base, dtype, n: int):
+    """Warp w loads its 32 lanes of the (128, n) `dtype` accumulator at `base` into out."""
+    warp, lane = tylo.warp_id(), tylo.lane_id()
+    band = tylo.TmemTile(dtype, base + ((warp * 32) << 16), tylo.Layout((32, n), (1, 128)))
+    g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((32, n), 1), band)))
+    tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
+
+
 @tylo.kernel
 def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.constexpr,
               dtype: tylo.constexpr, row_bytes: tylo.constexpr, a_tmem: tylo.constexpr = False,
-              mistake: tylo.constexpr = None, transposed: tylo.constexpr = False):
+              mistake: tylo.constexpr = None, transposed: tylo.constexpr = False,
+              f16_acc: tylo.constexpr = False):
     """out (128, n) = A (128, k) @ B (k, n) by one thread's tcgen05.mma (dtype BFloat16 into
     Float32, or Int8 into Int32): operands stored by the CTA into canonical shared tiles (B's
     inner axis `b_axis`: 0 K-major, 1 MN-major; rows of `row_bytes`); commit on an mbarrier,
@@ -198,9 +208,12 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
     columns max(32, n) .. by tcgen05.st (warp w its rows 32 w ..) and the MMA reads it there. Mistakes: "no_commit" loads D without the
     commit and its wait (a barrier instead); "overwrite" stores into A's stage before the
     commit. `transposed`: read D through the permuted transfer ((n, 32), axis 0: logical (column,
-    lane)) into out (n, 128) = D^T."""
+    lane)) into out (n, 128) = D^T. `f16_acc`: a Float16 accumulator (Float16 or 8-bit float
+    inputs), one element in the low half of each TMEM word, read through the packed 16-bit
+    transfer of the (32, 2 n) Float16 view into out (128, 2 n): D in the even columns, the
+    words' high halves in the odd ones."""
     t, warp, lane = tylo.thread_idx(), tylo.warp_id(), tylo.lane_id()
-    acc_type = Int32 if dtype in (Int8, UInt8) else Float32
+    acc_type = Int32 if dtype in (Int8, UInt8) else Float16 if f16_acc else Float32
     atom = tylo.Tcgen05MMA((128, n, 256 // dtype.bits), dtype, acc_type)
     columns = 2 * max(32, n) if a_tmem else max(32, n)
     slot, bars = _allocate(columns, warp, t)
@@ -231,14 +244,18 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
     else:
         bars[0].wait(0)
     tylo.tcgen05_fence_after_thread_sync()
-    if transposed:
+    if f16_acc:
+        words = tylo.TmemTile(Float16, base + ((warp * 32) << 16),
+                              tylo.Layout((32, 2 * n), (1, 128)))
+        part = tylo.partition(tylo.TmemTransfer((32, 2 * n), 1), words)
+        g = tylo.unpack(tylo.wait_load(tylo.load_async(part)))
+        tylo.store(tylo.window(out, (warp * 32, 0), (32, 2 * n)), g, lane)
+    elif transposed:
         view = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((n, 32), (128, 1)))
         g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((n, 32), 0), view)))
         tylo.store(tylo.window(out, (0, warp * 32), (n, 32)), g, lane)
     else:
-        band = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((32, n), (1, 128)))
-        g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((32, n), 1), band)))
-        tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
+        _store_band(out, base, acc_type, n)
     _release(base, columns, warp)
 
 
@@ -268,12 +285,82 @@ def mma_64xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.const
     bars[0].wait(0)
     tylo.tcgen05_fence_after_thread_sync()
     if read == "lanes":
-        band = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((32, n), (1, 128)))
-        g = tylo.wait_load(tylo.load_async(tylo.partition(tylo.TmemTransfer((32, n), 1), band)))
-        tylo.store(tylo.window(out, (warp * 32, 0), (32, n)), g, lane)
+        _store_band(out, base, acc_type, n)
     else:  # the warp's rows 16 w .. 16 w + 15 of D: lanes 32 w .. 32 w + 15
         rows = tylo.TmemTile(acc_type, base + ((warp * 32) << 16), tylo.Layout((16, n), (1, 128)))
         part = tylo.partition(tylo.TmemTransfer((16, n), 1, read), rows)
         g = tylo.wait_load(tylo.load_async(part))
         tylo.store(tylo.window(out, (warp * 16, 0), (16, n)), g, lane)
     _release(base, columns, warp)
+
+
+@tylo.kernel
+def mma_ring(out, A, B, stage, k_steps, stages: tylo.constexpr, n: tylo.constexpr,
+             b_axis: tylo.constexpr, mistake: tylo.constexpr = None):
+    """out (128, n) = A[stage] @ B[stage] over K = 16 k_steps, `stage` and `k_steps` runtime:
+    the `stages` A tiles (128, 64) are one shared (stages * 128, 64) tile (K-major, 128-byte
+    rows) and the B tiles (64, n) one (64, stages * n) tile, K-major (`b_axis` 0: N is the
+    strided axis) or MN-major (1, n = 64: N the contiguous axis, one swizzle row a stage).
+    One thread picks the stage by runtime origins (stage * 128 rows of A, stage * n columns of
+    B) and steps K by re-origins in a runtime loop (kk * 16: inside A's one row, B's 8-row
+    groups or row), one tcgen05.mma of k = 16 each. Mistakes: "unproven" gives A's origin as
+    stage * 4 rows (not provably a multiple of 8)."""
+    t = tylo.thread_idx()
+    atom = tylo.Tcgen05MMA((128, n, 16), BFloat16)
+    la = shared_layout(TMATile(BFloat16, (128, 64), 1)).rebuild((stages * 128, 64), (64, 1))
+    if b_axis == 0:
+        lb = shared_layout(TMATile(BFloat16, (64, n), 0)).rebuild((64, stages * n), (1, 64))
+    else:
+        lb = shared_layout(TMATile(BFloat16, (64, 64), 1)).rebuild((64, (64, stages)),
+                                                                    (64, (1, 4096)))
+    sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, stages * 128 * 64, align=1024), la)
+    sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, stages * 64 * n, align=1024), lb)
+    slot, bars = _allocate(max(32, n), tylo.warp_id(), t)
+    _fill(sa, A, stages * 128, 64, t)
+    _fill(sb, B, 64, stages * n, t)
+    base = _publish(slot)
+    d = tylo.accumulator(atom, base)
+    if t == 0:
+        rows = stage * 4 if mistake == "unproven" else stage * 128
+        a = tylo.tcgen05_operand(atom, "A", sa, (rows, 0))
+        b = tylo.tcgen05_operand(atom, "B", sb, (0, stage * n))
+        for kk in range(k_steps):
+            tylo.mma(atom, d, tylo.tcgen05_operand(a, (rows, kk * 16)),
+                     tylo.tcgen05_operand(b, (kk * 16, stage * n)), k=16, accumulate=kk > 0)
+        tylo.commit_mma(bars[0])
+    bars[0].wait(0)
+    tylo.tcgen05_fence_after_thread_sync()
+    _store_band(out, base, Float32, n)
+    _release(base, max(32, n), tylo.warp_id())
+
+
+@tylo.kernel
+def mma_two_rows(out, A, B, n: tylo.constexpr, split: tylo.constexpr):
+    """out (128, n) = A (128, 128) @ B (128, n), both K-major with K in two 128-byte swizzle
+    rows (row groups 16 KiB / 8 n KiB apart). `split`: one mma per row, the operands
+    re-originated at K = 64 r; else one mma of K = 128 (refused: it would cross the row)."""
+    t = tylo.thread_idx()
+    atom = tylo.Tcgen05MMA((128, n, 16), BFloat16)
+    la = shared_layout(TMATile(BFloat16, (128, 64), 1)).rebuild((128, (64, 2)), (64, (1, 8192)))
+    lb = shared_layout(TMATile(BFloat16, (64, n), 0)).rebuild(((64, 2), n), ((1, 64 * n), 64))
+    sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 128 * 128, align=1024), la)
+    sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, 128 * n, align=1024), lb)
+    slot, bars = _allocate(max(32, n), tylo.warp_id(), t)
+    _fill(sa, A, 128, 128, t)
+    _fill(sb, B, 128, n, t)
+    base = _publish(slot)
+    d = tylo.accumulator(atom, base)
+    a = tylo.tcgen05_operand(atom, "A", sa)
+    b = tylo.tcgen05_operand(atom, "B", sb)
+    if t == 0:
+        if split:
+            for r in tylo.static_range(2):
+                tylo.mma(atom, d, tylo.tcgen05_operand(a, (0, 64 * r)),
+                         tylo.tcgen05_operand(b, (64 * r, 0)), k=64, accumulate=r > 0)
+        else:
+            tylo.mma(atom, d, a, b, k=128, accumulate=False)
+        tylo.commit_mma(bars[0])
+    bars[0].wait(0)
+    tylo.tcgen05_fence_after_thread_sync()
+    _store_band(out, base, Float32, n)
+    _release(base, max(32, n), tylo.warp_id())

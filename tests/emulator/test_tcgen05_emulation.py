@@ -1,7 +1,8 @@
 """The emulator's TMEM and tcgen05 (emulator/tmem.py, emulator/semantics/tcgen05.py): TMEM round
 trips through .32x32b and .16x64b / .16x128b / .16x256b transfers (packed 16-bit ones too, and
 where each shape puts every register), tcgen05.mma products of M = 128 and 64 (K- and MN-major
-B, 128/64/32-byte rows, bf16, tf32, fp8 and int8, A from shared memory or TMEM) against numpy, and the rules the emulator enforces:
+B, 128/64/32-byte rows, bf16, tf32, fp8 and int8, A from shared memory or TMEM, F16
+accumulators, runtime operand origins) against numpy, and the rules the emulator enforces:
 a warp's lane band, allocated columns, the allocator's limits and permit, deallocation, reading
 D before the commit that completes the MMA, overwriting an operand a pending MMA reads. Kernels:
 tcgen05_kernels.py, compiled for sm_100a (``emulate[...].for_arch``)."""
@@ -10,11 +11,11 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo import BFloat16, Float8E4M3, Float8E5M2, Float32, Int8
+from tylo import BFloat16, Float8E4M3, Float8E5M2, Float16, Float32, Int8
 
 from tcgen05_kernels import (
-    ARCH, mma_64xn, mma_128xn, tmem_allocations, tmem_roundtrip, tmem_roundtrip_packed,
-    tmem_shape_roundtrip,
+    ARCH, mma_64xn, mma_128xn, mma_ring, mma_two_rows, tmem_allocations, tmem_roundtrip,
+    tmem_roundtrip_packed, tmem_shape_roundtrip,
 )
 
 
@@ -132,6 +133,91 @@ def test_16_lane_shapes_roundtrip_and_placement(shape, n, dtype, offset):
     for w in range(4):
         np.testing.assert_array_equal(raw[32 * w + offset:32 * w + offset + 16], want[16 * w:16 * w + 16])
         np.testing.assert_array_equal(np.delete(raw[32 * w:32 * w + 32], range(offset, offset + 16), 0), 0)
+
+
+def _ring(b_axis: int, n: int, stages: int, seed: int):
+    rng = np.random.default_rng(seed)
+    A = rng.integers(-3, 4, (stages * 128, 64)).astype(BFloat16.numpy)
+    B = rng.integers(-3, 4, (64, stages * n)).astype(BFloat16.numpy)
+    return A, B
+
+
+@pytest.mark.parametrize("b_axis, n, stages, stage, k_steps", [
+    (0, 32, 3, 2, 3),  # B K-major: its stage along the strided N axis (8-row groups)
+    (1, 64, 2, 1, 4),  # B MN-major: its stage one 128-byte row along the contiguous N axis
+])
+def test_runtime_origins_pick_a_stage_and_step_k(b_axis, n, stages, stage, k_steps):
+    """tcgen05_operand with runtime origins: the stage (stage * 128 rows of A, stage * n
+    columns of B) and, in a runtime loop, K (kk * 16) are offsets added to the descriptors."""
+    A, B = _ring(b_axis, n, stages, stage + n)
+    out = np.full((128, n), np.nan, np.float32)
+    _emulate(mma_ring, out, A, B, stage, k_steps, stages, n, b_axis)
+    a = A[stage * 128:(stage + 1) * 128, :16 * k_steps].astype(np.float64)
+    b = B[:16 * k_steps, stage * n:(stage + 1) * n].astype(np.float64)
+    np.testing.assert_array_equal(out, a @ b)
+
+
+@pytest.mark.parametrize("stages, stage, k_steps, check", [
+    (2, 2, 1, "A origin axis 0: a multiple of 8"),   # the stage past the ring
+    (1, 0, 5, "A origin axis 1: a multiple of 16"),  # K = 16 from 64 past the one row
+])
+def test_runtime_origin_outside_the_tile_traps(stages, stage, k_steps, check):
+    A, B = _ring(0, 32, stages, 0)
+    with pytest.raises(tylo.EmulationError, match=f"tcgen05_operand {check} with the operand "
+                                                  "inside the tile") as info:
+        _emulate(mma_ring, np.zeros((128, 32), np.float32), A, B, stage, k_steps, stages, 32, 0)
+    assert info.value.kind == "trap"
+
+
+def test_unproven_runtime_origin_is_refused_at_the_users_line():
+    A, B = _ring(0, 32, 2, 0)
+    with pytest.raises(tylo.GeometryError, match=r"tcgen05_operand A: runtime origin coordinate "
+                       r"0 is not provably a multiple of 8 \(an 8-row core-matrix group") as info:
+        _emulate(mma_ring, np.zeros((128, 32), np.float32), A, B, 1, 1, 2, 32, 0, "unproven")
+    assert "tcgen05_kernels.py" in str(info.value)
+
+
+def test_k_in_two_swizzle_rows_takes_one_mma_per_row():
+    """K-major storage with K in two 128-byte rows: one mma of K = 128 would step 32 bytes past
+    the first row, so it is refused; re-originated per row, the product is exact."""
+    rng = np.random.default_rng(11)
+    A = rng.integers(-3, 4, (128, 128)).astype(BFloat16.numpy)
+    B = rng.integers(-3, 4, (128, 32)).astype(BFloat16.numpy)
+    out = np.full((128, 32), np.nan, np.float32)
+    _emulate(mma_two_rows, out, A, B, 32, True)
+    np.testing.assert_array_equal(out, A.astype(np.float64) @ B.astype(np.float64))
+    with pytest.raises(tylo.GeometryError, match=r"mma: K = 128 from operand A's origin 0 "
+                       r"crosses its 128-byte swizzle row of 64 elements"):
+        _emulate(mma_two_rows, out, A, B, 32, False)
+
+
+@pytest.mark.parametrize("dtype, n, k", [
+    (Float16, 32, 64),      # .kind::f16, F16 inputs and D: four instructions of k = 16
+    (Float8E4M3, 32, 128),  # .kind::f8f6f4 into F16: four instructions of k = 32
+])
+def test_f16_accumulator_rounds_once_per_instruction(dtype, n, k):
+    """An F16 D: one element in the low half of each TMEM word (the high half 0), read through
+    the packed 16-bit transfer; numerics by the emulator's model, the fused f32 dot-add of one
+    instruction's products and D rounded to f16 per instruction. The inputs (multiples of 1/16
+    up to 2) make every instruction's sum exact in f32, so the model gives numpy's D =
+    f16(D + A_s @ B_s) per K step s exactly, which differs from the f16 of the exact product:
+    a tolerance of 0 against the per-step rounding, one f16 rounding per step against float64."""
+    rng = np.random.default_rng(k)
+    A = (rng.integers(-32, 33, (128, k)) / 16).astype(dtype.numpy)
+    B = (rng.integers(-32, 33, (k, n)) / 16).astype(dtype.numpy)
+    out = np.full((128, 2 * n), np.nan, np.float16)
+    _emulate(mma_128xn, out, A, B, n, k, 0, dtype, 128, False, None, False, True)
+    step = 256 // dtype.bits
+    ref, bound = np.zeros((128, n), np.float16), 0.0
+    for s in range(0, k, step):
+        exact = ref.astype(np.float64) + A[:, s:s + step].astype(np.float64) @ B[s:s + step].astype(np.float64)
+        ref = exact.astype(np.float16)
+        bound += float(np.abs(exact).max()) * 2.0 ** -11  # half an f16 ulp, relative
+    np.testing.assert_array_equal(out[:, 0::2], ref)
+    assert (out[:, 1::2].view(np.uint16) == 0).all()
+    product = A.astype(np.float64) @ B.astype(np.float64)
+    assert not np.array_equal(ref.astype(np.float64), product)  # the per-step rounding shows
+    assert np.abs(out[:, 0::2] - product).max() <= bound
 
 
 def test_packed_roundtrip_keeps_the_bits():

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import tylo
-from tylo import BFloat16, Float32, Int8, Int32
+from tylo import BFloat16, Float8E4M3, Float16, Float32, Int8, Int32
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
 from tcgen05_kernels import ARCH, mma_64xn, mma_128xn, tmem_roundtrip, tmem_shape_roundtrip  # noqa: E402
@@ -94,6 +94,26 @@ def test_m64_mma_compiles_with_its_instruction_descriptor(dtype, n, k, idesc):
     sass = compiled.asm["sass"]
     assert ("UTCHMMA" if dtype == BFloat16 else "UTCIMMA") in sass
     assert f"LDTM.16dp256bit.x{n // 8} " in sass
+
+
+@pytest.mark.parametrize("dtype, kind", [(Float16, "f16"), (Float8E4M3, "f8f6f4")])
+def test_f16_accumulator_compiles_with_d_type_f16(dtype, kind):
+    """An F16 D (.kind::f16 with F16 inputs, .kind::f8f6f4): the instruction descriptor's D
+    type is 0 (F16, bits 4-5), ptxas assembles it for sm_100a, and D is read by the packed
+    16-bit .32x32b load (32 words of 64 columns: 64 registers over the (32, 128) view)."""
+    compiled = mma_128xn.compile(T(Float16, 2), T(dtype, 2), T(dtype, 2), 64, 64, 0, dtype,
+                                 64 * dtype.bytes, False, None, False, True, block=128,
+                                 arch=ARCH)
+    ptx = compiled.ptx
+    idesc = tylo.instruction_descriptor(tylo.Tcgen05MMA((128, 64, 256 // dtype.bits), dtype,
+                                                        Float16), "K", "K")
+    assert (idesc >> 4) & 3 == 0 and f", {idesc};" in ptx
+    mmas = _lines(ptx, "tcgen05.mma")
+    assert len(mmas) == 64 // (256 // dtype.bits)
+    assert all(m.startswith(f"tcgen05.mma.cta_group::1.kind::{kind} [%r") for m in mmas)
+    ld, = _lines(ptx, "tcgen05.ld")
+    assert ld.startswith("tcgen05.ld.sync.aligned.32x32b.x64.b32 {%r")
+    assert compiled.report.registers > 0  # ptxas assembled it
 
 
 def test_mma_with_a_from_tmem_names_it_in_brackets():

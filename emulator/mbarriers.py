@@ -192,13 +192,19 @@ class MBarriers:
             bar.completed_remote, bar.remote = bar.remote, -1
 
     # -- async writes -----------------------------------------------------------------------------
-    def async_write(self, offsets, barrier: int, what: str) -> None:
-        """Record shared bytes `offsets` written by an async copy that completes on `barrier`
-        in its current phase."""
+    def completion(self, barrier: int, what: str) -> int:
+        """Record an asynchronous result (`what`: a TMA load's bytes, a tcgen05.mma's D) that
+        completes on the initialised `barrier` in its current phase; its index into `writes`
+        (whose `seen` says which threads are ordered after it)."""
         bar = self.bars[barrier]
         self.writes.append(AsyncWrite(barrier, bar.phase, what,
                                       np.zeros(self.clocks.n, bool)))
-        self.owner[offsets] = len(self.writes) - 1
+        return len(self.writes) - 1
+
+    def async_write(self, offsets, barrier: int, what: str) -> None:
+        """Record shared bytes `offsets` written by an async copy that completes on `barrier`
+        in its current phase."""
+        self.owner[offsets] = self.completion(barrier, what)
 
     def _observe(self, address: int, phase: int, threads) -> None:
         for w in self.writes:

@@ -16,7 +16,11 @@ them returned first) are errors too.
 
 Accesses: ``tcgen05.ld``/``st`` and the MMA's D, and A from TMEM, must lie in allocated columns;
 a load of cells that a pending MMA writes is a race ("TMEM read while a tcgen05.mma writing it
-may be pending": observe the commit's mbarrier, then ``tcgen05.fence::after_thread_sync``).
+may be pending": observe the commit's mbarrier, then ``tcgen05.fence::after_thread_sync``), and
+so is a load or store of a D that a commit completed by a thread not ordered after any
+arrival of a commit that tracks it (`landed`; a commit tracks every earlier MMA of its thread;
+ordered: a successful wait on that mbarrier phase, or a bar.sync after a thread that waited):
+the commit is asynchronous too.
 """
 
 from __future__ import annotations
@@ -58,6 +62,25 @@ class Tmem:
     sites: dict = field(default_factory=dict)  # first column -> the tcgen05.alloc op
     relinquished: bool = False
     pending: dict = field(default_factory=dict)  # issuing thread -> [PendingMma], oldest first
+    # D regions that commits completed: (issuing thread, first column, n, lanes bytes) ->
+    # [lanes, [mbarrier completions (`MBarriers.completion`) of every commit of that thread
+    # since]]: a thread must have observed one of them to touch the region's cells
+    landed: dict = field(default_factory=dict)
+
+    def land(self, thread: int, p: "PendingMma", completion: int | None) -> None:
+        """`p` completed at a commit of `thread` whose arrival is `completion` (None: the
+        barrier was not initialised; the arrival reports that)."""
+        key = (thread, p.column, p.n, np.asarray(p.lanes).tobytes())
+        entry = self.landed.setdefault(key, [np.asarray(p.lanes), []])
+        if completion is not None and completion not in entry[1]:
+            entry[1].append(completion)
+
+    def committed(self, thread: int, completion: int) -> None:
+        """A commit of `thread` also tracks every earlier MMA of that thread (PTX 9.7.16.10.10:
+        the mbarrier tracks all prior async tcgen05 operations of the executing thread)."""
+        for (t, *_), entry in self.landed.items():
+            if t == thread and completion not in entry[1]:
+                entry[1].append(completion)
 
     def allocate(self, ncols: int, op=None) -> int | None:
         """The first column of `ncols` newly allocated columns (by `op`), or None when none are

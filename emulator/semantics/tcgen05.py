@@ -184,6 +184,7 @@ class Tcgen05Semantics(InterpreterFunctions):
                                   f"{lane + shape.lanes - 1} are its D, and no tcgen05.commit of "
                                   "its thread has completed it (wait on the commit's mbarrier, "
                                   "then tcgen05.fence::after_thread_sync)", threads, kind="race")
+            _check_landed(machine, op, tmem, lane + lanes, column + columns, threads, "read")
             out[w] = tmem.cells[lane + lanes, column + columns]
         _lock(machine, interpreter.threads, [r.type.register_name for r in op.values], LOCK_LOAD)
         return tuple(out[..., r].reshape(-1) for r in range(num))
@@ -201,6 +202,8 @@ class Tcgen05Semantics(InterpreterFunctions):
             if tmem.pending_writer(np.arange(lane, lane + shape.lanes), column, count) is not None:
                 interpreter.machine.error(op, "tcgen05.st to TMEM a pending tcgen05.mma writes",
                                           threads, kind="race")
+            _check_landed(interpreter.machine, op, tmem, lane + lanes, column + columns, threads,
+                          "write")
             tmem.cells[lane + lanes, column + columns] = values[w]
         return ()
 
@@ -227,12 +230,40 @@ class Tcgen05Semantics(InterpreterFunctions):
         bars = cta_offsets(machine, op, args[0], interpreter.threads, 8)
         for lane, thread in enumerate(interpreter.threads):
             tmem = tmem_of(machine, int(thread))
+            landed = None  # (recorded before the arrival: the phase it completes)
+            if int(bars[lane]) in machine.mbarriers.bars:
+                landed = machine.mbarriers.completion(int(bars[lane]), "a tcgen05.mma (its D)")
+                tmem.committed(int(thread), landed)
             for p in tmem.pending.pop(int(thread), []):
                 view = tmem.cells[p.lanes, p.column:p.column + p.n]
                 tmem.cells[p.lanes, p.column:p.column + p.n] = p.compute(view)
+                tmem.land(int(thread), p, landed)
                 machine.async_reads.release([p.key])
             machine.mbarriers.arrive(op, bars[lane:lane + 1], interpreter.threads[lane:lane + 1])
         return ()
+
+
+def _check_landed(machine, op, tmem, lanes, columns, threads, verb: str) -> None:
+    """Refuse `threads` (a warp; cells ``lanes[t, r], columns[t, r]`` for thread t) touching a
+    tcgen05.mma's D that commits completed before they observed the arrival of one of them."""
+    threads = np.asarray(threads, np.int64)
+    for (_, column, n, _), (rows, completions) in tmem.landed.items():
+        touch = (np.isin(lanes, rows) & (columns >= column) & (columns < column + n)).any(axis=1)
+        if not touch.any() or not completions:
+            continue
+        seen = np.zeros(threads.size, bool)
+        for c in completions:
+            seen |= machine.mbarriers.writes[c].seen[threads]
+        blind = threads[touch & ~seen]
+        if blind.size:
+            w = machine.mbarriers.writes[completions[-1]]
+            machine.error(op, f"data race on TMEM: threads {blind[:8].tolist()}"
+                              f"{' ...' if blind.size > 8 else ''} {verb} the D of a "
+                              f"tcgen05.mma that a tcgen05.commit completed (last: phase "
+                              f"{w.phase} of the mbarrier at {machine.mbarriers.name(w.barrier)})"
+                              " without observing such a commit's arrival (wait on its "
+                              "mbarrier, or a bar.sync after a thread that waited; then "
+                              "tcgen05.fence::after_thread_sync)", blind, kind="race")
 
 
 def _issue(interpreter, op, args, thread: int) -> None:

@@ -206,7 +206,8 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
     inner axis `b_axis`: 0 K-major, 1 MN-major; rows of `row_bytes`); commit on an mbarrier,
     wait, TMEM -> registers -> global. With `a_tmem` A (bf16) is packed and stored into TMEM
     columns max(32, n) .. by tcgen05.st (warp w its rows 32 w ..) and the MMA reads it there. Mistakes: "no_commit" loads D without the
-    commit and its wait (a barrier instead); "overwrite" stores into A's stage before the
+    commit and its wait (a barrier instead); "no_wait" commits but loads D after a barrier,
+    no thread having waited on the commit's mbarrier; "overwrite" stores into A's stage before the
     commit. `transposed`: read D through the permuted transfer ((n, 32), axis 0: logical (column,
     lane)) into out (n, 128) = D^T. `f16_acc`: a Float16 accumulator (Float16 or 8-bit float
     inputs), one element in the low half of each TMEM word, read through the packed 16-bit
@@ -239,7 +240,7 @@ def mma_128xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.cons
             sa[0, 0] = A[0, 0]
         if mistake != "no_commit":
             tylo.commit_mma(bars[0])
-    if mistake == "no_commit":
+    if mistake in ("no_commit", "no_wait"):
         tylo.barrier()
     else:
         bars[0].wait(0)

@@ -307,6 +307,15 @@ def test_reading_d_before_the_commit_is_a_race():
              *_mma_mistake("no_commit"))
 
 
+def test_reading_d_after_the_commit_without_observing_its_arrival_is_a_race():
+    """tcgen05.commit is asynchronous: its arrival, not the instruction, completes the MMA for
+    a reader, so a barrier with no wait on the mbarrier before it orders nothing."""
+    _refused(r"data race on TMEM: threads \[0, 1, .*\] \.\.\. read the D of a tcgen05.mma "
+             r"that a tcgen05.commit completed \(last: phase 0 of the mbarrier at .*\) without "
+             r"observing such a commit's arrival",
+             "race", mma_128xn, *_mma_mistake("no_wait"))
+
+
 def test_overwriting_an_operand_of_a_pending_mma_is_a_race():
     _refused("shared stage overwritten while a tcgen05.mma reading it may be pending", "race",
              mma_128xn, *_mma_mistake("overwrite"))

@@ -241,10 +241,13 @@ def window(x, origin, shape, inbounds: bool = False):
     return _window_layout(x, origin, shape)
 
 
-def tcgen05_operand(atom, role=None, tile=None, origin=(0, 0), base_address: int = 0):
+def tcgen05_operand(atom, role=None, tile=None, origin=(0, 0), base_address: int = 0, *,
+                    inbounds: bool = False):
     """Operand A (M, K) or B (K, N) of a `Tcgen05MMA`: on the host, of a static shared layout
     (`tylo.compiler.plans.tcgen05_mma.tcgen05_operand`; ``tcgen05_operand(operand, origin)`` is
-    `Tcgen05Operand.at`); in a kernel, of a shared tile (`tylo.frontend.tcgen05.tcgen05_operand`)."""
+    `Tcgen05Operand.at`); in a kernel, of a shared tile (`tylo.frontend.tcgen05.tcgen05_operand`,
+    where ``inbounds=True`` leaves out the run-time bounds traps of a runtime origin; on the host
+    every origin is static and checked, so `inbounds` is refused there)."""
     import sys
 
     tiles = sys.modules.get(f"{__name__}.frontend.tiles")
@@ -255,7 +258,13 @@ def tcgen05_operand(atom, role=None, tile=None, origin=(0, 0), base_address: int
     kernel = sys.modules.get(f"{__name__}.frontend.tcgen05")
     if (tiles is not None and isinstance(tile, tiles.Tile)) or (
             kernel is not None and isinstance(atom, kernel.KernelTcgen05Operand)):
-        return kernel.tcgen05_operand(atom, role, tile, origin, base_address)
+        return kernel.tcgen05_operand(atom, role, tile, origin, base_address, inbounds=inbounds)
+    if inbounds:
+        from .compiler.errors import PlanError
+
+        raise PlanError("tcgen05_operand: inbounds=True is for a kernel's operand of a shared "
+                        "tile (it leaves out the run-time bounds traps of a runtime origin); a "
+                        "host operand's origin is static and always checked")
     if isinstance(atom, Tcgen05Operand):
         return atom.at(role if role is not None else origin)
     return _host_tcgen05_operand(atom, role, tile, origin, base_address)

@@ -107,7 +107,7 @@ def bench(sizes) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192])
     parser.add_argument("--sass", action="store_true", help="ptxas line and SASS mix, no GPU")
     args = parser.parse_args()

@@ -89,7 +89,7 @@ def child() -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--runs", type=int, default=5, help="processes with a warm cache")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tylo-bench-cache-") as cache:

@@ -32,7 +32,7 @@ def load_example():
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--size", type=int, default=256)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()

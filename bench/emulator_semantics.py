@@ -74,7 +74,7 @@ def cases(rng, n: int):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--threads", type=int, default=256)
     parser.add_argument("--calls", type=int, default=2000)
     args = parser.parse_args()

@@ -49,7 +49,7 @@ def seconds(code: str, path: str) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
     path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"tylo_import_{os.getpid()}.py")

@@ -49,8 +49,11 @@ def _compare():
 
 
 def main() -> int:
-    import torch
-
+    try:
+        import torch
+    except ImportError:
+        print("mma_sync_peak: needs torch and a CUDA GPU (torch is not installed); nothing timed")
+        return 0
     if not torch.cuda.is_available():
         print("mma_sync_peak: needs a CUDA GPU (none found); nothing timed")
         return 0

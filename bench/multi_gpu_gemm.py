@@ -1,6 +1,6 @@
-"""The flagship GEMM on every GPU of the machine at once, beside torch.matmul on the same GPU.
+"""The flagship GEMM on several GPUs at once (up to --gpus), beside torch.matmul on each.
 
-    python bench/multi_gpu_gemm.py                 # every GPU (at most --gpus), 8192^3
+    python bench/multi_gpu_gemm.py                 # the first two GPUs (--gpus), 8192^3
     python bench/multi_gpu_gemm.py --size 4096 --gpus 2
 
 One process per GPU (torch.multiprocessing + torch.distributed with the NCCL backend,
@@ -82,7 +82,7 @@ def free_port() -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--size", type=int, default=8192, help="M = N = K (default 8192)")
     parser.add_argument("--gpus", type=int, default=2, help="at most this many GPUs (default 2)")
     args = parser.parse_args()

@@ -124,18 +124,24 @@ PAIR_TYPES = frozenset(t.pair for t in PTX_TYPES.values() if t.pair)
 
 # PTX ISA version printed for a target: the first release with every instruction Tylo may emit
 # for it. 8.4 brings FP8 mma.sync (sm_89/sm_90); newer targets need the release that introduced
-# them (PTX ISA "Release Notes": sm_100a/sm_101a 8.6, sm_120a 8.7, sm_103a/sm_121a 8.8, sm_110a 9.0).
+# them (PTX ISA "Release Notes": sm_100a 8.6, sm_120a 8.7, sm_103a/sm_121a 8.8, sm_110a 9.0).
 # sm_100a prints 8.7, the floor the tcgen05 path was specified for (ptxas 13.0 also assembles
-# its tcgen05.alloc/ld/st/mma .kind::f16/commit forms at 8.6: measured).
-PTX_VERSION_BY_SM = {100: "8.7", 101: "8.6", 103: "8.8", 110: "9.0", 120: "8.7", 121: "8.8"}
+# its tcgen05.alloc/ld/st/mma .kind::f16/commit forms at 8.6: measured). The family targets
+# (``f``) came with 8.8, sm_110f with 9.0 (ptxas 13.0: "PTX .version 8.7 does not support
+# .target sm_100f", measured for sm_100f/103f/120f/121f at 8.7 and sm_110f at 8.8).
+PTX_VERSION_BY_SM = {100: "8.7", 103: "8.8", 110: "9.0", 120: "8.7", 121: "8.8"}
+FAMILY_PTX_VERSION = "8.8"
 DEFAULT_PTX_VERSION = "8.4"
 
 
 # The compute capabilities ptxas 13 targets (``ptxas --help``, --gpu-name), and which take the
 # architecture-specific ``a`` suffix (sm_90a and the Blackwell parts) or the family ``f``.
-KNOWN_SM = (75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121)
-ARCH_SPECIFIC_SM = (90, 100, 101, 103, 110, 120, 121)
-FAMILY_SM = (100, 101, 103, 110, 120, 121)
+# sm_101 is not one: CUDA 13 renamed it sm_110 (ptxas 13.0: "Value 'sm_101a' is not defined for
+# option 'gpu-name'").
+KNOWN_SM = (75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121)
+ARCH_SPECIFIC_SM = (90, 100, 103, 110, 120, 121)
+FAMILY_SM = (100, 103, 110, 120, 121)
+RENAMED_SM = {101: 110}
 
 
 def arch_number(arch: str) -> int:
@@ -149,14 +155,22 @@ def arch_number(arch: str) -> int:
           and (suffix != "f" or int(digits) in FAMILY_SM))
     if not ok:
         known = ", ".join(f"sm_{n}" for n in KNOWN_SM)
-        raise UnsupportedError(f"target {arch!r} is not a target Tylo compiles for: {known}, with "
-                               f"'a' after sm_90 and the sm_10x-12x parts (e.g. 'sm_90a')")
+        renamed = RENAMED_SM.get(int(digits)) if digits.isdigit() else None
+        hint = (f" (CUDA 13 renamed sm_{digits} to sm_{renamed}: use 'sm_{renamed}{suffix}')"
+                if renamed else "")
+        raise UnsupportedError(f"target {arch!r} is not a target Tylo compiles for{hint}: "
+                               f"{known}, with 'a' after sm_90 and the sm_10x-12x parts (e.g. "
+                               f"'sm_90a'), 'f' after the sm_10x-12x parts")
     return int(digits)
 
 
 def ptx_version(arch: str) -> str:
-    """The ``.version`` Tylo prints for target `arch`."""
-    return PTX_VERSION_BY_SM.get(arch_number(arch), DEFAULT_PTX_VERSION)
+    """The ``.version`` Tylo prints for target `arch`: `PTX_VERSION_BY_SM`, at least
+    `FAMILY_PTX_VERSION` for a family target (``sm_100f``)."""
+    version = PTX_VERSION_BY_SM.get(arch_number(arch), DEFAULT_PTX_VERSION)
+    if arch.endswith("f") and tuple(map(int, version.split("."))) < (8, 8):
+        version = FAMILY_PTX_VERSION
+    return version
 
 
 # tcgen05 (TMEM, tcgen05.mma) exists on the datacenter Blackwell parts only, with the

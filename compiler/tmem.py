@@ -432,8 +432,9 @@ def partition(transfer: TmemTransfer, tile: TmemTile) -> TmemPartition:
     if lane0 % op.lanes:
         where = (f"an aligned band of {LANE_BAND} lanes" if op.lanes == LANE_BAND
                  else f"an aligned half ({op.lanes} lanes) of a {LANE_BAND}-lane band")
+        starts = ("32 w" if op.lanes == LANE_BAND else f"32 w or 32 w + {op.lanes}")
         raise GeometryError(f"partition: thread 0 reads TMEM lane {lane0}, which does not start "
-                            f"{where}")
+                            f"{where}: warp w's tile starts at lane {starts}")
     if p0 % per:
         raise GeometryError(f"partition: storage starts at {tile.dtype} position {p0}, not the "
                             "low half of a 32-bit column")

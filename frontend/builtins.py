@@ -315,6 +315,11 @@ def store(tile: Tile, fragment: Fragment, thread) -> None:
     from .packing import PackedFragment, store_packed
 
     if isinstance(fragment, PackedFragment):
+        if isinstance(tile, Tile):
+            raise TypeMismatchError(
+                f"store: a PackedFragment of {fragment.dtype} (two 16-bit values a 32-bit word, "
+                "e.g. from a 16-bit TMEM load) into a tile: unpack it first (tylo.unpack(f)), or "
+                "give a pointer for the packed payload store")
         return store_packed(tile, fragment, thread)
     if not isinstance(fragment, Fragment):
         raise TypeMismatchError(f"store: {fragment!r} is not a fragment")
@@ -354,9 +359,12 @@ def load_b(plan, tile: Tile, thread) -> Fragment:
 def accumulator(plan, dtype=None, *, address=None):
     """A zero accumulator (M x N) of an atom or tiled MMA, in its accumulator type (or `dtype`).
 
-    For a `Tcgen05MMA` atom, ``accumulator(atom, address)`` is the seeds' TMEM form: a
-    `TmemTile` at the TMEM ``address`` (lane m holds row m, column n column n); nothing is
-    allocated or initialized (`tylo.compiler.plans.tcgen05_mma.accumulator`).
+    For a `Tcgen05MMA` atom, ``accumulator(atom, address)`` (the second argument is the TMEM
+    address, not a dtype) is a `TmemTile` at that TMEM address in the atom's data-path layout
+    (`operand_layout("C")`): M = 128, lane m holds row m and column n column n; M = 64, rows
+    16 w .. 16 w + 15 in lanes 32 w .. 32 w + 15 (PTX 9.7.16.10.5, Layout F); a Float16
+    accumulator one element per 32-bit column. Nothing is allocated or initialized
+    (`tylo.compiler.plans.tcgen05_mma.accumulator`); the address must be at lane 0.
     """
     from .fragments import zeros
 

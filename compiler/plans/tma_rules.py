@@ -3,7 +3,7 @@
 ``tylo.prepare_tma(plan, array, bounds)`` (runtime/tma.py) describes the array here as plain
 numbers and calls `encode_params`, which checks each driver rule before the driver sees it
 (CUDA Driver API, "Tensor Map Object Management", cuTensorMapEncodeTiled; the rule numbers are
-those of docs/facts/tma_constraints.md, ``../shared/facts/tma_constraints.md``):
+those of docs/facts/tma_constraints.md):
 
 * rank (R2): the array is 2-D (outer, inner) or 3-D (batch, outer, inner) in numpy order;
 * address (R3): the first element is 16-byte aligned;

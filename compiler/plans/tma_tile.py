@@ -73,8 +73,10 @@ class TMATile:
             raise GeometryError(
                 f"{name}: inner extent shape[{axis}] = {inner} must be exactly one swizzle row, "
                 f"{row_bytes // dtype.bytes} elements of {dtype.bytes} byte"
-                f"{'s' if dtype.bytes > 1 else ''} (row_bytes = {row_bytes}; a shorter row takes "
-                f"row_bytes = {inner * dtype.bytes}, if that is 32, 64 or 128)")
+                f"{'s' if dtype.bytes > 1 else ''} (row_bytes = {row_bytes}); "
+                + (f"give row_bytes={inner * dtype.bytes}" if inner * dtype.bytes in TMA_ROW_BYTES
+                   else f"{inner * dtype.bytes} bytes is no swizzle row (32, 64 or 128): split "
+                        "the tile into boxes of one row each"))
         if outer % 8:
             raise GeometryError(
                 f"{name}: outer extent shape[{1 - axis}] = {outer} must be a multiple of 8")

@@ -371,7 +371,7 @@ SMALL = Config(64, 32, 32, 2)  # the emulated problems: two warps, 32 x 32 tiles
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--bench", action="store_true", help="time beside torch SDPA flash")
     parser.add_argument("--emulate", action="store_true",
                         help="run small problems on the CPU emulator, against numpy")

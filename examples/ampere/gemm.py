@@ -375,7 +375,7 @@ def compile_only(archs=("sm_80", "sm_90a")) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--bench", action="store_true", help="time beside torch.matmul")
     parser.add_argument("--emulate", action="store_true",
                         help="run ragged problems on the CPU emulator, against numpy")

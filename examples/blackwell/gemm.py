@@ -208,11 +208,13 @@ def blackwell_gpu():
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--emulate", action="store_true", help="run on the CPU emulator")
     parser.add_argument("--bm", type=int, choices=(128, 64), default=BM,
                         help="rows of a CTA tile: 128, or 64 (the M = 64 tcgen05.mma)")
     args = parser.parse_args()
+    print(f"gemm: {args.bm} x {N_TILE} tiles of C, {STAGES} stages of K {BK}, {THREADS} threads "
+          f"(4 epilogue warps, a TMA producer warp, an MMA-issuing warp); compiled for {ARCH}:")
     good = report(compile_for_blackwell(bm=args.bm))
     torch = None if args.emulate else blackwell_gpu()
     if torch is None:

@@ -11,7 +11,7 @@ row's sum of exp(scale * s), scale = 1 / sqrt(D)); D is 64, 128 or 256; causal o
 arrays may be padded along S (allocated longer than the sequence `seq`): the tensor maps are
 3-D views (B * H, S_alloc, D) bounded at `seq` rows (`prepare_tma(..., bounds=)`), so loads
 zero-fill past the sequence and stores skip it. One CTA of 128 (W + 1) threads computes W * 64
-query rows of one (batch, head) (facts: ../shared/facts/hopper_recipes.md section 2):
+query rows of one (batch, head) (FlashAttention-3, arXiv 2407.08608, sections 3.1-3.2):
 
 * the producer warpgroup (setmaxnreg dec) has one thread TMA-load the CTA's Q once (one
   64 x 64 box per consumer and 64 columns of D) and then, per key tile of BN keys, K into the
@@ -670,7 +670,7 @@ def cuda_torch():
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--bench", action="store_true", help="time beside torch SDPA")
     parser.add_argument("--emulate", action="store_true", help="run on the CPU emulator")
     parser.add_argument("--small", action="store_true",

@@ -7,7 +7,7 @@ TMA, mbarriers and WGMMA in a warp-specialized persistent kernel.
 B is given as its transpose Bt (N, K), row-major, the storage a K-major WGMMA B operand and
 its TMA box read (the "TN" layout of cuBLAS; torch.matmul(A, Bt.T) is the peer). Each CTA of
 384 threads is one producer warpgroup and two consumer warpgroups (CUTLASS's cooperative
-schedule; facts: ../shared/facts/hopper_recipes.md 1):
+schedule, kernel/sm90_gemm_tma_warpspecialized_cooperative.hpp):
 
 * the producer (setmaxnreg dec 72) has one elected thread issue, per K step of 64, a TMA load
   of the A tile (128 x 64) and of the B tile (64 x 256) into the next of `STAGES` shared stages,
@@ -384,7 +384,7 @@ def emulated_check(M: int = 256, N: int = 256, K: int = 160, cluster: int = 1) -
 
 def main() -> int:
     global CLUSTER  # the variant describe/check/Gemm use by default
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--bench", action="store_true", help="time beside cuBLAS and Triton")
     parser.add_argument("--emulate", action="store_true", help="run on the CPU emulator")
     parser.add_argument("--small", action="store_true",

@@ -200,7 +200,7 @@ def emulated_check(M: int = 256, N: int = 256, K: int = 160) -> bool:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--bench", action="store_true", help="time beside torch._scaled_mm")
     parser.add_argument("--emulate", action="store_true", help="run on the CPU emulator")
     parser.add_argument("--small", action="store_true",

@@ -280,7 +280,7 @@ def describe() -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--bench", action="store_true",
                         help="time beside the per-tensor kernel and torch._scaled_mm")
     parser.add_argument("--emulate", action="store_true", help="run on the CPU emulator")

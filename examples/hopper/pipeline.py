@@ -1,4 +1,4 @@
-"""The seeds' 64 x N GEMM pipeline on Hopper: C (M, N) f32 = A (M, K) @ B (K, N), bf16 inputs.
+"""A 64 x N GEMM pipeline on Hopper: C (M, N) f32 = A (M, K) @ B (K, N), bf16 inputs.
 
     python examples/hopper/pipeline.py            # check on the GPU (without one: emulate)
     python examples/hopper/pipeline.py --emulate  # run it on the CPU emulator
@@ -134,7 +134,7 @@ def emulated_check(M: int = 64, N: int = 2 * N_TILE, K: int = 200, stages: int =
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--emulate", action="store_true", help="run on the CPU emulator")
     parser.add_argument("--small", action="store_true",
                         help="one small check per stage count (for compute-sanitizer)")

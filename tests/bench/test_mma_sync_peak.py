@@ -4,9 +4,12 @@ steps every block's tile is iters * (A @ B), so the TFLOP/s it prints count real
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tylo import BFloat16, Float32, MMAAtom, TiledMMA
 
@@ -45,3 +48,15 @@ def test_plans_compile_for_sm90a_with_independent_mmas():
         counts = c.sass_counts()
         assert counts.opcodes["HMMA"] == plan.repeat[0] * plan.repeat[1]
         assert counts.spill_store_bytes == 0
+
+
+def test_without_torch_or_a_gpu_it_says_so_and_exits_0():
+    try:
+        import torch
+        if torch.cuda.is_available():
+            pytest.skip("a GPU is present: the script would time it")
+    except ImportError:
+        pass
+    done = subprocess.run([sys.executable, str(PATH)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "nothing timed" in done.stdout

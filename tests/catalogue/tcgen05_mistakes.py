@@ -182,4 +182,36 @@ def k(out):
     part = tylo.partition(TmemTransfer((16, 8), 1, "16x256b"), TmemTile(Float32, base, Layout((16, 8), (1, 128))))
     tylo.store_async(part, tylo.full(part.ownership, 1.0, Float32))  # <-
 """ + _RUN, "EmulationError", "tcgen05.st.16x256b: warp 0 accesses TMEM lanes 8..23", located=False),
+    Mistake("emulated-tcgen05-d-before-the-arrival", E,
+            "reading a tcgen05.mma's D after its commit without waiting on the commit's mbarrier",
+            _SETUP + """
+import numpy as np
+@tylo.kernel
+def k(out):
+    t, warp, lane = tylo.thread_idx(), tylo.warp_id(), tylo.lane_id()
+    bars = tylo.mbarriers(1)
+    slot = tylo.shared_alloc(Int32, 1)
+    sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 128 * 64, align=1024), la)
+    sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, 64 * 64, align=1024), lb)
+    if warp == 0:
+        tylo.tmem_allocate(64, into=slot)
+    if t == 0:
+        bars[0].init(1)
+        tylo.fence_mbarrier_init()
+    sa[t, 0] = 1.0
+    sb[0, t % 64] = 1.0
+    tylo.tcgen05_fence_before_thread_sync()
+    tylo.barrier()
+    tylo.tcgen05_fence_after_thread_sync()
+    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0]
+    if t == 0:
+        a, b = tylo.tcgen05_operand(atom, "A", sa), tylo.tcgen05_operand(atom, "B", sb)
+        tylo.mma(atom, tylo.accumulator(atom, base), a, b, k=64, accumulate=False)
+        tylo.commit_mma(bars[0])
+    tylo.barrier()  # no bars[0].wait(0): the commit's arrival is asynchronous
+    band = TmemTile(Float32, base + ((warp * 32) << 16), Layout((32, 64), (1, 128)))
+    f = tylo.wait_load(tylo.load_async(tylo.partition(TmemTransfer((32, 64), 1), band)))  # <-
+    tylo.store(tylo.window(out, (warp * 32, 0), (32, 64)), f, lane)
+""" + 'k.emulate[1, 128].for_arch("sm_100a")(np.zeros((128, 64), np.float32))\n', "EmulationError",
+            "read the D of a tcgen05.mma that a tcgen05.commit completed", located=False),
 ]

@@ -297,7 +297,8 @@ def mma_64xn(out, A, B, n: tylo.constexpr, k: tylo.constexpr, b_axis: tylo.const
 
 @tylo.kernel
 def mma_ring(out, A, B, stage, k_steps, stages: tylo.constexpr, n: tylo.constexpr,
-             b_axis: tylo.constexpr, mistake: tylo.constexpr = None):
+             b_axis: tylo.constexpr, mistake: tylo.constexpr = None,
+             inbounds: tylo.constexpr = False):
     """out (128, n) = A[stage] @ B[stage] over K = 16 k_steps, `stage` and `k_steps` runtime:
     the `stages` A tiles (128, 64) are one shared (stages * 128, 64) tile (K-major, 128-byte
     rows) and the B tiles (64, n) one (64, stages * n) tile, K-major (`b_axis` 0: N is the
@@ -305,7 +306,8 @@ def mma_ring(out, A, B, stage, k_steps, stages: tylo.constexpr, n: tylo.constexp
     One thread picks the stage by runtime origins (stage * 128 rows of A, stage * n columns of
     B) and steps K by re-origins in a runtime loop (kk * 16: inside A's one row, B's 8-row
     groups or row), one tcgen05.mma of k = 16 each. Mistakes: "unproven" gives A's origin as
-    stage * 4 rows (not provably a multiple of 8)."""
+    stage * 4 rows (not provably a multiple of 8). `inbounds`: the operands' origins promised
+    inside their tiles (no run-time bounds traps for them)."""
     t = tylo.thread_idx()
     atom = tylo.Tcgen05MMA((128, n, 16), BFloat16)
     la = shared_layout(TMATile(BFloat16, (128, 64), 1)).rebuild((stages * 128, 64), (64, 1))
@@ -323,8 +325,8 @@ def mma_ring(out, A, B, stage, k_steps, stages: tylo.constexpr, n: tylo.constexp
     d = tylo.accumulator(atom, base)
     if t == 0:
         rows = stage * 4 if mistake == "unproven" else stage * 128
-        a = tylo.tcgen05_operand(atom, "A", sa, (rows, 0))
-        b = tylo.tcgen05_operand(atom, "B", sb, (0, stage * n))
+        a = tylo.tcgen05_operand(atom, "A", sa, (rows, 0), inbounds=inbounds)
+        b = tylo.tcgen05_operand(atom, "B", sb, (0, stage * n), inbounds=inbounds)
         for kk in range(k_steps):
             tylo.mma(atom, d, tylo.tcgen05_operand(a, (rows, kk * 16)),
                      tylo.tcgen05_operand(b, (kk * 16, stage * n)), k=16, accumulate=kk > 0)

@@ -169,6 +169,25 @@ def test_runtime_origin_outside_the_tile_traps(stages, stage, k_steps, check):
     assert info.value.kind == "trap"
 
 
+def test_inbounds_leaves_out_the_operands_bounds_traps():
+    """tylo.tcgen05_operand(..., inbounds=True) (the public name, as docs section 14 shows it):
+    the same product, and the operands' run-time bounds checks are not emitted."""
+    A, B = _ring(0, 32, 3, 5)
+    out = np.full((128, 32), np.nan, np.float32)
+    _emulate(mma_ring, out, A, B, 1, 2, 3, 32, 0, None, True)
+    np.testing.assert_array_equal(out, A[128:256, :32].astype(np.float64)
+                                  @ B[:32, 32:64].astype(np.float64))
+    T = tylo.Tensor
+    ptx = {flag: mma_ring.compile(T(Float32, 2), T(BFloat16, 2), T(BFloat16, 2), np.int32(1),
+                                  np.int32(2), 3, 32, 0, None, flag, block=128, arch=ARCH).ptx
+           for flag in (False, True)}
+    assert ptx[True].count("trap;") < ptx[False].count("trap;")
+    with pytest.raises(tylo.PlanError, match="inbounds=True is for a kernel's operand"):
+        tylo.tcgen05_operand(tylo.Tcgen05MMA((128, 32, 16), BFloat16), "A",
+                             tylo.shared_layout(tylo.TMATile(BFloat16, (128, 64), 1)),
+                             inbounds=True)
+
+
 def test_unproven_runtime_origin_is_refused_at_the_users_line():
     A, B = _ring(0, 32, 2, 0)
     with pytest.raises(tylo.GeometryError, match=r"tcgen05_operand A: runtime origin coordinate "

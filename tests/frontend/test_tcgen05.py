@@ -56,6 +56,24 @@ def test_tmem_builtins_emit_their_ptx():
     assert dealloc.endswith(", 64;")
 
 
+@pytest.mark.parametrize("arch, version", [
+    ("sm_100a", "8.7"), ("sm_100f", "8.8"), ("sm_103a", "8.8"), ("sm_103f", "8.8"),
+    ("sm_110a", "9.0"), ("sm_110f", "9.0"),
+])
+def test_every_tcgen05_target_assembles(arch, version):
+    """ptxas 13.0 assembles the TMEM kernel for each datacenter Blackwell target, the family
+    forms included (they need PTX ISA 8.8, sm_110 9.0: 8.7 is refused for sm_100f)."""
+    compiled = _roundtrip(arch)
+    assert f".version {version}\n.target {arch}" in compiled.ptx
+    assert compiled.report.registers > 0
+
+
+def test_sm_101_is_refused_with_its_new_name():
+    with pytest.raises(tylo.UnsupportedError, match=r"CUDA 13 renamed sm_101 to sm_110: use "
+                                                    r"'sm_110a'"):
+        _roundtrip("sm_101a")
+
+
 @pytest.mark.parametrize("dtype, b_axis, kind, idesc", [
     (BFloat16, 0, "f16", 0x08100490),  # D f32, A = B bf16, K-major, M 128, N 64
     (BFloat16, 1, "f16", 0x08110490),  # B MN-major: transpose-B (bit 16)

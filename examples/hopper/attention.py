@@ -93,7 +93,7 @@ class Config:
         return {1: (56, 256), 2: (24, 240), 3: (32, 160)}[self.W]
 
 
-#: (D, causal) -> tiles. FA3's bf16 BlockM x BlockN (hopper/tile_size.h; facts section 2) is
+#: (D, causal) -> tiles. FA3's bf16 BlockM x BlockN (its hopper/tile_size.h) is
 #: 128 x 128 (causal) / 128 x 176 at D 128, 128 x 80 at D 256, 192 x 128/192 (three consumers)
 #: at D 64; here BN 176 spills, so BN is 128 (80 at D 256, where shared memory runs out),
 #: BlockM 128 at D 128 and 256, and 192 (three consumers, 160 registers) at D 64 with P carried

@@ -400,7 +400,8 @@ def overlapped_tile(q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescal
     q = tylo.warpgroup_id() - 1
     # the one masked tile of a non-causal row (the ragged last) waits group by group: chained,
     # ptxas spilled a word there with three consumers at D 64
-    chained = cfg.chain and not (apply_mask and not mask[3])
+    causal = mask[3]
+    chained = cfg.chain and not (apply_mask and not causal)
     take_turn(q, W, pingpong)
     pipe_k.consumer_wait(st_k)
     pipe_v.consumer_wait(st_v)
@@ -490,6 +491,14 @@ def bindings(Q, K, V, O, seq: int, cfg: Config):
             tylo.prepare_tma(kv_box(cfg.BN), view[2], bounds), tylo.prepare_tma(Q_BOX, view[3], bounds))
 
 
+# The references the checks compare against and their judge (`reference`, `numpy_reference`,
+# `report`), beside this file: loaded by path (the examples are scripts, not a package)
+_REFERENCES = SimpleNamespace(**runpy.run_path(str(Path(__file__).with_name(
+    "attention_reference.py"))))
+reference, numpy_reference, report = (_REFERENCES.reference, _REFERENCES.numpy_reference,
+                                      _REFERENCES.report)
+
+
 class Attention:
     """O, lse = attention(Q, K, V) for one set of arrays (B, H, S, D) bf16 / (B, H, S) f32,
     over the first `seq` rows (default S): the bindings, made once, and the launch.
@@ -511,16 +520,6 @@ class Attention:
         self.launch(*self.maps, self.lse, self.seq, self.cfg, self.causal)
 
 
-def reference(torch, Q, K, V, causal: bool, seq: int):
-    """O and lse in float32 over the first `seq` rows (torch, on the arrays' device)."""
-    q, k, v = (x[:, :, :seq].float() for x in (Q, K, V))
-    z = q @ k.transpose(-1, -2) / math.sqrt(Q.shape[-1])
-    if causal:
-        z = z.masked_fill(torch.ones(seq, seq, device=z.device, dtype=torch.bool).triu(1),
-                          -math.inf)
-    return torch.softmax(z, dim=-1) @ v, torch.logsumexp(z, dim=-1)
-
-
 def check(torch, B: int, H: int, S: int, D: int, causal: bool, seq: int | None = None) -> bool:
     """Fresh random inputs, O and lse poisoned (NaN) first; against torch in float32: the
     relative Frobenius error of O and the largest lse error. With seq < S the arrays are padded
@@ -535,23 +534,6 @@ def check(torch, B: int, H: int, S: int, D: int, causal: bool, seq: int | None =
     return report(f"{B}x{H}x{S}x{D}{' causal' if causal else ''}"
                   + (f" seq {seq}" if seq != S else ""), O, lse, ref_o, ref_lse, seq,
                   lambda x: x.float().cpu().numpy())
-
-
-def report(name, O, lse, ref_o, ref_lse, seq, host) -> bool:
-    """Print and judge one check: O within 1e-2 relative (bf16 output and P), lse within 2e-3,
-    every row < seq written, every row >= seq untouched (NaN)."""
-    import numpy as np
-
-    o, l = host(O), host(lse)
-    ro, rl = host(ref_o).astype(np.float64), host(ref_lse).astype(np.float64)
-    written = not np.isnan(o[:, :, :seq]).any() and not np.isnan(l[:, :, :seq]).any()
-    untouched = np.isnan(o[:, :, seq:]).all() and np.isnan(l[:, :, seq:]).all()
-    err = float(np.linalg.norm(o[:, :, :seq] - ro) / np.linalg.norm(ro)) if written else math.inf
-    lse_err = float(np.abs(l[:, :, :seq] - rl).max()) if written else math.inf
-    good = written and untouched and err < 1e-2 and lse_err < 2e-3
-    print(f"check {name}: O relative error {err:.2e}, lse max error {lse_err:.2e} (rows < seq "
-          f"written: {written}, rows >= seq untouched: {untouched}) {'ok' if good else 'FAILED'}")
-    return good
 
 
 def emulated_check(B: int = 1, H: int = 2, S: int = 200, D: int = 64, causal: bool = True,
@@ -571,12 +553,7 @@ def emulated_check(B: int = 1, H: int = 2, S: int = 200, D: int = 64, causal: bo
     t0 = time.perf_counter()
     Attention(Q, K, V, O, lse, causal, seq, cfg, emulate=True)()
     seconds = time.perf_counter() - t0
-    q, k, v = (x[:, :, :seq].astype(np.float64) for x in (Q, K, V))
-    z = q @ k.swapaxes(-1, -2) / math.sqrt(D)
-    if causal:
-        z = np.where(np.triu(np.ones((seq, seq), bool), 1), -np.inf, z)
-    ref_lse = np.log(np.exp(z - z.max(-1, keepdims=True)).sum(-1)) + z.max(-1)
-    ref_o = np.exp(z - ref_lse[..., None]) @ v
+    ref_o, ref_lse = numpy_reference(Q, K, V, causal, seq)
     c = cfg or config(D, causal)
     return report(f"emulated {B}x{H}x{S}x{D}{' causal' if causal else ''}"
                   + (f" seq {seq}" if seq != S else "") + f" (BN {c.BN}, {c.STAGES} stages) "

@@ -12,9 +12,7 @@ TFLOP/s count 2 * M * N * K per MMA tile.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import tylo
 from tylo import BFloat16, Float32, MMAAtom, TiledMMA
@@ -38,14 +36,6 @@ def mma_loop(C, A, B, iters, plan: tylo.constexpr):
     for _ in range(iters):
         acc = tylo.mma(plan, a, b, acc)
     tylo.store(tylo.window(C, (tylo.block_idx(0) * M, 0), (M, N)), acc, t)
-
-
-def _compare():
-    path = Path(__file__).resolve().parent / "peers" / "compare.py"
-    spec = importlib.util.spec_from_file_location("compare", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def main() -> int:
@@ -80,7 +70,9 @@ def main() -> int:
     Y = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     cases["torch.matmul 8192^3"] = lambda: torch.matmul(X, Y)
     flops["torch.matmul 8192^3"] = 2 * n ** 3
-    ms = _compare().interleaved_ms(torch, cases)
+    from peers.compare import interleaved_ms  # (bench/peers: needs torch)
+
+    ms = interleaved_ms(torch, cases)
     peer = flops["torch.matmul 8192^3"] / ms["torch.matmul 8192^3"] / 1e9
     for name, t in ms.items():
         tf = flops[name] / t / 1e9

@@ -16,20 +16,14 @@ Without a CUDA GPU (or without torch) it says so and exits 0; with one GPU it ru
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
+import runpy
 import socket
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _module(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def rank_main(rank: int, world: int, size: int, port: int) -> None:
@@ -41,8 +35,9 @@ def rank_main(rank: int, world: int, size: int, port: int) -> None:
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", rank=rank, world_size=world)
     try:
-        gemm = _module(ROOT / "examples" / "hopper" / "gemm.py", "hopper_gemm")
-        compare = _module(ROOT / "bench" / "peers" / "compare.py", "compare")
+        from peers.compare import interleaved_ms  # (bench/peers: needs torch)
+
+        gemm = SimpleNamespace(**runpy.run_path(str(ROOT / "examples" / "hopper" / "gemm.py")))
         M = N = K = size
         A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         Bt = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
@@ -55,7 +50,7 @@ def rank_main(rank: int, world: int, size: int, port: int) -> None:
         err = ((C.float() - ref).norm() / ref.norm()).item() if written else float("inf")
         del ref
         dist.barrier()  # every GPU starts timing together
-        ms = compare.interleaved_ms(torch, {"tylo": run, "torch": lambda: torch.matmul(A, Bt.T)})
+        ms = interleaved_ms(torch, {"tylo": run, "torch": lambda: torch.matmul(A, Bt.T)})
         line = (torch.cuda.get_device_name(rank), err, ms["tylo"], ms["torch"])
         lines = [None] * world
         dist.all_gather_object(lines, line)

@@ -270,7 +270,7 @@ def tcgen05_operand(atom, role=None, tile=None, origin=(0, 0), base_address: int
     return _host_tcgen05_operand(atom, role, tile, origin, base_address)
 
 
-__all__ = [
+__all__ = [  # noqa: PLE0604
     *_TCGEN05,
     *_MBARRIER,
     *_TMA,

@@ -93,11 +93,11 @@ def bench(sizes) -> int:
         A = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
         B = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
         C = torch.empty(n, n, device="cuda", dtype=torch.float32)
-        cases = {"torch": lambda: torch.matmul(A, B)}
+        cases = {"torch": lambda: torch.matmul(A, B)}  # noqa: B023
         for name, (number, switches) in VARIANTS.items():
             run = launcher(number, switches, n, n)
             run(C, A, B)  # compile outside the timing
-            cases[name] = lambda run=run: run(C, A, B)
+            cases[name] = lambda run=run: run(C, A, B)  # noqa: B023
         ms = compare.interleaved_ms(torch, cases)
         flops = 2 * n ** 3
         for name, t in ms.items():

@@ -85,7 +85,7 @@ def main() -> None:
     print(f"us per instruction, {args.threads} threads:")
     for name, (op, operands) in cases(np.random.default_rng(0), args.threads).items():
         interpreter.run_op(op, operands)  # builds and caches the op's function
-        best = min(timeit.repeat(lambda: interpreter.run_op(op, operands), number=args.calls, repeat=3))
+        best = min(timeit.repeat(lambda: interpreter.run_op(op, operands), number=args.calls, repeat=3))  # noqa: B023
         print(f"  {name:30s} {best / args.calls * 1e6:8.1f}")
 
 

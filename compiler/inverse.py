@@ -96,7 +96,7 @@ def left_inverse(layout: Any) -> Layout:
     modes, ctx = _sorted_modes(layout, "left_inverse")
     shapes: list[int] = []
     strides, covered = [0], 1
-    for s, d, p in modes:
+    for _s, d, p in modes:
         if d == 0:
             continue
         if d % covered != 0:

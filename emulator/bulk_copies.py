@@ -9,7 +9,7 @@ race `EmulationError`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..compiler.lazy_modules import np
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 
 from ..compiler.errors import SourceLocation
-from ..compiler.shared_memory import SharedAllocation, SharedLayout
+from ..compiler.shared_memory import SharedLayout
 from ..compiler.signature import ConstexprSpec, DeviceParam
 from ..runtime.tools import files_dir, kept_path, write_atomic
 

@@ -121,7 +121,7 @@ class Prepared(Binding):
                 env[f"C{i}"] = call.args[i]
                 lines += [f"if type(a{i}) is not T{i} or a{i} != C{i}:", fail]
         exprs = value_exprs(specs, self.params)
-        for i, table in consts.items():
+        for table in consts.values():
             exprs = [table.get(e, e) for e in exprs]
         if self.params:
             lines.append(f"PACK(BUF, {self.value_offset}, {', '.join(exprs)})")

@@ -8,11 +8,17 @@ The suite runs with the disk cache off (``TYLO_NO_CACHE=1``, also for the proces
 so that it neither reads nor fills the user's cache and a test that counts compiles sees each
 one; the tests of the disk cache turn it on in a folder of their own. It also verifies the IR
 after every pass (``TYLO_VERIFY_PASSES=1``), which compiles outside the suite skip for speed.
+
+``TYLO_PTX_RECORD=<folder>`` writes every PTX text the suite compiles to ``<folder>/<sha1>.ptx``:
+two runs (before and after a change that must keep the PTX) compare with
+``python tests/ptx_record.py A B``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +29,23 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", GPU_MARKER)
     os.environ["TYLO_NO_CACHE"] = "1"
     os.environ["TYLO_VERIFY_PASSES"] = "1"  # every pass's output verified, not only the last
+    if os.environ.get("TYLO_PTX_RECORD"):
+        _record_ptx(Path(os.environ["TYLO_PTX_RECORD"]))
+
+
+def _record_ptx(folder: Path) -> None:
+    """Every PTX text `tylo.frontend.build` emits is also written to `folder`, named by its hash."""
+    from tylo.frontend import build
+
+    folder.mkdir(parents=True, exist_ok=True)
+    emit = build.emit_ptx
+
+    def recorded(module):
+        text = emit(module)
+        (folder / f"{hashlib.sha1(text.encode()).hexdigest()}.ptx").write_text(text)
+        return text
+
+    build.emit_ptx = recorded
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

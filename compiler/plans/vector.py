@@ -52,7 +52,7 @@ def _grouping(coords: np.ndarray, axis: int, n: int) -> tuple[tuple[int, ...], .
     if len(where) != len(first):
         return None  # thread 0 holds a coordinate twice: no unique grouping
     groups = []
-    for s, rc in enumerate(first):
+    for _s, rc in enumerate(first):
         if rc[axis] % n:
             continue
         run = []

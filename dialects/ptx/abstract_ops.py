@@ -18,7 +18,6 @@ from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.ptx_types import PTX_TYPES, register_class
 from .attributes import (
-    COMPARISONS,
     INTEGER_MUL_MODES,
     STATE_SPACES,
     modifier_words,

@@ -103,7 +103,7 @@ class MmaSyncOp(PTXInstruction):
             if len(vals) != need[what]:
                 raise VerifyException(f"mma {what} needs {need[what]} registers, got {len(vals)}")
         dt, at, bt, ct = self.types.data.split(".")
-        for vals, t, what in ((self.a, at, "A"), (self.b, bt, "B")):
+        for vals, what in ((self.a, "A"), (self.b, "B")):
             for v in vals:
                 _want(v, "b32", f"mma {what} register")
         for vals, t, what in ((self.c, ct, "C"), (self.d, dt, "D")):

@@ -25,7 +25,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, UnitAttr, i1, i32, i64
 from xdsl.irdl import (
     AttrSizedOperandSegments, IRDLOperation, ParsePropInAttrDict, irdl_op_definition,
-    operand_def, opt_operand_def, opt_prop_def, prop_def, result_def, var_operand_def,
+    operand_def, opt_operand_def, opt_prop_def, prop_def, var_operand_def,
     var_result_def,
 )
 from xdsl.utils.exceptions import VerifyException

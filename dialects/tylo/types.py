@@ -233,6 +233,6 @@ class TensorMapType(ParametrizedAttribute, TypeAttribute):
             raise VerifyException(f"tensor map rank {self.rank.data} must be 2 (a matrix) or 3 "
                                   "(a batch of matrices)")
         try:
-            self.plan
+            self.plan  # noqa: B018
         except Exception as e:  # noqa: BLE001 - the plan's own GeometryError/PlanError text
             raise VerifyException(f"tensor map box is not a TMATile plan: {e}") from None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
-from ...compiler.lazy_modules import np
 from ...dialects.ptx import mbarrier as M
 from ..cluster import cta_offsets
 

@@ -165,7 +165,7 @@ def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0, k_
     accumulators are multiplied by before bf16, or None): gemm_fp8.py's FP8 plan and scales."""
     acc0 = tylo.zero_accumulator(plan)
     acc1 = tylo.zero_accumulator(plan)
-    for k in range(k_steps):
+    for k in range(k_steps):  # noqa: B007
         pipe.consumer_wait(st)
         a = tylo.wgmma_operand(plan, "A", a_stages[st.index], (q * 64, 0))
         b0 = tylo.wgmma_operand(plan, "B", b_stages[st.index], (0, 0))

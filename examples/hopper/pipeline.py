@@ -17,7 +17,7 @@ import argparse
 import gc
 
 import tylo
-from tylo import BFloat16, Float32, TMATile, WGMMA64
+from tylo import BFloat16, TMATile, WGMMA64
 
 BK = 64
 N_TILE = 128
@@ -51,7 +51,7 @@ def pipeline(C, a_map, b_map, K, stages: tylo.constexpr):
     else:
         t = tylo.warpgroup_thread_idx()  # 0..127: the consumer warpgroup is warps 0-3
         acc = tylo.zero_accumulator(PLAN)
-        for k in range(k_steps):
+        for k in range(k_steps):  # noqa: B007
             pipe.consumer_wait(st)
             a = tylo.wgmma_operand(PLAN, "A", a_stages[st.index])
             b = tylo.wgmma_operand(PLAN, "B", b_stages[st.index])

@@ -19,7 +19,7 @@ lb = shared_layout(TMATile(BFloat16, (64, 64), 0, 128))
 def chained(out: tylo.Tensor):
     t = tylo.thread_idx()
     acc = tylo.zero_accumulator(plan)
-    for h in tylo.static_range(2):
+    for h in tylo.static_range(2):  # noqa: B007
         sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 4096, align=1024), la)
         sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, 4096, align=1024), lb)
         acc = tylo.mma_async(plan, tylo.wgmma_operand(plan, "A", sa),

@@ -35,7 +35,7 @@ def simulate(plan: MatrixCopyPlan, own: Ownership, matrix: np.ndarray) -> np.nda
     memory = matrix if plan.axis == 1 else matrix.T  # memory[across, along]
     frag = np.full((own.threads, own.values), -1, dtype=np.int64)
     for warp in range(own.threads // 32):
-        for i, (first, count) in enumerate(plan.instructions):
+        for i, (first, count) in enumerate(plan.instructions):  # noqa: B007
             rows = {}
             for j in range(count):
                 for r in range(8):

@@ -127,9 +127,9 @@ def test_rejections():
     with pytest.raises(GeometryError, match=r"leading_bytes \(LBO\) = 0x40000 bytes"):
         wgmma_descriptor(mn, 0)
     with pytest.raises(GeometryError, match=r"wgmma descriptor field base_offset = 8: must be an integer in \[0, 8\)"):
-        WGMMADescriptor(0, 16, 1024, 8, BY_ROW_BYTES[128]).value
+        WGMMADescriptor(0, 16, 1024, 8, BY_ROW_BYTES[128]).value  # noqa: B018
     with pytest.raises(GeometryError, match="wgmma descriptor: LBO = 0x8 bytes is not a multiple"):
-        WGMMADescriptor(0, 8, 1024, 0, BY_ROW_BYTES[128]).value
+        WGMMADescriptor(0, 8, 1024, 0, BY_ROW_BYTES[128]).value  # noqa: B018
     with pytest.raises(GeometryError, match="wgmma descriptor: major = 'T' must be 'K' or 'MN'"):
         wgmma_descriptor(SwizzledStructure("T", 128, 16, 1024, 64, 1), 0)
     with pytest.raises(GeometryError, match="wgmma descriptor 0x4000: reserved bits 0x4000 must be zero"):

@@ -183,7 +183,7 @@ def _cases():
     cases = []
     for t in ("s16", "u16", "s32", "u32", "s64", "u64"):
         w = int(t[1:])
-        a, b = _pair(lambda: _ints(w))
+        a, b = _pair(lambda: _ints(w))  # noqa: B023
         b[:64] = 0  # division by zero
         for cls_op in (P.DivOp, P.RemOp):
             cases.append((f"{cls_op.name}.{t}", _binary(cls_op, t), [a, b], "exact"))
@@ -201,7 +201,7 @@ def _cases():
     a, b = _pair(lambda: _ints(32))
     cases.append(("add.sat.s32", _binary(P.AddOp, "s32", "sat"), [a, b], "exact"))
     for t in ("f32", "f64"):
-        a, b = _pair(lambda: _floats(t))
+        a, b = _pair(lambda: _floats(t))  # noqa: B023
         for cls_op in (P.AddOp, P.SubOp, P.MulOp):
             for mode in ("rn", "rz", "rm", "rp"):
                 cases.append((f"{cls_op.name}.{mode}.{t}", _binary(cls_op, t, mode), [a, b], "exact"))
@@ -225,7 +225,7 @@ def _cases():
     cases.append(("add.rn.ftz.f32", _binary(P.AddOp, "f32", "rn.ftz"), [a, b], "exact"))
     cases.append(("add.rn.sat.f32", _binary(P.AddOp, "f32", "rn.sat"), [a, b], "exact"))
     for t in ("f16", "bf16"):
-        a, b = _pair(lambda: _floats(t))
+        a, b = _pair(lambda: _floats(t))  # noqa: B023
         c = _third(a, t)
         for cls_op in (P.AddOp, P.SubOp, P.MulOp):
             cases.append((f"{cls_op.name}.rn.{t}", _binary(cls_op, t, "rn"), [a, b], "exact"))

@@ -23,8 +23,8 @@ def float_into_int(out, n):
 @tylo.kernel
 def static_changed_in_loop(out, n):
     label = "a"
-    for k in range(n):  # ERR:changed
-        label = "b"  # a compile-time value cannot change per iteration
+    for k in range(n):  # ERR:changed  # noqa: B007
+        label = "b"  # a compile-time value cannot change per iteration  # noqa: F841
     out[0] = 0.0
 
 
@@ -34,7 +34,7 @@ PLAN = TiledMMA(ATOM, warps=(2, 4), repeat=(1, 1), k=16)  # 256 threads
 @tylo.kernel
 def block_too_small(C, A):
     t = tylo.thread_idx()
-    a = tylo.load_a(PLAN, tylo.window(A, (0, 0), (32, 16)), t)  # ERR:threads
+    a = tylo.load_a(PLAN, tylo.window(A, (0, 0), (32, 16)), t)  # ERR:threads  # noqa: F841
 
 
 @tylo.kernel
@@ -43,4 +43,4 @@ def fp8_on_ampere(C, A, B):
     t = tylo.thread_idx()
     a = tylo.load_a(atom, tylo.window(A, (0, 0), (16, 32)), t)
     b = tylo.load_b(atom, tylo.window(B, (0, 0), (32, 8)), t)
-    d = tylo.mma(atom, a, b, tylo.accumulator(atom))  # ERR:min_sm
+    d = tylo.mma(atom, a, b, tylo.accumulator(atom))  # ERR:min_sm  # noqa: F841

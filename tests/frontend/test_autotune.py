@@ -164,7 +164,7 @@ def test_bad_autotune_arguments_are_refused():
     with pytest.raises(tylo.AutotuneError, match="\\['TILE'\\] are set by the configs"):
         tuned[GRID, BLOCK].tune(*_arrays(), TILE=64)
     with pytest.raises(AttributeError, match="no parameter 'WARPS'"):
-        GOOD[0].WARPS
+        GOOD[0].WARPS  # noqa: B018
 
 
 @pytest.mark.skipif(tylo.runtime.driver.probe() is None, reason="without a GPU only")

@@ -3,7 +3,6 @@ fragments, static evaluation of Python numbers, and the errors that name the Tyl
 use. The values are checked on the GPU in tests/gpu/test_math_gpu.py."""
 
 import math
-import re
 
 import pytest
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo import BFloat16, Float32, Int32
-from tylo.compiler.errors import CompileError, GeometryError, TyloError, UnsupportedError
+from tylo import BFloat16, Float32
+from tylo.compiler.errors import CompileError, GeometryError, UnsupportedError
 from tylo.compiler.plans.tma_tile import TMATile
 from tylo.compiler.shared_memory import OPTIN_SHARED_BYTES, SharedLayout, optin_limit
 
@@ -118,9 +118,9 @@ def test_a_128b_swizzled_tile_128_bytes_past_a_period_cannot_be_built():
 # -- the per-block limit ------------------------------------------------------------------
 @tylo.kernel
 def too_much(out):
-    a = tylo.shared_alloc(Float32, 40 * 1024, dynamic=True)
-    b = tylo.shared_alloc(Float32, 16 * 1024)
-    c = tylo.shared_alloc(Float32, 1024, dynamic=True)
+    a = tylo.shared_alloc(Float32, 40 * 1024, dynamic=True)  # noqa: F841
+    b = tylo.shared_alloc(Float32, 16 * 1024)  # noqa: F841
+    c = tylo.shared_alloc(Float32, 1024, dynamic=True)  # noqa: F841
     out[0] = 1.0
 
 

@@ -93,7 +93,7 @@ def test_refusals(call, error, message):
     def k(out, x):
         t = tylo.thread_idx()
         f = tylo.load_fragment(C, tylo.window(x, (0, 0), (16, 8)), t)
-        r = call(f)
+        r = call(f)  # noqa: F841
         out[0] = 0.0
 
     with pytest.raises(error, match=re.escape(message)) as info:

@@ -85,7 +85,7 @@ def test_mma_emits_k_steps_commit_and_instruction_descriptor(dtype, b_axis, kind
     assert len(mmas) == 64 // (256 // dtype.bits)  # K = 64 in instructions of 256 bits
     assert all(m.startswith(f"tcgen05.mma.cta_group::1.kind::{kind} [%r") for m in mmas)
     assert all(m.split(", ")[1].startswith("%rd") for m in mmas)  # A from a descriptor
-    assert f"mov.b32 %r" in ptx and f", {idesc};" in ptx
+    assert "mov.b32 %r" in ptx and f", {idesc};" in ptx
     assert hex(idesc) == hex(tylo.instruction_descriptor(
         tylo.Tcgen05MMA((128, 64, 256 // dtype.bits), dtype, Int32 if dtype == Int8 else Float32),
         "K", "MN" if b_axis else "K"))

@@ -4,7 +4,6 @@ refusals at the user's line. GPU runs: tests/gpu (the lead's)."""
 
 import re
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -249,7 +248,7 @@ def test_register_a_packs_before_the_fence():
 
 
 def test_register_a_with_another_ownership_is_refused():
-    plan = tylo.WGMMA64(BFloat16, 64, 32)
+    plan = tylo.WGMMA64(BFloat16, 64, 32)  # noqa: F841
     wrong = tylo.TiledMMA(tylo.MMAAtom((16, 8, 16), BFloat16, tylo.Float32), warps=(4, 1),
                           repeat=(1, 1), k=32)
     with pytest.raises(TyloError) as e:

@@ -21,7 +21,7 @@ import pytest
 
 from fp8_cases import (CONSTANTS, FORMATS, ROUTE_IDS, ROUTES, constants, edge_values, route,
                        route_types)
-from tylo import BFloat16, Float8E4M3, Float8E5M2, Float16, Float32, Int32
+from tylo import BFloat16, Float16, Float32, Int32
 from tylo.compiler.fp8 import float8_bits, from_float8
 
 N_RANDOM, N_EMULATED = 1 << 20, 1 << 12

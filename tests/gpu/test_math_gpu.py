@@ -28,7 +28,7 @@ import pytest
 from elementwise_kernels import ternary, unary
 
 import tylo
-from tylo import BFloat16, Float16, Float32, Float64, Int32, MMAAtom
+from tylo import BFloat16, Float16, Float32, Float64, MMAAtom
 
 N = 1 << 14
 N_EMULATED = 1 << 12
@@ -381,7 +381,6 @@ def fragment_math(C, A, fn: tylo.constexpr):
 def test_fragments_match_the_scalar_function_elementwise(backend, fn, scalar):
     """Each element of the fragment result is bit-identical to the scalar function of that
     element (the map body is the scalar ops, cloned per slot), and the values are right."""
-    n = backend.size(N, N_EMULATED)
     x = (RNG.standard_normal((16, 8)) * 4).astype(np.float32)
     x[0, :4] = [0.0, -0.0, np.finfo(np.float32).smallest_subnormal, -2.5]
     c = backend.full((16, 8), np.nan, np.float32)

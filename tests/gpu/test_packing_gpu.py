@@ -17,7 +17,7 @@ import pytest
 
 import tylo
 from tylo import (
-    BFloat16, Float8E4M3, Float8E5M2, Float16, Float32, Int8, Int32, MMAAtom, UInt8,
+    BFloat16, Float8E4M3, Float8E5M2, Float16, Float32, Int8, MMAAtom, UInt8,
 )
 
 RNG = np.random.default_rng()

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo import (BFloat16, Float32, Float64, Int32, Layout, MMAAtom, Ownership, TiledMMA,
-                  UInt32, operand_layout)
+from tylo import (BFloat16, Float32, Float64, Layout, MMAAtom, Ownership, TiledMMA,
+                  operand_layout)
 
 _ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
 MMA_C = operand_layout(_ATOM, "C")  # (16, 8), one warp

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo import BFloat16, Float16, Float32, Float64, Int8, Int32, Int64, UInt32
+from tylo import BFloat16, Float16, Float64, Int8, Int32, Int64, UInt32
 
 MODES = ("idx", "up", "down", "xor")
 

@@ -7,7 +7,6 @@ load -> store round trip through Pipeline stages; and generic stores handed to a
 a main loop that runs zero times (FlashKDA#24: the output is the zeros, not stale shared
 memory). Inputs are fresh random values, outputs poisoned first, references numpy slices."""
 
-import ml_dtypes
 import numpy as np
 import pytest
 

@@ -123,86 +123,44 @@ from .compiler.window import window as _window_layout
 
 # Everything above is plain Python (the host-side model). The kernel language and what it
 # needs (the frontend, xDSL, the passes, the runtime, the pictures) is imported on first use of
-# one of its names, so that ``import tylo`` stays fast: `__getattr__` resolves the names below.
-_BUILTINS = ("abs", "accumulator", "block_dim", "block_idx", "exp", "exp2", "fma",
-             "grid_dim", "lane_id", "linear_thread_idx", "load_a", "load_b", "load_fragment", "log", "log2",
-             "maximum", "minimum", "mma", "rsqrt", "sqrt", "static_range", "store", "thread_idx",
-             "warp_id")
-_MBARRIER = ("MBarrier", "MBarriers", "mbarriers", "mbarrier_init", "mbarrier_arrive",
-             "mbarrier_arrive_expect_tx", "mbarrier_expect_tx", "mbarrier_try_wait",
-             "mbarrier_wait", "fence_proxy_async", "fence_mbarrier_init")
-_TMA = ("tma_load", "tma_store", "commit_tma_stores", "wait_tma_reads", "wait_tma_stores")
-_CLUSTER = ("cluster_cta_rank", "cluster_size", "cluster_idx", "cluster_dim", "cluster_cta_idx",
-            "cluster_arrive", "cluster_wait", "cluster_sync", "map_shared")
-_TCGEN05 = ("tmem_allocate", "tmem_deallocate", "tmem_relinquish_permit",
-            "tcgen05_fence_before_thread_sync", "tcgen05_fence_after_thread_sync", "load_async",
-            "wait_load", "store_async", "wait_stores", "commit_mma")
-_SOFTMAX = ("SoftmaxState", "softmax_update", "softmax_merge", "softmax_normalize", "softmax_logsumexp")
-_LAZY = {
-    **dict.fromkeys(_BUILTINS, "frontend.builtins"),
-    "select": "frontend.fragment_ops",
-    "Config": "frontend.autotune",
-    "autotune": "frontend.autotune",
-    "CompiledKernel": "frontend.compiled",
-    "full": "frontend.fragments",
-    "zeros": "frontend.fragments",
-    "func": "frontend.kernel",
-    "kernel": "frontend.kernel",
-    "device_print": "frontend.printing",
-    "GlobalTile": "frontend.tiles",
-    "SharedTile": "frontend.tiles",
-    "shared_alloc": "frontend.tiles",
-    "shared_tile": "frontend.shared",
-    "shared_tiles": "frontend.shared",
-    "barrier": "frontend.sync",
-    "barrier_arrive": "frontend.sync",
-    "elect_one": "frontend.sync",
-    "setmaxnreg": "frontend.sync",
-    "launch_bounds": "frontend.sync",
-    "warpgroup_id": "frontend.sync",
-    "warpgroup_thread_idx": "frontend.sync",
-    "shared_address": "frontend.sync",
-    "dynamic_smem_size": "frontend.sync",
-    "prepare_tma": "runtime.tma",
-    "TMABinding": "runtime.tma",
-    "TMAError": "compiler.plans.tma_rules",
-    "TensorMap": "frontend.tma_params",
-    **dict.fromkeys(("zero_accumulator", "wgmma_operand", "mma_async", "wait_mma", "finish_mma"),
-                    "frontend.wgmma"),
-    **dict.fromkeys(_MBARRIER, "frontend.mbarrier"),
-    "Pipeline": "frontend.pipeline",
-    "PipelineState": "frontend.pipeline",
-    **dict.fromkeys(_TMA, "frontend.tma"),
-    **dict.fromkeys(_CLUSTER, "frontend.cluster"),
-    **dict.fromkeys(("copy_async", "commit_copies", "wait_copies"), "frontend.copies"),
-    "syncwarp": "frontend.vote",
-    "vote_all": "frontend.vote",
-    "vote_any": "frontend.vote",
-    "vote_uni": "frontend.vote",
-    "ballot": "frontend.vote",
-    "atomic_add": "frontend.atomics",
-    "atomic_min": "frontend.atomics",
-    "atomic_max": "frontend.atomics",
-    "atomic_xchg": "frontend.atomics",
-    "atomic_cas": "frontend.atomics",
-    "red_add": "frontend.atomics",
-    "red_min": "frontend.atomics",
-    "red_max": "frontend.atomics",
-    **dict.fromkeys(("shfl_idx", "shfl_up", "shfl_down", "shfl_xor"), "frontend.shuffles"),
-    "sum": "frontend.reductions",
-    **dict.fromkeys(("block_reduce", "block_sum"), "frontend.block_reductions"),
-    **dict.fromkeys(("rcp", "scale", "permutedims", "relayout"), "frontend.fragment_ops"),
-    **dict.fromkeys(("pack", "unpack", "PackedFragment", "pack_operand_a"), "frontend.packing"),
-    **dict.fromkeys(_SOFTMAX, "frontend.softmax"),
-    **dict.fromkeys(_TCGEN05, "frontend.tcgen05"),
-    "coordinates": "frontend.coordinates",
-}
+# one of its names, so that ``import tylo`` stays fast: `__getattr__` resolves the names the
+# modules of `_EXPORTING` declare in their ``EXPORTS`` (and ``EXPORTS_UNSTARRED``: not in
+# ``from tylo import *``) tuples, read from their source text without importing them.
+_EXPORTING = ("frontend", "runtime", "compiler.plans")
+_FOUND: dict[str, tuple[str, bool]] | None = None  # name -> (module, in ``import *``)
+
+
+def _exports() -> dict[str, tuple[str, bool]]:
+    """Every declared name of the kernel language -> (its module under `tylo`, starred)."""
+    global _FOUND
+    if _FOUND is None:
+        import ast
+        import importlib.util
+        import re
+        from pathlib import Path
+
+        declared = re.compile(r"^(EXPORTS|EXPORTS_UNSTARRED) = (\(.*?\))$", re.M | re.S)
+        found: dict[str, tuple[str, bool]] = {}
+        for package in _EXPORTING:
+            spec = importlib.util.find_spec(f"{__name__}.{package}")
+            for folder in spec.submodule_search_locations:
+                for path in sorted(Path(folder).glob("*.py")):
+                    for kind, names in declared.findall(path.read_text()):
+                        for name in ast.literal_eval(names):
+                            if name in found:
+                                raise ImportError(f"tylo.{name} is declared by two modules: "
+                                                  f"{found[name][0]} and {package}.{path.stem}")
+                            found[name] = (f"{package}.{path.stem}", kind == "EXPORTS")
+        _FOUND = found
+    return _FOUND
+
 
 __version__ = VERSION
 
 
 def __getattr__(name: str):
-    """The kernel language's names, imported on first use (`_LAZY`); ``tylo.viz``; and
+    """The kernel language's names, imported on first use (`_exports`); ``tylo.viz``;
+    ``__all__`` (`_HOST_NAMES` and the starred exports); and
     ``tylo.print``, which is `device_print`. ``print`` is looked up here rather than bound as a
     global, so that code in this module still calls the builtin print, and it is not in
     ``__all__``, so ``from tylo import *`` leaves the user's print alone."""
@@ -210,7 +168,11 @@ def __getattr__(name: str):
 
     if name == "viz":
         return importlib.import_module(".viz", __name__)
-    module = _LAZY.get("device_print" if name == "print" else name)
+    if name == "__all__":
+        names = [*_HOST_NAMES, *(n for n, (_, starred) in _exports().items() if starred)]
+        globals()["__all__"] = names
+        return names
+    module, _ = _exports().get("device_print" if name == "print" else name, (None, False))
     if module is None:
         raise AttributeError(f"module 'tylo' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{module}", __name__),
@@ -221,7 +183,7 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, "print", "viz"})
+    return sorted({*globals(), *_exports(), "print", "viz"})
 
 
 def window(x, origin, shape, inbounds: bool = False):
@@ -270,23 +232,10 @@ def tcgen05_operand(atom, role=None, tile=None, origin=(0, 0), base_address: int
     return _host_tcgen05_operand(atom, role, tile, origin, base_address)
 
 
-__all__ = [  # noqa: PLE0604
-    *_TCGEN05,
-    *_MBARRIER,
-    *_TMA,
-    *_CLUSTER,
-    "Pipeline",
-    "PipelineState",
-    "abs",
-    "accumulator",
+_HOST_NAMES = [  # ``__all__``: these, then the starred exports (`__getattr__`)
     "ArgumentError",
-    "autotune",
     "AutotuneError",
-    "barrier",
-    "barrier_arrive",
     "BFloat16",
-    "block_dim",
-    "block_idx",
     "blocked_product",
     "Bool",
     "broadcast_slots",
@@ -294,11 +243,9 @@ __all__ = [  # noqa: PLE0604
     "check_relayout",
     "check_unique",
     "coalesce",
-    "CompiledKernel",
     "CompileError",
     "complement",
     "compose",
-    "Config",
     "ComposedLayout",
     "constexpr",
     "COPY_ATOMS",
@@ -307,17 +254,13 @@ __all__ = [  # noqa: PLE0604
     "cosize",
     "DeviceError",
     "EmulationError",
-    "device_print",
     "dice",
     "DType",
     "element_swizzle",
-    "exp",
-    "exp2",
     "filter_layout",
     "fit_ownership",
     "flat_divide",
     "flat_product",
-    "fma",
     "Float16",
     "Float32",
     "Float64",
@@ -325,39 +268,24 @@ __all__ = [  # noqa: PLE0604
     "Float8E4M3",
     "Float8E5M2",
     "from_float8",
-    "full",
-    "func",
     "GeometryError",
-    "GlobalTile",
-    "grid_dim",
     "instruction_descriptor",
     "Int16",
     "Int32",
     "Int64",
     "Int8",
-    "kernel",
-    "lane_id",
-    "linear_thread_idx",
     "LaunchError",
     "Layout",
     "LayoutError",
     "LayoutLeft",
     "LayoutRight",
     "left_inverse",
-    "load_a",
-    "load_b",
-    "load_fragment",
     "LocalOwnership",
     "logical_divide",
-    "log",
-    "log2",
     "logical_product",
     "make_layout",
     "matrix_copy_plan",
     "MatrixCopyPlan",
-    "maximum",
-    "minimum",
-    "mma",
     "MMAAtom",
     "NoRasterizerError",
     "operand_descriptor",
@@ -377,24 +305,14 @@ __all__ = [  # noqa: PLE0604
     "reinterpret_tile",
     "relayout_permutation",
     "right_inverse",
-    "rsqrt",
     "same_ownership",
     "Scalar",
-    "select",
-    "shared_alloc",
     "shared_layout",
-    "shared_tile",
-    "shared_address",
-    "dynamic_smem_size",
-    "SharedTile",
     "simplify_ownership",
     "size",
     "slice_and_offset",
     "slice_layout",
     "slice_offset",
-    "sqrt",
-    "static_range",
-    "store",
     "StripedOwnership",
     "Swizzle",
     "swizzle_bytes",
@@ -406,7 +324,6 @@ __all__ = [  # noqa: PLE0604
     "Tcgen05MMA",
     "Tcgen05Operand",
     "Tensor",
-    "thread_idx",
     "tile",
     "tiled_divide",
     "tiled_product",
@@ -434,50 +351,12 @@ __all__ = [  # noqa: PLE0604
     "vector_plan",
     "VectorPlan",
     "viz",
-    "warp_id",
-    "warpgroup_id",
-    "warpgroup_thread_idx",
-    "elect_one",
-    "setmaxnreg",
     "WGMMA64",
     "wgmma_descriptor",
     "Window",
     "window",
     "window_plan",
     "WindowPlan",
-    "zeros",
     "zipped_divide",
     "zipped_product",
-    "copy_async",
-    "commit_copies",
-    "wait_copies",
-    "syncwarp",
-    "vote_all",
-    "vote_any",
-    "vote_uni",
-    "ballot",
-    "atomic_add",
-    "atomic_min",
-    "atomic_max",
-    "atomic_xchg",
-    "atomic_cas",
-    "red_add",
-    "red_min",
-    "red_max",
-    "shfl_idx",
-    "shfl_up",
-    "shfl_down",
-    "shfl_xor",
-    "block_reduce",
-    "block_sum",
-    "rcp",
-    "scale",
-    "permutedims",
-    "relayout",
-    "pack",
-    "unpack",
-    "PackedFragment",
-    "pack_operand_a",
-    *_SOFTMAX,
-    "coordinates",
 ]

@@ -146,5 +146,12 @@ def red_max(memory, index, value, *, sem: str = "relaxed", scope: str = "gpu") -
 for _f in (atomic_add, atomic_min, atomic_max, atomic_xchg, atomic_cas, red_add, red_min, red_max):
     _f.__doc__ = _f.__doc__.rstrip() + "\n\n    " + _ERRORS
 
+
+EXPORTS = (
+    "atomic_add", "atomic_min", "atomic_max", "atomic_xchg", "atomic_cas", "red_add", "red_min",
+    "red_max",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["atomic_add", "atomic_min", "atomic_max", "atomic_xchg", "atomic_cas", "red_add",
            "red_min", "red_max"]

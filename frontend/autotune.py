@@ -369,3 +369,9 @@ class _EmulatedTuning:
 
     def __getitem__(self, launch) -> TunedLauncher:
         return self.tuned._launcher(launch, emulated=True)
+
+
+EXPORTS = (
+    "Config", "autotune",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""

@@ -24,6 +24,12 @@ from .sync import barrier
 from .tiles import Pointer, SharedTile, Tile
 from .tracing import current
 
+
+EXPORTS = (
+    "block_reduce", "block_sum",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["block_reduce", "block_sum"]
 
 

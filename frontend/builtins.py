@@ -417,3 +417,11 @@ def mma(plan, a, b, c=None, *more, **kwargs):
             raise TypeMismatchError(f"mma operand {role} holds {f.dtype}; the atom takes {dtype}")
     op = MMAOp(TiledMMAAttr(p), a.value, b.value, c.value)
     return Fragment(emit(op).results[0], c.dtype, c.ownership)
+
+
+EXPORTS = (
+    "abs", "accumulator", "block_dim", "block_idx", "exp", "exp2", "fma", "grid_dim", "lane_id",
+    "linear_thread_idx", "load_a", "load_b", "load_fragment", "log", "log2", "maximum", "minimum",
+    "mma", "rsqrt", "sqrt", "static_range", "store", "thread_idx", "warp_id",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""

@@ -138,6 +138,12 @@ def map_shared(x, rank):
                             f"(SharedTile, shared_tile; not a window), got {x!r}")
 
 
+EXPORTS = (
+    "cluster_cta_rank", "cluster_size", "cluster_idx", "cluster_dim", "cluster_cta_idx",
+    "cluster_arrive", "cluster_wait", "cluster_sync", "map_shared",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["cluster_cta_rank", "cluster_size", "cluster_idx", "cluster_dim", "cluster_cta_idx",
            "cluster_arrive", "cluster_wait", "cluster_sync", "map_shared", "kernel_cluster",
            "check_rank"]

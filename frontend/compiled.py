@@ -252,3 +252,9 @@ def load_kernel(kernel, specs, values, block, arch, meta: dict, blobs: dict,
         shared=_shared_layout(meta.get("shared", [])),
         _paths=paths,
     ))
+
+
+EXPORTS = (
+    "CompiledKernel",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""

@@ -18,6 +18,12 @@ from ..dialects.scalars import as_scalar
 from .builtins import _check_thread
 from .fragments import Fragment, full, take_slots
 
+
+EXPORTS = (
+    "coordinates",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["coordinates"]
 
 

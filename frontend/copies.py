@@ -178,4 +178,9 @@ def wait_copies(n: int = 0) -> None:
     emit(WaitCopiesOp(n))
 
 
+EXPORTS = (
+    "copy_async", "commit_copies", "wait_copies",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["copy_async", "commit_copies", "wait_copies"]

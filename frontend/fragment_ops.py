@@ -23,6 +23,12 @@ from ..dialects.scalars import Scalar, as_scalar, python_dtype
 from ..dialects.tylo.fragment_ops import RcpOp
 from .fragments import Fragment, broadcast_fragments, broadcast_map, map_fragments, take_slots
 
+
+EXPORTS = (
+    "select", "rcp", "scale", "permutedims", "relayout",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["select", "rcp", "scale", "permutedims", "fragment_window", "relayout"]
 
 

@@ -297,3 +297,9 @@ def zeros(ownership: Ownership, dtype=dtypes.Float32) -> Fragment:
     """A fragment of `ownership` holding zeros (Float32 unless `dtype` says otherwise)."""
     dtype = dtypes.as_dtype(dtype)
     return full(ownership, 0.0 if dtype.is_float else 0, dtype)
+
+
+EXPORTS = (
+    "full", "zeros",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""

@@ -401,4 +401,9 @@ def func(fn: FunctionType | None = None) -> Helper:
     return func if fn is None else _decorate(fn, Helper, "@tylo.func")
 
 
+EXPORTS = (
+    "func", "kernel",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["kernel", "func", "Kernel", "Helper", "Launcher"]

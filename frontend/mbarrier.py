@@ -194,6 +194,13 @@ def fence_mbarrier_init() -> None:
     emit(FenceOp("mbarrier_init"))
 
 
+EXPORTS = (
+    "MBarrier", "MBarriers", "mbarriers", "mbarrier_init", "mbarrier_arrive",
+    "mbarrier_arrive_expect_tx", "mbarrier_expect_tx", "mbarrier_try_wait", "mbarrier_wait",
+    "fence_proxy_async", "fence_mbarrier_init",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["MBarrier", "MBarriers", "mbarriers", "mbarrier_init", "mbarrier_arrive",
            "mbarrier_arrive_expect_tx", "mbarrier_expect_tx", "mbarrier_try_wait",
            "mbarrier_wait", "fence_proxy_async", "fence_mbarrier_init"]

@@ -41,6 +41,12 @@ from .fragments import Fragment, fragment_type
 from .tiles import Pointer
 from .tracing import current
 
+
+EXPORTS = (
+    "pack", "unpack", "PackedFragment", "pack_operand_a",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["PackedFragment", "pack", "unpack", "pack_operand_a", "a_operand_slots",
            "store_packed", "word_ownership"]
 

@@ -160,4 +160,9 @@ class Pipeline:
             bar.arrive()
 
 
+EXPORTS = (
+    "Pipeline", "PipelineState",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["Pipeline", "PipelineState"]

@@ -132,4 +132,9 @@ def _promote(v: Scalar, to: dtypes.DType) -> Scalar:
     return v.to(to)
 
 
+EXPORTS = (
+    "device_print",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["device_print"]

@@ -31,6 +31,11 @@ from ..dialects.builder import emit
 from ..dialects.tylo.reduce_ops import REDUCE_KINDS, ReduceOp
 from .fragments import Fragment, fragment_type
 
+EXPORTS_UNSTARRED = (
+    "sum",
+)
+"""Names it adds to the `tylo` namespace but not to `from tylo import *`."""
+
 __all__ = ["sum", "reduce_fragment", "check_dtype"]
 
 _AXES = {0: "axis 0 (rows)", 1: "axis 1 (columns)"}

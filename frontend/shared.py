@@ -154,4 +154,13 @@ def _borrow(plan_or_layout, pointer: Pointer):
     return SharedTile(pointer, layout)
 
 
+EXPORTS = (
+    "shared_tile",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+EXPORTS_UNSTARRED = (
+    "shared_tiles",
+)
+"""Names it adds to the `tylo` namespace but not to `from tylo import *`."""
+
 __all__ = ["shared_tile", "shared_tiles", "SharedTiles", "layout_alignment"]

@@ -19,6 +19,12 @@ from ..dialects.scalars import Scalar, python_dtype
 from ..dialects.shuffles import check_width, shuffle
 from .fragments import Fragment, map_fragments
 
+
+EXPORTS = (
+    "shfl_idx", "shfl_up", "shfl_down", "shfl_xor",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["shfl_idx", "shfl_up", "shfl_down", "shfl_xor"]
 
 

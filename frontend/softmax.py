@@ -55,6 +55,12 @@ from .fragment_ops import rcp, select
 from .fragments import Fragment, full
 from .reductions import _AXES, reduce_fragment
 
+
+EXPORTS = (
+    "SoftmaxState", "softmax_update", "softmax_merge", "softmax_normalize", "softmax_logsumexp",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["SoftmaxState", "softmax_update", "softmax_merge", "softmax_normalize",
            "softmax_logsumexp"]
 

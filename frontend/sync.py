@@ -189,5 +189,15 @@ def dynamic_smem_size() -> Scalar:
     return Scalar(emit(DynamicSmemSizeOp()).results[0], dtypes.Int32, nonneg=True)
 
 
+EXPORTS = (
+    "barrier", "barrier_arrive", "elect_one", "setmaxnreg", "warpgroup_id", "warpgroup_thread_idx",
+    "shared_address", "dynamic_smem_size",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+EXPORTS_UNSTARRED = (
+    "launch_bounds",
+)
+"""Names it adds to the `tylo` namespace but not to `from tylo import *`."""
+
 __all__ = ["barrier", "barrier_arrive", "elect_one", "setmaxnreg", "warpgroup_id",
            "warpgroup_thread_idx", "shared_address", "dynamic_smem_size"]

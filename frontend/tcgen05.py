@@ -51,6 +51,14 @@ from .packing import PackedFragment, word_ownership
 from .tiles import Pointer, Tile, _index, check_origin_at_run_time
 from .tracing import current
 
+
+EXPORTS = (
+    "tmem_allocate", "tmem_deallocate", "tmem_relinquish_permit",
+    "tcgen05_fence_before_thread_sync", "tcgen05_fence_after_thread_sync", "load_async",
+    "wait_load", "store_async", "wait_stores", "commit_mma",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["tmem_allocate", "tmem_deallocate", "tmem_relinquish_permit",
            "tcgen05_fence_before_thread_sync", "tcgen05_fence_after_thread_sync", "load_async",
            "wait_load", "store_async", "wait_stores", "tcgen05_operand", "tcgen05_mma",

@@ -349,4 +349,9 @@ def pointer_type(dtype: DType, space: str) -> PointerType:
     return PointerType(element_type(dtype), space)
 
 
+EXPORTS = (
+    "GlobalTile", "SharedTile", "shared_alloc",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["Pointer", "Tile", "Tensor", "GlobalTile", "SharedTile", "shared_alloc", "window"]

@@ -49,6 +49,12 @@ from .mbarrier import MBarrier
 from .tiles import Tile, _index
 from .tma_params import TensorMap
 
+
+EXPORTS = (
+    "tma_load", "tma_store", "commit_tma_stores", "wait_tma_reads", "wait_tma_stores",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["tma_load", "tma_store", "commit_tma_stores", "wait_tma_reads", "wait_tma_stores"]
 
 

@@ -50,4 +50,9 @@ class TensorMap:
                                 "tylo.tma_load / tylo.tma_store take")
 
 
+EXPORTS_UNSTARRED = (
+    "TensorMap",
+)
+"""Names it adds to the `tylo` namespace but not to `from tylo import *`."""
+
 __all__ = ["TensorMap"]

@@ -84,4 +84,9 @@ def ballot(pred, mask=FULL_MASK) -> Scalar:
     return _vote("ballot", pred, mask, "ballot")
 
 
+EXPORTS = (
+    "syncwarp", "vote_all", "vote_any", "vote_uni", "ballot",
+)
+"""Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
+
 __all__ = ["syncwarp", "vote_all", "vote_any", "vote_uni", "ballot", "FULL_MASK"]

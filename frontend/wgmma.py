@@ -43,6 +43,11 @@ from .builtins import linear_thread_idx
 from .fragments import Fragment, fragment_type, zeros
 from .tiles import Tile, _index, check_origin_at_run_time
 
+EXPORTS_UNSTARRED = (
+    "zero_accumulator", "wgmma_operand", "mma_async", "wait_mma", "finish_mma",
+)
+"""Names it adds to the `tylo` namespace but not to `from tylo import *`."""
+
 __all__ = ["zero_accumulator", "wgmma_operand", "mma_async", "wait_mma", "finish_mma",
            "WGMMAOperand", "PendingAccumulator", "ConsumedAccumulator", "accumulator_ownership",
            "register_a_ownership"]

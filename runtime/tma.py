@@ -41,6 +41,11 @@ from ..compiler.plans.tma_rules import TMAEncoding, TMAError, encode_params, log
 from ..compiler.plans.tma_tile import TMATile
 from .arrays import DeviceArray, as_device_array
 
+EXPORTS_UNSTARRED = (
+    "prepare_tma", "TMABinding",
+)
+"""Names it adds to the `tylo` namespace but not to `from tylo import *`."""
+
 __all__ = ["TMABinding", "prepare_tma", "TMAError"]
 
 

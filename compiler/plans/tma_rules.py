@@ -31,6 +31,11 @@ from ..int_tuple import is_int
 from ..encodings.swizzle_modes import swizzle_mode
 from .tma_tile import TMATile, tma_box, validate_tma_box
 
+EXPORTS_UNSTARRED = (
+    "TMAError",
+)
+"""Names it adds to the `tylo` namespace but not to `from tylo import *`."""
+
 __all__ = ["TMAError", "TMAEncoding", "TENSOR_MAP_DATA_TYPES", "tensor_map_data_type",
            "L2_PROMOTIONS", "logical_extents", "encode_params"]
 

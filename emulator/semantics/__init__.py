@@ -49,25 +49,20 @@ ASYNC_REGISTER_OPS: set[type] = set()
 wgmma ops, which hand the accumulator on in hardware order); any other instruction touching one
 is refused by the scheduler (`Machine.pending_registers`)."""
 
-FAMILIES = ("arithmetic", "math", "memory", "special", "control", "matrix", "calls", "sync", "params", "wgmma", "mbarrier", "tma",
-            "cp_async", "warp", "cluster")
-"""The family modules with implementations, named after the dialect's modules
-(`tylo.dialects.ptx.<family>`, `tma` that of `bulk_tensor`; `arithmetic` takes its conversions from `conversion.py`, and
-`special` is `ptx.special` of the arithmetic file; `rounding.py` holds the exact roundings)."""
-FAMILIES += ("vote",)  # (one line per family appended, for merges)
-FAMILIES += ("atomics",)
-FAMILIES += ("tcgen05",)
-
 
 def families() -> list[type]:
-    """Every ``InterpreterFunctions`` class of the family modules (imported on first use)."""
+    """Every ``InterpreterFunctions`` class the modules of this package define (imported on first
+    use): a family joins the emulator by being defined in a module here, named after the dialect's
+    module it implements (`tylo.dialects.ptx.<family>`; helpers such as `rounding.py` define
+    none)."""
     import importlib
+    import pkgutil
 
     from xdsl.interpreter import InterpreterFunctions
 
     found = []
-    for name in FAMILIES:
-        module = importlib.import_module(f"{__name__}.{name}")
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
         found += [v for v in vars(module).values() if isinstance(v, type)
                   and issubclass(v, InterpreterFunctions) and v is not InterpreterFunctions
                   and v.__module__ == module.__name__]

@@ -1,5 +1,6 @@
 """tylo-select-ptx: instruction selection, kernels (``func.func`` of scalar tylo, arith, math and
-cf ops) to ``ptx.entry``, by op family (`tylo.passes.select`).
+cf ops) to ``ptx.entry``, by op family (`tylo.passes.select`: a handler function per op class,
+registered with ``@HANDLERS.on``, given the selector state).
 
 Each cf block becomes a ptx block in the same order; each ``cf.cond_br`` falls into a block of
 its own (the else side's copies and jump), which tylo-ptx-linearize folds where it is only a
@@ -21,34 +22,9 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from ..compiler.ptx_types import ptx_version
-from .select.arith import Arithmetic
-from .select.control import Control
-from .select.conversions import Conversions
-from .select.fragment_ops import FragmentOps
 from .select.kernel import KernelSelection
-from .select.math import MathSelection
-from .select.matrix import Matrix
-from .select.wgmma import Wgmma
-from .select.mbarrier import MBarrierSelection
-from .select.memory import Memory
 from .select.printf import ModuleDirectives
-from .select.sync import Sync
-from .select.tensor_maps import TensorMaps
-from .select.tma import TMASelection
-from .select.copies import Copies
-from .select.vote import Vote
-from .select.atomics import Atomics
-from .select.warp import Shuffles
-from .select.cluster import ClusterSelection
-from .select.tcgen05 import Tcgen05Selection
 from .target_option import TargetOption
-
-
-class _Kernel(KernelSelection, Arithmetic, Conversions, Memory, Matrix, Wgmma, Control,
-              MathSelection, Sync, TensorMaps, MBarrierSelection, TMASelection,
-              Copies, Vote, Atomics, Shuffles, FragmentOps, ClusterSelection,
-              Tcgen05Selection):
-    """The selector of one kernel: the core and every op family."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +40,7 @@ class SelectPtx(TargetOption, ModulePass):
         directives = ModuleDirectives()
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp):
-                entry = _Kernel(fn, self.arch, directives).run()
+                entry = KernelSelection(fn, self.arch, directives).run()
                 op.body.block.insert_op_before(entry, fn)
                 fn.detach()
                 fn.erase()

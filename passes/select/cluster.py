@@ -9,29 +9,31 @@ from ...dialects.ptx import ops as P
 from ...dialects.ptx.cluster import BarrierClusterOp, MapaOp, MbarrierArriveClusterOp
 from ...dialects.tylo import cluster_ops as T
 from .handlers import HANDLERS
+from .kernel import KernelSelection
 
 
-class ClusterSelection:
-    """The cluster handlers of the kernel selector (a mixin of `kernel.KernelSelection`)."""
+@HANDLERS.on(T.ClusterRegisterOp)
+def _ClusterRegisterOp(sel: KernelSelection, op: T.ClusterRegisterOp) -> None:
+    sel.require(90, f"%{op.register.data}")
+    sel.set(op.result, sel.emit(P.SpecialOp(f"%{op.register.data}", sel.new("b32"))))
 
-    @HANDLERS.on(T.ClusterRegisterOp)
-    def _ClusterRegisterOp(self, op: T.ClusterRegisterOp) -> None:
-        self.require(90, f"%{op.register.data}")
-        self.set(op.result, self.emit(P.SpecialOp(f"%{op.register.data}", self.new("b32"))))
 
-    def _mapa(self, pointer, rank):
-        self.require(90, "mapa (distributed shared memory)")
-        return self.emit(MapaOp(self.get(pointer), self.get(rank), self.new("b32"))).results[0]
+def _mapa(sel: KernelSelection, pointer, rank):
+    sel.require(90, "mapa (distributed shared memory)")
+    return sel.emit(MapaOp(sel.get(pointer), sel.get(rank), sel.new("b32"))).results[0]
 
-    @HANDLERS.on(T.MapaOp)
-    def _MapaOp(self, op: T.MapaOp) -> None:
-        self.bind(op.result, self._mapa(op.pointer, op.rank))
 
-    @HANDLERS.on(T.ClusterBarrierOp)
-    def _ClusterBarrierOp(self, op: T.ClusterBarrierOp) -> None:
-        self.require(90, "barrier.cluster")
-        self.emit(BarrierClusterOp(op.mode.data))
+@HANDLERS.on(T.MapaOp)
+def _MapaOp(sel: KernelSelection, op: T.MapaOp) -> None:
+    sel.bind(op.result, _mapa(sel, op.pointer, op.rank))
 
-    @HANDLERS.on(T.MBarrierArriveClusterOp)
-    def _MBarrierArriveClusterOp(self, op: T.MBarrierArriveClusterOp) -> None:
-        self.emit(MbarrierArriveClusterOp(self._mapa(op.barrier, op.rank)))
+
+@HANDLERS.on(T.ClusterBarrierOp)
+def _ClusterBarrierOp(sel: KernelSelection, op: T.ClusterBarrierOp) -> None:
+    sel.require(90, "barrier.cluster")
+    sel.emit(BarrierClusterOp(op.mode.data))
+
+
+@HANDLERS.on(T.MBarrierArriveClusterOp)
+def _MBarrierArriveClusterOp(sel: KernelSelection, op: T.MBarrierArriveClusterOp) -> None:
+    sel.emit(MbarrierArriveClusterOp(_mapa(sel, op.barrier, op.rank)))

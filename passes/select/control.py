@@ -20,63 +20,68 @@ from xdsl.ir import Block, Operation
 from ...dialects.ptx import ops as P
 from ...dialects.tylo import ops as T
 from .handlers import HANDLERS
+from .kernel import KernelSelection
 
 
-class Control:
-    """The control-flow handlers of the kernel selector (a mixin of `kernel.KernelSelection`)."""
+@HANDLERS.on(T.BarrierOp)
+def _BarrierOp(sel: KernelSelection, op: T.BarrierOp) -> None:
+    sel.emit(P.BarSyncOp(0))
 
-    @HANDLERS.on(T.BarrierOp)
-    def _BarrierOp(self, op: T.BarrierOp) -> None:
-        self.emit(P.BarSyncOp(0))
 
-    @HANDLERS.on(T.CheckOp)
-    def _CheckOp(self, op: T.CheckOp) -> None:
-        self.emit(P.TrapOp(self.get(op.condition), negate=True, reason=op.message.data))
+@HANDLERS.on(T.CheckOp)
+def _CheckOp(sel: KernelSelection, op: T.CheckOp) -> None:
+    sel.emit(P.TrapOp(sel.get(op.condition), negate=True, reason=op.message.data))
 
-    @HANDLERS.on(func.ReturnOp)
-    def _ReturnOp(self, op: func.ReturnOp) -> None:
-        self.emit(P.RetOp())
 
-    def _copies(self, dest: Block, operands) -> list[Operation]:
-        """The moves of branch operands into `dest`'s argument registers, as one parallel copy."""
-        targets = [self.arg_regs[a] for a in dest.args]
-        # a source already in its target register needs no move (a wgmma accumulator carried
-        # around a loop in place); the rest are one parallel copy
-        pairs = [(s, t) for s, t in zip((self.get(v) for v in operands), targets) if s.type != t]
-        moves: list[Operation] = []
-        if any(s.type in {t for _, t in pairs} for s, _ in pairs):
-            moves = [P.MovOp(s.type.reg_class.data, s, self.new(s.type.reg_class.data)) for s, _ in pairs]
-            pairs = [(m.results[0], t) for m, (_, t) in zip(moves, pairs)]
-        return moves + [P.MovOp(t.reg_class.data, s, t) for s, t in pairs]
+@HANDLERS.on(func.ReturnOp)
+def _ReturnOp(sel: KernelSelection, op: func.ReturnOp) -> None:
+    sel.emit(P.RetOp())
 
-    def _jump(self, moves: list[Operation], dest: Block) -> None:
-        """End the current block: `moves`, then a branch to `dest` (printed unless it is next)."""
-        for m in moves:
-            self.emit(m)
-        self.emit(P.BraOp(self.blocks[dest]))
 
-    def _branch_or_fall(self, cond, taken: Block, negate: bool, moves, dest: Block) -> None:
-        """End the current block with a branch to ptx block `taken` under `cond` (negated); the
-        unlabelled block it falls into does `moves` and jumps to `dest`."""
-        rest = Block()
-        self.emit(P.CondBraOp(cond, taken, rest, negate=negate))
-        self.begin(rest, None)
-        self._jump(moves, dest)
+def _copies(sel: KernelSelection, dest: Block, operands) -> list[Operation]:
+    """The moves of branch operands into `dest`'s argument registers, as one parallel copy."""
+    targets = [sel.arg_regs[a] for a in dest.args]
+    # a source already in its target register needs no move (a wgmma accumulator carried
+    # around a loop in place); the rest are one parallel copy
+    pairs = [(s, t) for s, t in zip((sel.get(v) for v in operands), targets) if s.type != t]
+    moves: list[Operation] = []
+    if any(s.type in {t for _, t in pairs} for s, _ in pairs):
+        moves = [P.MovOp(s.type.reg_class.data, s, sel.new(s.type.reg_class.data)) for s, _ in pairs]
+        pairs = [(m.results[0], t) for m, (_, t) in zip(moves, pairs)]
+    return moves + [P.MovOp(t.reg_class.data, s, t) for s, t in pairs]
 
-    @HANDLERS.on(cf.BranchOp)
-    def _BranchOp(self, op: cf.BranchOp) -> None:
-        self._jump(self._copies(op.successor, op.arguments), op.successor)
 
-    @HANDLERS.on(cf.ConditionalBranchOp)
-    def _ConditionalBranchOp(self, op: cf.ConditionalBranchOp) -> None:
-        here = op.parent_block()
-        cond = self.get(op.cond)
-        then, other = op.then_block, op.else_block
-        if not op.then_arguments:
-            moves = self._copies(other, op.else_arguments)
-            self._branch_or_fall(cond, self.blocks[then], False, moves, other)
-            return
-        stub = Block()
-        self._branch_or_fall(cond, stub, True, self._copies(then, op.then_arguments), then)
-        self.begin(stub, f"{self.labels[here]}_else")
-        self._jump(self._copies(other, op.else_arguments), other)
+def _jump(sel: KernelSelection, moves: list[Operation], dest: Block) -> None:
+    """End the current block: `moves`, then a branch to `dest` (printed unless it is next)."""
+    for m in moves:
+        sel.emit(m)
+    sel.emit(P.BraOp(sel.blocks[dest]))
+
+
+def _branch_or_fall(sel: KernelSelection, cond, taken: Block, negate: bool, moves, dest: Block) -> None:
+    """End the current block with a branch to ptx block `taken` under `cond` (negated); the
+    unlabelled block it falls into does `moves` and jumps to `dest`."""
+    rest = Block()
+    sel.emit(P.CondBraOp(cond, taken, rest, negate=negate))
+    sel.begin(rest, None)
+    _jump(sel, moves, dest)
+
+
+@HANDLERS.on(cf.BranchOp)
+def _BranchOp(sel: KernelSelection, op: cf.BranchOp) -> None:
+    _jump(sel, _copies(sel, op.successor, op.arguments), op.successor)
+
+
+@HANDLERS.on(cf.ConditionalBranchOp)
+def _ConditionalBranchOp(sel: KernelSelection, op: cf.ConditionalBranchOp) -> None:
+    here = op.parent_block()
+    cond = sel.get(op.cond)
+    then, other = op.then_block, op.else_block
+    if not op.then_arguments:
+        moves = _copies(sel, other, op.else_arguments)
+        _branch_or_fall(sel, cond, sel.blocks[then], False, moves, other)
+        return
+    stub = Block()
+    _branch_or_fall(sel, cond, stub, True, _copies(sel, then, op.then_arguments), then)
+    sel.begin(stub, f"{sel.labels[here]}_else")
+    _jump(sel, _copies(sel, other, op.else_arguments), other)

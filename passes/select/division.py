@@ -17,47 +17,45 @@ from xdsl.ir import Operation
 from ...compiler.int_division import udiv_magic
 from ...dialects.ptx import ops as P
 from ..pointer_analysis import constant
+from .kernel import KernelSelection
 
 
-class ConstantDivision:
-    """The constant-divisor handler of the kernel selector (a mixin of `kernel.KernelSelection`,
-    called by `arith.Arithmetic._binary`)."""
-
-    def _udiv_by_constant(self, op: Operation) -> bool:
-        """Select `op` (divui/remui) as a multiply-high when its divisor is a nonzero i32
-        constant; False (nothing emitted) otherwise."""
-        t = op.result.type
-        if not isinstance(t, IntegerType) or t.width.data != 32:
-            return False
-        d = constant(op.rhs)
-        if d is None:
-            return False
-        d &= 0xFFFFFFFF
-        if d == 0:
-            return False
-        n = self.get(op.lhs)
-        magic = udiv_magic(d, 32)
-        remainder = isinstance(op, arith.RemUIOp)
-        if magic.multiplier == 0 and remainder:
-            self.set(op.result, self.emit(P.AndOp("b32", n, self.const("b32", d - 1), self.new("b32"))))
-            return True
-        if magic.multiplier == 0:
-            q = self._shr(n, magic.shift)
-        else:
-            t = self.emit(P.MulOp("u32", n, self.const("b32", magic.multiplier), self.new("b32"),
-                                  mode="hi")).results[0]
-            if magic.add:  # t + (n - t) / 2, then the shift
-                half = self._shr(self.emit(P.SubOp("u32", n, t, self.new("b32"))).results[0], 1)
-                t = self.emit(P.AddOp("u32", t, half, self.new("b32"))).results[0]
-            q = self._shr(t, magic.shift)
-        if not remainder:
-            self.bind(op.result, q)
-            return True
-        qd = self.emit(P.MulOp("u32", q, self.const("b32", d), self.new("b32"), mode="lo")).results[0]
-        self.set(op.result, self.emit(P.SubOp("u32", n, qd, self.new("b32"))))
+def _udiv_by_constant(sel: KernelSelection, op: Operation) -> bool:
+    """Select `op` (divui/remui) as a multiply-high when its divisor is a nonzero i32
+    constant; False (nothing emitted) otherwise."""
+    t = op.result.type
+    if not isinstance(t, IntegerType) or t.width.data != 32:
+        return False
+    d = constant(op.rhs)
+    if d is None:
+        return False
+    d &= 0xFFFFFFFF
+    if d == 0:
+        return False
+    n = sel.get(op.lhs)
+    magic = udiv_magic(d, 32)
+    remainder = isinstance(op, arith.RemUIOp)
+    if magic.multiplier == 0 and remainder:
+        sel.set(op.result, sel.emit(P.AndOp("b32", n, sel.const("b32", d - 1), sel.new("b32"))))
         return True
+    if magic.multiplier == 0:
+        q = _shr(sel, n, magic.shift)
+    else:
+        t = sel.emit(P.MulOp("u32", n, sel.const("b32", magic.multiplier), sel.new("b32"),
+                              mode="hi")).results[0]
+        if magic.add:  # t + (n - t) / 2, then the shift
+            half = _shr(sel, sel.emit(P.SubOp("u32", n, t, sel.new("b32"))).results[0], 1)
+            t = sel.emit(P.AddOp("u32", t, half, sel.new("b32"))).results[0]
+        q = _shr(sel, t, magic.shift)
+    if not remainder:
+        sel.bind(op.result, q)
+        return True
+    qd = sel.emit(P.MulOp("u32", q, sel.const("b32", d), sel.new("b32"), mode="lo")).results[0]
+    sel.set(op.result, sel.emit(P.SubOp("u32", n, qd, sel.new("b32"))))
+    return True
 
-    def _shr(self, x, shift: int):
-        if shift == 0:
-            return x
-        return self.emit(P.ShrOp("u32", x, self.const("b32", shift), self.new("b32"))).results[0]
+
+def _shr(sel: KernelSelection, x, shift: int):
+    if shift == 0:
+        return x
+    return sel.emit(P.ShrOp("u32", x, sel.const("b32", shift), sel.new("b32"))).results[0]

@@ -7,7 +7,7 @@
   MAX_NORM, 448 for E4M3 and 57344 for E5M2, NaN stays NaN) joined by ``mov.b32 d, {lo, hi}``;
   to Int8/UInt8: ``cvt.rni.{s8,u8}.f32`` from Float32 (round to nearest even, clamped to the
   range: a float-to-integer cvt saturates by default; NaN gives 0) or ``cvt.sat.{s8,u8}.s32``
-  from Int32, then the bytes joined as MMA operands are (`Matrix._pack`).
+  from Int32, then the bytes joined as MMA operands are (`matrix._pack`).
 * ``tylo.pack_word`` keeping bits: ``mov.b32 d, {lo, hi}`` of 16-bit values, the byte join of
   8-bit ones. ``tylo.unpack_word``: ``mov.b32 {lo, hi}, w`` (bytes split as ldmatrix's are).
 * ``tylo.rcp``: ``rcp.rn.f32`` / ``rcp.rn.f64`` (correctly rounded), or with ``approx``
@@ -28,71 +28,72 @@ from ...dialects.ptx.math import RcpOp as PtxRcpOp
 from ...dialects.tylo import dtype_of
 from ...dialects.tylo import fragment_ops as F
 from .handlers import HANDLERS
+from .kernel import KernelSelection
+from .matrix import _pack
+from .matrix import _unpack
 
-__all__ = ["FragmentOps"]
 
 
-class FragmentOps:
-    """The packing/rcp/word-store handlers of the kernel selector (a mixin of
-    `kernel.KernelSelection`; uses `matrix.Matrix._pack` / `_unpack`)."""
+@HANDLERS.on(F.PackWordOp)
+def _PackWordOp(sel: KernelSelection, op: F.PackWordOp) -> None:
+    to = dtypes.ALL[op.to.data]
+    values = [sel.get(v) for v in op.elements]
+    if op.convert is None:
+        sel.bind(op.result, _pack(sel, values, to, to.ptx)[0])
+        return
+    source = dtype_of(op.elements[0].type)
+    if to.bits == 8 and to.is_int:
+        kind = "s8" if to.kind == "int" else "u8"
+        if source is dtypes.Float32:
+            values = [sel.emit(P.CvtOp(kind, "f32", v, sel.new("b16"), mode="rni")).results[0]
+                      for v in values]
+        else:
+            values = [sel.emit(P.CvtOp(kind, "s32", v, sel.new("b16"), mode="sat")).results[0]
+                      for v in values]
+        sel.bind(op.result, _pack(sel, values, to, kind)[0])
+        return
+    pair = PTX_TYPES[to.ptx].pair
+    sel.require(PTX_TYPES[to.ptx].min_sm, f"cvt .{pair}")
+    if to.bits == 16:
+        word = P.CvtPairOp(pair, "f32", values[1], values[0], sel.new("b32"), mode="rn")
+        sel.set(op.result, sel.emit(word))
+        return
+    halves = [sel.emit(P.CvtPairOp(pair, "f32", values[k + 1], values[k], sel.new("b16"),
+                                    mode="rn.satfinite")).results[0] for k in (0, 2)]
+    sel.set(op.result, sel.emit(P.PackOp(halves, sel.new("b32"))))
 
-    @HANDLERS.on(F.PackWordOp)
-    def _PackWordOp(self, op: F.PackWordOp) -> None:
-        to = dtypes.ALL[op.to.data]
-        values = [self.get(v) for v in op.elements]
-        if op.convert is None:
-            self.bind(op.result, self._pack(values, to, to.ptx)[0])
-            return
-        source = dtype_of(op.elements[0].type)
-        if to.bits == 8 and to.is_int:
-            kind = "s8" if to.kind == "int" else "u8"
-            if source is dtypes.Float32:
-                values = [self.emit(P.CvtOp(kind, "f32", v, self.new("b16"), mode="rni")).results[0]
-                          for v in values]
-            else:
-                values = [self.emit(P.CvtOp(kind, "s32", v, self.new("b16"), mode="sat")).results[0]
-                          for v in values]
-            self.bind(op.result, self._pack(values, to, kind)[0])
-            return
-        pair = PTX_TYPES[to.ptx].pair
-        self.require(PTX_TYPES[to.ptx].min_sm, f"cvt .{pair}")
-        if to.bits == 16:
-            word = P.CvtPairOp(pair, "f32", values[1], values[0], self.new("b32"), mode="rn")
-            self.set(op.result, self.emit(word))
-            return
-        halves = [self.emit(P.CvtPairOp(pair, "f32", values[k + 1], values[k], self.new("b16"),
-                                        mode="rn.satfinite")).results[0] for k in (0, 2)]
-        self.set(op.result, self.emit(P.PackOp(halves, self.new("b32"))))
 
-    @HANDLERS.on(F.UnpackWordOp)
-    def _UnpackWordOp(self, op: F.UnpackWordOp) -> None:
-        elements = self._unpack([self.get(op.word)], op.elements[0].type)
-        for old, new in zip(op.elements, elements):
-            self.bind(old, new)
+@HANDLERS.on(F.UnpackWordOp)
+def _UnpackWordOp(sel: KernelSelection, op: F.UnpackWordOp) -> None:
+    elements = _unpack(sel, [sel.get(op.word)], op.elements[0].type)
+    for old, new in zip(op.elements, elements):
+        sel.bind(old, new)
 
-    @HANDLERS.on(F.RcpOp)
-    def _RcpOp(self, op: F.RcpOp) -> None:
-        suffix = dtype_of(op.result.type).ptx
-        if suffix not in ("f16", "bf16", "f32", "f64"):
-            raise PassFailedException(f"tylo-lower-to-ptx: tylo.rcp of .{suffix} is not lowered")
-        approx = op.approx is not None
-        if approx and suffix == "f64":
-            raise PassFailedException("tylo-lower-to-ptx: tylo.rcp approx of f64: only "
-                                      "rcp.approx.f32 has a stated bound; use rcp.rn")
-        x = self.get(op.source)
-        wide = suffix in ("f16", "bf16")
-        if wide:
-            x = self.emit(P.CvtOp("f32", suffix, x, self.new("f32"))).results[0]
-        t = "f64" if suffix == "f64" else "f32"
-        r = self.emit(PtxRcpOp(t, x, self.new(t), mode="approx" if approx else "rn",
-                               ftz=approx)).results[0]
-        if wide:
-            r = self.emit(P.CvtOp(suffix, "f32", r, self.new("b16"), mode="rn")).results[0]
-        self.bind(op.result, r)
 
-    @HANDLERS.on(F.StoreWordsOp)
-    def _StoreWordsOp(self, op: F.StoreWordsOp) -> None:
-        space = op.pointer.type.space.data
-        address = self.get(op.pointer)
-        for i, w in enumerate(op.words):
-            self.emit(P.StOp(space, "b32", address, self.get(w), offset=4 * i))
+@HANDLERS.on(F.RcpOp)
+def _RcpOp(sel: KernelSelection, op: F.RcpOp) -> None:
+    suffix = dtype_of(op.result.type).ptx
+    if suffix not in ("f16", "bf16", "f32", "f64"):
+        raise PassFailedException(f"tylo-lower-to-ptx: tylo.rcp of .{suffix} is not lowered")
+    approx = op.approx is not None
+    if approx and suffix == "f64":
+        raise PassFailedException("tylo-lower-to-ptx: tylo.rcp approx of f64: only "
+                                  "rcp.approx.f32 has a stated bound; use rcp.rn")
+    x = sel.get(op.source)
+    wide = suffix in ("f16", "bf16")
+    if wide:
+        x = sel.emit(P.CvtOp("f32", suffix, x, sel.new("f32"))).results[0]
+    t = "f64" if suffix == "f64" else "f32"
+    r = sel.emit(PtxRcpOp(t, x, sel.new(t), mode="approx" if approx else "rn",
+                           ftz=approx)).results[0]
+    if wide:
+        r = sel.emit(P.CvtOp(suffix, "f32", r, sel.new("b16"), mode="rn")).results[0]
+    sel.bind(op.result, r)
+
+
+@HANDLERS.on(F.StoreWordsOp)
+def _StoreWordsOp(sel: KernelSelection, op: F.StoreWordsOp) -> None:
+    space = op.pointer.type.space.data
+    address = sel.get(op.pointer)
+    for i, w in enumerate(op.words):
+        sel.emit(P.StOp(space, "b32", address, sel.get(w), offset=4 * i))

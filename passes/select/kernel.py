@@ -8,10 +8,16 @@ out first. Each cf block becomes a ptx block, in the same order, starting with i
 Parameters are read with ``ld.param`` (pointers are converted with ``cvta.to.global``, an i1
 travels as a u8; a tensor map is a ``.param .align 64 .b8 [128]`` whose generic address is
 taken with ``mov.b64`` and ``cvta.param.u64``, `dialects.ptx.params`). Each op is lowered by the handler `HANDLERS` has for its class, from the family
-mixins of this package; an op without one is refused.
+modules of this package, found by importing them all (`load_handlers`): each is a function
+``handler(sel, op)`` that reads and extends the selector state `sel` (a `KernelSelection`:
+registers, blocks, module directives, dynamic shared bytes) through its methods and fields; an op
+without one is refused.
 """
 
 from __future__ import annotations
+
+import importlib
+import pkgutil
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, i64
@@ -35,11 +41,21 @@ from .values import class_of, ptx_type, reg_class
 _SPECIAL = {T.ThreadIdxOp: "tid", T.BlockIdxOp: "ctaid", T.BlockDimOp: "ntid", T.GridDimOp: "nctaid"}
 
 
+def load_handlers() -> None:
+    """Import every module of this package, so that each has registered its handlers (a new
+    family is a new module here: no list names it)."""
+    package = importlib.import_module(__package__)
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{__package__}.{info.name}")
+
+
 class KernelSelection:
-    """Selects the ptx.entry of one func.func: the state and helpers the family mixins use
+    """Selects the ptx.entry of one func.func: the state a handler is given (``fn``, ``arch``,
+    ``module``, ``alloc``, ``dynamic_shared_bytes``, ``waits``) and the helpers it calls
     (``emit``, ``begin``, ``new``, ``get``, ``set``, ``bind``, ``const``, ``require``)."""
 
     def __init__(self, fn: func.FuncOp, arch: str, module: ModuleDirectives | None = None):
+        load_handlers()
         self.fn = fn
         self.arch = arch
         self.module = module if module is not None else ModuleDirectives()
@@ -49,6 +65,7 @@ class KernelSelection:
         self.regs: dict[SSAValue, SSAValue] = {}
         self.params: list[str] = []
         self.dynamic_shared_bytes = 0  # bytes of the dynamic shared window a launch needs
+        self.waits = 0  # mbarrier wait loops so far (their labels: $L__wait<k>)
         blocks = list(fn.body.blocks)
         self.labels = {b: f"$L__BB{i}" for i, b in enumerate(blocks)}
         self.blocks = {b: Block() for b in blocks}  # cf block -> its ptx block
@@ -118,7 +135,7 @@ class KernelSelection:
             self.require(90, ".reqnctapercluster (a thread block cluster)")
         entry = ptx.EntryOp(self.fn.sym_name.data, self.params, Region(self.order), reqntid,
                             cluster, **kernel_launch_bounds(self.fn))
-        if self.dynamic_shared_bytes:  # (set by `sync.Sync.dynamic_alloc`)
+        if self.dynamic_shared_bytes:  # (set by `sync.dynamic_alloc`)
             entry.attributes[DYNAMIC_BYTES_ATTRIBUTE] = IntegerAttr(self.dynamic_shared_bytes, i64)
         return entry
 
@@ -153,7 +170,8 @@ class KernelSelection:
             raise PassFailedException(f"tylo-lower-to-ptx: no PTX lowering for {op.name}")
         handler(self, op)
 
-    @HANDLERS.on(*_SPECIAL)
-    def _special(self, op: Operation) -> None:
-        d = op.dim.data
-        self.set(op.result, self.emit(P.SpecialOp(f"%{_SPECIAL[type(op)]}.{d}", self.new("b32"))))
+
+@HANDLERS.on(*_SPECIAL)
+def _special(sel: KernelSelection, op: Operation) -> None:
+    d = op.dim.data
+    sel.set(op.result, sel.emit(P.SpecialOp(f"%{_SPECIAL[type(op)]}.{d}", sel.new("b32"))))

@@ -42,8 +42,8 @@ from ...dialects.scalar_math import BF16_FMA_MIN_SM
 from ...dialects.tylo import dtype_of
 from ...dialects.tylo.fragment_ops import Exp2FtzOp
 from .handlers import HANDLERS
+from .kernel import KernelSelection
 
-__all__ = ["MathSelection"]
 
 _APPROX = {math.Exp2Op: Ex2Op, math.Log2Op: Lg2Op, math.RsqrtOp: RsqrtOp}
 _ABS_BF16_MIN_SM = 80  # abs.bf16 (PTX ISA 9.7.4.6)
@@ -63,86 +63,92 @@ def _suffix(t: Attribute) -> str:
     return dtype_of(t).ptx
 
 
-class MathSelection:
-    """The math handlers of the kernel selector (a mixin of `kernel.KernelSelection`)."""
+def _reg(sel: KernelSelection, suffix: str):
+    return sel.new(register_class(suffix).name)
 
-    def _reg(self, suffix: str):
-        return self.new(register_class(suffix).name)
 
-    def _in_f32(self, op: Operation, compute) -> None:
-        """Bind `op`'s result to ``compute(f32 operands)``: f32 and f64 directly, f16/bf16
-        through f32 with one rounding back (see the module docstring)."""
-        t = op.results[0].type
-        suffix = _suffix(t)
-        if suffix not in ("f16", "bf16", "f32", "f64"):
-            raise PassFailedException(f"tylo-lower-to-ptx: {op.name} of .{suffix} is not lowered "
-                                      f"(f16, bf16, f32 and f64 are)")
-        values = [self.get(v) for v in op.operands]
-        if suffix in ("f32", "f64"):
-            self.bind(op.results[0], compute(values, suffix))
-            return
-        wide = [self.emit(P.CvtOp("f32", suffix, v, self.new("f32"))).results[0] for v in values]
-        out = compute(wide, "f32")
-        self.set(op.results[0], self.emit(P.CvtOp(suffix, "f32", out, self.new("b16"), mode="rn")))
+def _in_f32(sel: KernelSelection, op: Operation, compute) -> None:
+    """Bind `op`'s result to ``compute(f32 operands)``: f32 and f64 directly, f16/bf16
+    through f32 with one rounding back (see the module docstring)."""
+    t = op.results[0].type
+    suffix = _suffix(t)
+    if suffix not in ("f16", "bf16", "f32", "f64"):
+        raise PassFailedException(f"tylo-lower-to-ptx: {op.name} of .{suffix} is not lowered "
+                                  f"(f16, bf16, f32 and f64 are)")
+    values = [sel.get(v) for v in op.operands]
+    if suffix in ("f32", "f64"):
+        sel.bind(op.results[0], compute(values, suffix))
+        return
+    wide = [sel.emit(P.CvtOp("f32", suffix, v, sel.new("f32"))).results[0] for v in values]
+    out = compute(wide, "f32")
+    sel.set(op.results[0], sel.emit(P.CvtOp(suffix, "f32", out, sel.new("b16"), mode="rn")))
 
-    def _single_precision(self, op: Operation) -> None:
-        if _suffix(op.results[0].type) == "f64":
-            raise PassFailedException(
-                f"tylo-lower-to-ptx: {op.name} of f64: PTX computes it approximately for .f32 "
-                f"only (ex2/lg2.approx.f32, rsqrt.approx.f32 with a stated bound); convert to f32 "
-                f"first")
 
-    @HANDLERS.on(*_APPROX)
-    def _approx(self, op: Operation) -> None:
-        self._single_precision(op)
-        cls = _APPROX[type(op)]
-        self._in_f32(op, lambda v, s: self.emit(cls(s, v[0], self.new("f32"), mode="approx")).results[0])
+def _single_precision(sel: KernelSelection, op: Operation) -> None:
+    if _suffix(op.results[0].type) == "f64":
+        raise PassFailedException(
+            f"tylo-lower-to-ptx: {op.name} of f64: PTX computes it approximately for .f32 "
+            f"only (ex2/lg2.approx.f32, rsqrt.approx.f32 with a stated bound); convert to f32 "
+            f"first")
 
-    @HANDLERS.on(Exp2FtzOp)
-    def _Exp2FtzOp(self, op: Exp2FtzOp) -> None:
-        self._single_precision(op)
-        self._in_f32(op, lambda v, s: self.emit(Ex2Op("f32", v[0], self.new("f32"), mode="approx",
-                                                      ftz=True)).results[0])
 
-    @HANDLERS.on(math.ExpOp)
-    def _ExpOp(self, op: math.ExpOp) -> None:
-        self._single_precision(op)
+@HANDLERS.on(*_APPROX)
+def _approx(sel: KernelSelection, op: Operation) -> None:
+    _single_precision(sel, op)
+    cls = _APPROX[type(op)]
+    _in_f32(sel, op, lambda v, s: sel.emit(cls(s, v[0], sel.new("f32"), mode="approx")).results[0])
 
-        def exp(v, s) -> SSAValue:
-            t = self.emit(P.MulOp("f32", v[0], self.const("f32", LOG2_E), self.new("f32"), mode="rn")).results[0]
-            return self.emit(Ex2Op("f32", t, self.new("f32"), mode="approx")).results[0]
 
-        self._in_f32(op, exp)
+@HANDLERS.on(Exp2FtzOp)
+def _Exp2FtzOp(sel: KernelSelection, op: Exp2FtzOp) -> None:
+    _single_precision(sel, op)
+    _in_f32(sel, op, lambda v, s: sel.emit(Ex2Op("f32", v[0], sel.new("f32"), mode="approx",
+                                                  ftz=True)).results[0])
 
-    @HANDLERS.on(math.LogOp)
-    def _LogOp(self, op: math.LogOp) -> None:
-        self._single_precision(op)
 
-        def log(v, s) -> SSAValue:
-            y = self.emit(Lg2Op("f32", v[0], self.new("f32"), mode="approx")).results[0]
-            return self.emit(P.MulOp("f32", y, self.const("f32", LN_2), self.new("f32"), mode="rn")).results[0]
+@HANDLERS.on(math.ExpOp)
+def _ExpOp(sel: KernelSelection, op: math.ExpOp) -> None:
+    _single_precision(sel, op)
 
-        self._in_f32(op, log)
+    def exp(v, s) -> SSAValue:
+        t = sel.emit(P.MulOp("f32", v[0], sel.const("f32", LOG2_E), sel.new("f32"), mode="rn")).results[0]
+        return sel.emit(Ex2Op("f32", t, sel.new("f32"), mode="approx")).results[0]
 
-    @HANDLERS.on(math.SqrtOp)
-    def _SqrtOp(self, op: math.SqrtOp) -> None:
-        self._in_f32(op, lambda v, s: self.emit(SqrtOp(s, v[0], self._reg(s), mode="rn")).results[0])
+    _in_f32(sel, op, exp)
 
-    @HANDLERS.on(math.AbsFOp, math.AbsIOp)
-    def _AbsOp(self, op: Operation) -> None:
-        suffix = _suffix(op.results[0].type)
-        if suffix == "bf16":
-            self.require(_ABS_BF16_MIN_SM, "abs.bf16")
-        if suffix not in AbsOp.TYPES:
-            raise PassFailedException(f"tylo-lower-to-ptx: {op.name} of .{suffix}: PTX has no abs of it")
-        self.set(op.results[0], self.emit(AbsOp(suffix, self.get(op.operands[0]), self._reg(suffix))))
 
-    @HANDLERS.on(math.FmaOp)
-    def _FmaOp(self, op: math.FmaOp) -> None:
-        suffix = _suffix(op.result.type)
-        if suffix == "bf16":
-            self.require(BF16_FMA_MIN_SM, "fma.rn.bf16")
-        elif suffix not in ("f16", "f32", "f64"):
-            raise PassFailedException(f"tylo-lower-to-ptx: math.fma of .{suffix}: PTX has no fma.rn of it")
-        a, b, c = (self.get(v) for v in op.operands)
-        self.set(op.result, self.emit(P.FmaOp(suffix, a, b, c, self._reg(suffix))))
+@HANDLERS.on(math.LogOp)
+def _LogOp(sel: KernelSelection, op: math.LogOp) -> None:
+    _single_precision(sel, op)
+
+    def log(v, s) -> SSAValue:
+        y = sel.emit(Lg2Op("f32", v[0], sel.new("f32"), mode="approx")).results[0]
+        return sel.emit(P.MulOp("f32", y, sel.const("f32", LN_2), sel.new("f32"), mode="rn")).results[0]
+
+    _in_f32(sel, op, log)
+
+
+@HANDLERS.on(math.SqrtOp)
+def _SqrtOp(sel: KernelSelection, op: math.SqrtOp) -> None:
+    _in_f32(sel, op, lambda v, s: sel.emit(SqrtOp(s, v[0], _reg(sel, s), mode="rn")).results[0])
+
+
+@HANDLERS.on(math.AbsFOp, math.AbsIOp)
+def _AbsOp(sel: KernelSelection, op: Operation) -> None:
+    suffix = _suffix(op.results[0].type)
+    if suffix == "bf16":
+        sel.require(_ABS_BF16_MIN_SM, "abs.bf16")
+    if suffix not in AbsOp.TYPES:
+        raise PassFailedException(f"tylo-lower-to-ptx: {op.name} of .{suffix}: PTX has no abs of it")
+    sel.set(op.results[0], sel.emit(AbsOp(suffix, sel.get(op.operands[0]), _reg(sel, suffix))))
+
+
+@HANDLERS.on(math.FmaOp)
+def _FmaOp(sel: KernelSelection, op: math.FmaOp) -> None:
+    suffix = _suffix(op.result.type)
+    if suffix == "bf16":
+        sel.require(BF16_FMA_MIN_SM, "fma.rn.bf16")
+    elif suffix not in ("f16", "f32", "f64"):
+        raise PassFailedException(f"tylo-lower-to-ptx: math.fma of .{suffix}: PTX has no fma.rn of it")
+    a, b, c = (sel.get(v) for v in op.operands)
+    sel.set(op.result, sel.emit(P.FmaOp(suffix, a, b, c, _reg(sel, suffix))))

@@ -18,6 +18,8 @@ from ...dialects.ptx import mbarrier as M
 from ...dialects.ptx import ops as P
 from ...dialects.tylo import mbarrier_ops as T
 from .handlers import HANDLERS
+from .kernel import KernelSelection
+from .tcgen05 import require_tcgen05
 
 
 def _scope(op) -> str | None:
@@ -25,53 +27,55 @@ def _scope(op) -> str | None:
     return op.scope.data if op.scope is not None else None
 
 
-class MBarrierSelection:
-    """The mbarrier and fence handlers of the kernel selector (a mixin of
-    `kernel.KernelSelection`)."""
+def _sm90(sel: KernelSelection, op) -> None:
+    sel.require(90, op.name)
 
-    def _sm90(self, op) -> None:
-        self.require(90, op.name)
 
-    @HANDLERS.on(T.MBarrierInitOp)
-    def _MBarrierInitOp(self, op: T.MBarrierInitOp) -> None:
-        self._sm90(op)
-        self.emit(M.MbarrierInitOp(self.get(op.barrier), self.get(op.count)))
+@HANDLERS.on(T.MBarrierInitOp)
+def _MBarrierInitOp(sel: KernelSelection, op: T.MBarrierInitOp) -> None:
+    _sm90(sel, op)
+    sel.emit(M.MbarrierInitOp(sel.get(op.barrier), sel.get(op.count)))
 
-    @HANDLERS.on(T.MBarrierArriveOp)
-    def _MBarrierArriveOp(self, op: T.MBarrierArriveOp) -> None:
-        self._sm90(op)
-        self.emit(M.MbarrierArriveOp(self.get(op.barrier)))
 
-    @HANDLERS.on(T.MBarrierExpectTxOp)
-    def _MBarrierExpectTxOp(self, op: T.MBarrierExpectTxOp) -> None:
-        self._sm90(op)
-        cls = M.MbarrierArriveExpectTxOp if op.arrive.data == "arrive" else M.MbarrierExpectTxOp
-        self.emit(cls(self.get(op.barrier), self.get(op.tx)))
+@HANDLERS.on(T.MBarrierArriveOp)
+def _MBarrierArriveOp(sel: KernelSelection, op: T.MBarrierArriveOp) -> None:
+    _sm90(sel, op)
+    sel.emit(M.MbarrierArriveOp(sel.get(op.barrier)))
 
-    @HANDLERS.on(T.MBarrierTryWaitOp)
-    def _MBarrierTryWaitOp(self, op: T.MBarrierTryWaitOp) -> None:
-        self._sm90(op)
-        self.set(op.result, self.emit(M.MbarrierTryWaitOp(
-            self.get(op.barrier), self.get(op.parity), self.new("pred"), _scope(op))))
 
-    @HANDLERS.on(T.MBarrierWaitOp)
-    def _MBarrierWaitOp(self, op: T.MBarrierWaitOp) -> None:
-        self._sm90(op)
-        bar, parity = self.get(op.barrier), self.get(op.parity)
-        self.waits = getattr(self, "waits", 0) + 1
-        loop, rest = Block(), Block()
-        self.emit(P.BraOp(loop))  # falls through: prints nothing
-        self.begin(loop, f"$L__wait{self.waits - 1}")
-        done = self.emit(M.MbarrierTryWaitOp(bar, parity, self.new("pred"),
-                                             _scope(op))).results[0]
-        self.emit(P.CondBraOp(done, loop, rest, negate=True))
-        self.begin(rest, None)
+@HANDLERS.on(T.MBarrierExpectTxOp)
+def _MBarrierExpectTxOp(sel: KernelSelection, op: T.MBarrierExpectTxOp) -> None:
+    _sm90(sel, op)
+    cls = M.MbarrierArriveExpectTxOp if op.arrive.data == "arrive" else M.MbarrierExpectTxOp
+    sel.emit(cls(sel.get(op.barrier), sel.get(op.tx)))
 
-    @HANDLERS.on(T.FenceOp)
-    def _FenceOp(self, op: T.FenceOp) -> None:
-        kind = op.kind.data
-        if kind.startswith("tcgen05_"):  # (Tcgen05Selection)
-            self.require_tcgen05(M.FENCES[kind].removesuffix(";"))
-        else:
-            self.require(90, {"proxy_async": "fence.proxy.async"}.get(kind, "fence.mbarrier_init"))
-        self.emit(M.FenceOp(op.kind.data))
+
+@HANDLERS.on(T.MBarrierTryWaitOp)
+def _MBarrierTryWaitOp(sel: KernelSelection, op: T.MBarrierTryWaitOp) -> None:
+    _sm90(sel, op)
+    sel.set(op.result, sel.emit(M.MbarrierTryWaitOp(
+        sel.get(op.barrier), sel.get(op.parity), sel.new("pred"), _scope(op))))
+
+
+@HANDLERS.on(T.MBarrierWaitOp)
+def _MBarrierWaitOp(sel: KernelSelection, op: T.MBarrierWaitOp) -> None:
+    _sm90(sel, op)
+    bar, parity = sel.get(op.barrier), sel.get(op.parity)
+    sel.waits += 1
+    loop, rest = Block(), Block()
+    sel.emit(P.BraOp(loop))  # falls through: prints nothing
+    sel.begin(loop, f"$L__wait{sel.waits - 1}")
+    done = sel.emit(M.MbarrierTryWaitOp(bar, parity, sel.new("pred"),
+                                         _scope(op))).results[0]
+    sel.emit(P.CondBraOp(done, loop, rest, negate=True))
+    sel.begin(rest, None)
+
+
+@HANDLERS.on(T.FenceOp)
+def _FenceOp(sel: KernelSelection, op: T.FenceOp) -> None:
+    kind = op.kind.data
+    if kind.startswith("tcgen05_"):  # (tcgen05.require_tcgen05)
+        require_tcgen05(sel, M.FENCES[kind].removesuffix(";"))
+    else:
+        sel.require(90, {"proxy_async": "fence.proxy.async"}.get(kind, "fence.mbarrier_init"))
+    sel.emit(M.FenceOp(op.kind.data))

@@ -20,6 +20,7 @@ from ...dialects.tylo.sync_ops import (
     DynamicSmemSizeOp, ElectOneOp, NamedBarrierOp, SetMaxNRegOp, SharedAddressOp,
 )
 from .handlers import HANDLERS
+from .kernel import KernelSelection
 
 
 def dynamic_window(fn) -> tuple[int, int]:
@@ -37,44 +38,45 @@ def dynamic_window(fn) -> tuple[int, int]:
     return align, align_up(end, DYNAMIC_BASE_ALIGN) + align - DYNAMIC_BASE_ALIGN
 
 
-class Sync:
-    """Handlers of `dialects.tylo.sync_ops` and dynamic allocations (a mixin of
-    `kernel.KernelSelection`)."""
+def dynamic_alloc(sel: KernelSelection, op: T.SharedAllocOp) -> None:
+    align, size = dynamic_window(sel.fn)
+    sel.module.dynamic_shared(DYNAMIC_SYMBOL, align)
+    sel.dynamic_shared_bytes = size
+    base = sel.emit(P.MovSymbolOp(DYNAMIC_SYMBOL, sel.new("b32"))).results[0]
+    if align > DYNAMIC_BASE_ALIGN:
+        up = sel.emit(P.AddOp("u32", base, sel.const("u32", align - 1), sel.new("b32")))
+        mask = sel.const("b32", (-align) & 0xFFFFFFFF)
+        base = sel.emit(P.AndOp("b32", up.results[0], mask, sel.new("b32"))).results[0]
+    offset = op.offset.value.data
+    if offset:
+        base = sel.emit(P.AddOp("u32", base, sel.const("u32", offset),
+                                 sel.new("b32"))).results[0]
+    sel.bind(op.result, base)
 
-    def dynamic_alloc(self, op: T.SharedAllocOp) -> None:
-        align, size = dynamic_window(self.fn)
-        self.module.dynamic_shared(DYNAMIC_SYMBOL, align)
-        self.dynamic_shared_bytes = size
-        base = self.emit(P.MovSymbolOp(DYNAMIC_SYMBOL, self.new("b32"))).results[0]
-        if align > DYNAMIC_BASE_ALIGN:
-            up = self.emit(P.AddOp("u32", base, self.const("u32", align - 1), self.new("b32")))
-            mask = self.const("b32", (-align) & 0xFFFFFFFF)
-            base = self.emit(P.AndOp("b32", up.results[0], mask, self.new("b32"))).results[0]
-        offset = op.offset.value.data
-        if offset:
-            base = self.emit(P.AddOp("u32", base, self.const("u32", offset),
-                                     self.new("b32"))).results[0]
-        self.bind(op.result, base)
 
-    @HANDLERS.on(NamedBarrierOp)
-    def _NamedBarrierOp(self, op: NamedBarrierOp) -> None:
-        threads = None if op.threads is None else op.threads.value.data
-        self.emit(BarOp(op.mode.data, self.get(op.barrier), threads))
+@HANDLERS.on(NamedBarrierOp)
+def _NamedBarrierOp(sel: KernelSelection, op: NamedBarrierOp) -> None:
+    threads = None if op.threads is None else op.threads.value.data
+    sel.emit(BarOp(op.mode.data, sel.get(op.barrier), threads))
 
-    @HANDLERS.on(ElectOneOp)
-    def _ElectOneOp(self, op: ElectOneOp) -> None:
-        self.require(90, "elect.sync")
-        elect = self.emit(ElectSyncOp(self.new("b32"), self.new("pred")))
-        self.bind(op.result, elect.results[1])
 
-    @HANDLERS.on(SetMaxNRegOp)
-    def _SetMaxNRegOp(self, op: SetMaxNRegOp) -> None:
-        self.emit(SetmaxnregOp(op.mode.data, op.count.value.data))
+@HANDLERS.on(ElectOneOp)
+def _ElectOneOp(sel: KernelSelection, op: ElectOneOp) -> None:
+    sel.require(90, "elect.sync")
+    elect = sel.emit(ElectSyncOp(sel.new("b32"), sel.new("pred")))
+    sel.bind(op.result, elect.results[1])
 
-    @HANDLERS.on(SharedAddressOp)
-    def _SharedAddressOp(self, op: SharedAddressOp) -> None:
-        self.bind(op.result, self.get(op.pointer))  # (a shared pointer is its b32 address)
 
-    @HANDLERS.on(DynamicSmemSizeOp)
-    def _DynamicSmemSizeOp(self, op: DynamicSmemSizeOp) -> None:
-        self.set(op.result, self.emit(P.SpecialOp("%dynamic_smem_size", self.new("b32"))))
+@HANDLERS.on(SetMaxNRegOp)
+def _SetMaxNRegOp(sel: KernelSelection, op: SetMaxNRegOp) -> None:
+    sel.emit(SetmaxnregOp(op.mode.data, op.count.value.data))
+
+
+@HANDLERS.on(SharedAddressOp)
+def _SharedAddressOp(sel: KernelSelection, op: SharedAddressOp) -> None:
+    sel.bind(op.result, sel.get(op.pointer))  # (a shared pointer is its b32 address)
+
+
+@HANDLERS.on(DynamicSmemSizeOp)
+def _DynamicSmemSizeOp(sel: KernelSelection, op: DynamicSmemSizeOp) -> None:
+    sel.set(op.result, sel.emit(P.SpecialOp("%dynamic_smem_size", sel.new("b32"))))

@@ -17,68 +17,74 @@ from ...dialects.ptx import ops as P
 from ...dialects.ptx import tcgen05 as X
 from ...dialects.tylo import tcgen05_ops as T
 from .handlers import HANDLERS
+from .kernel import KernelSelection
 from .values import reg_class
 
 
-class Tcgen05Selection:
-    """The tcgen05 handlers of the kernel selector (a mixin of `kernel.KernelSelection`)."""
+def require_tcgen05(sel: KernelSelection, instruction: str) -> None:
+    why = tcgen05_target_error(sel.arch, instruction)
+    if why is not None:
+        raise PassFailedException(f"tylo-lower-to-ptx: {why}")
 
-    def require_tcgen05(self, instruction: str) -> None:
-        why = tcgen05_target_error(self.arch, instruction)
-        if why is not None:
-            raise PassFailedException(f"tylo-lower-to-ptx: {why}")
 
-    @HANDLERS.on(T.TmemAllocOp)
-    def _TmemAllocOp(self, op: T.TmemAllocOp) -> None:
-        self.require_tcgen05("tcgen05.alloc")
-        self.emit(X.Tcgen05AllocOp(self.get(op.slot), op.columns.value.data))
+@HANDLERS.on(T.TmemAllocOp)
+def _TmemAllocOp(sel: KernelSelection, op: T.TmemAllocOp) -> None:
+    require_tcgen05(sel, "tcgen05.alloc")
+    sel.emit(X.Tcgen05AllocOp(sel.get(op.slot), op.columns.value.data))
 
-    @HANDLERS.on(T.TmemDeallocOp)
-    def _TmemDeallocOp(self, op: T.TmemDeallocOp) -> None:
-        self.require_tcgen05("tcgen05.dealloc")
-        self.emit(X.Tcgen05DeallocOp(self.get(op.address), op.columns.value.data))
 
-    @HANDLERS.on(T.TmemRelinquishOp)
-    def _TmemRelinquishOp(self, op: T.TmemRelinquishOp) -> None:
-        self.require_tcgen05("tcgen05.relinquish_alloc_permit")
-        self.emit(X.Tcgen05RelinquishOp())
+@HANDLERS.on(T.TmemDeallocOp)
+def _TmemDeallocOp(sel: KernelSelection, op: T.TmemDeallocOp) -> None:
+    require_tcgen05(sel, "tcgen05.dealloc")
+    sel.emit(X.Tcgen05DeallocOp(sel.get(op.address), op.columns.value.data))
 
-    @HANDLERS.on(T.Tcgen05CommitOp)
-    def _Tcgen05CommitOp(self, op: T.Tcgen05CommitOp) -> None:
-        self.require_tcgen05("tcgen05.commit")
-        self.emit(X.Tcgen05CommitOp(self.get(op.barrier)))
 
-    @HANDLERS.on(T.TmemLoadOp)
-    def _TmemLoadOp(self, op: T.TmemLoadOp) -> None:
-        self.require_tcgen05("tcgen05.ld")
-        ld = self.emit(X.Tcgen05LdOp(self.get(op.address),
-                                     [self.new(reg_class(v.type)) for v in op.values],
-                                     T.transfer_shape_of(op)))
-        for old, new in zip(op.values, ld.results):
-            self.bind(old, new)
+@HANDLERS.on(T.TmemRelinquishOp)
+def _TmemRelinquishOp(sel: KernelSelection, op: T.TmemRelinquishOp) -> None:
+    require_tcgen05(sel, "tcgen05.relinquish_alloc_permit")
+    sel.emit(X.Tcgen05RelinquishOp())
 
-    @HANDLERS.on(T.TmemWaitOp)
-    def _TmemWaitOp(self, op: T.TmemWaitOp) -> None:
-        self.require_tcgen05(f"tcgen05.wait::{op.kind.data}")
-        wait = self.emit(X.Tcgen05WaitOp(op.kind.data, [self.get(v) for v in op.values]))
-        for old, new in zip(op.ready, wait.results):
-            self.bind(old, new)
 
-    @HANDLERS.on(T.TmemStoreOp)
-    def _TmemStoreOp(self, op: T.TmemStoreOp) -> None:
-        self.require_tcgen05("tcgen05.st")
-        self.emit(X.Tcgen05StOp(self.get(op.address), [self.get(v) for v in op.values],
-                                T.transfer_shape_of(op)))
+@HANDLERS.on(T.Tcgen05CommitOp)
+def _Tcgen05CommitOp(sel: KernelSelection, op: T.Tcgen05CommitOp) -> None:
+    require_tcgen05(sel, "tcgen05.commit")
+    sel.emit(X.Tcgen05CommitOp(sel.get(op.barrier)))
 
-    @HANDLERS.on(T.Tcgen05MmaInstrOp)
-    def _Tcgen05MmaInstrOp(self, op: T.Tcgen05MmaInstrOp) -> None:
-        self.require_tcgen05("tcgen05.mma")
-        idesc = self.const("b32", op.idesc.value.data)
-        if op.enable is not None:
-            enable = self.get(op.enable)
-        else:
-            bit = self.const("u32", op.enable_imm.value.data)
-            enable = self.emit(P.SetpOp("ne", "u32", bit, self.const("u32", 0),
-                                        self.new("pred"))).results[0]
-        self.emit(X.Tcgen05MmaOp(op.kind.data, self.get(op.d), self.get(op.a), self.get(op.b),
-                                 idesc, enable, a_tmem=op.a_tmem is not None))
+
+@HANDLERS.on(T.TmemLoadOp)
+def _TmemLoadOp(sel: KernelSelection, op: T.TmemLoadOp) -> None:
+    require_tcgen05(sel, "tcgen05.ld")
+    ld = sel.emit(X.Tcgen05LdOp(sel.get(op.address),
+                                 [sel.new(reg_class(v.type)) for v in op.values],
+                                 T.transfer_shape_of(op)))
+    for old, new in zip(op.values, ld.results):
+        sel.bind(old, new)
+
+
+@HANDLERS.on(T.TmemWaitOp)
+def _TmemWaitOp(sel: KernelSelection, op: T.TmemWaitOp) -> None:
+    require_tcgen05(sel, f"tcgen05.wait::{op.kind.data}")
+    wait = sel.emit(X.Tcgen05WaitOp(op.kind.data, [sel.get(v) for v in op.values]))
+    for old, new in zip(op.ready, wait.results):
+        sel.bind(old, new)
+
+
+@HANDLERS.on(T.TmemStoreOp)
+def _TmemStoreOp(sel: KernelSelection, op: T.TmemStoreOp) -> None:
+    require_tcgen05(sel, "tcgen05.st")
+    sel.emit(X.Tcgen05StOp(sel.get(op.address), [sel.get(v) for v in op.values],
+                            T.transfer_shape_of(op)))
+
+
+@HANDLERS.on(T.Tcgen05MmaInstrOp)
+def _Tcgen05MmaInstrOp(sel: KernelSelection, op: T.Tcgen05MmaInstrOp) -> None:
+    require_tcgen05(sel, "tcgen05.mma")
+    idesc = sel.const("b32", op.idesc.value.data)
+    if op.enable is not None:
+        enable = sel.get(op.enable)
+    else:
+        bit = sel.const("u32", op.enable_imm.value.data)
+        enable = sel.emit(P.SetpOp("ne", "u32", bit, sel.const("u32", 0),
+                                    sel.new("pred"))).results[0]
+    sel.emit(X.Tcgen05MmaOp(op.kind.data, sel.get(op.d), sel.get(op.a), sel.get(op.b),
+                             idesc, enable, a_tmem=op.a_tmem is not None))

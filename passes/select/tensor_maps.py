@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from ...dialects.tylo.tensor_map_ops import TensorMapAddressOp
 from .handlers import HANDLERS
+from .kernel import KernelSelection
 
 
-class TensorMaps:
-    """The tensor-map handlers of the kernel selector (a mixin of `kernel.KernelSelection`)."""
-
-    @HANDLERS.on(TensorMapAddressOp)
-    def _TensorMapAddressOp(self, op: TensorMapAddressOp) -> None:
-        self.bind(op.result, self.get(op.tensor_map))
+@HANDLERS.on(TensorMapAddressOp)
+def _TensorMapAddressOp(sel: KernelSelection, op: TensorMapAddressOp) -> None:
+    sel.bind(op.result, sel.get(op.tensor_map))

@@ -7,33 +7,34 @@ from __future__ import annotations
 from ...dialects.ptx import bulk_tensor as B
 from ...dialects.tylo import tma_ops as T
 from .handlers import HANDLERS
+from .kernel import KernelSelection
 
 
-class TMASelection:
-    """The TMA handlers of the kernel selector (a mixin of `kernel.KernelSelection`)."""
+@HANDLERS.on(T.TmaLoadOp)
+def _TmaLoadOp(sel: KernelSelection, op: T.TmaLoadOp) -> None:
+    sel.require(90, op.name)
+    mask = None
+    if op.multicast is not None:  # the 16-bit ctaMask, an immediate moved into a .b16
+        mask = sel.const("b16", op.multicast.value.data)
+    sel.emit(B.BulkTensorLoadOp(sel.get(op.dst), sel.get(op.tensor_map),
+                                 [sel.get(c) for c in op.coords], sel.get(op.barrier),
+                                 mask))
 
-    @HANDLERS.on(T.TmaLoadOp)
-    def _TmaLoadOp(self, op: T.TmaLoadOp) -> None:
-        self.require(90, op.name)
-        mask = None
-        if op.multicast is not None:  # the 16-bit ctaMask, an immediate moved into a .b16
-            mask = self.const("b16", op.multicast.value.data)
-        self.emit(B.BulkTensorLoadOp(self.get(op.dst), self.get(op.tensor_map),
-                                     [self.get(c) for c in op.coords], self.get(op.barrier),
-                                     mask))
 
-    @HANDLERS.on(T.TmaStoreOp)
-    def _TmaStoreOp(self, op: T.TmaStoreOp) -> None:
-        self.require(90, op.name)
-        self.emit(B.BulkTensorStoreOp(self.get(op.tensor_map), [self.get(c) for c in op.coords],
-                                      self.get(op.src)))
+@HANDLERS.on(T.TmaStoreOp)
+def _TmaStoreOp(sel: KernelSelection, op: T.TmaStoreOp) -> None:
+    sel.require(90, op.name)
+    sel.emit(B.BulkTensorStoreOp(sel.get(op.tensor_map), [sel.get(c) for c in op.coords],
+                                  sel.get(op.src)))
 
-    @HANDLERS.on(T.TmaCommitOp)
-    def _TmaCommitOp(self, op: T.TmaCommitOp) -> None:
-        self.require(90, op.name)
-        self.emit(B.BulkCommitGroupOp())
 
-    @HANDLERS.on(T.TmaWaitOp)
-    def _TmaWaitOp(self, op: T.TmaWaitOp) -> None:
-        self.require(90, op.name)
-        self.emit(B.BulkWaitGroupOp(op.pending.value.data, op.read is not None))
+@HANDLERS.on(T.TmaCommitOp)
+def _TmaCommitOp(sel: KernelSelection, op: T.TmaCommitOp) -> None:
+    sel.require(90, op.name)
+    sel.emit(B.BulkCommitGroupOp())
+
+
+@HANDLERS.on(T.TmaWaitOp)
+def _TmaWaitOp(sel: KernelSelection, op: T.TmaWaitOp) -> None:
+    sel.require(90, op.name)
+    sel.emit(B.BulkWaitGroupOp(op.pending.value.data, op.read is not None))

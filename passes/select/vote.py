@@ -10,24 +10,24 @@ from xdsl.dialects import arith
 from ...dialects.ptx.vote import BarWarpSyncOp, VoteSyncOp
 from ...dialects.tylo.vote_ops import SyncWarpOp, VoteOp
 from .handlers import HANDLERS
+from .kernel import KernelSelection
 
 
-class Vote:
-    """Handlers of syncwarp and vote (a mixin of `kernel.KernelSelection`)."""
+def _member_mask(sel: KernelSelection, value):
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp):
+        return owner.value.value.data & 0xFFFFFFFF
+    return sel.get(value)
 
-    def _member_mask(self, value):
-        owner = value.owner
-        if isinstance(owner, arith.ConstantOp):
-            return owner.value.value.data & 0xFFFFFFFF
-        return self.get(value)
 
-    @HANDLERS.on(SyncWarpOp)
-    def _SyncWarpOp(self, op: SyncWarpOp) -> None:
-        self.emit(BarWarpSyncOp(self._member_mask(op.mask)))
+@HANDLERS.on(SyncWarpOp)
+def _SyncWarpOp(sel: KernelSelection, op: SyncWarpOp) -> None:
+    sel.emit(BarWarpSyncOp(_member_mask(sel, op.mask)))
 
-    @HANDLERS.on(VoteOp)
-    def _VoteOp(self, op: VoteOp) -> None:
-        mode = op.mode.data
-        result = self.new("b32" if mode == "ballot" else "pred")
-        self.set(op.result, self.emit(VoteSyncOp(mode, self.get(op.predicate),
-                                                 self._member_mask(op.mask), result)))
+
+@HANDLERS.on(VoteOp)
+def _VoteOp(sel: KernelSelection, op: VoteOp) -> None:
+    mode = op.mode.data
+    result = sel.new("b32" if mode == "ballot" else "pred")
+    sel.set(op.result, sel.emit(VoteSyncOp(mode, sel.get(op.predicate),
+                                             _member_mask(sel, op.mask), result)))

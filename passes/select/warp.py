@@ -19,34 +19,33 @@ from ...dialects.ptx import ops as P
 from ...dialects.ptx.warp import ShflSyncOp, shuffle_c
 from ...dialects.tylo.shuffle_ops import ShuffleOp
 from .handlers import HANDLERS
+from .kernel import KernelSelection
 from .values import reg_class
 
 
-class Shuffles:
-    """The shuffle handler of the kernel selector (a mixin of `kernel.KernelSelection`)."""
+def _shfl(sel: KernelSelection, mode: str, word, lane, c):
+    """One ``shfl.sync`` of the 32-bit register `word`; its result."""
+    out = sel.new(word.type.reg_class.data)
+    return sel.emit(ShflSyncOp(mode, word, lane, c, out)).results[0]
 
-    def _shfl(self, mode: str, word, lane, c):
-        """One ``shfl.sync`` of the 32-bit register `word`; its result."""
-        out = self.new(word.type.reg_class.data)
-        return self.emit(ShflSyncOp(mode, word, lane, c, out)).results[0]
 
-    @HANDLERS.on(ShuffleOp)
-    def _ShuffleOp(self, op: ShuffleOp) -> None:
-        mode, width = op.mode.data, op.width.value.data
-        value, lane = self.get(op.value), self.get(op.lane)
-        c = self.const("b32", shuffle_c(mode, width))
-        cls = reg_class(op.value.type)
-        if cls in ("b32", "f32"):
-            self.bind(op.result, self._shfl(mode, value, lane, c))
-        elif cls == "b16":
-            word = self.emit(P.PackOp([value, value], self.new("b32"))).results[0]
-            moved = self._shfl(mode, word, lane, c)
-            parts = self.emit(P.UnpackOp(moved, [self.new("b16"), self.new("b16")])).results
-            self.bind(op.result, parts[0])
-        elif cls in ("b64", "f64"):
-            halves = self.emit(P.UnpackOp(value, [self.new("b32"), self.new("b32")])).results
-            moved = [self._shfl(mode, h, lane, c) for h in halves]
-            self.bind(op.result, self.emit(P.PackOp(moved, self.new(cls))).results[0])
-        else:
-            raise PassFailedException(f"tylo-lower-to-ptx: a shuffle of a .{cls} value "
-                                      "(shuffles move 8- to 64-bit values)")
+@HANDLERS.on(ShuffleOp)
+def _ShuffleOp(sel: KernelSelection, op: ShuffleOp) -> None:
+    mode, width = op.mode.data, op.width.value.data
+    value, lane = sel.get(op.value), sel.get(op.lane)
+    c = sel.const("b32", shuffle_c(mode, width))
+    cls = reg_class(op.value.type)
+    if cls in ("b32", "f32"):
+        sel.bind(op.result, _shfl(sel, mode, value, lane, c))
+    elif cls == "b16":
+        word = sel.emit(P.PackOp([value, value], sel.new("b32"))).results[0]
+        moved = _shfl(sel, mode, word, lane, c)
+        parts = sel.emit(P.UnpackOp(moved, [sel.new("b16"), sel.new("b16")])).results
+        sel.bind(op.result, parts[0])
+    elif cls in ("b64", "f64"):
+        halves = sel.emit(P.UnpackOp(value, [sel.new("b32"), sel.new("b32")])).results
+        moved = [_shfl(sel, mode, h, lane, c) for h in halves]
+        sel.bind(op.result, sel.emit(P.PackOp(moved, sel.new(cls))).results[0])
+    else:
+        raise PassFailedException(f"tylo-lower-to-ptx: a shuffle of a .{cls} value "
+                                  "(shuffles move 8- to 64-bit values)")

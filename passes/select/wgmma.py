@@ -8,7 +8,7 @@
   splatted constant, or a value that other code still reads after the instruction) is first
   copied into a fresh register; block arguments (loop-carried accumulators) and values of
   earlier wgmma ops used by nothing later are updated where they are.
-* ``tylo.wgmma_pack_a``: the Matrix mixin's 16-bit pair packing (``mov.b32 {lo, hi}``).
+* ``tylo.wgmma_pack_a``: matrix._pack's 16-bit pair packing (``mov.b32 {lo, hi}``).
 * ``tylo.wgmma_instr_reg_a``: the register-A ``wgmma.mma_async``, the accumulator as above.
 * ``tylo.wgmma_wait``: ``wgmma.wait_group`` with the registers as tied operands and results.
 * ``tylo.wgmma_fence`` / ``tylo.wgmma_commit``: ``wgmma.fence`` / ``wgmma.commit_group``.
@@ -23,6 +23,8 @@ from ...dialects.ptx import wgmma as W
 from ...dialects.tylo import dtype_of
 from ...dialects.tylo import wgmma_ops as TW
 from .handlers import HANDLERS
+from .kernel import KernelSelection
+from .matrix import _pack
 
 _WGMMA_MIN_SM = 90
 
@@ -42,71 +44,76 @@ def _private(v: SSAValue, op) -> bool:
     return True
 
 
-class Wgmma:
-    """The wgmma handlers of the kernel selector (a mixin of `kernel.KernelSelection`)."""
+@HANDLERS.on(TW.WgmmaEncodeOp)
+def _WgmmaEncodeOp(sel: KernelSelection, op: TW.WgmmaEncodeOp) -> None:
+    addr = sel.get(op.pointer)
+    low = sel.emit(P.AndOp("b32", addr, sel.const("b32", 0x3FFFF), sel.new("b32"))).results[0]
+    enc = sel.emit(P.ShrOp("u32", low, sel.const("b32", 4), sel.new("b32"))).results[0]
+    wide = sel.emit(P.CvtOp("u64", "u32", enc, sel.new("b64"))).results[0]
+    static = sel.const("b64", op.static.value.data)
+    sel.set(op.result, sel.emit(P.OrOp("b64", wide, static, sel.new("b64"))))
 
-    @HANDLERS.on(TW.WgmmaEncodeOp)
-    def _WgmmaEncodeOp(self, op: TW.WgmmaEncodeOp) -> None:
-        addr = self.get(op.pointer)
-        low = self.emit(P.AndOp("b32", addr, self.const("b32", 0x3FFFF), self.new("b32"))).results[0]
-        enc = self.emit(P.ShrOp("u32", low, self.const("b32", 4), self.new("b32"))).results[0]
-        wide = self.emit(P.CvtOp("u64", "u32", enc, self.new("b64"))).results[0]
-        static = self.const("b64", op.static.value.data)
-        self.set(op.result, self.emit(P.OrOp("b64", wide, static, self.new("b64"))))
 
-    def _accumulator_registers(self, op) -> list:
-        """The registers the instruction updates in place (copies where it cannot: module text)."""
-        regs, seen = [], set()
-        for v in op.acc:
-            r = self.get(v)
-            if r.type in seen or not _private(v, op):
-                r = self.emit(P.MovOp("f32", r, self.new("f32"))).results[0]
-            seen.add(r.type)
-            regs.append(r)
-        return regs
+def _accumulator_registers(sel: KernelSelection, op) -> list:
+    """The registers the instruction updates in place (copies where it cannot: module text)."""
+    regs, seen = [], set()
+    for v in op.acc:
+        r = sel.get(v)
+        if r.type in seen or not _private(v, op):
+            r = sel.emit(P.MovOp("f32", r, sel.new("f32"))).results[0]
+        seen.add(r.type)
+        regs.append(r)
+    return regs
 
-    def _scale_d(self, op):
-        return self.get(op.scale_d) if op.scale_d is not None else op.scale_d_imm.value.data
 
-    @HANDLERS.on(TW.WgmmaInstrOp)
-    def _WgmmaInstrOp(self, op: TW.WgmmaInstrOp) -> None:
-        self.require(_WGMMA_MIN_SM, "wgmma.mma_async")
-        regs = self._accumulator_registers(op)
-        mma = self.emit(W.WgmmaMmaAsyncOp(op.n.value.data, op.types.data, regs, self.get(op.a),
-                                          self.get(op.b), self._scale_d(op),
-                                          tnsp_a=op.tnsp_a.value.data,
-                                          tnsp_b=op.tnsp_b.value.data))
-        for old, new in zip(op.d, mma.results):
-            self.bind(old, new)
+def _scale_d(sel: KernelSelection, op):
+    return sel.get(op.scale_d) if op.scale_d is not None else op.scale_d_imm.value.data
 
-    @HANDLERS.on(TW.WgmmaPackAOp)
-    def _WgmmaPackAOp(self, op: TW.WgmmaPackAOp) -> None:
-        values = [self.get(v) for v in op.elements]
-        for old, new in zip(op.words, self._pack(values, dtype_of(op.elements[0].type), "b16")):
-            self.bind(old, new)
 
-    @HANDLERS.on(TW.WgmmaInstrRegAOp)
-    def _WgmmaInstrRegAOp(self, op: TW.WgmmaInstrRegAOp) -> None:
-        self.require(_WGMMA_MIN_SM, "wgmma.mma_async")
-        regs = self._accumulator_registers(op)
-        mma = self.emit(W.WgmmaMmaAsyncRegAOp(op.n.value.data, op.types.data, regs,
-                                              [self.get(v) for v in op.a], self.get(op.b),
-                                              self._scale_d(op), tnsp_b=op.tnsp_b.value.data))
-        for old, new in zip(op.d, mma.results):
-            self.bind(old, new)
+@HANDLERS.on(TW.WgmmaInstrOp)
+def _WgmmaInstrOp(sel: KernelSelection, op: TW.WgmmaInstrOp) -> None:
+    sel.require(_WGMMA_MIN_SM, "wgmma.mma_async")
+    regs = _accumulator_registers(sel, op)
+    mma = sel.emit(W.WgmmaMmaAsyncOp(op.n.value.data, op.types.data, regs, sel.get(op.a),
+                                      sel.get(op.b), _scale_d(sel, op),
+                                      tnsp_a=op.tnsp_a.value.data,
+                                      tnsp_b=op.tnsp_b.value.data))
+    for old, new in zip(op.d, mma.results):
+        sel.bind(old, new)
 
-    @HANDLERS.on(TW.WgmmaWaitOp)
-    def _WgmmaWaitOp(self, op: TW.WgmmaWaitOp) -> None:
-        self.require(_WGMMA_MIN_SM, "wgmma.wait_group")
-        wait = self.emit(W.WgmmaWaitGroupOp(op.pending.value.data, [self.get(v) for v in op.values]))
-        for old, new in zip(op.ready, wait.results):
-            self.bind(old, new)
 
-    @HANDLERS.on(TW.WgmmaFenceOp)
-    def _WgmmaFenceOp(self, op: TW.WgmmaFenceOp) -> None:
-        self.require(_WGMMA_MIN_SM, "wgmma.fence")
-        self.emit(W.WgmmaFenceOp())
+@HANDLERS.on(TW.WgmmaPackAOp)
+def _WgmmaPackAOp(sel: KernelSelection, op: TW.WgmmaPackAOp) -> None:
+    values = [sel.get(v) for v in op.elements]
+    for old, new in zip(op.words, _pack(sel, values, dtype_of(op.elements[0].type), "b16")):
+        sel.bind(old, new)
 
-    @HANDLERS.on(TW.WgmmaCommitOp)
-    def _WgmmaCommitOp(self, op: TW.WgmmaCommitOp) -> None:
-        self.emit(W.WgmmaCommitGroupOp())
+
+@HANDLERS.on(TW.WgmmaInstrRegAOp)
+def _WgmmaInstrRegAOp(sel: KernelSelection, op: TW.WgmmaInstrRegAOp) -> None:
+    sel.require(_WGMMA_MIN_SM, "wgmma.mma_async")
+    regs = _accumulator_registers(sel, op)
+    mma = sel.emit(W.WgmmaMmaAsyncRegAOp(op.n.value.data, op.types.data, regs,
+                                          [sel.get(v) for v in op.a], sel.get(op.b),
+                                          _scale_d(sel, op), tnsp_b=op.tnsp_b.value.data))
+    for old, new in zip(op.d, mma.results):
+        sel.bind(old, new)
+
+
+@HANDLERS.on(TW.WgmmaWaitOp)
+def _WgmmaWaitOp(sel: KernelSelection, op: TW.WgmmaWaitOp) -> None:
+    sel.require(_WGMMA_MIN_SM, "wgmma.wait_group")
+    wait = sel.emit(W.WgmmaWaitGroupOp(op.pending.value.data, [sel.get(v) for v in op.values]))
+    for old, new in zip(op.ready, wait.results):
+        sel.bind(old, new)
+
+
+@HANDLERS.on(TW.WgmmaFenceOp)
+def _WgmmaFenceOp(sel: KernelSelection, op: TW.WgmmaFenceOp) -> None:
+    sel.require(_WGMMA_MIN_SM, "wgmma.fence")
+    sel.emit(W.WgmmaFenceOp())
+
+
+@HANDLERS.on(TW.WgmmaCommitOp)
+def _WgmmaCommitOp(sel: KernelSelection, op: TW.WgmmaCommitOp) -> None:
+    sel.emit(W.WgmmaCommitGroupOp())

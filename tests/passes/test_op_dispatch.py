@@ -10,7 +10,7 @@ from tylo.dialects.ptx.matrix import LdMatrixOp as PtxLdMatrix
 from tylo.dialects.tylo.ops import SplatOp
 from tylo.dialects.tylo.ops import YieldOp as TyloYield
 from tylo.passes.lower_fragments import LowerFragments, _Lowering
-from tylo.passes.select_ptx import _Kernel
+from tylo.passes.select.kernel import KernelSelection
 from tylo.passes.op_table import OpTable
 from tylo.passes.universe import make_context
 
@@ -33,7 +33,7 @@ func.func @k() {
   %m = ptx.ldmatrix 1[%sm] : !ptx.reg<r21> -> (!ptx.reg<r24>)
   func.return
 }""")
-    kernel = _Kernel(first(module, func.FuncOp), "sm_90a")
+    kernel = KernelSelection(first(module, func.FuncOp), "sm_90a")
     with pytest.raises(PassFailedException, match="no PTX lowering for ptx.ldmatrix"):
         kernel.lower(first(module, PtxLdMatrix))
 

@@ -5,13 +5,20 @@ register (as in xDSL's riscv dialect): a loop's carried value is redefined in pl
 `ptx.get_register` reads a register's current value. PTX registers are virtual and unlimited
 (ptxas allocates the machine registers), so Tylo numbers them once, when it lowers to PTX.
 Register classes and name prefixes come from `tylo.compiler.ptx_types.REGISTER_CLASSES`.
+
+A register may also be *unallocated*: its class without a number (``!ptx.reg<f>``,
+`RegisterType.unallocated`), as xDSL's riscv registers are before allocation. The frontend
+builds a one-instruction builtin as its ptx op directly on unallocated registers
+(`tylo.dialects.direct`); instruction selection numbers them (`RegisterAllocator`), in the order
+it meets them, as it numbers the registers of the ops it selects. The PTX target prints only
+allocated ones.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IntAttr, StringAttr
+from xdsl.dialects.builtin import IntAttr, NoneAttr, StringAttr
 from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
@@ -28,19 +35,31 @@ _BY_PREFIX = sorted(
 
 @irdl_attr_definition
 class RegisterType(ParametrizedAttribute, TypeAttribute):
-    """A PTX virtual register: its class (``b32``, ``f32``, ``pred`` ...) and number."""
+    """A PTX virtual register: its class (``b32``, ``f32``, ``pred`` ...) and number (none:
+    unallocated)."""
 
     name = "ptx.reg"
     reg_class: StringAttr
-    index: IntAttr
+    index: IntAttr | NoneAttr
 
-    def __init__(self, reg_class: str, index: int):
-        super().__init__(StringAttr(reg_class), IntAttr(index))
+    def __init__(self, reg_class: str, index: int | None):
+        super().__init__(StringAttr(reg_class), NoneAttr() if index is None else IntAttr(index))
+
+    @staticmethod
+    def unallocated(ptx_type_or_class: str) -> RegisterType:
+        """A register of the class of `ptx_type_or_class` (``f32``, ``u32``, ``b64`` ...) that
+        instruction selection will number."""
+        return RegisterType(_class_name(ptx_type_or_class), None)
+
+    @property
+    def allocated(self) -> bool:
+        return isinstance(self.index, IntAttr)
 
     @property
     def register_name(self) -> str:
-        """The PTX spelling, e.g. ``%rd3``."""
-        return f"{REGISTER_CLASSES[self.reg_class.data].prefix}{self.index.data}"
+        """The PTX spelling, e.g. ``%rd3`` (``%rd`` when unallocated)."""
+        number = self.index.data if self.allocated else ""
+        return f"{REGISTER_CLASSES[self.reg_class.data].prefix}{number}"
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -48,6 +67,8 @@ class RegisterType(ParametrizedAttribute, TypeAttribute):
             pos = parser.pos
             ident = parser.parse_identifier()
         for prefix, name in _BY_PREFIX:
+            if ident == prefix:
+                return (StringAttr(name), NoneAttr())
             digits = ident[len(prefix):]
             if ident.startswith(prefix) and digits.isdigit():
                 return (StringAttr(name), IntAttr(int(digits)))
@@ -60,7 +81,7 @@ class RegisterType(ParametrizedAttribute, TypeAttribute):
     def verify(self) -> None:
         if self.reg_class.data not in REGISTER_CLASSES:
             raise VerifyException(f"unknown PTX register class '{self.reg_class.data}'")
-        if self.index.data < 0:
+        if self.allocated and self.index.data < 0:
             raise VerifyException("register numbers are non-negative")
 
 
@@ -71,13 +92,15 @@ class RegisterAllocator:
         self.counts: dict[str, int] = {}
 
     def new(self, ptx_type_or_class: str) -> RegisterType:
-        cls = (
-            ptx_type_or_class
-            if ptx_type_or_class in REGISTER_CLASSES
-            else register_class(ptx_type_or_class).name
-        )
+        cls = _class_name(ptx_type_or_class)
         self.counts[cls] = self.counts.get(cls, 0) + 1
         return RegisterType(cls, self.counts[cls])
+
+
+def _class_name(ptx_type_or_class: str) -> str:
+    if ptx_type_or_class in REGISTER_CLASSES:
+        return ptx_type_or_class
+    return register_class(ptx_type_or_class).name
 
 
 def reg_class_of(value_or_type) -> str:

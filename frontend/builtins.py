@@ -22,7 +22,8 @@ from ..compiler.ownership import Ownership
 from ..compiler.plans.tcgen05_mma import Tcgen05MMA
 from ..compiler.tiled_mma import TiledMMA
 from ..dialects.builder import emit
-from ..dialects import scalar_math
+from ..dialects import direct, scalar_math
+from ..dialects.ptx.math import TanhOp
 from ..dialects.scalars import Scalar, python_dtype
 from ..dialects.tylo import TiledMMAAttr
 from ..dialects.tylo.ops import (
@@ -178,6 +179,28 @@ def rsqrt(x):
     """1 / sqrt(x), rsqrt.approx.f32: relative error at most 2^-22.9 over the positive finite
     range (PTX ISA 9.7.3.16); rsqrt(0) = inf. Floats only; not Float64 (write 1.0 / sqrt(x))."""
     return _unary("rsqrt", x)
+
+
+def tanh(x):
+    """tanh x, ``tanh.approx.f32`` (PTX ISA 9.7.3.22, sm_75 or later): relative error at most
+    2^-10.987 over the whole range; tanh(+-0) = +-0, tanh(+-inf) = +-1, subnormals kept.
+    Elementwise on a fragment; a Python number gives Python's math.tanh. Float32 only
+    (TypeMismatchError: convert with .to(Float32)). Every target Tylo compiles for is sm_75+."""
+    if isinstance(x, Fragment):
+        return broadcast_map(_tanh, [x], "tylo.tanh")
+    if isinstance(x, Scalar):
+        return _tanh(x)
+    python_dtype(x)  # a number, or TypeMismatchError
+    return _math.tanh(float(x))
+
+
+def _tanh(x: Scalar) -> Scalar:
+    if x.dtype is not dtypes.Float32:
+        raise TypeMismatchError(f"tylo.tanh takes a Float32 (tanh.approx.f32), got a runtime "
+                                f"{x.dtype}: convert it with x.to(Float32)")
+    (y,) = direct.instruction(lambda regs, out: TanhOp("f32", regs[0], out[0], mode="approx"),
+                              [x], [dtypes.Float32])
+    return y
 
 
 def abs(x):  # noqa: A001 - the name users expect, as tylo.abs
@@ -422,6 +445,6 @@ def mma(plan, a, b, c=None, *more, **kwargs):
 EXPORTS = (
     "abs", "accumulator", "block_dim", "block_idx", "exp", "exp2", "fma", "grid_dim", "lane_id",
     "linear_thread_idx", "load_a", "load_b", "load_fragment", "log", "log2", "maximum", "minimum",
-    "mma", "rsqrt", "sqrt", "static_range", "store", "thread_idx", "warp_id",
+    "mma", "rsqrt", "sqrt", "static_range", "store", "thread_idx", "warp_id", "tanh",
 )
 """Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""

@@ -33,7 +33,7 @@ from .abstract_ops import PTXInstruction, _r, _want
 from .attributes import ModeAttr, OptionalMode, PtxTypeAttr
 from .registers import RegisterType
 
-__all__ = ["MathInstruction", "Ex2Op", "Lg2Op", "SqrtOp", "RsqrtOp", "AbsOp", "RcpOp"]
+__all__ = ["MathInstruction", "Ex2Op", "Lg2Op", "SqrtOp", "RsqrtOp", "AbsOp", "RcpOp", "TanhOp"]
 
 
 class MathInstruction(PTXInstruction, ABC):
@@ -189,3 +189,20 @@ class RcpOp(MathInstruction):
     TYPES: ClassVar[tuple[str, ...]] = ("f32", "f64")
     MODES: ClassVar[tuple[str | None, ...]] = ("approx", "rn")
     MODE_TYPES: ClassVar[dict[str, tuple[str, ...]]] = {"approx": ("f32",)}
+
+
+@irdl_op_definition
+class TanhOp(MathInstruction):
+    """d = tanh(a), ``tanh.approx.f32`` (9.7.3.22 tanh; PTX ISA 7.0, sm_75 or later). The ISA's
+    half-precision forms (``tanh.approx.{f16,f16x2,bf16,bf16x2}``, 9.7.4.9) are not modelled.
+
+    Accuracy (ISA): "Max relative error for tanh.approx.f32 over the entire range is 2^-10.987";
+    subnormal inputs and results are supported (the instruction has no ``.ftz``).
+    tanh(+-0) = +-0, tanh(+-Inf) = +-1, tanh(NaN) = NaN.
+    """
+
+    name = "ptx.tanh"
+    OPCODE: ClassVar[str] = "tanh"
+    TYPES: ClassVar[tuple[str, ...]] = ("f32",)
+    MODES: ClassVar[tuple[str | None, ...]] = ("approx",)
+    FTZ_TYPES: ClassVar[tuple[str, ...]] = ()

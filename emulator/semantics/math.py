@@ -1,5 +1,5 @@
-"""Semantics of ex2, lg2, sqrt, rsqrt, rcp and abs (`tylo.dialects.ptx.math`; PTX ISA 9.7.3.15,
-9.7.3.16, 9.7.3.20, 9.7.3.21, 9.7.1.10, 9.7.3.9, 9.7.4.6).
+"""Semantics of ex2, lg2, sqrt, rsqrt, rcp, tanh and abs (`tylo.dialects.ptx.math`; PTX ISA
+9.7.3.15, 9.7.3.16, 9.7.3.20, 9.7.3.21, 9.7.3.22, 9.7.1.10, 9.7.3.9, 9.7.4.6).
 
 The ``.approx`` instructions are computed in float64 (numpy's exp2, log2, sqrt) and rounded once
 to f32: the float64 result is within about 1 float64 ulp of the exact one, so the f32 result is
@@ -14,6 +14,10 @@ the correctly rounded one or its neighbour, within the bound the ISA states for 
   positive finite floating-point range is 2^-22.9." ``rsqrt.approx.f64`` has no stated bound
   (the ISA: "emulated in software"); it gives 1 / sqrt(a) rounded twice in float64 (within 1 ulp).
 * ``sqrt.approx.f32`` (9.7.3.15, relative error 2^-23): the correctly rounded root.
+* ``tanh.approx.f32`` (9.7.3.22): "Max relative error for tanh.approx.f32 over the entire range
+  is 2^-10.987". The emulation is a model, not the GPU's bits: numpy's float64 tanh rounded once
+  to f32, far inside the bound, where the hardware's result may lie up to the bound away (until
+  a fit on a GPU, tests/gpu/test_tanh_gpu.py checks both against the bound, not each other).
 
 So an emulated result may differ from the GPU's by the GPU's own error, never by more than the
 bound. ``sqrt.rn/rz/rm/rp`` (.f32, .f64) are correctly rounded ("IEEE 754 compliant rounding").
@@ -98,6 +102,8 @@ def math_function(opcode: str, suffix: str, mode: str | None, ftz: bool):
         fn = _abs(suffix)
     elif opcode == "rcp" and suffix in ("f32", "f64"):
         fn = _rcp(suffix)
+    elif opcode == "tanh" and suffix == "f32":
+        fn = _f32_approx(np.tanh)
     else:
         raise UnsupportedError(f"emulator: {opcode}.{suffix} is not emulated")
     if ftz:
@@ -136,4 +142,8 @@ class MathSemantics(InterpreterFunctions):
 
     @impl(M.RcpOp)
     def run_rcp(self, interpreter, op, args):
+        return self._run(op, args)
+
+    @impl(M.TanhOp)
+    def run_tanh(self, interpreter, op, args):
         return self._run(op, args)

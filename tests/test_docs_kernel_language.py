@@ -3,14 +3,11 @@ file of its own after ``import tylo`` and ``from tylo import *``, so kernels hav
 
 from __future__ import annotations
 
-import importlib.util
-import re
-from pathlib import Path
-
 import pytest
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "kernel_language.md"
-BLOCKS = re.findall(r"^```python\n(.*?)^```", DOC.read_text(), re.M | re.S)
+from doc_blocks import python_blocks, run_block
+
+BLOCKS = python_blocks("kernel_language.md")
 
 
 def test_the_page_has_examples():
@@ -19,7 +16,5 @@ def test_the_page_has_examples():
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_example_runs(index, tmp_path):
-    path = tmp_path / f"kernel_language_{index}.py"
-    path.write_text("import tylo\nfrom tylo import *\n" + BLOCKS[index])
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    run_block("import tylo\nfrom tylo import *\n" + BLOCKS[index],
+              tmp_path / f"kernel_language_{index}.py")

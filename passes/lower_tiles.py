@@ -15,7 +15,7 @@ Option: ``arch`` (the target, default sm_90a), which the scalar proxies see.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -44,6 +44,7 @@ from ..dialects.tylo.ops import (
 )
 from ..dialects.tylo.tcgen05_ops import Tcgen05DescriptorOp
 from ..dialects.tylo.wgmma_ops import WgmmaDescriptorOp, WgmmaEncodeOp
+from .op_table import OpTable
 from .target_option import TargetOption
 
 
@@ -89,6 +90,84 @@ def element_pointer(op: Operation, tile: SSAValue, coord, arch: str) -> SSAValue
         return builder.insert(PtrAddOp(make.pointer, offset.value)).result
 
 
+HANDLERS = OpTable()
+"""Op class -> handler(lowering, op) of this pass: `_TileLowering` is the state it is given."""
+
+
+@dataclass
+class _TileLowering:
+    """What a handler of tylo-lower-tiles is given: the target, and the tile-making ops met so
+    far (erased at the end, once their uses are gone)."""
+
+    arch: str
+    tiles: list[Operation] = field(default_factory=list)
+
+    def pointer(self, op: Operation, tile: SSAValue, coord) -> SSAValue:
+        return element_pointer(op, tile, coord, self.arch)
+
+
+@HANDLERS.on(LoadElementOp)
+def _load_element(lowering: _TileLowering, op: LoadElementOp) -> None:
+    Rewriter.replace_op(op, LoadOp(lowering.pointer(op, op.tile, op.coord)))
+
+
+@HANDLERS.on(StoreElementOp)
+def _store_element(lowering: _TileLowering, op: StoreElementOp) -> None:
+    Rewriter.replace_op(op, StoreOp(op.value, lowering.pointer(op, op.tile, op.coord)))
+
+
+@HANDLERS.on(LdMatrixOp, StMatrixOp)
+def _matrix(lowering: _TileLowering, op: LdMatrixOp | StMatrixOp) -> None:
+    if not isinstance(op.memory.type, TileType):
+        return
+    ptr = lowering.pointer(op, op.memory, op.coord)
+    num, trans = op.num.value.data, op.trans is not None
+    if isinstance(op, LdMatrixOp):
+        new = LdMatrixOp(num, ptr, [], trans)
+    else:
+        new = StMatrixOp(num, list(op.elements), ptr, [], trans)
+    Rewriter.replace_op(op, new)
+
+
+@HANDLERS.on(LdVectorOp, StVectorOp)
+def _vector(lowering: _TileLowering, op: LdVectorOp | StVectorOp) -> None:
+    if not isinstance(op.memory.type, TileType):
+        return
+    ptr = lowering.pointer(op, op.memory, op.coord)
+    if isinstance(op, LdVectorOp):
+        new = LdVectorOp(len(op.elements), ptr, [])
+    else:
+        new = StVectorOp(list(op.elements), ptr, [])
+    Rewriter.replace_op(op, new)
+
+
+@HANDLERS.on(CopyAsyncOp)
+def _copy_async(lowering: _TileLowering, op: CopyAsyncOp) -> None:
+    if not isinstance(op.dst.type, TileType):
+        return
+    dst = lowering.pointer(op, op.dst, op.dst_coord)
+    src = lowering.pointer(op, op.src, op.src_coord)
+    Rewriter.replace_op(op, CopyAsyncOp(dst, [], src, [], op.src_bytes))
+
+
+@HANDLERS.on(AtomicOp)
+def _atomic(lowering: _TileLowering, op: AtomicOp) -> None:
+    if isinstance(op.memory.type, TileType):
+        Rewriter.replace_op(op, op.at_pointer(lowering.pointer(op, op.memory, op.coord)))
+
+
+@HANDLERS.on(WgmmaDescriptorOp, Tcgen05DescriptorOp)
+def _descriptor(lowering: _TileLowering, op: WgmmaDescriptorOp | Tcgen05DescriptorOp) -> None:
+    ptr = lowering.pointer(op, op.tile, op.origin)  # (the same start field)
+    site = op.site.data if op.site is not None else None
+    Rewriter.replace_op(op, WgmmaEncodeOp(ptr, op.field("static"), site))
+
+
+@HANDLERS.on(MakeTileOp, WindowOp)
+def _tile(lowering: _TileLowering, op: MakeTileOp | WindowOp) -> None:
+    lowering.tiles.append(op)
+
+
 @dataclass(frozen=True)
 class LowerTiles(TargetOption, ModulePass):
     """Replace tile element accesses by pointer arithmetic and scalar loads/stores."""
@@ -98,43 +177,12 @@ class LowerTiles(TargetOption, ModulePass):
     arch: str = "sm_90a"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        tiles: list[Operation] = []
+        lowering = _TileLowering(self.arch)
         for inner in list(op.walk()):
-            if isinstance(inner, LoadElementOp):
-                ptr = element_pointer(inner, inner.tile, inner.coord, self.arch)
-                load = LoadOp(ptr)
-                Rewriter.replace_op(inner, load)
-            elif isinstance(inner, StoreElementOp):
-                ptr = element_pointer(inner, inner.tile, inner.coord, self.arch)
-                Rewriter.replace_op(inner, StoreOp(inner.value, ptr))
-            elif isinstance(inner, (LdMatrixOp, StMatrixOp)) and isinstance(inner.memory.type, TileType):
-                ptr = element_pointer(inner, inner.memory, inner.coord, self.arch)
-                num, trans = inner.num.value.data, inner.trans is not None
-                if isinstance(inner, LdMatrixOp):
-                    new = LdMatrixOp(num, ptr, [], trans)
-                else:
-                    new = StMatrixOp(num, list(inner.elements), ptr, [], trans)
-                Rewriter.replace_op(inner, new)
-            elif isinstance(inner, (LdVectorOp, StVectorOp)) and isinstance(inner.memory.type, TileType):
-                ptr = element_pointer(inner, inner.memory, inner.coord, self.arch)
-                if isinstance(inner, LdVectorOp):
-                    new = LdVectorOp(len(inner.elements), ptr, [])
-                else:
-                    new = StVectorOp(list(inner.elements), ptr, [])
-                Rewriter.replace_op(inner, new)
-            elif isinstance(inner, CopyAsyncOp) and isinstance(inner.dst.type, TileType):
-                dst = element_pointer(inner, inner.dst, inner.dst_coord, self.arch)
-                src = element_pointer(inner, inner.src, inner.src_coord, self.arch)
-                Rewriter.replace_op(inner, CopyAsyncOp(dst, [], src, [], inner.src_bytes))
-            elif isinstance(inner, AtomicOp) and isinstance(inner.memory.type, TileType):
-                ptr = element_pointer(inner, inner.memory, inner.coord, self.arch)
-                Rewriter.replace_op(inner, inner.at_pointer(ptr))
-            elif isinstance(inner, (WgmmaDescriptorOp, Tcgen05DescriptorOp)):  # same start field
-                ptr = element_pointer(inner, inner.tile, inner.origin, self.arch)
-                site = inner.site.data if inner.site is not None else None
-                Rewriter.replace_op(inner, WgmmaEncodeOp(ptr, inner.field("static"), site))
-            elif isinstance(inner, (MakeTileOp, WindowOp)):
-                tiles.append(inner)
+            handler = HANDLERS.lookup(inner)
+            if handler is not None:
+                handler(lowering, inner)
+        tiles = lowering.tiles
         for tile_op in reversed(tiles):
             for use in list(tile_op.results[0].uses):
                 if not isinstance(use.operation, WindowOp):

@@ -27,8 +27,8 @@ from ..dialects.ptx.bulk_tensor import MAX_WAIT_GROUPS
 from ..dialects.scalars import Scalar, select
 from ..dialects.tylo.copy_ops import CommitCopiesOp, CopyAsyncOp, WaitCopiesOp
 from ..dialects.tylo.ops import CheckOp
-from ..passes.plan_vectors import tile_alignment, tile_chain, vector_axis
-from ..passes.pointer_analysis import known_multiple
+from ..passes.analysis.plan_vectors import tile_alignment, tile_chain, vector_axis
+from ..passes.analysis.pointer_analysis import known_multiple
 from .tiles import Tile, _index
 
 

@@ -45,7 +45,7 @@ from ..dialects.tylo.tcgen05_ops import (
     Tcgen05CommitOp, Tcgen05DescriptorOp, Tcgen05MmaOp, TmemAllocOp,
     TmemDeallocOp, TmemLoadOp, TmemRelinquishOp, TmemStoreOp, TmemWaitOp,
 )
-from ..passes.pointer_analysis import known_multiple
+from ..passes.analysis.pointer_analysis import known_multiple
 from .fragments import Fragment, fragment_type
 from .packing import PackedFragment, word_ownership
 from .tiles import Pointer, Tile, _index, check_origin_at_run_time

@@ -29,7 +29,7 @@ from ..dialects.tylo.ops import (
     StoreElementOp,
     WindowOp,
 )
-from ..passes.pointer_analysis import known_multiple
+from ..passes.analysis.pointer_analysis import known_multiple
 
 
 class Pointer:
@@ -187,7 +187,7 @@ def _check_align(pointer: Pointer, layout, static, align, space: str) -> None:
     """The checks of an ``align`` declaration (`GlobalTile`): static facts now (GeometryError),
     runtime ones (the pointer's address, runtime strides) as traps (`tylo.check`)."""
     from ..dialects.tylo.copy_ops import AddressBitsOp
-    from ..passes.plan_vectors import vector_axis
+    from ..passes.analysis.plan_vectors import vector_axis
 
     what = f"{'GlobalTile' if space == 'global' else 'SharedTile'}(..., align={align!r})"
     e = pointer.dtype.bytes

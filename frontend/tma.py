@@ -44,7 +44,7 @@ from ..dialects.builder import emit
 from ..dialects.scalars import Scalar
 from ..dialects.tylo.ops import CheckOp, MakeTileOp, SharedAllocOp
 from ..dialects.tylo.tma_ops import TmaCommitOp, TmaLoadOp, TmaStoreOp, TmaWaitOp
-from ..passes.pointer_analysis import pointer_address
+from ..passes.analysis.pointer_analysis import pointer_address
 from .mbarrier import MBarrier
 from .tiles import Tile, _index
 from .tma_params import TensorMap

@@ -65,7 +65,7 @@ from ..dialects.tylo.wgmma_ops import (
     WgmmaInstrRegAOp,
     WgmmaWaitOp,
 )
-from .pointer_analysis import pointer_place, summand_op
+from .analysis.pointer_analysis import pointer_place, summand_op
 
 NAME = "tylo-insert-async-fences"
 

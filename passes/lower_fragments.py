@@ -12,16 +12,18 @@ arise. Per op:
   from the lane's bits, see `lane_expression`); register j of instruction i carries the slots
   ``plan.register_slots(i)[j]``, low element first.
 * ``tylo.vector_load`` / ``tylo.vector_store``: one ``tylo.ld_vector`` / ``tylo.st_vector``
-  per group of the op's `VectorPlan` (`lower_copies`).
+  per group of the op's `VectorPlan` (`fragments.copies`).
 * ``tylo.splat``: every slot is the splatted value; ``tylo.slot`` reads one slot;
   ``tylo.from_slots`` (a planned reduction's result) is its operands.
 * ``tylo.map``: the body is cloned once per slot.
 * ``tylo.mma``: one ``tylo.mma_sync`` per atom of the plan, fed by the atom's slots.
 * ``tylo.take_slots`` (renaming only), ``tylo.pack`` / ``tylo.unpack`` (one word op per
-  32-bit word): `lower_fragment_ops`.
+  32-bit word): `fragments.fragment_ops`; wgmma and tcgen05: `fragments.wgmma`, `fragments.tcgen05`.
 * ``scf.for`` / ``scf.if`` / ``scf.while`` carrying fragments carry their slots instead.
 
-Handlers are found by op class (`OpTable`), so ``tylo.yield`` (consumed by its ``tylo.map``)
+Handlers are found by op class (`fragments.handlers.HANDLERS`, an `OpTable`: this module's
+methods and the functions of the modules of passes/fragments/, each called with the pass state,
+`_Lowering`), so ``tylo.yield`` (consumed by its ``tylo.map``)
 never meets the handler of ``scf.yield``. Coordinates and lane expressions are built with the
 scalar proxies (`tylo.dialects.scalars`) in front of the op, folding static terms as tracing
 does. Option: ``arch`` (the target, default sm_90a), which the scalar proxies see.
@@ -58,17 +60,9 @@ from ..dialects.tylo.ops import (
     StoreFragmentOp,
     YieldOp,
 )
-from .lower_copies import HANDLERS as _COPY_HANDLERS
-from .lower_fragment_ops import HANDLERS as _FRAGMENT_OP_HANDLERS
-from .lower_tcgen05 import HANDLERS as _TCGEN05_HANDLERS
-from .lower_wgmma import HANDLERS as _WGMMA_HANDLERS
-from .op_table import OpTable
-from .target_option import TargetOption
-
-_HANDLERS = OpTable()
-for _cls, _fn in (_WGMMA_HANDLERS | _COPY_HANDLERS | _FRAGMENT_OP_HANDLERS
-                  | _TCGEN05_HANDLERS).items():
-    _HANDLERS.on(_cls)(_fn)
+from .analysis.target_option import TargetOption
+from .fragments.handlers import HANDLERS as _HANDLERS
+from .fragments.handlers import load_handlers
 
 
 def _is_fragment(v: SSAValue) -> bool:
@@ -131,7 +125,12 @@ def lane_expression(x, table: list[int]):
 
 
 class _Lowering:
+    """The state of tylo-lower-fragments that every handler is given: the target, each fragment's
+    slot values (`slots`), the ops to erase at the end (`dead`); and the helpers handlers call
+    (`expand`, `bind`, `before`, `coordinates`)."""
+
     def __init__(self, arch: str) -> None:
+        load_handlers()
         self.arch = arch
         self.slots: dict[SSAValue, list[SSAValue]] = {}
         self.dead: list[Operation] = []
@@ -199,7 +198,7 @@ class _Lowering:
         op.result.replace_all_uses_with(self.slots[op.fragment][op.slot.value.data])
         self.dead.append(op)
 
-    def _coordinates(self, op: Operation, ownership, thread: SSAValue) -> list[tuple]:
+    def coordinates(self, op: Operation, ownership, thread: SSAValue) -> list[tuple]:
         with self.before(op).active():
             t = Scalar(thread, dtypes.Int32, nonneg=True)  # a thread index: >= 0
             coords = []
@@ -217,7 +216,7 @@ class _Lowering:
     def _LoadFragmentOp(self, op: LoadFragmentOp) -> None:
         ownership = op.result.type.ownership.data
         values = []
-        for coord in self._coordinates(op, ownership, op.thread):
+        for coord in self.coordinates(op, ownership, op.thread):
             load = LoadElementOp(op.tile, list(coord))
             Rewriter.insert_op(load, InsertPoint.before(op))
             values.append(load.result)
@@ -228,7 +227,7 @@ class _Lowering:
     def _StoreFragmentOp(self, op: StoreFragmentOp) -> None:
         ownership = op.fragment.type.ownership.data
         values = self.slots[op.fragment]
-        for coord, value in zip(self._coordinates(op, ownership, op.thread), values):
+        for coord, value in zip(self.coordinates(op, ownership, op.thread), values):
             Rewriter.insert_op(StoreElementOp(value, op.tile, list(coord)), InsertPoint.before(op))
         self.dead.append(op)
 

@@ -44,8 +44,8 @@ from ..dialects.tylo.ops import (
 )
 from ..dialects.tylo.tcgen05_ops import Tcgen05DescriptorOp
 from ..dialects.tylo.wgmma_ops import WgmmaDescriptorOp, WgmmaEncodeOp
-from .op_table import OpTable
-from .target_option import TargetOption
+from .analysis.op_table import OpTable
+from .analysis.target_option import TargetOption
 
 
 def tile_root(tile: SSAValue) -> tuple[MakeTileOp, list[SSAValue]]:

@@ -22,7 +22,7 @@ from xdsl.passes import ModulePass
 
 from .ptx_linearize import LinearizePtx
 from .select_ptx import SelectPtx
-from .target_option import TargetOption
+from .analysis.target_option import TargetOption
 
 
 @dataclass(frozen=True)

@@ -60,8 +60,8 @@ from ..dialects.tylo.ops import (
     ThreadIdxOp,
     WindowOp,
 )
-from .pointer_analysis import constant, is_uniform, shared_alignment
-from .target_option import TargetOption
+from .analysis.pointer_analysis import constant, is_uniform, shared_alignment
+from .analysis.target_option import TargetOption
 
 
 def _tile_chain(tile: SSAValue):
@@ -192,7 +192,7 @@ class PlanCopies(TargetOption, ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from ..dialects.tylo.copy_ops import VectorLoadOp, VectorStoreOp
-        from .plan_vectors import plan_vector_copy
+        from .analysis.plan_vectors import plan_vector_copy
 
         for inner in list(op.walk()):
             if isinstance(inner, LoadFragmentOp):

@@ -49,7 +49,7 @@ from ..dialects.tylo import FragmentType, dtype_of
 from ..dialects.tylo.ops import SlotOp
 from ..dialects.tylo.reduce_ops import FromSlotsOp, ReduceOp
 from ..compiler import dtypes
-from .target_option import TargetOption
+from .analysis.target_option import TargetOption
 
 __all__ = ["PlanReductions", "plan_reduction"]
 

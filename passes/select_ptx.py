@@ -24,7 +24,7 @@ from xdsl.passes import ModulePass
 from ..compiler.ptx_types import ptx_version
 from .select.kernel import KernelSelection
 from .select.printf import ModuleDirectives
-from .target_option import TargetOption
+from .analysis.target_option import TargetOption
 
 
 @dataclass(frozen=True)

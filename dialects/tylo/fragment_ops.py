@@ -1,6 +1,6 @@
 """Fragment register maps, packing and reciprocals of the tylo dialect (issue 11 part 1).
 
-Fragment-level (one IR value until `tylo-lower-fragments`, `tylo.passes.lower_fragment_ops`):
+Fragment-level (one IR value until `tylo-lower-fragments`, `tylo.passes.fragments.fragment_ops`):
 
 * ``tylo.take_slots``: slot v of the result is slot ``slots[v]`` of the source, the same on every
   thread. Broadcasting, `relayout`, `permutedims` and static `window` all become it: a renaming

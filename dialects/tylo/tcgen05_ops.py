@@ -8,7 +8,7 @@ ptx ops of `tylo.dialects.ptx.tcgen05` (PTX ISA 9.7.16).
   `tylo-lower-tiles` turns it into ``tylo.wgmma_encode`` of the origin's pointer (the start
   address field, bits 0-13, is encoded as Hopper's).
 * ``tylo.tcgen05_mma``: K / k instructions of an atom into the TMEM accumulator at ``d``;
-  ``tylo-lower-fragments`` (`passes.lower_tcgen05`) expands it into ``tylo.tcgen05_mma_instr``
+  ``tylo-lower-fragments`` (`passes.fragments.tcgen05`) expands it into ``tylo.tcgen05_mma_instr``
   (descriptors advanced by k_step per instruction, the instruction descriptor from the
   operands' majorness).
 * ``tylo.tmem_load`` / ``tylo.tmem_wait`` / ``tylo.tmem_store``: a ``.32x32b`` transfer (or

@@ -1,5 +1,5 @@
 // RUN: tylo-opt %s -p tylo-lower-fragments | filecheck %s
-// The tcgen05 handlers of tylo-lower-fragments (passes/lower_tcgen05.py). tylo.tcgen05_mma
+// The tcgen05 handlers of tylo-lower-fragments (passes/fragments/tcgen05.py). tylo.tcgen05_mma
 // becomes `steps` tylo.tcgen05_mma_instr: instruction s adds s * k_step / 16 to each descriptor
 // (here A K-major: 32 B -> 2; B MN-major: 1024 B -> 64), or 8 s columns to A's TMEM address;
 // the instruction descriptor comes from the atom and the recognised majorness (0x08090490 =

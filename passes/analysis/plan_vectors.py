@@ -28,10 +28,10 @@ from __future__ import annotations
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import SSAValue
 
-from ..compiler.dynamic import is_dynamic
-from ..compiler.int_tuple import leaves
-from ..dialects.tylo import TileType, dtype_of
-from ..dialects.tylo.ops import MakeTileOp, WindowOp
+from ...compiler.dynamic import is_dynamic
+from ...compiler.int_tuple import leaves
+from ...dialects.tylo import TileType, dtype_of
+from ...dialects.tylo.ops import MakeTileOp, WindowOp
 from .pointer_analysis import known_multiple, shared_alignment
 
 
@@ -108,7 +108,7 @@ def plan_vector_copy(fragment, tile: SSAValue) -> tuple[int, int] | None:
             align = min(align, m * dtype.bytes)
     if align < 2 * dtype.bytes:
         return None
-    from ..compiler.plans.vector import vector_plan
+    from ...compiler.plans.vector import vector_plan
 
     plan = vector_plan(fragment.ownership.data, dtype, axis, align)
     return None if plan is None else (axis, plan.width)

@@ -30,8 +30,8 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
-from ..dialects.tylo import dtype_of
-from ..dialects.tylo.ops import PtrAddOp, SharedAllocOp, ThreadIdxOp
+from ...dialects.tylo import dtype_of
+from ...dialects.tylo.ops import PtrAddOp, SharedAllocOp, ThreadIdxOp
 
 # -- constants -----------------------------------------------------------------------------------
 _FOLD = {

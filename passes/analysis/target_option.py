@@ -7,7 +7,7 @@ made, so that a misspelt target (``sm_7``, ``gfx90``) is refused with the list o
 
 from __future__ import annotations
 
-from ..compiler.ptx_types import arch_number
+from ...compiler.ptx_types import arch_number
 
 __all__ = ["TargetOption"]
 

@@ -1,4 +1,4 @@
-"""The vector-copy handlers of tylo-lower-fragments (`HANDLERS`, which it registers on its table).
+"""The vector-copy handlers of tylo-lower-fragments (registered on `handlers.HANDLERS`).
 
 ``tylo.vector_load`` / ``tylo.vector_store`` become one ``tylo.ld_vector`` / ``tylo.st_vector``
 per group of their `VectorPlan`, at the coordinate of the group's first slot (the lowest
@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ..dialects.tylo.copy_ops import LdVectorOp, StVectorOp, VectorLoadOp, VectorStoreOp
+from ...dialects.tylo.copy_ops import LdVectorOp, StVectorOp, VectorLoadOp, VectorStoreOp
+from .handlers import HANDLERS
 
+@HANDLERS.on(VectorLoadOp)
 def _vector_load(lowering, op: VectorLoadOp) -> None:
     plan = op.plan()
-    coords = lowering._coordinates(op, op.result.type.ownership.data, op.thread)
+    coords = lowering.coordinates(op, op.result.type.ownership.data, op.thread)
     values: list = [None] * op.result.type.slots
     for group in plan.groups:
         ld = LdVectorOp(len(group), op.tile, list(coords[group[0]]))
@@ -24,15 +26,13 @@ def _vector_load(lowering, op: VectorLoadOp) -> None:
     lowering.dead.append(op)
 
 
+@HANDLERS.on(VectorStoreOp)
 def _vector_store(lowering, op: VectorStoreOp) -> None:
     plan = op.plan()
-    coords = lowering._coordinates(op, op.fragment.type.ownership.data, op.thread)
+    coords = lowering.coordinates(op, op.fragment.type.ownership.data, op.thread)
     values = lowering.slots[op.fragment]
     for group in plan.groups:
         st = StVectorOp([values[s] for s in group], op.tile, list(coords[group[0]]))
         Rewriter.insert_op(st, InsertPoint.before(op))
     lowering.dead.append(op)
 
-
-HANDLERS: dict = {VectorLoadOp: _vector_load, VectorStoreOp: _vector_store}
-"""op class -> handler(lowering, op); tylo-lower-fragments registers them on its table."""

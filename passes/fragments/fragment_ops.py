@@ -1,5 +1,5 @@
-"""The register-map and packing handlers of tylo-lower-fragments (`HANDLERS`, which it registers
-on its table; the ops are `tylo.dialects.tylo.fragment_ops`).
+"""The register-map and packing handlers of tylo-lower-fragments (registered on
+`handlers.HANDLERS`; the ops are `tylo.dialects.tylo.fragment_ops`).
 
 * ``tylo.take_slots``: the result's slot v is slot ``slots[v]`` of the sources' slots laid end
   to end: no op is emitted,
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ..dialects.tylo.fragment_ops import (
+from ...dialects.tylo.fragment_ops import (
     PackOp,
     PackWordOp,
     TakeSlotsOp,
@@ -20,14 +20,17 @@ from ..dialects.tylo.fragment_ops import (
     UnpackWordOp,
     elements_per_word,
 )
+from .handlers import HANDLERS
 
 
+@HANDLERS.on(TakeSlotsOp)
 def _take_slots(self, op: TakeSlotsOp) -> None:
     source = [v for f in op.sources for v in self.slots[f]]
     self.slots[op.result] = [source[s] for s in op.slot_list()]
     self.dead.append(op)
 
 
+@HANDLERS.on(PackOp)
 def _pack(self, op: PackOp) -> None:
     values = self.slots[op.source]
     n = elements_per_word(op.to.data)
@@ -40,6 +43,7 @@ def _pack(self, op: PackOp) -> None:
     self.dead.append(op)
 
 
+@HANDLERS.on(UnpackOp)
 def _unpack(self, op: UnpackOp) -> None:
     values = []
     for word in self.slots[op.source]:
@@ -49,6 +53,4 @@ def _unpack(self, op: UnpackOp) -> None:
     self.slots[op.result] = values
     self.dead.append(op)
 
-
-HANDLERS = {TakeSlotsOp: _take_slots, PackOp: _pack, UnpackOp: _unpack}
 """op class -> handler(lowering, op); tylo-lower-fragments registers them on its table."""

@@ -1,4 +1,4 @@
-"""The tcgen05 handlers of tylo-lower-fragments (`HANDLERS`, which it registers on its table).
+"""The tcgen05 handlers of tylo-lower-fragments (registered on `handlers.HANDLERS`).
 
 ``tylo.tcgen05_mma`` becomes its ``steps`` ``tylo.tcgen05_mma_instr``: instruction s takes the
 B descriptor (and A's, from shared memory) advanced by s * k_step bytes, i.e. s * k_step / 16
@@ -16,16 +16,17 @@ from __future__ import annotations
 
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ..compiler import dtypes
-from ..compiler.encodings.tcgen05_instruction import instruction_descriptor
-from ..compiler.plans.tcgen05_mma import K_BITS, Tcgen05MMA
-from ..dialects.scalars import Scalar, as_scalar
-from ..dialects.tylo.tcgen05_ops import (
+from ...compiler import dtypes
+from ...compiler.encodings.tcgen05_instruction import instruction_descriptor
+from ...compiler.plans.tcgen05_mma import K_BITS, Tcgen05MMA
+from ...dialects.scalars import Scalar, as_scalar
+from ...dialects.tylo.tcgen05_ops import (
     Tcgen05DescriptorOp, Tcgen05MmaInstrOp, Tcgen05MmaOp, TmemLoadOp, TmemStoreOp, TmemWaitOp,
     transfer_shape_of,
 )
-from ..dialects.tylo.types import FragmentType
-from .lower_wgmma import recognised_descriptor
+from ...dialects.tylo.types import FragmentType
+from .handlers import HANDLERS
+from .wgmma import recognised_descriptor
 
 A_TMEM_COLUMNS_PER_STEP = K_BITS // 32
 """TMEM columns of A one instruction reads (256 bits of each row)."""
@@ -42,6 +43,7 @@ def atom_of(op: Tcgen05MmaOp) -> Tcgen05MMA:
     return Tcgen05MMA(shape, a, c, b=b)
 
 
+@HANDLERS.on(Tcgen05MmaOp)
 def _mma(self, op: Tcgen05MmaOp) -> None:
     a_tmem = op.a_tmem is not None
     db = _descriptor(op.b, "B")
@@ -69,6 +71,7 @@ def _mma(self, op: Tcgen05MmaOp) -> None:
     self.dead.append(op)
 
 
+@HANDLERS.on(TmemLoadOp)
 def _load(self, op: TmemLoadOp) -> None:
     types = self.flat_types(op.values)
     new = TmemLoadOp(op.address, types, transfer_shape_of(op))
@@ -77,6 +80,7 @@ def _load(self, op: TmemLoadOp) -> None:
     self.dead.append(op)
 
 
+@HANDLERS.on(TmemWaitOp)
 def _wait(self, op: TmemWaitOp) -> None:
     new = TmemWaitOp(op.kind.data, self.expand(op.values))
     Rewriter.insert_op(new, InsertPoint.before(op))
@@ -84,6 +88,7 @@ def _wait(self, op: TmemWaitOp) -> None:
     self.dead.append(op)
 
 
+@HANDLERS.on(TmemStoreOp)
 def _store(self, op: TmemStoreOp) -> None:
     if not any(isinstance(v.type, FragmentType) for v in op.values):
         return
@@ -91,6 +96,4 @@ def _store(self, op: TmemStoreOp) -> None:
                        InsertPoint.before(op))
     self.dead.append(op)
 
-
-HANDLERS = {Tcgen05MmaOp: _mma, TmemLoadOp: _load, TmemWaitOp: _wait, TmemStoreOp: _store}
 """op class -> handler(lowering, op); tylo-lower-fragments registers them on its table."""

@@ -1,4 +1,4 @@
-"""The wgmma handlers of tylo-lower-fragments (`HANDLERS`, which it registers on its table).
+"""The wgmma handlers of tylo-lower-fragments (registered on `handlers.HANDLERS`).
 
 ``tylo.wgmma_mma_async`` becomes the plan's k/K ``tylo.wgmma_instr`` (K = 16, 32 for 8-bit types)
 (instruction i updates partial i % partials, the slots p * n/2 .. (p + 1) * n/2 - 1, with both
@@ -17,10 +17,10 @@ from __future__ import annotations
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from ..compiler import dtypes
-from ..dialects.ptx.wgmma import wgmma_instruction
-from ..dialects.scalars import Scalar, as_scalar
-from ..dialects.tylo.wgmma_ops import (
+from ...compiler import dtypes
+from ...dialects.ptx.wgmma import wgmma_instruction
+from ...dialects.scalars import Scalar, as_scalar
+from ...dialects.tylo.wgmma_ops import (
     WgmmaCommitOp,
     WgmmaDescriptorOp,
     WgmmaInstrOp,
@@ -31,17 +31,8 @@ from ..dialects.tylo.wgmma_ops import (
     WgmmaSumPartialsOp,
     WgmmaWaitOp,
 )
-from .pointer_analysis import summand_op
-
-HANDLERS: dict = {}
-"""op class -> handler(lowering, op); tylo-lower-fragments registers them on its table."""
-
-
-def _on(cls):
-    def register(fn):
-        HANDLERS[cls] = fn
-        return fn
-    return register
+from ..analysis.pointer_analysis import summand_op
+from .handlers import HANDLERS
 
 
 def recognised_descriptor(value, what: str, cls=WgmmaDescriptorOp):
@@ -60,8 +51,7 @@ def _descriptor(value, what: str) -> WgmmaDescriptorOp:
     return recognised_descriptor(value, f"wgmma operand {what}")
 
 
-@_on(WgmmaMmaAsyncOp)
-@_on(WgmmaMmaAsyncRegAOp)
+@HANDLERS.on(WgmmaMmaAsyncOp, WgmmaMmaAsyncRegAOp)
 def _mma_async(self, op) -> None:
     n, k, parts = op.n.value.data, op.k.value.data, op.partials.value.data
     kk = wgmma_instruction(op.types.data).k  # the instruction's K: 16, or 32 for 8-bit types
@@ -105,7 +95,7 @@ def _mma_async(self, op) -> None:
     self.dead.append(op)
 
 
-@_on(WgmmaWaitOp)
+@HANDLERS.on(WgmmaWaitOp)
 def _wait(self, op: WgmmaWaitOp) -> None:
     flat = self.expand(op.values)
     new = WgmmaWaitOp(op.pending.value.data, flat)
@@ -114,7 +104,7 @@ def _wait(self, op: WgmmaWaitOp) -> None:
     self.dead.append(op)
 
 
-@_on(WgmmaSumPartialsOp)
+@HANDLERS.on(WgmmaSumPartialsOp)
 def _sum_partials(self, op: WgmmaSumPartialsOp) -> None:
     acc = self.slots[op.acc]
     width = op.result.type.slots

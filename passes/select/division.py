@@ -16,7 +16,7 @@ from xdsl.ir import Operation
 
 from ...compiler.int_division import udiv_magic
 from ...dialects.ptx import ops as P
-from ..pointer_analysis import constant
+from ..analysis.pointer_analysis import constant
 from .kernel import KernelSelection
 
 

@@ -6,7 +6,7 @@ The family modules of this package register their methods with ``@HANDLERS.on(ar
 
 from __future__ import annotations
 
-from ..op_table import OpTable
+from ..analysis.op_table import OpTable
 
 HANDLERS = OpTable()
 """Op class -> the selector method (or function of the selector) that lowers it."""

@@ -16,9 +16,6 @@ without one is refused.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -28,6 +25,7 @@ from ...compiler.kernel_params import TENSOR_MAP_PARAM
 from ...compiler.ptx_types import arch_number, param_type
 from ...compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE
 from ...dialects import ptx
+from ...dialects.discovery import package_modules
 from ...dialects.builder import kernel_block_shape, kernel_cluster_shape, kernel_launch_bounds
 from ...dialects.ptx import ops as P
 from ...dialects.ptx.registers import RegisterAllocator, RegisterType
@@ -44,9 +42,7 @@ _SPECIAL = {T.ThreadIdxOp: "tid", T.BlockIdxOp: "ctaid", T.BlockDimOp: "ntid", T
 def load_handlers() -> None:
     """Import every module of this package, so that each has registered its handlers (a new
     family is a new module here: no list names it)."""
-    package = importlib.import_module(__package__)
-    for info in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{__package__}.{info.name}")
+    package_modules(__package__)
 
 
 class KernelSelection:

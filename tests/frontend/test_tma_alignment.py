@@ -1,5 +1,5 @@
 """Whether a TMA copy's shared tile starts at its swizzle period (frontend/tma.py through
-passes/pointer_analysis.py): proven at compile time (no run-time check), refused at the user's
+passes/analysis/pointer_analysis.py): proven at compile time (no run-time check), refused at the user's
 line when decided otherwise, else checked at run time (a ``tylo.check`` that traps). The GEMM
 examples' stage rings are proven: their producers' loads and the epilogue's stores carry no
 alignment check."""

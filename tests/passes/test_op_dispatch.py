@@ -11,7 +11,7 @@ from tylo.dialects.tylo.ops import SplatOp
 from tylo.dialects.tylo.ops import YieldOp as TyloYield
 from tylo.passes.lower_fragments import LowerFragments, _Lowering
 from tylo.passes.select.kernel import KernelSelection
-from tylo.passes.op_table import OpTable
+from tylo.passes.analysis.op_table import OpTable
 from tylo.passes.universe import make_context
 
 CTX = make_context()

@@ -11,7 +11,7 @@ from tylo.compiler.dynamic import DYNAMIC
 from tylo.compiler.layout import Layout
 from tylo.compiler.swizzle import ComposedLayout, Swizzle
 from tylo.dialects.tylo.ops import MakeTileOp
-from tylo.passes.plan_vectors import known_multiple, tile_alignment, vector_axis
+from tylo.passes.analysis.plan_vectors import known_multiple, tile_alignment, vector_axis
 from tylo.passes.universe import make_context
 
 CTX = make_context()

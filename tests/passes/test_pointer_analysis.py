@@ -1,4 +1,4 @@
-"""passes/pointer_analysis.py: the constant folder, the walk of ``tylo.ptr_add`` chains and the
+"""passes/analysis/pointer_analysis.py: the constant folder, the walk of ``tylo.ptr_add`` chains and the
 alignment it proves. The folder is checked against numpy's int32 arithmetic; the alignment and
 the misalignment verdicts against the addresses a random offset expression takes for random
 runtime values and allocation placements (a claim that one address breaks fails the test);
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.parser import Parser
 
-from tylo.passes.pointer_analysis import (
+from tylo.passes.analysis.pointer_analysis import (
     constant,
     pointer_address,
     pointer_place,

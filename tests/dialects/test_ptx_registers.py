@@ -30,3 +30,10 @@ def test_register_type_is_refused(reg_class, index, message):
 )
 def test_register_type_is_accepted(reg_class, index, name):
     assert RegisterType(reg_class, index).register_name == name
+
+
+def test_an_unallocated_register_has_a_class_and_no_number():
+    r = RegisterType.unallocated("u32")
+    assert (r.reg_class.data, r.allocated, r.register_name) == ("b32", False, "%r")
+    assert str(r) == "!ptx.reg<r>" and RegisterType("f64", 3).allocated
+    assert RegisterType.unallocated("f64") == RegisterType("f64", None) != RegisterType("f64", 0)

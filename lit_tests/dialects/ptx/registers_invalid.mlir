@@ -19,9 +19,9 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 // -----
 // CHECK:      {{^// -+$}}
 // CHECK-NEXT: registers_invalid.mlir:[[# @LINE + 3]]:37
-// CHECK:      'fd' is not a PTX register name
+// CHECK:      'fd2x' is not a PTX register name
 ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
-  %fd = ptx.get_register : !ptx.reg<fd>
+  %fd = ptx.get_register : !ptx.reg<fd2x>
   ptx.bar_sync 0
   ptx.ret
 }

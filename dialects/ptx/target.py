@@ -39,6 +39,9 @@ def register_counts(entry: EntryOp) -> dict[str, int]:
         for v in op.results:
             t = v.type
             if isinstance(t, RegisterType):
+                if not t.allocated:
+                    raise ValueError(f"{op.name} defines an unallocated register ({t}); "
+                                     "tylo-select-ptx numbers them before PTX is printed")
                 c = t.reg_class.data
                 top[c] = max(top.get(c, 0), t.index.data)
     return top

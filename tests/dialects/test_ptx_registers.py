@@ -37,3 +37,18 @@ def test_an_unallocated_register_has_a_class_and_no_number():
     assert (r.reg_class.data, r.allocated, r.register_name) == ("b32", False, "%r")
     assert str(r) == "!ptx.reg<r>" and RegisterType("f64", 3).allocated
     assert RegisterType.unallocated("f64") == RegisterType("f64", None) != RegisterType("f64", 0)
+
+
+def test_the_ptx_target_refuses_an_unallocated_register():
+    from xdsl.parser import Parser
+
+    from tylo.dialects.ptx.target import register_counts
+    from tylo.passes.universe import make_context
+
+    module = Parser(make_context(), """
+ptx.entry "k" [] reqntid [32, 1, 1] {
+  %x = ptx.special "%laneid" : !ptx.reg<r>
+  ptx.ret
+}""").parse_module()
+    with pytest.raises(ValueError, match=r"ptx.special defines an unallocated register \(!ptx.reg<r>\)"):
+        register_counts(next(iter(module.ops)))

@@ -5,6 +5,8 @@ have none) belongs to the dialect.
 A new instruction is then its op class in a module of ``dialects/ptx/`` (or a new module there)
 and nothing else: no list to append to (docs/contributing.md). The order is the package's
 modules in name order, then definition order, so a dialect's listing is stable.
+`package_modules` also loads the handler packages of the passes (passes/select/,
+passes/fragments/), whose modules register their handlers when imported.
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ from .compiler.layout import (
     size,
     tile,
 )
+from .compiler import knobs
 from .compiler.copy_atom import COPY_ATOMS, CopyAtom
 from .compiler.version import VERSION
 from .compiler.divide import flat_divide, tiled_divide, zipped_divide
@@ -336,6 +337,7 @@ __all__ = [  # noqa: PLE0604
     "Int64",
     "Int8",
     "kernel",
+    "knobs",
     "lane_id",
     "linear_thread_idx",
     "LaunchError",

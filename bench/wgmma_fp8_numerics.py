@@ -90,8 +90,8 @@ def main() -> int:
               f"(per case: {', '.join(f'{100 * s:.1f}' for s in shares)}){mark}")
     print(f"largest |D - (A @ B + C)| / (|A| @ |B| + |C|): {worst:.3e} (2**{np.log2(worst):.1f})"
           if worst > 0 else "every result exact")
-    if knobs.wgmma_dump():
-        np.savez_compressed(f"{knobs.wgmma_dump()}.fp8.npz", **dump)
+    if knobs.testing.wgmma_dump:
+        np.savez_compressed(f"{knobs.testing.wgmma_dump}.fp8.npz", **dump)
     return 0
 
 

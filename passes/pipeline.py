@@ -64,7 +64,7 @@ def _dump_name(kernel: str) -> str:
 
 
 def _dump(kernel: str, index: int, stage: str, text: str) -> None:
-    target = knobs.dump_ir()
+    target = knobs.compile.dump_ir
     if target is None:
         return
     if target == "stderr":
@@ -81,13 +81,13 @@ def run_pipeline(module: ModuleOp, kernel: str, arch: str, ctx: Context | None =
     ``texts=False`` (the emulator's build) prints no stage and returns {}, unless TYLO_DUMP_IR
     asks for the stages."""
     ctx = ctx or make_context()
-    texts = texts or knobs.dump_ir() is not None
+    texts = texts or knobs.compile.dump_ir is not None
     stages = {"tylo": str(module)} if texts else {}
-    stem = _dump_name(kernel) if knobs.dump_ir() not in (None, "stderr") else kernel
+    stem = _dump_name(kernel) if knobs.compile.dump_ir not in (None, "stderr") else kernel
     if texts:
         _dump(stem, 0, "tylo", stages["tylo"])
     passes = pipeline(arch)
-    every = knobs.verify_passes()
+    every = knobs.compile.verify_passes
     for i, p in enumerate(passes, start=1):
         try:
             p.apply(ctx, module)

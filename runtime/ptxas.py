@@ -2,7 +2,7 @@
 
 Where ptxas comes from, in order (`find_ptxas`):
 
-1. ``TYLO_PTXAS`` (`tylo.compiler.knobs.ptxas_path`), which must name an executable file;
+1. ``TYLO_PTXAS`` (`tylo.knobs.toolchain.ptxas`), which must name an executable file;
 2. the nvidia-cuda-nvcc wheel, found with ``cuda.pathfinder.find_nvidia_binary_utility``;
 3. ``ptxas`` on ``PATH``.
 
@@ -42,7 +42,7 @@ from .tools import find_tool, kept_path, tool_version, write_atomic
 
 def find_ptxas() -> str:
     """The path of the ptxas executable; `TyloError` when there is none."""
-    return find_tool("ptxas", knobs.ptxas_path(), "TYLO_PTXAS", "nvidia-cuda-nvcc")
+    return find_tool("ptxas", knobs.toolchain.ptxas, "TYLO_PTXAS", "nvidia-cuda-nvcc")
 
 
 def ptxas_version(path: str) -> str:
@@ -164,7 +164,7 @@ def assemble(ptx: str, arch: str, name: str) -> Assembly:
     shell-quoted command and ptxas's output) or `TyloError` (no ptxas).
     """
     ptxas = find_ptxas()
-    extra = knobs.ptxas_options()
+    extra = knobs.toolchain.ptxas_options
     opt = [] if any(re.fullmatch(r"-O\d|--opt-level(=.*)?", o) for o in extra) else ["-O3"]
     digest = hashlib.sha256("\0".join([arch, *opt, *extra, ptx]).encode()).hexdigest()[:12]
     ptx_path = kept_path(name, digest, ".ptx")

@@ -25,7 +25,7 @@ A progress line per config goes to stderr (config i of n, its time, the best so 
 and in the disk cache (``autotune/`` in `knobs.cache.folder`), keyed by the kernel (source and the
 globals it reads), the configs, the key, the target, ptxas and Tylo's version; a later process
 launches it without timing. The launch functions (grid, block) are not part of that key.
-Triton's ``triton.autotune`` (runtime/autotuner.py) is the model for the interface.
+Triton's ``triton.autotune`` (python/triton/runtime/autotuner.py) is the model for the interface.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ Every mistake a user can make reaches them as a `TyloError` subclass:
   kernel is traced, the frontend attaches the user's file, line and column (`location`), and the
   message shows the source line with a caret.
 * `PlanError` and `GeometryError`: a static object (layout, ownership, atom, tile) was built or
-  combined with a geometry that the seeds reject. Raised by plain Python code in
-  `tylo.compiler`; inside a kernel they become located compile errors too.
+  combined with a geometry that its rules reject (those of Julia Tylo's API reference, see
+  docs/host_model.md). Raised by plain Python code in `tylo.compiler`; inside a kernel they
+  become located compile errors too.
 * `LaunchError`: an argument broke a rule at launch time; the message names the argument and the
   rule, and nothing was launched.
 * `PtxasError`: the assembler failed; the message names the files and the exact command.

@@ -2,7 +2,7 @@
 
 A `Layout` pairs a shape with a congruent stride (nested tuples, see `int_tuple`). Offsets are in
 *elements* of whatever the layout indexes; byte units never appear here. The free functions
-follow CuTe's C++ semantics (include/cute/layout.hpp) where the Julia seeds are silent; the
+follow CuTe's C++ semantics (include/cute/layout.hpp) where Julia Tylo is silent; the
 places where we chose C++ over pycute, or are stricter than both, are marked "Semantics".
 
 Every operation that is undefined for its operands raises `LayoutError` with a message naming

@@ -1,4 +1,4 @@
-"""Hopper warpgroup MMA in kernels: the seeds' zero_accumulator, wgmma_operand, mma_async,
+"""Hopper warpgroup MMA in kernels: Julia Tylo's zero_accumulator, wgmma_operand, mma_async,
 wait_mma and finish_mma (plan: `tylo.compiler.plans.wgmma.WGMMA64`; IR:
 `tylo.dialects.tylo.wgmma_ops`; PTX ISA 9.7.15).
 

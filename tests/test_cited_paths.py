@@ -1,16 +1,21 @@
 """Every repository path that a docstring, a comment or a Markdown page cites exists.
 
-A citation is a path that starts with one of the repository's top-level folders (``docs/x.md``,
-``bench/y.py``, ``examples/hopper/``, ``compiler/ownership*.py`` as a pattern), read from the
-docstrings and comments of every tracked Python file and the whole text of every tracked
-Markdown file; a path that follows another folder or a host (Triton's
-``python/triton/runtime/jit.py``) is some other project's and not checked. A bare ``name.md``
-in Python, which can only mean a page of ours, must name a tracked file too.
+A citation is a path that starts with one of the repository's top-level folders
+(``docs/host_model.md``, ``examples/hopper/``, ``compiler/ownership*.py`` as a pattern), read
+from the docstrings and comments of every tracked Python file and the whole text of every
+tracked Markdown file; a path that follows another folder or a host (Triton's
+``python/triton/runtime/jit.py``) is some other project's and not checked. A bare Markdown file
+name in Python, which can only mean a page of ours, must name a tracked file too.
+
+Nor does any text speak of "the seeds", the documents outside the repository that Tylo was first
+specified by: it names what it means (Julia Tylo's API reference or TMA and WGMMA guide, which
+docs/host_model.md describes).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import subprocess
@@ -53,11 +58,13 @@ def _docstrings_and_comments(source: str):
             yield token.start[0], token.string
 
 
-def _texts(name: str, source: str):
+@functools.lru_cache(maxsize=None)
+def _texts(name: str, source: str) -> tuple[tuple[int, str], ...]:
+    """(line, text) of what `name` says: a Markdown page's lines, a Python file's docstrings and
+    comments."""
     if name.endswith(".md"):
-        yield from enumerate(source.splitlines(), start=1)
-    else:
-        yield from _docstrings_and_comments(source)
+        return tuple(enumerate(source.splitlines(), start=1))
+    return tuple(_docstrings_and_comments(source))
 
 
 def _exists(path: str) -> bool:
@@ -80,10 +87,20 @@ def missing_citations(sources: dict[str, str]) -> list[str]:
     return found
 
 
+@functools.lru_cache(maxsize=None)
+def _sources() -> dict[str, str]:
+    return {f: (ROOT / f).read_text(encoding="utf-8") for f in TRACKED if f.endswith((".py", ".md"))}
+
+
 def test_every_cited_repository_path_exists():
-    sources = {f: (ROOT / f).read_text(encoding="utf-8") for f in TRACKED
-               if f.endswith((".py", ".md"))}
-    assert missing_citations(sources) == []
+    assert missing_citations(_sources()) == []
+
+
+def test_no_text_cites_the_seeds():
+    found = [f"{name}:{line}" for name, source in _sources().items()
+             if name != "tests/test_cited_paths.py"  # (whose docstring says what not to write)
+             for line, text in _texts(name, source) if re.search(r"\bseeds\b", text, re.I)]
+    assert found == []
 
 
 def test_a_missing_path_is_found():

@@ -401,7 +401,7 @@ def k(out):
     x = acc * "2"  # <-
 k.compile(tylo.Tensor(Float32, 1))
 """, "TypeMismatchError", "fragment *: a fragment of Float32 with str '2'"),
-    # -- layouts and ownerships (host values; the seeds' rejections) -----------------------------
+    # -- layouts and ownerships (host values; Julia Tylo's rejections) -----------------------------
     Mistake("layout-incongruent", L, "shape and stride trees that do not match", """
 Layout((4, 8), (1,))  # <-
 """, "LayoutError", "shape and stride are not congruent", located=False),

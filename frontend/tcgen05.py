@@ -219,6 +219,7 @@ class KernelTcgen05Operand:
     offsets; ``inbounds``: the runtime bounds checks are left out."""
 
     __slots__ = ("atom", "role", "tile", "origin", "value", "host", "base", "inbounds")
+    __tylo_kernel_value__ = True  # exists only in a traced kernel (`tylo.tcgen05_operand` asks)
 
     def __init__(self, atom, role, tile, origin, value, host, base, inbounds=False):
         self.atom, self.role, self.tile, self.origin, self.value = atom, role, tile, origin, value

@@ -62,6 +62,13 @@ def test_zero_devices(fake_driver):
     assert target_arch() == "sm_100a"
 
 
+def test_without_a_gpu_a_bad_tylo_arch_is_the_one_error(fake_driver, monkeypatch):
+    fake_driver.devices = 0
+    monkeypatch.setenv("TYLO_ARCH", "hopper")  # (the variable's parsing is what is tested)
+    with pytest.raises(knobs.KnobError, match="TYLO_ARCH='hopper': expected a target"):
+        target_arch()
+
+
 @pytest.mark.parametrize("cc, arch", [
     ((9, 0), "sm_90a"), ((10, 0), "sm_100a"), ((10, 3), "sm_103a"), ((8, 0), "sm_80"),
     ((8, 9), "sm_89"), ((12, 0), "sm_120"),

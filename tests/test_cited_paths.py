@@ -2,8 +2,9 @@
 
 A citation is a path that starts with one of the repository's top-level folders
 (``docs/host_model.md``, ``examples/hopper/``, ``compiler/ownership*.py`` as a pattern), read
-from the docstrings and comments of every tracked Python file and the whole text of every
-tracked Markdown file; a path that follows another folder or a host (Triton's
+from the docstrings and comments of every tracked Python file, the ``//`` comments of every lit
+test (where a path may also be relative to ``lit_tests/``) and the whole text of every tracked
+Markdown file; a path that follows another folder or a host (Triton's
 ``python/triton/runtime/jit.py``) is some other project's and not checked. A bare Markdown file
 name in Python, which can only mean a page of ours, must name a tracked file too.
 
@@ -64,14 +65,18 @@ def _texts(name: str, source: str) -> tuple[tuple[int, str], ...]:
     comments."""
     if name.endswith(".md"):
         return tuple(enumerate(source.splitlines(), start=1))
+    if name.endswith(".mlir"):
+        return tuple((n, line) for n, line in enumerate(source.splitlines(), start=1)
+                     if line.lstrip().startswith("//"))
     return tuple(_docstrings_and_comments(source))
 
 
-def _exists(path: str) -> bool:
+def _exists(path: str, name: str) -> bool:
+    """Whether `path`, cited in file `name`, exists: from the root, or from lit_tests/ in a lit
+    test (which cites its neighbours that way)."""
     path = path.rstrip("/.")
-    if "*" in path:
-        return any(ROOT.glob(path))
-    return (ROOT / path).exists()
+    bases = [ROOT, ROOT / "lit_tests"] if name.startswith("lit_tests/") else [ROOT]
+    return any(any(base.glob(path)) if "*" in path else (base / path).exists() for base in bases)
 
 
 def missing_citations(sources: dict[str, str]) -> list[str]:
@@ -81,7 +86,7 @@ def missing_citations(sources: dict[str, str]) -> list[str]:
     found = []
     for name, source in sources.items():
         for line, text in _texts(name, source):
-            found += [f"{name}:{line}: {m}" for m in CITED.findall(text) if not _exists(m)]
+            found += [f"{name}:{line}: {m}" for m in CITED.findall(text) if not _exists(m, name)]
             if name.endswith(".py"):
                 found += [f"{name}:{line}: {m}" for m in PAGE.findall(text) if m not in pages]
     return found
@@ -89,7 +94,8 @@ def missing_citations(sources: dict[str, str]) -> list[str]:
 
 @functools.lru_cache(maxsize=None)
 def _sources() -> dict[str, str]:
-    return {f: (ROOT / f).read_text(encoding="utf-8") for f in TRACKED if f.endswith((".py", ".md"))}
+    return {f: (ROOT / f).read_text(encoding="utf-8") for f in TRACKED
+            if f.endswith((".py", ".md", ".mlir"))}
 
 
 def test_every_cited_repository_path_exists():
@@ -107,8 +113,13 @@ def test_a_missing_path_is_found():
     source = ('"""See docs/facts/ptx_isa.md, docs/no_such_page.md and bench/gone.py."""\n'
               "x = 'docs/gone.md'  # examples/*/gemm.py, compiler/ownership*.py; hopper_notes.md\n"
               "# Triton's python/triton/runtime/jit.py is not ours, nor https://x.org/docs/a.md\n")
-    assert missing_citations({"probe.py": source, "probe.md": "See `bench/gone.py`.\n"}) == [
+    lit = ("// RUN: tylo-opt %s  (passes/lower_gone.py; passes/tylo-lower-scf.mlir is a lit test)\n"
+           "// CHECK: passes/gone_too.py\n")
+    assert missing_citations({"probe.py": source, "probe.md": "See `bench/gone.py`.\n",
+                              "lit_tests/passes/probe.mlir": lit}) == [
         "probe.py:1: docs/no_such_page.md",
         "probe.py:1: bench/gone.py",
         "probe.py:2: hopper_notes.md",
-        "probe.md:1: bench/gone.py"]
+        "probe.md:1: bench/gone.py",
+        "lit_tests/passes/probe.mlir:1: passes/lower_gone.py",
+        "lit_tests/passes/probe.mlir:2: passes/gone_too.py"]

@@ -14,7 +14,8 @@ after::
         ...
 
 Values are checked both ways: an environment value that does not parse raises `KnobError` when
-the knob is read, a value of the wrong type set in code raises `TypeError` when set. Flags
+the knob is read; a value of the wrong type set in code raises `TypeError` when set (and a
+string that names no target, for ``compile.arch``, `KnobError`). Flags
 read ``1``, ``true``, ``yes``, ``on`` as on and the empty string, ``0``, ``false``, ``no``,
 ``off`` as off (any case); paths expand ``~``; lists are space separated.
 
@@ -87,7 +88,8 @@ _OFF = ("", "0", "false", "no", "off")
 
 
 class KnobError(TyloError, ValueError):
-    """An environment variable of Tylo holds a value its knob cannot parse."""
+    """A knob's value does not parse: the text of its environment variable (raised when the knob
+    is read), or a string set in code that names no value of the knob (raised when set)."""
 
 
 class Knob(abc.ABC, Generic[T]):

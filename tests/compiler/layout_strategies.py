@@ -139,3 +139,24 @@ def complement_reference(gaps, span, x: int) -> int:
         offset += (x % copies) * covered
         x //= copies
     return offset + x * span
+
+
+# --- added for the left inverse of overlapping layouts (tests/compiler/test_layout_properties.py)
+
+
+@st.composite
+def divisible_layouts(draw, leaf=st.integers(2, 4), max_modes=3):
+    """Layouts whose sorted nonzero strides each divide the next (CuTe's left-inverse
+    divisibility condition), the step from one to the next anywhere from 1 (the modes overlap)
+    to past the lower mode's extent (a gap); sometimes with a stride-0 mode. Random order."""
+    n = draw(st.integers(1, max_modes))
+    extents = [draw(leaf) for _ in range(n)]
+    stride, strides = draw(st.integers(1, 3)), []
+    for s in extents:
+        strides.append(stride)
+        stride *= draw(st.integers(1, s + 1))
+    pairs = list(zip(extents, strides))
+    if draw(st.booleans()):
+        pairs.append((draw(leaf), 0))
+    pairs = draw(st.permutations(pairs))
+    return Layout(tuple(s for s, _ in pairs), tuple(d for _, d in pairs))

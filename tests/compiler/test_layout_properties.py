@@ -8,7 +8,9 @@ inverses, slicing, swizzle, tile and window.
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from layout_strategies import injective_layouts, layouts, partial_coords, pow2_layouts, values
+from layout_strategies import (
+    divisible_layouts, flat_modes, injective_layouts, layouts, partial_coords, pow2_layouts, values,
+)
 
 from tylo.compiler import int_tuple as it
 from tylo.compiler.divide import flat_divide, tiled_divide, zipped_divide
@@ -216,16 +218,24 @@ def test_left_inverse_is_a_left_inverse_of_an_injective_layout(layout):
     assert [r(layout(i)) for i in range(layout.size())] == list(range(layout.size()))
 
 
+def _overlaps(layout):
+    """True when two nonzero-stride modes of ``coalesce(layout)`` overlap in stride order."""
+    live = sorted((d, s) for s, d in flat_modes(coalesce(layout)) if d != 0)
+    return any(d1 < s0 * d0 for (d0, s0), (d1, _) in zip(live, live[1:]))
+
+
 @FAST
-@given(layouts(strides=st.integers(0, 12)))
-def test_left_inverse_is_a_quasi_inverse_or_is_refused(layout):
+@given(st.one_of(layouts(strides=st.integers(0, 64)), divisible_layouts()))
+def test_left_inverse_is_a_quasi_inverse_inside_the_domain_or_is_refused(layout):
+    """On the image, R names a coordinate of the layout's domain (``0 <= R(x) < size``) where
+    the layout is x; evaluating the layout never extends its last mode here."""
     try:
         r = left_inverse(layout)
     except LayoutError as e:
-        assert "divisibility condition" in str(e) or "overlapping modes" in str(e)
+        assert "divisibility condition" in str(e) or ("overlapping modes" in str(e) and _overlaps(layout))
         return
-    image = values(layout)
-    assert [layout(r(x)) for x in image] == image
+    for x in set(values(layout)):
+        assert 0 <= r(x) < layout.size() and layout(r(x)) == x
 
 
 # --- slicing ---------------------------------------------------------------------------------

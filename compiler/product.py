@@ -109,8 +109,9 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
 
 def zipped_product(block: Any, tiler: Any) -> Any:
     """``((block modes...), (tiler modes..., untouched block modes...))``: `logical_product`
-    regrouped by `tile_unzip`. Raises `LayoutError` as `logical_product` and `tile_unzip` do
-    (a ``None`` tiler entry has no pair to regroup)."""
+    regrouped by `tile_unzip`; the block mode at a ``None`` tiler entry is untouched and goes
+    to the second mode, with ``1:0`` in the first. Raises `LayoutError` as `logical_product`
+    and `tile_unzip` do."""
     return tile_unzip(logical_product(block, tiler), tiler)
 
 

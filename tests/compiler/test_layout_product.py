@@ -55,8 +55,9 @@ def test_by_mode_tilers():
     assert logical_product(three, (2,)) == Layout(((2, 2), 5, 7), ((5, 1), 1, 10))
     assert logical_product(three, (None, 2)) == Layout((2, (5, 2), 7), (5, (1, 5), 10))
     assert logical_product(three, None) == three
-    with pytest.raises(LayoutError, match="None .keep. tiler entry"):
-        zipped_product(three, (None, 2))
+    # an untouched block mode goes to the second mode, as the modes beyond the tiler do
+    assert zipped_product(three, (None, 2)) == Layout(((1, 5), (2, 2, 7)), ((0, 1), (5, 5, 10)))
+    assert tiled_product(three, (None, 2)) == Layout(((1, 5), 2, 2, 7), ((0, 1), 5, 5, 10))
 
 
 def test_rank_sensitive_products_pad_to_the_larger_rank():

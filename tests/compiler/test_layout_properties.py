@@ -103,22 +103,26 @@ def test_logical_divide_by_a_tile_maps_tile_coordinates_back(layout):
 
 
 @FAST
-@given(pow2_layouts(max_size=128, tuple_shape=True).filter(rank2), st.sampled_from([1, 2, 4]),
-       st.sampled_from([1, 2]))
+@given(pow2_layouts(max_size=128, tuple_shape=True).filter(rank2), st.sampled_from([1, 2, 4, None]),
+       st.sampled_from([1, 2, None]))
 def test_zipped_tiled_flat_divide_rearrange_logical_divide(layout, t0, t1):
+    """Tile coordinate i, rest coordinate j of each mode: the pair (i, j) of logical_divide, or
+    for a None (kept) entry the kept mode's own coordinate j, with a tile of extent 1."""
     tiler = (t0, t1)
     try:
         ld = logical_divide(layout, tiler)
     except LayoutError:
         assume(False)
     zd, td, fd = zipped_divide(layout, tiler), tiled_divide(layout, tiler), flat_divide(layout, tiler)
-    n0, n1 = ld[0][1].size(), ld[1][1].size()
+    tiles = [1 if t is None else t for t in tiler]
+    rests = [ld[k].size() if t is None else ld[k][1].size() for k, t in enumerate(tiler)]
     assert zd.size() == td.size() == fd.size() == ld.size()
-    for i0 in range(t0):
-        for i1 in range(t1):
-            for j0 in range(n0):
-                for j1 in range(n1):
-                    v = ld(((i0, j0), (i1, j1)))
+    assert zd[0].size() == tiles[0] * tiles[1] and zd[1].size() == rests[0] * rests[1]
+    for i0 in range(tiles[0]):
+        for i1 in range(tiles[1]):
+            for j0 in range(rests[0]):
+                for j1 in range(rests[1]):
+                    v = ld(tuple(j if t is None else (i, j) for t, i, j in zip(tiler, (i0, i1), (j0, j1))))
                     assert zd(((i0, i1), (j0, j1))) == v
                     assert td(((i0, i1), j0, j1)) == v
                     assert fd((i0, i1, j0, j1)) == v

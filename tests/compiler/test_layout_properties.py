@@ -5,11 +5,11 @@ result's domain (not a sample): composition, coalesce, complement, divides, prod
 inverses, slicing, swizzle, tile and window.
 """
 
-import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from layout_strategies import (
-    divisible_layouts, flat_modes, injective_layouts, layouts, partial_coords, pow2_layouts, values,
+    cute_repeats, divisible_layouts, flat_modes, injective_layouts, layouts, padded_layouts, partial_coords,
+    pow2_layouts, product_failure, values,
 )
 
 from tylo.compiler import int_tuple as it
@@ -140,15 +140,48 @@ def test_zipped_tiled_flat_divide_rearrange_logical_divide(layout, t0, t1):
 def test_logical_product_is_a_plus_the_shifted_b(a, b):
     c = complement(a, a.size() * b.cosize())
     try:
-        lp = logical_product(a, b)
+        compose(c, b)
     except LayoutError:
-        with pytest.raises(LayoutError):
-            compose(c, b)
         assume(False)
+    lp = logical_product(a, b)
     assert lp.rank() == 2 and lp[0] == a and lp.size() == a.size() * b.size()
     for j in range(b.size()):
         for i in range(a.size()):
             assert lp((i, j)) == a(i) + c(b(j))
+
+
+def _complementable(layout):
+    try:
+        complement(layout)
+    except LayoutError:
+        return False
+    return True
+
+
+BLOCKS = st.one_of(layouts(strides=st.integers(0, 64), max_size=64).filter(_complementable),
+                   padded_layouts(max_modes=2).map(lambda case: case[0]), injective_layouts(max_modes=3))
+
+
+@settings(max_examples=100, deadline=None)
+@given(BLOCKS, layouts(strides=st.integers(0, 8), max_size=16, max_depth=1))
+def test_logical_product_is_cpps_wherever_that_is_a_product(block, tiler):
+    """A product keeps the block as mode 0 and gives each tiler offset one copy, copies at
+    distinct tiler offsets disjoint (`product_failure`). logical_product has that property, is
+    C++'s product (`cute_repeats`, a reference from C++'s rules) wherever C++'s has it, and
+    refuses only where C++'s does not."""
+    rest = complement(block, block.size() * tiler.cosize())
+    cute = cute_repeats(rest, tiler)
+    cute_is_product = cute is not None and product_failure(block, tiler, cute) is None
+    try:
+        lp = logical_product(block, tiler)
+    except LayoutError as e:
+        assert not cute_is_product and "no product with disjoint copies" in str(e)
+        return
+    assert lp.rank() == 2 and lp[0] == block and lp.size() == block.size() * tiler.size()
+    repeats = values(lp[1])
+    assert product_failure(block, tiler, repeats) is None
+    if cute_is_product:
+        assert repeats == cute
 
 
 @FAST

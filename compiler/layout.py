@@ -442,6 +442,9 @@ def compose(a: Any, b: Any) -> Any:
       largest offsets b's modes put into it must sum below its extent, otherwise a(b(c))
       carries and is not the sum of the per-mode results). C++ accepts both and returns a
       layout that is not a(b(c)), e.g. ``(3,3):(1,10) o (2,2):(1,2)``.
+    * More lenient than C++ in one case: an extent-1 mode of b is ``1:0`` whatever its stride,
+      where C++ checks that stride's divisibility and can fail to compile
+      (``(3,4):(1,4) o 1:5``). `cute_composition` (for the products) drops the two refusals above.
 
     Raises `LayoutError` when a divisibility or overlap condition fails, when one needs a
     runtime leaf, when a tuple tiler has more modes than ``a``, for an int tiler that is not
@@ -465,7 +468,8 @@ def cute_composition(a: Layout, b: Layout) -> Layout:
     a), so the result has b's shape but is ``a(b(c))`` only where `compose` would accept.
     Raises `LayoutError` where C++ fails to compile: a stride of b above an extent of a that it
     is not a multiple of ("Stride Divisibility Condition"), or an extent of b that the extent
-    it fits into does not divide ("Shape Divisibility Condition")."""
+    it fits into does not divide ("Shape Divisibility Condition"). An extent-1 mode of b is
+    ``1:0``, as in `compose`, where C++ may still refuse its stride."""
     return _compose(a, b, cute=True)
 
 

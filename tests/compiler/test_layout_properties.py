@@ -17,7 +17,7 @@ from tylo.compiler.divide import flat_divide, tiled_divide, zipped_divide
 from tylo.compiler.errors import LayoutError
 from tylo.compiler.inverse import left_inverse, right_inverse
 from tylo.compiler.layout import (
-    Layout, coalesce, complement, compose, filter, logical_divide, make_layout, tile,
+    Layout, coalesce, complement, compose, cute_composition, filter, logical_divide, make_layout, tile,
 )
 from tylo.compiler.product import blocked_product, logical_product, raked_product, zipped_product
 from tylo.compiler.slicing import dice, slice_layout, slice_offset
@@ -45,6 +45,31 @@ def test_composition_is_a_after_b_at_every_index(a, b):
         assume(False)
     assert r.size() == b.size()
     assert values(r) == [a(b(i)) for i in range(b.size())]
+
+
+@FAST
+@given(layouts(strides=st.integers(0, 16), max_size=64),
+       layouts(strides=st.integers(0, 8), max_size=16, max_depth=1))
+def test_cute_composition_follows_cpps_rules(a, b):
+    """`cute_composition` against `cute_repeats`, a reference written from C++'s rules: the
+    same refusals and the same values (b's extent-1 modes aside, which C++ may refuse); and it
+    is `compose` wherever compose accepts."""
+    a = coalesce(a)
+    expected = cute_repeats(a, b)
+    try:
+        r = cute_composition(a, b)
+    except LayoutError:
+        assert expected is None
+        return
+    assert r.size() == b.size()
+    if expected is not None:
+        assert values(r) == expected
+    else:
+        assert 1 in it.leaves(b.shape)
+    try:
+        assert compose(a, b) == r
+    except LayoutError:
+        pass
 
 
 @FAST

@@ -18,6 +18,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.ptx_types import PTX_TYPES, register_class
 from .attributes import (
+    COMPARISONS,  # noqa: F401 - re-exported by ops.py
     INTEGER_MUL_MODES,
     STATE_SPACES,
     modifier_words,

@@ -71,7 +71,7 @@ def compiled_record():
     return compiled
 
 
-DISK_FORMAT = "kernel entry 2"  # part of the disk key: change it when an entry's content changes
+DISK_FORMAT = "kernel entry 3"  # part of the disk key: change it when an entry's content changes
 _STATIC_TYPES = (MMAAtom, TiledMMA, Layout, ComposedLayout, Swizzle, Ownership, str, type(None))
 
 
@@ -237,6 +237,8 @@ class Kernel:
             DISK_FORMAT, disk_cache.tylo_digest(), self.fn.__module__, self.fn.__qualname__,
             self.source.digest(), deps.disk_token, spec_token, block, arch, *toolchain(),
             self.cluster,
+            # where the sources are: the PTX's line info (.file/.loc) names these files and lines
+            [(s.filename, s.first_line) for s in (self.source, *deps.helpers)],
         ])
         return key, ""
 

@@ -156,6 +156,19 @@ def test_a_changed_helper_source_is_another_entry(project):
     assert _run(project)["traces"] == 0  # the first entry is still there
 
 
+def test_a_helper_moved_down_its_file_is_another_entry(project):
+    """The PTX's line info names the helper's lines: moving it (same source) recompiles."""
+    first = _run(project)
+    (project / "disk_helpers.py").write_text(HELPERS.replace("import tylo\n", "import tylo\n\n\n"))
+    moved = _run(project)
+    assert (moved["traces"], moved["disk"]) == (1, "stored") and len(_entries(project)) == 2
+    assert moved["ptx"] != first["ptx"]  # the .loc lines of the helper's multiply moved by 2
+    assert moved["ptx"].replace(".loc\t2 9 ", ".loc\t2 7 ") == first["ptx"]
+    (project / "disk_helpers.py").write_text(HELPERS)
+    assert _run(project)["traces"] == 0  # the first entry is still there
+    assert first["traces"] == 1
+
+
 def test_the_cache_is_off_when_asked(tmp_path):
     @tylo.kernel
     def plain(out, x):

@@ -52,6 +52,7 @@ from .compiler.layout import (
     size,
     tile,
 )
+from .compiler import knobs
 from .compiler.copy_atom import COPY_ATOMS, CopyAtom
 from .compiler.version import VERSION
 from .compiler.divide import flat_divide, tiled_divide, zipped_divide
@@ -203,24 +204,28 @@ def window(x, origin, shape, inbounds: bool = False):
     return _window_layout(x, origin, shape)
 
 
+def _is_kernel_value(x) -> bool:
+    """Whether `x` is a value that only a kernel being traced holds (a tile, a kernel's tcgen05
+    operand): its class sets ``__tylo_kernel_value__``, so the question needs no import of the
+    kernel language, and a host value answers no."""
+    return getattr(type(x), "__tylo_kernel_value__", False) is True
+
+
 def tcgen05_operand(atom, role=None, tile=None, origin=(0, 0), base_address: int = 0, *,
                     inbounds: bool = False):
     """Operand A (M, K) or B (K, N) of a `Tcgen05MMA`: on the host, of a static shared layout
     (`tylo.compiler.plans.tcgen05_mma.tcgen05_operand`; ``tcgen05_operand(operand, origin)`` is
     `Tcgen05Operand.at`); in a kernel, of a shared tile (`tylo.frontend.tcgen05.tcgen05_operand`,
     where ``inbounds=True`` leaves out the run-time bounds traps of a runtime origin; on the host
-    every origin is static and checked, so `inbounds` is refused there)."""
-    import sys
+    every origin is static and checked, so `inbounds` is refused there).
 
-    tiles = sys.modules.get(f"{__name__}.frontend.tiles")
-    if tiles is not None and isinstance(tile, tiles.Tile):
-        import importlib
+    Which one is chosen by the arguments' types: a kernel's tile or operand (`_is_kernel_value`)
+    goes to the kernel's function, anything else stays on the host without importing the
+    kernel language."""
+    if _is_kernel_value(tile) or _is_kernel_value(atom):
+        from .frontend.tcgen05 import tcgen05_operand as kernel_operand
 
-        importlib.import_module(f"{__name__}.frontend.tcgen05")
-    kernel = sys.modules.get(f"{__name__}.frontend.tcgen05")
-    if (tiles is not None and isinstance(tile, tiles.Tile)) or (
-            kernel is not None and isinstance(atom, kernel.KernelTcgen05Operand)):
-        return kernel.tcgen05_operand(atom, role, tile, origin, base_address, inbounds=inbounds)
+        return kernel_operand(atom, role, tile, origin, base_address, inbounds=inbounds)
     if inbounds:
         from .compiler.errors import PlanError
 
@@ -274,6 +279,7 @@ _HOST_NAMES = [  # ``__all__``: these, then the starred exports (`__getattr__`)
     "Int32",
     "Int64",
     "Int8",
+    "knobs",
     "LaunchError",
     "Layout",
     "LayoutError",

@@ -10,7 +10,12 @@ for a layout of shape ``(M, N, L)`` divided by a tiler ``<BM, BN>``:
 * `flat_divide`:   ``(BM, BN, RM, RN, L)``: both unpacked.
 
 A tiler is a `Layout`, an int ``n`` (``n:1``) or a tuple of tilers applied by mode (nested
-tuples recurse). With a single-layout tiler the pair is the whole result:
+tuples recurse), where ``None`` (CuTe's ``_``) keeps that mode undivided: it joins the rests,
+as the modes beyond the tuple do, behind an extent-1 tile ``1:0`` in the tile mode, so
+``zipped_divide((8,6):(1,8), <_, 3>)`` is ``((1,3),(8,2)):((0,8),(1,24))`` (pycute's
+grouping; C++'s ``zip2_by`` takes a kept mode for a (tile, rest) pair: it compiles only when
+that mode happens to have rank 2, and then splits it). With a single-layout tiler the pair is
+the whole result:
 ``zipped_divide(l, t) == logical_divide(l, t)``. Offsets are in elements of the layout. Every
 result is the same function as `logical_divide`'s, on rearranged coordinates. A
 `ComposedLayout` is divided through its inner layout (the swizzle follows the offsets).
@@ -41,9 +46,8 @@ def _zip2_by(layout: Layout, guide: Any, ctx: str) -> Layout:
         tiles = make_layout(*(p[0] for p in pairs))
         rests = make_layout(*(p[1] for p in pairs), *layout.modes()[len(guide):])
         return make_layout(tiles, rests)
-    if guide is None:
-        raise LayoutError(f"{ctx}: a None (keep) tiler entry leaves its mode undivided, so it has "
-                          "no (tile, rest) pair to regroup; give that mode a tiler")
+    if guide is None:  # a kept mode: an extent-1 tile, the whole mode in the rest
+        return make_layout(Layout(1, 0), layout)
     if not is_tuple(layout.shape) or layout.rank() != 2:
         raise LayoutError(f"{ctx}: mode {layout} at tiler entry {tiler_str(guide)} is not a "
                           "rank-2 (tile, rest) pair")
@@ -55,10 +59,12 @@ def tile_unzip(layout: Any, tiler: Any) -> Any:
     ``((A,a), ((B,b), (C,c)), d)`` with tiler ``<X, <Y, Z>>`` becomes ``((A,(B,C)), (a,(b,c),d))``.
 
     ``layout`` is the result of `logical_divide` or `logical_product` by that tiler; a
-    single-layout tiler returns the rank-2 layout unchanged. A `ComposedLayout` regroups its
-    inner layout.
-    Raises `LayoutError` when a mode at a tiler leaf is not rank-2, for a ``None`` tiler entry,
-    or when the tiler has more modes than the layout.
+    single-layout tiler returns the rank-2 layout unchanged. A mode at a ``None`` tiler entry
+    (kept, so not a pair) goes whole to the second mode, beside the modes beyond the tiler,
+    with ``1:0`` in the first: ``(A, (B,b))`` with tiler ``<_, Y>`` becomes ``((1,B), (A,b))``.
+    A `ComposedLayout` regroups its inner layout.
+    Raises `LayoutError` when a mode at a layout or int tiler leaf is not rank-2, or when the
+    tiler has more modes than the layout.
     """
     layout = layout_arg(layout, "tile_unzip")
     inner = layout.inner

@@ -8,9 +8,10 @@ before it. Offsets and indices are zero-based element counts.
   modes with strides ``1, s0*d0, ...`` (each starting where the previous one ends), mapped back
   to their domain positions. It always exists (``1:0`` when no mode has stride 1).
 * `left_inverse(L)` is R with ``R(L(i)) == i`` for every ``i < size(L)`` when L is injective,
-  and the quasi-inverse property ``L(R(L(i))) == L(i)`` otherwise. Only the values of R on the
-  image of L are determined; R is defined (by extension of its last mode) on every offset up to
-  ``cosize(L)``.
+  and the quasi-inverse property ``L(R(L(i))) == L(i)`` with ``0 <= R(L(i)) < size(L)``
+  otherwise: on the image of L, R names a coordinate of L's domain. Only the values of R on
+  the image of L are determined; R is defined (by extension of its last mode) on every offset
+  up to ``cosize(L)``.
 
 Semantics (C++ over pycute, include/cute/layout.hpp):
 
@@ -18,11 +19,17 @@ Semantics (C++ over pycute, include/cute/layout.hpp):
   ``(d0, d1/d0, ..., s_last)`` with strides ``(0, p0, p1, ..., p_last)`` (stride-0 modes
   skipped), and requires each ``d(k)`` to be a multiple of ``d(k-1)`` (C++'s "left inverse
   divisibility condition"; it fails at compile time there, it raises here). pycute computes
-  ``right_inverse((L, complement(L)))``, which agrees on the image and differs off it.
+  ``right_inverse((L, complement(L)))``, which differs off the image, and on it past a gap
+  in the strides, where its right inverse stops: ``(4,2):(1,5)`` gives ``4:1`` there (offset 5
+  sent to index 5, where L is 9) and ``(5,2):(1,4)`` here.
 * Stricter than C++ where its promise fails: when two nonzero-stride modes overlap
   (``d(k+1) < s(k) * d(k)`` in stride order, so L is not injective beyond broadcasting), C++'s
-  result can break the quasi-inverse property (``(2,4):(12,4)``: R(24) = 2, L(2) = 4). There
-  the property is checked on every distinct offset of L, and a failure raises.
+  result can break the quasi-inverse property (``(2,4):(12,4)``: R(24) = 2, L(2) = 4), or keep
+  it only by sending an offset to an index past the end of L's domain, where evaluating L
+  extends its last mode (``(4,4):(1,1)``: R = ``4:4``, R(6) = 24 >= 16 = size(L);
+  ``(3,2):(1,2)``: R(4) = 6 = size(L)). There both are checked on every distinct offset x of L
+  (``R(x) < size(L)`` and ``L(R(x)) == x``, L evaluated inside its domain), and a failure
+  raises.
 * `right_inverse` keeps scanning after a gap in the stride chain (C++), where pycute stops:
   ``(2,3,2):(1,1,2)`` gives ``(2,2):(1,6)`` here and ``2:1`` in pycute.
 * Stricter than C++: every leaf must be static (C++ ignores runtime strides in
@@ -90,7 +97,8 @@ def left_inverse(layout: Any) -> Layout:
     ``layout`` is a static `Layout`; R is coalesced (depth <= 1).
     Raises `LayoutError` when a sorted nonzero stride is not a multiple of the previous one
     (CuTe's divisibility condition, e.g. ``(2,2):(2,3)``), when overlapping modes make CuTe's
-    result miss the quasi-inverse property (e.g. ``(2,4):(12,4)``; checked on every distinct
+    result miss the quasi-inverse property (e.g. ``(2,4):(12,4)``) or reach it only through an
+    index outside ``[0, size(layout))`` (e.g. ``(4,4):(1,1)``; both checked on every distinct
     offset, only for overlapping modes), on runtime leaves, or for a swizzled layout.
     """
     modes, ctx = _sorted_modes(layout, "left_inverse")
@@ -115,9 +123,17 @@ def left_inverse(layout: Any) -> Layout:
 
 
 def _check_quasi_inverse(layout: Layout, result: Layout, ctx: str) -> None:
-    """Raise unless ``layout(result(x)) == x`` for every offset x of ``layout``."""
+    """Raise unless ``result(x) < size(layout)`` and ``layout(result(x)) == x`` for every
+    offset x of ``layout``."""
+    size = layout.size()
     for x in distinct_offsets(layout).tolist():
-        if layout(result(x)) != x:
+        index = result(x)
+        if index >= size:
             raise LayoutError(
                 f"{ctx}: overlapping modes: CuTe's quasi-inverse {result} maps offset {x} to "
-                f"index {result(x)}, where the layout is {layout(result(x))}, not {x}")
+                f"index {index}, outside the layout's domain [0, {size}) (the layout reaches "
+                f"{x} there only by extending its last mode)")
+        if layout(index) != x:
+            raise LayoutError(
+                f"{ctx}: overlapping modes: CuTe's quasi-inverse {result} maps offset {x} to "
+                f"index {index}, where the layout is {layout(index)}, not {x}")

@@ -2,7 +2,7 @@
 
 A `Layout` pairs a shape with a congruent stride (nested tuples, see `int_tuple`). Offsets are in
 *elements* of whatever the layout indexes; byte units never appear here. The free functions
-follow CuTe's C++ semantics (include/cute/layout.hpp) where the Julia seeds are silent; the
+follow CuTe's C++ semantics (include/cute/layout.hpp) where Julia Tylo is silent; the
 places where we chose C++ over pycute, or are stricter than both, are marked "Semantics".
 
 Every operation that is undefined for its operands raises `LayoutError` with a message naming
@@ -442,6 +442,9 @@ def compose(a: Any, b: Any) -> Any:
       largest offsets b's modes put into it must sum below its extent, otherwise a(b(c))
       carries and is not the sum of the per-mode results). C++ accepts both and returns a
       layout that is not a(b(c)), e.g. ``(3,3):(1,10) o (2,2):(1,2)``.
+    * More lenient than C++ in one case: an extent-1 mode of b is ``1:0`` whatever its stride,
+      where C++ checks that stride's divisibility and can fail to compile
+      (``(3,4):(1,4) o 1:5``). `cute_composition` (for the products) drops the two refusals above.
 
     Raises `LayoutError` when a divisibility or overlap condition fails, when one needs a
     runtime leaf, when a tuple tiler has more modes than ``a``, for an int tiler that is not
@@ -458,24 +461,38 @@ def compose(a: Any, b: Any) -> Any:
     return a.rewrap(_compose(a.inner, b))
 
 
-def _compose(a: Layout, b: Any) -> Layout:
-    """`compose` of a plain layout ``a``."""
+def cute_composition(a: Layout, b: Layout) -> Layout:
+    """CuTe C++'s ``composition(a, b)`` of two static plain layouts, which the products build on
+    (`tylo.compiler.product`): `compose` without its two refusals beyond C++'s (a stride of b
+    that does not divide an extent of a it runs past, and modes of b that overlap on a mode of
+    a), so the result has b's shape but is ``a(b(c))`` only where `compose` would accept.
+    Raises `LayoutError` where C++ fails to compile: a stride of b above an extent of a that it
+    is not a multiple of ("Stride Divisibility Condition"), or an extent of b that the extent
+    it fits into does not divide ("Shape Divisibility Condition"). An extent-1 mode of b is
+    ``1:0``, as in `compose`, where C++ may still refuse its stride."""
+    return _compose(a, b, cute=True)
+
+
+def _compose(a: Layout, b: Any, cute: bool = False) -> Layout:
+    """`compose` of a plain layout ``a``; with ``cute``, `cute_composition`."""
     if b is None:
         return a
     ctx = f"compose({a}, {tiler_str(b)})"
     if is_tuple(b):
         if len(b) > a.rank():
             raise LayoutError(f"{ctx}: the tiler has {len(b)} modes, the layout only {a.rank()}")
-        return make_layout(*(_compose(a[i], b[i]) for i in range(len(b))))
+        return make_layout(*(_compose(a[i], b[i], cute) for i in range(len(b))))
     if isinstance(b, list):
-        return _compose(a, tuple(b))
+        return _compose(a, tuple(b), cute)
     if not isinstance(b, Layout):
         if not it.is_leaf(b) or isinstance(b, LayoutBase):
             raise LayoutError(f"{ctx}: the right operand must be a Layout, an int or a tuple of tilers")
         b = int_tiler(b, ctx)
     lhs = _coalesce_x(a)
     reach = [0] * len(lhs)
-    result = _compose_impl(lhs, b.shape, b.stride, ctx, reach)
+    result = _compose_impl(lhs, b.shape, b.stride, ctx, reach, cute)
+    if cute:
+        return result
     for (s, d), r in zip(lhs[:-1], reach):
         if r and r >= s:
             raise LayoutError(
@@ -485,14 +502,16 @@ def _compose(a: Layout, b: Any) -> Layout:
     return result
 
 
-def _compose_impl(lhs: list[tuple[Any, Any]], rs: Any, rd: Any, ctx: str, reach: list) -> Layout:
+def _compose_impl(lhs: list[tuple[Any, Any]], rs: Any, rd: Any, ctx: str, reach: list,
+                  cute: bool = False) -> Layout:
     """Compose the flat modes ``lhs`` of a with one mode ``rs:rd`` of b (recursing over b).
 
     ``reach[k]`` accumulates, over b's leaves, the largest offset each puts into flat mode k of
     a; `compose` checks afterwards that they cannot carry (the right-distributivity condition).
+    With ``cute``, a stride below an extent that it does not divide passes, as in C++.
     """
     if is_tuple(rs):
-        return make_layout(*(_compose_impl(lhs, s, d, ctx, reach) for s, d in zip(rs, rd)))
+        return make_layout(*(_compose_impl(lhs, s, d, ctx, reach, cute) for s, d in zip(rs, rd)))
     if is_const(rd, 0):
         return Layout(rs, rd)
     if len(lhs) == 1:
@@ -515,7 +534,7 @@ def _compose_impl(lhs: list[tuple[Any, Any]], rs: Any, rd: Any, ctx: str, reach:
             reach[k] += (rs - 1) * rd
             rs = 1
             break
-        if s % rd != 0:
+        if s % rd != 0 and not (cute and rd < s):
             raise LayoutError(
                 f"{ctx}: stride divisibility fails: stride {rd} and extent {s} of mode "
                 f"{s}:{fmt(d)} do not divide one another, and {rs} elements do not fit in "

@@ -5,7 +5,7 @@ static shape (rows, cols) through a thread/value layout (CuTe's "TV layout"): mo
 layout is the thread, mode 1 the value slot, and the layout's output is the column-major logical
 index ``row + rows * col``. It describes no memory strides and no register packing.
 
-Axes are zero-based Python axes: axis 0 is rows, axis 1 is columns (the seeds' axes 1 and 2).
+Axes are zero-based Python axes: axis 0 is rows, axis 1 is columns (Julia Tylo's axes 1 and 2).
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ class Ownership:
         row_l, col_l = layouts
         return row_l(thread), col_l(thread)
 
-    # -- properties the seeds name --------------------------------------------------------------
+    # -- properties Julia Tylo names --------------------------------------------------------------
     def is_injective(self) -> bool:
         """No logical coordinate is held twice."""
         idx = self._indices.ravel()

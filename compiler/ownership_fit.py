@@ -1,6 +1,6 @@
 """Recover a layout from an ownership table, and name the simplest equal ownership.
 
-`fit_ownership(table, shape)` is the seeds' ``fit_ownership``: an `Ownership` reproducing a
+`fit_ownership(table, shape)` is Julia Tylo's ``fit_ownership``: an `Ownership` reproducing a
 table of (thread, slot) -> (row, col) when the table is affine in the bits of the thread and
 slot indices. `simplify_ownership` returns the lane-local or warp-striped pattern with the same
 distribution, when there is one. Zero-based: table[thread][slot] = (row, col).
@@ -94,7 +94,7 @@ def fit_ownership(table, shape: tuple[int, int]) -> Ownership | None:
     index (``f(t) = sum of a_b over the set bits b of t``): the layout has one 2-extent mode per
     bit, strides a_b (threads) and c_b (slots), and each mode is coalesced.
 
-    Semantics (the seeds are silent): a thread or slot count that is not a power of two is
+    Semantics (Julia Tylo is silent): a thread or slot count that is not a power of two is
     fitted the same way over mixed-radix digits (``6 = 2 x 3``: digit strides f(1), f(2)); for
     powers of two this is exactly the bit rule. The fit of each mode is exact (`fit_mode`): it
     returns None only when no layout reproduces the table, including when idx(0, 0) != 0 (a

@@ -2,8 +2,8 @@
 
 Each function answers a static question about two ownerships (or one ownership and a logical
 window) with a list of zero-based value slots that is the same on every thread, so a kernel can
-apply it as a fixed register permutation or selection without communication. ``None`` is the
-seeds' ``nothing``: no such thread-uniform map exists.
+apply it as a fixed register permutation or selection without communication. ``None`` is Julia
+Tylo's ``nothing``: no such thread-uniform map exists.
 
 Zero-based throughout: slots, origins and axes (axis 0 = rows, axis 1 = columns).
 """
@@ -190,7 +190,7 @@ def window_plan(o: Ownership, origin: tuple[int, int], shape: tuple[int, int]) -
 
 
 def permute_ownership(o: Ownership) -> Ownership:
-    """Exchange the logical axes (the seeds' ``permutedims(fragment, (2, 1))``).
+    """Exchange the logical axes (Julia Tylo's ``permutedims(fragment, (2, 1))``).
 
     Thread t, slot v holds (c, r) of a (cols, rows) tile where `o` holds (r, c) of a
     (rows, cols) one; no value moves between registers or threads. Applying it twice gives the

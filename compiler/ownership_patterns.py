@@ -1,12 +1,12 @@
 """Named warp ownership patterns and the checks every ownership can be put through.
 
-`LocalOwnership` and `StripedOwnership` are the two explicit 32-lane patterns of the seeds
+`LocalOwnership` and `StripedOwnership` are the two explicit 32-lane patterns of Julia Tylo
 (``LocalOwnership{N,Axis}``, ``StripedOwnership{N,Axis}``). They are constructors that return a
 plain `Ownership`, so they compare and hash equal to an explicit ownership with the same shape
 and canonical layout, and `simplify_ownership` can return them.
 
-Zero-based throughout: lanes 0..31, value slots 0..n-1, axis 0 = rows and axis 1 = columns (the
-seeds' axes 1 and 2).
+Zero-based throughout: lanes 0..31, value slots 0..n-1, axis 0 = rows and axis 1 = columns (Julia
+Tylo's axes 1 and 2).
 
 Canonical layout. Both patterns use the layout that `fit_ownership` rebuilds from their tables:
 each mode coalesced, and a single-slot value mode written ``1:0``. So
@@ -41,7 +41,7 @@ def _mode(extent: int, stride: int) -> Layout:
     return Layout(extent, stride) if extent > 1 else Layout(1, 0)
 
 
-def LocalOwnership(n: int, axis: int) -> Ownership:  # noqa: N802 (a constructor, as in the seeds)
+def LocalOwnership(n: int, axis: int) -> Ownership:  # noqa: N802 (a constructor, as in Julia Tylo)
     """Each of the 32 lanes holds its own sequence of `n` values along logical `axis`.
 
     axis = 1: shape (32, n); lane l, slot v holds (l, v) -- lane l owns row l.

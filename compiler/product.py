@@ -1,17 +1,20 @@
 """Layout products: repeat a *block* layout over the layout of a *tiler*.
 
-``logical_product(A, B) = (A, compose(complement(A, size(A) * cosize(B)), B))`` (CuTe C++,
-include/cute/layout.hpp): mode 0 is ``A`` itself, mode 1 places a copy of ``A`` at each offset
-``B`` names, counted in units of the complement of ``A`` (the offsets ``A`` does not reach).
-So for every ``i < size(A)`` and ``j < size(B)``::
+``logical_product(A, B) = (A, composition(C, B))`` with ``C = complement(A, size(A) *
+cosize(B))`` (CuTe C++, include/cute/layout.hpp): mode 0 is ``A`` itself, mode 1 places a
+copy of ``A`` at each offset ``B`` names, counted in units of the complement of ``A`` (the
+offsets ``A`` does not reach). Offsets are in elements of the block.
 
-    logical_product(A, B)((i, j)) == A(i) + complement(A, size(A) * cosize(B))(B(j))
+What makes it a product, and what the tests check: mode 0 is the block, equal offsets of the
+tiler get the same copy, and copies at distinct tiler offsets share no offset (the product's
+offsets coincide exactly where both the block's and the tiler's do).
 
-(an index past the complement's end continuing its repetition at A's span, see below), and
-when ``A`` is compact (its offsets are exactly ``0 .. size(A)-1``) the shift is plain
-``size(A) * B(j)``. A padded block, columns of 4 at pitch 6 ``(4,6):(1,6)``, is repeated at
-its span: the complement is ``n:36`` and the shift ``36 * B(j)``. Offsets are in elements of
-the block.
+Where `compose` accepts ``C`` and ``B``, ``logical_product(A, B)((i, j)) == A(i) + C(B(j))``
+for every ``i < size(A)`` and ``j < size(B)``, an index past the complement's end extending
+``C``'s last mode as composition does (or repeating the block at its span, see below). When
+``A`` is compact (its offsets are exactly ``0 .. size(A)-1``) the shift is plain ``size(A) *
+B(j)``. A padded block, columns of 4 at pitch 6 ``(4,6):(1,6)``, is repeated at its span: the
+complement is ``n:36`` and the shift ``36 * B(j)``.
 
 The other products regroup the modes of `logical_product`, for a block ``(M, N)`` and a
 tiler ``<X, Y>`` (by mode) or a layout ``(X, Y)`` (rank-sensitive):
@@ -31,12 +34,26 @@ Semantics (C++ over pycute):
   computed a divide instead, NVIDIA/cutlass issue 3478);
 * `blocked_product` and `raked_product` return the zipped modes without coalescing them
   (pycute coalesces each mode); both take a single layout (or int) as tiler, as in C++.
-* Where the tiler reaches past the complement (``cosize(B) > size(C)``, possible only for a
-  padded block whose holes take no copy) and the complement's repeat mode had extent 1, C++'s
-  coalesce has dropped that mode and the composition extends the last inner mode instead, so
-  the copies overlap: C++ gives ``((2,2),2):((2,6),2)`` for ``(2,2):(2,6)`` over ``2:2``
-  (offsets 2 and 8 twice). Here the repeat mode is kept for the composition, and the copies
-  sit at the block's span: ``((2,2),2):((2,6),12)``. Elsewhere the result is C++'s.
+* The result is C++'s wherever C++'s is a product (above). Mode 1 is then C++'s composition,
+  also where `compose` refuses ``C`` and ``B`` (`tylo.compiler.layout.cute_composition`):
+  ``logical_product(2:3, 4:2)`` is C++'s ``(2,(2,2)):(3,(2,6))``, copies of {0, 3} at 0, 2,
+  6 and 8, though ``compose((3,3):(1,6), 4:2)`` is refused (``C(B(j))`` is 0, 2, 7, 12, not
+  a layout). Past the complement's end C++'s copies may sit elsewhere than at the block's
+  span: ``logical_product((2,2):(11,3), 2:4)`` is ``((2,2),2):((11,3),4)``, its copy at 4
+  in the block's holes.
+* C++'s result is not a product only where ``compose`` refuses ``C`` and ``B`` or the tiler
+  reaches past the complement (``cosize(B) > size(C)``, possible only for a padded block,
+  when the complement's repeat mode had extent 1 and C++'s coalesce dropped it, so that the
+  composition extends the last inner mode instead). Checked there, offset by offset, and where
+  it fails (copies that overlap, or one tiler offset given two copies):
+  - if the repeat mode was dropped, it is kept for the composition, and the copies past the
+    complement sit at multiples of the block's span: C++ gives ``((2,2),2):((2,6),2)`` for
+    ``(2,2):(2,6)`` over ``2:2`` (offsets 2 and 8 in both copies), Tylo
+    ``((2,2),2):((2,6),12)``;
+  - otherwise, or when that composition is refused too, `LayoutError` ("no product with
+    disjoint copies"), saying why C++'s is none: ``2:7`` over ``(2,2):(1,6)`` (C++'s copies
+    at 0 and 7 both hold 7), ``2:3`` over ``(4,3):(2,6)`` (tiler offset 6 is ``B(3)`` and
+    ``B(4)``, which C++ places at 8 and 12).
 """
 
 from __future__ import annotations
@@ -47,9 +64,11 @@ from . import int_tuple as it
 from .divide import tile_unzip, unpack_modes
 from .errors import LayoutError
 from .int_tuple import is_tuple
-from .layout import Layout, complement, compose, int_tiler, make_layout, tiler_str
+from .layout import Layout, complement, compose, cute_composition, int_tiler, make_layout, tiler_str
 from .layout_base import LayoutBase, layout_arg
 from .layout_complement import span
+from .lazy_modules import np
+from .offsets import distinct_offsets, static_offsets
 
 __all__ = ["logical_product", "zipped_product", "tiled_product", "flat_product",
            "blocked_product", "raked_product"]
@@ -74,7 +93,9 @@ def logical_product(block: Any, tiler: Any) -> Any:
     inside the ones before it: a non-injective block such as ``(2,2):(1,1)``, or an
     interleaved one such as ``(2,2):(2,3)``; see `complement`), for runtime leaves, for a
     tuple tiler with more modes than the block, for an int tiler that is not positive, or when
-    the composition with the complement fails.
+    there is no product with disjoint copies: C++'s is none (its copies overlap, it gives one
+    tiler offset two copies, or C++ does not compile it) and `compose` refuses the complement,
+    with its repeat mode kept, and the tiler.
     """
     if tiler is None:
         return block
@@ -97,20 +118,67 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
     it.require_static(block.shape, "an extent of the block", ctx)
     it.require_static(tiler.shape, "an extent of the tiler", ctx)
     it.require_static(tiler.stride, "a stride of the tiler", ctx)
-    rest = complement(block, block.size() * tiler.cosize())
+    target = block.size() * tiler.cosize()
+    rest = complement(block, target)
     repeat = span(list(zip(it.leaves(block.shape), it.leaves(block.stride))))
-    if tiler.cosize() > rest.size() and it.leaves(rest.stride)[-1] != repeat:
-        # The tiler reaches past the complement, whose extent-1 repeat mode coalesce dropped:
-        # keep that mode so that the composition extends at the block's span (C++ extends the
-        # last inner mode there, and its copies of a padded block overlap).
-        rest = make_layout(rest, Layout(1, repeat))
-    return make_layout(block, compose(rest, tiler))
+    try:
+        repeats = compose(rest, tiler)
+    except LayoutError as e:
+        refusal = e
+    else:
+        # compose's result is C++'s; its copies are disjoint inside the complement, and past
+        # its end too when the complement ends with its repeat mode (extent > 1)
+        if tiler.cosize() <= rest.size() or target > repeat:
+            return make_layout(block, repeats)
+        refusal = None
+    try:
+        repeats = cute_composition(rest, tiler)
+    except LayoutError as e:
+        same = refusal is not None and str(e) == str(refusal)
+        why = "C++ refuses it too" if same else f"C++ does not build it ({e})"
+    else:
+        why = _overlap(block, tiler, repeats)
+        if why is None:
+            return make_layout(block, repeats)
+    if target > repeat:  # the repeat mode is there, and compose refused
+        raise LayoutError(f"{ctx}: no product with disjoint copies: {refusal}; {why}")
+    # The complement's repeat mode had extent 1 and coalesce dropped it, so C++'s copies past
+    # the complement continue its last inner mode: keep the repeat mode instead, which puts
+    # them at multiples of the block's span.
+    try:
+        return make_layout(block, compose(make_layout(rest, Layout(1, repeat)), tiler))
+    except LayoutError as e:
+        raise LayoutError(f"{ctx}: no product with disjoint copies: {why}; with the "
+                          f"complement's repeat mode {Layout(1, repeat)} kept, {e}") from None
+
+
+def _overlap(block: Layout, tiler: Layout, repeats: Layout) -> str | None:
+    """Why ``(block, repeats)`` is not a product of ``block`` by ``tiler`` (two copies sharing
+    an offset, or one tiler offset given two places), or None when it is one: its offsets
+    collide exactly where both the block's and the tiler's do."""
+    places: dict[int, int] = {}
+    for j, (b, r) in enumerate(zip(static_offsets(tiler).tolist(), static_offsets(repeats).tolist())):
+        if places.setdefault(b, r) != r:
+            return (f"C++'s product {make_layout(block, repeats)} sends tiler offset {b} to two "
+                    f"places, {places[b]} and {r} (tiler index {j})")
+    shifts = np.array(list(places.values()), dtype=np.int64)
+    image = distinct_offsets(block)
+    cover = (image[:, None] + shifts[None, :]).ravel()
+    values, counts = np.unique(cover, return_counts=True)
+    if values.size == cover.size:
+        return None
+    x = int(values[np.argmax(counts > 1)])
+    held = set(image.tolist())
+    starts = [t for t in shifts.tolist() if x - t in held][:2]
+    return (f"C++'s product {make_layout(block, repeats)} has overlapping copies: those at "
+            f"{starts[0]} and {starts[1]} both hold offset {x}")
 
 
 def zipped_product(block: Any, tiler: Any) -> Any:
     """``((block modes...), (tiler modes..., untouched block modes...))``: `logical_product`
-    regrouped by `tile_unzip`. Raises `LayoutError` as `logical_product` and `tile_unzip` do
-    (a ``None`` tiler entry has no pair to regroup)."""
+    regrouped by `tile_unzip`; the block mode at a ``None`` tiler entry is untouched and goes
+    to the second mode, with ``1:0`` in the first. Raises `LayoutError` as `logical_product`
+    and `tile_unzip` do."""
     return tile_unzip(logical_product(block, tiler), tiler)
 
 

@@ -12,7 +12,7 @@ Programming Guide promises no more than the alignment of the type), so the compi
 rounds the window's base up to A at run time (`runtime_aligned`) and the window reserves the
 slack, ``A - 16`` bytes (assuming a base aligned to 16 bytes, the alignment of the widest
 vector type a kernel may keep in dynamic shared memory). The GPU test
-tests/gpu/test_shared_memory.py checks the real addresses, including that 16.
+tests/gpu/test_shared_sync_gpu.py checks the real addresses, including that 16.
 
 Limit: `OPTIN_SHARED_BYTES` per arch, the "Maximum amount of shared memory per thread block"
 (with the opt-in) of the CUDA C++ Programming Guide, "Technical Specifications per Compute

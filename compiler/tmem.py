@@ -14,7 +14,7 @@ of a virtual column-major grid with 128 lanes: offset ``i`` is lane ``i % 128`` 
 position ``i // 128`` along that lane. A position is one 32-bit column for Float32/Int32; for
 BFloat16/Float16 two positions share a column, the even one in bits 0-15 and the odd one in bits
 16-31. All indices (lanes, columns, positions, axes, threads, slots, bands) are zero-based:
-axis 0 is rows, axis 1 columns (the seeds' axes 1 and 2).
+axis 0 is rows, axis 1 columns (Julia Tylo's axes 1 and 2).
 
 Addresses are Python ints, or runtime values: a runtime address is the result of
 ``tcgen05.alloc``, whose lane field is 0, so only the offsets added to it are checked.

@@ -2,7 +2,7 @@
 
 Generic-proxy writes to shared memory are seen by async-proxy reads (a TMA store's source, a
 wgmma operand) only after the writing thread's ``fence.proxy.async.shared::cta`` (PTX ISA
-9.7.13.4, "proxy fence"; hopper_recipes.md section 4). `BulkCopies` keeps, per shared byte,
+9.7.13.4, "proxy fence"). `BulkCopies` keeps, per shared byte,
 the thread whose generic write is not fenced yet (-1: none); an async read of such a byte is a
 race `EmulationError`.
 """

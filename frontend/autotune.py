@@ -22,10 +22,10 @@ a list of names: those; ``[]``: none), so the launch that follows sees the calle
 
 A progress line per config goes to stderr (config i of n, its time, the best so far; off with
 ``progress=False`` or ``TYLO_AUTOTUNE_PROGRESS=0``). The best config is kept per key in memory
-and in the disk cache (``autotune/`` in `knobs.cache_dir`), keyed by the kernel (source and the
+and in the disk cache (``autotune/`` in `knobs.cache.folder`), keyed by the kernel (source and the
 globals it reads), the configs, the key, the target, ptxas and Tylo's version; a later process
 launches it without timing. The launch functions (grid, block) are not part of that key.
-Triton's ``triton.autotune`` (runtime/autotuner.py) is the model for the interface.
+Triton's ``triton.autotune`` (python/triton/runtime/autotuner.py) is the model for the interface.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ class Autotuned:
         return tuple(parts)
 
     def _say(self, text: str) -> None:
-        show = knobs.autotune_progress() if self.progress is None else self.progress
+        show = knobs.autotune.progress if self.progress is None else self.progress
         if show:
             print(f"tylo.autotune {self.kernel.fn.__name__}: {text}", file=sys.stderr, flush=True)
 
@@ -176,7 +176,7 @@ class TunedLauncher:
             if hit is not None:  # a tuned key: the config's arguments in their places
                 config, order = hit
                 return self._launcher(config)(*[args[i] if i >= 0 else v for i, v in order])
-            if knobs.emulate():  # (read off the quick path: no key is tuned under emulation)
+            if knobs.runtime.emulate:  # (read off the quick path: no key is tuned under emulation)
                 return self._emulate(args, kwargs)
             config, full = self._tune(args, kwargs)
             if quick is not None and len(self.tuned.quick) < 1024:
@@ -269,7 +269,7 @@ class TunedLauncher:
         kernel = self.tuned.kernel
         deps = kernel.dependencies()
         tokens = [stable_token(key), *(stable_token(c.params) for c in self.tuned.configs)]
-        if deps.disk_token is None or None in tokens or knobs.cache_dir() is None:
+        if deps.disk_token is None or None in tokens or knobs.cache.folder is None:
             return None
         return disk_cache.digest(["autotune", disk_cache.tylo_digest(), kernel.fn.__module__,
                                   kernel.fn.__qualname__, kernel.source.digest(),

@@ -18,8 +18,8 @@ by the digest of their source. A value without a token keeps the kernel out of t
 and is compared by identity in memory.
 
 `Dependencies.changed()` says whether any read gives another value now; launches ask it before
-they reuse a compiled kernel. Triton's ``DependenciesFinder`` (runtime/jit.py) records a
-kernel's globals the same way; Tylo recompiles when one changed instead of raising.
+they reuse a compiled kernel. Triton's ``DependenciesFinder`` (python/triton/runtime/jit.py)
+records a kernel's globals the same way; Tylo recompiles when one changed instead of raising.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The disk cache: compiled kernels and autotuning results that persist across processes.
 
-Entries live under `knobs.cache_dir()` (``TYLO_CACHE_DIR``, default the user cache folder, e.g.
+Entries live under `knobs.cache.folder` (``TYLO_CACHE_DIR``, default the user cache folder, e.g.
 ``~/.cache/tylo``; ``TYLO_CACHE_DIR=`` or ``TYLO_NO_CACHE=1`` turn the cache off):
 ``kernels/<key>.tylo`` (a cubin, its PTX and the launch metadata) and ``autotune/<key>.tylo``
 (the best config of one tuning). A key is the SHA-256 of everything the entry depends on
@@ -64,7 +64,7 @@ def digest(parts) -> str:
 
 def entry_path(kind: str, key: str) -> Path | None:
     """``<cache dir>/<kind>/<key>.tylo``, or None when the disk cache is off."""
-    root = knobs.cache_dir()
+    root = knobs.cache.folder
     return None if root is None else root / kind / f"{key}.tylo"
 
 

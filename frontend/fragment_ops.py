@@ -129,7 +129,7 @@ def scale(fragment: Fragment, factor) -> Fragment:
 
 
 def permutedims(fragment: Fragment, perm=(1, 0)) -> Fragment:
-    """The fragment with its logical axes exchanged (the seeds' ``permutedims(f, (2, 1))``,
+    """The fragment with its logical axes exchanged (Julia Tylo's ``permutedims(f, (2, 1))``,
     zero-based here: ``(1, 0)``; ``(0, 1)`` is the fragment itself). No data moves: every slot
     keeps its register, only the ownership is permuted (`permute_ownership`). Raises
     GeometryError for another permutation or when no layout represents the permuted ownership."""

@@ -51,6 +51,8 @@ from . import dependencies, disk_cache
 from .launcher import Launcher
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .compiled import CompiledKernel
 from .source import Helper, TracedSource
 
@@ -69,18 +71,18 @@ def compiled_record():
     return compiled
 
 
-DISK_FORMAT = "kernel entry 2"  # part of the disk key: change it when an entry's content changes
+DISK_FORMAT = "kernel entry 3"  # part of the disk key: change it when an entry's content changes
 _STATIC_TYPES = (MMAAtom, TiledMMA, Layout, ComposedLayout, Swizzle, Ownership, str, type(None))
 
 
 def toolchain() -> tuple[str, str, tuple[str, ...]]:
-    """(ptxas path, ptxas version, TYLO_PTXAS_OPTIONS): part of every cache key; looked up once
-    per value of TYLO_PTXAS."""
-    return _toolchain(knobs.ptxas_path(), tuple(knobs.ptxas_options()))
+    """(ptxas path, ptxas version, ptxas options): part of every cache key; looked up once per
+    value of `knobs.toolchain.ptxas` (``TYLO_PTXAS``) and its options (``TYLO_PTXAS_OPTIONS``)."""
+    return _toolchain(knobs.toolchain.ptxas, tuple(knobs.toolchain.ptxas_options))
 
 
 @functools.lru_cache(maxsize=8)
-def _toolchain(_override: str | None, options: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]]:
+def _toolchain(_override: Path | None, options: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]]:
     from ..runtime.ptxas import find_ptxas, ptxas_version
 
     path = find_ptxas()
@@ -165,7 +167,7 @@ class Kernel:
                 launcher, plain = None, False
             if launcher is not None:
                 return launcher
-        if knobs.emulate():  # TYLO_EMULATE=1, read when a configuration is first indexed
+        if knobs.runtime.emulate:  # TYLO_EMULATE=1, read when a configuration is first indexed
             launcher = self.emulate[config]
         else:
             launcher = Launcher(self, *config)  # validates: LaunchError for a float, a bool, ...
@@ -223,7 +225,7 @@ class Kernel:
 
     def _disk_key(self, specs, block, arch) -> tuple[str | None, str]:
         """(key of the disk cache, "") or (None, why the kernel is not cached on disk)."""
-        if knobs.cache_dir() is None:
+        if knobs.cache.folder is None:
             return None, "off"
         deps = self.dependencies()
         if deps.disk_token is None:
@@ -235,6 +237,8 @@ class Kernel:
             DISK_FORMAT, disk_cache.tylo_digest(), self.fn.__module__, self.fn.__qualname__,
             self.source.digest(), deps.disk_token, spec_token, block, arch, *toolchain(),
             self.cluster,
+            # where the sources are: the PTX's line info (.file/.loc) names these files and lines
+            [(s.filename, s.first_line) for s in (self.source, *deps.helpers)],
         ])
         return key, ""
 
@@ -250,7 +254,7 @@ class Kernel:
         t0 = time.perf_counter()
         key, why = self._disk_key(specs, block, arch)
         # TYLO_DUMP_IR asks to see every stage: compile (and store) rather than load
-        load = key is not None and knobs.dump_ir() is None
+        load = key is not None and knobs.compile.dump_ir is None
         entry = disk_cache.load("kernels", key) if load else None
         if entry is not None:
             try:

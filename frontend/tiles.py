@@ -103,6 +103,7 @@ class Tile:
     """Typed memory seen through a layout; ``tile[i, j]`` loads, ``tile[i, j] = v`` stores."""
 
     __hash__ = object.__hash__
+    __tylo_kernel_value__ = True  # exists only in a traced kernel (`tylo.tcgen05_operand` asks)
 
     def __init__(self, value: SSAValue, dtype: DType, space: str, layout, shape: tuple):
         self.value = value

@@ -26,7 +26,7 @@ elements outside the binding's bounds are zero-filled (and still count as transa
 Checks at the user's line (TypeMismatchError, GeometryError): a TensorMap, a shared tile whose
 root layout is exactly ``shared_layout(tensor_map.plan)`` of the plan's dtype (``tylo.
 shared_tile(plan)``), not a window, and starts at the swizzle period: proven at compile time
-(`passes.pointer_analysis.pointer_address`: the allocation's alignment, static offsets and
+(`passes.analysis.pointer_analysis.pointer_address`: the allocation's alignment, static offsets and
 runtime multiples such as a ``tylo.shared_tiles`` stage), refused when decided otherwise,
 else checked at run time; an `MBarrier` for a load, the rank's number of coordinates, static
 origins by `validate_tma_origin`. Runtime origins trap (``tylo.check``) unless

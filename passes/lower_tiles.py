@@ -28,6 +28,7 @@ from ..compiler import dtypes
 from ..compiler.dynamic import is_dynamic
 from ..compiler.int_tuple import transform_leaves
 from ..dialects.builder import KernelBuilder
+from ..dialects.locations import OpFailure, each_located
 from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo import TileType
 from ..dialects.tylo.copy_ops import CopyAsyncOp, LdVectorOp, StVectorOp
@@ -159,8 +160,7 @@ def _atomic(lowering: _TileLowering, op: AtomicOp) -> None:
 @HANDLERS.on(WgmmaDescriptorOp, Tcgen05DescriptorOp)
 def _descriptor(lowering: _TileLowering, op: WgmmaDescriptorOp | Tcgen05DescriptorOp) -> None:
     ptr = lowering.pointer(op, op.tile, op.origin)  # (the same start field)
-    site = op.site.data if op.site is not None else None
-    Rewriter.replace_op(op, WgmmaEncodeOp(ptr, op.field("static"), site))
+    Rewriter.replace_op(op, WgmmaEncodeOp(ptr, op.field("static")))
 
 
 @HANDLERS.on(MakeTileOp, WindowOp)
@@ -178,7 +178,7 @@ class LowerTiles(TargetOption, ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lowering = _TileLowering(self.arch)
-        for inner in list(op.walk()):
+        for inner in each_located(list(op.walk())):
             handler = HANDLERS.lookup(inner)
             if handler is not None:
                 handler(lowering, inner)
@@ -186,13 +186,13 @@ class LowerTiles(TargetOption, ModulePass):
         for tile_op in reversed(tiles):
             for use in list(tile_op.results[0].uses):
                 if not isinstance(use.operation, WindowOp):
-                    raise PassFailedException(
+                    raise OpFailure(use.operation,
                         f"tylo-lower-tiles: tile used by {use.operation.name}, which has no lowering"
                     )
             Rewriter.erase_op(tile_op)
         for inner in op.walk():
             for v in list(inner.results) + [a for r in inner.regions for b in r.blocks for a in b.args]:
                 if isinstance(v.type, TileType):
-                    raise PassFailedException(
+                    raise OpFailure(inner,
                         f"tylo-lower-tiles: {inner.name} still produces a tile"
                     )

@@ -117,7 +117,7 @@ def main() -> None:
     try:
         TyloOptMain(description="Tylo's modular optimizer driver (xdsl-opt with Tylo registered)").run()
     except USER_ERRORS as e:
-        if knobs.opt_traceback():
+        if knobs.compile.opt_traceback:
             raise
         print(f"tylo-opt: error: {type(e).__name__}: {_one_line(e)}", file=sys.stderr)
         sys.exit(1)

@@ -1,7 +1,7 @@
 """Python arguments -> parameter specs (`specialize`) and the checks a cached kernel needs (`check`).
 
-Auto-specialization follows Triton's runtime/jit.py in spirit (specialize what makes code
-simpler and is cheap to test at launch), with Tylo's `TensorSpec`:
+Auto-specialization follows Triton's python/triton/runtime/jit.py in spirit (specialize what
+makes code simpler and is cheap to test at launch), with Tylo's `TensorSpec`:
 
 * a device array gets a `TensorSpec` with its dtype and rank; extents are runtime (None) unless
   the annotation fixes them; an axis with stride 1 and extent > 1 gets the static stride 1, other

@@ -158,11 +158,12 @@ def current_device() -> int:
 
 def target_arch(device: int | None = None) -> str:
     """The arch to compile for: that of `device` (default: the current one), or
-    ``knobs.default_arch()`` (``TYLO_ARCH``, default ``sm_90a``) when no GPU is usable."""
+    ``knobs.compile.arch`` (``TYLO_ARCH``, default ``sm_90a``) when no GPU is usable. Raises
+    nothing but the `KnobError` of a ``TYLO_ARCH`` that names no target."""
     try:
         return device_arch(current_device() if device is None else device)
-    except Exception:  # noqa: BLE001 - documented: never raises
-        return knobs.default_arch()
+    except Exception:  # noqa: BLE001 - documented: no GPU is no error here
+        return knobs.compile.arch
 
 
 def _context_device(ctx: Any) -> int:

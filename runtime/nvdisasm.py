@@ -2,7 +2,7 @@
 
 Where nvdisasm comes from, in order (`find_nvdisasm`, as `ptxas.find_ptxas`):
 
-1. ``TYLO_NVDISASM`` (`tylo.compiler.knobs.nvdisasm_path`), which must name an executable file;
+1. ``TYLO_NVDISASM`` (`tylo.knobs.toolchain.nvdisasm`), which must name an executable file;
 2. the nvidia-cuda-nvdisasm wheel, found with ``cuda.pathfinder.find_nvidia_binary_utility``;
 3. ``nvdisasm`` on ``PATH``.
 
@@ -29,7 +29,7 @@ from .tools import find_tool, kept_file
 
 def find_nvdisasm() -> str:
     """The path of the nvdisasm executable; `TyloError` when there is none."""
-    return find_tool("nvdisasm", knobs.nvdisasm_path(), "TYLO_NVDISASM", "nvidia-cuda-nvdisasm")
+    return find_tool("nvdisasm", knobs.toolchain.nvdisasm, "TYLO_NVDISASM", "nvidia-cuda-nvdisasm")
 
 
 def disassemble(cubin: bytes, name: str = "kernel", cubin_path: Path | None = None) -> str:

@@ -1,15 +1,17 @@
 """The CUDA binary utilities Tylo runs (ptxas, nvdisasm), and the folder their files live in.
 
-`find_tool` looks a utility up, in order: the override variable's path (``TYLO_PTXAS``,
-``TYLO_NVDISASM``), which must name an executable file; the NVIDIA wheel that ships it, found
-with ``cuda.pathfinder.find_nvidia_binary_utility``; then ``PATH``.
+`find_tool` looks a utility up, in order: the override knob's path (`tylo.knobs.toolchain`'s
+``ptxas`` and ``nvdisasm``: ``TYLO_PTXAS``, ``TYLO_NVDISASM``), which must name an executable
+file; the NVIDIA wheel that ships it, found with ``cuda.pathfinder.find_nvidia_binary_utility``;
+then ``PATH``.
 
 `files_dir` is where the .ptx and .cubin files handed to the utilities are kept, so that a
 path printed in a message or returned as ``compiled.ptx_path`` exists when the user reads it:
-``TYLO_KEEP_DIR`` if set; else ``files/`` inside the disk cache folder (`knobs.cache_dir`);
-else, with the disk cache off, one private folder per user, ``<temp dir>/tylo-<uid>``. Files are named
-by a digest of their content, so a process that compiles the same kernel again overwrites the
-same files instead of adding a folder. `write_atomic` writes through a temporary file and a
+``knobs.toolchain.keep_dir`` (``TYLO_KEEP_DIR``) if set; else ``files/`` inside the disk cache
+folder (`knobs.cache.folder`); else, with the disk cache off, one private folder per user,
+``<temp dir>/tylo-<uid>``. Files are named by a digest of their content, so a process that
+compiles the same kernel again overwrites the same files instead of adding a folder.
+`write_atomic` writes through a temporary file and a
 rename, so that a concurrent reader never sees half a file.
 """
 
@@ -27,17 +29,17 @@ from ..compiler import knobs
 from ..compiler.errors import TyloError
 
 
-def find_tool(name: str, override: str | None, variable: str, wheel: str) -> str:
+def find_tool(name: str, override: Path | None, variable: str, wheel: str) -> str:
     """The path of utility `name` (see the module docstring); `TyloError` when there is none.
 
-    override: the value of the override variable `variable` (None when unset). wheel: the pip
+    override: the value of the knob read from variable `variable` (None when unset). wheel: the pip
     package that ships the utility, named in the error message.
     """
     if override is not None:
         path = Path(override).expanduser()
         if not path.is_file() or not os.access(path, os.X_OK):
             raise TyloError(
-                f"{variable}={override!r} is not an executable file; point it at {name} or unset it"
+                f"{variable}={str(override)!r} is not an executable file; point it at {name} or unset it"
             )
         return str(path)
     found = _wheel_tool(name) or shutil.which(name)
@@ -77,9 +79,9 @@ def tool_version(path: str) -> str:
 def files_dir() -> Path:
     """The folder for the files handed to ptxas and nvdisasm (see the module docstring),
     created if missing."""
-    folder = knobs.keep_dir()
+    folder = knobs.toolchain.keep_dir
     if folder is None:
-        cache = knobs.cache_dir()
+        cache = knobs.cache.folder
         folder = cache / "files" if cache is not None else _user_temp_dir(tempfile.gettempdir())
     folder.mkdir(parents=True, exist_ok=True)
     return folder

@@ -8,6 +8,12 @@ The suite runs with the disk cache off (``TYLO_NO_CACHE=1``, also for the proces
 so that it neither reads nor fills the user's cache and a test that counts compiles sees each
 one; the tests of the disk cache turn it on in a folder of their own. It also verifies the IR
 after every pass (``TYLO_VERIFY_PASSES=1``), which compiles outside the suite skip for speed.
+These two are environment variables, not knobs set in code, so that the processes the tests
+start see them too.
+
+A test changes a knob in code (``knobs.cache.dir = tmp_path``, `tylo.knobs`), never through the
+environment: every test runs inside a `tylo.knobs.scope` (`fresh_knobs`), which undoes what the
+test set.
 
 ``TYLO_PTX_RECORD=<folder>`` writes every PTX text the suite compiles to ``<folder>/<sha1>.ptx``:
 two runs (before and after a change that must keep the PTX) compare with
@@ -22,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from tylo.compiler import knobs
+
 GPU_MARKER = "gpu: needs an NVIDIA GPU with a working driver (skipped cleanly without one)"
 
 
@@ -29,8 +37,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", GPU_MARKER)
     os.environ["TYLO_NO_CACHE"] = "1"
     os.environ["TYLO_VERIFY_PASSES"] = "1"  # every pass's output verified, not only the last
-    if os.environ.get("TYLO_PTX_RECORD"):
-        _record_ptx(Path(os.environ["TYLO_PTX_RECORD"]))
+    if knobs.testing.ptx_record is not None:
+        _record_ptx(knobs.testing.ptx_record)
 
 
 def _record_ptx(folder: Path) -> None:
@@ -46,6 +54,13 @@ def _record_ptx(folder: Path) -> None:
         return text
 
     build.emit_ptx = recorded
+
+
+@pytest.fixture(autouse=True)
+def fresh_knobs():
+    """Every knob a test sets in code is unset again after it."""
+    with knobs.scope():
+        yield
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

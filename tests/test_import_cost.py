@@ -15,9 +15,9 @@ print(sorted(m for m in {heavy!r} if m in sys.modules))
 """
 
 
-def _loaded(code: str, tmp_path) -> str:
+def _loaded(code: str, tmp_path, heavy: tuple[str, ...] = HEAVY) -> str:
     path = tmp_path / "probe.py"
-    path.write_text(CHECK.format(code=code, heavy=HEAVY))
+    path.write_text(CHECK.format(code=code, heavy=heavy))
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]
@@ -32,6 +32,15 @@ def test_decorating_a_kernel_loads_no_ir_machinery(tmp_path):
             "    out[tylo.thread_idx()] = x[tylo.thread_idx()]\n"
             "layout = tylo.Layout((4, 8), (8, 1))\n")
     assert _loaded(code, tmp_path) == "[]"
+
+
+def test_a_host_tcgen05_operand_loads_no_kernel_language(tmp_path):
+    """`tylo.tcgen05_operand` tells host values from a kernel's by their types, importing
+    nothing of the frontend for host ones."""
+    code = ("import tylo\natom = tylo.Tcgen05MMA((128, 64, 16), tylo.BFloat16)\n"
+            "layout = tylo.shared_layout(tylo.TMATile(tylo.BFloat16, (128, 64), 1))\n"
+            "tylo.tcgen05_operand(tylo.tcgen05_operand(atom, 'A', layout), (0, 16))\n")
+    assert _loaded(code, tmp_path, HEAVY + ("tylo.frontend",)) == "[]"
 
 
 def test_the_first_compile_loads_it(tmp_path):

@@ -2,7 +2,7 @@
 
 ``CopyPlan(shape, threads, axis, dtype)``: the (rows, cols) tile of `dtype` elements is cut into
 vectors of 16 bytes (``16 / sizeof(dtype)`` elements) running along logical `axis` (0 = rows,
-1 = columns; the seeds' axes 1 and 2). Vector v (zero-based) is number ``v % q`` along the axis
+1 = columns; Julia Tylo's axes 1 and 2). Vector v (zero-based) is number ``v % q`` along the axis
 and ``v // q`` across it, q being the vectors per line along the axis; thread t copies vectors
 ``t + threads * i`` for i in ``range(vectors_per_thread)``, so consecutive threads take
 consecutive vectors of a line (coalesced global reads when `axis` is the global unit-stride

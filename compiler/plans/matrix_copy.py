@@ -2,8 +2,8 @@
 
 `matrix_copy_plan(ownership, dtype, axis)` decomposes a 32-lane ownership of 8- or 16-bit
 elements into `CopyAtom` blocks, given the logical axis that shared memory stores contiguously.
-All indices are zero-based (the seeds' slots, words and blocks are 1-based); axis 0 is rows,
-axis 1 columns (the seeds' axes 1 and 2).
+All indices are zero-based (Julia Tylo's slots, words and blocks are 1-based); axis 0 is rows,
+axis 1 columns (Julia Tylo's axes 1 and 2).
 
 Terms. A *unit* is 16 bits: one 16-bit element, or ``per_unit = 2`` adjacent 8-bit elements
 along `axis` starting at an even coordinate (low byte first). A *word* of a thread's fragment is

@@ -1,6 +1,6 @@
 """Reduction plans: how a fragment's values are reduced along one logical axis.
 
-A plan is the seeds' recipe for ``sum``/``maximum``/``minimum(fragment; dims)``: first a local
+A plan is Julia Tylo's recipe for ``sum``/``maximum``/``minimum(fragment; dims)``: first a local
 tree over the slots of a thread that share a kept coordinate (one ``group`` per kept coordinate),
 then one butterfly step ``v = op(v, shfl.sync.bfly(v, 1 << b))`` per lane bit ``b`` in ``bits``.
 Every thread runs the same instructions; afterwards every thread holding a kept coordinate holds
@@ -171,7 +171,7 @@ def reduction_plan(o: Ownership, axis: int) -> ReductionPlan | None:
     coordinate do not bring each value exactly once (a partly replicated ownership), or the
     result ownership is not a layout. Thread t is lane t % 32 of warp t // 32.
 
-    Semantics (the seeds are silent): every value of a line must be reached exactly once, so the
+    Semantics (Julia Tylo is silent): every value of a line must be reached exactly once, so the
     plan is right for sums as well as for max/min; a line of `extent` values held `k` per group
     needs log2(extent / k) shuffles. Among the lane bits whose flip keeps every kept coordinate,
     the lowest-first combination of that many bits that reaches each value once is chosen; lane

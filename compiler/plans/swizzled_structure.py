@@ -19,7 +19,7 @@ docs/facts/ptx_isa.md section 3.
 
 `swizzled_structure` recognizes it structurally: each logical mode is coalesced and matched
 against that shape, never against a list of known layouts. Axes are zero-based (axis 0 = rows,
-the seeds' axis 1); `None` plays the seeds' ``nothing``.
+Julia Tylo's axis 1); `None` plays Julia Tylo's ``nothing``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ __all__ = ["SwizzledStructure", "swizzled_structure", "structure_layout"]
 
 @dataclass(frozen=True)
 class SwizzledStructure:
-    """Descriptor geometry of a canonical swizzled encoding (the seeds' named tuple).
+    """Descriptor geometry of a canonical swizzled encoding (Julia Tylo's named tuple).
 
     major: "K" when the operand's K axis is the contiguous axis, "MN" otherwise.
     swizzle_bytes: the row width W in bytes (16 = no swizzle, 32, 64 or 128).

@@ -13,7 +13,7 @@ Operations"; kinds and shapes: section 9.7.16.2.1 "Matrix Shape", Table 39, anch
 Shape rules (dense, cta_group::1; Table 39 lists M = 64 and M = 128 with N = 8 .. 256 in
 steps of 8 for .kind::f16, .kind::tf32 and .kind::f8f6f4):
 
-* m = 128: n a multiple of 16 from 16 to 256, the seeds' stricter rule (CuTe's SM100 atoms
+* m = 128: n a multiple of 16 from 16 to 256, Julia Tylo's stricter rule (CuTe's SM100 atoms
   take steps of 16 at m = 128, PTX Table 50 requires them for 8-bit MN-major B).
 * m = 64: n a multiple of 8 from 8 to 256; for .kind::i8, 8 or a multiple of 16 from 16 to
   256 (CUTLASS's SM100_MMA_S8_SS rule; Tylo does not take N = 24 there). With 8-bit MN-major

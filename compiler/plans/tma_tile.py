@@ -1,8 +1,8 @@
 """TMATile: a 2D box that TMA moves between global memory and canonical swizzled shared storage.
 
-``TMATile(dtype, (s0, s1), axis, row_bytes=128)`` is the seeds' ``TMATile(T, Val((s0,s1)),
-Val(axis+1), Val(row_bytes))``: axes are zero-based here (axis 0 = rows, the seeds' axis 1), so
-the seeds' A(M,K) plan ``TMATile(T, Val((m,k)), Val(2))`` is ``TMATile(T, (m, k), 1)`` and the
+``TMATile(dtype, (s0, s1), axis, row_bytes=128)`` is Julia Tylo's ``TMATile(T, Val((s0,s1)),
+Val(axis+1), Val(row_bytes))``: axes are zero-based here (axis 0 = rows, Julia Tylo's axis 1), so
+Julia Tylo's A(M,K) plan ``TMATile(T, Val((m,k)), Val(2))`` is ``TMATile(T, (m, k), 1)`` and the
 B(K,N) plan ``TMATile(T, Val((k,n)), Val(1))`` is ``TMATile(T, (k, n), 0)``. ``axis`` is the inner
 (contiguous) axis and spans exactly one swizzle row; the other (outer) extent is a positive
 multiple of 8, at most 256. The plan owns no memory, descriptor or barrier.
@@ -99,7 +99,7 @@ class TMATile:
         return self.shape[1 - self.axis]
 
     def size(self) -> tuple[int, int]:
-        """The logical shape (the seeds' ``size(plan)``), not an element count."""
+        """The logical shape (Julia Tylo's ``size(plan)``), not an element count."""
         return self.shape
 
     def __str__(self) -> str:
@@ -109,7 +109,7 @@ class TMATile:
 
 
 def TMALoad(dtype: Any, shape: Any, axis: int) -> TMATile:
-    """The 128-byte-row `TMATile` under its earlier name (the seeds' ``TMALoad``).
+    """The 128-byte-row `TMATile` under its earlier name (Julia Tylo's ``TMALoad``).
     Raises as `TMATile` does."""
     return TMATile(dtype, shape, axis, 128)
 

@@ -3,9 +3,9 @@
 `vector_plan(ownership, dtype, axis, align)` finds the widest width whose vectors are runs of
 consecutive coordinates along logical `axis` (the tile's unit-stride axis), each starting at a
 coordinate that is a multiple of the vector's element count, with the same slot grouping on every
-thread. Slots and groups are zero-based (the seeds' are 1-based); axis 0 is rows, axis 1 columns.
+thread. Slots and groups are zero-based (Julia Tylo's are 1-based); axis 0 is rows, axis 1 columns.
 
-Alignment (seeds, GlobalTile/SharedTile): a tile declared with ``align`` bytes guarantees that an
+Alignment (Julia Tylo's GlobalTile/SharedTile): a tile declared with ``align`` bytes guarantees that an
 element whose coordinate along the unit-stride axis is a multiple of ``align / sizeof(T)`` has an
 align-aligned address. A vector of ``width <= align`` bytes starting at a multiple of
 ``width / sizeof(T)`` is therefore width-aligned; wider vectors are not allowed.

@@ -1,6 +1,6 @@
 """WGMMA64: a Hopper warpgroup MMA plan, 128 threads computing a 64 x n x k product.
 
-``WGMMA64(dtype, n, k=64, partials=1)`` is the seeds' ``WGMMA64(T, Val(n), Val(k), Val(partials))``:
+``WGMMA64(dtype, n, k=64, partials=1)`` is Julia Tylo's ``WGMMA64(T, Val(n), Val(k), Val(partials))``:
 A (64, k) and B (k, n) are read from canonical K-major swizzled shared storage through
 descriptors; the FP32 accumulator (64, n) lives in registers. The plan issues k / K
 ``wgmma.mma_async .m64nNkK`` instructions (K = 16 for 16-bit inputs, 32 for the 8-bit floats
@@ -260,7 +260,7 @@ def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0
     origin: the zero-based LOGICAL origin, A (m, k), B (k, n). Static int coordinates are
         checked completely; a runtime coordinate only through what holds for every value
         (the plan's extent and K fit from coordinate 0), the rest is the device's check.
-    Rules (seeds, wgmma_operand): the storage is a canonical encoding (see
+    Rules (Julia Tylo's API reference, wgmma_operand): the storage is a canonical encoding (see
     `swizzled_structure`: 128/64/32-byte swizzled rows or the unswizzled interleave of 8-row x
     16-byte core matrices), K-major, or MN-major for 16-bit inputs (imm-tnsp; the 8-bit forms
     have none); non-K origins are multiples of 8, K origins multiples of the instruction's K

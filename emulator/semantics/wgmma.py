@@ -46,8 +46,12 @@ result bits 13 / 15 / 24: 30.9% / 90.6% / 90.2%; result rounded to nearest: 81.8
 rounded to nearest / toward -inf: 24.3% / 0%; E of the products alone (C still truncated
 with them): 41.9%; C added after the products: 29.9%; alignment at each product's own
 exponent: 72.1%; two fused steps of 16 products (k < 16 first, or k mod 4 in {0, 1} first
-as mma.sync m16n8k32): 62.6% / 62.2%; four of 8: 52.6%. Not decided by the dump (the model's
-choices): the alignment exponent of e4m3 subnormals (f16's -14 and e4m3's own -6 both match),
+as mma.sync m16n8k32): 62.6% / 62.2%; four of 8: 52.6%. An e4m3 subnormal aligns at e4m3's own
+minimum exponent, -6 (`ALIGNMENT_EMIN_8BIT`; mma.sync aligns it at f16's -14): the H200's dump did
+not decide it, a rarer case did on an H100 (2026-12-07, 300 fresh draws of every pair and n:
+25,190,400 results, 31 missed by -14, all of mixed e4m3 x e5m2 pairs, each with a 32-product
+step whose largest alignment exponent is that of an e4m3 subnormal's product; -6 reproduces all
+31, tests/emulator/data/wgmma_fp8_h100_subnormal_e4m3.npz). Not decided (the model's choices):
 subnormal and non-finite results (none measured; `matrix.fused_dot_add`'s rules).
 """
 
@@ -97,6 +101,10 @@ FRACTION_BITS_8BIT = 13
 RESULT_BITS_8BIT = 14
 """Significant bits of the f32 result of an e4m3/e5m2 fused step, truncated toward zero
 (module text; measured on the H200, fitted)."""
+ALIGNMENT_EMIN_8BIT = {"e4m3": -6, "e5m2": -14}
+"""The least alignment exponent of an 8-bit operand of wgmma: its own format's minimum normal
+exponent, where mma.sync takes f16's (`matrix.ALIGNMENT_EMIN`; module text; measured on an H100,
+fitted)."""
 
 
 @dataclass
@@ -191,8 +199,8 @@ def multiply_add(A, B, C, a_type: str, b_type: str | None = None, k_step: int = 
     `FRACTION_BITS_8BIT`, `RESULT_BITS_8BIT`; bench/wgmma_fp8_numerics.py tries other values
     against the GPU)."""
     b_type = b_type or a_type
-    ea = alignment_exponents(A, ALIGNMENT_EMIN[a_type])
-    eb = alignment_exponents(B, ALIGNMENT_EMIN[b_type])
+    ea = alignment_exponents(A, ALIGNMENT_EMIN_8BIT.get(a_type, ALIGNMENT_EMIN[a_type]))
+    eb = alignment_exponents(B, ALIGNMENT_EMIN_8BIT.get(b_type, ALIGNMENT_EMIN[b_type]))
     d = C
     with np.errstate(all="ignore"):
         for k0 in range(0, A.shape[-1], k_step):

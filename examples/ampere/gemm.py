@@ -83,7 +83,7 @@ CONFIGS = [
 ]
 CONFIG = CONFIGS[0]
 
-#: Levers of the K loop, module-level so that bench/ampere_gemm_variants.py can time each
+#: Levers of the K loop, module-level so that bench/ampere_gemm_levers.py can time each
 #: beside the others (they change the kernel's source, hence its cache key, through `variant`):
 #: PIPELINE_FRAGMENTS loads the next k-slice's ldmatrix fragments before this slice's mma.sync
 #: (double-buffered registers, carried across K tiles); SPREAD_COPIES issues B's cp.async of the

@@ -21,8 +21,8 @@ The grid is persistent: one CTA per SM walks tiles `block_idx, block_idx + grid,
 groups of GROUP_M tile rows (L2 reuse of B). K tails are zero-filled by TMA; M and N tails are
 clipped by the TMA store.
 
-`gemm_cluster` is the same kernel in clusters of 2 CTAs along M (fast.cu's +4% lever,
-hopper_recipes.md 1 row 8): the pair of CTAs takes vertically adjacent tiles, each loads its A,
+`gemm_cluster` is the same kernel in clusters of 2 CTAs along M (the +4% lever of step 8 of
+the fast.cu H100 GEMM worklog, github.com/pranjalssh/fast.cu, 704 to 734 TFLOP/s): the pair of CTAs takes vertically adjacent tiles, each loads its A,
 B is loaded once per cluster (each CTA multicasts one half to both). `CLUSTER` (or
 ``--cluster {1,2}``) picks the variant the checks run; ``--bench`` times both.
 """
@@ -106,7 +106,7 @@ B_HALF_ELEMENTS = BK * BN // 2  # 16 KiB: the second half starts on a swizzle pe
 
 @tylo.kernel(cluster=2)
 def gemm_cluster(a_map, b_map, c_map, M, N, K):
-    """C = A @ Bt.T in clusters of 2 CTAs along M (hopper_recipes.md 1, row 8): the CTAs of a
+    """C = A @ Bt.T in clusters of 2 CTAs along M (fast.cu's step 8, as above): the CTAs of a
     cluster take the vertically adjacent tiles (m0, n0) and (m0 + BM, n0) of one persistent
     tile PAIR; each loads its own A tile, and CTA rank r loads HALF r of the B tile (Bt rows
     n0 + r * BN / 2 ..) multicast to both (mask 0b11), so B is read once per cluster. Each

@@ -216,7 +216,7 @@ func.func @fp8(%x: f32, %n: i32, %p: !tylo.ptr<f8E4M3FN, global>) attributes {ty
 
 // -----
 
-// tylo.print becomes a vprintf call (passes/lower_printf.py): vprintf is declared once and each
+// tylo.print becomes a vprintf call (passes/select/printf.py): vprintf is declared once and each
 // distinct format is one .global string, in front of the entries; each kernel gets one
 // .local buffer as large as its largest print's arguments, which are stored at their C struct
 // offsets (an i32 at 0, then 8-aligned f64 and i64); a print without values passes 0.
@@ -259,7 +259,7 @@ func.func @again(%t: i32, %l: i64) attributes {tylo.kernel} {
 
 // -----
 
-// Math (passes/lower_math.py): exp is ex2.approx(x * log2 e) and log is lg2.approx(x) * ln 2
+// Math (passes/select/math.py): exp is ex2.approx(x * log2 e) and log is lg2.approx(x) * ln 2
 // (mul.rn, so that ptxas keeps the rounding),
 // with the f32 constants 0x3FB8AA3B (1069066811) and 0x3F317218 (1060205080); no .ftz; sqrt is
 // sqrt.rn; bf16 goes through f32 with one cvt.rn back, except abs and fma, which bf16 has

@@ -70,7 +70,7 @@ func.func @k(%x: i32) {
 }
 
 // -----
-// PTX has ex2/lg2.approx for .f32 only (passes/lower_math.py): no double-precision exp2.
+// PTX has ex2/lg2.approx for .f32 only (passes/select/math.py): no double-precision exp2.
 // CHECK:      {{^// -+$}}
 // CHECK-NEXT: math.exp2 of f64: PTX computes it approximately for .f32 only
 func.func @k(%x: f64) {

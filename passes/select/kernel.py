@@ -11,7 +11,8 @@ taken with ``mov.b64`` and ``cvta.param.u64``, `dialects.ptx.params`). Each op i
 modules of this package, found by importing them all (`load_handlers`): each is a function
 ``handler(sel, op)`` that reads and extends the selector state `sel` (a `KernelSelection`:
 registers, blocks, module directives, dynamic shared bytes) through its methods and fields; an op
-without one is refused.
+without one is refused. Every ptx op emitted takes the location of the op being lowered (the
+kernel's own for the parameter reads and declarations).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ...compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE
 from ...dialects import ptx
 from ...dialects.discovery import package_modules
 from ...dialects.builder import kernel_block_shape, kernel_cluster_shape, kernel_launch_bounds
+from ...dialects.locations import inherit, located, location_of
 from ...dialects.ptx import ops as P
 from ...dialects.ptx.registers import RegisterAllocator, RegisterType
 from ...dialects.ptx.params import CvtaParamOp, ParamAddressOp
@@ -62,6 +64,7 @@ class KernelSelection:
         self.params: list[str] = []
         self.dynamic_shared_bytes = 0  # bytes of the dynamic shared window a launch needs
         self.waits = 0  # mbarrier wait loops so far (their labels: $L__wait<k>)
+        self.location = location_of(fn)  # what `emit` gives the ops it emits: `lower`'s op's
         blocks = list(fn.body.blocks)
         self.labels = {b: f"$L__BB{i}" for i, b in enumerate(blocks)}
         self.blocks = {b: Block() for b in blocks}  # cf block -> its ptx block
@@ -75,6 +78,7 @@ class KernelSelection:
                 f"tylo-lower-to-ptx: {what} needs sm_{min_sm} or later; the target is {self.arch}")
 
     def emit(self, op: Operation) -> Operation:
+        inherit(op, self.location)
         self.order[-1].add_op(op)
         return op
 
@@ -123,6 +127,8 @@ class KernelSelection:
                 self.lower(op)
         start = self.order[0]
         if self.decls:
+            for decl in self.decls:
+                inherit(decl, location_of(self.fn))
             start.insert_ops_before(self.decls, start.first_op)
         shape = kernel_block_shape(self.fn)
         reqntid = list(shape) if shape is not None else None
@@ -131,6 +137,7 @@ class KernelSelection:
             self.require(90, ".reqnctapercluster (a thread block cluster)")
         entry = ptx.EntryOp(self.fn.sym_name.data, self.params, Region(self.order), reqntid,
                             cluster, **kernel_launch_bounds(self.fn))
+        inherit(entry, location_of(self.fn))
         if self.dynamic_shared_bytes:  # (set by `sync.dynamic_alloc`)
             entry.attributes[DYNAMIC_BYTES_ATTRIBUTE] = IntegerAttr(self.dynamic_shared_bytes, i64)
         return entry
@@ -162,9 +169,11 @@ class KernelSelection:
 
     def lower(self, op: Operation) -> None:
         handler = HANDLERS.lookup(op)
-        if handler is None:
-            raise PassFailedException(f"tylo-lower-to-ptx: no PTX lowering for {op.name}")
-        handler(self, op)
+        self.location = location_of(op)
+        with located(op):
+            if handler is None:
+                raise PassFailedException(f"tylo-lower-to-ptx: no PTX lowering for {op.name}")
+            handler(self, op)
 
 
 @HANDLERS.on(*_SPECIAL)

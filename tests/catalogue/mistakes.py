@@ -401,7 +401,7 @@ def k(out):
     x = acc * "2"  # <-
 k.compile(tylo.Tensor(Float32, 1))
 """, "TypeMismatchError", "fragment *: a fragment of Float32 with str '2'"),
-    # -- layouts and ownerships (host values; the seeds' rejections) -----------------------------
+    # -- layouts and ownerships (host values; Julia Tylo's rejections) -----------------------------
     Mistake("layout-incongruent", L, "shape and stride trees that do not match", """
 Layout((4, 8), (1,))  # <-
 """, "LayoutError", "shape and stride are not congruent", located=False),
@@ -423,6 +423,12 @@ complement(Layout((2, 2), (1, 1)), 8)  # <-
     Mistake("left-inverse-overlapping", L, "the left inverse of overlapping modes", """
 left_inverse(Layout((2, 4), (12, 4)))  # <-
 """, "LayoutError", "overlapping modes", located=False),
+    Mistake("left-inverse-outside-domain", L, "a left inverse that holds only past the layout's domain", """
+left_inverse(Layout((4, 4), (1, 1)))  # <-
+""", "LayoutError", "outside the layout's domain [0, 16)", located=False),
+    Mistake("product-overlapping-copies", L, "a product whose copies of the block would overlap", """
+logical_product(Layout(2, 7), Layout((2, 2), (1, 6)))  # <-
+""", "LayoutError", "no product with disjoint copies", located=False),
     Mistake("swizzle-overlapping-fields", L, "a swizzle whose XOR fields overlap", """
 Swizzle(3, 2, 1)  # <-
 """, "LayoutError", "the source and target fields overlap", located=False),

@@ -139,3 +139,83 @@ def complement_reference(gaps, span, x: int) -> int:
         offset += (x % copies) * covered
         x //= copies
     return offset + x * span
+
+
+# --- added for the left inverse of overlapping layouts (tests/compiler/test_layout_properties.py)
+
+
+@st.composite
+def divisible_layouts(draw, leaf=st.integers(2, 4), max_modes=3):
+    """Layouts whose sorted nonzero strides each divide the next (CuTe's left-inverse
+    divisibility condition), the step from one to the next anywhere from 1 (the modes overlap)
+    to past the lower mode's extent (a gap); sometimes with a stride-0 mode. Random order."""
+    n = draw(st.integers(1, max_modes))
+    extents = [draw(leaf) for _ in range(n)]
+    stride, strides = draw(st.integers(1, 3)), []
+    for s in extents:
+        strides.append(stride)
+        stride *= draw(st.integers(1, s + 1))
+    pairs = list(zip(extents, strides))
+    if draw(st.booleans()):
+        pairs.append((draw(leaf), 0))
+    pairs = draw(st.permutations(pairs))
+    return Layout(tuple(s for s, _ in pairs), tuple(d for _, d in pairs))
+
+
+# --- added for the products' comparison with CuTe C++ (tests/compiler/test_layout_product.py) --
+
+
+def cute_repeats(rest, tiler):
+    """``[T(0), ..., T(size(tiler)-1)]`` for T = CuTe C++'s ``composition(rest, tiler)``, or None
+    where C++ fails to compile it. A reference written from C++'s rules (include/cute/layout.hpp,
+    ``composition_impl``), not from Tylo's `compose`: ``rest`` is coalesced (a complement is);
+    each flat mode ``n:r`` of the tiler walks the modes ``s:d`` of ``rest`` but the last: it
+    needs ``r % s == 0`` or ``r < s`` (stride divisibility), takes ``min(ceil(s / r), n)``
+    elements of the mode at stride ``r * d`` (which must divide ``n``: shape divisibility),
+    and continues with ``ceil(r / s)``; what is left of it runs along the last mode."""
+    lhs = flat_modes(rest)
+    images = []
+    for n, r in flat_modes(tiler):
+        modes = []
+        if r != 0 and len(lhs) > 1:
+            for s, d in lhs[:-1]:
+                if r % s != 0 and r > s:
+                    return None
+                take = -(-s // r)
+                if take != 1 and n != 1:
+                    take = min(take, n)
+                    if n % take != 0:
+                        return None
+                    modes.append((take, r * d))
+                    n //= take
+                r = -(-r // s)
+        modes.append((n, r * lhs[-1][1] if r != 0 else 0))
+        images.append(values(Layout(tuple(m for m, _ in modes), tuple(d for _, d in modes))))
+    out = []
+    for j in range(tiler.size()):
+        total = 0
+        for (n, _), image in zip(flat_modes(tiler), images):
+            total += image[j % n]
+            j //= n
+        out.append(total)
+    return out
+
+
+def product_failure(block, tiler, repeats):
+    """None when ``(block, repeats)`` is a product of ``block`` by ``tiler`` (``repeats`` given
+    as its values at the tiler's indices): its offsets coincide exactly where the block's and
+    the tiler's both do, so each tiler offset has one copy and copies at distinct tiler offsets
+    share no offset; otherwise the first (i, j, i2, j2) that breaks it."""
+    seen = {}
+    for j, t in enumerate(repeats):
+        for i in range(block.size()):
+            key = (block(i), tiler(j))
+            x = block(i) + t
+            other = seen.setdefault(x, (key, (i, j)))
+            if other[0] != key:
+                return (*other[1], i, j)
+    by_key = {}
+    for j, t in enumerate(repeats):
+        if by_key.setdefault(tiler(j), t) != t:
+            return ("tiler offset", tiler(j), by_key[tiler(j)], t)
+    return None

@@ -62,8 +62,13 @@ def test_none_tiler_entries_keep_their_mode():
     assert logical_divide(layout, (None, 3)) == Layout((8, (3, 2)), (1, (8, 24)))
     assert compose(layout, (None, 3)) == Layout((8, 3), (1, 8))
     assert logical_divide(layout, None) == layout and compose(layout, None) == layout
-    with pytest.raises(LayoutError, match="None .keep. tiler entry"):
-        zipped_divide(layout, (None, 3))
+    # the kept mode joins the rests behind an extent-1 tile (pycute's grouping)
+    assert zipped_divide(layout, (None, 3)) == parse_layout("((1,3),(8,2)):((0,8),(1,24))")
+    assert tiled_divide(layout, (None, 3)) == parse_layout("((1,3),8,2):((0,8),1,24)")
+    assert flat_divide(layout, (None, 3)) == parse_layout("(1,3,8,2):(0,8,1,24)")
+    assert zipped_divide(layout, (None, None)) == parse_layout("((1,1),(8,6)):((0,0),(1,8))")
+    nested = Layout(((4, 6), 8))
+    assert zipped_divide(nested, ((2, None), None)) == parse_layout("(((2,1),1),((2,6),8)):(((1,0),0),((2,4),24))")
 
 
 def test_swizzled_layouts_divide_their_inner_layout():

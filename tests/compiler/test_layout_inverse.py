@@ -57,16 +57,16 @@ def test_left_inverse_of_a_broadcast_layout_is_a_quasi_inverse():
     assert [r(x) for x in image][:9] == [0, 1, 2, 3, 4, 5, 6, 7, 0]
 
 
-def test_overlapping_modes_get_the_quasi_inverse_where_it_exists():
-    """(2,3):(1,1) overlaps but CuTe's result still works: it is returned."""
-    layout = parse_layout("(2,3):(1,1)")
-    r = left_inverse(layout)
-    assert [layout(r(x)) for x in values(layout)] == values(layout)
-
-
 @pytest.mark.parametrize("layout, message", [
     ("(2,2):(2,3)", r"left inverse divisibility condition fails: stride 3 is not a multiple of 2"),
-    ("(2,4):(12,4)", r"overlapping modes: CuTe's quasi-inverse .* maps offset 24 to index 2"),
+    ("(2,4):(12,4)", r"overlapping modes: CuTe's quasi-inverse .* maps offset 24 to index 2, "
+                     r"where the layout is 4, not 24"),
+    # CuTe's answers reach these offsets only through indices past the domain, where evaluating
+    # the layout extends its last mode: 4:4 sends 4 to 16 (size 16), (2,2):(1,3) sends 4 to 6
+    ("(4,4):(1,1)", r"quasi-inverse 4:4 maps offset 4 to index 16, outside the layout's domain \[0, 16\)"),
+    ("(3,2):(1,2)", r"quasi-inverse \(2,2\):\(1,3\) maps offset 4 to index 6, outside .* \[0, 6\)"),
+    ("(8,2):(2,6)", r"maps offset 12 to index 16, outside the layout's domain \[0, 16\)"),
+    ("(2,3):(1,1)", r"quasi-inverse 3:2 maps offset 3 to index 6, outside the layout's domain \[0, 6\)"),
 ])
 def test_left_inverse_refusals(layout, message):
     with pytest.raises(LayoutError, match=message):

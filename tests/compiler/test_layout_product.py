@@ -5,7 +5,7 @@ from layout_strategies import values
 from runtime_int import RuntimeInt
 
 from tylo.compiler.errors import LayoutError
-from tylo.compiler.layout import Layout, complement, compose
+from tylo.compiler.layout import Layout, complement, compose, parse_layout
 from tylo.compiler.product import (
     blocked_product, flat_product, logical_product, raked_product, tiled_product, zipped_product,
 )
@@ -45,6 +45,25 @@ def test_the_product_is_the_block_plus_the_complement_of_the_tiler():
     assert all(lp((i, j)) == block(i) + rest(tiler(j)) for i in range(4) for j in range(8))
 
 
+@pytest.mark.parametrize("block, tiler, expected", [
+    # the tiler reaches past the complement 3:1 (its repeat mode 1:22 coalesced away): C++
+    # extends 3:1, and its copy at 4 falls in the block's holes
+    ("(2,2):(11,3)", "2:4", "((2,2),2):((11,3),4)"),
+    ("(3,2):(2,15)", "3:2", "((3,2),3):((2,15),6)"),
+    ("(2,4):(4,19)", "(2,1):(8,3)", "((2,4),(2,1)):((4,19),(16,0))"),
+    ("(2,4,2):(9,41,1)", "2:8", "((2,4,2),2):((9,41,1),36)"),
+    # C++'s composition, which compose refuses: the stride-2 tiler does not divide the
+    # complement's mode 3:1; copies of {0, 3} at 0, 2, 6, 8
+    ("2:3", "4:2", "(2,(2,2)):(3,(2,6))"),
+])
+def test_products_follow_cpp_where_its_copies_are_disjoint(block, tiler, expected):
+    block, tiler = parse_layout(block), parse_layout(tiler)
+    product = logical_product(block, tiler)
+    assert str(product) == expected
+    offsets = values(product)
+    assert len(set(offsets)) == len(offsets) == block.size() * tiler.size()
+
+
 def test_by_mode_tilers():
     assert str(logical_product(BLOCK, (Layout(4), Layout(2)))) == "((2,4),(5,2)):((5,1),(1,5))"
     assert str(zipped_product(BLOCK, (3, 4))) == "((2,5),(3,4)):((5,1),(1,5))"
@@ -55,8 +74,9 @@ def test_by_mode_tilers():
     assert logical_product(three, (2,)) == Layout(((2, 2), 5, 7), ((5, 1), 1, 10))
     assert logical_product(three, (None, 2)) == Layout((2, (5, 2), 7), (5, (1, 5), 10))
     assert logical_product(three, None) == three
-    with pytest.raises(LayoutError, match="None .keep. tiler entry"):
-        zipped_product(three, (None, 2))
+    # an untouched block mode goes to the second mode, as the modes beyond the tiler do
+    assert zipped_product(three, (None, 2)) == Layout(((1, 5), (2, 2, 7)), ((0, 1), (5, 5, 10)))
+    assert tiled_product(three, (None, 2)) == Layout(((1, 5), 2, 2, 7), ((0, 1), 5, 5, 10))
 
 
 def test_rank_sensitive_products_pad_to_the_larger_rank():
@@ -81,9 +101,20 @@ def test_swizzled_blocks_keep_their_swizzle():
 def test_undefined_products_are_refused():
     with pytest.raises(LayoutError, match="not complementable"):
         logical_product(Layout((2, 2), (1, 1)), 2)  # a block that overlaps itself
-    # the complement (3,3):(1,6) of 2:3 has no room for the stride-2 tiler 4:2
-    with pytest.raises(LayoutError, match="stride divisibility fails"):
-        logical_product(Layout(2, 3), Layout(4, 2))
+    # C++'s copies overlap, and 2:3's complement (3,2):(1,6) does not compose with 2:5 either
+    with pytest.raises(LayoutError, match=r"no product with disjoint copies: compose\(\(3,2\):\(1,6\), 2:5\): "
+                                          r"stride divisibility fails.*; C\+\+ refuses it too"):
+        logical_product(Layout(2, 3), Layout(2, 5))
+    with pytest.raises(LayoutError, match=r"C\+\+'s product \(2,\(2,2\)\):\(7,\(1,6\)\) has overlapping "
+                                          r"copies: those at 0 and 7 both hold offset 7"):
+        logical_product(Layout(2, 7), Layout((2, 2), (1, 6)))
+    # the tiler offset 6 is B(3) and B(4); C++ puts those two copies at 8 and 12
+    with pytest.raises(LayoutError, match="sends tiler offset 6 to two places, 8 and 12"):
+        logical_product(Layout(2, 3), Layout((4, 3), (2, 6)))
+    # C++'s copies overlap and, with the repeat mode 1:22 kept, 3:1 does not fit (2,1):(1,22)
+    with pytest.raises(LayoutError, match=r"those at 0 and 2 both hold offset 2; with the complement's "
+                                          r"repeat mode 1:22 kept, .* shape divisibility fails"):
+        logical_product(Layout((3, 2), (2, 11)), 3)
     with pytest.raises(LayoutError, match="the tiler has 3 modes, the block only 2"):
         logical_product(BLOCK, (2, 2, 2))
     with pytest.raises(LayoutError, match="a stride is the runtime value s"):

@@ -1,4 +1,4 @@
-"""Tcgen05MMA: kinds, shape rules (PTX Table 39 as the seeds restrict it), accumulator layouts
+"""Tcgen05MMA: kinds, shape rules (PTX Table 39 as Julia Tylo restricts it), accumulator layouts
 (M = 128: Layout D, M = 64: Layout F of PTX 9.7.16.10.5), and tcgen05_operand: descriptors of
 canonical shared tiles stepped along K."""
 

@@ -204,7 +204,7 @@ def test_operand_geometry_rejections():
 
 
 def test_root_storage_must_be_aligned_to_eight_swizzle_rows():
-    """Seeds (wgmma_operand): root storage is aligned to eight swizzle rows."""
+    """Julia Tylo's API reference (wgmma_operand): root storage is aligned to eight swizzle rows."""
     plan = WGMMA64(BFloat16, 64)
     validate_wgmma_operand(plan, "A", A128, base_address=2048)
     validate_wgmma_operand(WGMMA64(BFloat16, 64, 32), "A", TMATile(BFloat16, (64, 32), 1, 64),

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tylo
+from tylo import knobs
 
 from cluster_emulation_kernels import cluster_ranks, coordinates, own_barriers, plain_ranks
 
@@ -46,9 +47,8 @@ def test_grid_not_divisible_is_refused_before_launch():
     plain_ranks.emulate[3, 32](np.zeros((3, 32), np.int32))  # (no cluster: any grid)
 
 
-def test_cluster_shape_is_part_of_the_cache_keys(tmp_path, monkeypatch):
-    monkeypatch.delenv("TYLO_NO_CACHE", raising=False)
-    monkeypatch.setenv("TYLO_CACHE_DIR", str(tmp_path))
+def test_cluster_shape_is_part_of_the_cache_keys(tmp_path):
+    knobs.cache.off, knobs.cache.dir = False, tmp_path
     plain = plain_ranks.compile(tylo.Tensor(tylo.Int32, 2), block=32)
     clustered = cluster_ranks.compile(tylo.Tensor(tylo.Int32, 2), block=32)
     assert ".reqnctapercluster" not in plain.ptx

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo import Float32, Int32
+from tylo import Float32, Int32, knobs
 from tylo.compiler.errors import ArgumentError, EmulationError
 
 
@@ -141,8 +141,8 @@ def test_torch_cpu_tensors_are_written_in_place():
     assert torch.equal(out, x.flip(0))
 
 
-def test_tylo_emulate_sends_launches_to_the_emulator(monkeypatch):
-    monkeypatch.setenv("TYLO_EMULATE", "1")
+def test_tylo_emulate_sends_launches_to_the_emulator():
+    knobs.runtime.emulate = True
 
     @tylo.kernel
     def twice(out, x):
@@ -205,7 +205,7 @@ def test_a_launch_with_host_arrays_says_how_to_emulate():
         shift[1, 8](np.zeros(8, np.float32), np.zeros(8, np.float32))
 
 
-def test_an_autotuned_kernel_emulates_its_first_config(monkeypatch):
+def test_an_autotuned_kernel_emulates_its_first_config():
     @tylo.autotune(configs=[tylo.Config(k=3), tylo.Config(k=5)], key=[])
     @tylo.kernel
     def add_k(out, x, k: tylo.constexpr):
@@ -216,7 +216,7 @@ def test_an_autotuned_kernel_emulates_its_first_config(monkeypatch):
     out = np.zeros(8, np.float32)
     add_k.emulate[1, 8](out, x)
     np.testing.assert_array_equal(out, x + 3)
-    monkeypatch.setenv("TYLO_EMULATE", "yes")
+    knobs.runtime.emulate = True
     out[:] = 0
     add_k[1, 8](out, x)
     np.testing.assert_array_equal(out, x + 3)

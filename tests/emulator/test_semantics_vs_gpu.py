@@ -305,7 +305,7 @@ def _ulps(x, y):
 @pytest.fixture(scope="module")
 def diffs():
     """The file named by ``TYLO_SEMANTICS_DIFFS``, open for writing once per run, or None."""
-    path = knobs.semantics_diffs()
+    path = knobs.testing.semantics_diffs
     if path is None:
         yield None
         return

@@ -1,6 +1,6 @@
 """The emulator orders a WGMMA's shared reads after the TMA loads that fill them: the
 warpgroup must have observed the mbarrier phase the loads complete (a successful wait), else
-the operand may still be arriving and the run is a race (emulator/mbarriers.check_observed)."""
+the operand may still be arriving and the run is a race (`check_observed` in emulator/mbarriers.py)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import tylo
-from tylo import Float32
+from tylo import Float32, knobs
 from tylo.frontend import autotune as autotune_module
 from test_cache_and_launch import FakeDeviceArray
 
@@ -133,9 +133,8 @@ def test_restore_names_the_arrays_to_copy(snapshots):
     assert len(snapshots) == 1
 
 
-def test_the_best_config_is_kept_on_disk(snapshots, tmp_path, monkeypatch, capsys):
-    monkeypatch.delenv("TYLO_NO_CACHE", raising=False)
-    monkeypatch.setenv("TYLO_CACHE_DIR", str(tmp_path))
+def test_the_best_config_is_kept_on_disk(snapshots, tmp_path, capsys):
+    knobs.cache.off, knobs.cache.dir = False, tmp_path
     first = tylo.autotune(configs=GOOD, key=["x"], timer=FakeTimer(0.5, 0.2, 0.9),
                           progress=False)(tiled)
     assert first[GRID, BLOCK].tune(*_arrays()) is GOOD[1]

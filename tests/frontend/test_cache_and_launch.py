@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo import Float32
+from tylo import Float32, knobs
 from tylo.runtime import driver
 
 
@@ -70,8 +70,8 @@ def test_compiled_kernel_holds_every_stage():
     assert c.ptx_path.read_text() == c.ptx
 
 
-def test_dump_ir_writes_every_stage(tmp_path, monkeypatch):
-    monkeypatch.setenv("TYLO_DUMP_IR", str(tmp_path))
+def test_dump_ir_writes_every_stage(tmp_path):
+    knobs.compile.dump_ir = tmp_path
     shift.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), 7.5)
     names = sorted(p.name for p in tmp_path.iterdir())
     from tylo.passes.pipeline import pipeline

@@ -11,7 +11,7 @@ import pytest
 
 import cache_helpers
 import tylo
-from tylo import Float32
+from tylo import Float32, knobs
 from tylo.frontend.dependencies import Read
 from tylo.runtime import driver
 
@@ -39,15 +39,15 @@ def helped(out, x):
     out[i] = cache_helpers.twice(x[i])
 
 
-def test_ptxas_options_are_part_of_the_key(builds, monkeypatch):
-    monkeypatch.delenv("TYLO_PTXAS_OPTIONS", raising=False)
+def test_ptxas_options_are_part_of_the_key(builds):
+    knobs.toolchain.ptxas_options = []
     scaled.cache.clear()
     first = scaled.compile(DESC, DESC)
-    monkeypatch.setenv("TYLO_PTXAS_OPTIONS", "-O0")
+    knobs.toolchain.ptxas_options = ["-O0"]
     other = scaled.compile(DESC, DESC)
     assert other is not first and builds == ["scaled", "scaled"]
     assert other.cubin != first.cubin  # -O0 assembles another cubin
-    monkeypatch.delenv("TYLO_PTXAS_OPTIONS")
+    knobs.toolchain.ptxas_options = []
     assert scaled.compile(DESC, DESC) is first and len(builds) == 2
 
 

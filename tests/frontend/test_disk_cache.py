@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import tylo
-from tylo import Float32
+from tylo import Float32, knobs
 from tylo.frontend import disk_cache
 
 KERNELS = '''
@@ -156,22 +156,33 @@ def test_a_changed_helper_source_is_another_entry(project):
     assert _run(project)["traces"] == 0  # the first entry is still there
 
 
-def test_the_cache_is_off_when_asked(tmp_path, monkeypatch):
+def test_a_helper_moved_down_its_file_is_another_entry(project):
+    """The PTX's line info names the helper's lines: moving it (same source) recompiles."""
+    first = _run(project)
+    (project / "disk_helpers.py").write_text(HELPERS.replace("import tylo\n", "import tylo\n\n\n"))
+    moved = _run(project)
+    assert (moved["traces"], moved["disk"]) == (1, "stored") and len(_entries(project)) == 2
+    assert moved["ptx"] != first["ptx"]  # the .loc lines of the helper's multiply moved by 2
+    assert moved["ptx"].replace(".loc\t2 9 ", ".loc\t2 7 ") == first["ptx"]
+    (project / "disk_helpers.py").write_text(HELPERS)
+    assert _run(project)["traces"] == 0  # the first entry is still there
+    assert first["traces"] == 1
+
+
+def test_the_cache_is_off_when_asked(tmp_path):
     @tylo.kernel
     def plain(out, x):
         out[tylo.thread_idx()] = x[tylo.thread_idx()]
 
     desc = tylo.Tensor(Float32, 1)
-    monkeypatch.delenv("TYLO_NO_CACHE", raising=False)
-    monkeypatch.setenv("TYLO_CACHE_DIR", "")
+    knobs.cache.off, knobs.cache.dir = False, None
     assert plain.compile(desc, desc).disk == "off"
     plain.cache.clear()
-    monkeypatch.setenv("TYLO_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("TYLO_NO_CACHE", "1")
+    knobs.cache.off, knobs.cache.dir = True, tmp_path
     assert plain.compile(desc, desc).disk == "off"
     assert not (tmp_path / "kernels").exists()
     plain.cache.clear()
-    monkeypatch.delenv("TYLO_NO_CACHE")
+    knobs.cache.off = False
     assert plain.compile(desc, desc).disk == "stored"
     assert len(list((tmp_path / "kernels").glob("*.tylo"))) == 1
 
@@ -179,14 +190,13 @@ def test_the_cache_is_off_when_asked(tmp_path, monkeypatch):
 OPAQUE = object()
 
 
-def test_a_value_without_a_stable_token_stays_in_memory(tmp_path, monkeypatch):
+def test_a_value_without_a_stable_token_stays_in_memory(tmp_path):
     @tylo.kernel
     def opaque(out, x):
         marker = OPAQUE  # noqa: F841 - read, so part of the key
         out[tylo.thread_idx()] = x[tylo.thread_idx()]
 
-    monkeypatch.delenv("TYLO_NO_CACHE", raising=False)
-    monkeypatch.setenv("TYLO_CACHE_DIR", str(tmp_path))
+    knobs.cache.off, knobs.cache.dir = False, tmp_path
     desc = tylo.Tensor(Float32, 1)
     compiled = opaque.compile(desc, desc)
     assert compiled.disk == f"not on disk: {__name__}:OPAQUE has no stable value token"
@@ -209,8 +219,7 @@ def test_tylo_s_own_code_is_part_of_the_key(tmp_path, monkeypatch):
 
     digest = disk_cache.tylo_digest()
     assert digest.startswith(tylo.__version__ + "+") and digest == disk_cache.tylo_digest()
-    monkeypatch.delenv("TYLO_NO_CACHE", raising=False)
-    monkeypatch.setenv("TYLO_CACHE_DIR", str(tmp_path))
+    knobs.cache.off, knobs.cache.dir = False, tmp_path
     desc = tylo.Tensor(Float32, 1)
     assert copy.compile(desc, desc).disk == "stored"
     copy.cache.clear()

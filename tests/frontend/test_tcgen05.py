@@ -195,3 +195,31 @@ def test_other_targets_are_refused_at_the_users_line(arch):
                                                         f"{arch}") as info:
             one_builtin.compile(T(Float32, 1), which, block=128, arch=arch)
         assert info.value.location.filename == __file__
+
+
+def test_the_public_tcgen05_operand_dispatches_on_its_arguments_types(monkeypatch):
+    """`tylo.tcgen05_operand` hands a kernel's tile or operand (a class marked
+    ``__tylo_kernel_value__``) to the kernel's function, and keeps host values on the host."""
+    from tylo.frontend import tcgen05 as kernel_module
+    from tylo.frontend.tiles import Tensor, Tile
+
+    assert Tile.__tylo_kernel_value__ is Tensor.__tylo_kernel_value__ is True
+    assert kernel_module.KernelTcgen05Operand.__tylo_kernel_value__ is True
+    calls = []
+    monkeypatch.setattr(kernel_module, "tcgen05_operand",
+                        lambda *args, **kw: calls.append((args, kw)) or "kernel operand")
+
+    class FakeTile:
+        __tylo_kernel_value__ = True
+
+    atom = tylo.Tcgen05MMA((128, 64, 16), BFloat16)
+    tile = FakeTile()
+    assert tylo.tcgen05_operand(atom, "A", tile, inbounds=True) == "kernel operand"
+    assert calls == [((atom, "A", tile, (0, 0), 0), {"inbounds": True})]
+    assert tylo.tcgen05_operand(FakeTile(), (0, 16)) == "kernel operand"  # a kernel's operand
+    layout = tylo.shared_layout(tylo.TMATile(BFloat16, (128, 64), 1))
+    host = tylo.tcgen05_operand(atom, "A", layout)
+    assert isinstance(host, tylo.Tcgen05Operand) and len(calls) == 2
+    assert tylo.tcgen05_operand(host, (0, 16)) == host.at((0, 16))
+    with pytest.raises(tylo.PlanError, match="inbounds=True is for a kernel's operand"):
+        tylo.tcgen05_operand(atom, "A", layout, inbounds=True)

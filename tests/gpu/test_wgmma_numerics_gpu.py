@@ -93,8 +93,8 @@ def test_emulated_wgmma_equals_the_hardware_bit_for_bit(t):
                      f"{key}_C": C, f"{key}_D": hw})
         if not np.array_equal(hw.view(np.uint32), emu.view(np.uint32)):
             failures.append(f"{key}: {_difference(hw, emu)}")
-    if knobs.wgmma_dump():
-        np.savez_compressed(f"{knobs.wgmma_dump()}.{t}.npz", **dump)
+    if knobs.testing.wgmma_dump:
+        np.savez_compressed(f"{knobs.testing.wgmma_dump}.{t}.npz", **dump)
     assert not failures, "\n".join(failures)
 
 

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from tylo.compiler import knobs
 from tylo.compiler.errors import DeviceError, LaunchError
 from tylo.runtime import driver
 from tylo.runtime.driver import device_arch, launch, probe, target_arch
@@ -28,8 +29,8 @@ def test_import_touches_no_driver():
 
 
 @pytest.mark.skipif(probe() is None, reason="a CUDA driver and GPU are present")
-def test_launch_without_driver_is_one_line_device_error(monkeypatch):
-    monkeypatch.setenv("TYLO_ARCH", "sm_80")
+def test_launch_without_driver_is_one_line_device_error():
+    knobs.compile.arch = "sm_80"
     with pytest.raises(DeviceError) as info:
         launch(CUBIN, "k", 1, 1)
     message = str(info.value)
@@ -54,11 +55,18 @@ def test_no_device(fake_driver):
                        "CUDA_VISIBLE_DEVICES)")
 
 
-def test_zero_devices(fake_driver, monkeypatch):
+def test_zero_devices(fake_driver):
     fake_driver.devices = 0
-    monkeypatch.setenv("TYLO_ARCH", "sm_100a")
+    knobs.compile.arch = "sm_100a"
     assert probe() == "no CUDA GPU visible: cuDeviceGetCount reports no device"
     assert target_arch() == "sm_100a"
+
+
+def test_without_a_gpu_a_bad_tylo_arch_is_the_one_error(fake_driver, monkeypatch):
+    fake_driver.devices = 0
+    monkeypatch.setenv("TYLO_ARCH", "hopper")  # (the variable's parsing is what is tested)
+    with pytest.raises(knobs.KnobError, match="TYLO_ARCH='hopper': expected a target"):
+        target_arch()
 
 
 @pytest.mark.parametrize("cc, arch", [

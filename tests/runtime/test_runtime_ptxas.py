@@ -8,6 +8,7 @@ import shlex
 
 import pytest
 
+from tylo.compiler import knobs
 from tylo.compiler.errors import PerformanceWarning, PtxasError, TyloError
 from tylo.runtime.ptxas import (
     ResourceReport,
@@ -84,15 +85,15 @@ def test_ptxas_error_names_file_command_and_output(load_ptx):
     assert "frobnicate" in message and "line 9" in message
 
 
-def test_missing_ptxas_override_fails_assemble(monkeypatch, tmp_path, load_ptx):
-    monkeypatch.setenv("TYLO_PTXAS", str(tmp_path / "no-such-ptxas"))
+def test_missing_ptxas_override_fails_assemble(tmp_path, load_ptx):
+    knobs.toolchain.ptxas = tmp_path / "no-such-ptxas"
     with pytest.raises(TyloError, match="TYLO_PTXAS"):
         assemble(load_ptx("vadd"), "sm_90a", "vadd")
 
 
-def test_keep_dir_and_options(monkeypatch, tmp_path, load_ptx):
-    monkeypatch.setenv("TYLO_KEEP_DIR", str(tmp_path / "keep"))
-    monkeypatch.setenv("TYLO_PTXAS_OPTIONS", "-O0 --warn-on-spills")
+def test_keep_dir_and_options(tmp_path, load_ptx):
+    knobs.toolchain.keep_dir = tmp_path / "keep"
+    knobs.toolchain.ptxas_options = ["-O0", "--warn-on-spills"]
     result = assemble(load_ptx("vadd"), "sm_90a", "vadd")
     assert result.ptx_path.parent == tmp_path / "keep"
     assert result.cubin_path.is_file()
@@ -104,8 +105,7 @@ def test_files_are_kept_once_per_content_not_per_process(monkeypatch, tmp_path, 
     """No folder per compile: the files go to one folder, named by their content's digest."""
     import tempfile
 
-    monkeypatch.delenv("TYLO_KEEP_DIR", raising=False)
-    monkeypatch.delenv("TYLO_PTXAS_OPTIONS", raising=False)
+    knobs.toolchain.keep_dir, knobs.toolchain.ptxas_options = None, []
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     first = assemble(load_ptx("vadd"), "sm_90a", "vadd")
     again = assemble(load_ptx("vadd"), "sm_90a", "vadd")
@@ -114,15 +114,14 @@ def test_files_are_kept_once_per_content_not_per_process(monkeypatch, tmp_path, 
     assert folder.name.startswith("tylo-")
     assert sorted(p.name for p in folder.iterdir()) == sorted(
         [first.ptx_path.name, first.cubin_path.name])  # no temporary file left
-    monkeypatch.setenv("TYLO_PTXAS_OPTIONS", "-O0")
+    knobs.toolchain.ptxas_options = ["-O0"]
     other = assemble(load_ptx("vadd"), "sm_90a", "vadd")
     assert other.cubin_path != first.cubin_path and first.cubin_path.read_bytes() == first.cubin
 
 
-def test_files_go_to_the_cache_folder_when_it_is_on(monkeypatch, tmp_path, load_ptx):
-    monkeypatch.delenv("TYLO_KEEP_DIR", raising=False)
-    monkeypatch.delenv("TYLO_NO_CACHE", raising=False)
-    monkeypatch.setenv("TYLO_CACHE_DIR", str(tmp_path / "cache"))
+def test_files_go_to_the_cache_folder_when_it_is_on(tmp_path, load_ptx):
+    knobs.toolchain.keep_dir = None
+    knobs.cache.off, knobs.cache.dir = False, tmp_path / "cache"
     result = assemble(load_ptx("vadd"), "sm_90a", "vadd")
     assert result.ptx_path.parent == tmp_path / "cache" / "files"
     assert result.cubin_path.read_bytes() == result.cubin

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from tylo.compiler import knobs
 from tylo.compiler.errors import TyloError
 from tylo.runtime import tools
 from tylo.runtime.nvdisasm import find_nvdisasm
@@ -17,25 +18,25 @@ TOOLS = [(find_ptxas, "ptxas", "TYLO_PTXAS", "nvidia-cuda-nvcc"),
 
 
 @pytest.mark.parametrize("find, name, variable, wheel", TOOLS)
-def test_found_with_a_version_and_the_override_is_used(monkeypatch, find, name, variable, wheel):
+def test_found_with_a_version_and_the_override_is_used(find, name, variable, wheel):
     path = find()
     assert os.access(path, os.X_OK) and os.path.basename(path) == name
     assert re.fullmatch(r"\d+\.\d+\.\d+", tools.tool_version(path))
-    monkeypatch.setenv(variable, path)
+    setattr(knobs.toolchain, name, path)
     assert find() == path
 
 
 @pytest.mark.parametrize("find, name, variable, wheel", TOOLS)
-def test_an_override_that_is_no_executable(monkeypatch, tmp_path, find, name, variable, wheel):
+def test_an_override_that_is_no_executable(tmp_path, find, name, variable, wheel):
     missing = tmp_path / f"no-such-{name}"
-    monkeypatch.setenv(variable, str(missing))
+    setattr(knobs.toolchain, name, missing)
     with pytest.raises(TyloError, match=rf"{variable}='{re.escape(str(missing))}' is not an"):
         find()
 
 
 @pytest.mark.parametrize("find, name, variable, wheel", TOOLS)
 def test_none_anywhere(monkeypatch, find, name, variable, wheel):
-    monkeypatch.delenv(variable, raising=False)
+    setattr(knobs.toolchain, name, None)
     monkeypatch.setattr(tools, "_wheel_tool", lambda tool: None)
     monkeypatch.setenv("PATH", "")
     with pytest.raises(TyloError, match=rf"{name} not found: .*pip install {wheel}"):

@@ -2,7 +2,7 @@
 
 Known answers come from sources independent of the code drawn: the m16n8k16 A fragment formula
 of PTX ISA 9.7.14.5.8 (docs/facts/ptx_isa.md section 1), the 128-byte swizzle formula
-``64 r + (k xor 8 (r % 8))`` of the TMA guide (seeds/000), and the bank rule of the CUDA
+``64 r + (k xor 8 (r % 8))`` of Julia Tylo's guide to TMA and WGMMA, and the bank rule of the CUDA
 programming guide (32 banks of 4 bytes, successive words in successive banks).
 """
 

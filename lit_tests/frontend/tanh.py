@@ -2,8 +2,8 @@
 # REQUIRES: ptxas
 # tylo.tanh is one instruction, tanh.approx.f32 (PTX ISA 9.7.3.22, sm_75+), recorded by the
 # frontend as ptx.tanh on unallocated registers (dialects/direct.py) and numbered by selection
-# in order with the registers around it; on a fragment, once per slot. The compile assembles the
-# PTX with ptxas for sm_75, the first target that has the instruction.
+# in order with the registers around it, at the tylo.tanh call's line and column (its .loc);
+# on a fragment, once per slot. The compile assembles the PTX with ptxas for sm_75.
 import tylo
 from tylo import BFloat16, Float32, MMAAtom
 
@@ -25,6 +25,7 @@ def fragment_tanh(out, A):
 
 # CHECK-LABEL: .visible .entry scalar_tanh(
 # CHECK:       ld.global.f32 %[[X:f[0-9]+]]
+# CHECK-NEXT:  .loc {{[0-9]+}} 16 12
 # CHECK-NEXT:  tanh.approx.f32 %[[T:f[0-9]+]], %[[X]];
 # CHECK-NEXT:  mov.f32 %[[TWO:f[0-9]+]], 0f40000000;
 # CHECK-NEXT:  mul.rn.f32 %{{f[0-9]+}}, %[[T]], %[[TWO]];

@@ -13,7 +13,7 @@ from ..compiler.errors import EmulationError
 from ..compiler.kernel_params import param_layout
 from ..compiler.lazy_modules import np
 from ..dialects import ptx
-from ..compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE
+from ..compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE, VARIABLE_ATTRIBUTE
 from ..dialects.ptx.sync import ExternSharedDeclOp
 from ..dialects.strings import text_bytes
 from .memory import (
@@ -68,6 +68,7 @@ class Machine:
         self.ctas = [(0, 0, 0)]  # the unit's CTAs, in rank order
         self.cluster_id = (0, 0, 0)
         self.symbols: dict[str, Symbol] = {}
+        self.variables: dict[str, str] = {}  # shared symbol -> the user's variable (`_place`)
         self.shared_size = 0
         self.local_size = 0
         self.cta = (0, 0, 0)
@@ -103,6 +104,8 @@ class Machine:
                 if isinstance(op, ptx.ops.SharedDeclOp):
                     shared = _align(shared, align)
                     self.symbols[op.sym_name.data] = Symbol("shared", shared)
+                    if VARIABLE_ATTRIBUTE in op.attributes:
+                        self.variables[op.sym_name.data] = op.attributes[VARIABLE_ATTRIBUTE].data
                     shared += size
                 else:
                     local = _align(local, align)
@@ -401,7 +404,8 @@ class Machine:
         return result
 
     def _place(self, name: str, offset: int) -> str:
-        """``shared array 'smem_0' byte 12`` for a shared offset, else ``<name> byte <offset>``."""
+        """``shared array 'As' (__tylo_smem_0) byte 12`` for a shared offset (the user's variable,
+        when the declaration names it, and the PTX symbol), else ``<name> byte <offset>``."""
         if name == "shared":
             cta = ""
             if self.cluster_ctas > 1:
@@ -411,7 +415,9 @@ class Machine:
                             if sym.space == "shared" and sym.address <= offset)
             if arrays:
                 start, array = arrays[-1]
-                return f"{cta}shared array '{array}' byte {offset - start}"
+                variable = self.variables.get(array)
+                label = f"'{variable}' ({array})" if variable else f"'{array}'"
+                return f"{cta}shared array {label} byte {offset - start}"
             return f"{cta}shared byte {offset}"
         return f"{name} byte {offset}"
 

@@ -9,6 +9,7 @@ array parameters arrive as `Tensor`s, global tiles with ``shape``/``stride`` att
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import SSAValue
 
 from ..compiler import dtypes
@@ -17,6 +18,7 @@ from ..compiler.dynamic import DYNAMIC, static_hint
 from ..compiler.errors import GeometryError, TypeMismatchError
 from ..compiler.int_tuple import is_int, leaves, product, transform_leaves
 from ..compiler.layout_base import LayoutBase
+from ..compiler.shared_memory import VARIABLE_ATTRIBUTE
 from ..dialects.builder import current_builder, emit
 from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo import PointerType, TileType, element_type
@@ -30,6 +32,7 @@ from ..dialects.tylo.ops import (
     WindowOp,
 )
 from ..passes.pointer_analysis import known_multiple
+from .source import assigned_name
 
 
 class Pointer:
@@ -264,6 +267,9 @@ def shared_alloc(dtype, elements: int, align: int = 16, dynamic: bool = False) -
     placed = allocate_shared(elements * dtype.bytes, align, dynamic)
     op = emit(SharedAllocOp(element_type(dtype), elements, align,
                             placed.offset if dynamic else None))
+    variable = assigned_name(placed.location)
+    if variable is not None:
+        op.attributes[VARIABLE_ATTRIBUTE] = StringAttr(variable)
     return Pointer(op.results[0], dtype, "shared", elements, align)
 
 

@@ -65,7 +65,7 @@ def k(out):
         bar.expect_tx(8)
         bar.arrive()  # <-
 k.emulate[1, 32](np.zeros(1, np.int32))
-""", "EmulationError", "over-arrival on the mbarrier at shared array '__tylo_smem_0' byte 0",
+""", "EmulationError", "over-arrival on the mbarrier at shared array 'bar' (__tylo_smem_0) byte 0",
             located=False),
     Mistake("emulated-mbarrier-deadlock", E, "waiting on an mbarrier phase nobody completes", """
 import numpy as np

@@ -17,7 +17,7 @@ Every mistake a user can make reaches them as a `TyloError` subclass:
 
 from __future__ import annotations
 
-import inspect
+import functools
 import linecache
 import sys
 from dataclasses import dataclass
@@ -48,6 +48,33 @@ class SourceLocation:
         return f"{head}\n    {stripped}\n    {caret}"
 
 
+def frame_location(frame, source_line: bool = True) -> SourceLocation:
+    """Where `frame` is executing: its file, line and the column span of the expression it
+    evaluates (Python 3.11+ code positions; column 0 before), with the source line unless
+    `source_line` is False (the tracer, which renders later, skips the read)."""
+    filename, line = frame.f_code.co_filename, frame.f_lineno
+    col, end = 0, None
+    positions = _position(frame.f_code, frame.f_lasti)
+    if positions is not None and positions[0] == line and positions[2] is not None:
+        col = positions[2]
+        end = positions[3] if positions[1] == line else None
+    text = linecache.getline(filename, line) if source_line else ""
+    return SourceLocation(filename, line, col, text, end)
+
+
+@functools.lru_cache(maxsize=1024)
+def _code_positions(code) -> tuple:
+    return tuple(code.co_positions())
+
+
+def _position(code, lasti: int):
+    """(line, end line, column, end column) of the instruction at byte offset `lasti`."""
+    if lasti < 0 or not hasattr(code, "co_positions"):
+        return None
+    table = _code_positions(code)
+    return table[lasti // 2] if lasti // 2 < len(table) else None
+
+
 def user_location(depth: int = 1) -> SourceLocation | None:
     """The innermost frame of the caller's stack that is not Tylo's own code (a module named
     ``tylo`` or ``tylo.*``), as a SourceLocation: where a host-side value such as an annotation
@@ -56,13 +83,7 @@ def user_location(depth: int = 1) -> SourceLocation | None:
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
         if name != "tylo" and not name.startswith("tylo."):
-            filename, line = frame.f_code.co_filename, frame.f_lineno
-            col, end = 0, None
-            positions = getattr(inspect.getframeinfo(frame, 0), "positions", None)  # 3.11+
-            if positions is not None and positions.lineno == line and positions.col_offset is not None:
-                col = positions.col_offset
-                end = positions.end_col_offset if positions.end_lineno == line else None
-            return SourceLocation(filename, line, col, linecache.getline(filename, line), end)
+            return frame_location(frame)
         frame = frame.f_back
     return None
 

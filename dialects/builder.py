@@ -27,6 +27,7 @@ from xdsl.ir import Operation
 from xdsl.rewriter import InsertPoint
 
 from ..compiler.errors import CompileError
+from .locations import inherit, location_of
 
 __all__ = ["BLOCK_ATTRIBUTE", "CLUSTER_ATTRIBUTE", "KernelBuilder", "current_builder", "current_builder_or_none", "emit",
            "kernel_block_shape", "kernel_cluster_shape", "LAUNCH_BOUNDS_ATTRIBUTES",
@@ -56,8 +57,13 @@ class KernelBuilder(Builder):
     @classmethod
     def before(cls, op: Operation, arch: str) -> "KernelBuilder":
         """A builder that inserts in front of `op`, for a kernel compiled for `arch`; its block
-        shape is the enclosing kernel's (`kernel_block_shape`)."""
-        return cls(InsertPoint.before(op), arch=arch, block_shape=kernel_block_shape(op))
+        shape is the enclosing kernel's (`kernel_block_shape`), and what it inserts takes `op`'s
+        location (`tylo.dialects.locations`)."""
+        builder = cls(InsertPoint.before(op), arch=arch, block_shape=kernel_block_shape(op))
+        loc = location_of(op)
+        if loc is not None:
+            builder.operation_insertion_handler.append(lambda new: inherit(new, loc))
+        return builder
 
     @contextmanager
     def active(self) -> Iterator["KernelBuilder"]:

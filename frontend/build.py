@@ -16,11 +16,12 @@ from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import VerifyException
 
 from ..compiler import dtypes
-from ..compiler.errors import CompileError, TyloError
+from ..compiler.errors import CompileError, SourceLocation, TyloError
 from ..compiler.int_tuple import is_int
 from ..compiler.layout import Layout
 from ..compiler.signature import ConstexprSpec, ScalarSpec, TensorMapSpec, TensorSpec
 from ..dialects.builder import CLUSTER_ATTRIBUTE
+from ..dialects.locations import file_location
 from ..dialects.scalars import Scalar
 from ..dialects.tylo import TensorMapType, element_type
 from ..passes.pipeline import emit_ptx, pipeline, run_pipeline
@@ -87,7 +88,12 @@ def trace(kernel, specs, values, block, arch: str = "sm_90a", shared: list | Non
     if cluster is not None:  # (`passes.select.kernel` writes .reqnctapercluster from it)
         fn_op.attributes[CLUSTER_ATTRIBUTE] = DenseArrayBase.from_list(i32, list(cluster))
     filenames = {kernel.source.filename} | {h.filename for h in kernel.dependencies().helpers}
-    tracer = Tracer(body, block, arch, cluster)
+    lines = kernel.source.source.splitlines()
+    def_line = next((i for i, t in enumerate(lines) if t.startswith("def ")), 0)
+    home = SourceLocation(kernel.source.filename, kernel.source.first_line + def_line,
+                          kernel.source.indent)
+    fn_op.location = file_location(home)
+    tracer = Tracer(body, block, arch, cluster, frozenset(filenames), home)
     if shared is not None:
         shared.append(tracer.shared)
     with tracer.active():
@@ -101,7 +107,9 @@ def trace(kernel, specs, values, block, arch: str = "sm_90a", shared: list | Non
         except Exception as e:  # a Python error in the kernel's code
             err = CompileError(f"{type(e).__name__}: {e}", location=locate(e, filenames))
             raise err from e
-        body.add_op(func.ReturnOp())
+        ret = func.ReturnOp()
+        ret.location = tracer.home
+        body.add_op(ret)
     module = ModuleOp([fn_op])
     try:
         module.verify()

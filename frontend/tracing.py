@@ -5,32 +5,44 @@ kernel function runs under `Tracer.active()`, every runtime operation (an arithm
 a proxy value, a builtin such as `load_fragment`) inserts its ops through it (`emit`).
 Control-flow builders move the insertion point into the regions they build (`Tracer.inside`),
 and `Tracer.scratch` gives a throwaway block for probing whether an expression is static.
+
+Every op inserted gets the user's file, line and column as its location (`Tracer.where`: the
+innermost frame running the kernel's or a helper's source, as errors are located by
+`source.locate`), which the passes keep down to the ptx ops (`tylo.dialects.locations`).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Block, BlockArgument, Operation
 from xdsl.rewriter import InsertPoint
 
-from ..compiler.errors import CompileError, UnsupportedError
+from ..compiler.errors import CompileError, SourceLocation, UnsupportedError, frame_location
 from ..compiler.shared_memory import SharedLayout
 from ..dialects.builder import KernelBuilder, current_builder, current_builder_or_none
+from ..dialects.locations import file_location, inherit
 
 
 class Tracer(KernelBuilder):
     """Appends to the kernel body `block` (or the region `inside` moved it to).
 
     block_shape: the launch's threads per block (x, y, z); arch: the target, e.g. "sm_90a";
-    cluster: CTAs per cluster (x, y, z), or None (`compiler.cluster`).
+    cluster: CTAs per cluster (x, y, z), or None (`compiler.cluster`); filenames: the source
+    files of the kernel and its helpers, whose frames give the ops' locations; home: where the
+    kernel is defined, the location of ops made outside its code (reading its arguments).
     """
 
     def __init__(self, block: Block, block_shape: tuple[int, int, int], arch: str,
-                 cluster: tuple[int, int, int] | None = None):
+                 cluster: tuple[int, int, int] | None = None, filenames: frozenset[str] = frozenset(),
+                 home: SourceLocation | None = None):
         super().__init__(InsertPoint.at_end(block), arch=arch, block_shape=block_shape)
         self.cluster = cluster
+        self.filenames = filenames
+        self.home = file_location(home) if home is not None else None
         # the kernel's shared allocations as they are made (`tiles.allocate_shared`)
         self.shared = SharedLayout()
         self.open: list[Block] = [block]  # the blocks being built, outermost first
@@ -48,11 +60,25 @@ class Tracer(KernelBuilder):
             self.insertion_point = saved
 
     def insert(self, op, insertion_point=None):
-        """Insert `op`, refusing an operand made inside a runtime region that is over (see
-        `check_visible`)."""
+        """Insert `op`, located at the user's line (`where`), refusing an operand made inside a
+        runtime region that is over (see `check_visible`)."""
+        where = None
         for o in (op,) if isinstance(op, Operation) else op:
             self.check_visible(o)
+            if not isinstance(o.location, FileLineColLoc):
+                where = where or self.where()
+                inherit(o, where)
         return super().insert(op, insertion_point)
+
+    def where(self) -> FileLineColLoc | None:
+        """The location of the innermost frame running the source of the kernel or of one of
+        its helpers (`filenames`), else the kernel's own (`home`)."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_filename in self.filenames:
+                return file_location(frame_location(frame, source_line=False))
+            frame = frame.f_back
+        return self.home
 
     def check_visible(self, op: Operation) -> None:
         """UnsupportedError when an operand of `op` was made in a block that is no longer being

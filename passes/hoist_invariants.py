@@ -39,6 +39,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator, is_side_effect_free, is_speculatable
 
+from ..dialects.locations import each_located
 from ..dialects.tylo import ops as T
 
 
@@ -115,7 +116,7 @@ def hoist_out_of(loop: scf.ForOp) -> int:
     while changed:  # a reassociated add may make its user's chain invariant in part
         changed = False
         addresses = _address_ops(loop)
-        for op in list(_candidates(loop.body.block)):
+        for op in each_located(list(_candidates(loop.body.block))):
             if op.parent is None or op not in addresses:
                 continue
             if _movable(op, loop):

@@ -42,6 +42,7 @@ from xdsl.utils.exceptions import PassFailedException
 from ..compiler import dtypes
 from ..compiler.tiled_mma import TiledMMA
 from ..dialects.builder import KernelBuilder
+from ..dialects.locations import located
 from ..dialects.scalars import Scalar, as_scalar, select
 from ..dialects.tylo import FragmentType, TiledMMAAttr
 from ..dialects.tylo.reduce_ops import FromSlotsOp
@@ -175,7 +176,8 @@ class _Lowering:
     def op(self, op: Operation) -> None:
         handler = _HANDLERS.lookup(op)
         if handler is not None:
-            handler(self, op)
+            with located(op):
+                handler(self, op)
             return
         if any(_is_fragment(v) for v in op.operands) or any(_is_fragment(r) for r in op.results):
             raise PassFailedException(f"tylo-lower-fragments: {op.name} on fragments is not supported")

@@ -28,6 +28,8 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import BlockInsertPoint, InsertPoint
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 
+from ..dialects.locations import LocatedPattern
+
 
 class WhileLowering(RewritePattern):
     """Lowers `scf.while` to a `before` block that branches to `after` or past the loop."""
@@ -68,5 +70,6 @@ class LowerScf(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([IfLowering(), ForLowering(), WhileLowering()])
+            GreedyRewritePatternApplier([LocatedPattern(p) for p in (IfLowering(), ForLowering(),
+                                                                      WhileLowering())])
         ).rewrite_module(op)

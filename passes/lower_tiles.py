@@ -28,6 +28,7 @@ from ..compiler import dtypes
 from ..compiler.dynamic import is_dynamic
 from ..compiler.int_tuple import transform_leaves
 from ..dialects.builder import KernelBuilder
+from ..dialects.locations import each_located
 from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo import TileType
 from ..dialects.tylo.copy_ops import CopyAsyncOp, LdVectorOp, StVectorOp
@@ -99,7 +100,7 @@ class LowerTiles(TargetOption, ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         tiles: list[Operation] = []
-        for inner in list(op.walk()):
+        for inner in each_located(list(op.walk())):
             if isinstance(inner, LoadElementOp):
                 ptr = element_pointer(inner, inner.tile, inner.coord, self.arch)
                 load = LoadOp(ptr)

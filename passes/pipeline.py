@@ -21,7 +21,8 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
 from ..compiler import knobs
-from ..compiler.errors import CompileError
+from ..compiler.errors import CompileError, TyloError
+from ..dialects.locations import fill_unknown, first_invalid, handled_op, reset_handled, source_location
 from ..dialects.ptx.target import print_ptx
 from .hoist_invariants import HoistInvariants
 from .insert_async_fences import InsertAsyncFences
@@ -89,16 +90,37 @@ def run_pipeline(module: ModuleOp, kernel: str, arch: str, ctx: Context | None =
     passes = pipeline(arch)
     every = knobs.verify_passes()
     for i, p in enumerate(passes, start=1):
+        reset_handled()
         try:
             p.apply(ctx, module)
+            fill_unknown(module.body.block)
             if every or i == len(passes):
                 module.verify()
         except (PassFailedException, VerifyException, DiagnosticException) as e:
-            raise CompileError(f"pass {p.name} failed on kernel '{kernel}': {e}") from e
+            raise pass_error(p.name, kernel, module, e) from e
+        except TyloError as e:  # a plan or geometry refusal inside a pass: at the op's line
+            if e.location is None:
+                e.location = source_location(handled_op())
+            raise
         if texts:
             stages[p.name] = str(module)
             _dump(stem, i, p.name, stages[p.name])
     return stages
+
+
+def pass_error(name: str, kernel: str, module: ModuleOp, e: Exception) -> CompileError:
+    """The CompileError of pass `name` failing on `kernel` with `e`, located at the user's line
+    of the op it failed on: the op the pass was handling (`handled_op`), else the first op that
+    fails verification."""
+    op = handled_op()
+    message = str(e)
+    if op is None and isinstance(e, (VerifyException, DiagnosticException)):
+        found = first_invalid(module)
+        if found is not None:
+            op, inner = found
+            message = f"{op.name}: {' '.join(str(inner).split())}"
+    return CompileError(f"pass {name} failed on kernel '{kernel}': {message}",
+                        location=source_location(op) if op is not None else None)
 
 
 def emit_ptx(module: ModuleOp) -> str:

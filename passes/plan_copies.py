@@ -51,6 +51,7 @@ from ..compiler.plans.copy_checks import broken_matrix_row, unit_stride_axis
 from ..compiler.plans.matrix_copy import MatrixCopyPlan, matrix_copy_plan
 from ..compiler.ptx_types import arch_number
 from ..dialects.builder import kernel_block_shape
+from ..dialects.locations import each_located
 from ..dialects.tylo import TileType, dtype_of
 from ..dialects.tylo.matrix_ops import MatrixLoadOp, MatrixStoreOp
 from ..dialects.tylo.ops import (
@@ -194,7 +195,7 @@ class PlanCopies(TargetOption, ModulePass):
         from ..dialects.tylo.copy_ops import VectorLoadOp, VectorStoreOp
         from .plan_vectors import plan_vector_copy
 
-        for inner in list(op.walk()):
+        for inner in each_located(list(op.walk())):
             if isinstance(inner, LoadFragmentOp):
                 found = plan_matrix_copy(inner, inner.result.type, inner.tile, inner.thread, "load", self.arch)
                 if found is not None:

@@ -8,7 +8,8 @@ out first. Each cf block becomes a ptx block, in the same order, starting with i
 Parameters are read with ``ld.param`` (pointers are converted with ``cvta.to.global``, an i1
 travels as a u8; a tensor map is a ``.param .align 64 .b8 [128]`` whose generic address is
 taken with ``mov.b64`` and ``cvta.param.u64``, `dialects.ptx.params`). Each op is lowered by the handler `HANDLERS` has for its class, from the family
-mixins of this package; an op without one is refused.
+mixins of this package; an op without one is refused. Every ptx op emitted takes the location of
+the op being lowered (the kernel's own for the parameter reads and declarations).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ...compiler.ptx_types import arch_number, param_type
 from ...compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE
 from ...dialects import ptx
 from ...dialects.builder import kernel_block_shape, kernel_cluster_shape, kernel_launch_bounds
+from ...dialects.locations import inherit, located, location_of
 from ...dialects.ptx import ops as P
 from ...dialects.ptx.registers import RegisterAllocator, RegisterType
 from ...dialects.ptx.params import CvtaParamOp, ParamAddressOp
@@ -49,6 +51,7 @@ class KernelSelection:
         self.regs: dict[SSAValue, SSAValue] = {}
         self.params: list[str] = []
         self.dynamic_shared_bytes = 0  # bytes of the dynamic shared window a launch needs
+        self.location = location_of(fn)  # what `emit` gives the ops it emits: `lower`'s op's
         blocks = list(fn.body.blocks)
         self.labels = {b: f"$L__BB{i}" for i, b in enumerate(blocks)}
         self.blocks = {b: Block() for b in blocks}  # cf block -> its ptx block
@@ -62,6 +65,7 @@ class KernelSelection:
                 f"tylo-lower-to-ptx: {what} needs sm_{min_sm} or later; the target is {self.arch}")
 
     def emit(self, op: Operation) -> Operation:
+        inherit(op, self.location)
         self.order[-1].add_op(op)
         return op
 
@@ -110,6 +114,8 @@ class KernelSelection:
                 self.lower(op)
         start = self.order[0]
         if self.decls:
+            for decl in self.decls:
+                inherit(decl, location_of(self.fn))
             start.insert_ops_before(self.decls, start.first_op)
         shape = kernel_block_shape(self.fn)
         reqntid = list(shape) if shape is not None else None
@@ -118,6 +124,7 @@ class KernelSelection:
             self.require(90, ".reqnctapercluster (a thread block cluster)")
         entry = ptx.EntryOp(self.fn.sym_name.data, self.params, Region(self.order), reqntid,
                             cluster, **kernel_launch_bounds(self.fn))
+        inherit(entry, location_of(self.fn))
         if self.dynamic_shared_bytes:  # (set by `sync.Sync.dynamic_alloc`)
             entry.attributes[DYNAMIC_BYTES_ATTRIBUTE] = IntegerAttr(self.dynamic_shared_bytes, i64)
         return entry
@@ -149,9 +156,11 @@ class KernelSelection:
 
     def lower(self, op: Operation) -> None:
         handler = HANDLERS.lookup(op)
-        if handler is None:
-            raise PassFailedException(f"tylo-lower-to-ptx: no PTX lowering for {op.name}")
-        handler(self, op)
+        self.location = location_of(op)
+        with located(op):
+            if handler is None:
+                raise PassFailedException(f"tylo-lower-to-ptx: no PTX lowering for {op.name}")
+            handler(self, op)
 
     @HANDLERS.on(*_SPECIAL)
     def _special(self, op: Operation) -> None:

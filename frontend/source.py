@@ -6,7 +6,7 @@ found by `dependencies`). The rewritten function reads the module's globals as t
 runs (as the original would), and the closure values as they were when it was built:
 `invalidate` rebuilds it. `Helper` is ``@tylo.func``. `locate` finds, in a traceback, the
 innermost frame of user code that Tylo compiled, and returns its file, line and column for the
-error message; `assigned_name` the variable a line of it assigns (the name of a shared array).
+error message.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import functools
 import hashlib
 import inspect
 import linecache
-import re
 import sys
 import textwrap
 import traceback
@@ -147,37 +146,3 @@ def locate(exc: BaseException, filenames: set[str]) -> SourceLocation | None:
         end = None
     return SourceLocation(found.filename, found.lineno or 0, col, line, end)
 
-
-_TARGET = re.compile(r"\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
-
-
-def assigned_name(where: SourceLocation | None) -> str | None:
-    """The variable the statement at `where` assigns the value made there: ``As`` for
-    ``As = tylo.shared_tile(...)``, ``sb`` for the second call of ``sa, sb = f(...), f(...)``
-    (`where.column` picks the element); None for any other statement, or without a source
-    line."""
-    text = where.source_line if where is not None else ""
-    if not text:
-        return None
-    stripped = text.strip()
-    indent = len(text) - len(text.lstrip())
-    try:
-        tree = ast.parse(stripped)
-    except SyntaxError:  # the first line of a statement over several lines
-        found = _TARGET.match(text)
-        return found.group(1) if found else None
-    stmt = tree.body[0] if len(tree.body) == 1 else None
-    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-        return stmt.target.id
-    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
-        return None
-    target, value = stmt.targets[0], stmt.value
-    if isinstance(target, ast.Name):
-        return target.id
-    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
-            and len(target.elts) == len(value.elts):
-        column = where.column - indent
-        for name, part in zip(target.elts, value.elts):
-            if isinstance(name, ast.Name) and part.col_offset <= column < part.end_col_offset:
-                return name.id
-    return None

@@ -16,6 +16,7 @@ from ..compiler.kernel_params import param_layout
 from ..compiler.lazy_modules import np
 from ..dialects import ptx
 from ..compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE, VARIABLE_ATTRIBUTE
+from ..dialects.locations import source_location as _source
 from ..dialects.ptx.sync import ExternSharedDeclOp
 from ..dialects.strings import text_bytes
 from .memory import (
@@ -35,7 +36,7 @@ from .bulk_copies import BulkCopies
 from .cluster import Geometry
 from .mbarriers import MBarriers
 from .races import RaceTracker
-from .report import indented, line as _line, ranges as _ranges, source as _source
+from .report import indented, line as _line, ranges as _ranges
 
 
 @dataclass(frozen=True)
@@ -484,8 +485,8 @@ class Machine:
             return ""
         what = race.kind.split(" after ")[1]
         what = "atomic update" if what == "atomic" else what
-        by = "" if other_thread == "several threads" else f" by {other_thread}"
-        return (f"  the {what}{by} it races with:\n{indented(where, '    ')}\n"
+        by = "" if other_thread == "several threads" else f", by {other_thread}"
+        return (f"  the racing {what}{by}:\n{indented(where, '    ')}\n"
                 f"    ptx: {_line(op)}")
 
     def site(self, op) -> int:

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import linecache
-
-from xdsl.dialects.builtin import FileLineColLoc
-
 from ..compiler.errors import SourceLocation
 
 
@@ -15,23 +11,6 @@ def line(op) -> str:
         return op.assembly_line() or op.name
     except Exception:  # noqa: BLE001 - a name is enough to point at it
         return op.name
-
-
-def source(op) -> SourceLocation | None:
-    """The user's file, line and column that `op` was traced from (its ``FileLineColLoc``,
-    1-based column), with the source line; None when `op` carries no file location."""
-    loc = getattr(op, "location", None)
-    if not isinstance(loc, FileLineColLoc):
-        return None
-    filename, number = loc.filename.data, loc.line.data
-    return SourceLocation(filename, number, max(loc.column.data - 1, 0),
-                          linecache.getline(filename, number))
-
-
-def short(op) -> str:
-    """``kernel.py:12`` for a located `op`, else its PTX line in quotes."""
-    where = source(op)
-    return f"{where.filename}:{where.line}" if where is not None else f"'{line(op)}'"
 
 
 def indented(where: SourceLocation, by: str = "  ") -> str:

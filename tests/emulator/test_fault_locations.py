@@ -84,18 +84,16 @@ def test_a_race_names_both_lines_and_the_array(monkeypatch):
     assert "data race on shared array 'As' (__tylo_smem_0) byte 252: read after write" \
         in err.message
     other = line_of("the write")
-    detail = str(err).split("the write by thread 63 it races with:\n")[1].splitlines()
+    detail = str(err).split("the racing write, by thread 63:\n")[1].splitlines()
     assert detail[0] == f"    {__file__}:{other}:5"
     assert detail[1].strip() == SOURCE[other - 1].strip()
     assert detail[3].startswith("    ptx: st.shared.f32")
 
 
-def test_without_locations_the_message_is_as_before():
-    no_barrier._emulated.clear()
+def test_without_locations_the_message_is_as_before(monkeypatch):
+    stamped(monkeypatch, no_barrier, {})
     err = fault(no_barrier, 1, 64, np.zeros(64, np.float32), np.ones(64, np.float32))
-    if err.location is not None:
-        pytest.skip("the traced ops carry locations")
-    assert str(err) == err.message
+    assert err.location is None and str(err) == err.message
     assert err.message.startswith("kernel 'no_barrier', block (0, 0, 0), thread 0: data race on "
                                   "shared array 'As' (__tylo_smem_0) byte 252: read after write")
     assert err.message.endswith("\n  at: ld.shared.f32 %f2, [%r11];")
@@ -177,7 +175,7 @@ def test_a_missing_arrive_expect_tx_names_the_wait(monkeypatch):
 
 def test_the_user_variable_of_a_shared_array():
     from tylo.compiler.errors import SourceLocation
-    from tylo.frontend.source import assigned_name
+    from tylo.frontend.tiles import assigned_name
 
     def at(text: str, column: int = 0) -> SourceLocation:
         return SourceLocation("k.py", 1, column, text)
@@ -196,3 +194,38 @@ def test_the_ptx_keeps_its_symbols():
     ptx = no_barrier.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), block=64).ptx
     assert ".shared .align 16 .b8 __tylo_smem_0[256];" in ptx and "As" not in ptx
     assert Int32  # (imported for the kernels' signatures)
+
+
+# -- end to end: the locations the tracer gives and the passes keep -----------------------------
+
+def test_traced_race_names_both_lines_and_the_array():
+    no_barrier._emulated.clear()
+    err = fault(no_barrier, 1, 64, np.zeros(64, np.float32), np.ones(64, np.float32))
+    assert_located(err, "the read", "ld.shared.f32")
+    assert "shared array 'As' (__tylo_smem_0)" in err.message
+    assert f"the racing write, by thread 63:\n    {__file__}:{line_of('the write')}:" in str(err)
+
+
+def test_traced_window_trap_names_the_window_line():
+    out_of_window._emulated.clear()
+    err = fault(out_of_window, 1, 32, np.zeros(64, np.float32), 40)
+    assert err.kind == "trap" and "the check 'window axis 0 in bounds' failed" in err.message
+    assert_located(err, "the window", "trap;")
+
+
+def test_traced_missing_arrive_expect_tx_names_the_wait_line():
+    no_expect_tx._emulated.clear()
+    A = np.zeros((64, 64), ml_dtypes.bfloat16)
+    err = fault(no_expect_tx, 1, 32, np.zeros(32, np.int32), tylo.prepare_tma(TILE, A))
+    assert err.kind == "deadlock" and "tx-count -8192" in err.message
+    assert "shared array 'bars' (__tylo_smem_0)" in err.message
+    assert_located(err, "the wait", "mbarrier.try_wait")
+
+
+def test_traced_barrier_and_collective_name_their_lines():
+    divergent_barrier._emulated.clear()
+    assert_located(fault(divergent_barrier, 1, 32, np.zeros(32, np.float32)), "the barrier",
+                   "bar.sync 0;")
+    half_warp_shuffle._emulated.clear()
+    assert_located(fault(half_warp_shuffle, 1, 32, np.zeros(32, np.int32)), "the shuffle",
+                   "shfl.sync")

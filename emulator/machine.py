@@ -477,17 +477,27 @@ class Machine:
         raise err
 
     def race_detail(self, race, other_thread: str) -> str:
-        """Where the other access of `race` (`races.Race`) was made: its source location and
-        PTX line, when the access recorded its op and that op is located; else ""."""
-        op = self.sites[race.site] if 0 <= race.site < len(self.sites) else None
-        where = _source(op) if op is not None and " after " in race.kind else None
-        if where is None:  # (two lanes of one store clash: the access itself)
+        """Where the other access of `race` (`races.Race`) was made (`access_detail`), when the
+        access recorded its op; else ""."""
+        if " after " not in race.kind:  # (two lanes of one store clash: the access itself)
             return ""
         what = race.kind.split(" after ")[1]
         what = "atomic update" if what == "atomic" else what
         by = "" if other_thread == "several threads" else f", by {other_thread}"
-        return (f"  the racing {what}{by}:\n{indented(where, '    ')}\n"
-                f"    ptx: {_line(op)}")
+        return self.access_detail(self.site_op(race.site), f"the racing {what}{by}")
+
+    def access_detail(self, op, what: str) -> str:
+        """Lines for an error's `detail`: `what` (another access, e.g. "the racing write, by
+        thread 63"), then the source location and the PTX line of its op `op`; "" when `op` is
+        None or carries no location."""
+        where = _source(op) if op is not None else None
+        if where is None:
+            return ""
+        return f"  {what}:\n{indented(where, '    ')}\n    ptx: {_line(op)}"
+
+    def site_op(self, site: int):
+        """The op numbered `site` (`site`), or None for -1."""
+        return self.sites[site] if 0 <= site < len(self.sites) else None
 
     def site(self, op) -> int:
         """The number of `op` in `sites` (the accesses' ops, which the race record keeps)."""

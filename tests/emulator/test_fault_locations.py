@@ -229,3 +229,27 @@ def test_traced_barrier_and_collective_name_their_lines():
     half_warp_shuffle._emulated.clear()
     assert_located(fault(half_warp_shuffle, 1, 32, np.zeros(32, np.int32)), "the shuffle",
                    "shfl.sync")
+
+
+STORE_TILE = TMATile(BFloat16, (16, 64), 1, 128)
+
+
+@tylo.kernel
+def overwritten_source(m):
+    tile = tylo.shared_tile(STORE_TILE)
+    if tylo.thread_idx() == 0:
+        tile[0, 0] = 1.0
+        tylo.tma_store(m, tile, (0, 0))  # the pending read
+        tylo.commit_tma_stores()
+        tile[0, 0] = 2.0  # the overwrite
+        tylo.wait_tma_reads(0)
+
+
+def test_an_overwrite_of_a_pending_read_names_both_lines():
+    overwritten_source._emulated.clear()
+    tm = tylo.prepare_tma(STORE_TILE, np.zeros((64, 64), ml_dtypes.bfloat16))
+    err = fault(overwritten_source, 1, 32, tm)
+    assert_located(err, "the overwrite", "st.shared")
+    assert "shared array 'tile' (__tylo_smem_0)" in err.message
+    assert (f"the pending read, a TMA store (thread 0):\n    {__file__}:"
+            f"{line_of('the pending read')}:") in str(err)

@@ -16,7 +16,6 @@ from ..compiler.kernel_params import param_layout
 from ..compiler.lazy_modules import np
 from ..dialects import ptx
 from ..compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE, VARIABLE_ATTRIBUTE
-from ..dialects.locations import source_location as _source
 from ..dialects.ptx.sync import ExternSharedDeclOp
 from ..dialects.strings import text_bytes
 from .memory import (
@@ -36,7 +35,7 @@ from .bulk_copies import BulkCopies
 from .cluster import Geometry
 from .mbarriers import MBarriers
 from .races import RaceTracker
-from .report import indented, line as _line, ranges as _ranges
+from .report import indented, line as _line, ranges as _ranges, source as _source
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from xdsl.ir import Operation
+
 from ..compiler.errors import SourceLocation
+from ..dialects.locations import source_location
 
 
 def line(op) -> str:
@@ -11,6 +14,12 @@ def line(op) -> str:
         return op.assembly_line() or op.name
     except Exception:  # noqa: BLE001 - a name is enough to point at it
         return op.name
+
+
+def source(op) -> SourceLocation | None:
+    """The user's line `op` was traced from (`dialects.locations.source_location`); None for an
+    op without one, or for a stand-in that is no IR op (as the semantics' unit tests pass)."""
+    return source_location(op) if isinstance(op, Operation) else None
 
 
 def indented(where: SourceLocation, by: str = "  ") -> str:

@@ -44,7 +44,6 @@ from xdsl.traits import IsTerminator as _IsTerminator
 from ..compiler.errors import EmulationError
 from ..compiler.lazy_modules import np
 from ..dialects import ptx
-from ..dialects.locations import source_location as _source
 from . import semantics
 from ..dialects.ptx.cluster import BarrierClusterOp
 from ..dialects.ptx.sync import BarOp
@@ -52,7 +51,7 @@ from .cluster import ClusterBarrier
 from .machine import Machine
 from .scheduler_values import Branch
 from .tmem import check_released
-from .report import line as _line, ranges as _ranges
+from .report import line as _line, ranges as _ranges, source as _source
 from .values import register_dtype
 
 READY, WAITING, EXITED, PARKED = 0, 1, 2, 3

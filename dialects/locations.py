@@ -27,12 +27,13 @@ from contextvars import ContextVar
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import Block, Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
-from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
 from ..compiler.errors import SourceLocation
 
 __all__ = ["file_location", "location_of", "source_location", "inherit", "located", "each_located",
-           "handled_op", "reset_handled", "first_invalid", "fill_unknown", "LocatedPattern"]
+           "handled_op", "reset_handled", "OpFailure", "failed_op", "first_invalid", "fill_unknown",
+           "LocatedPattern"]
 
 _ATTRS: dict[tuple[str, int, int], FileLineColLoc] = {}
 
@@ -128,6 +129,20 @@ def each_located(ops: Iterable[Operation]) -> Iterator[Operation]:
         yield op
         _fill_around(op, block, before, after)
     _HANDLING.set(None)
+
+
+class OpFailure(PassFailedException):
+    """A pass's refusal of `op` (not necessarily the op it was handling): the error is located
+    at `op`'s line."""
+
+    def __init__(self, op: Operation, message: str):
+        super().__init__(message)
+        self.op = op
+
+
+def failed_op(e: BaseException) -> Operation | None:
+    """The op a pass error is about: an `OpFailure`'s op, else the op the pass was handling."""
+    return getattr(e, "op", None) if isinstance(e, OpFailure) else handled_op()
 
 
 def first_invalid(module: Operation) -> tuple[Operation, Exception] | None:

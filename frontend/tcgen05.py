@@ -29,7 +29,7 @@ Every builtin here is refused at the user's line on a target without tcgen05 (sm
 from __future__ import annotations
 
 from ..compiler import dtypes
-from ..compiler.errors import GeometryError, PlanError, TypeMismatchError, UnsupportedError, user_location
+from ..compiler.errors import GeometryError, PlanError, TypeMismatchError, UnsupportedError
 from ..compiler.int_tuple import is_int, product
 from ..compiler.layout import Layout
 from ..compiler.plans.swizzled_structure import contiguous_axis
@@ -322,10 +322,7 @@ def tcgen05_operand(atom, role=None, tile=None, origin=(0, 0), base_address: int
         raise TypeMismatchError(f"tcgen05_operand: operand {role} tile holds {tile.dtype}, the "
                                 f"atom takes {want}")
     coords, host, offset = _origin(atom, role, tile, origin, inbounds)
-    loc = user_location(2)
-    site = f"{loc.filename}:{loc.line}" if loc is not None else None
-    op = emit(Tcgen05DescriptorOp(role, tile.value, [_index(c, "origin") for c in host.origin],
-                                  site))
+    op = emit(Tcgen05DescriptorOp(role, tile.value, [_index(c, "origin") for c in host.origin]))
     value = op.result if offset is None else _advanced(op.result, offset)
     return KernelTcgen05Operand(atom, role, tile, coords, value, host, op.result, inbounds)
 

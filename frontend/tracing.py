@@ -33,7 +33,8 @@ class Tracer(KernelBuilder):
     block_shape: the launch's threads per block (x, y, z); arch: the target, e.g. "sm_90a";
     cluster: CTAs per cluster (x, y, z), or None (`compiler.cluster`); filenames: the source
     files of the kernel and its helpers, whose frames give the ops' locations; home: where the
-    kernel is defined, the location of ops made outside its code (reading its arguments).
+    kernel is defined, the location of ops made outside its code (reading its arguments);
+    boundary: the frame that runs the kernel's code (`build.trace`'s), where `where` stops.
     """
 
     def __init__(self, block: Block, block_shape: tuple[int, int, int], arch: str,
@@ -43,6 +44,7 @@ class Tracer(KernelBuilder):
         self.cluster = cluster
         self.filenames = filenames
         self.home = file_location(home) if home is not None else None
+        self.boundary = sys._getframe(1)
         # the kernel's shared allocations as they are made (`tiles.allocate_shared`)
         self.shared = SharedLayout()
         self.open: list[Block] = [block]  # the blocks being built, outermost first
@@ -71,10 +73,10 @@ class Tracer(KernelBuilder):
         return super().insert(op, insertion_point)
 
     def where(self) -> FileLineColLoc | None:
-        """The location of the innermost frame running the source of the kernel or of one of
-        its helpers (`filenames`), else the kernel's own (`home`)."""
+        """The location of the innermost frame below `boundary` running the source of the
+        kernel or of one of its helpers (`filenames`), else the kernel's own (`home`)."""
         frame = sys._getframe(1)
-        while frame is not None:
+        while frame is not None and frame is not self.boundary:
             if frame.f_code.co_filename in self.filenames:
                 return file_location(frame_location(frame, source_line=False))
             frame = frame.f_back

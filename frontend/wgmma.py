@@ -24,7 +24,7 @@ same instruction shape (a chain: no wait, no fence between the groups)::
 from __future__ import annotations
 
 from ..compiler import dtypes
-from ..compiler.errors import GeometryError, PlanError, TypeMismatchError, user_location
+from ..compiler.errors import GeometryError, PlanError, TypeMismatchError
 from ..compiler.int_tuple import is_int, product
 from ..compiler.ownership import Ownership
 from ..compiler.plans.wgmma import WARPGROUP_THREADS as WGMMA64_THREADS
@@ -180,13 +180,11 @@ def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = F
         check_origin_at_run_time(f"wgmma_operand {role}", coords,
                                  [product(s) for s in tile.layout.shape], p.operand_shape(role),
                                  units)
-    loc = user_location(2)
-    site = f"{loc.filename}:{loc.line}" if loc is not None else None
     index = [_index(c, "origin") for c in coords]
     if role == "A" and p.warpgroups > 1:  # warpgroup q reads rows 64 q .. of the plan's A
         q = linear_thread_idx() // WGMMA64_THREADS
         index[0] = (Scalar(index[0], dtypes.Int32) + q * p.instruction.m).value
-    op = emit(WgmmaDescriptorOp(role, tile.value, index, site))
+    op = emit(WgmmaDescriptorOp(role, tile.value, index))
     return WGMMAOperand(p, role, op.result)
 
 

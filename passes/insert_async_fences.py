@@ -48,8 +48,8 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator, is_side_effect_free
-from xdsl.utils.exceptions import PassFailedException
 
+from ..dialects.locations import OpFailure, location_of
 from ..dialects.tylo import PointerType, dtype_of
 from ..dialects.tylo import ops as T
 from ..dialects.tylo.copy_ops import CopyAsyncOp, StVectorOp, WaitCopiesOp
@@ -295,8 +295,8 @@ def _refuse_pending_reads(module: ModuleOp) -> None:
                 user = use.operation
                 if isinstance(user, (*WGMMA, WgmmaWaitOp, scf.YieldOp)):
                     continue
-                raise PassFailedException(
-                    f"{NAME}: {user.name} reads a pending WGMMA accumulator (a result of "
+                raise OpFailure(
+                    user, f"{NAME}: {user.name} reads a pending WGMMA accumulator (a result of "
                     "wgmma.mma_async) before wait_mma: the registers are being written "
                     "asynchronously; wait for the group first")
 
@@ -329,8 +329,9 @@ def _group_ranges(group: list) -> _Pending:
             extent = _instr_extent(instr, role)
             if root is None or offset is None or extent is None:
                 continue
-            site = _encoding(v).site
-            ranges.append((root, offset, offset + extent, None if site is None else site.data))
+            loc = location_of(_encoding(v))
+            site = None if loc is None else f"{loc.filename.data}:{loc.line.data}"
+            ranges.append((root, offset, offset + extent, site))
     return _Pending(ranges)
 
 
@@ -356,8 +357,8 @@ def _refuse_overwrites(module: ModuleOp) -> None:
                         hit = _overlap(pending, root, offset, size)
                         if hit is not None:
                             where = f" (the WGMMA operand of {hit[3]})" if hit[3] else ""
-                            raise PassFailedException(
-                                f"{NAME}: {op.name} writes shared bytes {offset}.. of an "
+                            raise OpFailure(
+                                op, f"{NAME}: {op.name} writes shared bytes {offset}.. of an "
                                 f"allocation whose bytes {hit[1]}..{hit[2] - 1} a committed "
                                 f"WGMMA group reads{where}, and no wait_mma has completed: the "
                                 "stage is overwritten while the WGMMA may be reading it; "

@@ -42,7 +42,7 @@ from xdsl.utils.exceptions import PassFailedException
 from ..compiler import dtypes
 from ..compiler.tiled_mma import TiledMMA
 from ..dialects.builder import KernelBuilder
-from ..dialects.locations import located
+from ..dialects.locations import OpFailure, located
 from ..dialects.scalars import Scalar, as_scalar, select
 from ..dialects.tylo import FragmentType, TiledMMAAttr
 from ..dialects.tylo.reduce_ops import FromSlotsOp
@@ -180,7 +180,7 @@ class _Lowering:
                 handler(self, op)
             return
         if any(_is_fragment(v) for v in op.operands) or any(_is_fragment(r) for r in op.results):
-            raise PassFailedException(f"tylo-lower-fragments: {op.name} on fragments is not supported")
+            raise OpFailure(op, f"tylo-lower-fragments: {op.name} on fragments is not supported")
         for region in op.regions:
             for b in region.blocks:
                 self.block(b)

@@ -28,7 +28,7 @@ from ..compiler import dtypes
 from ..compiler.dynamic import is_dynamic
 from ..compiler.int_tuple import transform_leaves
 from ..dialects.builder import KernelBuilder
-from ..dialects.locations import each_located
+from ..dialects.locations import OpFailure, each_located
 from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo import TileType
 from ..dialects.tylo.copy_ops import CopyAsyncOp, LdVectorOp, StVectorOp
@@ -132,20 +132,19 @@ class LowerTiles(TargetOption, ModulePass):
                 Rewriter.replace_op(inner, inner.at_pointer(ptr))
             elif isinstance(inner, (WgmmaDescriptorOp, Tcgen05DescriptorOp)):  # same start field
                 ptr = element_pointer(inner, inner.tile, inner.origin, self.arch)
-                site = inner.site.data if inner.site is not None else None
-                Rewriter.replace_op(inner, WgmmaEncodeOp(ptr, inner.field("static"), site))
+                Rewriter.replace_op(inner, WgmmaEncodeOp(ptr, inner.field("static")))
             elif isinstance(inner, (MakeTileOp, WindowOp)):
                 tiles.append(inner)
         for tile_op in reversed(tiles):
             for use in list(tile_op.results[0].uses):
                 if not isinstance(use.operation, WindowOp):
-                    raise PassFailedException(
+                    raise OpFailure(use.operation,
                         f"tylo-lower-tiles: tile used by {use.operation.name}, which has no lowering"
                     )
             Rewriter.erase_op(tile_op)
         for inner in op.walk():
             for v in list(inner.results) + [a for r in inner.regions for b in r.blocks for a in b.args]:
                 if isinstance(v.type, TileType):
-                    raise PassFailedException(
+                    raise OpFailure(inner,
                         f"tylo-lower-tiles: {inner.name} still produces a tile"
                     )

@@ -22,7 +22,7 @@ from xdsl.utils.exceptions import DiagnosticException, PassFailedException, Veri
 
 from ..compiler import knobs
 from ..compiler.errors import CompileError, TyloError
-from ..dialects.locations import fill_unknown, first_invalid, handled_op, reset_handled, source_location
+from ..dialects.locations import failed_op, fill_unknown, first_invalid, reset_handled, source_location
 from ..dialects.ptx.target import print_ptx
 from .hoist_invariants import HoistInvariants
 from .insert_async_fences import InsertAsyncFences
@@ -100,7 +100,7 @@ def run_pipeline(module: ModuleOp, kernel: str, arch: str, ctx: Context | None =
             raise pass_error(p.name, kernel, module, e) from e
         except TyloError as e:  # a plan or geometry refusal inside a pass: at the op's line
             if e.location is None:
-                e.location = source_location(handled_op())
+                e.location = source_location(failed_op(e))
             raise
         if texts:
             stages[p.name] = str(module)
@@ -112,7 +112,7 @@ def pass_error(name: str, kernel: str, module: ModuleOp, e: Exception) -> Compil
     """The CompileError of pass `name` failing on `kernel` with `e`, located at the user's line
     of the op it failed on: the op the pass was handling (`handled_op`), else the first op that
     fails verification."""
-    op = handled_op()
+    op = failed_op(e)
     message = str(e)
     if op is None and isinstance(e, (VerifyException, DiagnosticException)):
         found = first_invalid(module)

@@ -43,6 +43,7 @@ from ..compiler.errors import TyloError
 from ..compiler.ownership import Ownership
 from ..compiler.plans.reduction import reduced_ownership, reduction_plan
 from ..dialects.builder import KernelBuilder, emit
+from ..dialects.locations import each_located
 from ..dialects.scalars import Scalar
 from ..dialects.shuffles import combine, shuffle, tree
 from ..dialects.tylo import FragmentType, dtype_of
@@ -110,5 +111,5 @@ class PlanReductions(TargetOption, ModulePass):
     arch: str = "sm_90a"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for reduce in [o for o in op.walk() if isinstance(o, ReduceOp)]:
+        for reduce in each_located([o for o in op.walk() if isinstance(o, ReduceOp)]):
             plan_reduction(reduce, self.arch)

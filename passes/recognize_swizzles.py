@@ -11,7 +11,7 @@ of 8-row x 16-byte core matrices). The op's ``fields`` property receives: ``swiz
 pattern period), ``static`` (the 64-bit descriptor with start address 0, from the one bit table
 `tylo.compiler.encodings.wgmma_descriptor.DESCRIPTOR_FIELDS`) and ``k_step`` (bytes the start
 address advances per K = 16 instruction, `tylo.compiler.plans.wgmma.k_step_bytes`). Any other
-layout is refused, naming the layout, the operand and the user's line (the op's ``site``).
+layout is refused, naming the layout, the operand and the user's line (the op's location).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from ..compiler.errors import TyloError
 from ..compiler.plans.swizzled_structure import swizzled_structure
 from ..compiler.plans.tcgen05_mma import tcgen05_k_step_bytes
 from ..compiler.plans.wgmma import k_step_bytes
+from ..dialects.locations import each_located, location_of
 from ..dialects.tylo import dtype_of
 from ..dialects.tylo.tcgen05_ops import Tcgen05DescriptorOp
 from ..dialects.tylo.wgmma_ops import SwizzleOperand
@@ -63,8 +64,8 @@ def recognize(op: SwizzleOperand) -> None:
     make, _ = tile_root(tile)
     layout = make.result.type.layout.data
     dtype = dtype_of(tile.type.element_type)
-    site = getattr(op, "site", None)
-    where = f" at {site.data}" if site is not None else ""
+    loc = location_of(op)
+    where = f" at {loc.filename.data}:{loc.line.data}" if loc is not None else ""
     try:
         structure = swizzled_structure(layout, dtype, kaxis) if layout.is_static() else None
         fields_of = tcgen05_fields if isinstance(op, Tcgen05DescriptorOp) else descriptor_fields
@@ -86,6 +87,6 @@ class RecognizeSwizzles(ModulePass):
     name = "tylo-recognize-swizzles"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for inner in op.walk():
+        for inner in each_located(op.walk()):
             if isinstance(inner, SwizzleOperand):
                 recognize(inner)

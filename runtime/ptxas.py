@@ -10,11 +10,14 @@ Where ptxas comes from, in order (`find_ptxas`):
 options and the PTX) into `tools.files_dir` (``TYLO_KEEP_DIR``, else ``files/`` in the cache
 folder, else ``<temp dir>/tylo-<uid>``) and leaves them there, so that a user can read or re-run
 them; compiling the same PTX again reuses the names, so the folder does not grow per process.
-It runs ``ptxas -arch=<arch> -v -O3 <TYLO_PTXAS_OPTIONS> file.ptx -o file.cubin`` (the output
+It runs ``ptxas -arch=<arch> -v -O3 -lineinfo <TYLO_PTXAS_OPTIONS> file.ptx -o file.cubin`` (the output
 goes to a temporary name renamed to ``file.cubin``, so that processes assembling the same PTX
 at once never read each other's half-written cubin) and parses the ``-v`` report (printed by
 ptxas on stderr; its format is that of ptxas 12.x/13.x, e.g.
-``ptxas info    : Used 12 registers, used 1 barriers, 1024 bytes smem``).
+``ptxas info    : Used 12 registers, used 1 barriers, 1024 bytes smem``). ``-lineinfo`` keeps the
+PTX's ``.loc`` line info (the kernel's Python lines, `tylo.dialects.ptx.target`) in the cubin
+for compute-sanitizer and Nsight Compute; it changes no instruction. It is left out when the
+options ask for ``-g`` (full debug info) or line info already.
 A failure raises `PtxasError` with the path of the kept PTX, the command and ptxas's output.
 ptxas's "wgmma.mma_async instructions are serialized due to <cause>" notes (C75xx "Potential
 Performance Loss", printed as ``ptxas info`` lines; causes seen: insufficient register resources
@@ -166,6 +169,8 @@ def assemble(ptx: str, arch: str, name: str) -> Assembly:
     ptxas = find_ptxas()
     extra = knobs.ptxas_options()
     opt = [] if any(re.fullmatch(r"-O\d|--opt-level(=.*)?", o) for o in extra) else ["-O3"]
+    if not set(extra) & {"-lineinfo", "--generate-line-info", "-g", "--device-debug"}:
+        opt.append("-lineinfo")
     digest = hashlib.sha256("\0".join([arch, *opt, *extra, ptx]).encode()).hexdigest()[:12]
     ptx_path = kept_path(name, digest, ".ptx")
     cubin_path = kept_path(name, digest, ".cubin")

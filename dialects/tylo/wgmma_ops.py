@@ -63,25 +63,21 @@ class SwizzleOperand:
 class MatrixDescriptorOp(SwizzleOperand):
     """What the descriptor ops share (``tylo.wgmma_descriptor``, ``tylo.tcgen05_descriptor``):
     the i64 descriptor of operand ``role`` ("A": K = axis 1, "B": K = axis 0) at logical
-    ``origin`` of ``tile`` (a shared tile); ``site``: the user's file:line, for the recognition
-    pass's messages; ``fields`` (set by tylo-recognize-swizzles): swizzle (bytes, 0 = none),
+    ``origin`` of ``tile`` (a shared tile); ``fields`` (set by tylo-recognize-swizzles): swizzle (bytes, 0 = none),
     major ("K"/"MN"), lbo, sbo (bytes), base_offset, static (the descriptor with start address
     0, i64), k_step (bytes per instruction along K). IRDL takes the fields from this base."""
 
     tile = operand_def(TileType)
     origin = var_operand_def(i32)
     role = prop_def(StringAttr)
-    site = opt_prop_def(StringAttr)
     fields = opt_prop_def(DictionaryAttr)
     result = result_def(i64)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$role $tile `[` $origin `]` attr-dict `:` type($tile)"
     OPERAND: ClassVar[str] = "matrix operand"  # what the messages call it
 
-    def __init__(self, role: str, tile, origin, site: str | None = None):
+    def __init__(self, role: str, tile, origin):
         props = {"role": StringAttr(role)}
-        if site:
-            props["site"] = StringAttr(site)
         super().__init__(operands=[tile, list(origin)], result_types=[i64], properties=props)
 
     def verify_(self) -> None:
@@ -115,21 +111,18 @@ class WgmmaDescriptorOp(MatrixDescriptorOp, IRDLOperation):
 @irdl_op_definition
 class WgmmaEncodeOp(IRDLOperation):
     """``static | ((pointer & 0x3FFFF) >> 4)``: a descriptor from the shared pointer of the
-    operand's first element (PTX ISA 9.7.15.5.1.2.2). ``site``: the user's file:line of the
-    ``wgmma_operand`` it encodes (for later passes' messages), when known."""
+    operand's first element (PTX ISA 9.7.15.5.1.2.2). Its location, the user's line of the
+    ``wgmma_operand`` it encodes, names the operand in later passes' messages."""
 
     name = "tylo.wgmma_encode"
     pointer = operand_def(PointerType)
     static = prop_def(IntegerAttr[I64])
-    site = opt_prop_def(StringAttr)
     result = result_def(i64)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$pointer `,` $static attr-dict `:` type($pointer)"
 
-    def __init__(self, pointer, static: int, site: str | None = None):
+    def __init__(self, pointer, static: int):
         props = {"static": IntegerAttr(static - (1 << 64) if static >= 1 << 63 else static, i64)}
-        if site:
-            props["site"] = StringAttr(site)
         super().__init__(operands=[pointer], result_types=[i64], properties=props)
 
 

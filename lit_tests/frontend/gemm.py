@@ -36,12 +36,15 @@ print(compiled.ptx)
 # CHECK-NEXT:    scf.yield %[[D1]]
 # CHECK:       tylo.store_fragment %[[ACC]]
 
+# line info: the example's file, then a .loc (file, line, column) where the line changes
+# CHECK:       .file 1 "{{.*}}examples/ampere/gemm.py"
 # CHECK-LABEL: .visible .entry gemm(
 # CHECK:       .reqntid 256, 1, 1
 # CHECK:       cp.async.cg.shared.global [%r{{[0-9]+}}], [%rd{{[0-9]+}}], 16;
 # CHECK:       cp.async.cg.shared.global [%r{{[0-9]+}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
 # CHECK:       cp.async.commit_group;
 # CHECK:       cp.async.wait_group 2;
+# CHECK-NEXT:  .loc 1 {{[0-9]+}} {{[0-9]+}}
 # CHECK-NEXT:  bar.sync 0;
 # CHECK:       cp.async.commit_group;
 # CHECK-COUNT-4: ldmatrix.sync.aligned.m8n8.x4.shared.b16

@@ -50,4 +50,6 @@ print(compiled.ptx)
 # CHECK:       wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {[[REGS]]}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, 1, 1, 1, 0, 0;
 # CHECK-COUNT-3: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {[[REGS]]}
 # CHECK-NEXT:  wgmma.commit_group.sync.aligned;
+# the wait is tylo.wait_mma's, at line 27, column 11 of this file (PTX line info)
+# CHECK-NEXT:  .loc 1 27 11
 # CHECK-NEXT:  wgmma.wait_group.sync.aligned 0;

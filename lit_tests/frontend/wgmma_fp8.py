@@ -34,6 +34,8 @@ def fp8_wgmma(out):
 # CHECK:       wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2 {[[ACC]]}, %{{rd[0-9]+}}, %{{rd[0-9]+}}, 1, 1, 1;
 # CHECK:       wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2 {[[ACC]]}, %{{rd[0-9]+}}, %{{rd[0-9]+}}, 1, 1, 1;
 # CHECK-NEXT:  wgmma.commit_group.sync.aligned;
+# the wait is tylo.wait_mma's, at line 23, column 11 of this file (PTX line info)
+# CHECK-NEXT:  .loc 1 23 11
 # CHECK-NEXT:  wgmma.wait_group.sync.aligned 0;
 # CHECK-NOT:   wgmma.mma_async
 print(fp8_wgmma.compile(tylo.Tensor(Float32, 2), block=128, arch="sm_90a").ptx)

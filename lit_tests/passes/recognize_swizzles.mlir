@@ -80,18 +80,18 @@ func.func @tcgen05_sw128_k_major(%p: !tylo.ptr<bf16, shared>, %z: i32) {
 // CHECK-NEXT: tylo-recognize-swizzles: tcgen05 operand B at kernel.py:9: layout (64,64):(64,1) of BFloat16 is not a canonical swizzled encoding
 func.func @tcgen05_row_major_refused(%p: !tylo.ptr<bf16, shared>, %z: i32) {
   %s = tylo.make_tile %p : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, (64,64):(64,1)>
-  %d = tylo.tcgen05_descriptor "B" %s[%z, %z] {site = "kernel.py:9"} : !tylo.tile<bf16, shared, (64,64):(64,1)>
+  %d = tylo.tcgen05_descriptor "B" %s[%z, %z] : !tylo.tile<bf16, shared, (64,64):(64,1)> loc("kernel.py":9:5)
   func.return
 }
 
 // -----
 
 // A plain row-major tile (rows of 128 B, no swizzle) is no canonical encoding: refused,
-// naming the operand, the user's line (site) and the layout.
+// naming the operand, the user's line (the op's location) and the layout.
 // CHECK-LABEL: {{^// -+$}}
 // CHECK-NEXT: tylo-recognize-swizzles: WGMMA operand A at kernel.py:7: layout (64,64):(64,1) of BFloat16 is not a canonical swizzled encoding
 func.func @row_major_refused(%p: !tylo.ptr<bf16, shared>, %z: i32) {
   %s = tylo.make_tile %p : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, (64,64):(64,1)>
-  %d = tylo.wgmma_descriptor "A" %s[%z, %z] {site = "kernel.py:7"} : !tylo.tile<bf16, shared, (64,64):(64,1)>
+  %d = tylo.wgmma_descriptor "A" %s[%z, %z] : !tylo.tile<bf16, shared, (64,64):(64,1)> loc("kernel.py":7:5)
   func.return
 }

@@ -19,13 +19,13 @@ func.func @k(%f: f32) {
 
 // -----
 // A shared stage overwritten while a WGMMA that reads it may be pending; the message names
-// the user's line of the operand (the encode op's site, from tylo.wgmma_operand).
+// the user's line of the operand (the encode op's location, from tylo.wgmma_operand).
 // CHECK:      {{^// -+$}}
 // CHECK-NEXT: tylo.store writes shared bytes 64.. of an allocation whose bytes 0..8191 a committed WGMMA group reads (the WGMMA operand of kernel.py:12), and no wait_mma has completed
 func.func @k(%v: bf16) {
   %s = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
   %z = arith.constant 0.000000e+00 : f32
-  %d = tylo.wgmma_encode %s, 4611686293305360384 {site = "kernel.py:12"} : !tylo.ptr<bf16, shared>
+  %d = tylo.wgmma_encode %s, 4611686293305360384 : !tylo.ptr<bf16, shared> loc("kernel.py":12:8)
   %r:4 = tylo.wgmma_instr(%z, %z, %z, %z), %d, %d {n = 8 : i64, types = "f32.bf16.bf16", tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 0 : i64} : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
   tylo.wgmma_commit
   %c32 = arith.constant 32 : i32

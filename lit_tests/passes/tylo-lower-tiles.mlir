@@ -86,9 +86,9 @@ func.func @math(%p: !tylo.ptr<bf16, global>, %i: i32) {
 // Hopper's (PTX ISA 9.7.16.4.1 Table 40); the other fields are the tcgen05 ones.
 // CHECK-LABEL: func.func @tcgen05_descriptor
 // CHECK:       %[[PTR:.*]] = tylo.ptr_add %p, %{{.*}} : !tylo.ptr<bf16, shared>, i32
-// CHECK-NEXT:  %d = tylo.wgmma_encode %[[PTR]], 4611756662049538048 {site = "k.py:3"} : !tylo.ptr<bf16, shared>
+// CHECK-NEXT:  %d = tylo.wgmma_encode %[[PTR]], 4611756662049538048 : !tylo.ptr<bf16, shared>
 func.func @tcgen05_descriptor(%p: !tylo.ptr<bf16, shared>, %z: i32, %k: i32) {
   %s = tylo.make_tile %p : !tylo.ptr<bf16, shared> -> !tylo.tile<bf16, shared, Sw<3,3,3> o (128,64):(64,1)>
-  %d = tylo.tcgen05_descriptor "A" %s[%z, %k] {site = "k.py:3", fields = {swizzle = "128", major = "K", lbo = 16 : i64, sbo = 1024 : i64, base_offset = 0 : i64, static = 4611756662049538048 : i64, k_step = 32 : i64}} : !tylo.tile<bf16, shared, Sw<3,3,3> o (128,64):(64,1)>
+  %d = tylo.tcgen05_descriptor "A" %s[%z, %k] {fields = {swizzle = "128", major = "K", lbo = 16 : i64, sbo = 1024 : i64, base_offset = 0 : i64, static = 4611756662049538048 : i64, k_step = 32 : i64}} : !tylo.tile<bf16, shared, Sw<3,3,3> o (128,64):(64,1)>
   func.return
 }

@@ -29,7 +29,7 @@ def k(out, x):""" + _TILES + """    pending = tylo.mma_async(plan, a, b, tylo.ze
     sa[1, 0] = x[0, 0]  # <-
     acc = tylo.wait_mma(pending)
 k.compile(tylo.Tensor(Float32, 2), tylo.Tensor(BFloat16, 2), block=128, arch="sm_90a")
-""", "CompileError", "the stage is overwritten while the WGMMA may be reading it", located=False),
+""", "CompileError", "the stage is overwritten while the WGMMA may be reading it"),
     Mistake("wgmma-pending-read", P, "computing with mma_async's pending result before wait_mma",
             _SETUP + """
 @tylo.kernel
@@ -92,5 +92,5 @@ WGMMA64(BFloat16, 64, 64, b_dtype=Float8E4M3)  # <-
 def k(out):
     tylo.fence_proxy_async()  # <-
 k.compile(tylo.Tensor(Float32, 1), block=128, arch="sm_80")
-""", "CompileError", "fence.proxy.async needs sm_90", located=False),
+""", "CompileError", "fence.proxy.async needs sm_90"),
 ]

@@ -51,7 +51,7 @@ from .cluster import ClusterBarrier
 from .machine import Machine
 from .scheduler_values import Branch
 from .tmem import check_released
-from .report import line as _line, ranges as _ranges
+from .report import line as _line, ranges as _ranges, source as _source
 from .values import register_dtype
 
 READY, WAITING, EXITED, PARKED = 0, 1, 2, 3
@@ -132,7 +132,8 @@ class CTA:
     state: "np.ndarray"
     regs: dict = field(default_factory=dict)
     barriers: dict = field(default_factory=dict)  # id -> Phase, for barriers with arrivals
-    parked: dict = field(default_factory=dict)  # thread -> (mbarrier address, its version)
+    # thread -> (mbarrier address, its version, the pc of the try_wait it spins on)
+    parked: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -285,12 +286,12 @@ class Scheduler:
             if cta.state[thread] == READY and cta.pc[thread] <= pc \
                     and mb.version(address) == version:
                 cta.state[thread] = PARKED
-                cta.parked[thread] = (address, version)
+                cta.parked[thread] = (address, version, pc)
 
     def _unpark(self) -> bool:
         """Make ready the parked threads whose barrier changed; whether there were any."""
         cta, mb = self.cta, self.machine.mbarriers
-        woken = [t for t, (a, v) in cta.parked.items() if mb.version(a) != v]
+        woken = [t for t, (a, v, _) in cta.parked.items() if mb.version(a) != v]
         for t in woken:
             del cta.parked[t]
             cta.state[t] = READY
@@ -426,13 +427,17 @@ class Scheduler:
         parked = np.nonzero(cta.state == PARKED)[0]
         pcs = np.unique(cta.pc[waiting])
         where = "; ".join(f"threads {_ranges(waiting[cta.pc[waiting] == p])} wait at "
-                          f"'{_line(code[int(p)].op)}' (instruction {int(p)})" for p in pcs)
-        bars = sorted({cta.parked[int(t)][0] for t in parked})
-        spin = "; ".join(
-            f"threads {_ranges([t for t in parked if cta.parked[int(t)][0] == a])} wait on "
-            f"{self.machine.mbarriers.describe(a)}" for a in bars)
+                          f"'{_line(code[int(p)].op)}' (instruction {int(p)}{_at(code[int(p)].op)})"
+                          for p in pcs)
+        spins = []
+        for a in sorted({cta.parked[int(t)][0] for t in parked}):
+            on = [int(t) for t in parked if cta.parked[int(t)][0] == a]
+            spins.append(f"threads {_ranges(on)} wait on {self.machine.mbarriers.describe(a)}"
+                         f"{_at(code[cta.parked[on[0]][2]].op)}")
+        spin = "; ".join(spins)
         where = "; ".join(x for x in (where, spin) if x)
-        first = code[int(pcs[0] if pcs.size else cta.pc[parked[0]])].op
+        # the waiting instruction: a bar.sync, else the try_wait a parked thread spins on
+        first = code[int(pcs[0]) if pcs.size else cta.parked[int(parked[0])][2]].op
         also = f"; threads {_ranges(exited)} exited without reaching it" if exited.size else ""
         counts = "".join(f"; barrier {i} has {p.arrived()} of its {p.expected} threads"
                          for i, p in sorted(self.cta.barriers.items()))
@@ -520,3 +525,9 @@ def run_entry(module: ModuleOp, entry: str, grid, block, params: bytes, memory,
 
 
 __all__ = ["run_entry", "Scheduler", "Branch", "Emulation", "Program"]
+
+
+def _at(op) -> str:
+    """``, at kernel.py:12`` for an op traced from the user's line 12, else ""."""
+    where = _source(op)
+    return f", at {where.filename}:{where.line}" if where is not None else ""

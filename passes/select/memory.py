@@ -5,6 +5,7 @@ ld, 9.7.9.10 st, 5.1.5 .shared): element offsets scale by the element size (``mu
 
 from __future__ import annotations
 
+from ...compiler.shared_memory import VARIABLE_ATTRIBUTE
 from ...dialects.ptx import ops as P
 from ...dialects.tylo import dtype_of
 from ...dialects.tylo import ops as T
@@ -60,5 +61,8 @@ class Memory:
             return
         name = f"__tylo_smem_{len(self.decls)}"
         size = op.elements.value.data * dtype_of(op.result.type.element_type).bytes
-        self.decls.append(P.SharedDeclOp(name, size, op.align.value.data))
+        decl = P.SharedDeclOp(name, size, op.align.value.data)
+        if VARIABLE_ATTRIBUTE in op.attributes:  # the user's name for it, for errors (not PTX)
+            decl.attributes[VARIABLE_ATTRIBUTE] = op.attributes[VARIABLE_ATTRIBUTE]
+        self.decls.append(decl)
         self.set(op.result, self.emit(P.MovSymbolOp(name, self.new("b32"))))

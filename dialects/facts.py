@@ -6,8 +6,8 @@ of the op here, so a new op states it where it is defined, and the verifier refu
 facts contradict each other:
 
 * `MemoryAccess`: the op reads or writes (or atomically updates) memory of one state space
-  through one proxy. PTX ISA 8.1-8.2 (Memory Consistency Model, "Memory operations", "State
-  spaces") and 8.6 ("Proxies"): generic loads and stores access memory through the *generic
+  through one proxy. PTX ISA 8 "Memory Consistency Model" (8.2 "Memory operations", 8.3 "State
+  spaces", 8.6 "Proxies"): generic loads and stores access memory through the *generic
   proxy*; the bulk copies and tensor copies (TMA, 9.7.9.25 ``cp.async.bulk(.tensor)``), the
   ``wgmma.mma_async`` operand reads from shared memory (9.7.15.5.2) and ``tcgen05.mma``'s
   (9.7.16.10) go through the *async proxy*, and a generic write is seen by an async-proxy access
@@ -33,10 +33,10 @@ Verifier rules (`OpTrait.verify`, run by every ``op.verify()``):
 
 Why `MemoryAccess` is not an xDSL ``MemoryEffect``: xDSL's CSE merges two ops whose only effects
 are reads when no op with a write effect lies between them in the block, and its dead-code
-elimination drops an unused read-only op. Neither knows of other threads or of the async proxy
-(a load after an mbarrier wait observes what the TMA wrote; an unused load still faults out of
-bounds in the emulator), and both would change the emitted PTX. So the access facts are read
-through `memory_effects`, which gives xDSL ``EffectInstance``s whose resource is the
+elimination drops an unused read-only op. Declaring loads as reads would let both act on every
+load (an unused out-of-bounds load would no longer fault in the emulator, and the PTX would
+change), which is a decision of its own, not part of stating the facts. So the access facts are
+read through `memory_effects`, which gives xDSL ``EffectInstance``s whose resource is the
 `StateSpace` (space and proxy) and whose value is the address operand, while xDSL's own
 ``get_effects`` keeps seeing these ops as of unknown effect.
 """
@@ -56,8 +56,9 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 READ, WRITE, ATOMIC = "read", "write", "atomic"
-"""Access kinds: a read, a write, an atomic read-modify-write (PTX ISA 8.4 "Morally strong
-operations": ``atom``/``red``, the mbarrier operations, are atomic; plain ``ld``/``st`` are not)."""
+"""Access kinds: a read, a write, an atomic read-modify-write (PTX ISA 8.7 "Morally strong
+operations": ``atom``/``red`` are atomic, plain ``ld``/``st`` are not; the mbarrier operations,
+9.7.13.15, update their object only through mbarrier instructions and count as atomic here)."""
 KINDS = (READ, WRITE, ATOMIC)
 
 GENERIC, ASYNC = "generic", "async"
@@ -243,15 +244,9 @@ def accesses_pending_registers(op: Operation) -> bool:
     return op.has_trait(PendingRegisterAccess)
 
 
-def has_facts(op_class: type[Operation]) -> bool:
-    """Whether `op_class` declares any fact of this module (a test walks the dialects with it)."""
-    return any(isinstance(t, (MemoryAccess, Collective, AsyncCompletion, PendingRegisterAccess))
-               for t in op_class.traits)
-
-
 __all__ = [
     "ASYNC", "ATOMIC", "GENERIC", "KINDS", "PROXIES", "READ", "SPACES", "WRITE",
     "AsyncCompletion", "Collective", "MemoryAccess", "PendingRegisterAccess", "StateSpace",
     "accesses_pending_registers", "collective_warps", "completed_by", "completion",
-    "has_facts", "memory_accesses", "memory_effects",
+    "memory_accesses", "memory_effects",
 ]

@@ -76,7 +76,6 @@ NAME = "tylo-insert-async-fences"
 WGMMA = (WgmmaInstrOp, WgmmaInstrRegAOp)
 
 
-
 def _shared(v: SSAValue) -> bool:
     return isinstance(v.type, PointerType) and v.type.space.data == "shared"
 
@@ -175,10 +174,16 @@ def _only_wgmma_uses(v: SSAValue) -> bool:
     return all(_hands_on(u.operation) for u in v.uses)
 
 
+#: The ops that complete a wgmma (its `AsyncCompletion`: ``tylo.wgmma_wait``).
+WGMMA_ENDS = completed_by(WgmmaInstrOp)
+
+
 def _hands_on(op: Operation) -> bool:
-    """Whether `op` may take a pending wgmma register: the ops that declare it
-    (`PendingRegisterAccess`: the wgmma instructions, their wait) and a loop's yield."""
-    return accesses_pending_registers(op) or isinstance(op, scf.YieldOp)
+    """Whether `op` may take a pending wgmma register: an op that completes the wgmma, another
+    op of its chain (one that declares `PendingRegisterAccess` and is completed by the same ops:
+    the wgmma instructions), or a loop's yield."""
+    return (isinstance(op, scf.YieldOp) or op.name in WGMMA_ENDS
+            or accesses_pending_registers(op) and completed_by(op) == WGMMA_ENDS)
 
 
 def _insert_wgmma_fences(module: ModuleOp) -> None:

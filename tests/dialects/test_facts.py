@@ -5,7 +5,7 @@ the emulator use."""
 import pytest
 from xdsl.dialects.builtin import i32
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, traits_def
-from xdsl.traits import EffectInstance, MemoryEffectKind, Pure, get_effects
+from xdsl.traits import EffectInstance, MemoryEffectKind, Pure, get_effects, is_side_effect_free
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
@@ -179,3 +179,13 @@ def test_collective_and_pending_register_facts():
     assert F.accesses_pending_registers(WgmmaWaitGroupOp)
     assert not F.accesses_pending_registers(P.StOp)
     assert F.completed_by(WgmmaMmaAsyncOp) == ("ptx.wgmma_wait_group",)
+
+
+def test_no_op_with_facts_is_side_effect_free():
+    """What `tylo-hoist-invariants` and xDSL's CSE rely on: they move or merge only side-effect
+    free ops, and no op that touches memory, is collective or completes later is one."""
+    with_facts = [op for op in OPS.values() if any(
+        op.get_traits_of_type(t) for t in (F.MemoryAccess, F.Collective, F.AsyncCompletion,
+                                           F.PendingRegisterAccess))]
+    assert len(with_facts) > 60
+    assert not [op.name for op in with_facts if is_side_effect_free(op)]

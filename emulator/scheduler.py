@@ -11,14 +11,15 @@ thread of a loop is at the loop's head before any thread leaves it.
 What the hardware would hang on or leave undefined is an `EmulationError` naming the instruction,
 the CTA and the threads:
 
-* a warp-collective instruction (`semantics.WARP_COLLECTIVES`: ``mma.sync``, ``ldmatrix`` ...,
+* a warp-collective instruction (the ops with a `Collective` trait, `tylo.dialects.facts`:
+  ``mma.sync``, ``ldmatrix`` ...,
   all ``.sync.aligned``) reached by a group that holds only part of a warp, or a
   warpgroup-collective one (``wgmma.*``, over 4 consecutive warps, the first a multiple of 4)
   reached by part of a warpgroup;
 * an instruction that reads or writes a register a pending asynchronous operation (an
   unfinished ``wgmma.mma_async``) will write, before the wait that ends it
   (`Machine.pending_registers`: register -> int8 per thread, 1 refuses writes, 2 reads too; the
-  asynchronous ops themselves, `semantics.ASYNC_REGISTER_OPS`, are exempt);
+  asynchronous ops themselves, those with a `PendingRegisterAccess` trait, are exempt);
 * a barrier that cannot complete: every thread still running waits at a barrier, and some
   wait at another barrier or have exited (PTX ISA 9.7.13.1: all threads of the CTA take part in
   ``bar.sync`` without a thread count), or a CTA ends with arrivals at a barrier that never
@@ -44,6 +45,7 @@ from xdsl.traits import IsTerminator as _IsTerminator
 from ..compiler.errors import EmulationError
 from ..compiler.lazy_modules import np
 from ..dialects import ptx
+from ..dialects.facts import accesses_pending_registers, collective_warps
 from . import semantics
 from ..dialects.ptx.cluster import BarrierClusterOp
 from ..dialects.ptx.sync import BarOp
@@ -103,11 +105,11 @@ class Program:
             raise EmulationError(f"the emulator has no semantics for {op.name} "
                                  f"({_line(op)})", instruction=_line(op))
         functions, impl = found
-        warps = semantics.WARP_COLLECTIVES.get(type(op), 0)
+        warps = collective_warps(op)
         kind = ("terminator" if op.has_trait(_IsTerminator) else
                 "collective" if warps else "op")
         return Instruction(op, impl, functions, reads, writes, kind, 32 * warps,
-                           type(op) in semantics.ASYNC_REGISTER_OPS)
+                           accesses_pending_registers(op))
 
 
 class Emulation(Interpreter):

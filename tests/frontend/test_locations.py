@@ -10,12 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import FileLineColLoc, UnknownLoc
 from xdsl.utils.exceptions import VerifyException
 
 import tylo
 from tylo import Float32
 from tylo.compiler.errors import CompileError
+from tylo.dialects.builder import emit
 from tylo.dialects.locations import first_invalid, reset_handled, source_location
 from tylo.dialects.ptx import EntryOp
 from tylo.frontend import build
@@ -147,6 +149,26 @@ def test_a_verifier_error_after_a_pass_names_the_invalid_op():
     assert (error.location.filename, error.location.line) == (HERE, line_of("store"))
     assert str(error).startswith(f"{HERE}:{line_of('store')}:")
     assert "^" in str(error).splitlines()[2]
+
+
+def _bad_add(x, i):
+    """Emit f32 + i32 (a plain Python function of this file: its line is the op's)."""
+    return emit(arith.AddfOp(x.value, i.value))  # bad-op
+
+
+@tylo.kernel
+def invalid(out: tylo.Tensor, a: tylo.Tensor):
+    i = tylo.thread_idx()
+    _bad_add(a[i], i)
+    out[i] = 0.0
+
+
+def test_invalid_traced_ir_is_refused_at_the_line_that_made_the_op():
+    with pytest.raises(CompileError) as info:
+        invalid.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1))
+    err = info.value
+    assert "kernel invalid produced invalid IR" in err.message
+    assert (err.location.filename, err.location.line) == (HERE, line_of("bad-op"))
 
 
 def _without_line_info(text: str) -> str:

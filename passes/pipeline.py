@@ -113,7 +113,7 @@ def pass_error(name: str, kernel: str, module: ModuleOp, e: Exception) -> Compil
     of the op it failed on: the op the pass was handling (`handled_op`), else the first op that
     fails verification."""
     op = failed_op(e)
-    message = str(e)
+    message = str(e).removeprefix(f"{name}: ")  # the pass's own prefix, said once
     if op is None and isinstance(e, (VerifyException, DiagnosticException)):
         found = first_invalid(module)
         if found is not None:

@@ -127,8 +127,8 @@ def test_a_pass_error_shows_the_line_and_a_caret():
     with pytest.raises(CompileError) as info:
         fenced.compile(np.zeros(128, np.float32), block=128, arch="sm_80")
     err = info.value
-    assert "pass tylo-lower-to-ptx failed on kernel 'fenced'" in err.message
-    assert "fence.proxy.async needs sm_90" in err.message
+    assert err.message.startswith("pass tylo-lower-to-ptx failed on kernel 'fenced': "
+                                  "fence.proxy.async needs sm_90")  # the pass named once
     assert (err.location.filename, err.location.line) == (HERE, line_of("fence"))
     head, source, caret = str(err).splitlines()[:3]
     assert head == f"{HERE}:{line_of('fence')}:5"

@@ -110,8 +110,8 @@ def run_pipeline(module: ModuleOp, kernel: str, arch: str, ctx: Context | None =
 
 def pass_error(name: str, kernel: str, module: ModuleOp, e: Exception) -> CompileError:
     """The CompileError of pass `name` failing on `kernel` with `e`, located at the user's line
-    of the op it failed on: the op the pass was handling (`handled_op`), else the first op that
-    fails verification."""
+    of the op it failed on (`failed_op`: an `OpFailure`'s op, else the op the pass was handling),
+    else of the first op that fails verification (named in the message)."""
     op = failed_op(e)
     message = str(e).removeprefix(f"{name}: ")  # the pass's own prefix, said once
     if op is None and isinstance(e, (VerifyException, DiagnosticException)):

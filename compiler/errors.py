@@ -153,8 +153,10 @@ class EmulationError(TyloError):
     on or leave undefined: an out-of-bounds or misaligned access, a data race, a barrier some
     threads never reach, a warp collective executed by part of its warp, a ``trap``.
 
-    `instruction` is the PTX line, `block` the CTA index (x, y, z), `threads` the linear thread
-    indices in the block concerned (a tuple, maybe empty), `kind` one of "access", "race",
+    `location` is the user's line the faulting instruction was traced from (None for an
+    instruction without one), `instruction` the PTX line, `block` the CTA index (x, y, z),
+    `threads` the linear thread indices in the block concerned (a tuple, maybe empty), `kind`
+    one of "access", "race",
     "deadlock", "divergence", "trap", "mbarrier" (an mbarrier used against the ISA's rules),
     "tmem" (a TMEM allocation against them), "fault"."""
 

@@ -44,6 +44,9 @@ LIMIT_SOURCE = ('CUDA C++ Programming Guide, "Technical Specifications per Compu
 DYNAMIC_SYMBOL = "tylo_dynamic_smem"
 #: The ``ptx.entry`` attribute holding the dynamic bytes a launch of the kernel needs.
 DYNAMIC_BYTES_ATTRIBUTE = "tylo.dynamic_shared_bytes"
+#: The attribute of a ``tylo.shared_alloc`` and of the ``ptx.shared_decl`` made of it that holds
+#: the user's variable the array was assigned to (errors name the array by it; the PTX does not).
+VARIABLE_ATTRIBUTE = "tylo.variable"
 #: Alignment the driver gives the dynamic window's base (module docstring).
 DYNAMIC_BASE_ALIGN = 16
 

@@ -8,8 +8,9 @@ inserts the line of the kernel's code that made it (`tylo.frontend.tracing`); pa
 * a `KernelBuilder` made with ``KernelBuilder.before(op)`` gives what it inserts `op`'s location;
 * a pass that rewrites op by op wraps each handler in `located` (or walks with `each_located`):
   ops inserted around the op take its location, and an error escaping the handler is located at
-  the op (`handled_op`); instruction selection gives each ptx op the location of the op it
-  selects for;
+  the op (`handled_op`), as is an `OpFailure` raised about another op at that op; instruction
+  selection gives each ptx op the location of the op it selects for; an xDSL rewrite pattern
+  wrapped in `LocatedPattern` gives what it makes the location of the op it matched;
 * after each pass, `fill_unknown` gives an op still without one (made by an xDSL pass such as
   canonicalization's folding) the location of the op it was placed in front of.
 

@@ -16,10 +16,12 @@ HEADER = """# The catalogue of mistakes
 
 Every mistake below is a test: `{test}[<name>]` runs the snippet (after `import tylo` and
 `from tylo import *`) and checks that it raises exactly this error, with this fragment in its
-message, at the marked line when the error is a compile-time one. The snippets live in
+message, at the marked line when the error is located. The snippets live in
 `tests/catalogue/mistakes.py`; this page is generated from them (`python docs/make_mistakes.py`).
 Compile-time errors print the file, the line and a caret under the expression; launch-time
 errors name the argument and the rule. In both cases nothing runs and nothing is written.
+Faults the emulator finds while the kernel runs print the line that made the faulting
+instruction the same way (for a deadlock, the line that waits), then the PTX instruction.
 
 Refusals of invalid IR (what the verifiers of the `tylo` and `ptx` dialects and the passes
 reject) are lit tests, listed at the end.

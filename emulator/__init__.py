@@ -10,7 +10,8 @@ barriers, warp collectives) is `scheduler.py`, the state spaces `memory.py` and 
 the race record `races.py`.
 
 Adding an instruction is local: an ``@impl`` in its family's module (the contract is in
-`semantics/__init__.py`), and `semantics.warp_collective` if it is ``.sync.aligned``;
+`semantics/__init__.py`), and the op's facts (a ``Collective`` trait if it is ``.sync.aligned``,
+`tylo.dialects.facts`);
 `tests/emulator/test_every_op_has_semantics.py` fails for an op of the dialect without one.
 Asynchronous instructions (cp.async, TMA, wgmma, which later issues add) fit the same record:
 at issue, an operation registers what it will read and write with the race tracker of each

@@ -72,7 +72,8 @@ class PendingReads:
                                   f"be pending: {writer} writes {machine._place('shared', at)}, "
                                   f"which '{_line(read.op)}' (threads "
                                   f"{_ranges(list(read.threads))}) reads until its wait",
-                              who, kind="race")
+                              who, kind="race",
+                              detail=machine.access_detail(read.op, f"the pending read, {read.what}"))
 
 
 def refuse_overwrite(machine, ranges, op, threads, writer: str = "an asynchronous copy") -> None:
@@ -105,7 +106,9 @@ def refuse_unordered_read(machine, op, offsets, size: int, threads, reader: str)
         writer = int(machine.local_id(int(races.w_tid[at])))
         machine.error(op, f"data race on {machine._place('shared', at)}: {reader} reads it, "
                           f"and thread {writer} stored it with no barrier between them",
-                      np.asarray(threads), kind="race")
+                      np.asarray(threads), kind="race",
+                      detail=machine.access_detail(machine.site_op(int(races.w_site[at])),
+                                                   f"the store, by thread {writer}"))
 
 
 __all__ = ["PendingRead", "PendingReads", "refuse_overwrite", "refuse_unordered_read"]

@@ -2,7 +2,9 @@
 
 The semantics reach it as ``interpreter.machine`` (see `tylo.emulator.semantics`). Loads and
 stores go through `load` / `store`, which check alignment and bounds, keep the race record and
-raise `EmulationError` naming the instruction, the CTA, the threads and the address.
+raise `EmulationError` naming the instruction, the CTA, the threads and the address; every fault
+goes through `Machine.error`, which locates it at the user's line the instruction was traced
+from (its xDSL ``FileLineColLoc``), when it carries one.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from ..compiler.errors import EmulationError
 from ..compiler.kernel_params import param_layout
 from ..compiler.lazy_modules import np
 from ..dialects import ptx
-from ..compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE
+from ..compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE, VARIABLE_ATTRIBUTE
 from ..dialects.ptx.sync import ExternSharedDeclOp
 from ..dialects.strings import text_bytes
 from .memory import (
@@ -33,7 +35,7 @@ from .bulk_copies import BulkCopies
 from .cluster import Geometry
 from .mbarriers import MBarriers
 from .races import RaceTracker
-from .report import line as _line, ranges as _ranges
+from .report import indented, line as _line, ranges as _ranges, source as _source
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ class Machine:
         self.ctas = [(0, 0, 0)]  # the unit's CTAs, in rank order
         self.cluster_id = (0, 0, 0)
         self.symbols: dict[str, Symbol] = {}
+        self.variables: dict[str, str] = {}  # shared symbol -> the user's variable (`_place`)
         self.shared_size = 0
         self.local_size = 0
         self.cta = (0, 0, 0)
@@ -86,6 +89,8 @@ class Machine:
         self.uses_mbarriers = False
         self.atomic_access = False  # accesses are an atomic's (`atomic`): raced as such
         self.thread_states = None  # the scheduler's per-thread state array of the CTA
+        self.sites: list = []  # the ops of recorded accesses, numbered (`site`) for the races
+        self.site_numbers: dict = {}
 
     # -- declarations ---------------------------------------------------------------------------
     def declare(self, module, entry) -> None:
@@ -103,6 +108,8 @@ class Machine:
                 if isinstance(op, ptx.ops.SharedDeclOp):
                     shared = _align(shared, align)
                     self.symbols[op.sym_name.data] = Symbol("shared", shared)
+                    if VARIABLE_ATTRIBUTE in op.attributes:
+                        self.variables[op.sym_name.data] = op.attributes[VARIABLE_ATTRIBUTE].data
                     shared += size
                 else:
                     local = _align(local, align)
@@ -376,18 +383,19 @@ class Machine:
             if data is not None:
                 self.bulk.generic_write(offsets, size, local)
         plain = races and not self.atomic_access
-        race = races.atomic(self.epoch, ids, offsets, size, self.clocks) \
+        site = self.site(op) if races else -1
+        race = races.atomic(self.epoch, ids, offsets, size, self.clocks, site) \
             if races and self.atomic_access else None
         if data is None:
             if plain:
-                race = races.read(self.epoch, ids, offsets, size, self.clocks)
+                race = races.read(self.epoch, ids, offsets, size, self.clocks, site)
             result = gather(buf, offsets, size)
         else:
             if name == "shared" and self.async_reads:
                 self.async_reads.refuse(self, op, offsets, size, self.threads
                                         if lanes is None else self.threads[lanes], "a store")
             if plain:
-                race = races.write(self.epoch, ids, offsets, size, data, self.clocks)
+                race = races.write(self.epoch, ids, offsets, size, data, self.clocks, site)
             if race is None:
                 scatter(buf, offsets, data)
             result = None
@@ -397,11 +405,12 @@ class Machine:
                      f"thread {self.local_id(race.other)}")
             self.error(op, f"data race on {self._place(name, race.offset)}: {race.kind}: thread {me} "
                            f"and {other} access it with no barrier between them",
-                       [me], kind="race")
+                       [me], kind="race", detail=self.race_detail(race, other))
         return result
 
     def _place(self, name: str, offset: int) -> str:
-        """``shared array 'smem_0' byte 12`` for a shared offset, else ``<name> byte <offset>``."""
+        """``shared array 'As' (__tylo_smem_0) byte 12`` for a shared offset (the user's variable,
+        when the declaration names it, and the PTX symbol), else ``<name> byte <offset>``."""
         if name == "shared":
             cta = ""
             if self.cluster_ctas > 1:
@@ -411,7 +420,9 @@ class Machine:
                             if sym.space == "shared" and sym.address <= offset)
             if arrays:
                 start, array = arrays[-1]
-                return f"{cta}shared array '{array}' byte {offset - start}"
+                variable = self.variables.get(array)
+                label = f"'{variable}' ({array})" if variable else f"'{array}'"
+                return f"{cta}shared array {label} byte {offset - start}"
             return f"{cta}shared byte {offset}"
         return f"{name} byte {offset}"
 
@@ -441,8 +452,12 @@ class Machine:
         return out
 
     # -- faults ---------------------------------------------------------------------------------
-    def error(self, op, message: str, threads, kind: str = "fault"):
-        """Raise the `EmulationError` of `message` at instruction `op` for `threads`."""
+    def error(self, op, message: str, threads, kind: str = "fault", detail: str = ""):
+        """Raise the `EmulationError` of `message` at instruction `op` for `threads`. When `op`
+        carries the user's source location, the error is located there (its text starts with
+        the file, line, source line and caret) and the PTX line follows as ``ptx:``, else the
+        PTX line is the ``at:`` line. `detail`: lines (each starting "  ") shown after the
+        message, e.g. where the other access of a race was."""
         threads = [int(t) for t in np.asarray(threads).ravel()]
         who = f"thread {threads[0]}" if len(threads) == 1 else (
             f"threads {_ranges(sorted(set(threads)))}" if threads else "")
@@ -452,10 +467,44 @@ class Machine:
             block = self.ctas[threads[0] // self.threads_per_cta] if threads else self.cta
             where = (f"cluster {self.cluster_id} (blocks {', '.join(map(str, self.ctas))}; "
                      f"threads numbered rank * {self.threads_per_cta} + tid), block {block}")
-        err = EmulationError(
-            f"kernel '{self.kernel}', {where}{', ' + who if who else ''}: {message}\n"
-            f"  at: {line}", instruction=line, block=block, threads=threads, kind=kind)
+        source = _source(op)
+        text = f"kernel '{self.kernel}', {where}{', ' + who if who else ''}: {message}"
+        text += f"\n{detail}" if detail else ""
+        text += f"\n  {'ptx' if source is not None else 'at'}: {line}"
+        err = EmulationError(text, instruction=line, block=block, threads=threads, kind=kind)
+        err.location = source
         raise err
+
+    def race_detail(self, race, other_thread: str) -> str:
+        """Where the other access of `race` (`races.Race`) was made (`access_detail`), when the
+        access recorded its op; else ""."""
+        if " after " not in race.kind:  # (two lanes of one store clash: the access itself)
+            return ""
+        what = race.kind.split(" after ")[1]
+        what = "atomic update" if what == "atomic" else what
+        by = "" if other_thread == "several threads" else f", by {other_thread}"
+        return self.access_detail(self.site_op(race.site), f"the racing {what}{by}")
+
+    def access_detail(self, op, what: str) -> str:
+        """Lines for an error's `detail`: `what` (another access, e.g. "the racing write, by
+        thread 63"), then the source location and the PTX line of its op `op`; "" when `op` is
+        None or carries no location."""
+        where = _source(op) if op is not None else None
+        if where is None:
+            return ""
+        return f"  {what}:\n{indented(where, '    ')}\n    ptx: {_line(op)}"
+
+    def site_op(self, site: int):
+        """The op numbered `site` (`site`), or None for -1."""
+        return self.sites[site] if 0 <= site < len(self.sites) else None
+
+    def site(self, op) -> int:
+        """The number of `op` in `sites` (the accesses' ops, which the race record keeps)."""
+        number = self.site_numbers.get(op)
+        if number is None:
+            number = self.site_numbers[op] = len(self.sites)
+            self.sites.append(op)
+        return number
 
 
 def _addresses(addresses, lanes) -> str:

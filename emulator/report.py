@@ -1,6 +1,11 @@
-"""How the emulator names instructions and threads in its errors."""
+"""How the emulator names instructions, threads and source lines in its errors."""
 
 from __future__ import annotations
+
+from xdsl.ir import Operation
+
+from ..compiler.errors import SourceLocation
+from ..dialects.locations import source_location
 
 
 def line(op) -> str:
@@ -9,6 +14,17 @@ def line(op) -> str:
         return op.assembly_line() or op.name
     except Exception:  # noqa: BLE001 - a name is enough to point at it
         return op.name
+
+
+def source(op) -> SourceLocation | None:
+    """The user's line `op` was traced from (`dialects.locations.source_location`); None for an
+    op without one, or for a stand-in that is no IR op (as the semantics' unit tests pass)."""
+    return source_location(op) if isinstance(op, Operation) else None
+
+
+def indented(where: SourceLocation, by: str = "  ") -> str:
+    """`where` rendered (file:line:col, the source line, a caret), each line indented `by`."""
+    return "\n".join(by + text for text in where.render().splitlines())
 
 
 def ranges(threads) -> str:

@@ -11,14 +11,15 @@ thread of a loop is at the loop's head before any thread leaves it.
 What the hardware would hang on or leave undefined is an `EmulationError` naming the instruction,
 the CTA and the threads:
 
-* a warp-collective instruction (`semantics.WARP_COLLECTIVES`: ``mma.sync``, ``ldmatrix`` ...,
+* a warp-collective instruction (the ops with a `Collective` trait, `tylo.dialects.facts`:
+  ``mma.sync``, ``ldmatrix`` ...,
   all ``.sync.aligned``) reached by a group that holds only part of a warp, or a
   warpgroup-collective one (``wgmma.*``, over 4 consecutive warps, the first a multiple of 4)
   reached by part of a warpgroup;
 * an instruction that reads or writes a register a pending asynchronous operation (an
   unfinished ``wgmma.mma_async``) will write, before the wait that ends it
   (`Machine.pending_registers`: register -> int8 per thread, 1 refuses writes, 2 reads too; the
-  asynchronous ops themselves, `semantics.ASYNC_REGISTER_OPS`, are exempt);
+  asynchronous ops themselves, those with a `PendingRegisterAccess` trait, are exempt);
 * a barrier that cannot complete: every thread still running waits at a barrier, and some
   wait at another barrier or have exited (PTX ISA 9.7.13.1: all threads of the CTA take part in
   ``bar.sync`` without a thread count), or a CTA ends with arrivals at a barrier that never
@@ -44,6 +45,7 @@ from xdsl.traits import IsTerminator as _IsTerminator
 from ..compiler.errors import EmulationError
 from ..compiler.lazy_modules import np
 from ..dialects import ptx
+from ..dialects.facts import accesses_pending_registers, collective_warps
 from . import semantics
 from ..dialects.ptx.cluster import BarrierClusterOp
 from ..dialects.ptx.sync import BarOp
@@ -51,7 +53,7 @@ from .cluster import ClusterBarrier
 from .machine import Machine
 from .scheduler_values import Branch
 from .tmem import check_released
-from .report import line as _line, ranges as _ranges
+from .report import line as _line, ranges as _ranges, source as _source
 from .values import register_dtype
 
 READY, WAITING, EXITED, PARKED = 0, 1, 2, 3
@@ -103,11 +105,11 @@ class Program:
             raise EmulationError(f"the emulator has no semantics for {op.name} "
                                  f"({_line(op)})", instruction=_line(op))
         functions, impl = found
-        warps = semantics.WARP_COLLECTIVES.get(type(op), 0)
+        warps = collective_warps(op)
         kind = ("terminator" if op.has_trait(_IsTerminator) else
                 "collective" if warps else "op")
         return Instruction(op, impl, functions, reads, writes, kind, 32 * warps,
-                           type(op) in semantics.ASYNC_REGISTER_OPS)
+                           accesses_pending_registers(op))
 
 
 class Emulation(Interpreter):
@@ -132,7 +134,8 @@ class CTA:
     state: "np.ndarray"
     regs: dict = field(default_factory=dict)
     barriers: dict = field(default_factory=dict)  # id -> Phase, for barriers with arrivals
-    parked: dict = field(default_factory=dict)  # thread -> (mbarrier address, its version)
+    # thread -> (mbarrier address, its version, the pc of the try_wait it spins on)
+    parked: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -285,12 +288,12 @@ class Scheduler:
             if cta.state[thread] == READY and cta.pc[thread] <= pc \
                     and mb.version(address) == version:
                 cta.state[thread] = PARKED
-                cta.parked[thread] = (address, version)
+                cta.parked[thread] = (address, version, pc)
 
     def _unpark(self) -> bool:
         """Make ready the parked threads whose barrier changed; whether there were any."""
         cta, mb = self.cta, self.machine.mbarriers
-        woken = [t for t, (a, v) in cta.parked.items() if mb.version(a) != v]
+        woken = [t for t, (a, v, _) in cta.parked.items() if mb.version(a) != v]
         for t in woken:
             del cta.parked[t]
             cta.state[t] = READY
@@ -426,13 +429,17 @@ class Scheduler:
         parked = np.nonzero(cta.state == PARKED)[0]
         pcs = np.unique(cta.pc[waiting])
         where = "; ".join(f"threads {_ranges(waiting[cta.pc[waiting] == p])} wait at "
-                          f"'{_line(code[int(p)].op)}' (instruction {int(p)})" for p in pcs)
-        bars = sorted({cta.parked[int(t)][0] for t in parked})
-        spin = "; ".join(
-            f"threads {_ranges([t for t in parked if cta.parked[int(t)][0] == a])} wait on "
-            f"{self.machine.mbarriers.describe(a)}" for a in bars)
+                          f"'{_line(code[int(p)].op)}' (instruction {int(p)}{_at(code[int(p)].op)})"
+                          for p in pcs)
+        spins = []
+        for a in sorted({cta.parked[int(t)][0] for t in parked}):
+            on = [int(t) for t in parked if cta.parked[int(t)][0] == a]
+            spins.append(f"threads {_ranges(on)} wait on {self.machine.mbarriers.describe(a)}"
+                         f"{_at(code[cta.parked[on[0]][2]].op)}")
+        spin = "; ".join(spins)
         where = "; ".join(x for x in (where, spin) if x)
-        first = code[int(pcs[0] if pcs.size else cta.pc[parked[0]])].op
+        # the waiting instruction: a bar.sync, else the try_wait a parked thread spins on
+        first = code[int(pcs[0]) if pcs.size else cta.parked[int(parked[0])][2]].op
         also = f"; threads {_ranges(exited)} exited without reaching it" if exited.size else ""
         counts = "".join(f"; barrier {i} has {p.arrived()} of its {p.expected} threads"
                          for i, p in sorted(self.cta.barriers.items()))
@@ -520,3 +527,9 @@ def run_entry(module: ModuleOp, entry: str, grid, block, params: bytes, memory,
 
 
 __all__ = ["run_entry", "Scheduler", "Branch", "Emulation", "Program"]
+
+
+def _at(op) -> str:
+    """``, at kernel.py:12`` for an op traced from the user's line 12, else ""."""
+    where = _source(op)
+    return f", at {where.filename}:{where.line}" if where is not None else ""

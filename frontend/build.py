@@ -21,7 +21,7 @@ from ..compiler.int_tuple import is_int
 from ..compiler.layout import Layout
 from ..compiler.signature import ConstexprSpec, ScalarSpec, TensorMapSpec, TensorSpec
 from ..dialects.builder import CLUSTER_ATTRIBUTE
-from ..dialects.locations import file_location
+from ..dialects.locations import file_location, first_invalid, source_location
 from ..dialects.scalars import Scalar
 from ..dialects.tylo import TensorMapType, element_type
 from ..passes.pipeline import emit_ptx, pipeline, run_pipeline
@@ -114,7 +114,10 @@ def trace(kernel, specs, values, block, arch: str = "sm_90a", shared: list | Non
     try:
         module.verify()
     except VerifyException as e:
-        raise CompileError(f"kernel {kernel.fn.__name__} produced invalid IR: {e}") from e
+        found = first_invalid(module)  # the op, at the user's line that made it
+        where = source_location(found[0]) if found is not None else None
+        raise CompileError(f"kernel {kernel.fn.__name__} produced invalid IR: {e}",
+                           location=where) from e
     return module
 
 

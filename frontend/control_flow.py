@@ -53,6 +53,26 @@ def checked_print(function, *args, **kwargs):
     return function(*args, **kwargs)
 
 
+def formatted(v):
+    """The value of a ``{v}`` in an f-string of a kernel: static values only."""
+    if _runtime(v):
+        raise UnsupportedError(
+            f"an f-string is built once while the kernel is compiled, when a runtime {v.dtype} "
+            "has no value (it would format as placeholder text): use tylo.print(fmt, *values) "
+            "with '{}' placeholders to print from the GPU")
+    return v
+
+
+def no_result(v):
+    """The value of a kernel's ``return v``: None only."""
+    if v is not None:
+        raise UnsupportedError(
+            "a kernel returns no value (it runs on the GPU; only what it stores is kept): "
+            "store the result into an output array argument, or return it from a @tylo.func "
+            "helper")
+    return v
+
+
 def _runtime(v) -> bool:
     return isinstance(v, (Scalar, Fragment))
 
@@ -355,6 +375,7 @@ def ifexp(cond, then_thunk, else_thunk):
 
 
 __all__ = [
-    "get", "unbound", "unsupported", "is_static", "if_", "for_range", "static_while", "while_",
+    "get", "unbound", "unsupported", "formatted", "no_result",
+    "is_static", "if_", "for_range", "static_while", "while_",
     "and_", "or_", "not_", "ifexp",
 ]

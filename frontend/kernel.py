@@ -126,7 +126,7 @@ class Kernel:
         self.fn = fn
         # (x, y, z) CTAs per cluster, or None (`compiler.cluster`; part of every cache key)
         self.cluster = _cluster(cluster)
-        self.source = TracedSource(fn)
+        self.source = TracedSource(fn, kernel=True)
         try:
             self.signature = inspect.signature(fn, eval_str=True)
         except Exception:  # an annotation that cannot be evaluated yet: keep it as written

@@ -12,6 +12,12 @@ value change, and each keeps exact Python semantics when that value turns out st
   short-circuit statically and combine runtime booleans.
 
 Generated nodes take the location of the statement they replace, so errors point at user lines.
+
+`ACCEPTED` is the audit of the Python a kernel body may contain: every statement and expression
+node type the frontend implements, with how. Any other statement or expression is refused at its
+line (`REFUSED` says why for each node type Python 3.10-3.12 has; a node type of a later Python
+gets a generic refusal). Nested functions, lambdas and comprehensions are not rewritten: they run
+as plain Python while the kernel is traced, on whatever values they are given.
 """
 
 from __future__ import annotations
@@ -21,6 +27,79 @@ import copy
 import re
 
 RT = "__tylo__"
+
+_WHILE_TRACING = "runs as Python while the kernel is traced"
+ACCEPTED: dict[type, str] = {
+    # statements
+    ast.Assign: "binds names; a runtime value is an SSA value (tuple targets and a starred "
+                "target unpack static tuples and lists)",
+    ast.AugAssign: "`x += v` is `x = x + v`; `a[i] += v` loads, adds and stores",
+    ast.AnnAssign: "like an assignment; the annotation " + _WHILE_TRACING,
+    ast.Expr: "an expression statement (a call such as tylo.barrier())",
+    ast.If: "static condition: Python's if; runtime condition: scf.if",
+    ast.For: "`for i in range(...)`: scf.for; any other iterable is unrolled while tracing",
+    ast.While: "static condition and names: Python's while; else scf.while",
+    ast.Return: "ends the kernel (or returns a @tylo.func's value); refused inside runtime "
+                "control flow",
+    ast.Raise: _WHILE_TRACING + " (a compile error); refused inside runtime control flow",
+    ast.Assert: _WHILE_TRACING + ", on static values",
+    ast.Break: "in a static loop; refused inside runtime control flow",
+    ast.Continue: "in a static loop; refused inside runtime control flow",
+    ast.Pass: "nothing",
+    ast.Import: _WHILE_TRACING,
+    ast.ImportFrom: _WHILE_TRACING,
+    ast.FunctionDef: "a nested helper, not rewritten: it " + _WHILE_TRACING,
+    # expressions
+    ast.Name: "a local, argument, global or closure variable",
+    ast.Constant: "a static value (a Python int, float, bool, str, None)",
+    ast.Attribute: "an attribute of a static or runtime value",
+    ast.Subscript: "indexing a tile, tuple, list or dict; slices of tiles",
+    ast.Slice: "a slice in a subscript",
+    ast.Call: "a Tylo builtin (emits IR), a @tylo.func (inlined) or any Python callable "
+              "(runs while tracing)",
+    ast.BinOp: "arithmetic: static operands fold in Python, runtime ones emit IR",
+    ast.UnaryOp: "-x, +x, ~x; `not x` short-circuits like and/or",
+    ast.BoolOp: "`and`/`or`: Python's short circuit on static values, scf.if on runtime ones",
+    ast.Compare: "comparisons; a chain a < b < c is (a < b) and (b < c)",
+    ast.IfExp: "`x if c else y`: static c picks in Python, runtime c builds scf.if",
+    ast.Tuple: "a tuple (of static or runtime values)",
+    ast.List: "a list (of static or runtime values)",
+    ast.Dict: "a dict (static keys)",
+    ast.Set: "a set of static values",
+    ast.Starred: "`*args` in a call, display or assignment target",
+    ast.JoinedStr: "an f-string, built while tracing: static values only",
+    ast.FormattedValue: "a {value} of an f-string: a static value only (refused for a runtime "
+                        "one: use tylo.print)",
+    ast.Lambda: "not rewritten: it " + _WHILE_TRACING,
+    ast.ListComp: "not rewritten: it " + _WHILE_TRACING + " (an unrolled loop)",
+    ast.SetComp: "not rewritten: it " + _WHILE_TRACING,
+    ast.DictComp: "not rewritten: it " + _WHILE_TRACING,
+    ast.GeneratorExp: "not rewritten: it " + _WHILE_TRACING,
+}
+
+_COMPILED_ONCE = "a kernel is traced once, as a plain function, while it is compiled"
+REFUSED: dict[str, tuple[str, str]] = {
+    # node type name: (the keyword the caret marks, the message)
+    "With": ("with", "'with' is not supported in kernels: the context manager would run once "
+             "while the kernel is compiled, not on the GPU, and one that suppresses exceptions "
+             "would hide Tylo's errors; write the body without it"),
+    "AsyncWith": ("async", f"'async with' is not supported in kernels: {_COMPILED_ONCE}"),
+    "AsyncFor": ("async", f"'async for' is not supported in kernels: {_COMPILED_ONCE}"),
+    "AsyncFunctionDef": ("async", f"'async def' is not supported in kernels: {_COMPILED_ONCE}"),
+    "Match": ("match", "'match' is not supported in kernels (it has no runtime form): write "
+              "if/elif, which becomes scf.if for a runtime value"),
+    "Delete": ("del", "'del' is not supported in kernels: a name deleted in runtime control flow "
+               "has no value to carry out of it, and tiles have no deletion; assign a new "
+               "value, or let the name go unused"),
+    "ClassDef": ("class", "a class definition is not supported in a kernel: define the class "
+                 "outside it (at module level) and use it from the kernel"),
+    "TypeAlias": ("type", "a 'type' alias is not supported in a kernel: define it at module level"),
+    "NamedExpr": (":=", "an assignment expression (:=) is not supported in kernels: conditions "
+                  "and short circuits are rewritten into functions, so the name it binds would "
+                  "not reach the code after it; assign the value on a line of its own"),
+}
+"""Refusals without a visit_ method of their own (try, yield, await, global and nonlocal have
+one, with messages of their own)."""
 
 
 def _call(func: str, args: list[ast.expr], node: ast.AST) -> ast.Call:
@@ -133,9 +212,10 @@ def _first_jump(stmts: list[ast.stmt]):
 class KernelRewriter(ast.NodeTransformer):
     """The transformation described in the module docstring."""
 
-    def __init__(self, source_lines: list[str] | None = None) -> None:
+    def __init__(self, source_lines: list[str] | None = None, kernel: bool = False) -> None:
         self.counter = 0
         self.lines = source_lines or []
+        self.kernel = kernel  # a kernel's return value is checked to be None (a helper's is used)
 
     def _fresh(self, what: str) -> str:
         self.counter += 1
@@ -222,6 +302,29 @@ class KernelRewriter(ast.NodeTransformer):
         }.get(kind, "loop with while and a flag, or use tylo.static_range for an unrolled loop")
         msg = f"'{kind}' inside {region} is not supported (it becomes structured IR): {advice}"
         return [self._refusal(msg, where, len(kind))]
+
+    # -- the audit ------------------------------------------------------------------------------
+    def visit(self, node: ast.AST):
+        """Refuse every statement and expression whose type is not in `ACCEPTED` and has no
+        refusal of its own below (try, yield, await, global, nonlocal)."""
+        kind = type(node)
+        if isinstance(node, (ast.stmt, ast.expr)) and kind not in ACCEPTED \
+                and not hasattr(self, "visit_" + kind.__name__):
+            word, message = REFUSED.get(kind.__name__, (None, None))
+            if message is None:
+                word = ""
+                message = f"the Python construct {kind.__name__} is not supported in kernels"
+            if isinstance(node, ast.stmt):
+                at = self._word(word, node) if word else node
+                return self._refusal(message, at, len(word) if word else 1)
+            return _call("unsupported", [ast.Constant(message)], node)
+        return super().visit(node)
+
+    def _word(self, word: str, node: ast.AST) -> tuple[int, int]:
+        """(line, column) of `word` where `node` starts (after its decorators), else of `node`."""
+        text = self.lines[node.lineno - 1] if 0 < node.lineno <= len(self.lines) else ""
+        found = text.find(word, node.col_offset)
+        return (node.lineno, found) if found >= 0 else (node.lineno, node.col_offset)
 
     # -- statements -----------------------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef):
@@ -323,6 +426,14 @@ class KernelRewriter(ast.NodeTransformer):
         out = [cond_fn, ast.If(test=test, body=[static_loop], orelse=runtime)]
         return [ast.fix_missing_locations(ast.copy_location(s, loc)) for s in out]
 
+    def visit_Return(self, node: ast.Return):
+        """A kernel's ``return v`` goes through ``__tylo__.no_result``: a kernel returns nothing
+        (its results are what it stores), so a value other than None is refused."""
+        node = self.generic_visit(node)
+        if self.kernel and node.value is not None:
+            node.value = ast.fix_missing_locations(_call("no_result", [node.value], node.value))
+        return node
+
     def visit_Try(self, node: ast.Try):
         return self._refusal(
             "try/except is not supported in kernels: a kernel raises no exceptions at run time, "
@@ -348,6 +459,13 @@ class KernelRewriter(ast.NodeTransformer):
             f"'{word}' is not supported in kernels: a kernel is traced once, as a plain function")], node)
 
     visit_Yield = visit_YieldFrom = visit_Await = _no_generator
+
+    def visit_FormattedValue(self, node: ast.FormattedValue):
+        """``{v}`` in an f-string goes through ``__tylo__.formatted``, which refuses a runtime
+        value (formatting it would write its placeholder text, not its value)."""
+        node = self.generic_visit(node)
+        node.value = ast.fix_missing_locations(_call("formatted", [node.value], node.value))
+        return node
 
     def visit_Call(self, node: ast.Call):
         """``print(...)`` goes through ``__tylo__.checked_print`` (which refuses runtime values

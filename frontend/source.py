@@ -28,10 +28,12 @@ _FACTORY = "__tylo_factory__"
 
 
 class TracedSource:
-    """The rewritten Python function of a kernel or helper (built once, lazily)."""
+    """The rewritten Python function of a kernel or helper (built once, lazily). A kernel
+    (`kernel`, unlike a ``@tylo.func`` helper) returns no value."""
 
-    def __init__(self, fn: FunctionType):
+    def __init__(self, fn: FunctionType, kernel: bool = False):
         self.fn = fn
+        self.kernel = kernel
         self.filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
         try:
             lines, self.first_line = inspect.getsourcelines(fn)
@@ -57,7 +59,7 @@ class TracedSource:
         fn_node = tree.body[0]
         if not isinstance(fn_node, ast.FunctionDef):
             raise UnsupportedError(f"{self.fn.__qualname__}: only plain functions can be kernels")
-        KernelRewriter(self.source.splitlines()).transform_kernel(fn_node)
+        KernelRewriter(self.source.splitlines(), self.kernel).transform_kernel(fn_node)
         # Compiled as the body of `def __tylo_factory__(__tylo__, <free variables>)`, so that the
         # rewritten code's free variables are those of the original plus the runtime helpers;
         # the function is then made from that code with the original's globals and closure
@@ -143,3 +145,4 @@ def locate(exc: BaseException, filenames: set[str]) -> SourceLocation | None:
     if getattr(found, "end_lineno", found.lineno) != found.lineno:
         end = None
     return SourceLocation(found.filename, found.lineno or 0, col, line, end)
+

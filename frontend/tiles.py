@@ -9,14 +9,19 @@ array parameters arrive as `Tensor`s, global tiles with ``shape``/``stride`` att
 
 from __future__ import annotations
 
+import ast
+import re
+
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import SSAValue
 
 from ..compiler import dtypes
 from ..compiler.dtypes import DType
 from ..compiler.dynamic import DYNAMIC, static_hint
-from ..compiler.errors import GeometryError, TypeMismatchError
+from ..compiler.errors import GeometryError, SourceLocation, TypeMismatchError
 from ..compiler.int_tuple import is_int, leaves, product, transform_leaves
 from ..compiler.layout_base import LayoutBase
+from ..compiler.shared_memory import VARIABLE_ATTRIBUTE
 from ..dialects.builder import current_builder, emit
 from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo import PointerType, TileType, element_type
@@ -265,7 +270,45 @@ def shared_alloc(dtype, elements: int, align: int = 16, dynamic: bool = False) -
     placed = allocate_shared(elements * dtype.bytes, align, dynamic)
     op = emit(SharedAllocOp(element_type(dtype), elements, align,
                             placed.offset if dynamic else None))
+    variable = assigned_name(placed.location)
+    if variable is not None:
+        op.attributes[VARIABLE_ATTRIBUTE] = StringAttr(variable)
     return Pointer(op.results[0], dtype, "shared", elements, align)
+
+
+_TARGET = re.compile(r"\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
+
+
+def assigned_name(where: SourceLocation | None) -> str | None:
+    """The variable the statement at `where` assigns the value made there: ``As`` for
+    ``As = tylo.shared_tile(...)``, ``sb`` for the second call of ``sa, sb = f(...), f(...)``
+    (`where.column` picks the element); None for any other statement, or without a source
+    line."""
+    text = where.source_line if where is not None else ""
+    if not text:
+        return None
+    stripped = text.strip()
+    indent = len(text) - len(text.lstrip())
+    try:
+        tree = ast.parse(stripped)
+    except SyntaxError:  # the first line of a statement over several lines
+        found = _TARGET.match(text)
+        return found.group(1) if found else None
+    stmt = tree.body[0] if len(tree.body) == 1 else None
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        return stmt.target.id
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return None
+    target, value = stmt.targets[0], stmt.value
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
+            and len(target.elts) == len(value.elts):
+        column = where.column - indent
+        for name, part in zip(target.elts, value.elts):
+            if isinstance(name, ast.Name) and part.col_offset <= column < part.end_col_offset:
+                return name.id
+    return None
 
 
 def allocate_shared(nbytes: int, align: int, dynamic: bool):

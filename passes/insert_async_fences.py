@@ -14,11 +14,15 @@ and loops are still structured). Two kinds of fence go in (PTX ISA 9.7.13.4 memb
   carried around a loop needs none inside the loop when the value that enters the loop was the
   only other access: the fence then goes before the loop, once.
 * ``tylo.fence proxy_async`` (``fence.proxy.async.shared::cta``) after generic stores to shared
-  memory (``tylo.store``, ``tylo.stmatrix``, ``tylo.st_vector``, and the ``tylo.wait_copies``
-  where earlier ``tylo.copy_async`` writes land) that an async-proxy operation may read (a
-  WGMMA or tcgen05.mma operand, a TMA store source): every
+  memory (ops declaring a synchronous generic `MemoryAccess` write, `tylo.dialects.facts`:
+  ``tylo.store``, ``tylo.stmatrix``, ``tylo.st_vector`` ...; and for an asynchronous generic
+  write, ``tylo.copy_async``, the op its `AsyncCompletion` names, ``tylo.wait_copies``, where
+  its writes land) that an async-proxy operation may read (an op declaring an async-proxy
+  `MemoryAccess` read of shared memory: a WGMMA or tcgen05.mma operand through its descriptor,
+  a TMA store source): every
   run of such stores is followed by a fence before the next operation that is not a plain
-  computation, a load or another store (a barrier, an mbarrier operation, an async operation).
+  computation, a load or another store (side-effect free, or whose only facts are synchronous
+  generic reads and writes; not a barrier, an mbarrier operation, an async operation).
   Stores at the end of a loop body or a branch are fenced after the loop or the ``scf.if``
   (once, not per iteration), unless the loop body also synchronizes (then its own async reads
   may follow around the back edge, and the fence is at the end of the body). The fence lands
@@ -50,13 +54,12 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator, is_side_effect_free
 
 from ..dialects.locations import OpFailure, location_of
+from ..dialects.facts import (
+    ASYNC, GENERIC, READ, WRITE, MemoryAccess, accesses_pending_registers, completed_by,
+    completion, memory_accesses,
+)
 from ..dialects.tylo import PointerType, dtype_of
-from ..dialects.tylo import ops as T
-from ..dialects.tylo.copy_ops import CopyAsyncOp, StVectorOp, WaitCopiesOp
-from ..dialects.tylo.matrix_ops import StMatrixOp
 from ..dialects.tylo.mbarrier_ops import FenceOp
-from ..dialects.tylo.tcgen05_ops import Tcgen05MmaInstrOp
-from ..dialects.tylo.tma_ops import TmaLoadOp, TmaStoreOp
 from ..dialects.tylo.wgmma_ops import (
     WgmmaCommitOp,
     WgmmaEncodeOp,
@@ -72,20 +75,43 @@ NAME = "tylo-insert-async-fences"
 #: The scalar wgmma instructions: A from a descriptor, or A in registers.
 WGMMA = (WgmmaInstrOp, WgmmaInstrRegAOp)
 
-#: op class -> the shared pointer it writes through the generic proxy.
-GENERIC_SHARED_WRITERS = {
-    T.StoreOp: lambda op: op.pointer,
-    StMatrixOp: lambda op: op.memory,
-    StVectorOp: lambda op: op.memory,
-}
-#: op class -> shared pointers it reads through the async proxy (besides wgmma descriptors).
-ASYNC_SHARED_READERS: dict = {TmaStoreOp: lambda op: [op.src]}
-#: op class -> shared pointers it writes through the async proxy (TMA loads).
-ASYNC_SHARED_WRITERS: dict = {TmaLoadOp: lambda op: op.dst}
-
 
 def _shared(v: SSAValue) -> bool:
     return isinstance(v.type, PointerType) and v.type.space.data == "shared"
+
+
+def _pointer_writes(op: Operation) -> list[SSAValue]:
+    """The pointers `op` writes through (its `MemoryAccess` writes with a pointer operand)."""
+    return [a.address(op) for a in memory_accesses(op, WRITE)
+            if a.operand is not None and not a.descriptor]
+
+
+def _generic_shared_writes(op: Operation) -> list[SSAValue]:
+    """The shared pointers `op` writes through the generic proxy, its effect done when it is."""
+    if completion(op) is not None:
+        return []
+    return [a.address(op) for a in memory_accesses(op, WRITE, GENERIC)
+            if a.operand is not None and not a.descriptor and _shared(a.address(op))]
+
+
+def _async_shared_reads(op: Operation) -> list[tuple[MemoryAccess, SSAValue | None]]:
+    """(access, shared pointer or None when not traced) of each shared operand `op` reads
+    through the async proxy: a pointer, or the pointer a matrix descriptor was encoded from."""
+    found = []
+    for a in memory_accesses(op, READ, ASYNC):
+        if a.operand is None or a.space_of(op) != "shared":
+            continue
+        v = a.address(op)
+        found.append((a, _descriptor_pointer(v) if a.descriptor else v))
+    return found
+
+
+def _synchronous_access_only(op: Operation) -> bool:
+    """Whether every fact of `op` is a generic read or write done when the op is (a load or a
+    store), and it has some."""
+    found = memory_accesses(op)
+    return (bool(found) and completion(op) is None
+            and all(a.proxy == GENERIC and a.kind in (READ, WRITE) for a in found))
 
 
 def _encoding(v: SSAValue) -> WgmmaEncodeOp | None:
@@ -98,16 +124,6 @@ def _descriptor_pointer(v: SSAValue) -> SSAValue | None:
     """The shared pointer a wgmma descriptor operand was encoded from, or None."""
     enc = _encoding(v)
     return None if enc is None else enc.pointer
-
-
-def _tcgen05_operands(op) -> list[SSAValue]:
-    """The shared pointers a tcgen05.mma's descriptors were encoded from (A's only when A is in
-    shared memory, not TMEM)."""
-    found = [op.b] + ([op.a] if op.a_tmem is None else [])
-    return [p for p in map(_descriptor_pointer, found) if p is not None]
-
-
-ASYNC_SHARED_READERS[Tcgen05MmaInstrOp] = _tcgen05_operands
 
 
 def _descriptors(op) -> list[tuple[str, SSAValue]]:
@@ -155,7 +171,19 @@ def _fence_need(v: SSAValue, seen: frozenset = frozenset()):
 
 
 def _only_wgmma_uses(v: SSAValue) -> bool:
-    return all(isinstance(u.operation, (*WGMMA, WgmmaWaitOp, scf.YieldOp)) for u in v.uses)
+    return all(_hands_on(u.operation) for u in v.uses)
+
+
+#: The ops that complete a wgmma (its `AsyncCompletion`: ``tylo.wgmma_wait``).
+WGMMA_ENDS = completed_by(WgmmaInstrOp)
+
+
+def _hands_on(op: Operation) -> bool:
+    """Whether `op` may take a pending wgmma register: an op that completes the wgmma, another
+    op of its chain (one that declares `PendingRegisterAccess` and is completed by the same ops:
+    the wgmma instructions), or a loop's yield."""
+    return (isinstance(op, scf.YieldOp) or op.name in WGMMA_ENDS
+            or accesses_pending_registers(op) and completed_by(op) == WGMMA_ENDS)
 
 
 def _insert_wgmma_fences(module: ModuleOp) -> None:
@@ -200,15 +228,10 @@ def _async_roots(module: ModuleOp) -> tuple[set, bool]:
     """(roots of every shared pointer the async proxy reads, whether some root is unknown)."""
     roots, unknown = set(), False
     for op in module.walk():
-        ptrs = []
-        if isinstance(op, WGMMA):
-            found = [_descriptor_pointer(v) for _, v in _descriptors(op)]
-            ptrs = [p for p in found if p is not None]
-            if len(ptrs) < len(found):
+        for _, p in _async_shared_reads(op):
+            if p is None:
                 unknown = True
-        elif type(op) in ASYNC_SHARED_READERS:
-            ptrs = ASYNC_SHARED_READERS[type(op)](op)
-        for p in ptrs:
+                continue
             root, _ = pointer_place(p)
             if root is None:
                 unknown = True
@@ -220,8 +243,7 @@ def _transparent(op: Operation) -> bool:
     """Operations a proxy fence may be moved past: computations, loads and stores."""
     if op.regions or op.has_trait(IsTerminator):
         return False
-    return (type(op) in GENERIC_SHARED_WRITERS or isinstance(op, (T.LoadOp, T.StoreOp))
-            or is_side_effect_free(op))
+    return is_side_effect_free(op) or _synchronous_access_only(op)
 
 
 def _insert_proxy_fences(module: ModuleOp) -> None:
@@ -229,22 +251,28 @@ def _insert_proxy_fences(module: ModuleOp) -> None:
     if not roots and not unknown:
         return
 
-    # cp.async writes are generic-proxy writes that land at the wait_copies covering them
-    # (PTX ISA 9.7.9.25.3): the wait is where the fence's writes are, for every copy before it
-    copied = [pointer_place(op.dst)[0] for op in module.walk() if isinstance(op, CopyAsyncOp)]
-    copies_feed = unknown and bool(copied) or any(r is None or r in roots for r in copied)
+    # asynchronous generic-proxy writes (cp.async) land at the op that completes them (the
+    # wait_copies covering them, PTX ISA 9.7.9.25.3): that op is where the fence's writes are,
+    # for every such write before it
+    landed: dict[str, list] = {}  # completing op name -> roots of the writes landing there
+    for op in module.walk():
+        if completion(op) is None:
+            continue
+        for a in memory_accesses(op, WRITE, GENERIC):
+            if a.operand is not None and not a.descriptor and a.space_of(op) == "shared":
+                for name in completed_by(op):
+                    landed.setdefault(name, []).append(pointer_place(a.address(op))[0])
+    lands = {name: unknown and bool(r) or any(x is None or x in roots for x in r)
+             for name, r in landed.items()}
 
     def feeds_async(op: Operation) -> bool:
-        if isinstance(op, WaitCopiesOp):
-            return copies_feed
-        writer = GENERIC_SHARED_WRITERS.get(type(op))
-        if writer is None:
-            return False
-        ptr = writer(op)
-        if not _shared(ptr):
-            return False
-        root, _ = pointer_place(ptr)
-        return unknown or root is None or root in roots
+        if lands.get(op.name):
+            return True
+        for ptr in _generic_shared_writes(op):
+            root, _ = pointer_place(ptr)
+            if unknown or root is None or root in roots:
+                return True
+        return False
 
     def walk(block: Block) -> bool:
         """Fence `block`; True when it ends with stores not yet fenced (its terminator
@@ -293,7 +321,7 @@ def _refuse_pending_reads(module: ModuleOp) -> None:
         for v in op.results:
             for use in v.uses:
                 user = use.operation
-                if isinstance(user, (*WGMMA, WgmmaWaitOp, scf.YieldOp)):
+                if _hands_on(user):
                     continue
                 raise OpFailure(
                     user, f"{NAME}: {user.name} reads a pending WGMMA accumulator (a result of "
@@ -348,9 +376,7 @@ def _refuse_overwrites(module: ModuleOp) -> None:
                 keep = op.pending.value.data
                 pending = pending[len(pending) - keep:] if keep else []
             else:
-                writer = GENERIC_SHARED_WRITERS.get(type(op)) or ASYNC_SHARED_WRITERS.get(type(op))
-                if writer is not None:
-                    ptr = writer(op)
+                for ptr in _pointer_writes(op):
                     if _shared(ptr):
                         root, offset = pointer_place(ptr)
                         size = dtype_of(ptr.type.element_type).bytes

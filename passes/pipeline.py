@@ -16,13 +16,16 @@ from pathlib import Path
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
+from xdsl.transforms.canonicalize import CanonicalizationRewritePattern, CanonicalizePass
+from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
 from ..compiler import knobs
 from ..compiler.errors import CompileError, TyloError
-from ..dialects.locations import failed_op, fill_unknown, first_invalid, reset_handled, source_location
+from ..dialects.locations import (LocatedPattern, failed_op, fill_unknown, first_invalid, reset_handled,
+                                  source_location)
 from ..dialects.ptx.target import print_ptx
 from .hoist_invariants import HoistInvariants
 from .insert_async_fences import InsertAsyncFences
@@ -36,6 +39,17 @@ from .recognize_swizzles import RecognizeSwizzles
 from .universe import make_context
 
 
+class LocatedCanonicalize(CanonicalizePass):
+    """xDSL's canonicalize (same name, same patterns and folding), whose patterns give the ops
+    they make the location of the op they matched (`LocatedPattern`); a folded constant is
+    left to `fill_unknown`."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        pattern = GreedyRewritePatternApplier(
+            [LocatedPattern(CanonicalizationRewritePattern())], ctx=ctx, folding_enabled=True)
+        PatternRewriteWalker(pattern, post_walk_func=region_dce).rewrite_module(op)
+
+
 def pipeline(arch: str) -> list[ModulePass]:
     """The passes of a compile for `arch`, in order."""
     return [
@@ -44,7 +58,7 @@ def pipeline(arch: str) -> list[ModulePass]:
         PlanReductions(arch=arch),  # before tylo-lower-fragments, which expands its slot ops
         LowerFragments(arch=arch),
         LowerTiles(arch=arch),
-        CanonicalizePass(),
+        LocatedCanonicalize(),
         CommonSubexpressionElimination(),
         HoistInvariants(),
         CommonSubexpressionElimination(),
@@ -110,10 +124,10 @@ def run_pipeline(module: ModuleOp, kernel: str, arch: str, ctx: Context | None =
 
 def pass_error(name: str, kernel: str, module: ModuleOp, e: Exception) -> CompileError:
     """The CompileError of pass `name` failing on `kernel` with `e`, located at the user's line
-    of the op it failed on: the op the pass was handling (`handled_op`), else the first op that
-    fails verification."""
+    of the op it failed on (`failed_op`: an `OpFailure`'s op, else the op the pass was handling),
+    else of the first op that fails verification (named in the message)."""
     op = failed_op(e)
-    message = str(e)
+    message = str(e).removeprefix(f"{name}: ")  # the pass's own prefix, said once
     if op is None and isinstance(e, (VerifyException, DiagnosticException)):
         found = first_invalid(module)
         if found is not None:

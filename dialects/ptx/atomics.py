@@ -36,6 +36,8 @@ from ...compiler.ptx_types import PTX_TYPES, REGISTER_CLASSES
 from .abstract_ops import _MemoryInstruction, _r
 from .attributes import PtxTypeAttr, StateSpaceAttr
 from .registers import RegisterType, reg_class_of
+from xdsl.irdl import traits_def
+from ..facts import ATOMIC, MemoryAccess
 
 _INTEGERS = ("s32", "u32", "s64", "u64")
 ATOM_TYPES: dict[str, tuple[str, ...]] = {
@@ -146,6 +148,7 @@ class AtomOp(_Atomic):
     value compared, and `new_value` c, the value stored when they are equal."""
 
     name = "ptx.atom"
+    traits = traits_def(MemoryAccess(ATOMIC, operand="address"))
     address = operand_def(RegisterType)
     value = operand_def(RegisterType)
     new_value = opt_operand_def(RegisterType)
@@ -177,6 +180,7 @@ class RedOp(_Atomic):
     """``red...op.type [a+off], b;`` (module docstring)."""
 
     name = "ptx.red"
+    traits = traits_def(MemoryAccess(ATOMIC, operand="address"))
     REDUCTION: ClassVar[bool] = True
     address = operand_def(RegisterType)
     value = operand_def(RegisterType)

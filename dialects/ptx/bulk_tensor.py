@@ -41,6 +41,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from .abstract_ops import PTXInstruction, _r, _want
 from .registers import RegisterType
+from xdsl.irdl import traits_def
+from ..facts import ASYNC, ATOMIC, AsyncCompletion, MemoryAccess, READ, WRITE
 
 TMA_RANKS = (2, 3)
 """The tensor ranks the TMA copies here take (a matrix, a batch of matrices)."""
@@ -72,6 +74,12 @@ class BulkTensorLoadOp(_TensorCopy):
     barrier (b32)."""
 
     name = "ptx.bulk_tensor_load"
+    traits = traits_def(
+        MemoryAccess(WRITE, "shared", proxy=ASYNC, operand="dst"),
+        MemoryAccess(READ, "global", proxy=ASYNC),
+        MemoryAccess(ATOMIC, "shared", proxy=ASYNC, operand="barrier"),
+        AsyncCompletion(("ptx.mbarrier_try_wait",)),
+    )
     dst = operand_def(RegisterType)
     tensor_map = operand_def(RegisterType)
     coords = var_operand_def(RegisterType)
@@ -107,6 +115,11 @@ class BulkTensorStoreOp(_TensorCopy):
     operands tensor_map (b64), coords (b32 each, inner first), src (b32)."""
 
     name = "ptx.bulk_tensor_store"
+    traits = traits_def(
+        MemoryAccess(READ, "shared", proxy=ASYNC, operand="src"),
+        MemoryAccess(WRITE, "global", proxy=ASYNC),
+        AsyncCompletion(("ptx.bulk_wait_group",), committed_by="ptx.bulk_commit_group"),
+    )
     tensor_map = operand_def(RegisterType)
     coords = var_operand_def(RegisterType)
     src = operand_def(RegisterType)

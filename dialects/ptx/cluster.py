@@ -25,6 +25,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from .abstract_ops import PTXInstruction, _r, _want
 from .registers import RegisterType
+from xdsl.irdl import traits_def
+from ..facts import ATOMIC, MemoryAccess
 
 CLUSTER_BARRIER = {
     "arrive": "barrier.cluster.arrive.release;",
@@ -61,6 +63,7 @@ class MbarrierArriveClusterOp(PTXInstruction):
     """``mbarrier.arrive.release.cluster.shared::cluster.b64 _, [a];`` (module docstring)."""
 
     name = "ptx.mbarrier_arrive_cluster"
+    traits = traits_def(MemoryAccess(ATOMIC, "shared::cluster", operand="barrier"))
     barrier = operand_def(RegisterType)
     assembly_format = "$barrier attr-dict `:` type($barrier)"
 

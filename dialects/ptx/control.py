@@ -32,6 +32,7 @@ from ...compiler.mma_atom import MMA_INSTRUCTIONS, MMAAtom
 from ...compiler.ptx_types import register_class
 from .abstract_ops import _r, _want, PTXInstruction
 from .registers import RegisterType
+from ..facts import Collective
 
 # ---------------------------------------------------------------------------------------------
 # Synchronization and matrix instructions.
@@ -73,6 +74,7 @@ class MmaSyncOp(PTXInstruction):
     (9.7.14.5.14 mma). Registers hold packed elements, low element first (9.7.14.5.8 ff.)."""
 
     name = "ptx.mma_sync"
+    traits = traits_def(Collective())
     shape = prop_def(StringAttr)
     types = prop_def(StringAttr)  # "f32.bf16.bf16.f32": D, A, B, C
     a = var_operand_def(RegisterType)

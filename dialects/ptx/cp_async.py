@@ -27,6 +27,8 @@ from xdsl.utils.exceptions import VerifyException
 from .abstract_ops import PTXInstruction, _r, _want
 from .bulk_tensor import MAX_WAIT_GROUPS
 from .registers import RegisterType
+from xdsl.irdl import traits_def
+from ..facts import AsyncCompletion, MemoryAccess, READ, WRITE
 
 CP_ASYNC_BYTES = 16
 """Bytes one ``cp.async.cg`` copies (.cg takes 16 only; PTX ISA 9.7.9.25.3.1)."""
@@ -37,6 +39,11 @@ class CpAsyncOp(PTXInstruction):
     """``cp.async.cg.shared.global [dst], [src], 16{, src_size};`` (module docstring)."""
 
     name = "ptx.cp_async"
+    traits = traits_def(
+        MemoryAccess(WRITE, "shared", operand="dst"),
+        MemoryAccess(READ, "global", operand="src"),
+        AsyncCompletion(("ptx.cp_async_wait",), committed_by="ptx.cp_async_commit"),
+    )
     dst = operand_def(RegisterType)
     src = operand_def(RegisterType)
     src_size = opt_operand_def(RegisterType)

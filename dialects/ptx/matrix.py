@@ -30,6 +30,8 @@ from xdsl.utils.exceptions import VerifyException
 from ...compiler.copy_atom import CopyAtom
 from .abstract_ops import PTXInstruction, _r, _want
 from .registers import RegisterType
+from xdsl.irdl import traits_def
+from ..facts import Collective, MemoryAccess, READ, WRITE
 
 
 def _group(values) -> str:
@@ -71,6 +73,7 @@ class LdMatrixOp(_MatrixCopy):
     and 2(l%4)+1 of each matrix; with `trans` column l/4, rows 2(l%4) and 2(l%4)+1."""
 
     name = "ptx.ldmatrix"
+    traits = traits_def(MemoryAccess(READ, "shared", operand="address"), Collective())
     OPCODE: ClassVar[str] = "ldmatrix"
     OP: ClassVar[str] = "load"
     address = operand_def(RegisterType)
@@ -96,6 +99,7 @@ class StMatrixOp(_MatrixCopy):
     matrix, placed as `LdMatrixOp` loads them (``stmatrix``, PTX ISA 9.7.14.5.16; sm_90)."""
 
     name = "ptx.stmatrix"
+    traits = traits_def(MemoryAccess(WRITE, "shared", operand="address"), Collective())
     OPCODE: ClassVar[str] = "stmatrix"
     OP: ClassVar[str] = "store"
     address = operand_def(RegisterType)

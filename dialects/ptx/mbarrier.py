@@ -29,6 +29,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from .abstract_ops import PTXInstruction, _r, _want
 from .registers import RegisterType
+from xdsl.irdl import traits_def
+from ..facts import ATOMIC, MemoryAccess
 
 FENCES = {
     "proxy_async": "fence.proxy.async.shared::cta;",
@@ -55,6 +57,7 @@ class MbarrierInitOp(_Barrier):
     """``mbarrier.init.shared::cta.b64 [a], count;``: phase 0, `count` arrivals expected."""
 
     name = "ptx.mbarrier_init"
+    traits = traits_def(MemoryAccess(ATOMIC, "shared", operand="barrier"))
     barrier = operand_def(RegisterType)
     count = operand_def(RegisterType)
     assembly_format = "$barrier `,` $count attr-dict `:` type($barrier) `,` type($count)"
@@ -71,6 +74,7 @@ class MbarrierArriveOp(_Barrier):
     """``mbarrier.arrive.shared::cta.b64 _, [a];``: one arrival on the current phase."""
 
     name = "ptx.mbarrier_arrive"
+    traits = traits_def(MemoryAccess(ATOMIC, "shared", operand="barrier"))
     barrier = operand_def(RegisterType)
     assembly_format = "$barrier attr-dict `:` type($barrier)"
 
@@ -104,6 +108,7 @@ class MbarrierArriveExpectTxOp(_ExpectTx):
     arrive once."""
 
     name = "ptx.mbarrier_arrive_expect_tx"
+    traits = traits_def(MemoryAccess(ATOMIC, "shared", operand="barrier"))
     MNEMONIC: ClassVar[str] = "mbarrier.arrive.expect_tx"
     SINK: ClassVar[str] = "_, "
 
@@ -113,6 +118,7 @@ class MbarrierExpectTxOp(_ExpectTx):
     """``mbarrier.expect_tx.shared::cta.b64 [a], tx;``: expect `tx` more bytes, no arrival."""
 
     name = "ptx.mbarrier_expect_tx"
+    traits = traits_def(MemoryAccess(ATOMIC, "shared", operand="barrier"))
     MNEMONIC: ClassVar[str] = "mbarrier.expect_tx"
 
 
@@ -125,6 +131,7 @@ class MbarrierTryWaitOp(_Barrier):
     needs); without it, the default .acquire.cta."""
 
     name = "ptx.mbarrier_try_wait"
+    traits = traits_def(MemoryAccess(ATOMIC, "shared", operand="barrier"))
     barrier = operand_def(RegisterType)
     parity = operand_def(RegisterType)
     result = result_def(RegisterType)

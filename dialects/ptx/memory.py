@@ -24,6 +24,8 @@ from .abstract_ops import (
     _MemoryInstruction,
 )
 from .registers import RegisterType, reg_class_of
+from xdsl.irdl import traits_def
+from ..facts import MemoryAccess, READ, WRITE
 
 # ---------------------------------------------------------------------------------------------
 # Memory (PTX ISA 9.7.9.8 ld, 9.7.9.10 st, 9.7.9.18 cvta, 5.1.6 .param).
@@ -34,6 +36,7 @@ class LdParamOp(PTXInstruction):
     """Read kernel parameter `index` of the enclosing entry (``ld.param.type d, [entry_param_i];``)."""
 
     name = "ptx.ld_param"
+    traits = traits_def(MemoryAccess(READ, "param"))
     type = prop_def(PtxTypeAttr)
     index = prop_def(IntegerAttr[I64])
     result = result_def(RegisterType)
@@ -101,6 +104,7 @@ class LdOp(_MemoryInstruction):
     """``ld.space.type d, [a+offset];`` (9.7.9.8). `offset` is in bytes."""
 
     name = "ptx.ld"
+    traits = traits_def(MemoryAccess(READ, operand="address"))
     address = operand_def(RegisterType)
     result = result_def(RegisterType)
     assembly_format = (
@@ -123,6 +127,7 @@ class StOp(_MemoryInstruction):
     """``st.space.type [a+offset], v;`` (9.7.9.10). `offset` is in bytes."""
 
     name = "ptx.st"
+    traits = traits_def(MemoryAccess(WRITE, operand="address"))
     address = operand_def(RegisterType)
     value = operand_def(RegisterType)
     assembly_format = (
@@ -169,6 +174,7 @@ class LdVectorOp(_MemoryInstruction):
     vector's size (N * sizeof(type), at most 16 bytes), or the access faults. `offset` in bytes."""
 
     name = "ptx.ld_vector"
+    traits = traits_def(MemoryAccess(READ, operand="address"))
     address = operand_def(RegisterType)
     elements = var_result_def(RegisterType)
     assembly_format = (
@@ -194,6 +200,7 @@ class StVectorOp(_MemoryInstruction):
     `LdVectorOp`, v0 at the lowest address; same alignment rule."""
 
     name = "ptx.st_vector"
+    traits = traits_def(MemoryAccess(WRITE, operand="address"))
     address = operand_def(RegisterType)
     values = var_operand_def(RegisterType)
     assembly_format = (

@@ -25,6 +25,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from .abstract_ops import PTXInstruction, SymbolDeclaration, _r, _want
 from .registers import RegisterType
+from xdsl.irdl import traits_def
+from ..facts import Collective
 
 BAR_MODES = ("sync", "arrive")
 SETMAXNREG_MODES = ("inc", "dec")
@@ -112,6 +114,7 @@ class ElectSyncOp(PTXInstruction):
     true in the leader only (module docstring)."""
 
     name = "ptx.elect_sync"
+    traits = traits_def(Collective())
     lane = result_def(RegisterType)
     leader = result_def(RegisterType)
     assembly_format = "attr-dict `:` type($lane) `,` type($leader)"
@@ -132,6 +135,7 @@ class SetmaxnregOp(PTXInstruction):
     """``setmaxnreg.{inc,dec}.sync.aligned.u32 count;`` (module docstring)."""
 
     name = "ptx.setmaxnreg"
+    traits = traits_def(Collective())
     mode = prop_def(StringAttr)
     count = prop_def(IntegerAttr[I64])
     assembly_format = "$mode $count attr-dict"

@@ -41,6 +41,10 @@ from ...compiler.encodings.tcgen05_instruction import KINDS
 from ...compiler.tmem import TRANSFER_SHAPES, TransferShape, tmem_columns_valid
 from .abstract_ops import PTXInstruction, _r, _want
 from .registers import RegisterType, reg_class_of
+from xdsl.irdl import traits_def
+from ..facts import (
+    ASYNC, ATOMIC, READ, WRITE, AsyncCompletion, Collective, MemoryAccess, PendingRegisterAccess,
+)
 
 __all__ = ["Tcgen05AllocOp", "Tcgen05DeallocOp", "Tcgen05RelinquishOp",
            "Tcgen05LdOp", "Tcgen05StOp", "Tcgen05WaitOp", "Tcgen05MmaOp", "Tcgen05CommitOp",
@@ -101,6 +105,7 @@ class Tcgen05AllocOp(PTXInstruction):
     ``dst`` (a .b32 shared address). Warp-collective; blocks while the columns are taken."""
 
     name = "ptx.tcgen05_alloc"
+    traits = traits_def(MemoryAccess(WRITE, "shared", operand="dst"), Collective())
     OPCODE: ClassVar[str] = "tcgen05.alloc"
     dst = operand_def(RegisterType)
     ncols = prop_def(IntegerAttr[I64])
@@ -124,6 +129,7 @@ class Tcgen05DeallocOp(PTXInstruction):
     columns an alloc gave at TMEM address ``taddr``. Warp-collective."""
 
     name = "ptx.tcgen05_dealloc"
+    traits = traits_def(Collective())
     OPCODE: ClassVar[str] = "tcgen05.dealloc"
     taddr = operand_def(RegisterType)
     ncols = prop_def(IntegerAttr[I64])
@@ -146,6 +152,7 @@ class Tcgen05RelinquishOp(PTXInstruction):
     more (other CTAs on the SM may). Warp-collective."""
 
     name = "ptx.tcgen05_relinquish"
+    traits = traits_def(Collective())
     OPCODE: ClassVar[str] = "tcgen05.relinquish_alloc_permit"
     assembly_format = "attr-dict"
 
@@ -167,6 +174,11 @@ class Tcgen05LdOp(PTXInstruction):
     ``tcgen05.wait::ld``."""
 
     name = "ptx.tcgen05_ld"
+    traits = traits_def(
+        MemoryAccess(READ, "tensor", operand="taddr"),
+        Collective(),
+        AsyncCompletion(("ptx.tcgen05_wait",)),
+    )
     OPCODE: ClassVar[str] = "tcgen05.ld"
     shape = opt_prop_def(StringAttr)
     taddr = operand_def(RegisterType)
@@ -193,6 +205,11 @@ class Tcgen05StOp(PTXInstruction):
     ``tcgen05.wait::st``."""
 
     name = "ptx.tcgen05_st"
+    traits = traits_def(
+        MemoryAccess(WRITE, "tensor", operand="taddr"),
+        Collective(),
+        AsyncCompletion(("ptx.tcgen05_wait",)),
+    )
     OPCODE: ClassVar[str] = "tcgen05.st"
     shape = opt_prop_def(StringAttr)
     taddr = operand_def(RegisterType)
@@ -219,6 +236,7 @@ class Tcgen05WaitOp(PTXInstruction):
     the PTX text does not name them)."""
 
     name = "ptx.tcgen05_wait"
+    traits = traits_def(Collective(), PendingRegisterAccess())
     OPCODE: ClassVar[str] = "tcgen05.wait"
     kind = prop_def(StringAttr)
     registers = var_operand_def(RegisterType)
@@ -254,6 +272,13 @@ class Tcgen05MmaOp(PTXInstruction):
     types, majorness). ``enable_d``: .pred."""
 
     name = "ptx.tcgen05_mma"
+    traits = traits_def(
+        MemoryAccess(READ, "shared", proxy=ASYNC, operand="a", descriptor=True, unless="a_tmem"),
+        MemoryAccess(READ, "tensor", proxy=ASYNC, operand="a", when="a_tmem"),
+        MemoryAccess(READ, "shared", proxy=ASYNC, operand="b", descriptor=True),
+        MemoryAccess(WRITE, "tensor", proxy=ASYNC, operand="d"),
+        AsyncCompletion(("ptx.mbarrier_try_wait",), committed_by="ptx.tcgen05_commit"),
+    )
     OPCODE: ClassVar[str] = "tcgen05.mma"
     kind = prop_def(StringAttr)
     a_tmem = prop_def(IntegerAttr[I64])
@@ -294,6 +319,7 @@ class Tcgen05CommitOp(PTXInstruction):
     the executing thread has completed (the CTA's own shared window lies in the cluster's)."""
 
     name = "ptx.tcgen05_commit"
+    traits = traits_def(MemoryAccess(ATOMIC, "shared", operand="barrier"))
     OPCODE: ClassVar[str] = "tcgen05.commit"
     barrier = operand_def(RegisterType)
     assembly_format = "$barrier attr-dict `:` type($barrier)"

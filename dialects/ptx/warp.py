@@ -35,6 +35,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from .abstract_ops import PTXInstruction, _r, _want
 from .registers import RegisterType, reg_class_of
+from xdsl.irdl import traits_def
+from ..facts import Collective
 
 SHFL_MODES = ("up", "down", "bfly", "idx")
 FULL_MASK = 0xFFFFFFFF
@@ -59,6 +61,7 @@ class ShflSyncOp(PTXInstruction):
     or .f32 registers of one class, `b`, `c` .b32, `p` an optional .pred result."""
 
     name = "ptx.shfl_sync"
+    traits = traits_def(Collective())
     mode = prop_def(StringAttr)
     membermask = prop_def(IntegerAttr[I64])
     source = operand_def(RegisterType)

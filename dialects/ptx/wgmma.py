@@ -46,6 +46,14 @@ from xdsl.utils.exceptions import VerifyException
 from ...compiler.plans.wgmma import WGMMA_INSTRUCTIONS
 from .abstract_ops import PTXInstruction, _r, _want
 from .registers import RegisterType
+from xdsl.irdl import traits_def
+from ..facts import ASYNC, AsyncCompletion, Collective, MemoryAccess, PendingRegisterAccess, READ
+
+# an mma_async over a warpgroup, pending until the wait of its commit group (PTX ISA 9.7.15.5.2,
+# 9.7.15.6-7), handing its accumulator on among the wgmma ops meanwhile
+_MMA_ASYNC = (Collective(4),
+              AsyncCompletion(("ptx.wgmma_wait_group",), committed_by="ptx.wgmma_commit_group"),
+              PendingRegisterAccess())
 
 __all__ = [
     "WgmmaFenceOp", "WgmmaCommitGroupOp", "WgmmaWaitGroupOp", "WgmmaMmaAsyncOp",
@@ -92,6 +100,7 @@ class WgmmaFenceOp(PTXInstruction):
     data effect."""
 
     name = "ptx.wgmma_fence"
+    traits = traits_def(Collective(4), PendingRegisterAccess())
     OPCODE: ClassVar[str] = "wgmma.fence"
     assembly_format = "attr-dict"
 
@@ -110,6 +119,7 @@ class WgmmaCommitGroupOp(PTXInstruction):
     warpgroup-collective."""
 
     name = "ptx.wgmma_commit_group"
+    traits = traits_def(Collective(4), PendingRegisterAccess())
     OPCODE: ClassVar[str] = "wgmma.commit_group"
     assembly_format = "attr-dict"
 
@@ -135,6 +145,7 @@ class WgmmaWaitGroupOp(PTXInstruction):
     (which the completed groups wrote)."""
 
     name = "ptx.wgmma_wait_group"
+    traits = traits_def(Collective(4), PendingRegisterAccess())
     OPCODE: ClassVar[str] = "wgmma.wait_group"
     pending = prop_def(IntegerAttr[I64])
     registers = var_operand_def(RegisterType)
@@ -261,6 +272,11 @@ class WgmmaMmaAsyncOp(_MmaAsync):
     """
 
     name = "ptx.wgmma_mma_async"
+    traits = traits_def(
+        MemoryAccess(READ, "shared", proxy=ASYNC, operand="a_desc", descriptor=True),
+        MemoryAccess(READ, "shared", proxy=ASYNC, operand="b_desc", descriptor=True),
+        *_MMA_ASYNC,
+    )
     tnsp_a = prop_def(IntegerAttr[I64])
     accumulator = var_operand_def(RegisterType)
     a_desc = operand_def(RegisterType)
@@ -314,6 +330,9 @@ class WgmmaMmaAsyncRegAOp(_MmaAsync):
     """
 
     name = "ptx.wgmma_mma_async_reg_a"
+    traits = traits_def(
+        MemoryAccess(READ, "shared", proxy=ASYNC, operand="b_desc", descriptor=True), *_MMA_ASYNC,
+    )
     accumulator = var_operand_def(RegisterType)
     a = var_operand_def(RegisterType)
     b_desc = operand_def(RegisterType)

@@ -32,6 +32,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from .ops import verify_coord
 from .types import PointerType, TileType
+from xdsl.irdl import traits_def
+from ..facts import ATOMIC, MemoryAccess
 
 ATOMIC_OPS = ("add", "min", "max", "umin", "umax", "exch", "cas")
 
@@ -41,6 +43,7 @@ class AtomicOp(IRDLOperation):
     """An atomic update of one element (module docstring)."""
 
     name = "tylo.atomic"
+    traits = traits_def(MemoryAccess(ATOMIC, operand="memory"))
     op = prop_def(StringAttr)
     sem = prop_def(StringAttr)
     scope = prop_def(StringAttr)

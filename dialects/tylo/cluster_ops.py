@@ -19,6 +19,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from .mbarrier_ops import check_barrier
 from .types import PointerType
+from xdsl.irdl import traits_def
+from ..facts import ATOMIC, MemoryAccess
 
 CLUSTER_REGISTERS = ("cluster_ctarank", "cluster_nctarank") + tuple(
     f"{r}.{d}" for r in ("clusterid", "nclusterid", "cluster_ctaid", "cluster_nctaid")
@@ -89,6 +91,7 @@ class MBarrierArriveClusterOp(IRDLOperation):
     """One arrival on the mbarrier `barrier` of the CTA of rank `rank` (i32)."""
 
     name = "tylo.mbarrier_arrive_cluster"
+    traits = traits_def(MemoryAccess(ATOMIC, "shared::cluster", operand="barrier"))
     barrier = operand_def(PointerType)
     rank = operand_def(i32)
     assembly_format = "$barrier `,` $rank attr-dict `:` type($barrier)"

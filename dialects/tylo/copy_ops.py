@@ -39,6 +39,8 @@ from ...compiler.plans.vector import WIDTHS, vector_plan
 from .attributes import dtype_of
 from .ops import verify_coord, verify_fragment_tile
 from .types import FragmentType, PointerType, TileType
+from xdsl.irdl import traits_def
+from ..facts import AsyncCompletion, MemoryAccess, READ, WRITE
 
 
 @functools.lru_cache(maxsize=256)
@@ -94,6 +96,7 @@ class VectorLoadOp(_PlannedVectorCopy):
     """`tylo.load_fragment` through vector loads (same result, same ownership)."""
 
     name = "tylo.vector_load"
+    traits = traits_def(MemoryAccess(READ, operand="tile"))
     tile = operand_def(TileType)
     thread = operand_def(i32)
     result = result_def(FragmentType)
@@ -116,6 +119,7 @@ class VectorStoreOp(_PlannedVectorCopy):
     """`tylo.store_fragment` through vector stores."""
 
     name = "tylo.vector_store"
+    traits = traits_def(MemoryAccess(WRITE, operand="tile"))
     fragment = operand_def(FragmentType)
     tile = operand_def(TileType)
     thread = operand_def(i32)
@@ -155,6 +159,7 @@ class LdVectorOp(IRDLOperation):
     multiple of the vector's bytes."""
 
     name = "tylo.ld_vector"
+    traits = traits_def(MemoryAccess(READ, operand="memory"))
     memory = operand_def(base(TileType) | base(PointerType))
     coord = var_operand_def(i32)
     elements = var_result_def()
@@ -174,6 +179,7 @@ class StVectorOp(IRDLOperation):
     """One vector store of `elements` at `memory` (see `LdVectorOp`)."""
 
     name = "tylo.st_vector"
+    traits = traits_def(MemoryAccess(WRITE, operand="memory"))
     elements = var_operand_def()
     memory = operand_def(base(TileType) | base(PointerType))
     coord = var_operand_def(i32)
@@ -195,6 +201,11 @@ class CopyAsyncOp(IRDLOperation):
     many bytes are read and the rest of the 16 are zeros (module docstring)."""
 
     name = "tylo.copy_async"
+    traits = traits_def(
+        MemoryAccess(WRITE, operand="dst"),
+        MemoryAccess(READ, operand="src"),
+        AsyncCompletion(("tylo.wait_copies",), committed_by="tylo.commit_copies"),
+    )
     dst = operand_def(base(TileType) | base(PointerType))
     dst_coord = var_operand_def(i32)
     src = operand_def(base(TileType) | base(PointerType))

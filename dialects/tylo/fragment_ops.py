@@ -43,6 +43,7 @@ from xdsl.utils.exceptions import VerifyException
 from ...compiler import dtypes
 from .attributes import dtype_of, element_type
 from .types import FragmentType, PointerType
+from ..facts import MemoryAccess, WRITE
 
 __all__ = ["TakeSlotsOp", "PackOp", "UnpackOp", "PackWordOp", "UnpackWordOp", "RcpOp",
            "Exp2FtzOp", "StoreWordsOp", "FRAGMENT_OPS", "PACK_SOURCES", "elements_per_word"]
@@ -282,6 +283,7 @@ class StoreWordsOp(IRDLOperation):
     a multiple of 4; the frontend proves or checks it)."""
 
     name = "tylo.store_words"
+    traits = traits_def(MemoryAccess(WRITE, operand="pointer"))
     pointer = operand_def(PointerType)
     words = var_operand_def(i32)
     irdl_options = (ParsePropInAttrDict(),)

@@ -34,6 +34,8 @@ from ...compiler.plans.matrix_copy import matrix_copy_plan
 from .attributes import dtype_of
 from .ops import verify_coord, verify_fragment_tile
 from .types import FragmentType, PointerType, TileType
+from xdsl.irdl import traits_def
+from ..facts import Collective, MemoryAccess, READ, WRITE
 
 MATRIX_ELEMENT_BITS = (8, 16)
 """Element widths a matrix copy moves: 16-bit units, or pairs of adjacent 8-bit elements."""
@@ -114,6 +116,7 @@ class MatrixLoadOp(_PlannedMatrixCopy):
     """`tylo.load_fragment` of a shared tile through ldmatrix (same result, same ownership)."""
 
     name = "tylo.matrix_load"
+    traits = traits_def(MemoryAccess(READ, operand="tile"))
     tile = operand_def(TileType)
     thread = operand_def(i32)
     result = result_def(FragmentType)
@@ -138,6 +141,7 @@ class MatrixStoreOp(_PlannedMatrixCopy):
     """`tylo.store_fragment` into a shared tile through stmatrix (sm_90 or later)."""
 
     name = "tylo.matrix_store"
+    traits = traits_def(MemoryAccess(WRITE, operand="tile"))
     fragment = operand_def(FragmentType)
     tile = operand_def(TileType)
     thread = operand_def(i32)
@@ -198,6 +202,7 @@ class LdMatrixOp(_MatrixInstruction):
     """This lane's registers of one ldmatrix, as element values (see `_MatrixInstruction`)."""
 
     name = "tylo.ldmatrix"
+    traits = traits_def(MemoryAccess(READ, operand="memory"), Collective())
     memory = operand_def(base(TileType) | base(PointerType))
     coord = var_operand_def(i32)
     elements = var_result_def()
@@ -224,6 +229,7 @@ class StMatrixOp(_MatrixInstruction):
     """Store one stmatrix's registers, given as element values (see `_MatrixInstruction`)."""
 
     name = "tylo.stmatrix"
+    traits = traits_def(MemoryAccess(WRITE, operand="memory"), Collective())
     elements = var_operand_def()
     memory = operand_def(base(TileType) | base(PointerType))
     coord = var_operand_def(i32)

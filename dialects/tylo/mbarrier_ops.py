@@ -17,6 +17,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from .attributes import dtype_of
 from .types import PointerType
+from xdsl.irdl import traits_def
+from ..facts import ATOMIC, MemoryAccess
 
 
 def check_barrier(op: IRDLOperation, value: SSAValue) -> None:
@@ -44,6 +46,7 @@ class MBarrierInitOp(_BarrierOp):
     """Initialise the barrier: phase 0, `count` arrivals expected per phase (1 .. 2^20 - 1)."""
 
     name = "tylo.mbarrier_init"
+    traits = traits_def(MemoryAccess(ATOMIC, operand="barrier"))
     barrier = operand_def(PointerType)
     count = operand_def(i32)
     assembly_format = "$barrier `,` $count attr-dict `:` type($barrier)"
@@ -57,6 +60,7 @@ class MBarrierArriveOp(_BarrierOp):
     """One arrival on the barrier's current phase."""
 
     name = "tylo.mbarrier_arrive"
+    traits = traits_def(MemoryAccess(ATOMIC, operand="barrier"))
     barrier = operand_def(PointerType)
     assembly_format = "$barrier attr-dict `:` type($barrier)"
 
@@ -70,6 +74,7 @@ class MBarrierExpectTxOp(_BarrierOp):
     arrival follows (``arrive.expect_tx``)."""
 
     name = "tylo.mbarrier_expect_tx"
+    traits = traits_def(MemoryAccess(ATOMIC, operand="barrier"))
     barrier = operand_def(PointerType)
     tx = operand_def(i32)
     arrive = prop_def(StringAttr)  # "arrive" or "no_arrive"
@@ -91,6 +96,7 @@ class MBarrierTryWaitOp(_BarrierOp):
     `scope` "cluster", cluster scope)."""
 
     name = "tylo.mbarrier_try_wait"
+    traits = traits_def(MemoryAccess(ATOMIC, operand="barrier"))
     barrier = operand_def(PointerType)
     parity = operand_def(i32)
     result = result_def(i1)
@@ -108,6 +114,7 @@ class MBarrierWaitOp(_BarrierOp):
     """Wait until the phase of parity `parity` has completed: try_wait in a loop."""
 
     name = "tylo.mbarrier_wait"
+    traits = traits_def(MemoryAccess(ATOMIC, operand="barrier"))
     barrier = operand_def(PointerType)
     parity = operand_def(i32)
     scope = opt_prop_def(StringAttr)  # "cluster": acquire at cluster scope

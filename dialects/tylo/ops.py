@@ -38,6 +38,7 @@ from ...compiler.dynamic import is_dynamic
 from ...compiler.int_tuple import is_static, leaves, product
 from .attributes import TiledMMAAttr, dtype_of, element_type
 from .types import FragmentType, PointerType, TileType
+from ..facts import Collective, MemoryAccess, READ, WRITE
 
 # ---------------------------------------------------------------------------------------------
 # Thread and block indices (PTX special registers %tid, %ctaid, %ntid, %nctaid; PTX ISA 10).
@@ -170,6 +171,7 @@ class LoadOp(IRDLOperation):
     """Load one element through a pointer."""
 
     name = "tylo.load"
+    traits = traits_def(MemoryAccess(READ, operand="pointer"))
     pointer = operand_def(PointerType)
     result = result_def()
     assembly_format = "$pointer attr-dict `:` type($pointer) `->` type($result)"
@@ -190,6 +192,7 @@ class StoreOp(IRDLOperation):
     """Store one element through a pointer."""
 
     name = "tylo.store"
+    traits = traits_def(MemoryAccess(WRITE, operand="pointer"))
     value = operand_def()
     pointer = operand_def(PointerType)
     assembly_format = "$value `,` $pointer attr-dict `:` type($value) `,` type($pointer)"
@@ -298,6 +301,7 @@ class LoadElementOp(IRDLOperation):
     """Load the element at a logical coordinate of a tile (one coordinate per mode)."""
 
     name = "tylo.load_element"
+    traits = traits_def(MemoryAccess(READ, operand="tile"))
     tile = operand_def(TileType)
     coord = var_operand_def(i32)
     result = result_def()
@@ -317,6 +321,7 @@ class StoreElementOp(IRDLOperation):
     """Store `value` at a logical coordinate of a tile."""
 
     name = "tylo.store_element"
+    traits = traits_def(MemoryAccess(WRITE, operand="tile"))
     value = operand_def()
     tile = operand_def(TileType)
     coord = var_operand_def(i32)
@@ -355,6 +360,7 @@ class LoadFragmentOp(IRDLOperation):
     """Load this thread's values of `tile` at the coordinates its ownership assigns to `thread`."""
 
     name = "tylo.load_fragment"
+    traits = traits_def(MemoryAccess(READ, operand="tile"))
     tile = operand_def(TileType)
     thread = operand_def(i32)
     result = result_def(FragmentType)
@@ -372,6 +378,7 @@ class StoreFragmentOp(IRDLOperation):
     """Store this thread's values of `fragment` into `tile` at their ownership's coordinates."""
 
     name = "tylo.store_fragment"
+    traits = traits_def(MemoryAccess(WRITE, operand="tile"))
     fragment = operand_def(FragmentType)
     tile = operand_def(TileType)
     thread = operand_def(i32)
@@ -563,6 +570,7 @@ class MMASyncOp(IRDLOperation):
     """One warp MMA atom on scalars: results D from A, B, C elements in the atom's slot order."""
 
     name = "tylo.mma_sync"
+    traits = traits_def(Collective())
     plan = prop_def(TiledMMAAttr)  # the atom of this plan; warps/repeat are 1
     a = var_operand_def()
     b = var_operand_def()

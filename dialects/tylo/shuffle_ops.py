@@ -15,6 +15,8 @@ from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, StringAttr, i32
 from xdsl.ir import SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
+from xdsl.irdl import traits_def
+from ..facts import Collective
 
 SHUFFLE_MODES = ("idx", "up", "down", "bfly")
 
@@ -25,6 +27,7 @@ class ShuffleOp(IRDLOperation):
     docstring); the result has `value`'s type."""
 
     name = "tylo.shuffle"
+    traits = traits_def(Collective())
     mode = prop_def(StringAttr)
     width = prop_def(IntegerAttr[I64])
     value = operand_def()

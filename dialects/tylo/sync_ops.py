@@ -18,6 +18,8 @@ from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_d
 from xdsl.utils.exceptions import VerifyException
 
 from .types import PointerType
+from xdsl.irdl import traits_def
+from ..facts import Collective
 
 
 @irdl_op_definition
@@ -49,6 +51,7 @@ class ElectOneOp(IRDLOperation):
     """True in one active lane of the warp (the lowest), false in the others."""
 
     name = "tylo.elect_one"
+    traits = traits_def(Collective())
     result = result_def(i1)
     assembly_format = "attr-dict"
 
@@ -61,6 +64,7 @@ class SetMaxNRegOp(IRDLOperation):
     """Raise ("inc") or lower ("dec") the warpgroup's registers per thread to `count`."""
 
     name = "tylo.setmaxnreg"
+    traits = traits_def(Collective())
     mode = prop_def(StringAttr)
     count = prop_def(IntegerAttr[I64])
     assembly_format = "$mode $count attr-dict"

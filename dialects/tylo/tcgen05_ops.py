@@ -33,6 +33,22 @@ from xdsl.utils.exceptions import VerifyException
 from ...compiler.tmem import TRANSFER_SHAPES, tmem_columns_valid
 from .types import PointerType
 from .wgmma_ops import MatrixDescriptorOp
+from xdsl.irdl import traits_def
+from ..facts import (
+    ASYNC, ATOMIC, READ, WRITE, AsyncCompletion, Collective, MemoryAccess, PendingRegisterAccess,
+)
+
+# the facts of a tcgen05.mma (PTX ISA 9.7.16.10): A from shared memory by its descriptor, or
+# from tensor memory with a_tmem; B from shared memory; D in tensor memory; all through the
+# async proxy, complete when the mbarrier of its tcgen05.commit completes its phase
+_MMA_FACTS = (
+    MemoryAccess(READ, "shared", proxy=ASYNC, operand="a", descriptor=True, unless="a_tmem"),
+    MemoryAccess(READ, "tensor", proxy=ASYNC, operand="a", when="a_tmem"),
+    MemoryAccess(READ, "shared", proxy=ASYNC, operand="b", descriptor=True),
+    MemoryAccess(WRITE, "tensor", proxy=ASYNC, operand="d"),
+    AsyncCompletion(("tylo.mbarrier_wait", "tylo.mbarrier_try_wait"),
+                    committed_by="tylo.tcgen05_commit"),
+)
 
 __all__ = ["transfer_shape_of", "Tcgen05DescriptorOp", "Tcgen05MmaOp", "Tcgen05MmaInstrOp", "Tcgen05CommitOp",
            "TmemAllocOp", "TmemDeallocOp", "TmemRelinquishOp", "TmemLoadOp",
@@ -68,6 +84,7 @@ class Tcgen05MmaOp(IRDLOperation):
     neither it adds."""
 
     name = "tylo.tcgen05_mma"
+    traits = traits_def(*_MMA_FACTS)
     kind = prop_def(StringAttr)
     types = prop_def(StringAttr)
     m = prop_def(IntegerAttr[I64])
@@ -111,6 +128,7 @@ class Tcgen05MmaInstrOp(IRDLOperation):
     B descriptor; enable-input-d the i1 ``enable`` or the immediate ``enable_imm`` (0/1)."""
 
     name = "tylo.tcgen05_mma_instr"
+    traits = traits_def(*_MMA_FACTS)
     kind = prop_def(StringAttr)
     idesc = prop_def(IntegerAttr[I64])
     a_tmem = opt_prop_def(UnitAttr)
@@ -140,6 +158,7 @@ class Tcgen05CommitOp(IRDLOperation):
     prior tcgen05.mma of the thread completes."""
 
     name = "tylo.tcgen05_commit"
+    traits = traits_def(MemoryAccess(ATOMIC, operand="barrier"))
     barrier = operand_def(PointerType)
     assembly_format = "$barrier attr-dict `:` type($barrier)"
 
@@ -153,6 +172,7 @@ class TmemAllocOp(IRDLOperation):
     (a shared pointer to 32-bit elements). Warp-collective."""
 
     name = "tylo.tmem_alloc"
+    traits = traits_def(MemoryAccess(WRITE, operand="slot"), Collective())
     slot = operand_def(PointerType)
     columns = prop_def(IntegerAttr[I64])
     assembly_format = "$slot `,` $columns attr-dict `:` type($slot)"
@@ -172,6 +192,7 @@ class TmemDeallocOp(IRDLOperation):
     """``tcgen05.dealloc`` of ``columns`` columns at TMEM ``address`` (i32). Warp-collective."""
 
     name = "tylo.tmem_dealloc"
+    traits = traits_def(Collective())
     address = operand_def(i32)
     columns = prop_def(IntegerAttr[I64])
     assembly_format = "$address `,` $columns attr-dict"
@@ -188,6 +209,7 @@ class TmemRelinquishOp(IRDLOperation):
     """``tcgen05.relinquish_alloc_permit``. Warp-collective."""
 
     name = "tylo.tmem_relinquish"
+    traits = traits_def(Collective())
     assembly_format = "attr-dict"
 
 
@@ -212,6 +234,11 @@ class TmemLoadOp(IRDLOperation):
     "16x64b", "16x128b" or "16x256b" (absent: "32x32b"; `tylo.compiler.tmem.TRANSFER_SHAPES`)."""
 
     name = "tylo.tmem_load"
+    traits = traits_def(
+        MemoryAccess(READ, "tensor", operand="address"),
+        Collective(),
+        AsyncCompletion(("tylo.tmem_wait",)),
+    )
     shape = opt_prop_def(StringAttr)
     address = operand_def(i32)
     values = var_result_def()
@@ -232,6 +259,7 @@ class TmemWaitOp(IRDLOperation):
     ``::st`` (kind "st", no values)."""
 
     name = "tylo.tmem_wait"
+    traits = traits_def(Collective(), PendingRegisterAccess())
     kind = prop_def(StringAttr)
     values = var_operand_def()
     ready = var_result_def()
@@ -256,6 +284,11 @@ class TmemStoreOp(IRDLOperation):
     tylo-lower-fragments) at TMEM ``address`` (i32); ``shape`` as `TmemLoadOp`'s."""
 
     name = "tylo.tmem_store"
+    traits = traits_def(
+        MemoryAccess(WRITE, "tensor", operand="address"),
+        Collective(),
+        AsyncCompletion(("tylo.tmem_wait",)),
+    )
     shape = opt_prop_def(StringAttr)
     address = operand_def(i32)
     values = var_operand_def()

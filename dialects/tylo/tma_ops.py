@@ -26,6 +26,8 @@ from xdsl.utils.exceptions import VerifyException
 from .attributes import dtype_of
 from .mbarrier_ops import check_barrier
 from .types import PointerType, TensorMapType
+from xdsl.irdl import traits_def
+from ..facts import ASYNC, ATOMIC, AsyncCompletion, MemoryAccess, READ, WRITE
 
 
 def _check_copy(op, shared: SSAValue) -> None:
@@ -48,6 +50,12 @@ class TmaLoadOp(IRDLOperation):
     `barrier`'s offset receiving the bytes."""
 
     name = "tylo.tma_load"
+    traits = traits_def(
+        MemoryAccess(WRITE, proxy=ASYNC, operand="dst"),
+        MemoryAccess(READ, "global", proxy=ASYNC),
+        MemoryAccess(ATOMIC, proxy=ASYNC, operand="barrier"),
+        AsyncCompletion(("tylo.mbarrier_wait", "tylo.mbarrier_try_wait")),
+    )
     dst = operand_def(PointerType)
     tensor_map = operand_def(TensorMapType)
     coords = var_operand_def(i32)
@@ -76,6 +84,11 @@ class TmaStoreOp(IRDLOperation):
     (elements outside its bounds are skipped); part of the thread's current bulk group."""
 
     name = "tylo.tma_store"
+    traits = traits_def(
+        MemoryAccess(READ, proxy=ASYNC, operand="src"),
+        MemoryAccess(WRITE, "global", proxy=ASYNC),
+        AsyncCompletion(("tylo.tma_wait",), committed_by="tylo.tma_commit"),
+    )
     tensor_map = operand_def(TensorMapType)
     coords = var_operand_def(i32)
     src = operand_def(PointerType)

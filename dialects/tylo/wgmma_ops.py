@@ -44,6 +44,17 @@ from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.plans.wgmma import WGMMA_INSTRUCTIONS
 from .types import FragmentType, PointerType, TileType
+from xdsl.irdl import traits_def
+from ..facts import ASYNC, AsyncCompletion, Collective, MemoryAccess, PendingRegisterAccess, READ
+
+# the facts of an mma_async (PTX ISA 9.7.15.5.2): it reads A (unless in registers) and B from
+# shared memory through the async proxy, by their descriptors, over a warpgroup, until the wait
+# of its commit group; the accumulator is handed on among the wgmma ops while it is pending
+_READS_A = MemoryAccess(READ, "shared", proxy=ASYNC, operand="a", descriptor=True)
+_READS_B = MemoryAccess(READ, "shared", proxy=ASYNC, operand="b", descriptor=True)
+_MMA_ASYNC = (Collective(4),
+              AsyncCompletion(("tylo.wgmma_wait",), committed_by="tylo.wgmma_commit"),
+              PendingRegisterAccess())
 
 __all__ = ["MatrixDescriptorOp", "WgmmaDescriptorOp", "WgmmaEncodeOp", "WgmmaMmaAsyncOp", "WgmmaInstrOp",
            "WgmmaMmaAsyncRegAOp", "WgmmaPackAOp", "WgmmaInstrRegAOp",
@@ -172,6 +183,7 @@ class WgmmaMmaAsyncOp(_PlanMma, IRDLOperation):
     The result (the same fragment type) is the pending accumulator."""
 
     name = "tylo.wgmma_mma_async"
+    traits = traits_def(_READS_A, _READS_B, *_MMA_ASYNC)
     a = operand_def(i64)
     assembly_format = ("$a `,` $b `,` $acc (`accumulate` $accumulate^)? attr-dict `:` type($acc) "
                        "`->` type($result)")
@@ -188,6 +200,7 @@ class WgmmaMmaAsyncRegAOp(_PlanMma, IRDLOperation):
     ``acc`` as `WgmmaMmaAsyncOp`."""
 
     name = "tylo.wgmma_mma_async_reg_a"
+    traits = traits_def(_READS_B, *_MMA_ASYNC)
     a = operand_def(FragmentType)
     assembly_format = ("$a `,` $b `,` $acc (`accumulate` $accumulate^)? attr-dict `:` type($a) `,` "
                        "type($acc) `->` type($result)")
@@ -226,6 +239,7 @@ class WgmmaInstrRegAOp(IRDLOperation):
     ``d``, ``a`` four packed i32 words, ``b`` the B descriptor; scale-d as `WgmmaInstrOp`."""
 
     name = "tylo.wgmma_instr_reg_a"
+    traits = traits_def(_READS_B, *_MMA_ASYNC)
     n = prop_def(IntegerAttr[I64])
     types = prop_def(StringAttr)
     tnsp_b = prop_def(IntegerAttr[I64])
@@ -258,6 +272,7 @@ class WgmmaInstrOp(IRDLOperation):
     ``a``, ``b`` descriptors (i64); scale-d: the i1 ``scale_d`` or the immediate ``scale_d_imm``."""
 
     name = "tylo.wgmma_instr"
+    traits = traits_def(_READS_A, _READS_B, *_MMA_ASYNC)
     n = prop_def(IntegerAttr[I64])
     types = prop_def(StringAttr)
     tnsp_a = prop_def(IntegerAttr[I64])
@@ -290,6 +305,7 @@ class WgmmaFenceOp(IRDLOperation):
     """``wgmma.fence`` (warpgroup)."""
 
     name = "tylo.wgmma_fence"
+    traits = traits_def(Collective(4), PendingRegisterAccess())
     assembly_format = "attr-dict"
 
 
@@ -298,6 +314,7 @@ class WgmmaCommitOp(IRDLOperation):
     """``wgmma.commit_group`` (warpgroup)."""
 
     name = "tylo.wgmma_commit"
+    traits = traits_def(Collective(4), PendingRegisterAccess())
     assembly_format = "attr-dict"
 
 
@@ -307,6 +324,7 @@ class WgmmaWaitOp(IRDLOperation):
     older than the last ``pending`` are complete."""
 
     name = "tylo.wgmma_wait"
+    traits = traits_def(Collective(4), PendingRegisterAccess())
     pending = prop_def(IntegerAttr[I64])
     values = var_operand_def()
     ready = var_result_def()

@@ -15,10 +15,13 @@ The contract every implementation follows:
 * ``interpreter`` is the `scheduler.Emulation` running the kernel: ``interpreter.threads`` (the
   group's linear thread indices in the block, int64, ascending), ``interpreter.machine`` (the
   `scheduler.Machine`: memory, special registers, ``error``).
-* Warp-collective instructions (`warp_collective`) always receive whole warps: n is a multiple
-  of 32, thread ``32 w + l`` is lane l of warp w, in order (reshape to (n // 32, 32)); those
-  collective over a warpgroup (``warps=4``, wgmma) receive whole warpgroups: n a multiple of
-  128, thread ``128 q + t`` thread t of warpgroup q.
+* Warp-collective instructions (a `Collective` trait on the op, `tylo.dialects.facts`) always
+  receive whole warps: n is a multiple of 32, thread ``32 w + l`` is lane l of warp w, in order
+  (reshape to (n // 32, 32)); those collective over a warpgroup (``Collective(4)``, wgmma)
+  receive whole warpgroups: n a multiple of 128, thread ``128 q + t`` thread t of warpgroup q.
+* An instruction that may touch the registers of a pending asynchronous operation (the wgmma
+  ops, ``tcgen05.wait``) declares ``PendingRegisterAccess``; the scheduler refuses any other that
+  does (`Machine.pending_registers`).
 * A fault (an out-of-bounds address, a misaligned access, an undefined operation) raises through
   ``interpreter.machine.error(op, message, threads)``, which names the instruction, the block,
   the threads and the kernel.
@@ -27,27 +30,6 @@ Exact numerics follow the PTX ISA section each op's docstring in `tylo.dialects.
 """
 
 from __future__ import annotations
-
-WARP_COLLECTIVES: dict[type, int] = {}
-"""Op class -> the warps its collective spans (1: a warp; 4: a warpgroup of 4 consecutive warps,
-the first a multiple of 4, PTX ISA 9.7.15.2 "Warpgroup"). The instruction is ``.sync.aligned``
-over them: the scheduler issues it for whole warps (or warpgroups) only, and refuses one that
-reaches it with some lanes elsewhere."""
-
-
-def warp_collective(*op_classes: type, warps: int = 1) -> None:
-    """Declare `op_classes` collective over `warps` consecutive warps (1 or 4; see
-    `WARP_COLLECTIVES`). Raises ValueError for another count."""
-    if warps not in (1, 4):
-        raise ValueError(f"warp_collective: warps = {warps!r}; collectives span a warp (1) or "
-                         "a warpgroup (4)")
-    WARP_COLLECTIVES.update(dict.fromkeys(op_classes, warps))
-
-
-ASYNC_REGISTER_OPS: set[type] = set()
-"""Op classes that may read or write the registers of a pending asynchronous operation (the
-wgmma ops, which hand the accumulator on in hardware order); any other instruction touching one
-is refused by the scheduler (`Machine.pending_registers`)."""
 
 
 def families() -> list[type]:

@@ -1,7 +1,8 @@
 """Warp-collective matrix instructions: ``mma.sync``, ``ldmatrix`` and ``stmatrix``.
 
-Every implementation receives whole warps (`warp_collective`): n threads, n a multiple of 32,
-thread ``32 w + l`` being lane l of warp w. Arrays are reshaped to (warps, 32, registers).
+Every implementation receives whole warps (the ops' `Collective` trait, `tylo.dialects.facts`):
+n threads, n a multiple of 32, thread ``32 w + l`` being lane l of warp w. Arrays are reshaped
+to (warps, 32, registers).
 
 **mma.sync** (PTX ISA 9.7.14.5.14 "mma", anchor #warp-level-matrix-instructions-mma): per warp
 the A (M x K), B (K x N) and C (M x N) matrices are built from the lanes' registers through the
@@ -75,7 +76,6 @@ from ...compiler.lazy_modules import np
 from ...dialects.ptx.control import MmaSyncOp
 from ...dialects.ptx.matrix import LdMatrixOp, StMatrixOp
 from ..values import as_float
-from . import warp_collective
 
 WARP = 32
 """Threads of a warp."""
@@ -419,6 +419,3 @@ class MatrixSemantics(InterpreterFunctions):
         interpreter.machine.store(op, "shared", addresses, units.view(np.uint8).reshape(-1, 16),
                                   _row_lanes(interpreter, num))
         return ()
-
-
-warp_collective(MmaSyncOp, LdMatrixOp, StMatrixOp)

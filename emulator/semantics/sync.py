@@ -15,9 +15,6 @@ from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ...compiler.lazy_modules import np
 from ...dialects.ptx.sync import ElectSyncOp, SetmaxnregOp
-from . import warp_collective
-
-warp_collective(ElectSyncOp, SetmaxnregOp)
 
 
 @register_impls

@@ -2,7 +2,7 @@
 the per-CTA TMEM of `tylo.emulator.tmem`.
 
 * ``tcgen05.alloc`` / ``dealloc`` / ``relinquish_alloc_permit``, ``tcgen05.ld`` / ``st`` /
-  ``wait`` are warp-collective (`warp_collective`): every lane gives the same address. alloc
+  ``wait`` are warp-collective (their `Collective` trait): every lane gives the same address. alloc
   writes the column (lane 0) to the shared word through ``machine.store`` (so the CTA's race
   record orders its readers by the barrier after it) from lane 0 of the warp.
 * ``tcgen05.ld.32x32b.xN``: warp w's lane l reads TMEM lane ``lane(taddr) + l``; the lane field
@@ -53,7 +53,6 @@ from ...dialects.ptx import tcgen05 as X
 from ...dialects.ptx.tcgen05 import shape_of
 from ..cluster import cta_offsets
 from ..tmem import PendingMma, split, tmem_of
-from . import ASYNC_REGISTER_OPS, warp_collective
 from .matrix import _NAN32, _decode
 from .wgmma import _read_shared, multiply_add
 from .wgmma_operands import canonical_offsets, swizzle_addresses
@@ -349,8 +348,3 @@ def _issue(interpreter, op, args, thread: int) -> None:
             return ((Ai @ Bi + C) & 0xFFFFFFFF).astype(np.uint32)
     tmem.pending.setdefault(thread, []).append(PendingMma(d_col, accumulator_lanes(m), n,
                                                           compute, key))
-
-
-warp_collective(X.Tcgen05AllocOp, X.Tcgen05DeallocOp, X.Tcgen05RelinquishOp, X.Tcgen05LdOp,
-                X.Tcgen05StOp, X.Tcgen05WaitOp)
-ASYNC_REGISTER_OPS.update({X.Tcgen05WaitOp})

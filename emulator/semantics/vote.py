@@ -2,14 +2,15 @@
 bar.warp.sync, 9.7.13 vote.sync).
 
 Both are collective over the lanes of their member mask, not over the whole warp, so they are
-not `warp_collective` ops: an issue group may hold part of a warp. `member_lanes` checks what
-the ISA leaves undefined and raises an `EmulationError` (kind "divergence") for it: a lane not
-in its own mask, a lane in another lane's mask executing it with another mask (lanes of a warp
-may give different masks that do not overlap: two half-warps), and a lane of the mask that
-does not execute it with them (it is at another instruction, or waits at a barrier). A
-lane of the mask that has exited, or that the CTA does not have (a partial last warp), is not
-waited for (the ISA: the executing thread waits "until all non-exited threads corresponding to
-membermask have executed" it) and counts as false (``ballot``: its bit is 0).
+not `Collective` ops (`tylo.dialects.facts`): an issue group may hold part of a warp.
+`member_lanes` checks what the ISA leaves undefined and raises an `EmulationError` (kind
+"divergence") for it: a lane not in its own mask, a lane in another lane's mask executing it
+with another mask (lanes of a warp may give different masks that do not overlap: two
+half-warps), and a lane of the mask that does not execute it with them (it is at another
+instruction, or waits at a barrier). A lane of the mask that has exited, or that the CTA does
+not have (a partial last warp), is not waited for (the ISA: the executing thread waits "until
+all non-exited threads corresponding to membermask have executed" it) and counts as false
+(``ballot``: its bit is 0).
 
 * ``vote.sync.all`` / ``.any``: p of every / some lane of the mask that executes it;
   ``.uni``: p is the same in all of them; ``.ballot.b32``: bit l set when lane l's p is true.

@@ -1,12 +1,13 @@
 """Semantics of warp shuffles (`tylo.dialects.ptx.warp`; PTX ISA "Data Movement and Conversion
 Instructions: shfl.sync", anchor #data-movement-and-conversion-instructions-shfl-sync).
 
-``shfl.sync.<mode>.b32 d[|p], a, b, c, membermask``: a warp collective here (`warp_collective`:
-the scheduler issues it for whole warps only). The ISA lets the lanes of `membermask` reach it
-from different program points (it is ``.sync``, not ``.aligned``); the emulator is stricter and
-wants every lane of the warp at the same instruction, which a full mask (``0xffffffff``, what
-Tylo emits) needs anyway: a lane that executes it outside its membermask is undefined behaviour
-in the ISA, and an error here, as is a source lane outside the mask.
+``shfl.sync.<mode>.b32 d[|p], a, b, c, membermask``: a warp collective here (its `Collective`
+trait, `tylo.dialects.facts`: the scheduler issues it for whole warps only). The ISA lets the
+lanes of `membermask` reach it from different program points (it is ``.sync``, not
+``.aligned``); the emulator is stricter and wants every lane of the warp at the same
+instruction, which a full mask (``0xffffffff``, what Tylo emits) needs anyway: a lane that
+executes it outside its membermask is undefined behaviour in the ISA, and an error here, as is a
+source lane outside the mask.
 
 Per lane L (the ISA's pseudocode; `b` and `c` may differ between lanes):
 ``minLane = L & c[12:8]``, ``maxLane = minLane | (c[4:0] & ~c[12:8])``; ``.up`` reads lane
@@ -22,9 +23,6 @@ from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ...compiler.lazy_modules import np
 from ...dialects.ptx.warp import ShflSyncOp
-from . import warp_collective
-
-warp_collective(ShflSyncOp)
 
 
 def source_lanes(mode: str, lane, b, c):

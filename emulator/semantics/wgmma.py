@@ -1,9 +1,10 @@
 """Warpgroup-level MMA: ``wgmma.fence``, ``wgmma.mma_async`` (both forms), ``wgmma.commit_group``
 and ``wgmma.wait_group`` (PTX ISA 9.7.15, the ops of `tylo.dialects.ptx.wgmma`).
 
-All four are collective over a warpgroup (`warp_collective(..., warps=4)`): the scheduler issues
-them for whole warpgroups (threads 128 q .. 128 q + 127) and refuses one reached by part of a
-warpgroup, naming the warps. Operands, fragments and descriptors: `wgmma_operands`.
+All four are collective over a warpgroup (their trait ``Collective(4)``, `tylo.dialects.facts`):
+the scheduler issues them for whole warpgroups (threads 128 q .. 128 q + 127) and refuses one
+reached by part of a warpgroup, naming the warps. Operands, fragments and descriptors:
+`wgmma_operands`.
 
 Issue and ordering (9.7.15.7), the state of each warpgroup in `Machine.async_groups`:
 
@@ -72,7 +73,6 @@ from ...dialects.ptx.wgmma import (
 from ..async_reads import refuse_unordered_read
 from ..cluster import cta_offsets
 from ..memory import AccessFault
-from . import ASYNC_REGISTER_OPS, warp_collective
 from .matrix import (
     _NAN32,
     ACCUMULATOR_FRACTION_BITS,
@@ -316,9 +316,3 @@ def _mma_async(interpreter, op, args, register_a: bool):
         _state(machine, q).open.append(pending)
         _lock(machine, threads, pending.registers)
     return tuple(d[..., i].reshape(-1) for i in range(n // 2))
-
-
-warp_collective(WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp,
-                WgmmaMmaAsyncRegAOp, warps=4)
-ASYNC_REGISTER_OPS.update({WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp,
-                           WgmmaMmaAsyncRegAOp})

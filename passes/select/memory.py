@@ -5,6 +5,7 @@ ld, 9.7.9.10 st, 5.1.5 .shared): element offsets scale by the element size (``mu
 
 from __future__ import annotations
 
+from ...compiler.shared_memory import VARIABLE_ATTRIBUTE
 from ...dialects.ptx import ops as P
 from ...dialects.tylo import dtype_of
 from ...dialects.tylo import ops as T
@@ -58,9 +59,12 @@ def _StoreOp(sel: KernelSelection, op: T.StoreOp) -> None:
 @HANDLERS.on(T.SharedAllocOp)
 def _SharedAllocOp(sel: KernelSelection, op: T.SharedAllocOp) -> None:
     if op.dynamic:
-        dynamic_alloc(sel, op)  # (`sync.Sync`)
+        dynamic_alloc(sel, op)  # (`sync.dynamic_alloc`)
         return
     name = f"__tylo_smem_{len(sel.decls)}"
     size = op.elements.value.data * dtype_of(op.result.type.element_type).bytes
-    sel.decls.append(P.SharedDeclOp(name, size, op.align.value.data))
+    decl = P.SharedDeclOp(name, size, op.align.value.data)
+    if VARIABLE_ATTRIBUTE in op.attributes:  # the user's name for it, for errors (not PTX)
+        decl.attributes[VARIABLE_ATTRIBUTE] = op.attributes[VARIABLE_ATTRIBUTE]
+    sel.decls.append(decl)
     sel.set(op.result, sel.emit(P.MovSymbolOp(name, sel.new("b32"))))

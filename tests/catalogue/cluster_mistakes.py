@@ -79,10 +79,10 @@ def k(out):
         if tylo.cluster_cta_rank() == 1:
             bars[0].arrive(cta=0)
         else:
-            bars[0].wait(0)
+            bars[0].wait(0)  # <-
     tylo.cluster_sync()
-k.emulate[2, 32](np.zeros(1, np.int32))  # <-
-""", "EmulationError", "the wait needs .acquire.cluster", located=False),
+k.emulate[2, 32](np.zeros(1, np.int32))
+""", "EmulationError", "the wait needs .acquire.cluster"),
     Mistake("dsmem-read-without-cluster-sync", D, "reading a peer CTA's shared memory with no cluster_sync after its stores", """
 import numpy as np
 @tylo.kernel(cluster=2)
@@ -90,16 +90,15 @@ def k(out):
     t = tylo.thread_idx()
     s = tylo.SharedTile(tylo.shared_alloc(Int32, 32), tylo.Layout((32,), (1,)))
     s[t] = t
-    out[tylo.block_idx() * 32 + t] = tylo.map_shared(s, 1 - tylo.cluster_cta_rank())[t]
+    out[tylo.block_idx() * 32 + t] = tylo.map_shared(s, 1 - tylo.cluster_cta_rank())[t]  # <-
     tylo.cluster_sync()
-k.emulate[2, 32](np.zeros(64, np.int32))  # <-
-""", "EmulationError", "data race on CTA rank", located=False),
+k.emulate[2, 32](np.zeros(64, np.int32))
+""", "EmulationError", "data race on CTA rank"),
     Mistake("cluster-wait-without-arrive", D, "cluster_wait without a cluster_arrive before it", """
 import numpy as np
 @tylo.kernel(cluster=2)
 def k(out):
     tylo.cluster_wait()  # <-
 k.emulate[2, 32](np.zeros(1, np.int32))
-""", "EmulationError", "barrier.cluster.wait without a barrier.cluster.arrive before it",
-        located=False),
+""", "EmulationError", "barrier.cluster.wait without a barrier.cluster.arrive before it"),
 ]

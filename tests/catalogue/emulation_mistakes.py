@@ -1,6 +1,7 @@
 """The catalogue's entries for what the CPU emulator reports (`kernel.emulate`): the mistakes a
-kernel makes at run time that the GPU would fault on, hang on or leave undefined. They name the
-PTX instruction, the block and the threads, not a source line (``located=False``)."""
+kernel makes at run time that the GPU would fault on, hang on or leave undefined. They are located
+at the kernel's line that made the faulting instruction (the waiting one for a deadlock), and
+name the PTX instruction, the block and the threads."""
 
 from __future__ import annotations
 
@@ -18,15 +19,14 @@ def k(out, x):
     s[t] = x[t]
     out[t] = s[63 - t]  # <-
 k.emulate[1, 64](np.zeros(64, np.float32), np.ones(64, np.float32))
-""", "EmulationError", "read after write: thread 0 and thread 63 access it with no barrier",
-            located=False),
+""", "EmulationError", "read after write: thread 0 and thread 63 access it with no barrier"),
     Mistake("emulated-out-of-bounds", E, "a store past the end of an array", """
 import numpy as np
 @tylo.kernel
 def k(out):
     out[tylo.thread_idx() + 1] = 1.0  # <-
 k.emulate[1, 32](np.zeros(32, np.float32))
-""", "EmulationError", "at byte 128 (element 32) is past the end of argument 'out' (32 elements of 4 bytes", located=False),
+""", "EmulationError", "at byte 128 (element 32) is past the end of argument 'out' (32 elements of 4 bytes"),
     Mistake("emulated-divergent-barrier", E, "a barrier inside a branch only some threads take", """
 import numpy as np
 @tylo.kernel
@@ -36,17 +36,15 @@ def k(out):
         tylo.barrier()  # <-
     out[t] = 1.0
 k.emulate[1, 32](np.zeros(32, np.float32))
-""", "EmulationError", "barrier never completes: threads 0-15 wait at 'bar.sync 0;'",
-            located=False),
+""", "EmulationError", "barrier never completes: threads 0-15 wait at 'bar.sync 0;'"),
     Mistake("emulated-failed-window-check", E, "a window whose runtime origin leaves its tile", """
 import numpy as np
 @tylo.kernel
 def k(out, origin):
-    w = tylo.window(out, (origin,), (32,))
+    w = tylo.window(out, (origin,), (32,))  # <-
     w[tylo.thread_idx()] = 1.0
-k.emulate[1, 32](np.zeros(64, np.float32), 40)  # <-
-""", "EmulationError", "trap: the kernel aborts: the check 'window axis 0 in bounds' failed",
-            located=False),
+k.emulate[1, 32](np.zeros(64, np.float32), 40)
+""", "EmulationError", "trap: the kernel aborts: the check 'window axis 0 in bounds' failed"),
     Mistake("emulated-description", E, "a tylo.Tensor description passed to the emulator", """
 @tylo.kernel
 def k(out):
@@ -65,8 +63,7 @@ def k(out):
         bar.expect_tx(8)
         bar.arrive()  # <-
 k.emulate[1, 32](np.zeros(1, np.int32))
-""", "EmulationError", "over-arrival on the mbarrier at shared array '__tylo_smem_0' byte 0",
-            located=False),
+""", "EmulationError", "over-arrival on the mbarrier at shared array 'bar' (__tylo_smem_0) byte 0"),
     Mistake("emulated-mbarrier-deadlock", E, "waiting on an mbarrier phase nobody completes", """
 import numpy as np
 @tylo.kernel
@@ -78,7 +75,7 @@ def k(out):
     bar.wait(0)  # <-
 k.emulate[1, 32](np.zeros(1, np.int32))
 """, "EmulationError", "deadlock: every thread still running waits, and no mbarrier it waits on "
-                       "can change: threads 0-31 wait on the mbarrier", located=False),
+                       "can change: threads 0-31 wait on the mbarrier"),
     Mistake("emulated-read-before-mbarrier-wait", E, "reading a stage before waiting on its mbarrier", """
 import numpy as np
 @tylo.kernel
@@ -96,6 +93,5 @@ def k(out):
         out[0] = s[0]  # <-
         bar.wait(0)
 k.emulate[1, 64](np.zeros(1, np.int32))
-""", "EmulationError", "read after write: thread 32 and thread 0 access it with no barrier",
-            located=False),
+""", "EmulationError", "read after write: thread 32 and thread 0 access it with no barrier"),
 ]

@@ -664,6 +664,8 @@ from warp_mistakes import WARP  # noqa: E402
 
 MISTAKES += EMULATION + SHARED_SYNC + TMA + TMA_DEVICE + WGMMA + COPIES
 MISTAKES += WARP
+from syntax_mistakes import SYNTAX  # noqa: E402
+MISTAKES += SYNTAX
 from reduction_mistakes import REDUCTIONS  # noqa: E402
 MISTAKES += REDUCTIONS
 from fragment_mistakes import FRAGMENT_OPS  # noqa: E402

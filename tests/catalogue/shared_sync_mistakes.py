@@ -105,8 +105,7 @@ def k(out):
         tylo.barrier(1, 96)  # <-
     out[tylo.thread_idx()] = 1.0
 k.emulate[1, 96](np.zeros(96, np.float32))
-""", "EmulationError", "barrier 1: threads arrive for 96 threads, but earlier ones arrived for 64",
-            located=False),
+""", "EmulationError", "barrier 1: threads arrive for 96 threads, but earlier ones arrived for 64"),
     Mistake("emulated-barrier-never-completes", S, "a barrier_arrive nobody completes", """
 import numpy as np
 @tylo.kernel
@@ -115,6 +114,5 @@ def k(out):
         tylo.barrier_arrive(2, 96)  # <-
     out[tylo.thread_idx()] = 1.0
 k.emulate[1, 128](np.zeros(128, np.float32))
-""", "EmulationError", "barrier 2 never completes: warps [0] (32 threads) arrived of the 96",
-            located=False),
+""", "EmulationError", "barrier 2 never completes: warps [0] (32 threads) arrived of the 96"),
 ]

@@ -175,13 +175,12 @@ def k(out):
     part = tylo.partition(TmemTransfer((32, 1), 1), TmemTile(Float32, base + (other << 16), Layout((32, 1), (1, 128))))
     f = tylo.wait_load(tylo.load_async(part))  # <-
     tylo.store(tylo.window(out, (warp * 32, 0), (32, 1)), f, lane)
-""" + _RUN, "EmulationError", "warp 0 accesses TMEM lanes 32..63; a warp may touch only lanes 0..31",
-            located=False),
+""" + _RUN, "EmulationError", "warp 0 accesses TMEM lanes 32..63; a warp may touch only lanes 0..31"),
     Mistake("emulated-tmem-half-band", E, "a 16-lane TMEM store that starts mid-way into a half band",
             _EMULATED + """    base = tylo.SharedTile(slot, tylo.Layout((1,), (1,)))[0] + (((warp * 32) + 8) << 16)
     part = tylo.partition(TmemTransfer((16, 8), 1, "16x256b"), TmemTile(Float32, base, Layout((16, 8), (1, 128))))
     tylo.store_async(part, tylo.full(part.ownership, 1.0, Float32))  # <-
-""" + _RUN, "EmulationError", "tcgen05.st.16x256b: warp 0 accesses TMEM lanes 8..23", located=False),
+""" + _RUN, "EmulationError", "tcgen05.st.16x256b: warp 0 accesses TMEM lanes 8..23"),
     Mistake("emulated-tcgen05-d-before-the-arrival", E,
             "reading a tcgen05.mma's D after its commit without waiting on the commit's mbarrier",
             _SETUP + """
@@ -213,5 +212,5 @@ def k(out):
     f = tylo.wait_load(tylo.load_async(tylo.partition(TmemTransfer((32, 64), 1), band)))  # <-
     tylo.store(tylo.window(out, (warp * 32, 0), (32, 64)), f, lane)
 """ + 'k.emulate[1, 128].for_arch("sm_100a")(np.zeros((128, 64), np.float32))\n', "EmulationError",
-            "read the D of a tcgen05.mma that a tcgen05.commit completed", located=False),
+            "read the D of a tcgen05.mma that a tcgen05.commit completed"),
 ]

@@ -82,9 +82,8 @@ def k(m):
         tile[0, 0] = 1.0
         tylo.tma_store(m, tile, (0, 0))
         tylo.commit_tma_stores()
-        tile[0, 0] = 2.0
+        tile[0, 0] = 2.0  # <-
         tylo.wait_tma_reads(0)
-k.emulate[1, 32](tm)  # <-
-""", "EmulationError", "shared stage overwritten while a TMA store (thread 0) reading it may be pending",
-        located=False),
+k.emulate[1, 32](tm)
+""", "EmulationError", "shared stage overwritten while a TMA store (thread 0) reading it may be pending"),
 ]

@@ -63,8 +63,7 @@ def k(out):
     if t < 16:
         out[t] = tylo.ballot(t > 3).to(Int32)  # <-
 k.emulate[1, 32](np.zeros(32, np.int32))
-""", "EmulationError", "threads 16-31 are in the member mask 0xffffffff of warp 0 but do not execute it",
-            located=False),
+""", "EmulationError", "threads 16-31 are in the member mask 0xffffffff of warp 0 but do not execute it"),
     Mistake("emulated-lane-outside-its-mask", W, "a vote whose mask leaves out the calling lane", """
 import numpy as np
 @tylo.kernel
@@ -72,7 +71,7 @@ def k(out):
     t = tylo.thread_idx()
     out[t] = tylo.ballot(t > 3, 0x1).to(Int32)  # <-
 k.emulate[1, 32](np.zeros(32, np.int32))
-""", "EmulationError", "lanes 1-31 are not in their own member mask (0x00000001)", located=False),
+""", "EmulationError", "lanes 1-31 are not in their own member mask (0x00000001)"),
     Mistake("emulated-read-after-atomic", W, "reading a counter other threads update atomically, with no barrier", """
 import numpy as np
 @tylo.kernel
@@ -81,6 +80,5 @@ def k(out, c):
     tylo.red_add(c, 0, 1)
     out[t] = c[0]  # <-
 k.emulate[1, 64](np.zeros(64, np.int32), np.zeros(1, np.int32))
-""", "EmulationError", "read after atomic: thread 0 and several threads access it with no barrier",
-            located=False),
+""", "EmulationError", "read after atomic: thread 0 and several threads access it with no barrier"),
 ]

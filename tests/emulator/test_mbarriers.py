@@ -114,7 +114,7 @@ def test_arrive_on_an_uninitialised_barrier():
 def test_deadlock_names_the_barrier_and_threads():
     e = _error(never_released)
     assert e.kind == "deadlock"
-    assert "threads 0-63 wait on the mbarrier at shared array '__tylo_smem_0' byte 8 " \
+    assert "threads 0-63 wait on the mbarrier at shared array 'bars' (__tylo_smem_0) byte 8 " \
            "(phase 0, 1 of 1 arrivals pending, tx-count 0)" in str(e)
 
 

@@ -54,3 +54,15 @@ def test_write_after_write_and_one_instruction_storing_two_values():
     other = np.array([[1] * 4, [2] * 4], np.uint8)
     race = RaceTracker(16).write(1, T([0, 1]), offsets(4, 4), 4, other)
     assert race.kind == "two lanes of one instruction store different values"
+
+
+def test_a_race_names_the_other_access_site():
+    r = RaceTracker(16)
+    assert r.write(1, T([0]), offsets(0), 4, np.ones((1, 4), np.uint8), site=3) is None
+    assert r.read(1, T([5]), offsets(0), 4, site=7).site == 3  # read after write: the write's
+    assert r.read(1, T([5]), offsets(8), 4, site=7) is None
+    assert r.write(1, T([6]), offsets(8), 4, np.ones((1, 4), np.uint8), site=9).site == 7
+    assert r.atomic(1, T([2]), offsets(0), 4, site=4).site == 3
+    clash = r.write(1, T([1, 2]), offsets(12, 12), 4, np.arange(8, dtype=np.uint8).reshape(2, 4),
+                    site=5)
+    assert clash.kind == "two lanes of one instruction store different values" and clash.site == 5

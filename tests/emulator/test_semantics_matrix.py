@@ -24,7 +24,7 @@ from tylo.compiler.ptx_types import register_class
 from tylo.dialects.ptx.control import MmaSyncOp
 from tylo.dialects.ptx.matrix import LdMatrixOp, StMatrixOp
 from tylo.dialects.ptx.registers import RegisterType
-from tylo.emulator.semantics import WARP_COLLECTIVES
+from tylo.dialects.facts import collective_warps
 from tylo.emulator.semantics.matrix import (
     FRAGMENT_SECTIONS, MatrixSemantics, fragment, fragment_matrix, fragment_registers, mma,
 )
@@ -38,7 +38,7 @@ BITS = {"bf16": 16, "f16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 
 
 
 def test_the_matrix_ops_are_warp_collective():
-    assert all(WARP_COLLECTIVES.get(op) == 1 for op in (MmaSyncOp, LdMatrixOp, StMatrixOp))
+    assert all(collective_warps(op) == 1 for op in (MmaSyncOp, LdMatrixOp, StMatrixOp))
 
 
 # -- fragment maps -------------------------------------------------------------------------------

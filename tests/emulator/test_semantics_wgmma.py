@@ -161,8 +161,11 @@ def test_refuse_overwrite_for_async_copies():
         def _place(self, space, at):
             return f"shared byte {at}"
 
-        def error(self, op, message, threads, kind):
+        def error(self, op, message, threads, kind, detail=""):
             raise EmulationError(message, kind=kind)
+
+        def access_detail(self, op, what):
+            return ""
 
     from tylo.dialects.ptx.wgmma import WgmmaCommitGroupOp, WgmmaFenceOp
 

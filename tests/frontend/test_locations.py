@@ -10,12 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import FileLineColLoc, UnknownLoc
 from xdsl.utils.exceptions import VerifyException
 
 import tylo
 from tylo import Float32
 from tylo.compiler.errors import CompileError
+from tylo.dialects.builder import emit
 from tylo.dialects.locations import first_invalid, reset_handled, source_location
 from tylo.dialects.ptx import EntryOp
 from tylo.frontend import build
@@ -125,8 +127,8 @@ def test_a_pass_error_shows_the_line_and_a_caret():
     with pytest.raises(CompileError) as info:
         fenced.compile(np.zeros(128, np.float32), block=128, arch="sm_80")
     err = info.value
-    assert "pass tylo-lower-to-ptx failed on kernel 'fenced'" in err.message
-    assert "fence.proxy.async needs sm_90" in err.message
+    assert err.message.startswith("pass tylo-lower-to-ptx failed on kernel 'fenced': "
+                                  "fence.proxy.async needs sm_90")  # the pass named once
     assert (err.location.filename, err.location.line) == (HERE, line_of("fence"))
     head, source, caret = str(err).splitlines()[:3]
     assert head == f"{HERE}:{line_of('fence')}:5"
@@ -147,6 +149,26 @@ def test_a_verifier_error_after_a_pass_names_the_invalid_op():
     assert (error.location.filename, error.location.line) == (HERE, line_of("store"))
     assert str(error).startswith(f"{HERE}:{line_of('store')}:")
     assert "^" in str(error).splitlines()[2]
+
+
+def _bad_add(x, i):
+    """Emit f32 + i32 (a plain Python function of this file: its line is the op's)."""
+    return emit(arith.AddfOp(x.value, i.value))  # bad-op
+
+
+@tylo.kernel
+def invalid(out: tylo.Tensor, a: tylo.Tensor):
+    i = tylo.thread_idx()
+    _bad_add(a[i], i)
+    out[i] = 0.0
+
+
+def test_invalid_traced_ir_is_refused_at_the_line_that_made_the_op():
+    with pytest.raises(CompileError) as info:
+        invalid.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1))
+    err = info.value
+    assert "kernel invalid produced invalid IR" in err.message
+    assert (err.location.filename, err.location.line) == (HERE, line_of("bad-op"))
 
 
 def _without_line_info(text: str) -> str:

@@ -38,10 +38,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("ptx.extern_func", "emulation"): _DECLARATION,
     ("ptx.extern_shared_decl", "emulation"): _DECLARATION,
     ("ptx.global_string", "emulation"): _DECLARATION,
-    ("ptx.param_address", "lit"): "tested through the frontend (tests/dialects/test_tensor_map_param.py)",
-    ("ptx.ld_vector", "lit"): "no lit test yet (PTX: ld.v2/v4)",
-    ("ptx.st_vector", "lit"): "no lit test yet (PTX: st.v2/v4)",
-    ("ptx.rcp", "lit"): "no lit test yet",
 }
 
 

@@ -13,6 +13,8 @@ PACKAGES = (
     "tylo.dialects.tylo",
     "tylo.passes",
     "tylo.passes.select",
+    "tylo.passes.analysis",
+    "tylo.passes.fragments",
     "tylo.runtime",
     "tylo.frontend",
     "tylo.viz",

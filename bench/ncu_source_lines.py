@@ -7,7 +7,8 @@ Tylo's PTX carries ``.file``/``.loc`` directives naming the kernel's .py lines (
 counters with the Python source. This runs the command under ``ncu --import-source yes --section
 SourceCounters --section WarpStateStats`` for one launch of the kernel (its name matched as a
 regular expression), exports the source page at the high-level source level
-(``--page source --print-source cuda --csv``: ncu calls any line-info source "CUDA") and prints
+(``--page source --print-source cuda,sass --csv``: ncu calls any line-info source "CUDA"; each
+source line's row sums the counters of the SASS rows under it) and prints
 the Python lines that hold the most warp-stall samples, with their instructions executed. The
 report is kept (``--out``) for the GUI. Needs a GPU and ``ncu`` on PATH; the clocks are left as
 they are (``--clock-control none``).
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import linecache
 import shutil
 import subprocess
 import sys
@@ -34,12 +36,20 @@ def _number(text: str) -> float:
 def source_rows(report: Path) -> list[dict]:
     """The per-line rows of `report`'s source page: dicts of ncu's columns plus ``file``."""
     text = subprocess.run(["ncu", "--import", str(report), "--page", "source", "--print-source",
-                           "cuda", "--csv"], capture_output=True, text=True, check=True).stdout
+                           "cuda,sass", "--csv"], capture_output=True, text=True, check=True).stdout
+    return parse_source_page(text)
+
+
+def parse_source_page(text: str) -> list[dict]:
+    """The source lines of ncu's CSV source page: a ``File Path`` (or ``File Name``) record
+    opens each file, a header record follows (``Line No``, ``Source``, the counters), then one
+    record per source line (its ``Line No`` set) with the SASS records under it (``Line No``
+    empty), which are left out."""
     rows, header, path = [], None, ""
     for record in csv.reader(io.StringIO(text)):
         if not record:
             continue
-        if record[0] == "File Path" and len(record) > 1:
+        if record[0] in ("File Path", "File Name") and len(record) > 1:
             path, header = record[1], None
         elif record[0] in ("Function Name", "Kernel Name"):
             continue
@@ -47,8 +57,9 @@ def source_rows(report: Path) -> list[dict]:
             header = record
         else:
             row = dict(zip(header, record))
-            row["file"] = path
-            rows.append(row)
+            if row.get(header[0], "").strip():
+                row["file"] = path
+                rows.append(row)
     return rows
 
 
@@ -75,9 +86,10 @@ def main() -> int:
     rows.sort(key=lambda r: -_number(r.get(stall, "0")))
     print(f"{'file:line':40s} {'stall samples':>14s} {'instructions':>14s}  source")
     for r in rows[: args.top]:
-        where = f"{Path(r['file']).name}:{r.get(line, '?')}"
-        print(f"{where:40s} {r.get(stall, '-'):>14s} {r.get(executed, '-'):>14s}  "
-              f"{r.get('Source', '').strip()[:70]}")
+        number = r.get(line, "?")
+        source = linecache.getline(r["file"], int(number)) if number.isdigit() else ""
+        where = f"{Path(r['file']).name}:{number}"
+        print(f"{where:40s} {r.get(stall, '-'):>14s} {r.get(executed, '-'):>14s}  {source.strip()[:70]}")
     return 0
 
 

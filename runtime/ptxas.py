@@ -17,7 +17,10 @@ ptxas on stderr; its format is that of ptxas 12.x/13.x, e.g.
 ``ptxas info    : Used 12 registers, used 1 barriers, 1024 bytes smem``). ``-lineinfo`` keeps the
 PTX's ``.loc`` line info (the kernel's Python lines, `tylo.dialects.ptx.target`) in the cubin
 for compute-sanitizer and Nsight Compute; it changes no instruction. It is left out when the
-options ask for ``-g`` (full debug info) or line info already.
+options ask for ``-g`` (full debug info) or line info already, and for PTX without ``.loc``
+directives (hand-written PTX): ptxas 13.0 aborts ("Fatal glibc error: malloc assertion failure
+in sysmalloc") on such PTX with ``-lineinfo`` for some instructions (``add.rn.f32`` in a kernel
+of tests/emulator/test_semantics_vs_gpu.py; seen on the H100 machine's ptxas and the wheel's).
 A failure raises `PtxasError` with the path of the kept PTX, the command and ptxas's output.
 ptxas's "wgmma.mma_async instructions are serialized due to <cause>" notes (C75xx "Potential
 Performance Loss", printed as ``ptxas info`` lines; causes seen: insufficient register resources
@@ -41,6 +44,10 @@ from pathlib import Path
 from ..compiler import knobs
 from ..compiler.errors import PerformanceWarning, PtxasError
 from .tools import find_tool, kept_path, tool_version, write_atomic
+
+
+_LINE_INFO = re.compile(r"^\s*\.loc\s", re.M)
+"""A ``.loc`` directive (PTX ISA 11.5.4): the PTX has line info for ``-lineinfo`` to keep."""
 
 
 def find_ptxas() -> str:
@@ -169,7 +176,8 @@ def assemble(ptx: str, arch: str, name: str) -> Assembly:
     ptxas = find_ptxas()
     extra = knobs.toolchain.ptxas_options
     opt = [] if any(re.fullmatch(r"-O\d|--opt-level(=.*)?", o) for o in extra) else ["-O3"]
-    if not set(extra) & {"-lineinfo", "--generate-line-info", "-g", "--device-debug"}:
+    if not set(extra) & {"-lineinfo", "--generate-line-info", "-g", "--device-debug"} \
+            and _LINE_INFO.search(ptx):
         opt.append("-lineinfo")
     digest = hashlib.sha256("\0".join([arch, *opt, *extra, ptx]).encode()).hexdigest()[:12]
     ptx_path = kept_path(name, digest, ".ptx")

@@ -216,3 +216,24 @@ def test_ptxas_assembles_the_line_info():
     assert "-lineinfo" in result.command
     assert result.cubin[:4] == b"\x7fELF"
     assert b".nv_debug_line_sass" in result.cubin or b".debug_line" in result.cubin
+
+
+def test_ptx_without_line_info_is_assembled_without_lineinfo():
+    """Hand-written PTX (no .loc) goes to ptxas without -lineinfo: ptxas 13.0 aborts on this
+    kernel with it ("Fatal glibc error: malloc assertion failure in sysmalloc", the H100 run of
+    tests/emulator/test_semantics_vs_gpu.py, 2026-12-07)."""
+    ptxas = pytest.importorskip("tylo.runtime.ptxas")
+    try:
+        ptxas.find_ptxas()
+    except tylo.TyloError:
+        pytest.skip("no ptxas")
+    regs = "\n".join(f".reg .{c} {p}<8>;" for c, p in (("b32", "%r"), ("b64", "%rd"), ("f32", "%f")))
+    text = "\n".join([
+        ".version 8.4", ".target sm_90a", ".address_size 64",
+        ".visible .entry k(.param .u64 k_0)", "{", regs,
+        "ld.param.u64 %rd1, [k_0];", "cvta.to.global.u64 %rd2, %rd1;",
+        "ld.global.f32 %f1, [%rd2];", "add.rn.f32 %f3, %f1, %f1;",
+        "st.global.f32 [%rd2], %f3;", "ret;", "}"])
+    result = ptxas.assemble(text, "sm_90a", "k")
+    assert "-lineinfo" not in result.command
+    assert result.cubin[:4] == b"\x7fELF"

@@ -42,18 +42,25 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _record_ptx(folder: Path) -> None:
-    """Every PTX text `tylo.frontend.build` emits is also written to `folder`, named by its hash."""
+    """Every PTX text `tylo.frontend.build` emits is also written to `folder`, named by its hash,
+    and so is the PTX of every module built for the emulator (`build.ptx_module`), so that the
+    kernels the GPU tests also run emulated are recorded without a GPU."""
     from tylo.frontend import build
 
     folder.mkdir(parents=True, exist_ok=True)
-    emit = build.emit_ptx
+    emit, emulated = build.emit_ptx, build.ptx_module
 
     def recorded(module):
         text = emit(module)
         (folder / f"{hashlib.sha1(text.encode()).hexdigest()}.ptx").write_text(text)
         return text
 
-    build.emit_ptx = recorded
+    def recorded_module(*args):
+        built = emulated(*args)
+        recorded(built[0])
+        return built
+
+    build.emit_ptx, build.ptx_module = recorded, recorded_module
 
 
 @pytest.fixture(autouse=True)

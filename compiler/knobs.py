@@ -22,9 +22,10 @@ read ``1``, ``true``, ``yes``, ``on`` as on and the empty string, ``0``, ``false
 ==========================  ==================================================================
 Knob / variable             Meaning
 ==========================  ==================================================================
-``compile.dump_ir``         ``1``: print the IR after every pass of every compile to stderr
-TYLO_DUMP_IR                (``"stderr"``). A directory path: write one file per stage there
-                            instead. In code: True, False, None, ``"stderr"`` or a path.
+``compile.dump_ir``         ``1``: print the IR after every pass of every compile, then its
+TYLO_DUMP_IR                PTX, to stderr (``"stderr"``). A directory path: write one file per
+                            stage there instead (the PTX as ``.ptx``). In code: True, False,
+                            None, ``"stderr"`` or a path.
 ``compile.verify_passes``   ``1``: verify the IR after every pass of a compile (default: after
 TYLO_VERIFY_PASSES          the frontend and the last pass only; the test suite sets it).
 ``compile.arch``            Target architecture when no GPU is visible (default ``sm_90a``).

@@ -4,7 +4,8 @@
 textual IR after every stage (the frontend's output first, as ``"tylo"``); with
 ``TYLO_DUMP_IR=1`` each stage is also printed to stderr, and with ``TYLO_DUMP_IR=<dir>`` written
 to ``<dir>/<kernel>.<index>.<stage>.mlir`` (``<kernel>-2.<index>...`` for the second compile of a
-kernel of that name in the process, and so on). `emit_ptx` prints the final module as PTX text.
+kernel of that name in the process, and so on), then the PTX as ``<dir>/<kernel>.<index>.ptx.ptx``
+(printed to stderr with ``TYLO_DUMP_IR=1``). `emit_ptx` prints the final module as PTX text.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def _dump_name(kernel: str) -> str:
     return kernel if n == 1 else f"{kernel}-{n}"
 
 
-def _dump(kernel: str, index: int, stage: str, text: str) -> None:
+def _dump(kernel: str, index: int, stage: str, text: str, suffix: str = ".mlir") -> None:
     target = knobs.compile.dump_ir
     if target is None:
         return
@@ -87,7 +88,7 @@ def _dump(kernel: str, index: int, stage: str, text: str) -> None:
         return
     path = Path(target)
     path.mkdir(parents=True, exist_ok=True)
-    (path / f"{kernel}.{index:02d}.{stage}.mlir").write_text(text)
+    (path / f"{kernel}.{index:02d}.{stage}{suffix}").write_text(text)
 
 
 def run_pipeline(module: ModuleOp, kernel: str, arch: str, ctx: Context | None = None,
@@ -119,6 +120,8 @@ def run_pipeline(module: ModuleOp, kernel: str, arch: str, ctx: Context | None =
         if texts:
             stages[p.name] = str(module)
             _dump(stem, i, p.name, stages[p.name])
+    if knobs.compile.dump_ir is not None:  # and the PTX it prints, with its line info
+        _dump(stem, len(passes) + 1, "ptx", emit_ptx(module), ".ptx")
     return stages
 
 

@@ -76,9 +76,13 @@ def test_dump_ir_writes_every_stage(tmp_path):
     names = sorted(p.name for p in tmp_path.iterdir())
     from tylo.passes.pipeline import pipeline
 
+    last = len(pipeline('sm_90a'))
     assert names[0] == "shift.00.tylo.mlir"
-    assert names[-1] == f"shift.{len(pipeline('sm_90a')):02d}.tylo-lower-to-ptx.mlir"
-    assert "ptx.entry" in (tmp_path / names[-1]).read_text()
+    assert names[-2] == f"shift.{last:02d}.tylo-lower-to-ptx.mlir"
+    assert "ptx.entry" in (tmp_path / names[-2]).read_text()
+    assert names[-1] == f"shift.{last + 1:02d}.ptx.ptx"  # the PTX, with its line info
+    ptx = (tmp_path / names[-1]).read_text()
+    assert ".entry shift" in ptx and ".loc\t1 " in ptx
 
 
 def test_host_array_is_refused_before_compiling(builds):

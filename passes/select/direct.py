@@ -4,7 +4,9 @@ registers (`KernelSelection.new`, in result order); the ``builtin.unrealized_con
 around it maps a value to the register that holds it and back, emitting nothing.
 
 A ptx op whose results are numbered registers was not built by the frontend: it is refused, as
-any op without a handler (PTX is selected from tylo ops, not passed through).
+any op without a handler (PTX is selected from tylo ops, not passed through). An op with no
+register at all (``setmaxnreg.inc.sync.aligned.u32 240;``, ``barrier.cluster.arrive;``) is the
+same op before and after selection, whoever built it: it is copied.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from .kernel import KernelSelection
 
 def built_directly(op: PTXInstruction) -> bool:
     """Whether `op` is a ptx op recorded by the frontend: some result, or (for an op without
-    results) some operand, is an unallocated register."""
+    results) some operand, is an unallocated register; or it has no register at all."""
     values = op.results or op.operands
-    return any(isinstance(v.type, RegisterType) and not v.type.allocated for v in values)
+    registers = [v.type for v in values if isinstance(v.type, RegisterType)]
+    return not registers or any(not t.allocated for t in registers)
 
 
 @HANDLERS.on(PTXInstruction)

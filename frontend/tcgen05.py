@@ -37,13 +37,15 @@ from ..compiler.plans.tcgen05_mma import Tcgen05MMA, Tcgen05Operand
 from ..compiler.plans.tcgen05_mma import tcgen05_operand as host_operand
 from ..compiler.ptx_types import tcgen05_target_error
 from ..compiler.tmem import TMEM_LANES, TmemPartition, TmemTile, check_tmem_columns
+from ..dialects import direct
 from ..dialects.builder import emit
+from ..dialects.ptx.tcgen05 import Tcgen05DeallocOp, Tcgen05RelinquishOp
 from ..dialects.scalars import Scalar
 from ..dialects.tylo.mbarrier_ops import FenceOp
 from ..dialects.tylo.ops import CheckOp
 from ..dialects.tylo.tcgen05_ops import (
     Tcgen05CommitOp, Tcgen05DescriptorOp, Tcgen05MmaOp, TmemAllocOp,
-    TmemDeallocOp, TmemLoadOp, TmemRelinquishOp, TmemStoreOp, TmemWaitOp,
+    TmemLoadOp, TmemStoreOp, TmemWaitOp,
 )
 from ..passes.analysis.pointer_analysis import known_multiple
 from .fragments import Fragment, fragment_type
@@ -110,7 +112,8 @@ def tmem_deallocate(address, columns: int) -> None:
     a bad column count, UnsupportedError on a target without tcgen05."""
     _require("tcgen05.dealloc")
     check_tmem_columns(columns)
-    emit(TmemDeallocOp(_address(address, "tmem_deallocate"), columns))
+    taddr = Scalar(_address(address, "tmem_deallocate"), dtypes.Int32)
+    direct.instruction(lambda regs, out: Tcgen05DeallocOp(regs[0], columns), [taddr], [])
 
 
 def tmem_relinquish_permit() -> None:
@@ -118,7 +121,7 @@ def tmem_relinquish_permit() -> None:
     warp, converged); other CTAs on the SM no longer wait for it. Allocating after it is an
     error (PTX ISA 9.7.16.7.1)."""
     _require("tcgen05.relinquish_alloc_permit")
-    emit(TmemRelinquishOp())
+    direct.instruction(lambda regs, out: Tcgen05RelinquishOp(), [], [])
 
 
 def tcgen05_fence_before_thread_sync() -> None:

@@ -349,7 +349,8 @@ func.func @k(%out: !tylo.ptr<f32, global>) attributes {tylo.kernel, tylo.block =
   %x = tylo.tmem_load %t : f32
   tylo.store %x, %out : f32, !tylo.ptr<f32, global>
   %y = tylo.tmem_wait "ld" (%x) : (f32) -> (f32)
-  tylo.tmem_dealloc %t, 32
+  %taddr = builtin.unrealized_conversion_cast %t : i32 to !ptx.reg<r>
+  ptx.tcgen05_dealloc %taddr, 32 : !ptx.reg<r>
   func.return
 }
 """

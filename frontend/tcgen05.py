@@ -42,7 +42,6 @@ from ..dialects.builder import emit
 from ..dialects.ptx.tcgen05 import Tcgen05DeallocOp, Tcgen05RelinquishOp
 from ..dialects.scalars import Scalar
 from ..dialects.tylo.mbarrier_ops import FenceOp
-from ..dialects.tylo.ops import CheckOp
 from ..dialects.tylo.tcgen05_ops import (
     Tcgen05CommitOp, Tcgen05DescriptorOp, Tcgen05MmaOp, TmemAllocOp,
     TmemLoadOp, TmemStoreOp, TmemWaitOp,
@@ -50,7 +49,7 @@ from ..dialects.tylo.tcgen05_ops import (
 from ..passes.analysis.pointer_analysis import known_multiple
 from .fragments import Fragment, fragment_type
 from .packing import PackedFragment, word_ownership
-from .tiles import Pointer, Tile, _index, check_origin_at_run_time
+from .tiles import Pointer, Tile, _index, check, check_origin_at_run_time
 from .tracing import current
 
 
@@ -383,8 +382,8 @@ def _check_k_range(x: KernelTcgen05Operand, K: int) -> None:
                             f"tile's extent {size} along axis {kaxis}")
     if not is_int(k0) and not x.inbounds and K > x.atom.k:  # (k: checked by the operand)
         ok = Scalar(_index(k0, "origin"), dtypes.Int32) + K <= size
-        emit(CheckOp(ok.value, f"mma: K = {K} from operand {x.role}'s runtime origin inside "
-                               f"the tile's extent {size} along axis {kaxis}"))
+        check(ok, f"mma: K = {K} from operand {x.role}'s runtime origin inside "
+                  f"the tile's extent {size} along axis {kaxis}")
     st = x.host.structure
     first = (k0 if is_int(k0) else 0) % st.row_elements
     if st.major == "K" and st.swizzled and first + K > st.row_elements:

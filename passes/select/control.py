@@ -1,7 +1,7 @@
 """Instruction selection of control flow and synchronization: ``func.return`` -> ``ret``,
 ``cf.br`` / ``cf.cond_br`` -> ``ptx.bra`` / ``ptx.cond_bra`` between the ptx blocks of the cf
-blocks, ``tylo.barrier`` -> ``bar.sync 0``, ``tylo.check`` -> ``@!p trap`` (PTX ISA 9.7.12,
-9.7.13.1).
+blocks, ``tylo.barrier`` -> ``bar.sync 0`` (PTX ISA 9.7.12, 9.7.13.1; Tylo's run-time checks are
+``@!p trap``, built by the frontend directly: `tylo.frontend.tiles.check`).
 
 A branch copies its operands into the target's argument registers first, as one parallel copy
 (through temporaries when a source is also a destination). Every ``cf.cond_br`` becomes a
@@ -26,11 +26,6 @@ from .kernel import KernelSelection
 @HANDLERS.on(T.BarrierOp)
 def _BarrierOp(sel: KernelSelection, op: T.BarrierOp) -> None:
     sel.emit(P.BarSyncOp(0))
-
-
-@HANDLERS.on(T.CheckOp)
-def _CheckOp(sel: KernelSelection, op: T.CheckOp) -> None:
-    sel.emit(P.TrapOp(sel.get(op.condition), negate=True, reason=op.message.data))
 
 
 @HANDLERS.on(func.ReturnOp)

@@ -18,9 +18,9 @@ from ..compiler.ptx_types import arch_number
 from ..dialects import direct
 from ..dialects.builder import LAUNCH_BOUNDS_ATTRIBUTES, emit
 from ..dialects.ptx.arithmetic import SpecialOp
+from ..dialects.ptx.control import BarSyncOp
 from ..dialects.ptx.sync import BarOp, ElectSyncOp, SetmaxnregOp, check_bar_threads, check_setmaxnreg_count
 from ..dialects.scalars import Scalar
-from ..dialects.tylo.ops import BarrierOp
 from ..dialects.tylo.sync_ops import SharedAddressOp
 from .builtins import block_dim, linear_thread_idx
 from .tiles import _index
@@ -62,7 +62,7 @@ def barrier(id=0, threads: int | None = None) -> None:
     Raises GeometryError for an id outside 0..15 or a thread count that is not a multiple of 32
     or exceeds the block; TypeMismatchError for an id that is not an integer."""
     if threads is None and is_int(id) and id == 0:
-        emit(BarrierOp())
+        direct.instruction(lambda regs, out: BarSyncOp(0), [], [])
         return
     _bar("sync", _barrier_args(id, threads, "barrier"), threads)
 

@@ -88,14 +88,6 @@ class GridDimOp(_IndexOp):
     name = "tylo.grid_dim"
 
 
-@irdl_op_definition
-class BarrierOp(IRDLOperation):
-    """Wait until every thread of the block arrives; orders their shared-memory accesses (bar.sync 0)."""
-
-    name = "tylo.barrier"
-    assembly_format = "attr-dict"
-
-
 # ---------------------------------------------------------------------------------------------
 # Pointers and tiles.
 

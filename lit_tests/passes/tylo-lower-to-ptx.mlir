@@ -64,7 +64,7 @@ func.func @k(%p: !tylo.ptr<f32, global>, %n: i32, %s: f32, %flag: i1) attributes
   %sm = tylo.shared_alloc 64, align 16 : !tylo.ptr<f32, shared>
   %sp = tylo.ptr_add %sm, %t : !tylo.ptr<f32, shared>, i32
   tylo.store %w, %sp : f32, !tylo.ptr<f32, shared>
-  tylo.barrier
+  ptx.bar_sync 0
   %v = tylo.load %sp : !tylo.ptr<f32, shared> -> f32
   tylo.store %v, %ptr : f32, !tylo.ptr<f32, global>
   func.return

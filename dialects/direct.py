@@ -2,8 +2,9 @@
 
 A builtin that is one PTX instruction needs no tylo op of its own (a tylo op that only mirrors a
 ptx op would need a selection handler that only copies it). `instruction` records the ptx op in
-the kernel IR, as xDSL's riscv backend lets higher code build ISA ops: each runtime operand
-enters an unallocated register (``!ptx.reg<f>``, `RegisterType.unallocated`) through a
+the kernel IR, as xDSL's riscv backend lets higher code build ISA ops: each runtime operand (a
+`Scalar`, or a pointer value: its address register, .b64 global, .b32 shared) enters an
+unallocated register (``!ptx.reg<f>``, `RegisterType.unallocated`) through a
 ``builtin.unrealized_conversion_cast``, the op's results are unallocated registers, and each
 leaves as a `Scalar` of its dtype through a second cast:
 
@@ -29,16 +30,29 @@ from .builder import emit
 from .ptx.registers import RegisterType
 from .scalars import Scalar
 from .tylo.attributes import element_type
+from .tylo.types import PointerType
 
 __all__ = ["instruction"]
 
 
+def _register(x: Scalar | SSAValue) -> tuple[SSAValue, str]:
+    """(value, register class) of an operand: a Scalar's, or a pointer's address."""
+    if isinstance(x, Scalar):
+        return x.value, x.dtype.reg
+    if isinstance(x.type, PointerType):
+        return x, "b64" if x.type.space.data == "global" else "b32"
+    raise TypeError(f"a direct instruction's operand is a Scalar or a pointer, not {x.type}")
+
+
 def instruction(make: Callable[[list[SSAValue], list[RegisterType]], Operation],
-                operands: Sequence[Scalar], results: Sequence[DType]) -> list[Scalar]:
+                operands: Sequence[Scalar | SSAValue], results: Sequence[DType]) -> list[Scalar]:
     """Record ``make(registers, result_registers)``, a ptx op, on unallocated registers holding
-    `operands`; its results as Scalars of the dtypes `results`."""
-    registers = [emit(UnrealizedConversionCastOp.get(
-        [x.value], [RegisterType.unallocated(x.dtype.reg)])).results[0] for x in operands]
+    `operands` (Scalars, or pointer values); its results as Scalars of the dtypes `results`."""
+    registers = []
+    for x in operands:
+        value, cls = _register(x)
+        registers.append(emit(UnrealizedConversionCastOp.get(
+            [value], [RegisterType.unallocated(cls)])).results[0])
     op = emit(make(registers, [RegisterType.unallocated(d.reg) for d in results]))
     return [Scalar(emit(UnrealizedConversionCastOp.get([r], [element_type(d)])).results[0], d)
             for r, d in zip(op.results, results, strict=True)]

@@ -16,9 +16,12 @@ from ..compiler.cluster import cluster_ctas
 from ..compiler.errors import GeometryError, TypeMismatchError, UnsupportedError
 from ..compiler.int_tuple import is_int
 from ..compiler.ptx_types import arch_number
+from ..dialects import direct
 from ..dialects.builder import emit
+from ..dialects.ptx.arithmetic import SpecialOp
+from ..dialects.ptx.cluster import BarrierClusterOp
 from ..dialects.scalars import Scalar
-from ..dialects.tylo.cluster_ops import ClusterBarrierOp, ClusterRegisterOp, MapaOp
+from ..dialects.tylo.cluster_ops import MapaOp
 from ..dialects.tylo.ops import MakeTileOp
 from ..dialects.tylo.types import TileType
 from .builtins import _dim
@@ -45,7 +48,9 @@ def cluster_ctas_now() -> int:
 
 def _register(name: str, upper: int | None = None) -> Scalar:
     _sm90(f"tylo.{name}")
-    return Scalar(emit(ClusterRegisterOp(name)).results[0], dtypes.Int32, upper, nonneg=True)
+    (value,) = direct.instruction(lambda regs, out: SpecialOp(f"%{name}", out[0]), [],
+                                  [dtypes.Int32])
+    return Scalar(value.value, dtypes.Int32, upper, nonneg=True)
 
 
 def cluster_cta_rank() -> Scalar:
@@ -78,14 +83,14 @@ def cluster_arrive() -> None:
     """``barrier.cluster.arrive.release``: this thread arrives at the cluster barrier (its
     memory accesses before are released to the cluster); pair with `cluster_wait`."""
     _sm90("tylo.cluster_arrive")
-    emit(ClusterBarrierOp("arrive"))
+    direct.instruction(lambda regs, out: BarrierClusterOp("arrive"), [], [])
 
 
 def cluster_wait() -> None:
     """``barrier.cluster.wait.acquire``: wait until every non-exited thread of the cluster has
     arrived (`cluster_arrive`); accesses released by the arrivals are visible after it."""
     _sm90("tylo.cluster_wait")
-    emit(ClusterBarrierOp("wait"))
+    direct.instruction(lambda regs, out: BarrierClusterOp("wait"), [], [])
 
 
 def cluster_sync() -> None:

@@ -26,10 +26,9 @@ from ..dialects.builder import emit
 from ..dialects.ptx.bulk_tensor import MAX_WAIT_GROUPS
 from ..dialects.scalars import Scalar, select
 from ..dialects.tylo.copy_ops import CommitCopiesOp, CopyAsyncOp, WaitCopiesOp
-from ..dialects.tylo.ops import CheckOp
 from ..passes.analysis.plan_vectors import tile_alignment, tile_chain, vector_axis
 from ..passes.analysis.pointer_analysis import known_multiple
-from .tiles import Tile, _index
+from .tiles import Tile, _index, check
 
 
 def _aligned(tile: Tile, axis: int, what: str, role: str) -> None:
@@ -153,10 +152,10 @@ def _check_origin(origin, n: int, axis: int, what: str) -> list:
                                     "integer" + static_hint(o, "the origin"))
         o = o if o.dtype is dtypes.Int32 else o.to(dtypes.Int32)
         if not o.nonneg:
-            emit(CheckOp((o >= 0).value, f"{what}: origin of axis {k} is non-negative"))
+            check(o >= 0, f"{what}: origin of axis {k} is non-negative")
         if k == axis and known_multiple(o.value) % n:
-            emit(CheckOp(((o % n) == 0).value,
-                         f"{what}: origin along axis {axis} is a multiple of {n} elements"))
+            check((o % n) == 0,
+                  f"{what}: origin along axis {axis} is a multiple of {n} elements")
         out.append(o)
     return out
 

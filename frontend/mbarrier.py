@@ -8,6 +8,8 @@ instruction each (PTX ISA 9.7.13.15, sm_90 forms):
 * ``bar.init(count)``: ``mbarrier.init.shared::cta.b64`` (count 1 .. 2^20 - 1, checked here when
   static); publish it with ``tylo.fence_mbarrier_init()`` and a ``tylo.barrier()``;
 * ``bar.arrive()``, ``bar.arrive_expect_tx(nbytes)``, ``bar.expect_tx(nbytes)``;
+  (init, arrive and expect_tx are recorded as their ptx ops directly, `tylo.dialects.direct`,
+  after the target is checked here: UnsupportedError below sm_90)
 * ``bar.try_wait(parity)`` -> Bool (whether the phase of that parity, 0 or 1, has completed);
 * ``bar.wait(parity)``: try_wait in a loop (PTX blocks, not a Python-level loop).
 
@@ -20,20 +22,19 @@ from __future__ import annotations
 
 from ..compiler import dtypes
 from ..compiler.dynamic import static_hint
-from ..compiler.errors import GeometryError, TypeMismatchError
+from ..compiler.errors import GeometryError, TypeMismatchError, UnsupportedError
 from ..compiler.int_tuple import is_int
+from ..compiler.ptx_types import arch_number
+from ..dialects import direct
 from ..dialects.builder import emit
+from ..dialects.ptx.mbarrier import (
+    MbarrierArriveExpectTxOp, MbarrierArriveOp, MbarrierExpectTxOp, MbarrierInitOp,
+)
 from ..dialects.scalars import Scalar
 from ..dialects.tylo.cluster_ops import MBarrierArriveClusterOp
-from ..dialects.tylo.mbarrier_ops import (
-    FenceOp,
-    MBarrierArriveOp,
-    MBarrierExpectTxOp,
-    MBarrierInitOp,
-    MBarrierTryWaitOp,
-    MBarrierWaitOp,
-)
+from ..dialects.tylo.mbarrier_ops import FenceOp, MBarrierTryWaitOp, MBarrierWaitOp
 from .tiles import Pointer, _index, shared_alloc
+from .tracing import current
 
 MAX_COUNT = (1 << 20) - 1
 """Largest arrival count and transaction byte count of a phase (PTX ISA 9.7.13.15.1)."""
@@ -60,6 +61,12 @@ def _scope(scope: str) -> str | None:
     return None if scope == "cta" else "cluster"
 
 
+def _require_sm90(instruction: str) -> None:
+    arch = current().arch
+    if arch_number(arch) < 90:
+        raise UnsupportedError(f"{instruction} needs sm_90 or later; the target is {arch}")
+
+
 class MBarrier:
     """One mbarrier: a shared pointer to its 8 bytes (`pointer`)."""
 
@@ -77,7 +84,9 @@ class MBarrier:
 
     def init(self, count) -> None:
         """``mbarrier.init``: `count` arrivals complete a phase (1 .. 2^20 - 1); phase 0."""
-        emit(MBarrierInitOp(self.pointer.value, _amount(count, "mbarrier count", 1).value))
+        count = _amount(count, "mbarrier count", 1)
+        _require_sm90("mbarrier.init")
+        direct.instruction(lambda regs, out: MbarrierInitOp(*regs), [self.pointer.value, count], [])
 
     def arrive(self, cta=None) -> None:
         """``mbarrier.arrive``: one arrival on the current phase (release, CTA scope). With
@@ -86,7 +95,8 @@ class MBarrier:
         cluster.shared::cluster``, PTX ISA 9.7.13.15.13; the rank may be this CTA's own), and
         the waits that pair with it need ``scope="cluster"``."""
         if cta is None:
-            emit(MBarrierArriveOp(self.pointer.value))
+            _require_sm90("mbarrier.arrive")
+            direct.instruction(lambda regs, out: MbarrierArriveOp(regs[0]), [self.pointer.value], [])
             return
         from .cluster import _sm90, check_rank
 
@@ -97,13 +107,16 @@ class MBarrier:
     def arrive_expect_tx(self, nbytes) -> None:
         """``mbarrier.arrive.expect_tx``: expect `nbytes` more transaction bytes (what the async
         copies completing on this phase deliver), then arrive once."""
-        tx = _amount(nbytes, "transaction bytes", 0)
-        emit(MBarrierExpectTxOp(self.pointer.value, tx.value, arrive=True))
+        self._expect_tx(MbarrierArriveExpectTxOp, nbytes)
 
     def expect_tx(self, nbytes) -> None:
         """``mbarrier.expect_tx``: expect `nbytes` more transaction bytes, without arriving."""
+        self._expect_tx(MbarrierExpectTxOp, nbytes)
+
+    def _expect_tx(self, cls, nbytes) -> None:
         tx = _amount(nbytes, "transaction bytes", 0)
-        emit(MBarrierExpectTxOp(self.pointer.value, tx.value, arrive=False))
+        _require_sm90(cls.MNEMONIC)
+        direct.instruction(lambda regs, out: cls(*regs), [self.pointer.value, tx], [])
 
     def try_wait(self, parity, scope: str = "cta") -> Scalar:
         """``mbarrier.try_wait.parity``: a Bool, whether the phase of `parity` (0 or 1, static

@@ -15,13 +15,13 @@ from ..compiler import dtypes
 from ..compiler.errors import GeometryError, TypeMismatchError, UnsupportedError
 from ..compiler.int_tuple import is_int
 from ..compiler.ptx_types import arch_number
+from ..dialects import direct
 from ..dialects.builder import LAUNCH_BOUNDS_ATTRIBUTES, emit
-from ..dialects.ptx.sync import check_bar_threads, check_setmaxnreg_count
+from ..dialects.ptx.arithmetic import SpecialOp
+from ..dialects.ptx.control import BarSyncOp
+from ..dialects.ptx.sync import BarOp, ElectSyncOp, SetmaxnregOp, check_bar_threads, check_setmaxnreg_count
 from ..dialects.scalars import Scalar
-from ..dialects.tylo.ops import BarrierOp
-from ..dialects.tylo.sync_ops import (
-    DynamicSmemSizeOp, ElectOneOp, NamedBarrierOp, SetMaxNRegOp, SharedAddressOp,
-)
+from ..dialects.tylo.sync_ops import SharedAddressOp
 from .builtins import block_dim, linear_thread_idx
 from .tiles import _index
 from .tracing import current
@@ -62,9 +62,15 @@ def barrier(id=0, threads: int | None = None) -> None:
     Raises GeometryError for an id outside 0..15 or a thread count that is not a multiple of 32
     or exceeds the block; TypeMismatchError for an id that is not an integer."""
     if threads is None and is_int(id) and id == 0:
-        emit(BarrierOp())
+        direct.instruction(lambda regs, out: BarSyncOp(0), [], [])
         return
-    emit(NamedBarrierOp("sync", _barrier_args(id, threads, "barrier"), threads))
+    _bar("sync", _barrier_args(id, threads, "barrier"), threads)
+
+
+def _bar(mode: str, barrier, threads: int | None) -> None:
+    """``bar.<mode> barrier{, threads}`` (`BarOp`), recorded directly."""
+    direct.instruction(lambda regs, out: BarOp(mode, regs[0], threads),
+                       [Scalar(barrier, dtypes.Int32)], [])
 
 
 def barrier_arrive(id, threads: int) -> None:
@@ -73,7 +79,7 @@ def barrier_arrive(id, threads: int) -> None:
     consumers). Errors as `barrier`; `threads` is required."""
     if threads is None:
         raise GeometryError("barrier_arrive needs a thread count (PTX ISA 9.7.13.1)")
-    emit(NamedBarrierOp("arrive", _barrier_args(id, threads, "barrier_arrive"), threads))
+    _bar("arrive", _barrier_args(id, threads, "barrier_arrive"), threads)
 
 
 def elect_one() -> Scalar:
@@ -84,7 +90,9 @@ def elect_one() -> Scalar:
     arch = current().arch
     if arch_number(arch) < 90:
         raise UnsupportedError(f"elect_one needs sm_90 or later (elect.sync); the target is {arch}")
-    return Scalar(emit(ElectOneOp()).results[0], dtypes.Bool)
+    _lane, leader = direct.instruction(lambda regs, out: ElectSyncOp(*out), [],
+                                       [dtypes.UInt32, dtypes.Bool])
+    return leader
 
 
 def setmaxnreg(count: int, mode: str) -> None:
@@ -109,7 +117,7 @@ def setmaxnreg(count: int, mode: str) -> None:
     if _block_threads() % WARPGROUP:
         raise GeometryError(f"setmaxnreg is warpgroup-collective: the block's {_block_threads()} "
                             "threads are not whole warpgroups of 128")
-    emit(SetMaxNRegOp(mode, count))
+    direct.instruction(lambda regs, out: SetmaxnregOp(mode, count), [], [])
 
 
 #: Registers per thread ptxas allocates at least and at most (ptxas 13.0 raises a smaller
@@ -186,7 +194,9 @@ def shared_address(pointer) -> Scalar:
 def dynamic_smem_size() -> Scalar:
     """The dynamic shared bytes of this launch (Int32, ``%dynamic_smem_size``): the kernel's own
     dynamic window plus any extra the launch asked for."""
-    return Scalar(emit(DynamicSmemSizeOp()).results[0], dtypes.Int32, nonneg=True)
+    (size,) = direct.instruction(lambda regs, out: SpecialOp("%dynamic_smem_size", out[0]), [],
+                                 [dtypes.Int32])
+    return Scalar(size.value, dtypes.Int32, nonneg=True)
 
 
 EXPORTS = (

@@ -37,18 +37,19 @@ from ..compiler.plans.tcgen05_mma import Tcgen05MMA, Tcgen05Operand
 from ..compiler.plans.tcgen05_mma import tcgen05_operand as host_operand
 from ..compiler.ptx_types import tcgen05_target_error
 from ..compiler.tmem import TMEM_LANES, TmemPartition, TmemTile, check_tmem_columns
+from ..dialects import direct
 from ..dialects.builder import emit
+from ..dialects.ptx.tcgen05 import Tcgen05DeallocOp, Tcgen05RelinquishOp
 from ..dialects.scalars import Scalar
 from ..dialects.tylo.mbarrier_ops import FenceOp
-from ..dialects.tylo.ops import CheckOp
 from ..dialects.tylo.tcgen05_ops import (
     Tcgen05CommitOp, Tcgen05DescriptorOp, Tcgen05MmaOp, TmemAllocOp,
-    TmemDeallocOp, TmemLoadOp, TmemRelinquishOp, TmemStoreOp, TmemWaitOp,
+    TmemLoadOp, TmemStoreOp, TmemWaitOp,
 )
 from ..passes.analysis.pointer_analysis import known_multiple
 from .fragments import Fragment, fragment_type
 from .packing import PackedFragment, word_ownership
-from .tiles import Pointer, Tile, _index, check_origin_at_run_time
+from .tiles import Pointer, Tile, _index, check, check_origin_at_run_time
 from .tracing import current
 
 
@@ -110,7 +111,8 @@ def tmem_deallocate(address, columns: int) -> None:
     a bad column count, UnsupportedError on a target without tcgen05."""
     _require("tcgen05.dealloc")
     check_tmem_columns(columns)
-    emit(TmemDeallocOp(_address(address, "tmem_deallocate"), columns))
+    taddr = Scalar(_address(address, "tmem_deallocate"), dtypes.Int32)
+    direct.instruction(lambda regs, out: Tcgen05DeallocOp(regs[0], columns), [taddr], [])
 
 
 def tmem_relinquish_permit() -> None:
@@ -118,7 +120,7 @@ def tmem_relinquish_permit() -> None:
     warp, converged); other CTAs on the SM no longer wait for it. Allocating after it is an
     error (PTX ISA 9.7.16.7.1)."""
     _require("tcgen05.relinquish_alloc_permit")
-    emit(TmemRelinquishOp())
+    direct.instruction(lambda regs, out: Tcgen05RelinquishOp(), [], [])
 
 
 def tcgen05_fence_before_thread_sync() -> None:
@@ -380,8 +382,8 @@ def _check_k_range(x: KernelTcgen05Operand, K: int) -> None:
                             f"tile's extent {size} along axis {kaxis}")
     if not is_int(k0) and not x.inbounds and K > x.atom.k:  # (k: checked by the operand)
         ok = Scalar(_index(k0, "origin"), dtypes.Int32) + K <= size
-        emit(CheckOp(ok.value, f"mma: K = {K} from operand {x.role}'s runtime origin inside "
-                               f"the tile's extent {size} along axis {kaxis}"))
+        check(ok, f"mma: K = {K} from operand {x.role}'s runtime origin inside "
+                  f"the tile's extent {size} along axis {kaxis}")
     st = x.host.structure
     first = (k0 if is_int(k0) else 0) % st.row_elements
     if st.major == "K" and st.swizzled and first + K > st.row_elements:

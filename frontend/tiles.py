@@ -22,11 +22,12 @@ from ..compiler.errors import GeometryError, SourceLocation, TypeMismatchError
 from ..compiler.int_tuple import is_int, leaves, product, transform_leaves
 from ..compiler.layout_base import LayoutBase
 from ..compiler.shared_memory import VARIABLE_ATTRIBUTE
+from ..dialects import direct
 from ..dialects.builder import current_builder, emit
+from ..dialects.ptx.control import TrapOp
 from ..dialects.scalars import Scalar, as_scalar
 from ..dialects.tylo import PointerType, TileType, element_type
 from ..dialects.tylo.ops import (
-    CheckOp,
     LoadElementOp,
     MakeTileOp,
     PtrAddOp,
@@ -35,6 +36,13 @@ from ..dialects.tylo.ops import (
     WindowOp,
 )
 from ..passes.analysis.pointer_analysis import known_multiple
+
+
+def check(ok: Scalar, message: str) -> None:
+    """Trap unless the Bool `ok` holds at run time: ``@!p trap;``, recorded directly
+    (`tylo.dialects.direct`) with `message` as its reason (not printed; the emulator's error
+    names it)."""
+    direct.instruction(lambda regs, out: TrapOp(regs[0], negate=True, reason=message), [ok], [])
 
 
 class Pointer:
@@ -191,7 +199,7 @@ def make_tile(pointer: Pointer, layout, space: str, tile_cls=Tile, align: int | 
 
 def _check_align(pointer: Pointer, layout, static, align, space: str) -> None:
     """The checks of an ``align`` declaration (`GlobalTile`): static facts now (GeometryError),
-    runtime ones (the pointer's address, runtime strides) as traps (`tylo.check`)."""
+    runtime ones (the pointer's address, runtime strides) as traps (`check`)."""
     from ..dialects.tylo.copy_ops import AddressBitsOp
     from ..passes.analysis.plan_vectors import vector_axis
 
@@ -219,11 +227,11 @@ def _check_align(pointer: Pointer, layout, static, align, space: str) -> None:
                         "aligned (pad the leading dimension)")
                 continue
             ok = (Scalar(_index(stride, "stride"), dtypes.Int32) % (align // e)) == 0
-            emit(CheckOp(ok.value, f"{what}: stride of mode {m} is a multiple of {align} bytes"))
+            check(ok, f"{what}: stride of mode {m} is a multiple of {align} bytes")
     if pointer.align is None or pointer.align < align:
         bits = Scalar(emit(AddressBitsOp(pointer.value)).results[0], dtypes.Int32)
         ok = (bits & (align - 1)) == 0
-        emit(CheckOp(ok.value, f"{what}: the pointer is a multiple of {align} bytes"))
+        check(ok, f"{what}: the pointer is a multiple of {align} bytes")
 
 
 def GlobalTile(pointer: Pointer, layout, align: int | None = None) -> Tile:  # noqa: N802
@@ -365,13 +373,13 @@ def window(tile: Tile, origin, shape, inbounds: bool = False) -> Tile:
         else:
             lo = Scalar(_index(o, "window origin"), dtypes.Int32)
             ok = (lo >= 0) & ((lo + w) <= extent)
-        emit(CheckOp(ok.value, f"window axis {axis} in bounds"))
+        check(ok, f"window axis {axis} in bounds")
     op = emit(WindowOp(tile.value, [_index(o, "window origin") for o in origin], shape))
     return Tile(op.results[0], tile.dtype, tile.space, tile.layout, shape)
 
 
 def check_origin_at_run_time(what: str, origin, sizes, extents, units) -> None:
-    """Emit one ``tylo.check`` (a trap when false) per runtime coordinate of a logical operand
+    """Record one `check` (a trap when false) per runtime coordinate of a logical operand
     `origin` (static ones are the caller's to check): coordinate c along axis i is >= 0, a
     multiple of ``units[i]`` (the term is left out where `known_multiple` proves it) and
     ``c + extents[i] <= sizes[i]``. `what` names the operand in the trap's message. Used by
@@ -385,8 +393,8 @@ def check_origin_at_run_time(what: str, origin, sizes, extents, units) -> None:
         if known_multiple(x.value) % unit:
             ok = ok & ((x % unit) == 0)
         ok = ok & ((x + extents[axis]) <= sizes[axis])
-        emit(CheckOp(ok.value, f"{what} origin axis {axis}: a multiple of {unit} with the "
-                               "operand inside the tile"))
+        check(ok, f"{what} origin axis {axis}: a multiple of {unit} with the "
+                  "operand inside the tile")
 
 
 def pointer_type(dtype: DType, space: str) -> PointerType:

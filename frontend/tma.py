@@ -29,7 +29,7 @@ shared_tile(plan)``), not a window, and starts at the swizzle period: proven at 
 (`passes.analysis.pointer_analysis.pointer_address`: the allocation's alignment, static offsets and
 runtime multiples such as a ``tylo.shared_tiles`` stage), refused when decided otherwise,
 else checked at run time; an `MBarrier` for a load, the rank's number of coordinates, static
-origins by `validate_tma_origin`. Runtime origins trap (``tylo.check``) unless
+origins by `validate_tma_origin`. Runtime origins trap (``@!p trap``, `tylo.frontend.tiles.check`) unless
 ``checked=False`` when the inner coordinate does not start a 16-byte chunk
 (tma_constraints.md section 3), or a store's coordinate is negative.
 """
@@ -42,11 +42,11 @@ from ..compiler.int_tuple import is_int
 from ..compiler.plans.tma_tile import alignment_bytes, shared_layout, validate_tma_origin
 from ..dialects.builder import emit
 from ..dialects.scalars import Scalar
-from ..dialects.tylo.ops import CheckOp, MakeTileOp, SharedAllocOp
+from ..dialects.tylo.ops import MakeTileOp, SharedAllocOp
 from ..dialects.tylo.tma_ops import TmaCommitOp, TmaLoadOp, TmaStoreOp, TmaWaitOp
 from ..passes.analysis.pointer_analysis import pointer_address
 from .mbarrier import MBarrier
-from .tiles import Tile, _index
+from .tiles import Tile, _index, check
 from .tma_params import TensorMap
 
 
@@ -98,7 +98,7 @@ def _tile_pointer(tile, tm: TensorMap, what: str, checked: bool):
         start = Scalar(emit(SharedAddressOp(make.pointer)).results[0], dtypes.Int32,
                        nonneg=True)
         ok = (start % align) == 0
-        emit(CheckOp(ok.value, f"{what}: the shared tile starts at a multiple of {align} bytes"))
+        check(ok, f"{what}: the shared tile starts at a multiple of {align} bytes")
     return make.pointer
 
 
@@ -119,11 +119,11 @@ def _coords(tm: TensorMap, origin, op: str, checked: bool) -> list:
                 continue
             x = Scalar(values[i], dtypes.Int32)
             if i == plan.axis:
-                emit(CheckOp(((x % unit) == 0).value,
-                             f"tma_{op} inner origin (coordinate {i}) is a multiple of {unit} "
-                             f"elements (16 bytes)"))
+                check((x % unit) == 0,
+                      f"tma_{op} inner origin (coordinate {i}) is a multiple of {unit} "
+                      f"elements (16 bytes)")
             if op == "store":
-                emit(CheckOp((x >= 0).value, f"tma_store origin coordinate {i} >= 0"))
+                check(x >= 0, f"tma_store origin coordinate {i} >= 0")
     order = [plan.axis, 1 - plan.axis] + ([2] if tm.rank == 3 else [])
     return [values[i] for i in order]
 

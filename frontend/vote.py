@@ -13,33 +13,35 @@ from __future__ import annotations
 from ..compiler import dtypes
 from ..compiler.errors import GeometryError, TypeMismatchError
 from ..compiler.int_tuple import is_int
-from ..dialects.builder import emit
+from ..dialects import direct
+from ..dialects.ptx.vote import BarWarpSyncOp, VoteSyncOp
 from ..dialects.scalars import Scalar, as_scalar, constant
-from ..dialects.tylo.vote_ops import SyncWarpOp, VoteOp
 from .tiles import _index
 
 FULL_MASK = 0xFFFFFFFF
 
 
-def _mask(mask, what: str):
-    """The i32 value of a member mask: a static int in 1..0xffffffff or a runtime integer."""
+def _mask(mask, what: str) -> Scalar:
+    """The Int32 member mask: a static int in 1..0xffffffff (an ``arith.constant``, which
+    selection prints as the immediate: `BarWarpSyncOp.IMMEDIATE_OPERANDS`) or a runtime
+    integer."""
     if isinstance(mask, Scalar):
-        return _index(mask, f"{what}: the member mask")
+        return Scalar(_index(mask, f"{what}: the member mask"), dtypes.Int32)
     if not is_int(mask) or isinstance(mask, bool) or not 0 < mask <= FULL_MASK:
         raise GeometryError(f"{what}: member mask {mask!r} must be a non-zero 32-bit lane mask "
                             "(bit l names lane l; 0xffffffff is the whole warp) or a runtime "
                             "integer")
-    return constant(mask - (1 << 32) if mask >= 1 << 31 else mask, dtypes.Int32).value
+    return constant(mask - (1 << 32) if mask >= 1 << 31 else mask, dtypes.Int32)
 
 
-def _predicate(pred, what: str):
+def _predicate(pred, what: str) -> Scalar:
     if isinstance(pred, bool):
-        return as_scalar(pred).value
+        return as_scalar(pred)
     if not isinstance(pred, Scalar) or pred.dtype is not dtypes.Bool:
         got = f"a runtime {pred.dtype}" if isinstance(pred, Scalar) else repr(pred)
         raise TypeMismatchError(f"{what} takes a Bool predicate (a comparison such as x > 0), "
                                 f"got {got}")
-    return pred.value
+    return pred
 
 
 def syncwarp(mask=FULL_MASK) -> None:
@@ -48,14 +50,15 @@ def syncwarp(mask=FULL_MASK) -> None:
     (PTX ISA 9.7.13.2). A static mask is an immediate; a runtime one (Int32/UInt32) is read per
     lane. Raises GeometryError for a static mask outside 1..0xffffffff, TypeMismatchError for a
     runtime one that is not an integer."""
-    emit(SyncWarpOp(_mask(mask, "syncwarp")))
+    direct.instruction(lambda regs, out: BarWarpSyncOp(regs[0]), [_mask(mask, "syncwarp")], [])
 
 
 def _vote(mode: str, pred, mask, what: str) -> Scalar:
-    op = emit(VoteOp(mode, _predicate(pred, what), _mask(mask, what)))
-    if mode == "ballot":
-        return Scalar(op.results[0], dtypes.UInt32)
-    return Scalar(op.results[0], dtypes.Bool)
+    operands = [_predicate(pred, what), _mask(mask, what)]
+    result = dtypes.UInt32 if mode == "ballot" else dtypes.Bool
+    (value,) = direct.instruction(lambda regs, out: VoteSyncOp(mode, regs[0], regs[1], out[0]),
+                                  operands, [result])
+    return value
 
 
 def vote_all(pred, mask=FULL_MASK) -> Scalar:

@@ -11,7 +11,7 @@ pass also takes ops out of ``scf.if`` regions nested in the body (at any depth),
 speculation: such an op then runs whether or not its branch is taken, so only ops that xDSL
 calls side-effect free AND speculatable move (``arith`` ops, but ``divsi``/``remsi``/``divui``/
 ``remui`` only by a constant that is not 0 (or -1); ``tylo.ptr_add``, the special registers).
-Nothing with a region, a memory effect or a check (``tylo.check`` traps) moves: an op with a
+Nothing with a region, a memory effect or a check (``ptx.trap``) moves: an op with a
 memory access, a collective or an asynchronous completion (`tylo.dialects.facts`) is never
 side-effect free (the verifier refuses ``Pure`` on one).
 

@@ -53,7 +53,15 @@ def _want(value, cls: str, what: str) -> None:
 
 class PTXInstruction(IRDLOperation, ABC):
     """An op that prints one line of PTX (`ptx.call_uni`: one call scope of a few lines), or
-    none (`assembly_line` None: a `ptx.bra` to the next block)."""
+    none (`assembly_line` None: a `ptx.bra` to the next block).
+
+    `IMMEDIATE_OPERANDS` names the optional operands an immediate property may stand for
+    (operand name -> property name): where the frontend built the op directly
+    (`tylo.dialects.direct`) on a register holding an ``arith.constant``, selection prints the
+    constant as that immediate (`tylo.passes.select.direct`), as a handler did (a member mask:
+    ``vote.sync.all.pred %p2, %p1, 0xffffffff;``)."""
+
+    IMMEDIATE_OPERANDS: ClassVar[dict[str, str]] = {}
 
     @abstractmethod
     def assembly_line(self) -> str | None: ...

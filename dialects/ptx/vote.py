@@ -18,6 +18,8 @@ have executed a bar.warp.sync with the same membermask value").
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
 from xdsl.irdl import irdl_op_definition, opt_operand_def, opt_prop_def, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
@@ -32,6 +34,8 @@ FULL_MASK = 0xFFFFFFFF
 class _Masked(PTXInstruction):
     """An instruction with a member mask, immediate or register (module docstring); the
     subclass declares `mask` (an optional operand, after its others) and `membermask`."""
+
+    IMMEDIATE_OPERANDS: ClassVar[dict[str, str]] = {"mask": "membermask"}
 
     @staticmethod
     def _mask_parts(mask) -> tuple[list, dict]:

@@ -3,6 +3,9 @@
 An mbarrier is a shared pointer to one 8-byte element, ``!tylo.ptr<i64, shared>`` (the
 frontend's ``tylo.mbarriers(n)`` allocates them); counts, transaction bytes and parities are
 i32 values. `tylo.mbarrier_wait` is the try_wait loop, which selection writes as PTX blocks.
+``mbarrier.init`` / ``.arrive`` / ``.expect_tx`` are one instruction each: the frontend records
+their ptx ops directly (`tylo.frontend.mbarrier`, `tylo.dialects.direct`); try_wait stays a tylo
+op, named by the completion facts of the TMA loads and tcgen05 MMAs.
 """
 
 from __future__ import annotations
@@ -39,55 +42,6 @@ class _BarrierOp(IRDLOperation):
 
     def verify_(self) -> None:
         check_barrier(self, self.barrier)
-
-
-@irdl_op_definition
-class MBarrierInitOp(_BarrierOp):
-    """Initialise the barrier: phase 0, `count` arrivals expected per phase (1 .. 2^20 - 1)."""
-
-    name = "tylo.mbarrier_init"
-    traits = traits_def(MemoryAccess(ATOMIC, operand="barrier"))
-    barrier = operand_def(PointerType)
-    count = operand_def(i32)
-    assembly_format = "$barrier `,` $count attr-dict `:` type($barrier)"
-
-    def __init__(self, barrier: SSAValue, count: SSAValue):
-        super().__init__(operands=[barrier, count])
-
-
-@irdl_op_definition
-class MBarrierArriveOp(_BarrierOp):
-    """One arrival on the barrier's current phase."""
-
-    name = "tylo.mbarrier_arrive"
-    traits = traits_def(MemoryAccess(ATOMIC, operand="barrier"))
-    barrier = operand_def(PointerType)
-    assembly_format = "$barrier attr-dict `:` type($barrier)"
-
-    def __init__(self, barrier: SSAValue):
-        super().__init__(operands=[barrier])
-
-
-@irdl_op_definition
-class MBarrierExpectTxOp(_BarrierOp):
-    """Raise the current phase's expected transaction count by `tx` bytes; with `arrive`, one
-    arrival follows (``arrive.expect_tx``)."""
-
-    name = "tylo.mbarrier_expect_tx"
-    traits = traits_def(MemoryAccess(ATOMIC, operand="barrier"))
-    barrier = operand_def(PointerType)
-    tx = operand_def(i32)
-    arrive = prop_def(StringAttr)  # "arrive" or "no_arrive"
-    assembly_format = "$arrive $barrier `,` $tx attr-dict `:` type($barrier)"
-
-    def __init__(self, barrier: SSAValue, tx: SSAValue, arrive: bool):
-        super().__init__(operands=[barrier, tx],
-                         properties={"arrive": StringAttr("arrive" if arrive else "no_arrive")})
-
-    def verify_(self) -> None:
-        super().verify_()
-        if self.arrive.data not in ("arrive", "no_arrive"):
-            raise VerifyException(f"{self.name}: '{self.arrive.data}' is not arrive or no_arrive")
 
 
 @irdl_op_definition
@@ -144,5 +98,4 @@ class FenceOp(IRDLOperation):
             raise VerifyException(f"tylo.fence: unknown kind '{self.kind.data}'")
 
 
-MBARRIER_OPS = (MBarrierInitOp, MBarrierArriveOp, MBarrierExpectTxOp, MBarrierTryWaitOp,
-                MBarrierWaitOp, FenceOp)
+MBARRIER_OPS = (MBarrierTryWaitOp, MBarrierWaitOp, FenceOp)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, StringAttr, i1, i32, i64
+from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, StringAttr, i32, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -86,27 +86,6 @@ class GridDimOp(_IndexOp):
     """Blocks per grid along `dim` (%nctaid)."""
 
     name = "tylo.grid_dim"
-
-
-@irdl_op_definition
-class BarrierOp(IRDLOperation):
-    """Wait until every thread of the block arrives; orders their shared-memory accesses (bar.sync 0)."""
-
-    name = "tylo.barrier"
-    assembly_format = "attr-dict"
-
-
-@irdl_op_definition
-class CheckOp(IRDLOperation):
-    """Trap (abort the kernel) unless `condition` holds; `message` says what was checked."""
-
-    name = "tylo.check"
-    condition = operand_def(i1)
-    message = prop_def(StringAttr)
-    assembly_format = "$condition `,` $message attr-dict"
-
-    def __init__(self, condition: SSAValue, message: str):
-        super().__init__(operands=[condition], properties={"message": StringAttr(message)})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,8 +14,11 @@ ptx ops of `tylo.dialects.ptx.tcgen05` (PTX ISA 9.7.16).
 * ``tylo.tmem_load`` / ``tylo.tmem_wait`` / ``tylo.tmem_store``: a ``.32x32b`` transfer (or
   ``.16x64b`` / ``.16x128b`` / ``.16x256b``: the ``shape`` property) of a fragment (one
   FragmentType result / operand before tylo-lower-fragments, its slots after).
-* ``tylo.tmem_alloc`` / ``tylo.tmem_dealloc`` / ``tylo.tmem_relinquish`` / ``tylo.tcgen05_commit``:
-  one ptx instruction each; the tcgen05 fences are kinds of ``tylo.fence``.
+* ``tylo.tmem_alloc`` / ``tylo.tcgen05_commit``: one ptx instruction each, kept as tylo ops for
+  their facts (the alloc writes a shared pointer the fence analysis follows; the commit is named by
+  the mma's `AsyncCompletion`); the tcgen05 fences are kinds of ``tylo.fence``.
+  ``tcgen05.dealloc`` and ``tcgen05.relinquish_alloc_permit`` are recorded by the frontend as
+  their ptx ops directly (`tylo.dialects.direct`).
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ _MMA_FACTS = (
 )
 
 __all__ = ["transfer_shape_of", "Tcgen05DescriptorOp", "Tcgen05MmaOp", "Tcgen05MmaInstrOp", "Tcgen05CommitOp",
-           "TmemAllocOp", "TmemDeallocOp", "TmemRelinquishOp", "TmemLoadOp",
+           "TmemAllocOp", "TmemLoadOp",
            "TmemWaitOp", "TmemStoreOp", "TCGEN05_TYLO_OPS"]
 
 
@@ -187,32 +190,6 @@ class TmemAllocOp(IRDLOperation):
             raise VerifyException("tmem_alloc: the slot is a shared pointer")
 
 
-@irdl_op_definition
-class TmemDeallocOp(IRDLOperation):
-    """``tcgen05.dealloc`` of ``columns`` columns at TMEM ``address`` (i32). Warp-collective."""
-
-    name = "tylo.tmem_dealloc"
-    traits = traits_def(Collective())
-    address = operand_def(i32)
-    columns = prop_def(IntegerAttr[I64])
-    assembly_format = "$address `,` $columns attr-dict"
-
-    def __init__(self, address, columns: int):
-        super().__init__(operands=[address], properties={"columns": IntegerAttr(columns, i64)})
-
-    def verify_(self) -> None:
-        _columns(self)
-
-
-@irdl_op_definition
-class TmemRelinquishOp(IRDLOperation):
-    """``tcgen05.relinquish_alloc_permit``. Warp-collective."""
-
-    name = "tylo.tmem_relinquish"
-    traits = traits_def(Collective())
-    assembly_format = "attr-dict"
-
-
 def _shape_props(shape: str) -> dict:
     return {} if shape == DEFAULT_SHAPE else {"shape": StringAttr(shape)}
 
@@ -303,5 +280,5 @@ class TmemStoreOp(IRDLOperation):
 
 
 TCGEN05_TYLO_OPS = (Tcgen05DescriptorOp, Tcgen05MmaOp, Tcgen05MmaInstrOp, Tcgen05CommitOp,
-                    TmemAllocOp, TmemDeallocOp, TmemRelinquishOp, TmemLoadOp,
+                    TmemAllocOp, TmemLoadOp,
                     TmemWaitOp, TmemStoreOp)

@@ -25,7 +25,7 @@ print(compiled.ptx)
 # CHECK:         tylo.commit_copies
 # CHECK:       %[[ACC:.*]] = scf.for %{{.*}} iter_args(%[[X:.*]] = %{{.*}}) -> (!tylo.fragment<f32, #tylo.ownership<(128,128), {{.*}}>>)
 # CHECK-NEXT:    tylo.wait_copies 2
-# CHECK-NEXT:    tylo.barrier
+# CHECK-NEXT:    ptx.bar_sync 0
 # CHECK:         tylo.commit_copies
 # CHECK:         %[[A0:.*]] = tylo.load_fragment %{{.*}} : !tylo.tile<bf16, shared, (128,32):(40,1), [128,16]> -> !tylo.fragment<bf16, #tylo.ownership<(128,16), {{.*}}>>
 # CHECK:         %[[B0:.*]] = tylo.load_fragment %{{.*}} : !tylo.tile<bf16, shared, (32,128):(136,1), [16,128]> -> !tylo.fragment<bf16, #tylo.ownership<(16,128), {{.*}}>>

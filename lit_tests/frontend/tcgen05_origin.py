@@ -58,7 +58,7 @@ print(compiled.report)
 # CHECK:       %[[ROWS:.*]] = arith.muli %stage, %{{.*}} : i32
 # CHECK-NEXT:  %[[C128:.*]] = arith.constant 128 : i32
 # CHECK-NEXT:  %[[BYTES:.*]] = arith.muli %[[ROWS]], %[[C128]] : i32
-# CHECK:       tylo.check %{{.*}}, "tcgen05_operand A origin axis 0: a multiple of 8 with the operand inside the tile"
+# CHECK:       ptx.trap if %{{.*}} : !ptx.reg<p> {negate, reason = "tcgen05_operand A origin axis 0: a multiple of 8 with the operand inside the tile"}
 # CHECK:       %[[DA:.*]] = tylo.tcgen05_descriptor "A"
 # CHECK-NEXT:  %[[C4:.*]] = arith.constant 4 : i32
 # CHECK-NEXT:  %[[U:.*]] = arith.shrsi %[[BYTES]], %[[C4]] : i32
@@ -67,7 +67,7 @@ print(compiled.report)
 # CHECK:       %[[DB:.*]] = tylo.tcgen05_descriptor "B"
 # CHECK:       scf.for
 # CHECK-NOT:   tylo.tcgen05_descriptor
-# CHECK:       tylo.check %{{.*}}, "tcgen05_operand A origin axis 1: a multiple of 16 with the operand inside the tile"
+# CHECK:       ptx.trap if %{{.*}} : !ptx.reg<p> {negate, reason = "tcgen05_operand A origin axis 1: a multiple of 16 with the operand inside the tile"}
 # CHECK:       %[[A:.*]] = arith.addi %[[DA]], %{{.*}} : i64
 # CHECK:       %[[B:.*]] = arith.addi %[[DB]], %{{.*}} : i64
 # CHECK-NOT:   tylo.tcgen05_descriptor

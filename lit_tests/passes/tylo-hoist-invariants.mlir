@@ -24,7 +24,8 @@
 // CHECK-NEXT:      %[[D:.*]] = arith.divsi %t, %n : i32
 // CHECK-NEXT:      %[[Q2:.*]] = arith.divui %t, %c3 : i32
 // CHECK-NEXT:      %[[OK:.*]] = arith.cmpi sge, %[[D]], %[[Q2]] : i32
-// CHECK-NEXT:      tylo.check %[[OK]], "ok"
+// CHECK-NEXT:      %[[OK_R:.*]] = builtin.unrealized_conversion_cast %[[OK]] : i1 to !ptx.reg<p>
+// CHECK-NEXT:      ptx.trap if %[[OK_R]] : !ptx.reg<p> {negate, reason = "ok"}
 // CHECK-NEXT:    }
 func.func @copies(%p: !tylo.ptr<bf16, global>, %s: !tylo.ptr<bf16, shared>, %t: i32, %stride: i32,
                   %n: i32, %lb: i32, %ub: i32) {
@@ -49,7 +50,8 @@ func.func @copies(%p: !tylo.ptr<bf16, global>, %s: !tylo.ptr<bf16, shared>, %t: 
       %d = arith.divsi %t, %n : i32
       %q2 = arith.divui %t, %c3 : i32
       %ok = arith.cmpi sge, %d, %q2 : i32
-      tylo.check %ok, "ok"
+      %ok_r = builtin.unrealized_conversion_cast %ok : i1 to !ptx.reg<p>
+      ptx.trap if %ok_r : !ptx.reg<p> {negate, reason = "ok"}
     }
   }
   func.return

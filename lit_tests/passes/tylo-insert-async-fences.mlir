@@ -8,7 +8,7 @@
 // CHECK-LABEL: func.func @first
 // CHECK:       tylo.store
 // CHECK-NEXT:  tylo.fence "proxy_async"
-// CHECK-NEXT:  tylo.barrier
+// CHECK-NEXT:  ptx.bar_sync 0
 // CHECK:       tylo.wgmma_fence
 // CHECK-NEXT:  tylo.wgmma_instr
 // CHECK-NEXT:  tylo.wgmma_commit
@@ -16,7 +16,7 @@ func.func @first(%v: bf16, %i: i32) {
   %s = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
   %p = tylo.ptr_add %s, %i : !tylo.ptr<bf16, shared>, i32
   tylo.store %v, %p : bf16, !tylo.ptr<bf16, shared>
-  tylo.barrier
+  ptx.bar_sync 0
   %z = arith.constant 0.000000e+00 : f32
   %d = tylo.wgmma_encode %s, 4611686293305360384 : !tylo.ptr<bf16, shared>
   %r:4 = tylo.wgmma_instr(%z, %z, %z, %z), %d, %d {n = 8 : i64, types = "f32.bf16.bf16", tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 0 : i64} : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
@@ -81,7 +81,7 @@ func.func @rescaled(%n: i32, %f: f32) {
 // CHECK:       }
 // CHECK-NEXT:  tylo.store
 // CHECK-NEXT:  tylo.fence "proxy_async"
-// CHECK-NEXT:  tylo.barrier
+// CHECK-NEXT:  ptx.bar_sync 0
 // CHECK-NOT:   tylo.fence "proxy_async"
 func.func @every_path(%v: bf16, %n: i32) {
   %s = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
@@ -93,7 +93,7 @@ func.func @every_path(%v: bf16, %n: i32) {
     scf.yield
   }
   tylo.store %v, %s : bf16, !tylo.ptr<bf16, shared>
-  tylo.barrier
+  ptx.bar_sync 0
   %z = arith.constant 0.000000e+00 : f32
   %d = tylo.wgmma_encode %s, 4611686293305360384 : !tylo.ptr<bf16, shared>
   %r:4 = tylo.wgmma_instr(%z, %z, %z, %z), %d, %d {n = 8 : i64, types = "f32.bf16.bf16", tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 0 : i64} : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
@@ -116,7 +116,7 @@ func.func @every_path(%v: bf16, %n: i32) {
 // CHECK-NOT:     tylo.fence
 // CHECK:       }
 // CHECK-NEXT:  tylo.fence "proxy_async"
-// CHECK-NEXT:  tylo.barrier
+// CHECK-NEXT:  ptx.bar_sync 0
 func.func @back_edge(%v: bf16, %n: i32, %c: i1) {
   %s = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
   %z = arith.constant 0.000000e+00 : f32
@@ -134,7 +134,7 @@ func.func @back_edge(%v: bf16, %n: i32, %c: i1) {
     tylo.store %v, %s : bf16, !tylo.ptr<bf16, shared>
     scf.yield
   }
-  tylo.barrier
+  ptx.bar_sync 0
   func.return
 }
 
@@ -146,7 +146,7 @@ func.func @generic_only(%v: bf16) {
   %s = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
   %t = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
   tylo.store %v, %t : bf16, !tylo.ptr<bf16, shared>
-  tylo.barrier
+  ptx.bar_sync 0
   %z = arith.constant 0.000000e+00 : f32
   %d = tylo.wgmma_encode %s, 4611686293305360384 : !tylo.ptr<bf16, shared>
   %r:4 = tylo.wgmma_instr(%z, %z, %z, %z), %d, %d {n = 8 : i64, types = "f32.bf16.bf16", tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 0 : i64} : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
@@ -162,13 +162,13 @@ func.func @generic_only(%v: bf16) {
 // CHECK-NEXT:  tylo.commit_copies
 // CHECK-NEXT:  tylo.wait_copies 0
 // CHECK-NEXT:  tylo.fence "proxy_async"
-// CHECK-NEXT:  tylo.barrier
+// CHECK-NEXT:  ptx.bar_sync 0
 func.func @copied_stage(%g: !tylo.ptr<bf16, global>) {
   %s = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
   tylo.copy_async %s, %g : !tylo.ptr<bf16, shared>, !tylo.ptr<bf16, global>
   tylo.commit_copies
   tylo.wait_copies 0
-  tylo.barrier
+  ptx.bar_sync 0
   %z = arith.constant 0.000000e+00 : f32
   %d = tylo.wgmma_encode %s, 4611686293305360384 : !tylo.ptr<bf16, shared>
   %r:4 = tylo.wgmma_instr(%z, %z, %z, %z), %d, %d {n = 8 : i64, types = "f32.bf16.bf16", tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 0 : i64} : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
@@ -181,11 +181,11 @@ func.func @copied_stage(%g: !tylo.ptr<bf16, global>) {
 // CHECK-LABEL: func.func @vector_stored_stage
 // CHECK:       tylo.st_vector
 // CHECK-NEXT:  tylo.fence "proxy_async"
-// CHECK-NEXT:  tylo.barrier
+// CHECK-NEXT:  ptx.bar_sync 0
 func.func @vector_stored_stage(%v: bf16) {
   %s = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
   tylo.st_vector(%v, %v, %v, %v, %v, %v, %v, %v), %s : (bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16), !tylo.ptr<bf16, shared>
-  tylo.barrier
+  ptx.bar_sync 0
   %z = arith.constant 0.000000e+00 : f32
   %d = tylo.wgmma_encode %s, 4611686293305360384 : !tylo.ptr<bf16, shared>
   %r:4 = tylo.wgmma_instr(%z, %z, %z, %z), %d, %d {n = 8 : i64, types = "f32.bf16.bf16", tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 0 : i64} : (f32, f32, f32, f32) -> (f32, f32, f32, f32)
@@ -200,16 +200,16 @@ func.func @vector_stored_stage(%v: bf16) {
 // CHECK-LABEL: func.func @tcgen05_operands
 // CHECK:       tylo.store %v, %s
 // CHECK-NEXT:  tylo.fence "proxy_async"
-// CHECK-NEXT:  tylo.barrier
+// CHECK-NEXT:  ptx.bar_sync 0
 // CHECK-NOT:   tylo.fence "proxy_async"
 // CHECK:       func.return
 func.func @tcgen05_operands(%v: bf16, %t: i32) {
   %s = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
   %u = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
   tylo.store %v, %s : bf16, !tylo.ptr<bf16, shared>
-  tylo.barrier
+  ptx.bar_sync 0
   tylo.store %v, %u : bf16, !tylo.ptr<bf16, shared>
-  tylo.barrier
+  ptx.bar_sync 0
   %d = tylo.wgmma_encode %s, 4611756662049538048 : !tylo.ptr<bf16, shared>
   tylo.tcgen05_mma_instr %t, %t, %d {kind = "f16", idesc = 135267472 : i64, a_tmem, enable_imm = 0 : i64} : i32
   func.return
@@ -220,11 +220,11 @@ func.func @tcgen05_operands(%v: bf16, %t: i32) {
 // CHECK-LABEL: func.func @tcgen05_runtime_origin
 // CHECK:       tylo.store %v, %s
 // CHECK-NEXT:  tylo.fence "proxy_async"
-// CHECK-NEXT:  tylo.barrier
+// CHECK-NEXT:  ptx.bar_sync 0
 func.func @tcgen05_runtime_origin(%v: bf16, %t: i32, %o: i64) {
   %s = tylo.shared_alloc 512, align 1024 : !tylo.ptr<bf16, shared>
   tylo.store %v, %s : bf16, !tylo.ptr<bf16, shared>
-  tylo.barrier
+  ptx.bar_sync 0
   %d = tylo.wgmma_encode %s, 4611756662049538048 : !tylo.ptr<bf16, shared>
   %e = arith.addi %d, %o : i64
   tylo.tcgen05_mma_instr %t, %t, %e {kind = "f16", idesc = 135267472 : i64, a_tmem, enable_imm = 0 : i64} : i32

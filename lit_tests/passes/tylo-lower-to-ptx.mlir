@@ -51,7 +51,8 @@ func.func @k(%p: !tylo.ptr<f32, global>, %n: i32, %s: f32, %flag: i1) attributes
   %e = arith.shrui %d, %c4 : i32
   %lt = arith.cmpi slt, %t, %n : i32
   %ok = arith.andi %lt, %flag : i1
-  tylo.check %ok, "in bounds"
+  %ok_r = builtin.unrealized_conversion_cast %ok : i1 to !ptx.reg<p>
+  ptx.trap if %ok_r : !ptx.reg<p> {negate, reason = "in bounds"}
   %ptr = tylo.ptr_add %p, %t : !tylo.ptr<f32, global>, i32
   %x = tylo.load %ptr : !tylo.ptr<f32, global> -> f32
   %y = arith.mulf %x, %s : f32
@@ -63,7 +64,7 @@ func.func @k(%p: !tylo.ptr<f32, global>, %n: i32, %s: f32, %flag: i1) attributes
   %sm = tylo.shared_alloc 64, align 16 : !tylo.ptr<f32, shared>
   %sp = tylo.ptr_add %sm, %t : !tylo.ptr<f32, shared>, i32
   tylo.store %w, %sp : f32, !tylo.ptr<f32, shared>
-  tylo.barrier
+  ptx.bar_sync 0
   %v = tylo.load %sp : !tylo.ptr<f32, shared> -> f32
   tylo.store %v, %ptr : f32, !tylo.ptr<f32, global>
   func.return

@@ -1,8 +1,10 @@
 // RUN: tylo-opt %s -p tylo-lower-tiles,tylo-lower-to-ptx -t ptx | filecheck %s
 // RUN: tylo-opt %s -p tylo-lower-tiles,tylo-lower-to-ptx{arch=sm_80} --verify-diagnostics 2>&1 | filecheck %s --check-prefix=OLD
 
-// Selection of syncwarp, the votes and the atomics (passes/select/vote.py, atomics.py): a
-// constant member mask is an immediate, another a register; cas takes the compared value first
+// Selection of syncwarp, the votes and the atomics: bar.warp.sync and vote.sync are ptx ops the
+// frontend builds directly (passes/select/direct.py), on a member mask whose register holds a
+// constant (printed as the immediate; its mov stays) or not (printed as the register); atomics
+// (passes/select/atomics.py): cas takes the compared value first
 // (d, [a], b = compared, c = new); umax is max.u32; a packed bf16 pair travels in one .b32
 // register (mov.b32 {lo, hi}) and its old halves come back the same way; a shared tile's
 // element becomes its 32-bit shared address (tylo-lower-tiles), and exch of f32 is .b32.
@@ -25,10 +27,15 @@ func.func @k(%out: !tylo.ptr<i32, global>, %h: !tylo.ptr<bf16, global>, %x: i32,
   %low = arith.constant 65535 : i32
   %zero = arith.constant 0 : i32
   %p = arith.cmpi sgt, %x, %zero : i32
-  tylo.syncwarp %full
-  tylo.syncwarp %x
-  %all = tylo.vote "all" %p, %full : i1
-  %b = tylo.vote "ballot" %p, %low : i32
+  %full_r = builtin.unrealized_conversion_cast %full : i32 to !ptx.reg<r>
+  %low_r = builtin.unrealized_conversion_cast %low : i32 to !ptx.reg<r>
+  %x_r = builtin.unrealized_conversion_cast %x : i32 to !ptx.reg<r>
+  %p_r = builtin.unrealized_conversion_cast %p : i1 to !ptx.reg<p>
+  ptx.bar_warp_sync %full_r : !ptx.reg<r>
+  ptx.bar_warp_sync %x_r : !ptx.reg<r>
+  %all_r = ptx.vote_sync "all" %p_r, %full_r : !ptx.reg<r> : !ptx.reg<p> -> !ptx.reg<p>
+  %b_r = ptx.vote_sync "ballot" %p_r, %low_r : !ptx.reg<r> : !ptx.reg<p> -> !ptx.reg<r>
+  %b = builtin.unrealized_conversion_cast %b_r : !ptx.reg<r> to i32
   %old = tylo.atomic "add" "relaxed" "gpu" %out, (%b) : !tylo.ptr<i32, global>, (i32) -> (i32)
   %got = tylo.atomic "cas" "acq_rel" "sys" %out, (%x) compare %old : i32 : !tylo.ptr<i32, global>, (i32) -> (i32)
   tylo.atomic "umax" "release" "cta" %out, (%got) : !tylo.ptr<i32, global>, (i32) -> ()

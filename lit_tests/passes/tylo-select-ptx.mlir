@@ -36,7 +36,7 @@ func.func @pick(%n: i32) attributes {tylo.kernel} {
   %neg = arith.cmpi slt, %n, %c0 : i32
   cf.cond_br %neg, ^done, ^more
 ^more:
-  tylo.barrier
+  ptx.bar_sync 0
   cf.br ^done
 ^done:
   func.return

@@ -1,7 +1,7 @@
-"""Instruction selection of control flow and synchronization: ``func.return`` -> ``ret``,
-``cf.br`` / ``cf.cond_br`` -> ``ptx.bra`` / ``ptx.cond_bra`` between the ptx blocks of the cf
-blocks, ``tylo.barrier`` -> ``bar.sync 0``, ``tylo.check`` -> ``@!p trap`` (PTX ISA 9.7.12,
-9.7.13.1).
+"""Instruction selection of control flow: ``func.return`` -> ``ret``, ``cf.br`` / ``cf.cond_br``
+-> ``ptx.bra`` / ``ptx.cond_bra`` between the ptx blocks of the cf blocks (PTX ISA 9.7.12).
+Tylo's run-time checks (``@!p trap``) and block barriers (``bar.sync 0``) are built by the
+frontend directly (`tylo.frontend.tiles.check`, `tylo.frontend.sync.barrier`).
 
 A branch copies its operands into the target's argument registers first, as one parallel copy
 (through temporaries when a source is also a destination). Every ``cf.cond_br`` becomes a
@@ -18,19 +18,8 @@ from xdsl.dialects import cf, func
 from xdsl.ir import Block, Operation
 
 from ...dialects.ptx import ops as P
-from ...dialects.tylo import ops as T
 from .handlers import HANDLERS
 from .kernel import KernelSelection
-
-
-@HANDLERS.on(T.BarrierOp)
-def _BarrierOp(sel: KernelSelection, op: T.BarrierOp) -> None:
-    sel.emit(P.BarSyncOp(0))
-
-
-@HANDLERS.on(T.CheckOp)
-def _CheckOp(sel: KernelSelection, op: T.CheckOp) -> None:
-    sel.emit(P.TrapOp(sel.get(op.condition), negate=True, reason=op.message.data))
 
 
 @HANDLERS.on(func.ReturnOp)

@@ -31,25 +31,6 @@ def _sm90(sel: KernelSelection, op) -> None:
     sel.require(90, op.name)
 
 
-@HANDLERS.on(T.MBarrierInitOp)
-def _MBarrierInitOp(sel: KernelSelection, op: T.MBarrierInitOp) -> None:
-    _sm90(sel, op)
-    sel.emit(M.MbarrierInitOp(sel.get(op.barrier), sel.get(op.count)))
-
-
-@HANDLERS.on(T.MBarrierArriveOp)
-def _MBarrierArriveOp(sel: KernelSelection, op: T.MBarrierArriveOp) -> None:
-    _sm90(sel, op)
-    sel.emit(M.MbarrierArriveOp(sel.get(op.barrier)))
-
-
-@HANDLERS.on(T.MBarrierExpectTxOp)
-def _MBarrierExpectTxOp(sel: KernelSelection, op: T.MBarrierExpectTxOp) -> None:
-    _sm90(sel, op)
-    cls = M.MbarrierArriveExpectTxOp if op.arrive.data == "arrive" else M.MbarrierExpectTxOp
-    sel.emit(cls(sel.get(op.barrier), sel.get(op.tx)))
-
-
 @HANDLERS.on(T.MBarrierTryWaitOp)
 def _MBarrierTryWaitOp(sel: KernelSelection, op: T.MBarrierTryWaitOp) -> None:
     _sm90(sel, op)

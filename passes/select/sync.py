@@ -1,5 +1,6 @@
-"""Instruction selection of dynamic shared memory, named barriers, elect and setmaxnreg
-(`dialects.ptx.sync`).
+"""Instruction selection of dynamic shared memory and shared addresses (named barriers, elect,
+setmaxnreg and ``%dynamic_smem_size`` are recorded as their ptx ops by the frontend:
+`tylo.frontend.sync`, `passes.select.direct`).
 
 A dynamic ``tylo.shared_alloc`` (one with an `offset`) is the kernel's dynamic window
 ``tylo_dynamic_smem`` (module-scope ``.extern .shared``), its base rounded up at run time to
@@ -13,12 +14,9 @@ from __future__ import annotations
 
 from ...compiler.shared_memory import DYNAMIC_BASE_ALIGN, DYNAMIC_SYMBOL, align_up
 from ...dialects.ptx import ops as P
-from ...dialects.ptx.sync import BarOp, ElectSyncOp, SetmaxnregOp
 from ...dialects.tylo import dtype_of
 from ...dialects.tylo import ops as T
-from ...dialects.tylo.sync_ops import (
-    DynamicSmemSizeOp, ElectOneOp, NamedBarrierOp, SetMaxNRegOp, SharedAddressOp,
-)
+from ...dialects.tylo.sync_ops import SharedAddressOp
 from .handlers import HANDLERS
 from .kernel import KernelSelection
 
@@ -54,29 +52,6 @@ def dynamic_alloc(sel: KernelSelection, op: T.SharedAllocOp) -> None:
     sel.bind(op.result, base)
 
 
-@HANDLERS.on(NamedBarrierOp)
-def _NamedBarrierOp(sel: KernelSelection, op: NamedBarrierOp) -> None:
-    threads = None if op.threads is None else op.threads.value.data
-    sel.emit(BarOp(op.mode.data, sel.get(op.barrier), threads))
-
-
-@HANDLERS.on(ElectOneOp)
-def _ElectOneOp(sel: KernelSelection, op: ElectOneOp) -> None:
-    sel.require(90, "elect.sync")
-    elect = sel.emit(ElectSyncOp(sel.new("b32"), sel.new("pred")))
-    sel.bind(op.result, elect.results[1])
-
-
-@HANDLERS.on(SetMaxNRegOp)
-def _SetMaxNRegOp(sel: KernelSelection, op: SetMaxNRegOp) -> None:
-    sel.emit(SetmaxnregOp(op.mode.data, op.count.value.data))
-
-
 @HANDLERS.on(SharedAddressOp)
 def _SharedAddressOp(sel: KernelSelection, op: SharedAddressOp) -> None:
     sel.bind(op.result, sel.get(op.pointer))  # (a shared pointer is its b32 address)
-
-
-@HANDLERS.on(DynamicSmemSizeOp)
-def _DynamicSmemSizeOp(sel: KernelSelection, op: DynamicSmemSizeOp) -> None:
-    sel.set(op.result, sel.emit(P.SpecialOp("%dynamic_smem_size", sel.new("b32"))))

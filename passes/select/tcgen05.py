@@ -33,18 +33,6 @@ def _TmemAllocOp(sel: KernelSelection, op: T.TmemAllocOp) -> None:
     sel.emit(X.Tcgen05AllocOp(sel.get(op.slot), op.columns.value.data))
 
 
-@HANDLERS.on(T.TmemDeallocOp)
-def _TmemDeallocOp(sel: KernelSelection, op: T.TmemDeallocOp) -> None:
-    require_tcgen05(sel, "tcgen05.dealloc")
-    sel.emit(X.Tcgen05DeallocOp(sel.get(op.address), op.columns.value.data))
-
-
-@HANDLERS.on(T.TmemRelinquishOp)
-def _TmemRelinquishOp(sel: KernelSelection, op: T.TmemRelinquishOp) -> None:
-    require_tcgen05(sel, "tcgen05.relinquish_alloc_permit")
-    sel.emit(X.Tcgen05RelinquishOp())
-
-
 @HANDLERS.on(T.Tcgen05CommitOp)
 def _Tcgen05CommitOp(sel: KernelSelection, op: T.Tcgen05CommitOp) -> None:
     require_tcgen05(sel, "tcgen05.commit")

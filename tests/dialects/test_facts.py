@@ -104,9 +104,7 @@ NOT_ACCESSES = {
     "ptx.cvta_generic": "converts an address",
     "ptx.mapa": "maps an address to another CTA's",
     "ptx.tcgen05_dealloc": "frees tensor memory columns (no access to their contents)",
-    "tylo.tmem_dealloc": "frees tensor memory columns (no access to their contents)",
     "ptx.bar": "its barrier operand is a barrier's number (bar.sync a, b), not an address",
-    "tylo.named_barrier": "its barrier operand is a barrier's number, not an address",
 }
 
 

@@ -344,12 +344,13 @@ _EARLY_READ = """
 func.func @k(%out: !tylo.ptr<f32, global>) attributes {tylo.kernel, tylo.block = array<i32: 32, 1, 1>} {
   %slot = tylo.shared_alloc 1, align 4 : !tylo.ptr<i32, shared>
   tylo.tmem_alloc %slot, 32 : !tylo.ptr<i32, shared>
-  tylo.barrier
+  ptx.bar_sync 0
   %t = tylo.load %slot : !tylo.ptr<i32, shared> -> i32
   %x = tylo.tmem_load %t : f32
   tylo.store %x, %out : f32, !tylo.ptr<f32, global>
   %y = tylo.tmem_wait "ld" (%x) : (f32) -> (f32)
-  tylo.tmem_dealloc %t, 32
+  %taddr = builtin.unrealized_conversion_cast %t : i32 to !ptx.reg<r>
+  ptx.tcgen05_dealloc %taddr, 32 : !ptx.reg<r>
   func.return
 }
 """

@@ -218,6 +218,26 @@ def test_setmaxnreg_and_elect_need_hopper():
         grow.compile(OUT, block=96)
 
 
+@pytest.mark.parametrize("use, instruction", [
+    (lambda bar: bar.init(1), "mbarrier.init"),
+    (lambda bar: bar.arrive(), "mbarrier.arrive"),
+    (lambda bar: bar.arrive_expect_tx(16), "mbarrier.arrive.expect_tx"),
+    (lambda bar: bar.expect_tx(16), "mbarrier.expect_tx"),
+])
+def test_mbarrier_instructions_need_hopper(use, instruction):
+    """The frontend records them as ptx ops directly, so it refuses the target itself."""
+
+    @tylo.kernel
+    def k(out):
+        use(tylo.mbarriers(1)[0])
+        out[0] = 1.0
+
+    with pytest.raises(UnsupportedError, match=f"{re.escape(instruction)} needs sm_90 or later; "
+                       "the target is sm_80"):
+        k.compile(OUT, block=32, arch="sm_80")
+    assert instruction in k.compile(OUT, block=32, arch="sm_90").ptx
+
+
 def test_warpgroup_thread_idx_is_known_to_lie_in_a_warpgroup():
     seen = {}
 

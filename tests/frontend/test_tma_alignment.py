@@ -1,6 +1,6 @@
 """Whether a TMA copy's shared tile starts at its swizzle period (frontend/tma.py through
 passes/analysis/pointer_analysis.py): proven at compile time (no run-time check), refused at the user's
-line when decided otherwise, else checked at run time (a ``tylo.check`` that traps). The GEMM
+line when decided otherwise, else checked at run time (a ``ptx.trap``). The GEMM
 examples' stage rings are proven: their producers' loads and the epilogue's stores carry no
 alignment check."""
 
@@ -26,9 +26,9 @@ PLAN = TMATile(BFloat16, (16, 64), 1, 128)  # 128-byte swizzle: a period of 1024
 
 
 def _checks(compiled) -> list[str]:
-    """The frontend's tylo.check lines of the alignment, and its TMA copies."""
+    """The frontend's traps (``ptx.trap``) of the alignment, and its TMA copies."""
     ir = compiled.asm["tylo"].splitlines()
-    return ([x for x in ir if "tylo.check" in x and CHECK in x],
+    return ([x for x in ir if "ptx.trap" in x and CHECK in x],
             [x for x in ir if "tylo.tma_load" in x or "tylo.tma_store" in x])
 
 

@@ -52,7 +52,7 @@ def _run(body: str) -> list[str]:
     module.verify()
     InsertAsyncFences().apply(ctx, module)
     return [op.name + (f" {op.kind.data}" if isinstance(op, FenceOp) else "")
-            for op in module.walk() if op.dialect_name() in ("tylo", "test")]
+            for op in module.walk() if op.dialect_name() in ("tylo", "ptx", "test")]
 
 
 WGMMA = """  %d = tylo.wgmma_encode %s, 4611686293305360384 : !tylo.ptr<bf16, shared>
@@ -64,20 +64,20 @@ WGMMA = """  %d = tylo.wgmma_encode %s, 4611686293305360384 : !tylo.ptr<bf16, sh
 
 def test_a_new_generic_shared_writer_is_fenced_before_the_barrier():
     names = _run('  "test.shared_scatter"(%p) : (!tylo.ptr<bf16, shared>) -> ()\n'
-                 "  tylo.barrier\n" + WGMMA)
+                 "  ptx.bar_sync 0\n" + WGMMA)
     i = names.index("test.shared_scatter")
-    assert names[i + 1:i + 3] == ["tylo.fence proxy_async", "tylo.barrier"]
+    assert names[i + 1:i + 3] == ["tylo.fence proxy_async", "ptx.bar_sync"]
 
 
 def test_without_its_fact_the_writer_gets_no_fence():
     names = _run('  "test.factless_scatter"(%p) : (!tylo.ptr<bf16, shared>) -> ()\n'
-                 "  tylo.barrier\n" + WGMMA)
+                 "  ptx.bar_sync 0\n" + WGMMA)
     assert "tylo.fence proxy_async" not in names
 
 
 def test_a_new_async_reader_makes_the_stores_it_reads_fenced():
-    names = _run("  tylo.store %v, %p : bf16, !tylo.ptr<bf16, shared>\n  tylo.barrier\n"
+    names = _run("  tylo.store %v, %p : bf16, !tylo.ptr<bf16, shared>\n  ptx.bar_sync 0\n"
                  '  "test.async_shared_read"(%s) : (!tylo.ptr<bf16, shared>) -> ()')
     assert names[names.index("tylo.store") + 1] == "tylo.fence proxy_async"
-    names = _run("  tylo.store %v, %p : bf16, !tylo.ptr<bf16, shared>\n  tylo.barrier")
+    names = _run("  tylo.store %v, %p : bf16, !tylo.ptr<bf16, shared>\n  ptx.bar_sync 0")
     assert "tylo.fence proxy_async" not in names  # no async reader: no fence

@@ -20,9 +20,6 @@
 // CHECK-NEXT:   %q = tylo.ptr_add %p, %t : !tylo.ptr<bf16, global>, i32
 // CHECK-NEXT:   %v = tylo.load %q : !tylo.ptr<bf16, global> -> bf16
 // CHECK-NEXT:   tylo.store %v, %q : bf16, !tylo.ptr<bf16, global>
-// CHECK-NEXT:   tylo.barrier
-// CHECK-NEXT:   %ok = arith.constant true
-// CHECK-NEXT:   tylo.check %ok, "always"
 // CHECK-NEXT:   %b = tylo.block_idx "y" : i32
 // CHECK-NEXT:   %bd = tylo.block_dim "x" : i32
 // CHECK-NEXT:   %gd = tylo.grid_dim "z" : i32
@@ -54,9 +51,6 @@ func.func @k(%p: !tylo.ptr<bf16, global>, %m: i32, %ld: i32, %fp: !tylo.ptr<f32,
   %q = tylo.ptr_add %p, %t : !tylo.ptr<bf16, global>, i32
   %v = tylo.load %q : !tylo.ptr<bf16, global> -> bf16
   tylo.store %v, %q : bf16, !tylo.ptr<bf16, global>
-  tylo.barrier
-  %ok = arith.constant true
-  tylo.check %ok, "always"
   %b = tylo.block_idx "y" : i32
   %bd = tylo.block_dim "x" : i32
   %gd = tylo.grid_dim "z" : i32

@@ -6,7 +6,8 @@ from runtime_int import RuntimeInt
 
 from tylo.compiler.divide import flat_divide, tile_unzip, tiled_divide, unpack_modes, zipped_divide
 from tylo.compiler.errors import LayoutError
-from tylo.compiler.layout import Layout, compose, logical_divide, parse_layout
+from tylo.compiler.layout import Layout, compose, logical_divide
+from tylo.compiler.layout_parse import parse_layout
 from tylo.compiler.swizzle import ComposedLayout, Swizzle
 
 # CuTe's documentation example (media/docs/cpp/cute/02_layout_algebra.md, "Logical Divide 2-D"):

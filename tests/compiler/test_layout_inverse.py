@@ -6,7 +6,8 @@ from runtime_int import RuntimeInt
 
 from tylo.compiler.errors import LayoutError
 from tylo.compiler.inverse import left_inverse, right_inverse
-from tylo.compiler.layout import Layout, compose, parse_layout
+from tylo.compiler.layout import Layout, compose
+from tylo.compiler.layout_parse import parse_layout
 from tylo.compiler.swizzle import ComposedLayout, Swizzle
 
 

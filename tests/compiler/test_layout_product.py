@@ -5,7 +5,8 @@ from layout_strategies import values
 from runtime_int import RuntimeInt
 
 from tylo.compiler.errors import LayoutError
-from tylo.compiler.layout import Layout, complement, compose, parse_layout
+from tylo.compiler.layout import Layout, complement, compose
+from tylo.compiler.layout_parse import parse_layout
 from tylo.compiler.product import (
     blocked_product, flat_product, logical_product, raked_product, tiled_product, zipped_product,
 )

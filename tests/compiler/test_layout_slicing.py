@@ -6,7 +6,8 @@ from layout_strategies import values
 from runtime_int import RuntimeInt
 
 from tylo.compiler.errors import LayoutError
-from tylo.compiler.layout import Layout, filter, filter_layout, parse_layout
+from tylo.compiler.layout import Layout, filter, filter_layout
+from tylo.compiler.layout_parse import parse_layout
 from tylo.compiler.slicing import dice, slice_and_offset, slice_layout, slice_offset
 from tylo.compiler.swizzle import ComposedLayout, Swizzle
 

@@ -32,7 +32,7 @@ from .swizzle import ComposedLayout, Swizzle
 
 __all__ = [
     "Layout", "LayoutLeft", "LayoutRight", "make_layout", "size", "cosize", "rank", "depth", "coalesce", "filter_layout", "filter",
-    "compose", "complement", "logical_divide", "tile", "parse_layout",
+    "compose", "complement", "logical_divide", "tile",
 ]
 
 

@@ -8,9 +8,10 @@ from layout_strategies import flat_modes, layouts, pow2_layouts, values
 
 from tylo.compiler.errors import LayoutError
 from tylo.compiler.layout import (
-    Layout, coalesce, complement, compose, cosize, filter_layout, logical_divide, make_layout, parse_layout,
+    Layout, coalesce, complement, compose, cosize, filter_layout, logical_divide, make_layout,
     size, tile,
 )
+from tylo.compiler.layout_parse import parse_layout
 
 FAST = settings(max_examples=80, deadline=None)
 

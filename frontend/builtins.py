@@ -315,24 +315,61 @@ def _check_fragment_tile(ownership: Ownership, tile: Tile, what: str) -> None:
         )
 
 
-def load_fragment(ownership: Ownership, tile: Tile, thread, what: str = "load_fragment") -> Fragment:
+def load_fragment(ownership: Ownership, tile: Tile, thread, what: str = "load_fragment", *,
+                  bounds=None, other=0) -> Fragment:
     """This thread's values of `tile` at the coordinates `ownership` assigns to `thread`.
 
     thread: the thread's index in the ownership's thread domain (Int32 or int), usually
     ``thread_idx()``; when its range is known statically (from the block shape) it must be the
     ownership's thread count. The tile's static shape must be the ownership's shape.
+    bounds: None, or ``(rows, cols)``, each None (unbounded) or an integer (static or runtime):
+    an element at tile coordinate (r, c) is read only when r < rows and c < cols; the others
+    are `other` (a number, default 0) and their addresses are never touched, so a ragged edge
+    tile may reach past its array (Triton's ``mask=`` / ``other=``, here as extents). The
+    accesses stay vectors along an unbounded contiguous axis; a bound along the contiguous
+    axis makes them scalar.
     Raises GeometryError / TypeMismatchError.
     """
     if not isinstance(ownership, Ownership):
         raise TypeMismatchError(f"{what}: {ownership!r} is not an Ownership")
     _check_fragment_tile(ownership, tile, what)
     _check_thread(ownership, thread, what)
-    op = LoadFragmentOp(tile.value, _index(thread, "thread"), fragment_type(tile.dtype, ownership))
+    checked = _bounds(bounds, ownership.shape, what)
+    if checked is None and other != 0:
+        raise TypeMismatchError(f"{what}: other={other!r} without bounds= (every element is "
+                                "read; other is what the elements outside the bounds become)")
+    if checked is not None and (isinstance(other, bool) or not isinstance(other, (int, float))):
+        raise TypeMismatchError(f"{what}: other={other!r} must be a Python number (the value of "
+                                "the elements outside the bounds)")
+    op = LoadFragmentOp(tile.value, _index(thread, "thread"), fragment_type(tile.dtype, ownership),
+                        checked, None if checked is None else other)
     return Fragment(emit(op).results[0], tile.dtype, ownership)
 
 
-def store(tile: Tile, fragment: Fragment, thread) -> None:
+def _bounds(bounds, shape: tuple[int, ...], what: str):
+    """(row bound, col bound) as i32 values or None each; None when nothing is masked (no
+    bounds, or static bounds that cover the tile)."""
+    if bounds is None:
+        return None
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != len(shape):
+        raise GeometryError(f"{what}: bounds={bounds!r} must be a tuple of {len(shape)} extents "
+                            f"(None for an unbounded axis), one per axis of the {shape} tile")
+    values = []
+    for axis, (b, extent) in enumerate(zip(bounds, shape)):
+        if b is None or (is_int(b) and b >= extent):
+            values.append(None)
+            continue
+        if isinstance(b, bool) or not (is_int(b) or isinstance(b, Scalar)):
+            raise TypeMismatchError(f"{what}: bounds[{axis}] = {b!r} must be an integer, a "
+                                    "runtime integer or None")
+        values.append(_index(b, f"{what}: bounds[{axis}]"))
+    return None if all(v is None for v in values) else tuple(values)
+
+
+def store(tile: Tile, fragment: Fragment, thread, *, bounds=None) -> None:
     """Store this thread's values of `fragment` into `tile` at their ownership's coordinates.
+    bounds: as `load_fragment`'s: only the elements inside them are written (the others' addresses
+    are never touched).
     ``store(pointer, packed, index)`` of a `PackedFragment` is the packed payload store
     (`tylo.frontend.packing.store_packed`)."""
     from .packing import PackedFragment, store_packed
@@ -343,6 +380,9 @@ def store(tile: Tile, fragment: Fragment, thread) -> None:
                 f"store: a PackedFragment of {fragment.dtype} (two 16-bit values a 32-bit word, "
                 "e.g. from a 16-bit TMEM load) into a tile: unpack it first (tylo.unpack(f)), or "
                 "give a pointer for the packed payload store")
+        if bounds is not None:
+            raise TypeMismatchError("store: bounds= on a packed payload store (it writes whole "
+                                    "consecutive words); store an unpacked fragment into a tile")
         return store_packed(tile, fragment, thread)
     if not isinstance(fragment, Fragment):
         raise TypeMismatchError(f"store: {fragment!r} is not a fragment")
@@ -352,7 +392,8 @@ def store(tile: Tile, fragment: Fragment, thread) -> None:
         raise TypeMismatchError(
             f"store: a fragment of {fragment.dtype} into a tile of {tile.dtype}; convert with .to()"
         )
-    emit(StoreFragmentOp(fragment.value, tile.value, _index(thread, "thread")))
+    checked = _bounds(bounds, fragment.ownership.shape, "store")
+    emit(StoreFragmentOp(fragment.value, tile.value, _index(thread, "thread"), checked))
 
 
 def _plan(plan) -> TiledMMA:

@@ -63,6 +63,7 @@ from ..dialects.tylo.ops import (
 )
 from .analysis.target_option import TargetOption
 from .fragments.handlers import HANDLERS as _HANDLERS
+from .fragments.masking import guarded
 from .fragments.handlers import load_handlers
 
 
@@ -217,11 +218,13 @@ class _Lowering:
     @_HANDLERS.on(LoadFragmentOp)
     def _LoadFragmentOp(self, op: LoadFragmentOp) -> None:
         ownership = op.result.type.ownership.data
+        element = op.result.type.element_type
         values = []
         for coord in self.coordinates(op, ownership, op.thread):
-            load = LoadElementOp(op.tile, list(coord))
-            Rewriter.insert_op(load, InsertPoint.before(op))
-            values.append(load.result)
+            def load(coord=coord):
+                ld = LoadElementOp(op.tile, list(coord))
+                return [ld], [ld.result]
+            values += guarded(self, op, coord, load, [element])
         self.slots[op.result] = values
         self.dead.append(op)
 
@@ -230,7 +233,8 @@ class _Lowering:
         ownership = op.fragment.type.ownership.data
         values = self.slots[op.fragment]
         for coord, value in zip(self.coordinates(op, ownership, op.thread), values):
-            Rewriter.insert_op(StoreElementOp(value, op.tile, list(coord)), InsertPoint.before(op))
+            guarded(self, op, coord,
+                    lambda coord=coord, value=value: ([StoreElementOp(value, op.tile, list(coord))], []))
         self.dead.append(op)
 
     def _matrix_rows(self, op: Operation, plan, thread: SSAValue) -> list[list[SSAValue]]:

@@ -2,7 +2,9 @@
 
 Per access, in this order: ldmatrix/stmatrix (below), else ``ld/st.{global,shared}.v2/.v4``
 (`plan_vectors`: the widest `vector_plan` grouping the tile's alignment proves), else the scalar
-accesses `tylo-lower-fragments` emits for any ownership.
+accesses `tylo-lower-fragments` emits for any ownership. A masked access (``bounds=``) is
+never an ldmatrix/stmatrix, and a vector access only when no bound lies along the vector axis
+(each vector is then inside or outside the bounds as a whole).
 
 ``tylo.load_fragment`` / ``tylo.store_fragment`` of a shared tile of 8- or 16-bit elements
 become ``tylo.matrix_load`` / ``tylo.matrix_store`` when all of these hold (otherwise the op is
@@ -82,6 +84,12 @@ def _tile_chain(tile: SSAValue):
     if not isinstance(owner, MakeTileOp):
         return None
     return owner, (origin[0], origin[1]), runtime, values
+
+
+def _unbounded(vector, op):
+    """`vector` ((axis, width) or None) unless `op` has a bound along the vector axis: a masked
+    access is vectorized only across its bounds (each vector then in or out as a whole)."""
+    return None if vector is None or vector[0] in op.bounded_axes() else vector
 
 
 def runtime_origins_keep_rows(layout, runtime: set, element_bytes: int) -> bool:
@@ -197,20 +205,28 @@ class PlanCopies(TargetOption, ModulePass):
 
         for inner in each_located(list(op.walk())):
             if isinstance(inner, LoadFragmentOp):
-                found = plan_matrix_copy(inner, inner.result.type, inner.tile, inner.thread, "load", self.arch)
+                bounds = inner.bounds()
+                found = None if inner.bounded_axes() else plan_matrix_copy(
+                    inner, inner.result.type, inner.tile, inner.thread, "load", self.arch)
                 if found is not None:
                     axis, plan = found
                     new = MatrixLoadOp(inner.tile, inner.thread, inner.result.type, axis, plan.trans)
                     Rewriter.replace_op(inner, new)
-                elif (vector := plan_vector_copy(inner.result.type, inner.tile)) is not None:
-                    new = VectorLoadOp(inner.tile, inner.thread, inner.result.type, vector[1], vector[0])
+                elif (vector := _unbounded(plan_vector_copy(inner.result.type, inner.tile),
+                                           inner)) is not None:
+                    other = None if inner.other is None else inner.other.value.data
+                    new = VectorLoadOp(inner.tile, inner.thread, inner.result.type, vector[1],
+                                       vector[0], bounds, other)
                     Rewriter.replace_op(inner, new)
             elif isinstance(inner, StoreFragmentOp):
-                found = plan_matrix_copy(inner, inner.fragment.type, inner.tile, inner.thread, "store", self.arch)
+                found = None if inner.bounded_axes() else plan_matrix_copy(
+                    inner, inner.fragment.type, inner.tile, inner.thread, "store", self.arch)
                 if found is not None:
                     axis, plan = found
                     new = MatrixStoreOp(inner.fragment, inner.tile, inner.thread, axis, plan.trans)
                     Rewriter.replace_op(inner, new)
-                elif (vector := plan_vector_copy(inner.fragment.type, inner.tile)) is not None:
-                    new = VectorStoreOp(inner.fragment, inner.tile, inner.thread, vector[1], vector[0])
+                elif (vector := _unbounded(plan_vector_copy(inner.fragment.type, inner.tile),
+                                           inner)) is not None:
+                    new = VectorStoreOp(inner.fragment, inner.tile, inner.thread, vector[1],
+                                        vector[0], inner.bounds())
                     Rewriter.replace_op(inner, new)

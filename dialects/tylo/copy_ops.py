@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 
-from xdsl.dialects.builtin import I64, IntegerAttr, i32, i64
+from xdsl.dialects.builtin import I64, FloatAttr, IntegerAttr, i32, i64
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -28,6 +28,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     var_operand_def,
@@ -37,7 +38,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.plans.vector import WIDTHS, vector_plan
 from .attributes import dtype_of
-from .ops import verify_coord, verify_fragment_tile
+from .ops import BoundedAccess, bounds_operands, other_property, verify_coord, verify_fragment_tile
 from .types import FragmentType, PointerType, TileType
 from xdsl.irdl import traits_def
 from ..facts import AsyncCompletion, MemoryAccess, READ, WRITE
@@ -63,7 +64,7 @@ class _PlannedVectorCopy(IRDLOperation):
 
     width = prop_def(IntegerAttr[I64])
     axis = prop_def(IntegerAttr[I64])
-    irdl_options = (ParsePropInAttrDict(),)
+    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
 
     def plan(self):
         """The VectorPlan this op issues (recomputed from ownership, dtype, axis, width)."""
@@ -81,6 +82,9 @@ class _PlannedVectorCopy(IRDLOperation):
         if _element_bytes(f.element_type) * 2 > width:
             raise VerifyException(f"{self.name}: a {width}-byte vector holds fewer than two "
                                   f"{f.element_type} elements")
+        if axis in self.bounded_axes():
+            raise VerifyException(f"{self.name}: a bound on axis {axis}, along which the vectors "
+                                  "run (a masked access is vectorized only across its bounds)")
         plan = self.plan()
         if plan is None or plan.width != width:
             raise VerifyException(f"{self.name}: ownership {f.ownership.data} has no "
@@ -92,20 +96,27 @@ def _props(width: int, axis: int) -> dict:
 
 
 @irdl_op_definition
-class VectorLoadOp(_PlannedVectorCopy):
-    """`tylo.load_fragment` through vector loads (same result, same ownership)."""
+class VectorLoadOp(BoundedAccess, _PlannedVectorCopy):
+    """`tylo.load_fragment` through vector loads (same result, same ownership; bounds, if any,
+    only on the axis the vectors do not run along)."""
 
     name = "tylo.vector_load"
     traits = traits_def(MemoryAccess(READ, operand="tile"))
     tile = operand_def(TileType)
     thread = operand_def(i32)
+    row_bound = opt_operand_def(i32)
+    col_bound = opt_operand_def(i32)
+    other = opt_prop_def(base(FloatAttr) | base(IntegerAttr))
     result = result_def(FragmentType)
-    assembly_format = ("$tile `,` $thread `width` $width `axis` $axis attr-dict `:` type($tile) "
+    assembly_format = ("$tile `,` $thread (`row_bound` $row_bound^)? (`col_bound` $col_bound^)? "
+                       "`width` $width `axis` $axis attr-dict `:` type($tile) "
                        "`->` type($result)")
 
-    def __init__(self, tile: SSAValue, thread: SSAValue, fragment_type, width: int, axis: int):
-        super().__init__(operands=[tile, thread], result_types=[fragment_type],
-                         properties=_props(width, axis))
+    def __init__(self, tile: SSAValue, thread: SSAValue, fragment_type, width: int, axis: int,
+                 bounds=None, other=None):
+        super().__init__(operands=[tile, thread, *bounds_operands(bounds)],
+                         result_types=[fragment_type],
+                         properties={**_props(width, axis), **other_property(other)})
 
     def _fragment_type(self) -> FragmentType:
         return self.result.type
@@ -115,20 +126,24 @@ class VectorLoadOp(_PlannedVectorCopy):
 
 
 @irdl_op_definition
-class VectorStoreOp(_PlannedVectorCopy):
-    """`tylo.store_fragment` through vector stores."""
+class VectorStoreOp(BoundedAccess, _PlannedVectorCopy):
+    """`tylo.store_fragment` through vector stores (bounds as `VectorLoadOp`)."""
 
     name = "tylo.vector_store"
     traits = traits_def(MemoryAccess(WRITE, operand="tile"))
     fragment = operand_def(FragmentType)
     tile = operand_def(TileType)
     thread = operand_def(i32)
-    assembly_format = ("$fragment `,` $tile `,` $thread `width` $width `axis` $axis attr-dict "
+    row_bound = opt_operand_def(i32)
+    col_bound = opt_operand_def(i32)
+    assembly_format = ("$fragment `,` $tile `,` $thread (`row_bound` $row_bound^)? "
+                       "(`col_bound` $col_bound^)? `width` $width `axis` $axis attr-dict "
                        "`:` type($fragment) `,` type($tile)")
 
     def __init__(self, fragment: SSAValue, tile: SSAValue, thread: SSAValue, width: int,
-                 axis: int):
-        super().__init__(operands=[fragment, tile, thread], properties=_props(width, axis))
+                 axis: int, bounds=None):
+        super().__init__(operands=[fragment, tile, thread, *bounds_operands(bounds)],
+                         properties=_props(width, axis))
 
     def _fragment_type(self) -> FragmentType:
         return self.fragment.type

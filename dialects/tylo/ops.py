@@ -13,17 +13,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, StringAttr, i32, i64
+from xdsl.dialects.builtin import I64, FloatAttr, IntegerAttr, IntegerType, StringAttr, f64, i32, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    ParsePropInAttrDict,
     VarConstraint,
     base,
     irdl_op_definition,
     lazy_traits_def,
     opt_prop_def,
     operand_def,
+    opt_operand_def,
     prop_def,
     region_def,
     result_def,
@@ -334,39 +336,79 @@ def _static_tile_shape(t: TileType) -> tuple[int, ...] | None:
     return None if any(s is None for s in shape) else shape
 
 
+class BoundedAccess:
+    """What a masked fragment access adds (``tylo.load_fragment(..., bounds=)``, ``tylo.store(...,
+    bounds=)``): optional runtime extents `row_bound` / `col_bound`; an element at (row, col) is
+    accessed only when row < row_bound and col < col_bound (each where given). A masked load
+    gives the property `other` (a number) to the elements it does not read."""
+
+    def bounds(self) -> tuple:
+        """(row_bound or None, col_bound or None)."""
+        return (self.row_bound, self.col_bound)
+
+    def bounded_axes(self) -> tuple[int, ...]:
+        return tuple(a for a, b in enumerate(self.bounds()) if b is not None)
+
+
+def bounds_operands(bounds) -> list:
+    rows, cols = (None, None) if bounds is None else bounds
+    return [[] if rows is None else [rows], [] if cols is None else [cols]]
+
+
+def other_property(other) -> dict:
+    if other is None:
+        return {}
+    if isinstance(other, bool) or isinstance(other, int):
+        return {"other": IntegerAttr(int(other), i64)}
+    return {"other": FloatAttr(float(other), f64)}
+
+
 @irdl_op_definition
-class LoadFragmentOp(IRDLOperation):
-    """Load this thread's values of `tile` at the coordinates its ownership assigns to `thread`."""
+class LoadFragmentOp(BoundedAccess, IRDLOperation):
+    """Load this thread's values of `tile` at the coordinates its ownership assigns to `thread`
+    (with bounds: only the elements inside them; the others are `other`)."""
 
     name = "tylo.load_fragment"
     traits = traits_def(MemoryAccess(READ, operand="tile"))
     tile = operand_def(TileType)
     thread = operand_def(i32)
+    row_bound = opt_operand_def(i32)
+    col_bound = opt_operand_def(i32)
+    other = opt_prop_def(base(FloatAttr) | base(IntegerAttr))
     result = result_def(FragmentType)
-    assembly_format = "$tile `,` $thread attr-dict `:` type($tile) `->` type($result)"
+    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
+    assembly_format = ("$tile `,` $thread (`row_bound` $row_bound^)? (`col_bound` $col_bound^)? "
+                       "attr-dict `:` type($tile) `->` type($result)")
 
-    def __init__(self, tile: SSAValue, thread: SSAValue, fragment_type: FragmentType):
-        super().__init__(operands=[tile, thread], result_types=[fragment_type])
+    def __init__(self, tile: SSAValue, thread: SSAValue, fragment_type: FragmentType,
+                 bounds=None, other=None):
+        super().__init__(operands=[tile, thread, *bounds_operands(bounds)],
+                         result_types=[fragment_type], properties=other_property(other))
 
     def verify_(self) -> None:
         verify_fragment_tile(self.result.type, self.tile.type)
 
 
 @irdl_op_definition
-class StoreFragmentOp(IRDLOperation):
-    """Store this thread's values of `fragment` into `tile` at their ownership's coordinates."""
+class StoreFragmentOp(BoundedAccess, IRDLOperation):
+    """Store this thread's values of `fragment` into `tile` at their ownership's coordinates
+    (with bounds: only the elements inside them)."""
 
     name = "tylo.store_fragment"
     traits = traits_def(MemoryAccess(WRITE, operand="tile"))
     fragment = operand_def(FragmentType)
     tile = operand_def(TileType)
     thread = operand_def(i32)
+    row_bound = opt_operand_def(i32)
+    col_bound = opt_operand_def(i32)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
-        "$fragment `,` $tile `,` $thread attr-dict `:` type($fragment) `,` type($tile)"
+        "$fragment `,` $tile `,` $thread (`row_bound` $row_bound^)? (`col_bound` $col_bound^)? "
+        "attr-dict `:` type($fragment) `,` type($tile)"
     )
 
-    def __init__(self, fragment: SSAValue, tile: SSAValue, thread: SSAValue):
-        super().__init__(operands=[fragment, tile, thread])
+    def __init__(self, fragment: SSAValue, tile: SSAValue, thread: SSAValue, bounds=None):
+        super().__init__(operands=[fragment, tile, thread, *bounds_operands(bounds)])
 
     def verify_(self) -> None:
         verify_fragment_tile(self.fragment.type, self.tile.type)

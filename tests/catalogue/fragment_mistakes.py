@@ -96,4 +96,28 @@ def k(out):
     tylo.store(out.ptr + 1, p, t)  # <-
 k.compile(tylo.Tensor(BFloat16, 1))
 """, "GeometryError", "each 32-bit word needs 4"),
+    Mistake("masked-bounds-rank", K, "bounds= with one extent for a two-axis tile", """
+@tylo.kernel
+def k(out, x, n):
+    t = tylo.thread_idx()
+    tile = tylo.GlobalTile(x.ptr, Layout((32, 4), (4, 1)), align=16)
+    f = tylo.load_fragment(LocalOwnership(4, 1), tile, t, bounds=(n,))  # <-
+k.compile(tylo.Tensor(Float32, 128), tylo.Tensor(Float32, 128), 20, block=32)
+""", "GeometryError", "must be a tuple of 2 extents (None for an unbounded axis)"),
+    Mistake("masked-bound-float", K, "a float as a bound of a masked load", """
+@tylo.kernel
+def k(out, x):
+    t = tylo.thread_idx()
+    tile = tylo.GlobalTile(x.ptr, Layout((32, 4), (4, 1)), align=16)
+    f = tylo.load_fragment(LocalOwnership(4, 1), tile, t, bounds=(20.5, None))  # <-
+k.compile(tylo.Tensor(Float32, 128), tylo.Tensor(Float32, 128), block=32)
+""", "TypeMismatchError", "bounds[0] = 20.5 must be an integer, a runtime integer or None"),
+    Mistake("masked-other-without-bounds", K, "other= on a load without bounds=", """
+@tylo.kernel
+def k(out, x):
+    t = tylo.thread_idx()
+    tile = tylo.GlobalTile(x.ptr, Layout((32, 4), (4, 1)), align=16)
+    f = tylo.load_fragment(LocalOwnership(4, 1), tile, t, other=-1.0)  # <-
+k.compile(tylo.Tensor(Float32, 128), tylo.Tensor(Float32, 128), block=32)
+""", "TypeMismatchError", "other=-1.0 without bounds="),
 ]

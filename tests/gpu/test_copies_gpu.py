@@ -161,3 +161,32 @@ def test_cp_async_whole_tile_then_vector_loads(backend):
     ptx = backend.ptx(whole_tile, out, backend.put(a), plan, block=64)
     assert "cp.async.cg.shared.global" in ptx and ", 16;" in ptx
     assert "ld.shared.v4.f32" in _forms(ptx, "ld.shared")
+
+
+# -- masked fragment copies: bounds= / other= on a ragged tile at the end of its array ---------
+@tylo.kernel
+def masked_fragments(out, X, rows, cols: tylo.constexpr, n: tylo.constexpr):
+    t = tylo.thread_idx()
+    own = LocalOwnership(n, 1)
+    src = tylo.GlobalTile(X.ptr, tylo.Layout((32, n), (n, 1)), align=16)
+    dst = tylo.GlobalTile(out.ptr, tylo.Layout((32, n), (n, 1)), align=16)
+    f = tylo.load_fragment(own, src, t, bounds=(rows, cols), other=-3.0)
+    tylo.store(dst, f * 2.0, t, bounds=(rows, None))
+
+
+@pytest.mark.parametrize("dtype,n,cols,form", [(np.float32, 4, 4, "ld.global.v4.f32"),
+                                                (np.float32, 4, 3, "ld.global.f32"),
+                                                (BF16, 8, 8, "ld.global.v4.b32"),
+                                                (BF16, 8, 5, "ld.global.b16")])
+def test_masked_fragment_copies_touch_only_the_inside(backend, dtype, n, cols, form):
+    rows = int(RNG.integers(1, 32))
+    x = RNG.standard_normal((rows, n)).astype(dtype)  # only `rows` rows exist
+    out = backend.full((32, n), np.nan, dtype)
+    backend.launch(masked_fragments, 1, 32, out, backend.put(x), rows, cols, n)
+    want = np.full((32, n), np.nan)
+    want[:rows] = -3.0
+    want[:rows, :cols] = x[:, :cols].astype(np.float64)
+    want[:rows] *= 2
+    np.testing.assert_array_equal(_bits(backend.get(out)), _bits(want.astype(dtype)))
+    ptx = backend.ptx(masked_fragments, out, backend.put(x), rows, cols, n, block=32)
+    assert _forms(ptx, "ld.global") == {form}

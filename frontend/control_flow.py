@@ -108,7 +108,11 @@ def _type_of(v):
     if isinstance(v, Scalar):
         return v.value.type, lambda ssa: Scalar(ssa, v.dtype)
     if isinstance(v, Fragment):
-        return v.value.type, lambda ssa: Fragment(ssa, v.dtype, v.ownership)
+        def rebuild(ssa):
+            from .wgmma import carry_plan  # an accumulator keeps its WGMMA plan (finish_mma)
+
+            return carry_plan(v, Fragment(ssa, v.dtype, v.ownership))
+        return v.value.type, rebuild
     raise AssertionError(v)
 
 

@@ -137,6 +137,15 @@ class ConsumedAccumulator(Fragment):
 _PLANS: dict = {}  # accumulator SSA value -> its plan (for finish_mma with partials)
 
 
+def carry_plan(old: Fragment, new: Fragment) -> Fragment:
+    """`new` (the value a loop or branch carries in place of the accumulator `old`) with
+    `old`'s plan, so that finish_mma knows its partials without ``plan=``."""
+    plan = _PLANS.get(old.value)
+    if plan is not None:
+        _PLANS[new.value] = plan
+    return new
+
+
 def zero_accumulator(plan) -> Fragment:
     """A zero FP32 accumulator of ``plan`` (all partials: `accumulator_ownership`). Passed
     straight to mma_async it is not read: the first instruction of each partial uses scale-d 0."""
@@ -306,9 +315,10 @@ def wait_mma(pending: PendingAccumulator, n: int = 0) -> Fragment:
 def finish_mma(acc: Fragment, plan=None) -> Fragment:
     """The finished accumulator: partials summed slot by slot (in partial order) into a Float32
     Fragment with the plan's "C" ownership (64, n), which conversions, maps, stores and
-    reductions accept. ``plan``: needed only for an accumulator with partials that came out of a
-    loop (the value a loop carries is a new one). Raises TypeMismatchError for a pending or
-    foreign value."""
+    reductions accept. The plan is known for wait_mma's and zero_accumulator's results and for
+    the values loops and branches carry in their place; ``plan=`` is needed only for a
+    fragment built otherwise (it must then have the plan's accumulator ownership). Raises
+    TypeMismatchError for a pending or foreign value."""
     if isinstance(acc, PendingAccumulator):
         raise TypeMismatchError("finish_mma: the accumulator is pending; wait_mma it first")
     plan = _plan(plan) if plan is not None else _PLANS.get(getattr(acc, "value", None))
@@ -317,7 +327,9 @@ def finish_mma(acc: Fragment, plan=None) -> Fragment:
                      if acc.ownership == WGMMA64(t, acc.ownership.shape[1]).operand_layout("C")),
                     None) if acc.ownership.shape[1] in range(8, 257, 8) else None
     if not isinstance(acc, Fragment) or plan is None or acc.ownership != accumulator_ownership(plan):
-        raise TypeMismatchError(f"finish_mma: {acc!r} is not a WGMMA accumulator (wait_mma's result)")
+        raise TypeMismatchError(f"finish_mma: {acc!r} is not a WGMMA accumulator (wait_mma's "
+                                "result); for a fragment built otherwise, pass plan= (the "
+                                "WGMMA64 it accumulates)")
     if plan.partials == 1:
         return acc
     own = plan.operand_layout("C")

@@ -174,6 +174,26 @@ def test_accumulator_passed_to_mma_async_is_refused(use, line):
     assert "passed to tylo.mma_async" in msg and "wait_mma" in msg
 
 
+def _k_loop(plan, finish):
+    """A kernel of a runtime K loop of mma_async/wait_mma over shared A and B, storing
+    ``finish(acc)`` (64, plan.n) into `out`."""
+    la = shared_layout(TMATile(BFloat16, (64, 64), 1, 128))
+    lb = shared_layout(TMATile(BFloat16, (64, plan.n), 0, 128))
+
+    @tylo.kernel
+    def kloop(out: tylo.Tensor, steps: int):
+        t = tylo.thread_idx()
+        sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 64 * 64, align=1024), la)
+        sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, 64 * plan.n, align=1024), lb)
+        a, b = tylo.wgmma_operand(plan, "A", sa), tylo.wgmma_operand(plan, "B", sb)
+        acc = tylo.zero_accumulator(plan)
+        for _ in range(steps):
+            acc = tylo.wait_mma(tylo.mma_async(plan, a, b, acc))
+        tylo.store(tylo.window(out, (0, 0), (64, plan.n)), finish(acc), t)
+
+    return kloop
+
+
 def test_k_loop_keeps_the_accumulator_in_place():
     """A runtime K loop of mma_async/wait_mma at n = 256 (128 f32 registers a thread): the loop
     body's PTX moves no accumulator register (the back edge's copies are identities, dropped),
@@ -181,20 +201,7 @@ def test_k_loop_keeps_the_accumulator_in_place():
     with ptxas 13.0)."""
     pytest.importorskip("tylo.runtime.ptxas")
     plan = tylo.WGMMA64(BFloat16, 256, 64)
-    la = shared_layout(TMATile(BFloat16, (64, 64), 1, 128))
-    lb = shared_layout(TMATile(BFloat16, (64, 256), 0, 128))
-
-    @tylo.kernel
-    def kloop(out: tylo.Tensor, steps: int):
-        t = tylo.thread_idx()
-        sa = tylo.SharedTile(tylo.shared_alloc(BFloat16, 64 * 64, align=1024), la)
-        sb = tylo.SharedTile(tylo.shared_alloc(BFloat16, 64 * 256, align=1024), lb)
-        a, b = tylo.wgmma_operand(plan, "A", sa), tylo.wgmma_operand(plan, "B", sb)
-        acc = tylo.zero_accumulator(plan)
-        for _ in range(steps):
-            acc = tylo.wait_mma(tylo.mma_async(plan, a, b, acc))
-        tylo.store(tylo.window(out, (0, 0), (64, 256)), tylo.finish_mma(acc, plan), t)
-
+    kloop = _k_loop(plan, lambda acc: tylo.finish_mma(acc, plan))
     c = kloop.compile(np.zeros((64, 256), np.float32), 4, block=128, arch="sm_90a")
     lines = [x.strip() for x in c.ptx.splitlines()]
     first = next(i for i, x in enumerate(lines) if x.startswith("wgmma.mma_async"))
@@ -256,3 +263,19 @@ def test_register_a_with_another_ownership_is_refused():
             np.zeros((64, 64), np.float32), np.zeros((64, 32), BFloat16.numpy), block=128,
             arch="sm_90a")
     assert "WGMMA A ownership" in str(e.value) and "test_wgmma.py" in str(e.value)
+
+
+def test_finish_mma_knows_the_plan_of_a_loop_carried_accumulator():
+    """An accumulator with partials carried by a runtime loop is still wait_mma's value for
+    finish_mma: no plan= needed, the partials are summed into the (64, n) "C" fragment (the
+    loop's new value used to be taken for a plain 64 x 2n accumulator)."""
+    shapes = []
+
+    def finish(acc):
+        c = tylo.finish_mma(acc)
+        shapes.append(c.ownership.shape)
+        return c
+
+    kloop = _k_loop(tylo.WGMMA64(BFloat16, 64, 64, partials=2), finish)
+    kloop.compile(np.zeros((64, 64), np.float32), 4, block=128, arch="sm_90a")
+    assert shapes == [(64, 64)]

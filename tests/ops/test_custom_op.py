@@ -161,6 +161,23 @@ def test_a_wrong_shape_or_rank_names_the_argument():
         user.matmul(_bf16(1, 16, 16), _bf16(16, 8))
 
 
+@tylo.ops.custom_op("tylotest::rowsum_aligned",
+                    tensors={"x": tylo.Tensor(tylo.Float32, 2, stride=(None, 1), align=16)})
+def rowsum_aligned(x: torch.Tensor) -> torch.Tensor:
+    return user.rowsum(x)
+
+
+def test_strides_and_alignment_a_tylo_tensor_asks_for_name_the_argument():
+    x = torch.randn(16, 12)
+    torch.testing.assert_close(rowsum_aligned(x[:, :8]), x[:, :8].sum(1, keepdim=True))
+    with pytest.raises(ArgumentError, match=r"argument 'x': has stride 16 on axis 1; "
+                                            r"tylotest::rowsum_aligned takes 1 there"):
+        rowsum_aligned(torch.randn(8, 16).t())
+    with pytest.raises(ArgumentError, match=r"argument 'x': starts at an address that is not a "
+                                            r"multiple of 16 bytes"):
+        rowsum_aligned(x[:, 1:9])
+
+
 def test_a_strided_tensor_where_a_contiguous_one_is_asked_names_the_argument():
     x = torch.zeros(8, dtype=torch.float64)[::2]
     with pytest.raises(ArgumentError, match=r"argument 'x': has strides \(2,\) for shape \(4,\); "

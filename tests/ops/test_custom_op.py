@@ -36,10 +36,27 @@ def test_tile_ops_match_torch_in_float64():
                                rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("case", ["scale", "rowsum", "broadcast_rows", "matmul"])
+def test_an_op_that_writes_its_argument_in_place():
+    x = torch.randn(40, dtype=torch.float64)
+    y = x.clone()
+    assert user.scale_(y, -2.0) is None
+    assert torch.equal(y, x * -2.0)
+
+    def f(x):
+        y = x.sin()
+        user.scale_(y, 3.0)
+        return y + 1
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+    torch.testing.assert_close(compiled(x), f(x))
+
+
+@pytest.mark.parametrize("case", ["scale", "scale_", "rowsum", "broadcast_rows", "matmul"])
 def test_opcheck(case):
     args = {
         "scale": lambda: (torch.randn(7, dtype=torch.float64, requires_grad=True), 2.0),
+        "scale_": lambda: (torch.randn(7, dtype=torch.float64), 2.0),
         "rowsum": lambda: (torch.randn(16, 8, requires_grad=True),),
         "broadcast_rows": lambda: (torch.randn(16, 1),),
         "matmul": lambda: (_bf16(16, 32).requires_grad_(), _bf16(32, 16).requires_grad_()),

@@ -1,5 +1,6 @@
 """A user's Tylo kernels made PyTorch custom ops with `tylo.ops` (namespace ``tylotest``), for
-tests/ops: an elementwise op in float64 with a backward of Tylo kernels, a tile op (row sums of
+tests/ops: an elementwise op in float64 with a backward of Tylo kernels (and its in-place
+form, an op that mutates its argument), a tile op (row sums of
 16x8 fragments, a warp reduction) with a Tylo backward, and an mma.sync matmul whose backward
 is the same op on transposed operands. On CPU tensors they run on the emulator."""
 
@@ -40,6 +41,21 @@ def _scale_backward(ctx, grad):
 
 
 scale.register_autograd(_scale_backward, setup_context=_keep_alpha)
+
+
+@tylo.kernel
+def scale_in_place_kernel(x, alpha: tylo.Scalar[Float64], n):
+    i = tylo.block_idx() * tylo.block_dim() + tylo.thread_idx()
+    if i < n:
+        x[i] = x[i] * alpha
+
+
+@tylo.ops.custom_op("tylotest::scale_", mutates_args=("x",), tensors={"x": Float64},
+                    contiguous=True)
+def scale_(x: torch.Tensor, alpha: float) -> None:
+    """x *= alpha, in place (an op that writes its argument names it in mutates_args)."""
+    n = x.numel()
+    tylo.ops.wrap(scale_in_place_kernel)[(n + BLOCK - 1) // BLOCK, BLOCK](x, alpha, n)
 
 
 # -- a tile op: the sums of the rows of x (M, 8), M a multiple of 16 ---------------------------

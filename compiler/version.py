@@ -20,6 +20,7 @@ PACKAGES = (
     "tylo.viz",
     "tylo.emulator",
     "tylo.emulator.semantics",
+    "tylo.ops",
 )
 """Tylo's packages, as pyproject.toml lists them (a test keeps the two equal): the disk cache
 hashes their sources into its keys."""

@@ -1,9 +1,12 @@
 """``import tylo`` loads the host-side model only: xDSL, the passes, numpy (`compiler.lazy_modules`),
 torch and the CUDA driver's bindings load when a kernel is first compiled or launched, or the
-host model first computes, not at import (see bench/import_time.py for the figures)."""
+host model first computes, not at import (see bench/import_time.py for the figures).
+``import tylo.ops`` (Tylo kernels as torch custom ops) imports torch, and still no xDSL."""
 
 import subprocess
 import sys
+
+import pytest
 
 HEAVY = ("xdsl", "numpy", "ml_dtypes", "torch", "cupy", "cuda.bindings.driver", "tylo.passes",
          "tylo.dialects")
@@ -48,3 +51,9 @@ def test_the_first_compile_loads_it(tmp_path):
             "    out[tylo.thread_idx()] = x[tylo.thread_idx()]\n"
             "k.compile(tylo.Tensor(tylo.Float32, 1), tylo.Tensor(tylo.Float32, 1))\n")
     assert "xdsl" in _loaded(code, tmp_path)
+
+
+def test_import_tylo_ops_loads_torch_and_no_ir_machinery(tmp_path):
+    pytest.importorskip("torch")
+    code = "import tylo.ops\nassert callable(tylo.ops.custom_op)\n"
+    assert _loaded(code, tmp_path, ("torch", "xdsl", "tylo.passes", "tylo.dialects")) == "['torch']"

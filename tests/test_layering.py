@@ -1,5 +1,7 @@
 """The layers import downward only: frontend -> passes -> dialects -> compiler (runtime and the
 emulator beside passes, below frontend), and no folder's modules import one another in a cycle.
+On top, ``ops/`` (`tylo.ops`, Tylo kernels as PyTorch operators) is a library written in the
+public Tylo language: it imports nothing private, only `tylo` and its public names.
 
 Each module's imports are read from its own source (the AST, every ``import`` statement,
 function-level ones included), resolved to the installed names (``compiler/layout.py`` is
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("compiler", "dialects", "passes", "frontend", "runtime", "viz", "emulator")
+FOLDERS = ("compiler", "dialects", "passes", "frontend", "runtime", "viz", "emulator", "ops")
 
 
 def _module_name(path: Path) -> str:
@@ -74,14 +76,15 @@ ALLOWED = {
     "passes": {"passes", "dialects", "compiler"},
     "runtime": {"runtime", "compiler"},
     "emulator": {"emulator", "dialects", "compiler"},
+    "ops": {"ops", "api"},  # the public `tylo` namespace only (``from tylo import ...``)
 }
 #: folder -> outside packages its modules must not import.
-FORBIDDEN_OUTSIDE = {"compiler": {"xdsl"}}
+FORBIDDEN_OUTSIDE = {"compiler": {"xdsl"}, "ops": {"xdsl"}}
 
 
 def test_the_sources_are_found():
     for name in ("tylo", "tylo.compiler.layout", "tylo.dialects.scalars", "tylo.passes.pipeline",
-                 "tylo.frontend.tracing", "tylo.runtime.driver"):
+                 "tylo.frontend.tracing", "tylo.runtime.driver", "tylo.ops.library"):
         assert name in SOURCES
     targets = {target for target, _ in IMPORTS["tylo.compiler.layout"]}
     # `from .layout_base import ...` and `from . import int_tuple as it` resolve to modules
@@ -156,6 +159,7 @@ CYCLE_FREE = [
     "passes",
     "frontend",
     "runtime",
+    "ops",
 ]
 
 

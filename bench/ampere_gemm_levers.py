@@ -10,7 +10,7 @@ across K tiles), SPREAD_COPIES (B's cp.async of the tile ahead in the second k-s
 MIN_BLOCKS_PER_SM (``.minnctapersm``, `tylo.launch_bounds`). Each variant is launched with its
 config fixed (``gemm.kernel[grid, block]``, no autotuning) and its switches set before each call
 (the kernel reads them at trace time; they are part of its compile-cache key, so each variant
-compiles once). Timing: bench/peers/compare.py (medians of per-round CUDA-event medians, every
+compiles once). Timing: `tylo.testing.interleaved_ms` (medians of per-round CUDA-event medians, every
 case once per round, torch included). Each variant is first checked against torch at 1000 x 3000
 x 1000 (relative Frobenius error < 1e-2). Output, one line per case and size:
 ``4096^3 c8 pipe: 0.412 ms = 333.6 TFLOP/s = 0.567x torch``.
@@ -77,7 +77,8 @@ def sass() -> None:
 def bench(sizes) -> int:
     import torch
 
-    compare = EX["_compare"]()
+    from tylo.testing import interleaved_ms
+
     failed = 0
     for name, (number, switches) in VARIANTS.items():  # correctness first
         A = torch.randn(1000, 1000, device="cuda", dtype=torch.bfloat16)
@@ -98,7 +99,7 @@ def bench(sizes) -> int:
             run = launcher(number, switches, n, n)
             run(C, A, B)  # compile outside the timing
             cases[name] = lambda run=run: run(C, A, B)  # noqa: B023
-        ms = compare.interleaved_ms(torch, cases)
+        ms = interleaved_ms(torch, cases)
         flops = 2 * n ** 3
         for name, t in ms.items():
             print(f"{n}^3 {name}: {t:.3f} ms = {flops / t / 1e9:.1f} TFLOP/s = "

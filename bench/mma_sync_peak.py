@@ -70,7 +70,7 @@ def main() -> int:
     Y = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     cases["torch.matmul 8192^3"] = lambda: torch.matmul(X, Y)
     flops["torch.matmul 8192^3"] = 2 * n ** 3
-    from peers.compare import interleaved_ms  # (bench/peers: needs torch)
+    from tylo.testing import interleaved_ms
 
     ms = interleaved_ms(torch, cases)
     peer = flops["torch.matmul 8192^3"] / ms["torch.matmul 8192^3"] / 1e9

@@ -48,3 +48,11 @@ def test_the_first_compile_loads_it(tmp_path):
             "    out[tylo.thread_idx()] = x[tylo.thread_idx()]\n"
             "k.compile(tylo.Tensor(tylo.Float32, 1), tylo.Tensor(tylo.Float32, 1))\n")
     assert "xdsl" in _loaded(code, tmp_path)
+
+
+def test_the_library_kernels_and_the_harness_load_no_torch(tmp_path):
+    """tylo.testing and the kernels of tylo.ops.kernels take torch inside the functions that
+    use it: importing them loads neither torch nor Triton."""
+    code = ("import tylo.testing, tylo.testing.peers\n"
+            "from tylo.ops.kernels import attention, gemm, gemm_fp8, gemm_fp8_blockwise, projection\n")
+    assert _loaded(code, tmp_path, ("torch", "triton")) == "[]"

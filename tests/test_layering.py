@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("compiler", "dialects", "passes", "frontend", "runtime", "viz", "emulator")
+FOLDERS = ("compiler", "dialects", "passes", "frontend", "runtime", "viz", "emulator", "ops",
+           "testing")
 
 
 def _module_name(path: Path) -> str:
@@ -74,9 +75,14 @@ ALLOWED = {
     "passes": {"passes", "dialects", "compiler"},
     "runtime": {"runtime", "compiler"},
     "emulator": {"emulator", "dialects", "compiler"},
+    # the layers on top: the library's kernels and the harness use the public API (`tylo`) only
+    "ops": {"ops", "api"},
+    "testing": {"testing", "api", "ops"},
 }
 #: folder -> outside packages its modules must not import.
 FORBIDDEN_OUTSIDE = {"compiler": {"xdsl"}}
+#: folder -> outside packages its modules import only inside functions (never at import time).
+LAZY_OUTSIDE = {"ops": {"torch", "triton"}, "testing": {"torch"}}
 
 
 def test_the_sources_are_found():
@@ -101,6 +107,28 @@ def test_layers_import_downward_only(folder):
                     layer is None and outside in FORBIDDEN_OUTSIDE.get(folder, ())):
                 wrong.append(f"{SOURCES[name].relative_to(ROOT)}:{line} imports {target}")
     assert not wrong, f"{folder}/ may import only {sorted(ALLOWED[folder])}:\n" + "\n".join(wrong)
+
+
+def _module_level_imports(path: Path) -> set[str]:
+    """The top-level packages a module imports at module level (not inside a function)."""
+    found = set()
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+@pytest.mark.parametrize("folder", sorted(LAZY_OUTSIDE))
+def test_torch_is_imported_lazily(folder):
+    """ops/ and testing/ import torch inside the functions that use it, so that importing them
+    costs no more than ``import tylo`` (tests/test_import_cost.py); testing/triton_matmul.py,
+    the Triton peer, is the module that needs triton and is imported only to time it."""
+    wrong = [f"{SOURCES[name].relative_to(ROOT)} imports {sorted(heavy)} at module level"
+             for name in SOURCES if _folder(name) == folder and name != "tylo.testing.triton_matmul"
+             for heavy in [_module_level_imports(SOURCES[name]) & LAZY_OUTSIDE[folder]] if heavy]
+    assert not wrong, "\n".join(wrong)
 
 
 def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -156,6 +184,8 @@ CYCLE_FREE = [
     "passes",
     "frontend",
     "runtime",
+    "ops",
+    "testing",
 ]
 
 

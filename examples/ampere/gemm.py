@@ -60,6 +60,7 @@ import argparse
 import sys
 
 import tylo
+from tylo import testing
 from tylo import BFloat16, CopyPlan, Float32, GlobalTile, Layout, MMAAtom, TiledMMA
 
 ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
@@ -271,21 +272,9 @@ def check(torch, M: int, N: int, K: int) -> float:
     return err if written else float("inf")
 
 
-def _compare():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "bench" / "peers" / "compare.py"
-    spec = importlib.util.spec_from_file_location("compare", path)
-    compare = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(compare)
-    return compare
-
-
 def bench(torch, shapes) -> None:
     """Every shape's Tylo GEMM beside torch.matmul (cuBLAS), all cases interleaved in rounds in
-    one run (bench/peers/compare.py: medians of per-round CUDA-event medians)."""
-    compare = _compare()
+    one run (`tylo.testing.interleaved_ms`: medians of per-round CUDA-event medians)."""
     cases, inputs = {}, {}
     for M, N, K in shapes:
         A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
@@ -295,7 +284,7 @@ def bench(torch, shapes) -> None:
         inputs[M, N, K] = (C, A, B)
         cases[f"tylo {M}"] = lambda C=C, A=A, B=B: launch(C, A, B)
         cases[f"torch {M}"] = lambda A=A, B=B: torch.matmul(A, B)
-    ms = compare.interleaved_ms(torch, cases)
+    ms = testing.interleaved_ms(torch, cases)
     for M, N, K in shapes:
         C, A, B = inputs[M, N, K]
         flops = 2 * M * N * K
@@ -383,16 +372,10 @@ def main() -> int:
     if args.emulate:
         errors = [emulated_check(200, 248, 136, cfg) for cfg in (CONFIGS[0], CONFIGS[3])]
         return 0 if all(e < 1e-5 for e in errors) else 1
-    from tylo.runtime import driver
-
-    reason = driver.probe()
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if reason is not None or torch is None or not torch.cuda.is_available():
-        print("no GPU: compiling for sm_90a and sm_80, then running a small problem on the CPU "
-              f"emulator instead ({'no CUDA driver' if reason else 'torch with CUDA is not installed'})")
+    torch = testing.cuda_torch()
+    if torch is None:
+        print("no GPU (or no torch with CUDA): compiling for sm_90a and sm_80, then running a "
+              "small problem on the CPU emulator instead")
         compile_only()
         return 0 if emulated_check(136, 120, 72) < 1e-5 else 1
     errors = [check(torch, 4096, 4096, 4096), check(torch, 1000, 3000, 1000),

@@ -7,16 +7,12 @@ LDGSTS (cp.async), LDSM (ldmatrix), HMMA, vector stores, no spills."""
 
 from __future__ import annotations
 
-import runpy
-from pathlib import Path
-from types import SimpleNamespace
-
 import pytest
+from tutorials import load
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ampere" / "gemm.py"
 
 
-ex = SimpleNamespace(**runpy.run_path(str(EXAMPLE)))  # the script's names, as a module has them
+ex = load("ampere/gemm.py")
 
 
 @pytest.mark.parametrize("cfg", ex.CONFIGS, ids=[f"config{i + 1}" for i in range(len(ex.CONFIGS))])

@@ -5,13 +5,11 @@ the stage ring wrapping, 2 and 4 k-slices per K tile), and what ptxas makes of e
 from __future__ import annotations
 
 import contextlib
-import runpy
-from pathlib import Path
 
 import pytest
+from tutorials import load
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ampere" / "gemm.py"
-SCRIPT = runpy.run_path(str(EXAMPLE))
+SCRIPT = vars(load("ampere/gemm.py"))
 GLOBALS = SCRIPT["gemm"].kernel.fn.__globals__  # the kernel reads its switches from here
 
 

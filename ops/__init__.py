@@ -1,0 +1,1 @@
+"""Tylo's operations: kernels written in Tylo (`tylo.ops.kernels`) for use from host code."""

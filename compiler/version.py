@@ -20,6 +20,9 @@ PACKAGES = (
     "tylo.viz",
     "tylo.emulator",
     "tylo.emulator.semantics",
+    "tylo.ops",
+    "tylo.ops.kernels",
+    "tylo.testing",
 )
 """Tylo's packages, as pyproject.toml lists them (a test keeps the two equal): the disk cache
 hashes their sources into its keys."""

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CODE_FOLDERS = ("api", "compiler", "dialects", "frontend", "passes", "runtime", "viz")
+CODE_FOLDERS = ("api", "compiler", "dialects", "frontend", "passes", "runtime", "viz", "ops", "testing")
 
 # Imports everything, then lists modules that came from the repository under another name.
 _IMPORT_CHECK = """

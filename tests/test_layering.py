@@ -82,7 +82,7 @@ ALLOWED = {
 #: folder -> outside packages its modules must not import.
 FORBIDDEN_OUTSIDE = {"compiler": {"xdsl"}}
 #: folder -> outside packages its modules import only inside functions (never at import time).
-LAZY_OUTSIDE = {"ops": {"torch", "triton"}, "testing": {"torch"}}
+LAZY_OUTSIDE = {"ops": {"torch", "triton"}, "testing": {"torch", "triton"}}
 
 
 def test_the_sources_are_found():
@@ -123,10 +123,9 @@ def _module_level_imports(path: Path) -> set[str]:
 @pytest.mark.parametrize("folder", sorted(LAZY_OUTSIDE))
 def test_torch_is_imported_lazily(folder):
     """ops/ and testing/ import torch inside the functions that use it, so that importing them
-    costs no more than ``import tylo`` (tests/test_import_cost.py); testing/triton_matmul.py,
-    the Triton peer, is the module that needs triton and is imported only to time it."""
+    costs no more than ``import tylo`` (tests/test_import_cost.py)."""
     wrong = [f"{SOURCES[name].relative_to(ROOT)} imports {sorted(heavy)} at module level"
-             for name in SOURCES if _folder(name) == folder and name != "tylo.testing.triton_matmul"
+             for name in SOURCES if _folder(name) == folder
              for heavy in [_module_level_imports(SOURCES[name]) & LAZY_OUTSIDE[folder]] if heavy]
     assert not wrong, "\n".join(wrong)
 

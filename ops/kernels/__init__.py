@@ -9,6 +9,7 @@ arrays (torch CUDA tensors, or numpy arrays for the CPU emulator) once and launc
 * `attention`: the FlashAttention-3 forward pass on Hopper (`Attention`);
 * `projection`: the decode gate/up projection, silu(x W_gate^T) * (x W_up^T), swap-AB and
   Stream-K (`Projection`);
+* `ampere_gemm`: the autotuned mma.sync GEMM for sm_80+ (cp.async stages, ldmatrix; `launch`);
 * `common`: the pieces several of them share (the persistent tile scheduler, the producer
   loop, the staging tiles of the TMA-store epilogue).
 

@@ -1,6 +1,20 @@
 """The pieces the Hopper GEMM kernels share (gemm.py, gemm_fp8.py, gemm_fp8_blockwise.py): the
-persistent tile scheduler (`tile_origin`), the producer warpgroup's TMA loop (`produce_tiles`)
-and the staging tiles of the TMA-store epilogue (`C_TILE`, `C_HALF`)."""
+warp-specialized skeleton of a CTA (`start`: one producer and two consumer warpgroups around a
+`tylo.Pipeline` of shared stages; `producer`: the producer warpgroup's part), the persistent
+tile scheduler (`tile_origin`) and the staging tiles of the TMA-store epilogue (`C_TILE`,
+`C_HALF`). A kernel built from them reads::
+
+    wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps = start(...)
+    tiles = tiles_m * tiles_n
+    st = pipe.start()
+    if wg == 0:
+        producer(...)                       # TMA loads of A and B into the stages
+    else:
+        tylo.setmaxnreg(216, "inc")         # the consumers: WGMMA on the stages, the epilogue
+        for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
+            m0, n0 = tile_origin(tile, tiles_m, tiles_n, BM, BN)
+            ...
+"""
 
 from __future__ import annotations
 
@@ -26,11 +40,44 @@ def tile_origin(tile, tiles_m, tiles_n, bm, bn):
 
 
 @tylo.func
+def start(a_tile, b_tile, stages, bm, bn, bk, M, N, K):
+    """The start of a warp-specialized persistent GEMM CTA of 384 threads (one CTA, no
+    cluster): (its warpgroup 0 .. 2, the thread in it, `stages` shared stages of `a_tile` and of
+    `b_tile`, the two consumers' C staging tiles (`C_HALF`), the `tylo.Pipeline` between the
+    producer and the two consumers (initialized), the tile counts along M and N of bm x bn
+    tiles, the K steps of bk)."""
+    wg = tylo.warpgroup_id()
+    t = tylo.warpgroup_thread_idx()
+    a_stages = tylo.shared_tiles(a_tile, stages, dynamic=True)
+    b_stages = tylo.shared_tiles(b_tile, stages, dynamic=True)
+    c_halves = tylo.shared_tiles(C_HALF, 2, BFloat16, dynamic=True)  # one per consumer
+    pipe = tylo.Pipeline(stages, 2)
+    pipe.init()
+    tiles_m = (M + bm - 1) // bm
+    tiles_n = (N + bn - 1) // bn
+    k_steps = (K + bk - 1) // bk
+    return wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps
+
+
+@tylo.func
+def producer(pipe, st, a_stages, b_stages, a_map, b_map, t, tiles, tiles_m, tiles_n, k_steps,
+             bk, stage_bytes, bm, bn):
+    """The producer warpgroup (warpgroup 0): its registers given up to the consumers
+    (setmaxnreg dec 72), and its thread 0's loop, `produce_tiles`."""
+    tylo.setmaxnreg(72, "dec")
+    if t == 0:
+        produce_tiles(pipe, st, a_stages, b_stages, a_map, b_map, tiles, tiles_m, tiles_n,
+                      k_steps, bk, stage_bytes, bm, bn)
+
+
+@tylo.func
 def produce_tiles(pipe, st, a_stages, b_stages, a_map, b_map, tiles, tiles_m, tiles_n, k_steps,
                   bk, stage_bytes, bm, bn):
     """The producer thread's loop (one CTA, no cluster): for each persistent tile (of bm x bn;
     `tiles` = tiles_m * tiles_n, in `tile_origin`'s order) and K step of `bk`, acquire the next
-    stage, expect `stage_bytes` on its full barrier and TMA-load the A and B tiles into it."""
+    stage, expect `stage_bytes` on its full barrier and TMA-load the A and B tiles into it. (A
+    helper of its own, so that the pipeline state it advances stays inside it: `producer`'s
+    ``if`` then carries no value out, as in the kernel it was written in.)"""
     for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
         m0, n0 = tile_origin(tile, tiles_m, tiles_n, bm, bn)
         for k in range(k_steps):

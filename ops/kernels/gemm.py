@@ -8,7 +8,7 @@ schedule, kernel/sm90_gemm_tma_warpspecialized_cooperative.hpp):
 
 * the producer (setmaxnreg dec 72) has one elected thread issue, per K step of 64, a TMA load
   of the A tile (128 x 64) and of the B tile (64 x 256) into the next of `STAGES` shared stages,
-  both completing on the stage's full mbarrier with their byte count (`common.produce_tiles`);
+  both completing on the stage's full mbarrier with their byte count (`common.producer`);
 * each consumer (setmaxnreg inc 216) waits for the stage, issues two `mma_async` of the plan
   WGMMA64(BFloat16, 128, 64) (64 rows x 128 columns each: its 64 rows of the 128 x 256 tile),
   waits, and releases the stage to the producer;
@@ -29,7 +29,7 @@ from __future__ import annotations
 import tylo
 from tylo import BFloat16, TMATile, WGMMA64
 
-from .common import C_HALF, C_TILE, produce_tiles, sm_count, tile_origin
+from .common import C_HALF, C_TILE, producer, sm_count, start, tile_origin
 
 BM, BN, BK = 128, 256, 64
 STAGES = 4
@@ -45,23 +45,13 @@ THREADS = 384     # one producer and two consumer warpgroups
 def gemm(a_map, b_map, c_map, M, N, K):
     """C = A @ Bt.T over persistent tiles (module docstring). a_map, b_map, c_map: bindings of
     A_TILE to A (M, K), B_TILE to Bt (N, K), C_TILE to C (M, N)."""
-    wg = tylo.warpgroup_id()
-    t = tylo.warpgroup_thread_idx()
-    a_stages = tylo.shared_tiles(A_TILE, STAGES, dynamic=True)
-    b_stages = tylo.shared_tiles(B_TILE, STAGES, dynamic=True)
-    c_halves = tylo.shared_tiles(C_HALF, 2, BFloat16, dynamic=True)  # one per consumer
-    pipe = tylo.Pipeline(STAGES, 2)
-    pipe.init()
-    tiles_m = (M + BM - 1) // BM
-    tiles_n = (N + BN - 1) // BN
-    k_steps = (K + BK - 1) // BK
+    wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps = start(
+        A_TILE, B_TILE, STAGES, BM, BN, BK, M, N, K)
     tiles = tiles_m * tiles_n
     st = pipe.start()
     if wg == 0:
-        tylo.setmaxnreg(72, "dec")
-        if t == 0:
-            produce_tiles(pipe, st, a_stages, b_stages, a_map, b_map, tiles, tiles_m, tiles_n,
-                          k_steps, BK, STAGE_BYTES, BM, BN)
+        producer(pipe, st, a_stages, b_stages, a_map, b_map, t, tiles, tiles_m, tiles_n, k_steps,
+                 BK, STAGE_BYTES, BM, BN)
     else:
         tylo.setmaxnreg(216, "inc")
         q = wg - 1

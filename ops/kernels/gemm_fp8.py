@@ -2,7 +2,7 @@
 e4m3 with per-tensor f32 scales, f32 accumulation: the bf16 GEMM's kernel (gemm.py) with FP8
 WGMMA (m64nNk32, twice the bf16 rate). Tutorial: examples/hopper/gemm_fp8.py.
 
-The structure is gemm.py's (the producer loop `common.produce_tiles`, the consumer
+The structure is gemm.py's (the skeleton `common.start` and `common.producer`, the consumer
 `gemm.consume_tile` given the FP8 plan and the scale, `common.tile_origin`, the C staging
 tile): a persistent grid of 384-thread CTAs, one producer warpgroup (one thread issues the TMA
 loads of the A tile (128 x 128) and the B tile (256 x 128 rows of B) per K step of 128 = one
@@ -18,10 +18,10 @@ K tails are zero-filled by TMA, M and N tails clipped by the TMA store; K must b
 from __future__ import annotations
 
 import tylo
-from tylo import BFloat16, Float8E4M3, TMATile, WGMMA64
+from tylo import Float8E4M3, TMATile, WGMMA64
 
 from . import gemm as bf16
-from .common import C_HALF, C_TILE, produce_tiles, sm_count, tile_origin
+from .common import C_TILE, producer, sm_count, start, tile_origin
 from .gemm import consume_tile
 
 BM, BN, BK = bf16.BM, bf16.BN, 128  # BK: 128 e4m3 = one 128-byte swizzle row
@@ -39,23 +39,13 @@ def gemm_fp8(a_map, b_map, c_map, scale_a, scale_b, M, N, K):
     """C = scale_a[0] * scale_b[0] * (A @ B.T) over persistent tiles (module docstring). a_map,
     b_map, c_map: bindings of A_TILE to A (M, K), B_TILE to B (N, K), C_TILE to C (M, N);
     scale_a, scale_b: 1-element f32 tensors."""
-    wg = tylo.warpgroup_id()
-    t = tylo.warpgroup_thread_idx()
-    a_stages = tylo.shared_tiles(A_TILE, STAGES, dynamic=True)
-    b_stages = tylo.shared_tiles(B_TILE, STAGES, dynamic=True)
-    c_halves = tylo.shared_tiles(C_HALF, 2, BFloat16, dynamic=True)
-    pipe = tylo.Pipeline(STAGES, 2)
-    pipe.init()
-    tiles_m = (M + BM - 1) // BM
-    tiles_n = (N + BN - 1) // BN
-    k_steps = (K + BK - 1) // BK
+    wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps = start(
+        A_TILE, B_TILE, STAGES, BM, BN, BK, M, N, K)
     tiles = tiles_m * tiles_n
     st = pipe.start()
     if wg == 0:
-        tylo.setmaxnreg(72, "dec")
-        if t == 0:
-            produce_tiles(pipe, st, a_stages, b_stages, a_map, b_map, tiles, tiles_m, tiles_n,
-                          k_steps, BK, STAGE_BYTES, BM, BN)
+        producer(pipe, st, a_stages, b_stages, a_map, b_map, t, tiles, tiles_m, tiles_n, k_steps,
+                 BK, STAGE_BYTES, BM, BN)
     else:
         tylo.setmaxnreg(216, "inc")
         q = wg - 1

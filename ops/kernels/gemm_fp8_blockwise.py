@@ -31,7 +31,7 @@ import tylo
 from tylo import BFloat16, Float8E4M3, TMATile, WGMMA64, reduced_ownership
 
 from . import gemm_fp8 as fp8
-from .common import C_HALF, C_TILE, produce_tiles, sm_count
+from .common import C_TILE, producer, sm_count, start
 from .common import tile_origin as persistent_tile_origin
 
 BM, BN, BK = 128, 128, 128       # BN = 128: one B scale block per tile; BK = one scale group
@@ -49,23 +49,13 @@ def gemm_fp8_blockwise(a_map, b_map, c_map, scale_a, scale_b, M, N, K):
     """C = block-scaled A @ B.T over persistent 128 x 128 tiles (module docstring). a_map,
     b_map, c_map: bindings of A_TILE to A (M, K), B_TILE to B (N, K), C_TILE to C (M, N);
     scale_a (Mp, K/128), scale_b (N/128, K/128) f32."""
-    wg = tylo.warpgroup_id()
-    t = tylo.warpgroup_thread_idx()
-    a_stages = tylo.shared_tiles(A_TILE, STAGES, dynamic=True)
-    b_stages = tylo.shared_tiles(B_TILE, STAGES, dynamic=True)
-    c_halves = tylo.shared_tiles(C_HALF, 2, BFloat16, dynamic=True)
-    pipe = tylo.Pipeline(STAGES, 2)
-    pipe.init()
-    tiles_m = (M + BM - 1) // BM
-    tiles_n = (N + BN - 1) // BN
-    k_steps = (K + BK - 1) // BK
+    wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps = start(
+        A_TILE, B_TILE, STAGES, BM, BN, BK, M, N, K)
     tiles = tiles_m * tiles_n
     st = pipe.start()
     if wg == 0:
-        tylo.setmaxnreg(72, "dec")
-        if t == 0:
-            produce_tiles(pipe, st, a_stages, b_stages, a_map, b_map, tiles, tiles_m, tiles_n,
-                          k_steps, BK, STAGE_BYTES, BM, BN)
+        producer(pipe, st, a_stages, b_stages, a_map, b_map, t, tiles, tiles_m, tiles_n, k_steps,
+                 BK, STAGE_BYTES, BM, BN)
     else:
         tylo.setmaxnreg(216, "inc")
         q = wg - 1

@@ -77,7 +77,7 @@ ALLOWED = {
     "emulator": {"emulator", "dialects", "compiler"},
     # the layers on top: the library's kernels and the harness use the public API (`tylo`) only
     "ops": {"ops", "api"},
-    "testing": {"testing", "api", "ops"},
+    "testing": {"testing", "api"},
 }
 #: folder -> outside packages its modules must not import.
 FORBIDDEN_OUTSIDE = {"compiler": {"xdsl"}}

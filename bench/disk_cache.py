@@ -3,7 +3,7 @@
     python bench/disk_cache.py [--runs 5]
 
 Each run is a new Python process that imports Tylo, then launches (or, without a GPU, compiles)
-two kernels once and waits for the GPU: the flagship GEMM of examples/ampere/gemm.py (its first
+two kernels once and waits for the GPU: the flagship GEMM of ops/kernels/ampere_gemm.py (its first
 config, 256x256x256) and a small elementwise kernel. The first run uses an empty cache folder
 (``TYLO_CACHE_DIR`` in a temporary folder): trace, passes, ptxas, module load. The later runs
 find the kernels on disk: load cubin and metadata, module load. Printed: the median seconds of
@@ -18,20 +18,17 @@ import time
 _T0 = time.perf_counter()
 
 import argparse  # noqa: E402
-import importlib.util  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import tylo  # noqa: E402
 from tylo import BFloat16, Float32  # noqa: E402
 from tylo.runtime import driver  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @tylo.kernel
@@ -43,9 +40,8 @@ def scale(out, x, alpha):
 
 def child() -> None:
     """One fresh process: import, first launch of each kernel, a JSON line of the figures."""
-    spec = importlib.util.spec_from_file_location("gemm_example", ROOT / "examples/ampere/gemm.py")
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    from tylo.ops.kernels import ampere_gemm as example
+
     t_import = time.perf_counter() - _T0
     gemm, cfg = example.gemm.kernel, example.CONFIG
     plan = cfg.plan
@@ -102,7 +98,7 @@ def main() -> None:
             results.append(json.loads(done.stdout.strip().splitlines()[-1]))
     cold, warm = results[0], results[1:]
     what = "first launch" if cold["launch"] else "first compile (no GPU: compile only)"
-    print(f"{what} in a fresh process; import of tylo and the example: "
+    print(f"{what} in a fresh process; import of tylo and the kernel: "
           f"{statistics.median(r['import_s'] for r in results):.2f} s (median)")
     for name in ("gemm", "scale"):
         assert cold[f"{name}_origin"] == "compiled"

@@ -1,4 +1,4 @@
-"""The CPU emulator's speed on the flagship GEMM (examples/ampere/gemm.py), beside numpy.
+"""The CPU emulator's speed on the flagship GEMM (ops/kernels/ampere_gemm.py), beside numpy.
 
     python bench/emulator.py [--size 256] [--runs 3]
 
@@ -13,22 +13,12 @@ the same bf16 values in float32 takes, for scale. Goal (issue 9): 256^3 in under
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import time
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("gemm_example", ROOT / "examples/ampere/gemm.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def main() -> None:
@@ -36,7 +26,8 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=256)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    ex = load_example()
+    from tylo.ops.kernels import ampere_gemm as ex
+
     n, cfg = args.size, ex.CONFIG
     plan = cfg.plan
     rng = np.random.default_rng(0)

@@ -5,8 +5,8 @@
 Each block loads its A and B fragments once and then runs ``iters`` steps of ``acc = mma(plan,
 a, b, acc)`` on them: no shared memory, no copies, only the warp MMAs (`repeat` independent
 accumulators per warp, so that no MMA waits for the one before). The figure is the most an
-mma.sync kernel can reach here, which bounds `examples/ampere/gemm.py` (whose bench prints its
-ratio to cuBLAS); torch.matmul (cuBLAS, WGMMA on sm_90) at 8192^3 is timed in the same run.
+mma.sync kernel can reach here, which bounds `ops/kernels/ampere_gemm.py` (whose tutorial's
+bench prints its ratio to cuBLAS); torch.matmul (cuBLAS, WGMMA on sm_90) at 8192^3 is timed in the same run.
 TFLOP/s count 2 * M * N * K per MMA tile.
 """
 
@@ -19,7 +19,7 @@ from tylo import BFloat16, Float32, MMAAtom, TiledMMA
 
 ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
 PLANS = [
-    TiledMMA(ATOM, warps=(2, 4), repeat=(4, 8), k=16),  # examples/ampere/gemm.py's 128x256 warp tile
+    TiledMMA(ATOM, warps=(2, 4), repeat=(4, 8), k=16),  # ops/kernels/ampere_gemm.py's 128x256 warp tile
     TiledMMA(ATOM, warps=(2, 4), repeat=(4, 4), k=16),  # its 128x128
     TiledMMA(ATOM, warps=(2, 2), repeat=(4, 4), k=16),  # smaller blocks, more of them per SM
 ]
@@ -70,7 +70,7 @@ def main() -> int:
     Y = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     cases["torch.matmul 8192^3"] = lambda: torch.matmul(X, Y)
     flops["torch.matmul 8192^3"] = 2 * n ** 3
-    from peers.compare import interleaved_ms  # (bench/peers: needs torch)
+    from tylo.testing import interleaved_ms
 
     ms = interleaved_ms(torch, cases)
     peer = flops["torch.matmul 8192^3"] / ms["torch.matmul 8192^3"] / 1e9

@@ -4,11 +4,11 @@
     python bench/multi_gpu_gemm.py --size 4096 --gpus 2
 
 One process per GPU (torch.multiprocessing + torch.distributed with the NCCL backend,
-``torch.cuda.set_device(rank)``), each running examples/hopper/gemm.py's `Gemm` on its own
+``torch.cuda.set_device(rank)``), each running tylo.ops.kernels.gemm's `Gemm` on its own
 device's arrays on torch's current stream. Each rank first checks C = A @ Bt.T on fresh random
 bf16 inputs (C poisoned with NaN) against torch in float32; the ranks then pass a barrier and
 time Tylo's GEMM and torch.matmul (cuBLAS) interleaved in rounds on their own GPU, all GPUs at
-the same time (bench/peers/compare.py: CUDA events, medians of per-round medians). Rank 0
+the same time (`tylo.testing.interleaved_ms`: CUDA events, medians of per-round medians). Rank 0
 prints each GPU's TFLOP/s (2 M N K per call) and ratio, gathered with `all_gather_object`.
 Without a CUDA GPU (or without torch) it says so and exits 0; with one GPU it runs one rank.
 """
@@ -17,13 +17,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import runpy
 import socket
 import sys
-from pathlib import Path
-from types import SimpleNamespace
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def rank_main(rank: int, world: int, size: int, port: int) -> None:
@@ -35,14 +30,13 @@ def rank_main(rank: int, world: int, size: int, port: int) -> None:
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", rank=rank, world_size=world)
     try:
-        from peers.compare import interleaved_ms  # (bench/peers: needs torch)
-
-        gemm = SimpleNamespace(**runpy.run_path(str(ROOT / "examples" / "hopper" / "gemm.py")))
+        from tylo.ops.kernels.gemm import Gemm
+        from tylo.testing import interleaved_ms
         M = N = K = size
         A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         Bt = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
         C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-        run = gemm.Gemm(A, Bt, C, gemm.sm_count(torch))
+        run = Gemm(A, Bt, C)
         run()
         torch.cuda.synchronize()
         ref = A.float() @ Bt.float().T

@@ -21,6 +21,8 @@ PACKAGES = (
     "tylo.emulator",
     "tylo.emulator.semantics",
     "tylo.ops",
+    "tylo.ops.kernels",
+    "tylo.testing",
 )
 """Tylo's packages, as pyproject.toml lists them (a test keeps the two equal): the disk cache
 hashes their sources into its keys."""

@@ -1,13 +1,33 @@
-"""tylo.ops: Tylo kernels as PyTorch operators (``import tylo.ops`` imports torch).
+"""tylo.ops: Tylo's production kernels and their PyTorch operators.
 
-`custom_op` makes a function that launches Tylo kernels a ``torch.library`` custom op with a
-fake implementation (``torch.compile``, ``opcheck``, CUDA graphs; `register_autograd` for a
-backward), and `wrap(kernel)[grid, block](...)` launches a kernel on its tensors' device: CUDA
-tensors on torch's current stream, CPU tensors on the CPU emulator (`ops.library`). The package
-is written in Tylo's public language: it imports `tylo`'s public names only
-(tests/test_layering.py). docs/torch.md is the guide.
+* `tylo.ops.kernels`: the kernels, written in Tylo's public language (attention, the GEMMs, the
+  decode projection), each with its configuration table and a host-side runner; importing them
+  loads no torch (they take torch or numpy arrays, and run on the CPU emulator too).
+* The torch side, loaded (with torch) on first use of one of its names: `custom_op` makes a
+  function that launches Tylo kernels a ``torch.library`` custom op with a fake implementation
+  (``torch.compile``, ``opcheck``, CUDA graphs; `register_autograd` for a backward), and
+  `wrap(kernel)[grid, block](...)` launches a kernel on its tensors' device: CUDA tensors on
+  torch's current stream, CPU tensors on the CPU emulator (`ops.library`). docs/torch.md is the
+  guide.
+
+The package imports `tylo`'s public names only (tests/test_layering.py).
 """
 
-from .library import WrappedKernel, custom_op, wrap
+from importlib import import_module
 
-__all__ = ["custom_op", "wrap", "WrappedKernel"]
+_TORCH_SIDE = {"custom_op": "library", "wrap": "library", "WrappedKernel": "library"}
+
+__all__ = ["WrappedKernel", "custom_op", "wrap"]
+
+
+def __getattr__(name: str):
+    module = _TORCH_SIDE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tylo.ops' has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_TORCH_SIDE))

@@ -2,7 +2,7 @@
 
 ptxas hoists little out of a loop whose body branches: the Ampere GEMM's K loop recomputed, per
 iteration, every cp.async address from the thread index (shifts, masks, multiplies by the row
-pitch) inside its ``if ahead < k_tiles`` / interior-or-edge branches (examples/ampere/gemm.py,
+pitch) inside its ``if ahead < k_tiles`` / interior-or-edge branches (ops/kernels/ampere_gemm.py,
 128x128x64: 161 SASS instructions besides its 64 HMMA, 24 LDSM and 8 LDGSTS per K tile; 82 with
 this pass, the multiply-high ``%`` of passes/select/division.py and CopyPlan's coordinates a
 constant apart, `runtime.nvdisasm.loop_opcode_counts`). xDSL's own LICM

@@ -57,3 +57,11 @@ def test_import_tylo_ops_loads_torch_and_no_ir_machinery(tmp_path):
     pytest.importorskip("torch")
     code = "import tylo.ops\nassert callable(tylo.ops.custom_op)\n"
     assert _loaded(code, tmp_path, ("torch", "xdsl", "tylo.passes", "tylo.dialects")) == "['torch']"
+
+
+def test_the_library_kernels_and_the_harness_load_no_torch(tmp_path):
+    """tylo.testing and the kernels of tylo.ops.kernels take torch inside the functions that
+    use it: importing them loads neither torch nor Triton."""
+    code = ("import tylo.testing, tylo.testing.peers\n"
+            "from tylo.ops.kernels import attention, gemm, gemm_fp8, gemm_fp8_blockwise, projection\n")
+    assert _loaded(code, tmp_path, ("torch", "triton")) == "[]"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CODE_FOLDERS = ("api", "compiler", "dialects", "frontend", "passes", "runtime", "viz", "ops")
+CODE_FOLDERS = ("api", "compiler", "dialects", "frontend", "passes", "runtime", "viz", "ops", "testing")
 
 # Imports everything (tylo.ops where torch is installed: Tylo does not depend on it), then lists
 # modules that came from the repository under another name.

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("compiler", "dialects", "passes", "frontend", "runtime", "viz", "emulator", "ops")
+FOLDERS = ("compiler", "dialects", "passes", "frontend", "runtime", "viz", "emulator", "ops",
+           "testing")
 
 
 def _module_name(path: Path) -> str:
@@ -76,10 +77,14 @@ ALLOWED = {
     "passes": {"passes", "dialects", "compiler"},
     "runtime": {"runtime", "compiler"},
     "emulator": {"emulator", "dialects", "compiler"},
-    "ops": {"ops", "api"},  # the public `tylo` namespace only (``from tylo import ...``)
+    # the layers on top: the library's kernels and the harness use the public API (`tylo`) only
+    "ops": {"ops", "api"},
+    "testing": {"testing", "api"},
 }
 #: folder -> outside packages its modules must not import.
-FORBIDDEN_OUTSIDE = {"compiler": {"xdsl"}, "ops": {"xdsl"}}
+FORBIDDEN_OUTSIDE = {"compiler": {"xdsl"}}
+#: package -> outside packages its modules import only inside functions (never at import time).
+LAZY_OUTSIDE = {"tylo.ops.kernels": {"torch", "triton"}, "tylo.testing": {"torch", "triton"}}
 
 
 def test_the_sources_are_found():
@@ -104,6 +109,30 @@ def test_layers_import_downward_only(folder):
                     layer is None and outside in FORBIDDEN_OUTSIDE.get(folder, ())):
                 wrong.append(f"{SOURCES[name].relative_to(ROOT)}:{line} imports {target}")
     assert not wrong, f"{folder}/ may import only {sorted(ALLOWED[folder])}:\n" + "\n".join(wrong)
+
+
+def _module_level_imports(path: Path) -> set[str]:
+    """The top-level packages a module imports at module level (not inside a function)."""
+    found = set()
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(LAZY_OUTSIDE))
+def test_torch_is_imported_lazily(package):
+    """The kernels of ops/kernels/ and the harness in testing/ import torch inside the
+    functions that use it, so that importing them costs no more than ``import tylo``
+    (tests/test_import_cost.py)."""
+    modules = [name for name in SOURCES if name == package or name.startswith(package + ".")]
+    assert modules
+    wrong = [f"{SOURCES[name].relative_to(ROOT)} imports {sorted(heavy)} at module level"
+             for name in modules
+             for heavy in [_module_level_imports(SOURCES[name]) & LAZY_OUTSIDE[package]] if heavy]
+    assert not wrong, "\n".join(wrong)
 
 
 def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -160,6 +189,7 @@ CYCLE_FREE = [
     "frontend",
     "runtime",
     "ops",
+    "testing",
 ]
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import tylo
+from tylo import testing
 from tylo import BFloat16, CopyPlan, Float32, Layout, MMAAtom, TiledMMA
 
 ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
@@ -272,18 +273,11 @@ def check(torch, batch: int, heads: int, seq: int, d: int, causal: bool) -> floa
 
 
 def bench(torch, batch: int, heads: int, seq: int, d: int, causal: bool) -> None:
-    """Median times (CUDA events, interleaved rounds: bench/peers/compare.py) of this kernel
+    """Median times (CUDA events, interleaved rounds: `tylo.testing.interleaved_ms`) of this kernel
     (without L) in its default and alternative tilings and of torch SDPA's flash backend, on the
     same inputs; TFLOP/s counts 4 B H S^2 d (half of it when causal)."""
-    import importlib.util
-    from pathlib import Path
-
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    path = Path(__file__).resolve().parents[2] / "bench" / "peers" / "compare.py"
-    spec = importlib.util.spec_from_file_location("compare", path)
-    compare = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(compare)
     F = torch.nn.functional
     q, k, v = (torch.randn(batch, heads, seq, d, device="cuda", dtype=torch.bfloat16)
                for _ in range(3))
@@ -299,7 +293,7 @@ def bench(torch, batch: int, heads: int, seq: int, d: int, causal: bool) -> None
 
     cases = {name(cfg): (lambda cfg=cfg: launch(out, None, q, k, v, causal, cfg))
              for cfg in [CONFIGS[d], *ALTERNATIVES[d]]}
-    ms = compare.interleaved_ms(torch, {**cases, "flash": flash})
+    ms = testing.interleaved_ms(torch, {**cases, "flash": flash})
     flops = 4 * batch * heads * seq * seq * d / (2 if causal else 1)
     tf = {case: flops / t / 1e9 for case, t in ms.items()}
     tylo_part = " | ".join(f"tylo {case} {ms[case]:.3f} ms = {tf[case]:.1f} TFLOP/s "
@@ -380,16 +374,10 @@ def main() -> int:
         errors = [emulated_check(1, 2, seq, SMALL, causal) for seq in (64, 40)
                   for causal in (False, True)]
         return 0 if all(e < 1e-2 for e in errors) else 1
-    from tylo.runtime import driver
-
-    reason = driver.probe()
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if reason is not None or torch is None or not torch.cuda.is_available():
-        print("no GPU: compiling for sm_90a and sm_80, then running a small problem on the CPU "
-              f"emulator instead ({'no CUDA driver' if reason else 'torch with CUDA is not installed'})")
+    torch = testing.cuda_torch()
+    if torch is None:
+        print("no GPU (or no torch with CUDA): compiling for sm_90a and sm_80, then running a "
+              "small problem on the CPU emulator instead")
         compile_only()
         return 0 if emulated_check(1, 1, 40, SMALL, True) < 1e-2 else 1
     errors = [check(torch, b, h, s, d, causal)

@@ -30,7 +30,7 @@ import argparse
 import gc
 
 import tylo
-from tylo import BFloat16, Float32, Int32, TMATile, Tcgen05MMA
+from tylo import BFloat16, Float32, Int32, TMATile, Tcgen05MMA, testing
 
 ARCH = "sm_100a"
 BM, BK = 128, 64
@@ -198,13 +198,8 @@ def check(torch, M: int, N: int, K: int, bm: int = BM) -> bool:
 
 def blackwell_gpu():
     """torch when a compute capability 10.x GPU is present, else None."""
-    try:
-        import torch
-    except ImportError:
-        return None
-    if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 10:
-        return None
-    return torch
+    torch = testing.cuda_torch()
+    return torch if torch is not None and torch.cuda.get_device_capability()[0] == 10 else None
 
 
 def main() -> int:

@@ -1,681 +1,77 @@
-"""Forward attention on Hopper, FlashAttention-3's way: O = softmax(Q K^T / sqrt(D)) V and the
-log-sum-exp of every row, with TMA, mbarriers and WGMMA in a warp-specialized kernel.
+"""Tutorial: forward attention on Hopper, FlashAttention-3's way, O = softmax(Q K^T / sqrt(D)) V
+and the log-sum-exp of every row, from the library.
 
     python examples/hopper/attention.py            # check on the GPU (without one: compile, emulate)
-    python examples/hopper/attention.py --bench    # time it beside torch SDPA (flash, cuDNN)
     python examples/hopper/attention.py --small    # two small checks (for compute-sanitizer)
-    python examples/hopper/attention.py --ablation # other schedules and tiles beside the default
+    python bench/hopper_attention.py --shapes      # time it beside torch SDPA (flash, cuDNN)
 
-Q, K, V are bf16 (B, H, S, D), O bf16 (B, H, S, D), lse float32 (B, H, S) (natural log of the
-row's sum of exp(scale * s), scale = 1 / sqrt(D)); D is 64, 128 or 256; causal or not. The
-arrays may be padded along S (allocated longer than the sequence `seq`): the tensor maps are
-3-D views (B * H, S_alloc, D) bounded at `seq` rows (`prepare_tma(..., bounds=)`), so loads
-zero-fill past the sequence and stores skip it. One CTA of 128 (W + 1) threads computes W * 64
-query rows of one (batch, head) (FlashAttention-3, arXiv 2407.08608, sections 3.1-3.2):
-
-* the producer warpgroup (setmaxnreg dec) has one thread TMA-load the CTA's Q once (one
-  64 x 64 box per consumer and 64 columns of D) and then, per key tile of BN keys, K into the
-  next stage of a K ring and V into the same stage of a V ring (two `Pipeline`s, `STAGES`
-  stages each, so that Q K^T of a tile need not wait for its V);
-* each consumer warpgroup (setmaxnreg inc) owns 64 query rows: S = Q K^T with WGMMA (Q and K
-  both K-major from shared memory, one group of k = 64 per 64 columns of D), the keys past the
-  sequence (and, causal, past the query) set to -inf in the tiles that need it, the online
-  softmax on the accumulator's ownership (`tylo.softmax_update`: the row maximum and sum are
-  two butterflies inside each group of four lanes, broadcast back with no shuffle), O
-  rescaled, P rounded to bf16 in registers and O += P V with WGMMA taking P as its register A
-  operand (the accumulator's columns [c, c + k) ARE the A fragment of a k-wide plan: no lane
-  exchange, `register_a_is_accumulator` proves it) and V as an MN-major B operand (V's rows
-  are the keys, D contiguous);
-* the schedule is FA3's (`consume_overlapped`): at key tile j a consumer issues S_j = Q K_j^T
-  and then O += P_{j-1} V_{j-1}, each GEMM's groups chained on its pending accumulator (no
-  wait between them), waits for S_j alone, runs S_j's softmax while the P V groups are in
-  flight, and the consumers take turns issuing their GEMMs (named barriers: ping-pong), so
-  that one's softmax runs under the other's GEMMs. `Config(..., overlap=False)` is the serial
-  schedule (each GEMM waited before the softmax), `chain=False` waits between the groups
-  (alternating S's and O's, one in flight), `ftz=False` the softmax's exp2 with IEEE
-  subnormals: kept for the benchmark's ablation (attention_bench.py). ptxas 13 hoists P V's
-  wait above the whole softmax of the unmasked loop (both WARPGROUP.DEPBARs before the first
-  MUFU.EX2) unless a bar.arrive precedes it: `pin_wait` (default) puts one there, and the
-  DEPBAR then follows most of the exponentials (`pin_wait=False`: none at D 64);
-* after the last tile O is divided by the row sums, rounded to bf16, written (stmatrix) over
-  the warpgroup's own Q tile in shared memory and TMA-stored (rows past `seq` are clipped);
-  the log-sum-exp goes to global memory from one lane of each four.
-
-Causal CTAs run the longest rows first (block_idx(0) counts from the last query block), and
-skip the key tiles wholly above the diagonal. Tile choices per head dim: `CONFIGS` (BN 128,
-and 80 at D 256 where shared memory runs out; BlockM 128 = two consumers at D 128 and 256, and
-FA3's 192 = three at D 64, where P is rounded to bf16 as soon as its softmax is done so that the
-three consumers' registers hold it).
+The kernel is tylo.ops.kernels.attention (ops/kernels/attention.py, whose docstring walks
+through it): a producer warpgroup TMA-loads Q once and K and V tile by tile into two
+`tylo.Pipeline` rings; each consumer warpgroup owns 64 query rows, computes S = Q K^T with
+WGMMA, runs the online softmax on the accumulator's own registers (`tylo.softmax_update`:
+no shared-memory round trip) and feeds P straight back to WGMMA as its register A operand for
+O += P V; the consumers take turns issuing their GEMMs so that one's softmax runs under the
+other's tensor-core work. Tile choices per head dim: `CONFIGS`. The arrays may be padded along S
+(a batch of sequences of one length `seq` <= S): rows past `seq` are neither read nor written,
+which the checks verify by poisoning them. The schedule's switches (overlap, ping-pong,
+chaining, ...) are timed against each other, and the kernel beside torch SDPA, by
+bench/hopper_attention.py.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-import runpy
 import sys
-from dataclasses import dataclass
-from pathlib import Path
-from types import SimpleNamespace
 
-import tylo
-from tylo import BFloat16, ComposedLayout, Layout, TMATile, WGMMA64, element_swizzle
+from tylo import BFloat16, Float32, testing
+from tylo.ops.kernels.attention import Attention, compile_for_sm90a, config, reference
 
-ROW = 64  # bf16 elements of one 128-byte swizzle row: D is cut into D / ROW column blocks
-SWIZZLE = element_swizzle(128, 2)
-Q_BOX = TMATile(BFloat16, (64, ROW), 1)  # one consumer's 64 rows x 64 columns of Q (and of O)
 
-
-@dataclass(frozen=True)
-class Config:
-    """Tile choices: head dim D, BN keys per tile, STAGES of the K and V rings, W consumer
-    warpgroups (BM = 64 W query rows per CTA), the producer's and consumers' setmaxnreg."""
-
-    D: int
-    BN: int
-    STAGES: int = 2
-    W: int = 2
-    overlap: bool = True    # S_{j+1} = Q K^T issued with P_j V_j, softmax under the last group
-    pingpong: bool = True   # the consumers issue their GEMMs in turns (named barriers)
-    ftz: bool = True        # the softmax's exp2 as ex2.approx.ftz.f32 (False: ex2.approx.f32)
-    chain: bool = True      # a GEMM's groups chained on the pending accumulator, one wait each
-    pin_wait: bool = True   # a bar.arrive before P V's wait, so ptxas sinks the wait (module text)
-    carry_bf16: bool = False  # P rounded to bf16 right after its softmax, not before P V
-
-    @property
-    def BM(self) -> int:
-        return 64 * self.W
-
-    @property
-    def registers(self) -> tuple[int, int]:
-        """(producer, consumer) registers per thread: FA3's 24/240 for two consumer
-        warpgroups, 32/160 for three, 56/256 for one (sum * 128 <= 65536)."""
-        return {1: (56, 256), 2: (24, 240), 3: (32, 160)}[self.W]
-
-
-#: (D, causal) -> tiles. FA3's bf16 BlockM x BlockN (its hopper/tile_size.h) is
-#: 128 x 128 (causal) / 128 x 176 at D 128, 128 x 80 at D 256, 192 x 128/192 (three consumers)
-#: at D 64; here BN 176 spills, so BN is 128 (80 at D 256, where shared memory runs out),
-#: BlockM 128 at D 128 and 256, and 192 (three consumers, 160 registers) at D 64 with P carried
-#: between tiles as bf16 (in f32 it spills there; at D 128 f32 is 2-5% faster: H200 run 39,
-#: where three consumers at D 64 ran 1.03-1.07x two).
-CONFIGS = {
-    (64, False): Config(64, 128, 4, W=3, carry_bf16=True),
-    (64, True): Config(64, 128, 4, W=3, carry_bf16=True),
-    (128, False): Config(128, 128, 2), (128, True): Config(128, 128, 2),
-    (256, False): Config(256, 80, 2), (256, True): Config(256, 80, 2),
-}
-
-
-def q_layout(D: int) -> ComposedLayout:
-    """One consumer's Q (64, D) in shared memory: D / 64 blocks of 64 columns, each a 64 x 64
-    box of 128-byte swizzled rows, 4096 elements apart (the A operand, K-major)."""
-    return ComposedLayout(SWIZZLE, Layout((64, (ROW, D // ROW)), (ROW, (1, 64 * ROW))))
-
-
-def k_layout(D: int, BN: int) -> ComposedLayout:
-    """A K stage seen as the B operand (D, BN) of S = Q K^T: K-major (D contiguous), one
-    (BN, 64) box per 64 columns of D, BN * 64 elements apart."""
-    return ComposedLayout(SWIZZLE, Layout(((ROW, D // ROW), BN), ((1, BN * ROW), ROW)))
-
-
-def v_layout(D: int, BN: int) -> ComposedLayout:
-    """A V stage seen as the B operand (BN, D) of O += P V: MN-major (D, the N axis, is
-    contiguous), the same boxes as a K stage."""
-    return ComposedLayout(SWIZZLE, Layout((BN, (ROW, D // ROW)), (ROW, (1, BN * ROW))))
-
-
-def kv_box(BN: int) -> TMATile:
-    """The TMA box of K and V: BN keys x 64 columns of D."""
-    return TMATile(BFloat16, (BN, ROW), 1)
-
-
-def pv_chunks(D: int, BN: int) -> list[tuple[int, WGMMA64]]:
-    """(first key, plan) of each PV product: BN keys in k = 64 groups, the rest in 32 and 16."""
-    chunks, k0 = [], 0
-    for k in (64, 32, 16):
-        while BN - k0 >= k:
-            chunks.append((k0, WGMMA64(BFloat16, D, k)))
-            k0 += k
-    if k0 != BN:
-        raise tylo.GeometryError(f"attention: BN = {BN} must be a multiple of 16")
-    return chunks
-
-
-@tylo.kernel
-def attention(q_map, k_map, v_map, o_map, lse, seq, cfg: tylo.constexpr, causal: tylo.constexpr):
-    """One CTA: query rows [BM m, BM m + BM) of matrix block_idx(1) (module docstring).
-    q_map, o_map: bindings of Q_BOX to Q, O (B H, S, D); k_map, v_map: of kv_box(BN) to K, V;
-    lse: float32 (B H, S); seq: the sequence length (<= S); cfg: the `Config`."""
-    D, BN, STAGES, W = cfg.D, cfg.BN, cfg.STAGES, cfg.W
-    BM, DH = cfg.BM, D // ROW
-    wg = tylo.warpgroup_id()
-    t = tylo.warpgroup_thread_idx()
-    bh = tylo.block_idx(1)
-    blocks = (seq + BM - 1) // BM
-    m0 = (blocks - 1 - tylo.block_idx(0)) * BM if causal else tylo.block_idx(0) * BM
-    q_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
-    k_stages = tylo.shared_tiles(k_layout(D, BN), STAGES, BFloat16, dynamic=True)
-    v_stages = tylo.shared_tiles(v_layout(D, BN), STAGES, BFloat16, dynamic=True)
-    q_bar = tylo.mbarriers(1)
-    pipe_k = tylo.Pipeline(STAGES, W)
-    pipe_v = tylo.Pipeline(STAGES, W)
-    if tylo.linear_thread_idx() == 0:
-        q_bar[0].init(1)
-    pipe_k.init()  # (fences the inits and runs a bar.sync: q_bar's init is published too)
-    pipe_v.init()
-    # key tiles: all that hold a key of the sequence (causal: up to the CTA's last row); the
-    # first `full` of them need no mask (every key inside the sequence and below every row)
-    last = tylo.minimum(m0 + BM, seq) if causal else seq
-    tiles = (last + BN - 1) // BN
-    full = tylo.minimum((m0 + 1) // BN, seq // BN) if causal else seq // BN
-    producer_regs, consumer_regs = cfg.registers
-    if wg == 0:
-        tylo.setmaxnreg(producer_regs, "dec")
-        if t == 0:
-            q_bar[0].arrive_expect_tx(BM * D * 2)
-            for q in tylo.static_range(W):
-                for h in tylo.static_range(DH):
-                    box = tylo.shared_tile(Q_BOX, q_tiles.pointer(q) + h * 64 * ROW)
-                    tylo.tma_load(box, q_map, (m0 + 64 * q, h * ROW, bh), q_bar[0])
-            st = pipe_k.start()
-            for j in range(tiles):
-                load_kv(pipe_k, st, k_stages, k_map, j * BN, bh, BN, DH)
-                load_kv(pipe_v, st, v_stages, v_map, j * BN, bh, BN, DH)
-                st = st.advance()
-    else:
-        tylo.setmaxnreg(consumer_regs, "inc")
-        q = wg - 1
-        row0 = m0 + 64 * q
-        q_tile = q_tiles[q]
-        mask = (full, row0, seq, causal)
-        q_bar[0].wait(0)
-        consume = consume_overlapped if cfg.overlap else consume_serial
-        state, o = consume(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg)
-        out = tylo.softmax_normalize(state, tylo.finish_mma(o, pv_chunks(D, BN)[0][1]))
-        store_lse(lse, tylo.softmax_logsumexp(state), bh, row0, seq, t)
-        tylo.store(q_tile, out.to(BFloat16), t)  # the last Q K^T of this warpgroup was waited
-        tylo.barrier(1 + q, 128)
-        if t == 0:
-            for h in tylo.static_range(DH):
-                box = tylo.shared_tile(Q_BOX, q_tiles.pointer(q) + h * 64 * ROW)
-                tylo.tma_store(o_map, box, (row0, h * ROW, bh))
-            tylo.commit_tma_stores()
-            tylo.wait_tma_stores(0)
-
-
-def qk_plan(BN: int) -> WGMMA64:
-    """S (64, BN) = Q K^T, one k = 64 group per 64 columns of D."""
-    return WGMMA64(BFloat16, BN, ROW)
-
-
-def qk_steps(q_tile, k_stage, D: int, BN: int) -> list:
-    """The groups of S = Q K^T of one key tile: step(acc) issues one (k = 64 of D) and returns
-    its pending accumulator. Q (64, D) and the K stage (D, BN) are both K-major."""
-    plan = qk_plan(BN)
-
-    def step(h):
-        a = tylo.wgmma_operand(plan, "A", q_tile, (0, h * ROW))
-        b = tylo.wgmma_operand(plan, "B", k_stage, (h * ROW, 0))
-        return lambda acc: tylo.mma_async(plan, a, b, acc)
-    return [step(h) for h in range(D // ROW)]
-
-
-def pv_steps(p, v_stage, D: int, BN: int) -> list:
-    """The groups of O += P V of one key tile, one per `pv_chunks` chunk: P's columns
-    [k0, k0 + k) as the register A operand (a register selection, no lane exchange), the V
-    stage (BN, D) as the MN-major B operand from key k0."""
-    def step(k0, plan):
-        a = tylo.wgmma_operand(plan, "A", tylo.window(p, (0, k0), (64, plan.k)))
-        b = tylo.wgmma_operand(plan, "B", v_stage, (k0, 0))
-        return lambda acc: tylo.mma_async(plan, a, b, acc)
-    return [step(k0, plan) for k0, plan in pv_chunks(D, BN)]
-
-
-def chain(steps, acc, chained: bool):
-    """Issue `steps` one after the other on `acc`, ready at the end: each on the pending
-    accumulator of the one before (`chained`: one wait at the end) or each waited."""
-    for step in steps:
-        acc = step(acc) if chained else tylo.wait_mma(step(acc))
-    return tylo.wait_mma(acc) if chained else acc
-
-
-def interleaved(s_steps, s, o_steps, o, chained, prepare_o=None, issued=None):
-    """Issue the groups of the GEMMs S and O alternately, S's first, so that the tensor cores
-    never wait for this warpgroup between groups. `chained`: each group on its GEMM's pending
-    accumulator (no wait between), then one wait for S with the O groups after its last in
-    flight (groups complete in issue order; all of S's groups first spilled at D 128 causal);
-    else each group waits for its GEMM's one before, the other's in flight (``wait_group
-    1``). ``prepare_o(o)`` (O's rescale) runs after S's first group, before O's first;
-    ``issued()`` once every group is issued, before the next wait (ptxas does not move a
-    bar.arrive across a wgmma wait; placed after it, the arrive was seen sunk past the whole
-    softmax). Returns S ready and, when O has groups, O's last group still pending (it runs
-    under what comes next): ``(s, o, o_pending)``, o_pending static (True: wait_mma(o) before
-    using it)."""
-    if chained:
-        after = 0  # O groups issued after S's last
-        for i in range(max(len(s_steps), len(o_steps))):
-            if i < len(s_steps):
-                s, after = s_steps[i](s), 0
-            if i < len(o_steps):
-                x = prepare_o(o) if prepare_o is not None and i == 0 else o
-                o, after = o_steps[i](x), after + 1
-        if issued is not None:
-            issued()
-        return (tylo.wait_mma(s, after) if s_steps else s), o, bool(o_steps)
-    todo = {"s": list(s_steps), "o": list(o_steps)}
-    acc = {"s": s, "o": o}
-    pending = []
-
-    def issue(name):
-        if name == "o" and prepare_o is not None and len(todo["o"]) == len(o_steps):
-            acc["o"] = prepare_o(acc["o"])
-        pending.append((name, todo[name].pop(0)(acc[name])))
-        if issued is not None and not todo["s"] and not todo["o"]:
-            issued()
-
-    for name in ("s", "o"):
-        if todo[name]:
-            issue(name)
-    while todo["s"] or todo["o"] or any(name == "s" for name, _ in pending):
-        name, group = pending.pop(0)
-        acc[name] = tylo.wait_mma(group, len(pending))
-        if todo[name]:
-            issue(name)
-    if pending:
-        return acc["s"], pending[0][1], True
-    return acc["s"], acc["o"], False
-
-
-@tylo.func
-def softmax_step(state, s, j, mask, cfg, apply_mask):
-    """The online softmax of key tile j's scores S (finished accumulator), then (state, P
-    (float32 weights: the caller rounds them to bf16 where it suits ptxas), rescale). The mask is applied when `apply_mask` is True, not when False (static),
-    and when None where j >= the first tile that needs it (a runtime branch: ptxas then waits
-    for every WGMMA in flight before the branch, so the overlapped loops use the static
-    forms). cfg.ftz: the exponentials' form (`tylo.softmax_update`)."""
-    full, row0, seq, causal = mask
-    BN = cfg.BN
-    s = tylo.finish_mma(s, qk_plan(BN))
-    if apply_mask is None:
-        if j >= full:
-            s = masked(s, j * BN, row0, seq, causal)
-    elif apply_mask:
-        s = masked(s, j * BN, row0, seq, causal)
-    return tylo.softmax_update(state, s, ftz=cfg.ftz)
-
-
-def empty_state(BN: int, D: int):
-    return tylo.SoftmaxState(tylo.zeros(qk_plan(BN).operand_layout("C")), dims=1,
-                             scale=1.0 / math.sqrt(D))
-
-
-@tylo.func
-def consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg):
-    """A consumer's key tiles one after the other: S = Q K^T (waited), softmax, O rescaled,
-    O += P V (waited). Returns (softmax state, O accumulator)."""
-    D, BN = cfg.D, cfg.BN
-    t = tylo.warpgroup_thread_idx()
-    state = empty_state(BN, D)
-    o = tylo.zero_accumulator(pv_chunks(D, BN)[0][1])
-    st = pipe_k.start()
-    for j in range(tiles):
-        pipe_k.consumer_wait(st)
-        s = chain(qk_steps(q_tile, k_stages[st.index], D, BN), tylo.zero_accumulator(qk_plan(BN)),
-                  cfg.chain)
-        if t == 0:
-            pipe_k.consumer_release(st)
-        state, p, rescale = softmax_step(state, s, j, mask, cfg, None)
-        o = tylo.scale(o, rescale)
-        pipe_v.consumer_wait(st)
-        o = chain(pv_steps(p.to(BFloat16), v_stages[st.index], D, BN), o, cfg.chain)
-        if t == 0:
-            pipe_v.consumer_release(st)
-        st = st.advance()
-    return state, o
-
-
-@tylo.func
-def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg):
-    """A consumer's key tiles with FA3's intra-warpgroup overlap: at tile j, S_j = Q K_j^T and
-    O += P_{j-1} V_{j-1} are issued interleaved (`interleaved`; O rescaled by tile j - 1's
-    factor between the first two groups), S_j's softmax runs while the last PV group is in
-    flight. With `pingpong`, the consumers take turns (named barriers 8 + q: warpgroup q
-    waits for its turn, issues its GEMMs, passes the turn to q + 1 mod W), so that one's
-    softmax runs under the others' GEMMs. Returns (state, O)."""
-    D, BN, W, pingpong = cfg.D, cfg.BN, cfg.W, cfg.pingpong
-    t = tylo.warpgroup_thread_idx()
-    q = tylo.warpgroup_id() - 1
-    state = empty_state(BN, D)
-    o = tylo.zero_accumulator(pv_chunks(D, BN)[0][1])
-    if pingpong:
-        if q == W - 1:
-            tylo.barrier_arrive(8, 256)             # consumer 0 takes the first turn
-    st_k = pipe_k.start()
-    # tile 0: S_0 alone
-    take_turn(q, W, pingpong)
-    pipe_k.consumer_wait(st_k)
-    s, o, _ = interleaved(qk_steps(q_tile, k_stages[st_k.index], D, BN),
-                          tylo.zero_accumulator(qk_plan(BN)), [], o, cfg.chain,
-                          issued=lambda: pass_turn(q, W, pingpong))
-    if t == 0:
-        pipe_k.consumer_release(st_k)
-    state, p, rescale = softmax_step(state, s, 0, mask, cfg, None)
-    p = p.to(BFloat16) if cfg.carry_bf16 else p
-    st_v = st_k
-    st_k = st_k.advance()
-    full = tylo.maximum(mask[0], 1)
-    for j in range(1, full):                        # tiles that need no mask
-        state, p, rescale, o, st_k, st_v = overlapped_tile(
-            q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescale, o, st_k, st_v, j,
-            mask, cfg, False)
-    for j in range(full, tiles):                    # the ragged and diagonal tiles
-        state, p, rescale, o, st_k, st_v = overlapped_tile(
-            q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescale, o, st_k, st_v, j,
-            mask, cfg, True)
-    # the last tile's P V
-    take_turn(q, W, pingpong)
-    pipe_v.consumer_wait(st_v)
-    _, o, o_pending = interleaved([], None, pv_steps(p.to(BFloat16), v_stages[st_v.index], D,
-                                                     BN), o, cfg.chain,
-                                  prepare_o=lambda x: tylo.scale(x, rescale),
-                                  issued=lambda: pass_turn(q, W, pingpong))
-    o = tylo.wait_mma(o) if o_pending else o
-    if t == 0:
-        pipe_v.consumer_release(st_v)
-    if pingpong:
-        if q == 0:
-            tylo.barrier(8, 256)                    # the turn consumer W - 1 passed last
-    return state, o
-
-
-@tylo.func
-def overlapped_tile(q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescale, o, st_k,
-                    st_v, j, mask, cfg, apply_mask):
-    """Key tile j >= 1 of `consume_overlapped`: in this consumer's turn S_j = Q K_j^T
-    interleaved with O = O * rescale_{j-1} + P_{j-1} V_{j-1}, then S_j's softmax under the
-    last PV group. Returns the new (state, P_j, rescale_j, O, K stage, V stage)."""
-    D, BN, W, pingpong = cfg.D, cfg.BN, cfg.W, cfg.pingpong
-    t = tylo.warpgroup_thread_idx()
-    q = tylo.warpgroup_id() - 1
-    # the one masked tile of a non-causal row (the ragged last) waits group by group: chained,
-    # ptxas spilled a word there with three consumers at D 64
-    causal = mask[3]
-    chained = cfg.chain and not (apply_mask and not causal)
-    take_turn(q, W, pingpong)
-    pipe_k.consumer_wait(st_k)
-    pipe_v.consumer_wait(st_v)
-    s, o, o_pending = interleaved(qk_steps(q_tile, k_stages[st_k.index], D, BN),
-                                  tylo.zero_accumulator(qk_plan(BN)),
-                                  pv_steps(p.to(BFloat16), v_stages[st_v.index], D, BN), o,
-                                  chained, prepare_o=lambda x: tylo.scale(x, rescale),
-                                  issued=lambda: pass_turn(q, W, pingpong))
-    if t == 0:
-        pipe_k.consumer_release(st_k)
-    state, p, rescale = softmax_step(state, s, j, mask, cfg, apply_mask)
-    p = p.to(BFloat16) if cfg.carry_bf16 else p
-    if cfg.pin_wait:   # barrier 12 + q (q < 3): this warpgroup's alone, never waited on
-        tylo.barrier_arrive(12 + q, 128)
-    o = tylo.wait_mma(o) if o_pending else o
-    if t == 0:
-        pipe_v.consumer_release(st_v)
-    return state, p, rescale, o, st_k.advance(), st_k
-
-
-@tylo.func
-def take_turn(q, W, pingpong):
-    """Wait until it is consumer q's turn to issue GEMMs (named barrier 8 + q, 256 threads:
-    this warpgroup's 128 and the 128 of the one that passed the turn)."""
-    if pingpong:
-        tylo.barrier(8 + q, 256)
-
-
-@tylo.func
-def pass_turn(q, W, pingpong):
-    """Give the turn to consumer q + 1 mod W (arrive on its barrier without waiting)."""
-    if pingpong:
-        tylo.barrier_arrive(8 + (q + 1) % W, 256)
-
-
-@tylo.func
-def load_kv(pipe, st, stages, tensor_map, key0, bh, BN, DH):
-    """The producer's copy of one K (or V) tile: wait for the stage, expect its bytes, and
-    TMA-load its D / 64 boxes of BN keys x 64 columns."""
-    pipe.producer_acquire(st)
-    pipe.producer_commit(st, BN * DH * ROW * 2)
-    for h in tylo.static_range(DH):
-        box = tylo.shared_tile(kv_box(BN), stages.pointer(st.index) + h * BN * ROW)
-        tylo.tma_load(box, tensor_map, (key0, h * ROW, bh), pipe.full_barrier(st))
-
-
-@tylo.func
-def masked(s, key0, row0, seq, causal):
-    """Scores s (64, BN) of keys key0 .. for query rows row0 ..: -inf where the key is past
-    the sequence or (causal) past the query."""
-    rows, cols = tylo.coordinates(s.ownership, tylo.warpgroup_thread_idx())
-    keys = cols + key0
-    keep = keys < seq
-    if causal:
-        keep = keep & (keys <= rows + row0)
-    return tylo.select(keep, s, -math.inf)
-
-
-@tylo.func
-def store_lse(lse, values, bh, row0, seq, t):
-    """Each row's log-sum-exp (values: (64, 1), replicated over four lanes) into lse[bh, row]
-    from the first lane of each four, for rows inside the sequence."""
-    rows, _ = tylo.coordinates(values.ownership, t)
-    if t % 4 == 0:
-        for v in tylo.static_range(values.slots):
-            row = row0 + rows[v]
-            if row < seq:
-                lse[bh, row] = values[v]
-
-
-def config(D: int, causal: bool) -> Config:
-    """The tile choice for head dim D (64, 128, 256); ArgumentError for another D."""
-    try:
-        return CONFIGS[(D, bool(causal))]
-    except KeyError:
-        raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128, 256") from None
-
-
-def bindings(Q, K, V, O, seq: int, cfg: Config):
-    """The four TMA bindings of (B, H, S, D) arrays (torch CUDA tensors, or numpy for the
-    emulator), bounded at `seq` rows of each (batch, head) matrix. Keep them alive while the
-    kernel may run: they own the descriptors."""
-    B, H, S, D = Q.shape
-    view = [x.reshape(B * H, S, D) for x in (Q, K, V, O)]
-    bounds = (seq, D, B * H)
-    return (tylo.prepare_tma(Q_BOX, view[0], bounds), tylo.prepare_tma(kv_box(cfg.BN), view[1], bounds),
-            tylo.prepare_tma(kv_box(cfg.BN), view[2], bounds), tylo.prepare_tma(Q_BOX, view[3], bounds))
-
-
-# The references the checks compare against and their judge (`reference`, `numpy_reference`,
-# `report`), beside this file: loaded by path (the examples are scripts, not a package)
-_REFERENCES = SimpleNamespace(**runpy.run_path(str(Path(__file__).with_name(
-    "attention_reference.py"))))
-reference, numpy_reference, report = (_REFERENCES.reference, _REFERENCES.numpy_reference,
-                                      _REFERENCES.report)
-
-
-class Attention:
-    """O, lse = attention(Q, K, V) for one set of arrays (B, H, S, D) bf16 / (B, H, S) f32,
-    over the first `seq` rows (default S): the bindings, made once, and the launch.
-    `emulate=True` runs on the CPU emulator (numpy arrays)."""
-
-    def __init__(self, Q, K, V, O, lse, causal: bool, seq: int | None = None,
-                 cfg: Config | None = None, emulate: bool = False):
-        B, H, S, D = Q.shape
-        self.seq = S if seq is None else seq
-        self.cfg = cfg or config(D, causal)
-        self.causal = bool(causal)
-        self.maps = bindings(Q, K, V, O, self.seq, self.cfg)
-        self.lse = lse.reshape(B * H, S)
-        grid = (-(-self.seq // self.cfg.BM), B * H)
-        kernel = attention.emulate if emulate else attention
-        self.launch = kernel[grid, 128 * (self.cfg.W + 1)]
-
-    def __call__(self):
-        self.launch(*self.maps, self.lse, self.seq, self.cfg, self.causal)
-
-
-def check(torch, B: int, H: int, S: int, D: int, causal: bool, seq: int | None = None) -> bool:
-    """Fresh random inputs, O and lse poisoned (NaN) first; against torch in float32: the
-    relative Frobenius error of O and the largest lse error. With seq < S the arrays are padded
-    and the rows past seq must stay poisoned (nothing written there)."""
+def check(B: int, H: int, S: int, D: int, causal: bool, seq: int | None = None,
+          torch=None) -> bool:
+    """Fresh random inputs, O and lse poisoned; against torch in float32 on the GPU (`torch`),
+    numpy in float64 on the emulator. With seq < S the rows past seq must stay poisoned."""
     seq = S if seq is None else seq
-    Q, K, V = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-    O = torch.full((B, H, S, D), float("nan"), device="cuda", dtype=torch.bfloat16)
-    lse = torch.full((B, H, S), float("nan"), device="cuda", dtype=torch.float32)
-    Attention(Q, K, V, O, lse, causal, seq)()
-    torch.cuda.synchronize()
-    ref_o, ref_lse = reference(torch, Q, K, V, causal, seq)
-    return report(f"{B}x{H}x{S}x{D}{' causal' if causal else ''}"
-                  + (f" seq {seq}" if seq != S else ""), O, lse, ref_o, ref_lse, seq,
-                  lambda x: x.float().cpu().numpy())
-
-
-def emulated_check(B: int = 1, H: int = 2, S: int = 200, D: int = 64, causal: bool = True,
-                   seq: int | None = None, cfg: Config | None = None) -> bool:
-    """The kernel on the CPU emulator: fresh random inputs (numpy), outputs poisoned, against
-    torch (CPU) in float32."""
-    import time
-
-    import ml_dtypes
-    import numpy as np
-
-    seq = S if seq is None else seq
-    rng = np.random.default_rng()
-    Q, K, V = (rng.standard_normal((B, H, S, D)).astype(ml_dtypes.bfloat16) for _ in range(3))
-    O = np.full((B, H, S, D), np.nan, ml_dtypes.bfloat16)
-    lse = np.full((B, H, S), np.nan, np.float32)
-    t0 = time.perf_counter()
-    Attention(Q, K, V, O, lse, causal, seq, cfg, emulate=True)()
-    seconds = time.perf_counter() - t0
-    ref_o, ref_lse = numpy_reference(Q, K, V, causal, seq)
-    c = cfg or config(D, causal)
-    return report(f"emulated {B}x{H}x{S}x{D}{' causal' if causal else ''}"
-                  + (f" seq {seq}" if seq != S else "") + f" (BN {c.BN}, {c.STAGES} stages) "
-                  f"in {seconds:.1f} s", O, lse, ref_o, ref_lse, seq, lambda x: x.astype(np.float64))
-
-
-def host_bindings(cfg: Config, S: int = 256):
-    """Bindings of host arrays (numpy; never given to the driver) of the kernel's argument
-    kinds, and the lse array: what compiling without a GPU needs."""
-    import ml_dtypes
-    import numpy as np
-
-    Q = np.zeros((1, 1, S, cfg.D), ml_dtypes.bfloat16)
-    return bindings(Q, Q, Q, Q, S, cfg) + (np.zeros((1, S), np.float32),)
-
-
-def compile_for_sm90a(D: int = 128, causal: bool = False, cfg: Config | None = None):
-    """The kernel compiled for sm_90a from host bindings (`host_bindings`)."""
-    c = cfg or config(D, causal)
-    return attention.compile(*host_bindings(c), 256, c, causal, block=128 * (c.W + 1),
-                             arch="sm_90a")
+    arrays = testing.arrays(torch)
+    Q, K, V = (arrays.randn((B, H, S, D), BFloat16) for _ in range(3))
+    O = arrays.poisoned((B, H, S, D), BFloat16)
+    lse = arrays.poisoned((B, H, S), Float32)
+    Attention(Q, K, V, O, lse, causal, seq, emulate=torch is None)()
+    arrays.synchronize()
+    name = f"{B}x{H}x{S}x{D}{' causal' if causal else ''}" + (f" seq {seq}" if seq != S else "")
+    return testing.report_attention(name, O, lse, *reference(Q, K, V, causal, seq), seq)
 
 
 def describe(D: int, causal: bool) -> None:
-    """Compile for sm_90a (no GPU needed) and print what would run: the ptxas line, shared
-    memory, SASS counts, with the compile's time."""
-    import time
-
-    import tylo.frontend.build  # noqa: F401  (the compiler's own import, once per process)
-
-    c = config(D, causal)
-    t0 = time.perf_counter()
-    compiled = compile_for_sm90a(D, causal)
-    seconds = time.perf_counter() - t0
+    """Compile for sm_90a (no GPU needed) and print the tiles, ptxas's line and SASS counts."""
+    c, compiled = config(D, causal), compile_for_sm90a(D, causal)
     counts = compiled.sass_counts()
     print(f"attention D{D}{' causal' if causal else ''}: BM {c.BM} x BN {c.BN}, {c.STAGES} "
-          f"stages, {128 * (c.W + 1)} threads (1 producer + {c.W} consumer warpgroups, "
-          f"setmaxnreg {c.registers[0]}/{c.registers[1]}); compiled for {compiled.arch} in "
-          f"{seconds:.2f} s")
-    print(f"  ptxas: {compiled.report}")
-    print(f"  shared memory: {compiled.shared_bytes} bytes ({compiled.dynamic_shared_bytes} dynamic)")
-    print(f"  SASS: {counts.opcodes.get('HGMMA', 0)} HGMMA, {counts.opcodes.get('UTMALDG', 0)} "
-          f"UTMALDG, {counts.opcodes.get('UTMASTG', 0)} UTMASTG, {counts.opcodes.get('MUFU', 0)} "
+          f"stages, {128 * (c.W + 1)} threads; ptxas: {compiled.report}")
+    print(f"  SASS: {counts.opcodes.get('HGMMA', 0)} HGMMA, {counts.opcodes.get('MUFU', 0)} "
           f"MUFU, spills {counts.spill_store_bytes}/{counts.spill_load_bytes} bytes")
-
-
-def register_a_is_accumulator(D: int, BN: int) -> bool:
-    """True when, for every PV chunk (k0, plan) of `pv_chunks`, each thread holds in its score
-    accumulator slots the very coordinates the plan's register A operand wants of it: thread t's
-    slots of columns [k0, k0 + k) of the (64, BN) accumulator, in slot order, are at (row, col
-    - k0) = register_a_ownership(plan)(t, v) for each v. Then P reaches WGMMA as A with no lane
-    exchange (tylo.window is a register selection; `window_plan` refuses anything else)."""
-    from tylo.compiler.ownership_maps import window_plan
-    from tylo.frontend.wgmma import register_a_ownership
-
-    C = WGMMA64(BFloat16, BN, ROW).operand_layout("C")
-    for k0, plan in pv_chunks(D, BN):
-        want = register_a_ownership(plan)
-        selected = window_plan(C, (0, k0), (64, plan.k))
-        if selected is None or selected.ownership != want:
-            return False
-        for thread in range(C.threads):
-            mine = [C(thread, v) for v in selected.slots]
-            if [(r, c - k0) for r, c in mine] != [want(thread, v) for v in range(want.values)]:
-                return False
-    return True
-
-
-def gpu_checks(torch, small: bool) -> bool:
-    """The checks on the GPU: both head dims of the goal and 256, causal and not, sequences
-    that are and are not multiples of the tiles, and a padded batch (seq < S)."""
-    if small:
-        return all([check(torch, 1, 2, 300, 128, True), check(torch, 1, 2, 256, 64, False, 200)])
-    cases = [(2, 4, 1024, 128, c, None) for c in (False, True)]
-    cases += [(2, 4, 1024, 64, c, None) for c in (False, True)]
-    cases += [(1, 3, 777, 128, c, None) for c in (False, True)]
-    cases += [(1, 3, 1000, 64, c, None) for c in (False, True)]
-    cases += [(2, 2, 512, 256, c, None) for c in (False, True)]
-    cases += [(1, 2, 333, 256, True, None), (2, 3, 1024, 128, True, 900),
-              (2, 3, 1024, 64, False, 1000), (1, 2, 64, 128, True, None)]
-    return all([check(torch, *case) for case in cases])
-
-
-def cuda_torch():
-    """torch when it is installed and sees a GPU, else None."""
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
-    parser.add_argument("--bench", action="store_true", help="time beside torch SDPA")
     parser.add_argument("--emulate", action="store_true", help="run on the CPU emulator")
-    parser.add_argument("--small", action="store_true",
-                        help="two small checks (for compute-sanitizer)")
-    parser.add_argument("--ablation", action="store_true",
-                        help="time other schedules and tile choices beside the default")
+    parser.add_argument("--small", action="store_true", help="two small checks")
     args = parser.parse_args()
     for D in (64, 128):
         describe(D, False)
-    torch = cuda_torch()
-    if args.emulate or torch is None:
-        if torch is None:
-            print("no GPU: running small problems on the CPU emulator instead")
+    torch = None if args.emulate else testing.cuda_torch()
+    if torch is None:
+        print("running small problems on the CPU emulator")
         cases = [(1, 2, 200, 64, True), (1, 1, 256, 128, False, 190)]
-        return 0 if all([emulated_check(*case) for case in cases]) else 1
-    good = gpu_checks(torch, args.small)
-    if (args.bench or args.ablation) and good:
-        here = Path(__file__).with_name("attention_bench.py")
-        timing = SimpleNamespace(**runpy.run_path(str(here)))
-    if args.bench and good:
-        for B, H, S, D in timing.BENCH_SHAPES:
-            for causal in (False, True):
-                timing.bench(torch, Attention, B, H, S, D, causal)
-    if args.ablation and good:
-        for D in (128, 64):
-            for causal in (False, True):
-                timing.bench(torch, Attention, 4, 16, 4096, D, causal,
-                             timing.ablation(config(D, causal)))
+        return 0 if all([check(*case) for case in cases]) else 1
+    cases = [(1, 2, 300, 128, True), (1, 2, 256, 64, False, 200)]
+    if not args.small:
+        cases += [(2, 4, 1024, D, c) for D in (64, 128) for c in (False, True)]
+        cases += [(1, 3, 777, 128, c) for c in (False, True)] + [(1, 3, 1000, 64, True)]
+        cases += [(2, 2, 512, 256, c) for c in (False, True)] + [(1, 2, 333, 256, True)]
+        cases += [(2, 3, 1024, 128, True, 900), (2, 3, 1024, 64, False, 1000),
+                  (1, 2, 64, 128, True)]
+    good = all([check(*case, torch=torch) for case in cases])
     return 0 if good else 1
 
 

@@ -17,7 +17,7 @@ import argparse
 import gc
 
 import tylo
-from tylo import BFloat16, TMATile, WGMMA64
+from tylo import BFloat16, TMATile, WGMMA64, testing
 
 BK = 64
 N_TILE = 128
@@ -139,12 +139,8 @@ def main() -> int:
     parser.add_argument("--small", action="store_true",
                         help="one small check per stage count (for compute-sanitizer)")
     args = parser.parse_args()
-    try:
-        import torch
-        gpu = torch.cuda.is_available()
-    except ImportError:
-        gpu = False
-    if args.emulate or not gpu:
+    torch = None if args.emulate else testing.cuda_torch()
+    if torch is None:
         return 0 if all(emulated_check(stages=s) for s in (1, 2)) else 1
     shapes = ((128, 256, 200),) if args.small else (
         (128, 256, 64), (256, 512, 1000), (512, 256, 4096 + 40))

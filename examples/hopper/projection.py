@@ -1,71 +1,18 @@
-"""The decode projection on Hopper: out (M, R) bf16 = silu(x W_gate^T) * (x W_up^T), with x
-(M, K) bf16 of a few tokens and W = [W_gate; W_up] (2R, K) bf16 streamed once by TMA into
-swap-AB WGMMAs, the gate/up epilogue fused, Stream-K balanced.
+"""Tutorial: the decode projection on Hopper, out (M, R) bf16 = silu(x W_gate^T) * (x W_up^T),
+for a few tokens x (M, K) and the weights W = [W_gate; W_up] (2R, K), from the library.
 
     python examples/hopper/projection.py            # check on the GPU (else compile, emulate)
     python examples/hopper/projection.py --bench    # GB/s of weights beside cuBLAS and a W copy
-    python examples/hopper/projection.py --small    # one small check (for compute-sanitizer)
+    python examples/hopper/projection.py --small    # one small check per token tile
 
-The Llama-3-8B MLP shape is R = 14336, K = 4096 (W 28672 x 4096, 234.9 MB) and M = 1, 8, 16,
-64. At these M the weights are the whole cost (234.9 MB streamed from HBM per call):
-
-* Swap AB. WGMMA's M is always 64, so the weight rows are its M and the tokens its N: a unit is
-  64 gate rows and the same 64 up rows, D_gate (64, n) = W_gate[rows] x^T and D_up likewise,
-  with n = 8, 16, 32 or 64 the tokens rounded up (TMA zero-fills the missing x rows, the TMA
-  store of out skips them). The plan is WGMMA64(BFloat16, n, 64, partials): at n <= 16 four
-  partials, i.e. the four K = 16 instructions of a K step go to four independent accumulators
-  (no instruction waits for the previous one's result), summed by finish_mma; 2 at n = 32 and
-  1 at n = 64, where n/2 * partials registers per accumulator would crowd the register file.
-  Both accumulators of a unit are held by the same threads with the same ownership, so the
-  epilogue silu(g) * u = g / (1 + exp(-g)) * u runs in f32 registers, converts to bf16, is
-  transposed into a (n, 64) shared tile and written by one TMA store.
-* Streaming. One producer warp (warp 4, its elected lane) issues per K step of 64 the TMA loads
-  of the gate tile (64 x 64, 8 KB), the up tile (8 KB) and the x tile (64 x n, from L2) into
-  the next of STAGES = 8 shared stages behind a full/empty mbarrier pair; the consumer
-  warpgroup (warps 0-3) waits, issues two mma_async, waits for them and releases the stage.
-  Bytes in flight: up to 7 stages x 16 KB of W = 112 KB per SM, 14.8 MB over 132 SMs, four
-  times the ~3.4 MB that 4.8 TB/s x ~0.7 us of loaded HBM latency needs (~25 KB per SM).
-  The consumer's work per 16 KB step (8 HGMMA m64nNk16 and a wait; a few hundred cycles by
-  estimate, not measured) is under the ~900 cycles the SM's share of the bandwidth allows per
-  step (16 KB / (4.8 TB/s / 132) = 0.45 us at 1.98 GHz): the tensor cores do not gate the
-  stream.
-* Balance: Stream-K. The work is R/64 = 224 units x K/64 = 64 steps = 14336 steps of 16 KB. A
-  unit per CTA is 224 CTAs on 132 SMs = 1.70 waves: if a CTA's time is set by its SM's share of
-  the stream, the second wave's 92 CTAs leave 40 SMs idle for half the run (224 / 264 = 85% of
-  the machine), and the wave boundary drains and refills every pipeline; whether 92 SMs could
-  pull the whole 4.8 TB/s alone (52 GB/s and ~37 KB in flight each) is not a published figure.
-  Split-K in 4 is 896 items / 132 = 6.79 -> 7 rounds (97%), and every unit then needs a
-  cross-CTA sum. Stream-K instead gives CTA c (grid G = 132, one per SM, persistent) the
-  contiguous steps [c T / G, (c+1) T / G) of the T = 14336: 108 or 109 steps each (the mean is
-  108.6: within 0.4%, the step grain). A unit wholly inside one CTA's range (96 of the 224
-  here) is finished there; a unit cut by a range boundary (128 here, at most G - 1) is finished
-  by the last of its CTAs to arrive: every contributor stores its f32 partial gate and up
-  accumulators (2 x 64 x n x 4 B, 4 KB at n = 8) into its own workspace slot (two per CTA: its
-  first and its last unit), then, after a barrier of the warpgroup, one thread adds its step
-  count to the unit's counter (`atomic_add`, acq_rel, gpu scope: the release covers the slot
-  stores, the acquire the reads that follow); the one that brings the count to K/64 reads the
-  unit's slots in CTA order (so the sum, and the output, do not depend on who came last), runs
-  the epilogue and resets the counter to 0 for the next launch. Each CTA visits its last unit
-  first (`walk`): the cut unit at the end of CTA c's range starts CTA c+1's, so both pieces of
-  every cut unit are done in the first few microseconds, its fixup overlaps the stream (the
-  producer keeps 7 stages in flight meanwhile), and every CTA ends on a unit it finishes alone.
-  Nothing waits for another CTA, so no schedule can deadlock (the emulator runs CTAs one after
-  another); there is no second kernel and no memset per call. Workspace traffic: 128 cut units
-  x 16 KB (two slot stores, two slot reads) = 2 MB at n = 8, 4 MB at n = 16 (0.9%, 1.7% of W's
-  235 MB, mostly L2). Red-adding the partials into a zeroed f32 workspace (`red_add`) would
-  need a memset (or a reset) per launch and would make the f32 sum order, hence the bf16
-  output, vary between runs; hence slots and a counter.
-
-Shared memory (dynamic; `describe` prints it): 8 stages x (16 KB + 64 n 2 B) + the n x 64 output
-tile + 1008 B of alignment slack = 141 296 B at n = 8, 150 512 at 16, 205 808 at 64: one CTA
-per SM. x has 1 to 64 rows (a larger batch is several calls, or a GEMM); R is a multiple of 64
-(whole units), K of 8 (TMA row strides are 16-byte multiples; a K tail is zero-filled).
-
-No runtime checks in the consumer: the workspace windows are `inbounds` and the TMA store is
-`checked=False` (their origins are in range by construction). A check is a `trap` under a
-branch, and a trap anywhere on the consumer's divergent path made ptxas serialize every wgmma
-of the kernel ("C7520 ... serialized due to program dependence on compiler-inserted WG.AR in
-divergent path"); the SASS test holds the ptxas log to its absence.
+At decode sizes (M = 1 .. 64 tokens) streaming W from memory is the whole cost, so the kernel
+(tylo.ops.kernels.projection; ops/kernels/projection.py's docstring has the arithmetic) is
+built around the stream: swap AB (the weight rows are WGMMA's M, the tokens its N), one
+producer warp keeping eight TMA stages of W in flight, the gate/up epilogue fused in registers,
+and Stream-K: every CTA gets an equal run of K steps, and a unit cut between CTAs is finished
+by the last of them to arrive (an atomic counter, partial sums in a workspace, summed in CTA
+order so the output does not depend on who came last). Each case of the benchmark is a CUDA
+graph of ten calls (`testing.graphed`), as decode runs.
 """
 
 from __future__ import annotations
@@ -73,470 +20,81 @@ from __future__ import annotations
 import argparse
 import sys
 
-import tylo
-from tylo import BFloat16, Int32, Layout, SharedTile, TMATile, WGMMA64
-
-BK = 64           # K per step: one 128-byte swizzle row of bf16
-ROWS = 64         # weight rows per half of a unit: WGMMA's M
-STAGES = 8
-L2_PROMOTION = 0  # bytes the L2 fetches per TMA request of W (tylo.prepare_tma l2_promotion)
-MAX_TOKENS = 64
-THREADS = 160     # consumer warpgroup (warps 0-3) + producer warp (warp 4)
-W_TILE = TMATile(BFloat16, (ROWS, BK), 1)   # a (64, 64) box of W (2R, K), K inner
+from tylo import BFloat16, testing
+from tylo.ops.kernels.projection import STAGES, Projection, compile_for_sm90a, plans, reference
 
 
-def token_tile(M: int) -> int:
-    """WGMMA's N for M tokens: 8, 16, 32 or 64 (M rounded up)."""
-    return next(n for n in (8, 16, 32, 64) if M <= n)
-
-
-def plans(n: int):
-    """(WGMMA plan, x tile, out tile) for n tokens: the plan WGMMA64(bf16, n, 64, partials)
-    (4 partials at n <= 16, 2 at 32, 1 at 64), the x box (64 K x n tokens, read from x (M, K)),
-    the out box (n tokens x 64 rows, written to out (M, R))."""
-    partials = 4 if n <= 16 else (2 if n == 32 else 1)
-    return (WGMMA64(BFloat16, n, BK, partials), TMATile(BFloat16, (BK, n), 0),
-            TMATile(BFloat16, (n, ROWS), 1))
-
-
-def stage_bytes(n: int) -> int:
-    """Bytes one K step brings into a stage: the gate and up tiles and the x tile."""
-    return 2 * ROWS * BK * 2 + BK * n * 2
-
-
-def max_stages(n: int) -> int:
-    """The most stages that fit a block's 232448 bytes of shared memory on sm_90 (docs/
-    kernel_language.md 6): per stage its bytes and two 8-byte mbarriers; besides, the n x 64
-    bf16 output tile, the dynamic window's 1008 bytes of alignment slack and the flag."""
-    return (232448 - n * ROWS * 2 - 1008 - 16) // (stage_bytes(n) + 16)
-
-
-@tylo.kernel
-def projection(w_map, x_map, out_map, ws, counts, R, K, n: tylo.constexpr,
-               stages: tylo.constexpr):
-    """out = silu(x W[:R]^T) * (x W[R:]^T) (module docstring). w_map: W_TILE bound to W (2R,
-    K); x_map, out_map: plans(n)'s x and out tiles bound to x (M, K) and out (M, R); ws: f32
-    (grid * 4 * 64, n) workspace (any values); counts: Int32 (R / 64,), zero before the launch
-    and zero after it. Grid: any size up to (R / 64) * ceil(K / 64) CTAs; THREADS threads."""
-    plan, x_tile, out_tile = plans(n)
-    warp = tylo.warp_id()
-    gate_st = tylo.shared_tiles(W_TILE, stages, dynamic=True)
-    up_st = tylo.shared_tiles(W_TILE, stages, dynamic=True)
-    x_st = tylo.shared_tiles(x_tile, stages, dynamic=True)
-    staging = tylo.shared_tile(out_tile, dynamic=True)
-    flag = SharedTile(tylo.shared_alloc(Int32, 1), Layout((1,), (1,)))
-    pipe = tylo.Pipeline(stages, 1)
-    pipe.init()
-    ksteps = (K + BK - 1) // BK
-    total = (R // ROWS) * ksteps
-    ctas = tylo.grid_dim()
-    c = tylo.block_idx()
-    s0 = c * total // ctas
-    s1 = (c + 1) * total // ctas
-    u_first = s0 // ksteps
-    units_here = (s1 + ksteps - 1) // ksteps - u_first     # units this CTA touches
-    st = pipe.start()
-    if warp == 4:
-        if tylo.elect_one():
-            for j in range(units_here):
-                u = walk(j, u_first, units_here)
-                k0, k1 = unit_steps(u, s0, s1, ksteps)
-                for k in range(k0, k1):
-                    pipe.producer_acquire(st)
-                    pipe.producer_commit(st, stage_bytes(n))
-                    bar = pipe.full_barrier(st)
-                    tylo.tma_load(gate_st[st.index], w_map, (u * ROWS, k * BK), bar)
-                    tylo.tma_load(up_st[st.index], w_map, (R + u * ROWS, k * BK), bar)
-                    tylo.tma_load(x_st[st.index], x_map, (k * BK, 0), bar)
-                    st = st.advance()
-    else:
-        t = tylo.warpgroup_thread_idx()
-        g = tylo.zero_accumulator(plan)
-        h = tylo.zero_accumulator(plan)
-        for j in range(units_here):
-            u = walk(j, u_first, units_here)
-            k0, k1 = unit_steps(u, s0, s1, ksteps)
-            for k in range(k0, k1):
-                pipe.consumer_wait(st)
-                b = tylo.wgmma_operand(plan, "B", x_st[st.index])
-                more = k != k0                   # false: scale-d 0 starts the unit's sums
-                pg = tylo.mma_async(plan, tylo.wgmma_operand(plan, "A", gate_st[st.index]), b, g,
-                                    accumulate=more)
-                ph = tylo.mma_async(plan, tylo.wgmma_operand(plan, "A", up_st[st.index]), b, h,
-                                    accumulate=more)
-                g = tylo.wait_mma(pg, 1)
-                h = tylo.wait_mma(ph, 0)
-                if t == 0:
-                    pipe.consumer_release(st)
-                st = st.advance()
-            gate = tylo.finish_mma(g, plan)
-            up = tylo.finish_mma(h, plan)
-            finish = tylo.select(k1 - k0 == ksteps, 1, 0)
-            if finish == 0:                 # a cut unit: publish, and count the steps
-                slot = tylo.select(u == u_first, 0, 1)
-                tylo.store(slot_window(ws, c, slot, 0, n), gate, t)
-                tylo.store(slot_window(ws, c, slot, 1, n), up, t)
-                tylo.barrier(1, 128)             # every slot store before the release
-                if t == 0:
-                    old = tylo.atomic_add(counts, u, k1 - k0, sem="acq_rel", scope="gpu")
-                    flag[0] = tylo.select(old + (k1 - k0) == ksteps, 1, 0)
-                tylo.barrier(1, 128)
-                finish = flag[0]
-                if finish == 1:                  # the last to arrive: sum the slots in CTA order
-                    if t == 0:
-                        counts[u] = 0
-                    own = gate.ownership
-                    gate = tylo.zeros(own)
-                    up = tylo.zeros(own)
-                    for c2 in range(owner(u * ksteps, total, ctas),
-                                    owner((u + 1) * ksteps - 1, total, ctas) + 1):
-                        slot2 = tylo.select(u == (c2 * total // ctas) // ksteps, 0, 1)
-                        gate = gate + tylo.load_fragment(own, slot_window(ws, c2, slot2, 0, n), t)
-                        up = up + tylo.load_fragment(own, slot_window(ws, c2, slot2, 1, n), t)
-            if finish == 1:
-                act = gate / (1.0 + tylo.exp(-gate)) * up
-                if t == 0:
-                    tylo.wait_tma_reads(0)       # the staging tile may be rewritten
-                tylo.barrier(1, 128)
-                tylo.store(staging, tylo.permutedims(act).to(BFloat16), t)
-                tylo.barrier(1, 128)
-                if t == 0:
-                    tylo.tma_store(out_map, staging, (0, u * ROWS), checked=False)
-                    tylo.commit_tma_stores()
-        if t == 0:
-            tylo.wait_tma_stores(0)
-
-
-# Plain functions: the kernel calls them while tracing (on runtime values `//` and `%` are
-# floor division as in Python), the tests call them on ints to check the schedule.
-def unit_steps(u, s0, s1, ksteps):
-    """The K steps [k0, k1) of unit u inside this CTA's step range [s0, s1)."""
-    return tylo.maximum(s0 - u * ksteps, 0), tylo.minimum(s1 - u * ksteps, ksteps)
-
-
-def walk(j, u_first, count):
-    """The j-th unit a CTA visits: its last unit first, then the others in order. The cut
-    unit at the end of its range is the start of the next CTA's, so both pieces of every cut
-    unit are computed early and its fixup overlaps the stream; every CTA ends with a unit it
-    finishes alone (no counter, no workspace)."""
-    return u_first + (j + count - 1) % count
-
-
-def owner(s, total, ctas):
-    """The CTA whose range [c T / G, (c+1) T / G) holds step s: the largest c with
-    c T / G <= s, i.e. floor(((s + 1) G - 1) / T)."""
-    return ((s + 1) * ctas - 1) // total
-
-
-def slot_row(c, slot, half):
-    """First workspace row of CTA c's slot (0: its first unit, 1: its last), half 0 gate, 1 up."""
-    return ((c * 2 + slot) * 2 + half) * ROWS
-
-
-def slot_window(ws, c, slot, half, n):
-    """The (64, n) f32 window of `slot_row` in the workspace (in range by construction: rows
-    < grid * 4 * 64, so no runtime check: a trap here would serialize the wgmmas)."""
-    return tylo.window(ws, (slot_row(c, slot, half), 0), (ROWS, n), inbounds=True)
-
-
-def schedule(units: int, ksteps: int, ctas: int):
-    """The kernel's Stream-K split on the host, for the docstring's arithmetic and the tests:
-    (steps per CTA, units finished inside one CTA, units cut by a range boundary)."""
-    total = units * ksteps
-    bounds = [c * total // ctas for c in range(ctas + 1)]
-    steps = [b - a for a, b in zip(bounds, bounds[1:])]
-    cut = sum(1 for u in range(units)
-              if owner(u * ksteps, total, ctas) != owner((u + 1) * ksteps - 1, total, ctas))
-    return steps, units - cut, cut
-
-
-class Projection:
-    """out = silu(x W[:R]^T) * (x W[R:]^T) for one set of arrays: x (M, K) bf16 with M <= 64,
-    W (2R, K) bf16, out (M, R) bf16 (all row-major; torch CUDA tensors, or numpy arrays with
-    ``emulated=True``). Makes the three TMA bindings, the f32 workspace and the zeroed counters
-    once; keep the object alive while the kernel may run (it owns the descriptors). `ctas`: the
-    grid (one CTA per SM; clipped to the step count); `stages`: clipped to `max_stages`;
-    `l2_promotion`: W's tensor-map L2 promotion in bytes (None: `L2_PROMOTION`). Raises
-    tylo.ArgumentError naming x, W or out for a shape that does not match, a TMAError for
-    strides TMA cannot take."""
-
-    def __init__(self, x, W, out, ctas: int, stages: int = STAGES, emulated: bool = False,
-                 l2_promotion: int | None = None):
-        (M, K), (rows, K2) = tuple(x.shape), tuple(W.shape)
-        R = rows // 2
-        if not 1 <= M <= MAX_TOKENS:
-            raise tylo.ArgumentError("x", f"has {M} rows; this kernel takes 1 .. {MAX_TOKENS} "
-                                          "tokens (a larger batch: call it per 64 rows)")
-        if K2 != K or rows % 2 or R % ROWS:
-            raise tylo.ArgumentError("W", f"has shape {tuple(W.shape)}; it must be (2R, K) with "
-                                          f"K = {K} (x's) and R a multiple of {ROWS}")
-        if tuple(out.shape) != (M, R):
-            raise tylo.ArgumentError("out", f"has shape {tuple(out.shape)}, not (M, R) = "
-                                            f"{(M, R)}")
-        self.M, self.R, self.K, self.n = M, R, K, token_tile(M)
-        self.stages = min(stages, max_stages(self.n))
-        _, x_tile, out_tile = plans(self.n)
-        promotion = L2_PROMOTION if l2_promotion is None else l2_promotion
-        self.maps = (tylo.prepare_tma(W_TILE, W, l2_promotion=promotion),
-                     tylo.prepare_tma(x_tile, x),
-                     tylo.prepare_tma(out_tile, out))
-        units, ksteps = R // ROWS, -(-K // BK)
-        self.ctas = min(ctas, units * ksteps)
-        self.ws, self.counts = _buffers(x, (self.ctas * 4 * ROWS, self.n), units)
-        runner = projection.emulate if emulated else projection
-        self.launch = runner[self.ctas, THREADS]
-
-    def __call__(self):
-        self.launch(*self.maps, self.ws, self.counts, self.R, self.K, self.n, self.stages)
-
-
-def _buffers(like, ws_shape, units: int):
-    """The f32 workspace and the zeroed Int32 counters, on `like`'s device (torch) or host."""
-    if type(like).__module__.startswith("torch"):
-        import torch
-
-        return (torch.empty(ws_shape, device=like.device, dtype=torch.float32),
-                torch.zeros(units, device=like.device, dtype=torch.int32))
-    import numpy as np
-
-    return np.zeros(ws_shape, np.float32), np.zeros(units, np.int32)
-
-
-def reference(x, W):
-    """silu(x W_gate^T) * (x W_up^T) in float32 (torch) or float64 (numpy)."""
-    R = W.shape[0] // 2
-    if type(x).__module__.startswith("torch"):
-        g, u = x.float() @ W[:R].float().T, x.float() @ W[R:].float().T
-        return g / (1 + (-g).exp()) * u
-    import numpy as np
-
-    x64, W64 = x.astype(np.float64), W.astype(np.float64)
-    g, u = x64 @ W64[:R].T, x64 @ W64[R:].T
-    return g / (1 + np.exp(-g)) * u
-
-
-def sm_count(torch) -> int:
-    return torch.cuda.get_device_properties(0).multi_processor_count
-
-
-def check(torch, M: int, R: int = 14336, K: int = 4096, calls: int = 2,
-          stages: int = STAGES) -> bool:
-    """Fresh random inputs, out poisoned with NaN before every call; against torch in float32
-    (relative Frobenius error < 1e-2: bf16 output). `calls` launches with new x each time, then
-    a CUDA graph of three (so that the counters' reset is exercised), then the counters must be
-    0."""
-    W = torch.randn(2 * R, K, device="cuda", dtype=torch.bfloat16) * (K ** -0.5)
-    x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-    out = torch.empty(M, R, device="cuda", dtype=torch.bfloat16)
-    proj = Projection(x, W, out, sm_count(torch), stages)
-    errors = []
-    for _ in range(calls):
-        x.copy_(torch.randn_like(x))
-        out.fill_(float("nan"))
+def check(M: int, R: int, K: int, torch=None, ctas: int | None = None) -> bool:
+    """Fresh random inputs, out poisoned, against the float32 (GPU) / float64 (emulator)
+    reference; called twice with new x, the Stream-K counters back to 0 after each call."""
+    arrays = testing.arrays(torch)
+    W = arrays.randn((2 * R, K), BFloat16, scale=K ** -0.5)
+    x, out = arrays.randn((M, K), BFloat16), arrays.poisoned((M, R), BFloat16)
+    proj = Projection(x, W, out, ctas, emulate=torch is None)
+    good = True
+    for _ in range(2):
+        x[...] = arrays.randn((M, K), BFloat16)
+        out[...] = float("nan")
         proj()
-        torch.cuda.synchronize()
-        ref = reference(x, W)
-        written = not torch.isnan(out).any().item()
-        errors.append(((out.float() - ref).norm() / ref.norm()).item() if written else float("inf"))
-    replay = _graphed(torch, proj, 3)          # three calls in one CUDA graph, as bench times
-    x.copy_(torch.randn_like(x))
-    out.fill_(float("nan"))
-    replay()
-    torch.cuda.synchronize()
-    ref = reference(x, W)
-    errors.append(((out.float() - ref).norm() / ref.norm()).item()
-                  if not torch.isnan(out).any().item() else float("inf"))
-    reset = bool((proj.counts == 0).all().item())
-    good = max(errors) < 1e-2 and reset
-    print(f"check M={M} R={R} K={K} (n={proj.n}, {proj.ctas} CTAs): relative Frobenius error "
-          f"{max(errors):.2e} over {calls} calls and a graph replay, counters back to 0: "
-          f"{reset} {'ok' if good else 'FAILED'}")
-    return good
+        arrays.synchronize()
+        good &= testing.report(f"M={M} R={R} K={K} ({proj.ctas} CTAs)", out, reference(x, W))
+    return good and not testing.to_numpy(proj.counts).any()
 
 
-def _peer(name: str):
-    """A module of bench/peers, through examples/hopper/gemm.py's loader (by path: the examples
-    are scripts, not a package)."""
-    import runpy
-    from pathlib import Path
-
-    return runpy.run_path(str(Path(__file__).with_name("gemm.py")))["_peer"](name)
-
-
-def _graphed(torch, fn, calls: int):
-    """A callable replaying a CUDA graph of `calls` back-to-back calls of fn (captured once,
-    after a warm-up on the capture stream): GPU time without the host's launch cost."""
-    graph, stream = torch.cuda.CUDAGraph(), torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        fn()
-        torch.cuda.synchronize()
-        with torch.cuda.graph(graph, stream=stream):
-            for _ in range(calls):
-                fn()
-    torch.cuda.synchronize()
-    return graph.replay
-
-
-def bench(torch, M: int, R: int = 14336, K: int = 4096, calls: int = 10,
-          stages: int = STAGES) -> None:
-    """Tylo beside torch on the same fresh random inputs, in this run, interleaved in rounds
-    (bench/peers/compare.py): cuBLAS as two GEMMs (x W_gate^T, x W_up^T) plus silu and the
-    product, cuBLAS as one GEMM x W^T plus the same epilogue, and a device-to-device copy of W
-    (torch clone). Each case is a CUDA graph of `calls` back-to-back calls (decode runs in
-    graphs; the host's launch cost is out of every case alike); Tylo's plain launch is timed
-    too. Reported: GB/s of weight bytes (2R K 2 bytes / time; the copy's figure counts the bytes
-    it reads and writes, 2 x W, as a copy bandwidth does) and the ratios."""
+def bench(torch, M: int, R: int = 14336, K: int = 4096, calls: int = 10) -> None:
+    """GB/s of weights (2R K 2 bytes per call) of Tylo, cuBLAS (two GEMMs, or one on W plus the
+    epilogue) and a copy of W (its figure counts bytes read and written), each a CUDA graph of
+    `calls` calls, interleaved in rounds."""
     import torch.nn.functional as F
 
-    compare = _peer("compare")
     W = torch.randn(2 * R, K, device="cuda", dtype=torch.bfloat16) * (K ** -0.5)
     x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-    out = torch.empty(M, R, device="cuda", dtype=torch.bfloat16)
-    Wg, Wu = W[:R], W[R:]
-    W_copy = torch.empty_like(W)
-    proj = Projection(x, W, out, sm_count(torch), stages)
-    ms = compare.interleaved_ms(torch, {
-        "tylo": _graphed(torch, proj, calls),
-        "cublas 2 GEMMs": _graphed(torch, lambda: F.silu(x @ Wg.T) * (x @ Wu.T), calls),
-        "cublas 1 GEMM": _graphed(torch, lambda: _split_epilogue(F, x @ W.T, R), calls),
-        "copy W": _graphed(torch, lambda: W_copy.copy_(W), calls),
-        "tylo launch": proj,
-        "cublas 1 GEMM launch": lambda: _split_epilogue(F, x @ W.T, R),
-    })
-    per_call = {name: t / (calls if "launch" not in name else 1) for name, t in ms.items()}
-    wbytes = 2 * R * K * 2
-    gbs = {name: wbytes / (t * 1e-3) / 1e9 for name, t in per_call.items()}
-    copy_gbs = 2 * gbs["copy W"]
-    torch_best = max(gbs["cublas 2 GEMMs"], gbs["cublas 1 GEMM"])
-    print(f"bench M={M} (W {2 * R}x{K}, {wbytes / 1e6:.1f} MB; {proj.stages} stages; graphs of "
-          f"{calls} calls): "
-          f"tylo {per_call['tylo'] * 1e3:.1f} us {gbs['tylo']:.0f} GB/s | cuBLAS 2 GEMMs "
-          f"{gbs['cublas 2 GEMMs']:.0f}, 1 GEMM {gbs['cublas 1 GEMM']:.0f} GB/s | copy of W "
-          f"{copy_gbs:.0f} GB/s (read + written) | tylo/torch {gbs['tylo'] / torch_best:.3f} "
-          f"tylo/copy {gbs['tylo'] / copy_gbs:.3f} | plain launches: tylo "
-          f"{per_call['tylo launch'] * 1e3:.1f} us, cuBLAS 1 GEMM "
-          f"{per_call['cublas 1 GEMM launch'] * 1e3:.1f} us")
+    out, W_copy = torch.empty(M, R, device="cuda", dtype=torch.bfloat16), torch.empty_like(W)
 
+    def one_gemm():
+        h = x @ W.T
+        return F.silu(h[:, :R]) * h[:, R:]
 
-def _split_epilogue(F, h, R: int):
-    return F.silu(h[:, :R]) * h[:, R:]
+    ms = testing.interleaved_ms(torch, {name: testing.graphed(torch, fn, calls) for name, fn in {
+        "tylo": Projection(x, W, out),
+        "cublas 2 GEMMs": lambda: F.silu(x @ W[:R].T) * (x @ W[R:].T),
+        "cublas 1 GEMM": one_gemm,
+        "copy W": lambda: W_copy.copy_(W),
+    }.items()})
+    gbs = {name: 2 * R * K * 2 / (t / calls * 1e-3) / 1e9 for name, t in ms.items()}
+    gbs["copy W"] *= 2
+    print(f"bench M={M} (W {2 * R}x{K}): " + " | ".join(f"{n} {v:.0f}" for n, v in gbs.items())
+          + f" GB/s | tylo/copy {gbs['tylo'] / gbs['copy W']:.3f}")
 
 
 def describe() -> None:
     """Compile for sm_90a at every token tile (no GPU needed) and print what would run."""
-    import time
-
-    import tylo.frontend.build  # noqa: F401  (the compiler's own import, once per process)
-
     for n in (8, 16, 32, 64):
-        t0 = time.perf_counter()
         compiled = compile_for_sm90a(n)
-        seconds = time.perf_counter() - t0
         counts = compiled.sass_counts()
-        serialized = ptxas_serialization(compiled)
-        print(f"projection n={n} ({plans(n)[0]}, {STAGES} stages of {stage_bytes(n)} B, "
-              f"{THREADS} threads): compiled for {compiled.arch} in {seconds:.2f} s")
-        print(f"  ptxas: {compiled.report}")
-        print(f"  shared memory: {compiled.shared_bytes} bytes; SASS: "
-              f"{counts.opcodes.get('HGMMA', 0)} HGMMA, {counts.opcodes.get('UTMALDG', 0)} "
-              f"UTMALDG, {counts.opcodes.get('UTMASTG', 0)} UTMASTG, spills "
-              f"{counts.spill_store_bytes}/{counts.spill_load_bytes} bytes; wgmma serialized by "
-              f"ptxas: {'; '.join(serialized) if serialized else 'no'}")
-    print(f"  PTX (n=64): {compiled.ptx_path}")
-
-
-def ptxas_serialization(compiled) -> list[str]:
-    """The causes ptxas gives for serializing the compiled kernel's wgmma.mma_async
-    (`tylo.runtime.ptxas.serialized_wgmma`; its PTX assembled again: the compiled kernel keeps
-    only the resource report)."""
-    from tylo.runtime.ptxas import assemble, serialized_wgmma
-
-    return serialized_wgmma(assemble(compiled.ptx, compiled.arch, compiled.name).log)
-
-
-def host_arrays(M: int, R: int, K: int, rng=None):
-    """x (M, K), W (2R, K) (random bf16 when `rng` is given, else zeros) and a NaN out (M, R),
-    as numpy arrays."""
-    import ml_dtypes
-    import numpy as np
-
-    bf16 = ml_dtypes.bfloat16
-    if rng is None:
-        x, W = np.zeros((M, K), bf16), np.zeros((2 * R, K), bf16)
-    else:
-        x = rng.standard_normal((M, K)).astype(bf16)
-        W = (rng.standard_normal((2 * R, K)) * K ** -0.5).astype(bf16)
-    return x, W, np.full((M, R), np.nan, bf16)
-
-
-def compile_for_sm90a(n: int = 16):
-    """The kernel for token tile n, compiled for sm_90a from host bindings (no GPU)."""
-    proj = Projection(*host_arrays(n, 128, 256), ctas=3, emulated=True)
-    return projection.compile(*proj.maps, proj.ws, proj.counts, proj.R, proj.K, proj.n,
-                              proj.stages, block=THREADS, arch="sm_90a")
-
-
-def emulated_check(M: int = 8, R: int = 128, K: int = 256, ctas: int = 3,
-                   stages: int = STAGES, calls: int = 2) -> bool:
-    """The kernel on the CPU emulator: fresh random inputs (new x each call), out poisoned,
-    against numpy in float64; the counters must be back to 0 after each call. The default
-    3 CTAs over 2 units x 4 steps cut both units (steps [0, 2), [2, 5), [5, 8))."""
-    import time
-
-    import numpy as np
-
-    rng = np.random.default_rng()
-    x, W, out = host_arrays(M, R, K, rng)
-    proj = Projection(x, W, out, ctas, stages, emulated=True)
-    errors, t0 = [], time.perf_counter()
-    for _ in range(calls):
-        x[...] = rng.standard_normal(x.shape).astype(x.dtype)
-        out[...] = np.nan
-        proj()
-        ref = reference(x, W)
-        got = out.astype(np.float64)
-        written = not np.isnan(got).any()
-        errors.append(float(np.linalg.norm(got - ref) / np.linalg.norm(ref)) if written
-                      else float("inf"))
-        if proj.counts.any():
-            errors.append(float("inf"))
-    seconds = time.perf_counter() - t0
-    good = max(errors) < 1e-2
-    print(f"emulated M={M} R={R} K={K} (n={proj.n}, {proj.ctas} CTAs, {stages} stages): "
-          f"relative Frobenius error vs numpy float64 {max(errors):.2e} over {calls} calls in "
-          f"{seconds:.1f} s {'ok' if good else 'FAILED'}")
-    return good
+        print(f"projection n={n} ({plans(n)[0]}, {STAGES} stages): {compiled.shared_bytes} "
+              f"bytes of shared memory; ptxas: {compiled.report}; SASS "
+              f"{counts.opcodes.get('HGMMA', 0)} HGMMA, spills {counts.spill_store_bytes} bytes")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--bench", action="store_true", help="time beside cuBLAS and a copy")
     parser.add_argument("--emulate", action="store_true", help="run on the CPU emulator")
-    parser.add_argument("--small", action="store_true",
-                        help="one small check per token tile (for compute-sanitizer)")
-    parser.add_argument("--stages", type=int, default=STAGES,
-                        help=f"shared stages of the W stream (default {STAGES}; clipped to what "
-                             "fits: 13 at n = 8, 12 at 16, 9 at 64)")
+    parser.add_argument("--small", action="store_true", help="one small check per token tile")
     args = parser.parse_args()
     describe()
-    try:
-        import torch
-        gpu = torch.cuda.is_available()
-    except ImportError:
-        gpu = False
-    if args.emulate or not gpu:
-        if not gpu:
-            print("no GPU: running small problems on the CPU emulator instead")
-        return 0 if all([emulated_check(1), emulated_check(16, ctas=1)]) else 1
-    stages = args.stages
+    torch = None if args.emulate else testing.cuda_torch()
+    if torch is None:
+        print("running small problems on the CPU emulator")
+        return 0 if all([check(1, 128, 256, ctas=3), check(16, 128, 256, ctas=1)]) else 1
     if args.small:
-        return 0 if all([check(torch, M, 512, 320, stages=stages) for M in (1, 16, 64)]) else 1
-    good = all([check(torch, M, stages=stages) for M in (1, 8, 16, 64)]
-               + [check(torch, 5, 1024, 1000, stages=stages),
-                  check(torch, 33, 640, 4096 + 8, stages=stages)])
+        return 0 if all([check(M, 512, 320, torch) for M in (1, 16, 64)]) else 1
+    good = all([check(M, 14336, 4096, torch) for M in (1, 8, 16, 64)]
+               + [check(5, 1024, 1000, torch), check(33, 640, 4096 + 8, torch)])
     if args.bench and good:
         for M in (1, 8, 16, 64):
-            bench(torch, M, stages=stages)
+            bench(torch, M)
     return 0 if good else 1
 
 

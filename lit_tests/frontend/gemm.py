@@ -1,16 +1,12 @@
 # RUN: %python %s | filecheck %s
 # REQUIRES: ptxas
-# The flagship GEMM kernel (examples/ampere/gemm.py, first config: 128 x 128 x 32 tiles, 4
+# The flagship GEMM kernel (ops/kernels/ampere_gemm.py, first config: 128 x 128 x 32 tiles, 4
 # stages, 8 warps): a prologue loop of cp.async copies (plain 16-byte copies inside A and B, a
 # zero-filling form at their edges), then a K loop carrying only the accumulator: wait for this
 # thread's copies, barrier, issue the next copy, and per k step of 16 one load_fragment of A
 # and of B from the padded shared stage and one tylo.mma. In PTX: ldmatrix.x4 for A,
 # ldmatrix.x4.trans for B, 4 * 4 mma.sync per k step, two k steps per K tile.
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples", "ampere"))
-from gemm import CONFIG, compile_config  # noqa: E402
+from tylo.ops.kernels.ampere_gemm import CONFIG, compile_config
 
 compiled = compile_config(CONFIG, "sm_90a")
 print(compiled.asm["tylo"])
@@ -36,8 +32,8 @@ print(compiled.ptx)
 # CHECK-NEXT:    scf.yield %[[D1]]
 # CHECK:       tylo.store_fragment %[[ACC]]
 
-# line info: the example's file, then a .loc (file, line, column) where the line changes
-# CHECK:       .file 1 "{{.*}}examples/ampere/gemm.py"
+# line info: the kernel's file, then a .loc (file, line, column) where the line changes
+# CHECK:       .file 1 "{{.*}}ops/kernels/ampere_gemm.py"
 # CHECK-LABEL: .visible .entry gemm(
 # CHECK:       .reqntid 256, 1, 1
 # CHECK:       cp.async.cg.shared.global [%r{{[0-9]+}}], [%rd{{[0-9]+}}], 16;

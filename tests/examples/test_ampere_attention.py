@@ -7,15 +7,11 @@ local-memory spills; Q read from shared memory at each use gives the same result
 
 from __future__ import annotations
 
-import runpy
-from pathlib import Path
-from types import SimpleNamespace
-
 import pytest
+from tutorials import load
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ampere" / "attention.py"
 
-ex = SimpleNamespace(**runpy.run_path(str(EXAMPLE)))  # the script's names, as a module has them
+ex = load("ampere/attention.py")
 
 
 @pytest.mark.parametrize("seq, causal", [(40, True), (40, False), (64, True)],

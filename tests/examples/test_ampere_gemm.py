@@ -1,4 +1,5 @@
-"""examples/ampere/gemm.py on the CPU emulator and in SASS: every config of the cp.async +
+"""The mma.sync GEMM (tylo.ops.kernels.ampere_gemm, through its tutorial examples/ampere/gemm.py
+for the emulated checks) on the CPU emulator and in SASS: every config of the cp.async +
 ldmatrix + mma.sync pipeline on fresh random bf16 inputs against numpy's float64 product, with
 M, N and K tails (zero-filled copies, guarded stores; C is a view into a NaN-poisoned array, so
 a store past C's edge is seen), several blocks and more K tiles than stages; the line the script
@@ -7,19 +8,18 @@ LDGSTS (cp.async), LDSM (ldmatrix), HMMA, vector stores, no spills."""
 
 from __future__ import annotations
 
-import runpy
-from pathlib import Path
-from types import SimpleNamespace
-
 import pytest
+from tutorials import load
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ampere" / "gemm.py"
+from tylo.ops.kernels import ampere_gemm
+
+ex = load("ampere/gemm.py")
 
 
-ex = SimpleNamespace(**runpy.run_path(str(EXAMPLE)))  # the script's names, as a module has them
+CONFIGS = ampere_gemm.CONFIGS
 
 
-@pytest.mark.parametrize("cfg", ex.CONFIGS, ids=[f"config{i + 1}" for i in range(len(ex.CONFIGS))])
+@pytest.mark.parametrize("cfg", CONFIGS, ids=[f"config{i + 1}" for i in range(len(CONFIGS))])
 def test_every_config_with_tails(cfg):
     """One block per config, short of its tile on M and N (M - 8, N - 16), K = 2 bk + 8: two
     whole K tiles and a tail of 8."""
@@ -29,7 +29,7 @@ def test_every_config_with_tails(cfg):
 
 def test_several_blocks_and_the_stage_ring_wrapping():
     """2 x 2 blocks, the bottom and right ones partial; 7 K tiles through 4 stages."""
-    assert ex.emulated_check(200, 136, 7 * 32, ex.CONFIG) < 1e-5
+    assert ex.emulated_check(200, 136, 7 * 32, ampere_gemm.CONFIG) < 1e-5
 
 
 def test_the_scripts_emulated_check_prints_its_error(capsys):
@@ -46,14 +46,14 @@ def test_k_and_n_must_be_multiples_of_8():
     import numpy as np
 
     with pytest.raises(ValueError, match="must be multiples of 8"):
-        ex.tuned(np.zeros((16, 12)), np.zeros((12, 16)))
+        ampere_gemm.tuned(np.zeros((16, 12)), np.zeros((12, 16)))
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_sass_is_the_warp_level_pipeline(arch):
     """The first config's SASS for the Ampere target and for the H200's."""
     pytest.importorskip("tylo.runtime.ptxas")
-    compiled = ex.compile_config(ex.CONFIG, arch)
+    compiled = ampere_gemm.compile_config(ampere_gemm.CONFIG, arch)
     counts = compiled.sass_counts()
     # 2 k steps of 16 per K tile x 4 x 4 atoms per warp
     assert counts["HMMA.16816.F32.BF16"] == 32
@@ -79,14 +79,12 @@ def test_k_loop_has_no_per_iteration_address_arithmetic(arch, which):
     pytest.importorskip("tylo.runtime.ptxas")
     from tylo.runtime.nvdisasm import loop_opcode_counts
 
-    cfg = ex.CONFIGS[which]
-    compiled = ex.compile_config(cfg, arch)
+    cfg = ampere_gemm.CONFIGS[which]
+    compiled = ampere_gemm.compile_config(cfg, arch)
     mix = loop_opcode_counts(compiled.asm["sass"], "HMMA", cold=("ZFILL", "BPT.TRAP"))
     hmma, ldsm, ldgsts = (32, 12, 4) if which == 0 else (64, 16, 6)
     assert (mix["HMMA"], mix["LDSM"], mix["LDGSTS"]) == (hmma, ldsm, ldgsts)
     other = sum(mix.values()) - hmma - ldsm - ldgsts
-    assert other <= (60 if which == 0 else 75), ex.loop_mix(compiled)
+    assert other <= (60 if which == 0 else 75), mix
     assert mix["I2F"] == 0 and mix["MUFU"] == 0  # no division sequence
     assert compiled.sass_counts().spill_bytes == 0
-    assert ex.loop_mix(compiled).startswith(f"K loop {sum(mix.values())} instructions per K tile: "
-                                            f"HMMA {hmma}, LDSM {ldsm}, LDGSTS {ldgsts}, other ")

@@ -6,14 +6,10 @@ the stage ring wrapping)."""
 
 from __future__ import annotations
 
-import runpy
-from pathlib import Path
-from types import SimpleNamespace
-
 import tylo
+from tutorials import load
 
-BLACKWELL = Path(__file__).resolve().parents[2] / "examples" / "blackwell"
-gemm = SimpleNamespace(**runpy.run_path(str(BLACKWELL / "gemm.py")))
+gemm = load("blackwell/gemm.py")
 
 
 def test_compiles_for_sm_100a_with_the_tcgen05_sass():

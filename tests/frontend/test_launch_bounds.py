@@ -43,7 +43,7 @@ def test_maxnreg_caps_the_registers_ptxas_allocates():
 
 
 def test_minnctapersm_is_printed_after_maxnreg():
-    # (what ptxas does with .minnctapersm: tests/examples/test_ampere_gemm_levers.py, where it
+    # (what ptxas does with .minnctapersm: tests/bench/test_ampere_gemm_levers.py, where it
     # takes a 254-register GEMM to 168)
     c = _compile(min_blocks=8)
     assert ".reqntid 256, 1, 1\n.minnctapersm 8\n" in c.ptx

@@ -3,26 +3,14 @@ flagship GEMM runs on HMMA and spills nothing; fragment loads from a shared tile
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import tylo
 from tylo import BFloat16, MMAAtom
 from tylo.compiler.layout import Layout
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ampere" / "gemm.py"
-
-
-def _example():
-    spec = importlib.util.spec_from_file_location("ampere_gemm_example", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tylo.ops.kernels import ampere_gemm
 
 
 def test_flagship_gemm_uses_hmma_and_spills_nothing():
-    example = _example()
-    compiled = example.compile_config(example.CONFIG, "sm_90a")
+    compiled = ampere_gemm.compile_config(ampere_gemm.CONFIG, "sm_90a")
     assert not compiled.asm.made("sass")
     sass = compiled.asm["sass"]
     assert "HMMA.16816.F32.BF16" in sass

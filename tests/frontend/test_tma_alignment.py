@@ -1,26 +1,21 @@
 """Whether a TMA copy's shared tile starts at its swizzle period (frontend/tma.py through
 passes/analysis/pointer_analysis.py): proven at compile time (no run-time check), refused at the user's
-line when decided otherwise, else checked at run time (a ``ptx.trap``). The GEMM
-examples' stage rings are proven: their producers' loads and the epilogue's stores carry no
-alignment check."""
+line when decided otherwise, else checked at run time (a ``ptx.trap``). The Hopper GEMM's
+stage rings (tylo.ops.kernels.gemm) are proven: its producer's loads and the epilogue's stores
+carry no alignment check (the tutorial pipeline's: tests/examples/test_hopper_pipeline.py)."""
 
 from __future__ import annotations
-
-import runpy
-from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import tylo
-from tylo import BFloat16, Float32
+from tylo import BFloat16
 from tylo.compiler.errors import GeometryError
 from tylo.compiler.plans.tma_tile import TMATile, shared_layout
 
 pytest.importorskip("tylo.runtime.ptxas")
 
-HOPPER = Path(__file__).resolve().parents[2] / "examples" / "hopper"
 CHECK = "the shared tile starts at a multiple of"
 PLAN = TMATile(BFloat16, (16, 64), 1, 128)  # 128-byte swizzle: a period of 1024 bytes
 
@@ -33,23 +28,13 @@ def _checks(compiled) -> list[str]:
 
 
 def test_gemm_stage_rings_need_no_runtime_alignment_check():
-    """examples/hopper/gemm.py: the producer's loads into a_stages[st.index] / b_stages[...]
+    """tylo.ops.kernels.gemm: the producer's loads into a_stages[st.index] / b_stages[...]
     (offsets index * 8192 and index * 16384 bf16 elements from 1024-aligned allocations) and
     the consumers' stores from c_halves.pointer(q) + box * 4096."""
-    gemm = SimpleNamespace(**runpy.run_path(str(HOPPER / "gemm.py")))
+    from tylo.ops.kernels import gemm
+
     checks, copies = _checks(gemm.compile_for_sm90a())
     assert len(copies) == 6 and checks == []  # 2 loads, 2 stores per consumer accumulator
-
-
-@pytest.mark.parametrize("stages", [1, 2])
-def test_pipeline_stage_ring_needs_no_runtime_alignment_check(stages):
-    pipeline = SimpleNamespace(**runpy.run_path(str(HOPPER / "pipeline.py")))
-    A = np.zeros((64, 128), BFloat16.numpy)
-    maps = pipeline.bindings(A, np.zeros((128, 128), BFloat16.numpy))
-    compiled = pipeline.pipeline.compile(tylo.Tensor(Float32, 2), *maps, 128, stages, block=160,
-                                         arch="sm_90a")
-    checks, copies = _checks(compiled)
-    assert len(copies) == 2 and checks == []
 
 
 @tylo.kernel

@@ -39,6 +39,7 @@ from elementwise_kernels import binary, ternary, unary
 
 import tylo
 from tylo import BFloat16, Bool, Float16, Float32, Float64, Int8, Int32, Int64, UInt8, UInt32
+from tylo.ops.kernels import ampere_gemm
 
 pytestmark = pytest.mark.gpu
 
@@ -324,12 +325,13 @@ def test_docs_transpose(both, docs_kernels):
     assert (bits(emu[0]) == bits(np.ascontiguousarray(a.T))).all()
 
 
-GEMM = SimpleNamespace(**runpy.run_path(str(ROOT / "examples" / "ampere" / "gemm.py")))
+GEMM = ampere_gemm
 
 
 @pytest.mark.parametrize("cfg", GEMM.CONFIGS, ids=[f"config{i + 1}" for i in range(len(GEMM.CONFIGS))])
 def test_gemm_example_256(both, cfg):
-    """The example's kernel with `cfg` (a plain launch, no autotuning) at 256x256x256."""
+    """The mma.sync GEMM (tylo.ops.kernels.ampere_gemm) with `cfg` (a plain launch, no
+    autotuning) at 256x256x256."""
     rng = np.random.default_rng()
     A = rng.standard_normal((256, 256)).astype(BF16)
     B = rng.standard_normal((256, 256)).astype(BF16)

@@ -1,23 +1,26 @@
-"""torch's scaled_dot_product_attention under its flash backend (FlashAttention-2) and, where
-this torch offers it, its cuDNN backend: the peers of Tylo's Hopper attention benchmark
-(examples/hopper/attention.py --bench). Importing this module needs torch."""
+"""The implementations Tylo's kernels are timed beside, on the same inputs and in the same run
+(`tylo.testing.interleaved_ms`): torch's scaled_dot_product_attention under its flash
+(FlashAttention-2) and cuDNN backends; torch.matmul (cuBLAS) and torch._scaled_mm (cuBLASLt,
+FP8) are plain lambdas where they are timed; the Triton bf16 matmul is
+`tylo.testing.triton_matmul` (it needs triton). Everything here needs torch, imported when a
+function is called."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from torch.nn.attention import SDPBackend, sdpa_kernel
-from torch.nn.functional import scaled_dot_product_attention
-
 #: case name -> SDPBackend member name
-BACKENDS = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION"}
+SDPA_BACKENDS = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION"}
 
 
 def sdpa_cases(torch, Q, K, V, causal: bool) -> dict[str, Callable[[], object]]:
-    """A callable per backend that runs on these (B, H, S, D) inputs; a backend this torch
+    """A callable per SDPA backend that runs on these (B, H, S, D) inputs; a backend this torch
     lacks, or one that refuses the inputs at a first call, is left out with a printed note."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention
+
     cases = {}
-    for case, member in BACKENDS.items():
+    for case, member in SDPA_BACKENDS.items():
         backend = getattr(SDPBackend, member, None)
         if backend is None:
             print(f"  (torch {torch.__version__} has no SDPBackend.{member})")

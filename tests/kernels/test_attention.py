@@ -1,4 +1,4 @@
-"""examples/hopper/attention.py: emulated against numpy in float64 (fresh random inputs, O and
+"""tylo.ops.kernels.attention: emulated against numpy in float64 (fresh random inputs, O and
 lse poisoned first; causal and not, sequences that are not multiples of the tiles, a padded
 batch, head dims 64, 128 and 256), the proof that P reaches WGMMA as its register A operand
 with no lane exchange, and the SASS of the kernels (HGMMA, UTMALDG, UTMASTG, no spills); on a
@@ -6,14 +6,47 @@ GPU, checks against torch."""
 
 from __future__ import annotations
 
-import runpy
-from pathlib import Path
-from types import SimpleNamespace
-
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hopper" / "attention.py"
-ex = SimpleNamespace(**runpy.run_path(str(EXAMPLE)))
+from tylo import WGMMA64, BFloat16, Float32, testing, window_plan
+from tylo.ops.kernels import attention as ex
+
+
+def run(B: int, H: int, S: int, D: int, causal: bool, seq: int | None = None, cfg=None,
+        torch=None) -> bool:
+    """Fresh random inputs, O and lse poisoned first; on the emulator (without `torch`) against
+    numpy in float64, else against torch in float32. With seq < S the arrays are padded and the
+    rows past seq must stay poisoned (nothing written there)."""
+    seq = S if seq is None else seq
+    arrays = testing.arrays(torch)
+    Q, K, V = (arrays.randn((B, H, S, D), BFloat16) for _ in range(3))
+    O = arrays.poisoned((B, H, S, D), BFloat16)
+    lse = arrays.poisoned((B, H, S), Float32)
+    ex.Attention(Q, K, V, O, lse, causal, seq, cfg, emulate=torch is None)()
+    arrays.synchronize()
+    name = f"{B}x{H}x{S}x{D}{' causal' if causal else ''} seq {seq}"
+    return testing.report_attention(name, O, lse, *ex.reference(Q, K, V, causal, seq), seq)
+
+
+def register_a_is_accumulator(D: int, BN: int) -> bool:
+    """True when, for every PV chunk (k0, plan) of `pv_chunks`, each thread holds in its score
+    accumulator slots the very coordinates the plan's register A operand wants of it: thread t's
+    slots of columns [k0, k0 + k) of the (64, BN) accumulator, in slot order, are at (row, col
+    - k0) = register_a_ownership(plan)(t, v) for each v. Then P reaches WGMMA as A with no lane
+    exchange (tylo.window is a register selection; `window_plan` refuses anything else)."""
+    from tylo.frontend.wgmma import register_a_ownership
+
+    C = WGMMA64(BFloat16, BN, ex.ROW).operand_layout("C")
+    for k0, plan in ex.pv_chunks(D, BN):
+        want = register_a_ownership(plan)
+        selected = window_plan(C, (0, k0), (64, plan.k))
+        if selected is None or selected.ownership != want:
+            return False
+        for thread in range(C.threads):
+            mine = [C(thread, v) for v in selected.slots]
+            if [(r, c - k0) for r, c in mine] != [want(thread, v) for v in range(want.values)]:
+                return False
+    return True
 
 
 @pytest.mark.parametrize("B, H, S, D, causal, seq", [
@@ -22,13 +55,13 @@ ex = SimpleNamespace(**runpy.run_path(str(EXAMPLE)))
     (1, 1, 144, 256, True, None),    # D 256 (BN 80): PV chunks of k 64 and 16
 ])
 def test_emulated_against_numpy(B, H, S, D, causal, seq):
-    assert ex.emulated_check(B, H, S, D, causal, seq)
+    assert run(B, H, S, D, causal, seq)
 
 
 def test_emulated_three_consumers_and_a_wide_key_tile():
     """W = 3 consumer warpgroups (BM 192, setmaxnreg 32/160, the turn passed round three) and
     BN 176 (PV chunks 64, 64, 32, 16), three stages, over more key tiles than stages."""
-    assert ex.emulated_check(1, 1, 400, 64, False, None, ex.Config(64, 176, 3, 3))
+    assert run(1, 1, 400, 64, False, None, ex.Config(64, 176, 3, 3))
 
 
 @pytest.mark.parametrize("kw", [dict(overlap=False, pingpong=False), dict(pingpong=False),
@@ -37,15 +70,15 @@ def test_emulated_three_consumers_and_a_wide_key_tile():
 def test_emulated_schedules_of_the_ablation(kw):
     """The serial schedule (Q K^T, softmax, P V, each GEMM chained and waited), the overlapped
     one without turns, the default without chains (a wait between a GEMM's groups) and with
-    P V's wait left to ptxas (not pinned), which the benchmark's --ablation times beside the
-    default."""
+    P V's wait left to ptxas (not pinned), which bench/hopper_attention.py's ablation times
+    beside the default."""
     cfg = ex.Config(128, 128, 2, 2, **kw)
-    assert ex.emulated_check(1, 1, 320, 128, True, None, cfg)
+    assert run(1, 1, 320, 128, True, None, cfg)
 
 
 @pytest.mark.parametrize("D, BN", [(64, 128), (128, 128), (256, 80), (64, 176), (64, 192)])
 def test_p_is_the_register_a_operand_without_lane_exchange(D, BN):
-    assert ex.register_a_is_accumulator(D, BN)
+    assert register_a_is_accumulator(D, BN)
 
 
 def _isa_register_a(thread: int, slot: int) -> tuple[int, int]:
@@ -61,9 +94,7 @@ def _isa_register_a(thread: int, slot: int) -> tuple[int, int]:
 def test_register_a_matches_the_isa_fragment(D, BN):
     """Independently of Tylo's layouts: the slots tylo.window selects for each PV chunk hold,
     in every thread, the coordinates the ISA's A fragment assigns to that thread's registers."""
-    from tylo.compiler.ownership_maps import window_plan
-
-    C = ex.WGMMA64(ex.BFloat16, BN, 64).operand_layout("C")
+    C = WGMMA64(BFloat16, BN, 64).operand_layout("C")
     for k0, plan in ex.pv_chunks(D, BN):
         slots = window_plan(C, (0, k0), (64, plan.k)).slots
         assert len(slots) == plan.k // 2
@@ -76,9 +107,7 @@ def test_register_a_matches_the_isa_fragment(D, BN):
 def test_a_misaligned_chunk_is_refused():
     """The selection is refused where it would need communication: columns [4, 20) lie in
     different slots of different threads."""
-    C = ex.WGMMA64(ex.BFloat16, 128, 64).operand_layout("C")
-    from tylo.compiler.ownership_maps import window_plan
-
+    C = WGMMA64(BFloat16, 128, 64).operand_layout("C")
     assert window_plan(C, (0, 4), (64, 16)) is None
 
 
@@ -158,5 +187,7 @@ def test_only_the_row_reductions_shuffle(compiled):
     (2, 2, 333, 256, True, None), (2, 3, 1024, 128, True, 900),
 ])
 def test_gpu_against_torch(B, H, S, D, causal, seq):
-    torch = pytest.importorskip("torch")
-    assert ex.check(torch, B, H, S, D, causal, seq)
+    torch = testing.cuda_torch()
+    if torch is None or torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs sm_90a (Hopper) and torch with CUDA")
+    assert run(B, H, S, D, causal, seq, torch=torch)

@@ -3,8 +3,7 @@
 C (M, N) bf16 = sum over 128-K groups g of (scale_a[:, g] x scale_b[n // 128, g]) * (A[:, g] @ B[:, g]^T),
 A (M, K) and B (N, K) e4m3, f32 accumulation.
 
-    python examples/hopper/gemm_fp8_blockwise.py          # check on the GPU (else emulate)
-    python examples/hopper/gemm_fp8_blockwise.py --bench  # beside gemm_fp8.py and _scaled_mm
+Tutorial: examples/hopper/gemm_fp8.py.
 
 Scales (f32): scale_a (Mp, K/128) per row and 128-K group (activations: 1 x 128 groups),
 Mp = M rounded up to BM = 128 (rows past M are read, any value); scale_b (N/128, K/128) per
@@ -21,35 +20,28 @@ holds 3 x 64 accumulator registers a thread, over ptxas's 168 for a 384-thread b
 does not raise what ptxas allocates against), and ptxas spilled 584 bytes and serialized the
 WGMMAs ("program dependence on compiler-inserted WG.DP in divergent path"), so it is not kept. Tiles 128 x 128 x 128 (BN = 128: one B scale per tile and K step), `STAGES` stages of
 32 KiB, the rest of gemm.py's structure (persistent grid, producer warpgroup, TMA ring, TMA-store
-epilogue; pieces imported from gemm.py and gemm_fp8.py). The row scales are plain loads
+epilogue; the shared pieces from common.py). The row scales are plain loads
 (`load_fragment` of a (64, 1) window of scale_a into the accumulator's row ownership), issued
 before the stage wait.
 """
 
 from __future__ import annotations
 
-import argparse
-import runpy
-import sys
-from pathlib import Path
-from types import SimpleNamespace
-
 import tylo
 from tylo import BFloat16, Float8E4M3, TMATile, WGMMA64, reduced_ownership
 
-HERE = Path(__file__).resolve().parent
-fp8 = SimpleNamespace(**runpy.run_path(str(HERE / "gemm_fp8.py")))
-gemm = fp8.gemm
+from . import gemm_fp8 as fp8
+from .common import C_TILE, producer, sm_count, start
+from .common import tile_origin as persistent_tile_origin
 
 BM, BN, BK = 128, 128, 128       # BN = 128: one B scale block per tile; BK = one scale group
 STAGES = 6
 A_TILE = fp8.A_TILE                              # (128, 128) e4m3, K inner
 B_TILE = TMATile(Float8E4M3, (BK, BN), 0)         # B (K, N) logical, stored (N, K)
-C_TILE, C_HALF = gemm.C_TILE, gemm.C_HALF         # a consumer's (64, 128) staging tile
-gemm_tile_origin, produce_tiles = gemm.tile_origin, gemm.produce_tiles
 PLAN = WGMMA64(Float8E4M3, BN, BK)                # per consumer: 64 rows x 128 columns
 ROWS = reduced_ownership(PLAN.operand_layout("C"), 1)  # (64, 1): each thread's rows
 STAGE_BYTES = BM * BK + BK * BN                   # 32 KiB
+THREADS = fp8.THREADS
 
 
 @tylo.kernel
@@ -57,23 +49,13 @@ def gemm_fp8_blockwise(a_map, b_map, c_map, scale_a, scale_b, M, N, K):
     """C = block-scaled A @ B.T over persistent 128 x 128 tiles (module docstring). a_map,
     b_map, c_map: bindings of A_TILE to A (M, K), B_TILE to B (N, K), C_TILE to C (M, N);
     scale_a (Mp, K/128), scale_b (N/128, K/128) f32."""
-    wg = tylo.warpgroup_id()
-    t = tylo.warpgroup_thread_idx()
-    a_stages = tylo.shared_tiles(A_TILE, STAGES, dynamic=True)
-    b_stages = tylo.shared_tiles(B_TILE, STAGES, dynamic=True)
-    c_halves = tylo.shared_tiles(C_HALF, 2, BFloat16, dynamic=True)
-    pipe = tylo.Pipeline(STAGES, 2)
-    pipe.init()
-    tiles_m = (M + BM - 1) // BM
-    tiles_n = (N + BN - 1) // BN
-    k_steps = (K + BK - 1) // BK
+    wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps = start(
+        A_TILE, B_TILE, STAGES, BM, BN, BK, M, N, K)
     tiles = tiles_m * tiles_n
     st = pipe.start()
     if wg == 0:
-        tylo.setmaxnreg(72, "dec")
-        if t == 0:
-            produce_tiles(pipe, st, a_stages, b_stages, a_map, b_map, tiles, tiles_m, tiles_n,
-                          k_steps, BK, STAGE_BYTES, tile_origin)
+        producer(pipe, st, a_stages, b_stages, a_map, b_map, t, tiles, tiles_m, tiles_n, k_steps,
+                 BK, STAGE_BYTES, BM, BN)
     else:
         tylo.setmaxnreg(216, "inc")
         q = wg - 1
@@ -121,7 +103,7 @@ def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, scale_a, scale_b
 @tylo.func
 def tile_origin(tile, tiles_m, tiles_n):
     """(m0, n0) of persistent 128 x 128 tile `tile`, in gemm.py's order."""
-    return gemm_tile_origin(tile, tiles_m, tiles_n, BM, BN)
+    return persistent_tile_origin(tile, tiles_m, tiles_n, BM, BN)
 
 
 def scale_shapes(M: int, N: int, K: int):
@@ -131,27 +113,34 @@ def scale_shapes(M: int, N: int, K: int):
 
 class GemmBlockwise:
     """C = the block-scaled product for one set of device arrays (TMA bindings made once; keep
-    this object alive while the kernel may run). Raises ValueError for scales of other shapes
-    than `scale_shapes`."""
+    this object alive while the kernel may run). `ctas`: the persistent grid (default: the
+    SM count; on the emulator one CTA); `emulate=True`: the CPU emulator (numpy arrays).
+    Raises ValueError for scales of other shapes than `scale_shapes`."""
 
-    def __init__(self, A, B, C, scale_a, scale_b, ctas: int):
+    def __init__(self, A, B, C, scale_a, scale_b, ctas: int | None = None,
+                 emulate: bool = False):
         (M, K), N = A.shape, B.shape[0]
+        if ctas is None:
+            ctas = 1 if emulate else sm_count()
         want = scale_shapes(M, N, K)
         if (tuple(scale_a.shape), tuple(scale_b.shape)) != want:
             raise ValueError(f"scale_a, scale_b have shapes {tuple(scale_a.shape)}, "
                              f"{tuple(scale_b.shape)}; M, N, K = {M}, {N}, {K} need {want}")
         self.args = (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B),
                      tylo.prepare_tma(C_TILE, C), scale_a, scale_b, M, N, K)
-        self.launch = gemm_fp8_blockwise[min(ctas, -(-M // BM) * -(-N // BN)), 384]
+        kernel = gemm_fp8_blockwise.emulate if emulate else gemm_fp8_blockwise
+        self.launch = kernel[min(ctas, -(-M // BM) * -(-N // BN)), THREADS]
 
     def __call__(self):
         self.launch(*self.args)
 
 
-def quantize_blocks(torch, x, rows: int):
+def quantize_blocks(x, rows: int):
     """x (R, K) f32 -> (e4m3 values, f32 scales (ceil(R/rows) * (rows == 1 and R rounded up to
     BM), K/128)): one scale per `rows` x 128 block (rows 1: activations, 128: weights), amax /
-    448; K padded with zeros to a multiple of 128 for the amax only."""
+    448; K padded with zeros to a multiple of 128 for the amax only (torch tensors)."""
+    import torch
+
     R, K = x.shape
     e4m3 = torch.float8_e4m3fn
     kg = -(-K // BK)
@@ -165,54 +154,24 @@ def quantize_blocks(torch, x, rows: int):
     return q, s.contiguous()
 
 
-def dequantized(torch, q, s, rows: int):
-    """float32 q * its block scales."""
+def dequantized(q, s, rows: int):
+    """float32 q * its block scales (torch tensors)."""
     R, K = q.shape
     full = s[: -(-R // rows)].repeat_interleave(rows, 0).repeat_interleave(BK, 1)[:R, :K]
     return q.float() * full
 
 
-def check(torch, M: int, N: int, K: int) -> tuple[bool, float]:
-    """Fresh random inputs (rows of A with magnitudes over 2**-4 .. 2**4, so that the scales
-    matter), block-quantized, C poisoned first; (ok, relative Frobenius error against the
-    float32 product of the dequantized inputs)."""
-    x = torch.randn(M, K, device="cuda") * torch.exp2(torch.randint(-4, 5, (M, 1), device="cuda").float())
-    w = torch.randn(N, K, device="cuda")
-    A, sa = quantize_blocks(torch, x, 1)
-    B, sb = quantize_blocks(torch, w, 128)
-    C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-    GemmBlockwise(A, B, C, sa, sb, gemm.sm_count(torch))()
-    torch.cuda.synchronize()
-    ref = dequantized(torch, A, sa, 1) @ dequantized(torch, B, sb, 128).T
-    written = not torch.isnan(C).any().item()
-    err = ((C.float() - ref).norm() / ref.norm()).item()
-    good = written and err < 1e-2
-    print(f"check {M}x{N}x{K} block-scaled: relative Frobenius error {err:.2e} vs float32 of the "
-          f"dequantized inputs (all outputs written: {written}) {'ok' if good else 'FAILED'}")
-    return good, err
+def reference(A, B, sa, sb):
+    """The block-scaled product in float32 (torch tensors: the dequantized inputs' product) or
+    float64 (numpy arrays)."""
+    if type(A).__module__.startswith("torch"):
+        return dequantized(A, sa, 1) @ dequantized(B, sb, 128).T
+    import numpy as np
 
-
-def bench(torch, M: int, N: int, K: int) -> None:
-    """TFLOP/s of the block-scaled kernel, the per-tensor kernel (gemm_fp8.py) and
-    torch._scaled_mm (per-tensor), interleaved in rounds in this run."""
-    compare = gemm._peer("compare")
-    x, w = torch.randn(M, K, device="cuda"), torch.randn(N, K, device="cuda")
-    A, sa = quantize_blocks(torch, x, 1)
-    B, sb = quantize_blocks(torch, w, 128)
-    At, ta = fp8.quantize(torch, x, torch.float8_e4m3fn)
-    Bt, tb = fp8.quantize(torch, w, torch.float8_e4m3fn)
-    C1, C2 = (torch.empty(M, N, device="cuda", dtype=torch.bfloat16) for _ in range(2))
-    ms = compare.interleaved_ms(torch, {
-        "blockwise": GemmBlockwise(A, B, C1, sa, sb, gemm.sm_count(torch)),
-        "per-tensor": fp8.GemmFP8(At, Bt, C2, ta, tb, gemm.sm_count(torch)),
-        "scaled_mm": lambda: torch._scaled_mm(At, Bt.t(), scale_a=ta, scale_b=tb,
-                                              out_dtype=torch.bfloat16),
-    })
-    tf = {name: 2 * M * N * K / t / 1e9 for name, t in ms.items()}
-    print(f"bench {M}x{N}x{K}: tylo block-scaled {tf['blockwise']:.1f} | tylo per-tensor "
-          f"{tf['per-tensor']:.1f} | torch._scaled_mm per-tensor {tf['scaled_mm']:.1f} TFLOP/s | "
-          f"blockwise/scaled_mm {tf['blockwise'] / tf['scaled_mm']:.3f} blockwise/per-tensor "
-          f"{tf['blockwise'] / tf['per-tensor']:.3f}")
+    (M, K), N = A.shape, B.shape[0]
+    fa = np.repeat(sa, BK, 1)[:M, :K]
+    fb = np.repeat(np.repeat(sb, BN, 0), BK, 1)[:N, :K]
+    return (A.astype(np.float64) * fa) @ (B.astype(np.float64) * fb).T
 
 
 def host_arrays(M: int, N: int, K: int, rng=None):
@@ -240,75 +199,3 @@ def compile_for_sm90a():
     return gemm_fp8_blockwise.compile(tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B),
                                       tylo.prepare_tma(C_TILE, C), sa, sb, 256, 256, 256,
                                       block=384, arch="sm_90a")
-
-
-def emulated_check(M: int = 256, N: int = 256, K: int = 320) -> bool:
-    """The kernel on the CPU emulator on one CTA, fresh random inputs and scales, against numpy
-    float64 of the dequantized inputs."""
-    import time
-
-    import numpy as np
-
-    A, B, C, sa, sb = host_arrays(M, N, K, np.random.default_rng())
-    t0 = time.perf_counter()
-    gemm_fp8_blockwise.emulate[1, 384](tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B),
-                                       tylo.prepare_tma(C_TILE, C), sa, sb, M, N, K)
-    seconds = time.perf_counter() - t0
-    fa = np.repeat(np.repeat(sa, BK, 1)[:M, :K], 1, 0)
-    fb = np.repeat(np.repeat(sb, BN, 0), BK, 1)[:N, :K]
-    ref = (A.astype(np.float64) * fa) @ (B.astype(np.float64) * fb).T
-    out = C.astype(np.float64)
-    written = not np.isnan(out).any()
-    err = float(np.linalg.norm(out - ref) / np.linalg.norm(ref)) if written else float("inf")
-    good = err < 1e-2
-    print(f"emulated {M}x{N}x{K} block-scaled (one CTA, {-(-M // BM) * -(-N // BN)} tiles): "
-          f"relative Frobenius error vs numpy float64 {err:.2e} (all outputs written: {written}) "
-          f"in {seconds:.1f} s {'ok' if good else 'FAILED'}")
-    return good
-
-
-def describe() -> None:
-    compiled = compile_for_sm90a()
-    print(f"{compiled.name}: {BM}x{BN}x{BK} e4m3 tiles, {STAGES} stages, block scales 1x128 / "
-          f"128x128, promotion every {BK} of K; compiled for {compiled.arch}")
-    print(f"  ptxas: {compiled.report}")
-    print(f"  shared memory: {compiled.shared_bytes} bytes ({compiled.dynamic_shared_bytes} dynamic)")
-    counts = compiled.sass_counts()
-    print(f"  SASS: {counts.opcodes.get('QGMMA', 0)} QGMMA, {counts.opcodes.get('UTMALDG', 0)} "
-          f"UTMALDG, {counts.opcodes.get('UTMASTG', 0)} UTMASTG, spills "
-          f"{counts.spill_store_bytes}/{counts.spill_load_bytes} bytes")
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
-    parser.add_argument("--bench", action="store_true",
-                        help="time beside the per-tensor kernel and torch._scaled_mm")
-    parser.add_argument("--emulate", action="store_true", help="run on the CPU emulator")
-    parser.add_argument("--small", action="store_true",
-                        help="one small check (for compute-sanitizer)")
-    args = parser.parse_args()
-    describe()
-    try:
-        import torch
-        gpu = torch.cuda.is_available()
-    except ImportError:
-        gpu = False
-    if args.emulate or not gpu:
-        if not gpu:
-            print("no GPU: running a small problem on the CPU emulator instead")
-        return 0 if emulated_check() else 1
-    if args.small:
-        return 0 if check(torch, 384, 384, 400)[0] else 1
-    results = [check(torch, 2048, 2048, 4096), check(torch, 1000, 1000, 1056)]
-    short, long = check(torch, 1536, 1536, 7168), check(torch, 1536, 1536, 16384)
-    flat = long[1] <= 1.25 * short[1]
-    print(f"error vs K: {short[1]:.3e} at K = 7168, {long[1]:.3e} at K = 16384 "
-          f"(ratio {long[1] / short[1]:.3f}; does not grow with K: {flat})")
-    good = all(r[0] for r in results) and short[0] and long[0] and flat
-    if args.bench and good:
-        bench(torch, 4096, 4096, 4096)
-    return 0 if good else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

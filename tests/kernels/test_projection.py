@@ -1,20 +1,48 @@
-"""examples/hopper/projection.py: the fused gate/up decode projection on the CPU emulator (fresh
+"""tylo.ops.kernels.projection: the fused gate/up decode projection on the CPU emulator (fresh
 random inputs, out poisoned, against numpy's float64; the Stream-K counters back to 0 after
 every call), its schedule's arithmetic, its argument errors, and its SASS (HGMMA, UTMALDG,
 UTMASTG, no spills, no wgmma serialization in ptxas's log; ptxas and nvdisasm, no GPU)."""
 
 from __future__ import annotations
 
-import runpy
-from pathlib import Path
-from types import SimpleNamespace
-
 import pytest
 
 import tylo
+from tylo import BFloat16, testing
+from tylo.ops.kernels import projection as proj
 
-HOPPER = Path(__file__).resolve().parents[2] / "examples" / "hopper"
-proj = SimpleNamespace(**runpy.run_path(str(HOPPER / "projection.py")))
+
+def run(M: int, R: int, K: int, ctas: int | None = None, stages: int = proj.STAGES,
+        calls: int = 2, torch=None) -> bool:
+    """Fresh random inputs, new x at each of `calls` launches, out poisoned before each; on the
+    emulator (without `torch`) against numpy in float64, else against torch in float32 and
+    then a CUDA graph of three calls (so that the counters' reset is exercised); the Stream-K
+    counters must be back to 0 after every call."""
+    arrays = testing.arrays(torch)
+    W = arrays.randn((2 * R, K), BFloat16, scale=K ** -0.5)
+    x = arrays.randn((M, K), BFloat16)
+    out = arrays.poisoned((M, R), BFloat16)
+    p = proj.Projection(x, W, out, ctas, stages, emulate=torch is None)
+    runs = [p] * calls + ([testing.graphed(torch, p, 3)] if torch is not None else [])
+    good = True
+    for call in runs:
+        x[...] = arrays.randn((M, K), BFloat16)
+        out[...] = float("nan")
+        call()
+        arrays.synchronize()
+        good &= testing.report(f"M={M} R={R} K={K} ({p.ctas} CTAs, {p.stages} stages)", out,
+                               proj.reference(x, W))
+        good &= not testing.to_numpy(p.counts).any()
+    return good
+
+
+def ptxas_serialization(compiled) -> list[str]:
+    """The causes ptxas gives for serializing the compiled kernel's wgmma.mma_async
+    (`tylo.runtime.ptxas.serialized_wgmma`; its PTX assembled again: the compiled kernel keeps
+    only the resource report)."""
+    from tylo.runtime.ptxas import assemble, serialized_wgmma
+
+    return serialized_wgmma(assemble(compiled.ptx, compiled.arch, compiled.name).log)
 
 
 @pytest.mark.parametrize("M, R, K, ctas, stages", [
@@ -24,7 +52,7 @@ proj = SimpleNamespace(**runpy.run_path(str(HOPPER / "projection.py")))
     (5, 192, 200, 8, 2),     # a K tail (200 = 3 x 64 + 8); 12 steps over 8 CTAs
 ])
 def test_projection_emulated(M, R, K, ctas, stages):
-    assert proj.emulated_check(M, R, K, ctas, stages, calls=2 if M < 64 else 1)
+    assert run(M, R, K, ctas, stages, calls=2 if M < 64 else 1)
 
 
 def test_schedule_at_the_llama_shape():
@@ -78,12 +106,12 @@ def test_stream_k_schedule(units, ksteps, ctas):
 def test_argument_errors_name_the_argument():
     x, W, out = proj.host_arrays(65, 128, 256)
     with pytest.raises(tylo.ArgumentError, match="x.*65 rows"):
-        proj.Projection(x, W, out, 3, emulated=True)
+        proj.Projection(x, W, out, 3, emulate=True)
     x, W, out = proj.host_arrays(8, 128, 256)
     with pytest.raises(tylo.ArgumentError, match="W"):
-        proj.Projection(x, W[:200], out[:, :100], 3, emulated=True)
+        proj.Projection(x, W[:200], out[:, :100], 3, emulate=True)
     with pytest.raises(tylo.ArgumentError, match="out"):
-        proj.Projection(x, W, out[:, :64], 3, emulated=True)
+        proj.Projection(x, W, out[:, :64], 3, emulate=True)
 
 
 @pytest.mark.parametrize("n", [8, 16, 64])
@@ -96,7 +124,7 @@ def test_projection_sass(n):
     assert counts.opcodes["ATOMG"] >= 1        # the Stream-K counter
     assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
     assert compiled.report.stack_frame_bytes == 0
-    assert proj.ptxas_serialization(compiled) == []
+    assert ptxas_serialization(compiled) == []
 
 
 def test_max_stages_is_what_fits_in_shared_memory():
@@ -104,7 +132,7 @@ def test_max_stages_is_what_fits_in_shared_memory():
     is refused when it compiles."""
     pytest.importorskip("tylo.runtime.ptxas")
     n = 64
-    p = proj.Projection(*proj.host_arrays(n, 128, 256), ctas=3, stages=99, emulated=True)
+    p = proj.Projection(*proj.host_arrays(n, 128, 256), ctas=3, stages=99, emulate=True)
     assert p.stages == proj.max_stages(n) == 9
 
     def build(stages):
@@ -120,9 +148,9 @@ def test_max_stages_is_what_fits_in_shared_memory():
 @pytest.mark.parametrize("M, R, K", [(1, 512, 320), (8, 1024, 1000), (16, 640, 4104),
                                      (64, 512, 320)])
 def test_projection_on_the_gpu(M, R, K):
-    """The example's GPU check (sm_90a) at small sizes: two launches with new x, a CUDA graph
-    of three, against torch in float32; the counters back to 0."""
-    torch = pytest.importorskip("torch")
-    if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("needs sm_90a (Hopper)")
-    assert proj.check(torch, M, R, K)
+    """The GPU check (sm_90a) at small sizes: two launches with new x, a CUDA graph of three,
+    against torch in float32; the counters back to 0."""
+    torch = testing.cuda_torch()
+    if torch is None or torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs sm_90a (Hopper) and torch with CUDA")
+    assert run(M, R, K, torch=torch)

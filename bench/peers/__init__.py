@@ -1,1 +1,0 @@
-"""Peer kernels Tylo's benchmarks time in the same run (Triton), imported only on a GPU."""

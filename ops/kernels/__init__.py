@@ -1,0 +1,18 @@
+"""The production kernels, written in the public Tylo language (they import only `tylo`): each
+module holds its kernel(s), their configuration table and a host-side class that binds the
+arrays (torch CUDA tensors, or numpy arrays for the CPU emulator) once and launches.
+
+* `gemm`: the bf16 Hopper GEMM (TMA, WGMMA, warp-specialized, persistent), also in clusters
+  of 2 CTAs with B multicast (`Gemm`);
+* `gemm_fp8`: the same kernel with FP8 (e4m3) WGMMA and per-tensor scales (`GemmFP8`);
+* `gemm_fp8_blockwise`: FP8 with 1x128 / 128x128 block scales, DeepSeek-V3's (`GemmBlockwise`);
+* `attention`: the FlashAttention-3 forward pass on Hopper (`Attention`);
+* `projection`: the decode gate/up projection, silu(x W_gate^T) * (x W_up^T), swap-AB and
+  Stream-K (`Projection`);
+* `ampere_gemm`: the autotuned mma.sync GEMM for sm_80+ (cp.async stages, ldmatrix; `launch`);
+* `common`: the pieces several of them share (the persistent tile scheduler, the producer
+  loop, the staging tiles of the TMA-store epilogue).
+
+No module imports torch at import time; the classes take torch where they are given it.
+Tutorials that call them: examples/hopper/.
+"""

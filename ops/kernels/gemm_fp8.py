@@ -1,0 +1,123 @@
+"""FP8 GEMM on Hopper: C (M, N) bf16 = scale_a * scale_b * (A @ B^T), A (M, K) and B (N, K)
+e4m3 with per-tensor f32 scales, f32 accumulation: the bf16 GEMM's kernel (gemm.py) with FP8
+WGMMA (m64nNk32, twice the bf16 rate). Tutorial: examples/hopper/gemm_fp8.py.
+
+The structure is gemm.py's (the skeleton `common.start` and `common.producer`, the consumer
+`gemm.consume_tile` given the FP8 plan and the scale, `common.tile_origin`, the C staging
+tile): a persistent grid of 384-thread CTAs, one producer warpgroup (one thread issues the TMA
+loads of the A tile (128 x 128) and the B tile (256 x 128 rows of B) per K step of 128 = one
+128-byte swizzle row of e4m3, into `STAGES` stages, 48 KiB each) and two consumer warpgroups
+(per stage two `mma_async` of WGMMA64(Float8E4M3, 128, 128): four m64n128k32 instructions
+each; the FP8 operands are K-major, as the ISA requires: B is given as (N, K)).
+The epilogue multiplies the accumulators by scale_a * scale_b (two 1-element f32 tensors, read
+on the device, as torch._scaled_mm takes them), converts to bf16 and TMA-stores 64 x 64 boxes.
+K tails are zero-filled by TMA, M and N tails clipped by the TMA store; K must be a multiple of
+16 and N of 8 (TMA's 16-byte row pitches of A, B and C).
+"""
+
+from __future__ import annotations
+
+import tylo
+from tylo import Float8E4M3, TMATile, WGMMA64
+
+from . import gemm as bf16
+from .common import C_TILE, producer, sm_count, start, tile_origin
+from .gemm import consume_tile
+
+BM, BN, BK = bf16.BM, bf16.BN, 128  # BK: 128 e4m3 = one 128-byte swizzle row
+STAGES = 4
+HALF = bf16.HALF  # columns per consumer accumulator (two per consumer)
+A_TILE = TMATile(Float8E4M3, (BM, BK), 1)      # A (M, K): K inner
+B_TILE = TMATile(Float8E4M3, (BK, BN), 0)      # B (K, N) logical, stored (N, K): K inner
+PLAN = WGMMA64(Float8E4M3, HALF, BK)
+STAGE_BYTES = BM * BK + BK * BN                # 48 KiB; 4 stages + 32 KiB C staging = 224 KiB
+THREADS = bf16.THREADS
+
+
+@tylo.kernel
+def gemm_fp8(a_map, b_map, c_map, scale_a, scale_b, M, N, K):
+    """C = scale_a[0] * scale_b[0] * (A @ B.T) over persistent tiles (module docstring). a_map,
+    b_map, c_map: bindings of A_TILE to A (M, K), B_TILE to B (N, K), C_TILE to C (M, N);
+    scale_a, scale_b: 1-element f32 tensors."""
+    wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps = start(
+        A_TILE, B_TILE, STAGES, BM, BN, BK, M, N, K)
+    tiles = tiles_m * tiles_n
+    st = pipe.start()
+    if wg == 0:
+        producer(pipe, st, a_stages, b_stages, a_map, b_map, t, tiles, tiles_m, tiles_n, k_steps,
+                 BK, STAGE_BYTES, BM, BN)
+    else:
+        tylo.setmaxnreg(216, "inc")
+        q = wg - 1
+        scale = scale_a[0] * scale_b[0]
+        for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
+            m0, n0 = tile_origin(tile, tiles_m, tiles_n, BM, BN)
+            st = consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0,
+                              k_steps, PLAN, scale)  # gemm.py's, with the FP8 plan and scale
+        if t == 0:
+            tylo.wait_tma_stores(0)
+
+
+class GemmFP8:
+    """C = scale_a * scale_b * (A @ B.T) for one set of arrays (A (M, K), B (N, K) e4m3, C (M,
+    N) bf16, scales 1-element f32): the TMA bindings, made once (keep this object alive while
+    the kernel may run: it owns the descriptors), and the launch over `ctas` SMs at most
+    (default: all; on the emulator one CTA). `emulate=True`: the CPU emulator (numpy)."""
+
+    def __init__(self, A, B, C, scale_a, scale_b, ctas: int | None = None,
+                 emulate: bool = False):
+        (M, K), N = A.shape, B.shape[0]
+        if ctas is None:
+            ctas = 1 if emulate else sm_count()
+        self.args = (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B),
+                     tylo.prepare_tma(C_TILE, C), scale_a, scale_b, M, N, K)
+        kernel = gemm_fp8.emulate if emulate else gemm_fp8
+        self.launch = kernel[bf16.grid(M, N, ctas, 1), THREADS]
+
+    def __call__(self):
+        self.launch(*self.args)
+
+
+def quantize(x, dtype=None):
+    """(x / s rounded to e4m3 (or the torch `dtype`), s) with the per-tensor f32 scale
+    s = amax / max finite (torch tensors; s has one element, as the kernel takes it)."""
+    import torch
+
+    dtype = torch.float8_e4m3fn if dtype is None else dtype
+    s = (x.abs().max().float() / torch.finfo(dtype).max).clamp(min=1e-12)
+    return (x / s).to(dtype), s.reshape(1)
+
+
+def reference(A, B, sa, sb):
+    """scale_a * scale_b * (A @ B.T) from the FP8 values: float32 for torch tensors, float64
+    for numpy arrays."""
+    if type(A).__module__.startswith("torch"):
+        return (A.float() @ B.float().T) * (sa * sb)
+    import numpy as np
+
+    return A.astype(np.float64) @ B.astype(np.float64).T * (float(sa[0]) * float(sb[0]))
+
+
+def host_arrays(M: int, N: int, K: int, rng=None):
+    """(A, B, C, scale_a, scale_b) numpy (ml_dtypes) arrays: random e4m3 A and B with
+    per-tensor scales (zeros without `rng`), C poisoned with NaN."""
+    import ml_dtypes
+    import numpy as np
+
+    if rng is None:
+        A, B = np.zeros((M, K), ml_dtypes.float8_e4m3fn), np.zeros((N, K), ml_dtypes.float8_e4m3fn)
+        sa = sb = np.ones(1, np.float32)
+    else:
+        A = (rng.standard_normal((M, K)) * 64).astype(np.float32).astype(ml_dtypes.float8_e4m3fn)
+        B = (rng.standard_normal((N, K)) * 64).astype(np.float32).astype(ml_dtypes.float8_e4m3fn)
+        sa, sb = np.float32([rng.uniform(0.5, 2) / 64]), np.float32([rng.uniform(0.5, 2) / 64])
+    C = np.full((M, N), np.nan, ml_dtypes.bfloat16)
+    return A, B, C, sa, sb
+
+
+def compile_for_sm90a():
+    """The kernel compiled for sm_90a from host bindings (no GPU needed)."""
+    A, B, C, sa, sb = host_arrays(256, 256, 256)
+    return gemm_fp8.compile(tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B),
+                            tylo.prepare_tma(C_TILE, C), sa, sb, 256, 256, 256, block=THREADS,
+                            arch="sm_90a")

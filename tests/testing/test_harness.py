@@ -1,0 +1,65 @@
+"""tylo.testing on the emulator's side (numpy; the torch side runs on a GPU in the kernels'
+tests): poisoned arrays, the relative error and its verdict, and no GPU found here."""
+
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+
+from tylo import BFloat16, Float32, testing
+
+
+def test_arrays_for_the_emulator_are_numpy_of_the_dtype():
+    arrays = testing.arrays(rng=np.random.default_rng(0))
+    assert arrays.emulated
+    x = arrays.randn((4, 8), BFloat16, scale=2.0)
+    assert x.dtype == ml_dtypes.bfloat16 and x.shape == (4, 8) and np.isfinite(x.astype(float)).all()
+    poisoned = arrays.poisoned((3,), Float32)
+    assert poisoned.dtype == np.float32 and np.isnan(poisoned).all()
+    assert (arrays.ones((2, 2), BFloat16).astype(float) == 1).all()
+
+
+def test_an_unwritten_element_fails_the_check(capsys):
+    ref = np.arange(1.0, 7.0).reshape(2, 3)
+    out = ref.astype(np.float32)
+    assert testing.written(out) and testing.relative_error(out, ref) == 0.0
+    assert testing.report("exact", out, ref)
+    out[1, 2] = np.nan
+    assert not testing.written(out) and testing.relative_error(out, ref) == math.inf
+    assert not testing.report("one left", out, ref)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith(" ok") and "numpy float64" in lines[0]
+    assert lines[1].endswith(" FAILED") and "(all outputs written: False)" in lines[1]
+
+
+def test_the_tolerance_is_relative_frobenius():
+    ref = np.ones((10, 10))
+    out = ref.copy()
+    out[0, 0] = 1.5                      # error 0.5 / 10
+    assert math.isclose(testing.relative_error(out, ref), 0.05)
+    assert not testing.report("coarse", out, ref, tol=0.01)
+    assert testing.report("coarse", out, ref, tol=0.1)
+
+
+def test_upcast_is_float64_for_numpy():
+    x = np.ones(3, ml_dtypes.bfloat16)
+    assert testing.upcast(x).dtype == np.float64
+
+
+def test_attention_report_wants_padding_untouched(capsys):
+    ref_o, ref_lse = np.ones((1, 1, 4, 2)), np.zeros((1, 1, 4))
+    O = np.full((1, 1, 6, 2), np.nan)
+    lse = np.full((1, 1, 6), np.nan)
+    O[:, :, :4], lse[:, :, :4] = 1, 0
+    assert testing.report_attention("padded", O, lse, ref_o, ref_lse, 4)
+    O[:, :, 5] = 0                       # a row past the sequence written
+    assert not testing.report_attention("padded", O, lse, ref_o, ref_lse, 4)
+    assert "rows >= seq untouched: False" in capsys.readouterr().out
+
+
+def test_no_gpu_here_means_the_emulator():
+    """(This machine has no GPU; on one, cuda_torch is torch.)"""
+    torch = testing.cuda_torch()
+    assert torch is None or torch.cuda.is_available()

@@ -9,8 +9,10 @@ those of docs/facts/tma_constraints.md):
 * address (R3): the first element is 16-byte aligned;
 * dims (R4): every bound is 1 .. 2^32 and at most the array's extent;
 * strides (R5): the inner stride is one element (no stride along dimension 0); every other
-  stride in bytes is a multiple of 16, below 2^40, and covers the dimension before it
-  (stride[0] >= bounds[0] * element bytes, stride[i] >= stride[i-1] * bounds[i]);
+  stride in bytes is a multiple of 16 and below 2^40, and no two elements share an address:
+  with the dimensions sorted by stride, each stride covers the dimension below it (the driver's
+  documentation computes strides in dimension order, but takes them in any order: a (H, rows,
+  D) view of a (rows, H, D) array, as FlashAttention-3 binds (B, S, H, D), encodes and loads);
 * box (R6, R7, R9): the plan's box through `tma_tile.validate_tma_box` (a 3-D map adds a box
   extent of 1 along the batch);
 * data type (R13): `tensor_map_data_type`;
@@ -182,11 +184,15 @@ def encode_params(plan: TMATile, argument: str, dtype: DType, address: int,
         if s >= MAX_GLOBAL_STRIDE:
             raise TMAError(argument, f"global stride {s} B (axis {axis}) is not below 2^40 "
                                      "(rule R5)")
-        before = dims[0] * e if i == 0 else byte_strides[i - 1] * dims[i]
-        if s < before:
+    # no two elements at one address: with the dimensions sorted by stride, each stride covers
+    # the one below it (a permuted view, e.g. (H, rows, D) of (rows, H, D), passes)
+    spans = sorted([(e, dims[0], rank - 1)] + [(s, dims[i + 1], rank - 2 - i)
+                                                for i, s in enumerate(byte_strides)])
+    for (s0, n0, _), (s, _, axis) in zip(spans, spans[1:]):
+        if s < s0 * n0:
             raise TMAError(argument, f"global stride {s} B (axis {axis}) is smaller than the "
-                                     f"{before} B of the dimension inside it (rule R5: each "
-                                     "stride covers the previous dimension; rows overlap)")
+                                     f"{s0 * n0} B of the dimension inside it (rule R5: each "
+                                     "stride covers the dimension below it; rows overlap)")
     box = tma_box(plan)  # R6, R7, R9, R10 (a plan's box is valid by construction)
     box_dims = box.box_dims + (1,) * (rank - 2)
     element_strides = box.element_strides + (1,) * (rank - 2)

@@ -4,12 +4,25 @@ log-sum-exp of every row, with TMA, mbarriers and WGMMA in a warp-specialized ke
 Tutorial: examples/hopper/attention.py; the ablation of the schedule's switches below:
 bench/hopper_attention.py.
 
-Q, K, V are bf16 (B, H, S, D), O bf16 (B, H, S, D), lse float32 (B, H, S) (natural log of the
-row's sum of exp(scale * s), scale = 1 / sqrt(D)); D is 64, 128 or 256; causal or not. The
-arrays may be padded along S (allocated longer than the sequence `seq`): the tensor maps are
-3-D views (B * H, S_alloc, D) bounded at `seq` rows (`prepare_tma(..., bounds=)`), so loads
-zero-fill past the sequence and stores skip it. One CTA of 128 (W + 1) threads computes W * 64
-query rows of one (batch, head) (FlashAttention-3, arXiv 2407.08608, sections 3.1-3.2):
+Q, K, V, O are bf16, lse float32 (natural log of the row's sum of exp(scale * s), scale = 1 /
+sqrt(D)); D is 64, 128 or 256; causal or not; Hq query heads share each of Hkv key/value heads
+(grouped-query attention, Hkv = 1 multi-query; no copy of K, V); Sq and Sk may differ (causal
+is then FlashAttention's bottom-right alignment: query i sees key j <= i + Sk - Sq, and a row
+that sees no key gets O = 0, lse = -inf). Three layouts (`Attention`):
+
+* "bhsd", SDPA's (B, H, S, D): the tensor maps are 3-D views (B H, S_alloc, D) bounded at the
+  sequence's rows (`prepare_tma(..., bounds=)`; the arrays may be padded along S), so loads
+  zero-fill past the sequence and stores skip it; lse (B, Hq, S);
+* "bshd", FlashAttention's (B, S, H, D), and "varlen", its packed variable-length sequences
+  (rows, H, D) with cu_seqlens: the maps are (H, rows, D) views over all rows (a permuted view:
+  TMA takes strides in any order), the kernel finds its sequence's first row and length (b S
+  and S, or cu_seqlens[b] and its difference), masks the keys past the sequence and writes O
+  with masked stores (`tylo.store(..., bounds=)`: the rows past the sequence belong to the next
+  one), lse (Hq, rows). A CTA whose query block lies past its sequence (varlen: the grid covers
+  the longest) does nothing.
+
+One CTA of 128 (W + 1) threads computes W * 64 query rows of one (batch, query head)
+(FlashAttention-3, arXiv 2407.08608, sections 3.1-3.2):
 
 * the producer warpgroup (setmaxnreg dec) has one thread TMA-load the CTA's Q once (one
   64 x 64 box per consumer and 64 columns of D) and then, per key tile of BN keys, K into the
@@ -36,8 +49,9 @@ query rows of one (batch, head) (FlashAttention-3, arXiv 2407.08608, sections 3.
   MUFU.EX2) unless a bar.arrive precedes it: `pin_wait` (default) puts one there, and the
   DEPBAR then follows most of the exponentials (`pin_wait=False`: none at D 64);
 * after the last tile O is divided by the row sums, rounded to bf16, written (stmatrix) over
-  the warpgroup's own Q tile in shared memory and TMA-stored (rows past `seq` are clipped);
-  the log-sum-exp goes to global memory from one lane of each four.
+  the warpgroup's own Q tile in shared memory and TMA-stored (rows past `seq` are clipped;
+  packed layouts: masked 4-byte stores from registers); the log-sum-exp goes to global memory
+  from one lane of each four.
 
 Causal CTAs run the longest rows first (block_idx(0) counts from the last query block), and
 skip the key tiles wholly above the diagonal. Tile choices per head dim: `CONFIGS` (BN 128,
@@ -136,16 +150,38 @@ def pv_chunks(D: int, BN: int) -> list[tuple[int, WGMMA64]]:
 
 
 @tylo.kernel
-def attention(q_map, k_map, v_map, o_map, lse, seq, cfg: tylo.constexpr, causal: tylo.constexpr):
-    """One CTA: query rows [BM m, BM m + BM) of matrix block_idx(1) (module docstring).
-    q_map, o_map: bindings of Q_BOX to Q, O (B H, S, D); k_map, v_map: of kv_box(BN) to K, V;
-    lse: float32 (B H, S); seq: the sequence length (<= S); cfg: the `Config`."""
+def attention(q_map, k_map, v_map, o_out, lse, seq_q, seq_k, cu_q, cu_k, heads: tylo.constexpr,
+              kv_heads: tylo.constexpr, cfg: tylo.constexpr, causal: tylo.constexpr,
+              packed: tylo.constexpr):
+    """One CTA: query rows [BM m, BM m + BM) of (batch, query head) block_idx(1) = b Hq + h
+    (module docstring). The K/V head is h // (Hq / Hkv) (grouped-query attention: no copy of
+    K, V). Two geometries:
+    packed False: q_map, o_out bind Q_BOX to Q, O viewed (B Hq, S_alloc, D), k_map, v_map bind
+    kv_box(BN) to K, V viewed (B Hkv, S_alloc, D), bounded at seq_q / seq_k rows; lse float32
+    (B Hq, S_alloc).
+    packed True: the rows of every sequence one after the other, (rows, H, D) (FlashAttention's
+    (B, S, H, D) with rows = B S, or its varlen layout with cu_seqlens): the maps bind views
+    (H, rows, D); o_out is O itself (rows, Hq D), written by masked stores; lse float32 (Hq,
+    rows). Sequence b's rows start at cu_q[b] (cu_k[b]) and there are cu_q[b + 1] - cu_q[b], or,
+    with cu_q None, at b seq_q and seq_q of them.
+    Causal: key j is seen by query i when j <= i + (n_k - n_q) (FlashAttention's bottom-right
+    alignment); a row that sees no key gets O = 0 and lse = -inf."""
     D, BN, STAGES, W = cfg.D, cfg.BN, cfg.STAGES, cfg.W
     BM, DH = cfg.BM, D // ROW
     wg = tylo.warpgroup_id()
     t = tylo.warpgroup_thread_idx()
     bh = tylo.block_idx(1)
-    blocks = (seq + BM - 1) // BM
+    b = bh // heads
+    h = bh - b * heads
+    hk = h // (heads // kv_heads)
+    q_start, n_q = sequence(b, seq_q, cu_q)
+    k_start, n_k = sequence(b, seq_k, cu_k)
+    if not packed:  # one (batch, head) matrix per view index: rows from 0
+        q_start, k_start = 0, 0
+    zq = h if packed else bh
+    zk = hk if packed else b * kv_heads + hk
+    off = n_k - n_q if causal else 0  # the diagonal: key j <= query i + off
+    blocks = (n_q + BM - 1) // BM
     m0 = (blocks - 1 - tylo.block_idx(0)) * BM if causal else tylo.block_idx(0) * BM
     q_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
     k_stages = tylo.shared_tiles(k_layout(D, BN), STAGES, BFloat16, dynamic=True)
@@ -157,44 +193,51 @@ def attention(q_map, k_map, v_map, o_map, lse, seq, cfg: tylo.constexpr, causal:
         q_bar[0].init(1)
     pipe_k.init()  # (fences the inits and runs a bar.sync: q_bar's init is published too)
     pipe_v.init()
-    # key tiles: all that hold a key of the sequence (causal: up to the CTA's last row); the
+    # key tiles: all that hold a key of the sequence (causal: up to the CTA's last row's
+    # diagonal; at least one, so that a row that sees no key is an empty softmax line); the
     # first `full` of them need no mask (every key inside the sequence and below every row)
-    last = tylo.minimum(m0 + BM, seq) if causal else seq
-    tiles = (last + BN - 1) // BN
-    full = tylo.minimum((m0 + 1) // BN, seq // BN) if causal else seq // BN
+    last = tylo.minimum(m0 + BM + off, n_k) if causal else n_k
+    tiles = tylo.maximum((last + BN - 1) // BN, 1)
+    full = (tylo.maximum(tylo.minimum((m0 + off + 1) // BN, n_k // BN), 0) if causal
+            else n_k // BN)
     producer_regs, consumer_regs = cfg.registers
-    if wg == 0:
-        tylo.setmaxnreg(producer_regs, "dec")
-        if t == 0:
-            q_bar[0].arrive_expect_tx(BM * D * 2)
-            for q in tylo.static_range(W):
-                for h in tylo.static_range(DH):
-                    box = tylo.shared_tile(Q_BOX, q_tiles.pointer(q) + h * 64 * ROW)
-                    tylo.tma_load(box, q_map, (m0 + 64 * q, h * ROW, bh), q_bar[0])
-            st = pipe_k.start()
-            for j in range(tiles):
-                load_kv(pipe_k, st, k_stages, k_map, j * BN, bh, BN, DH)
-                load_kv(pipe_v, st, v_stages, v_map, j * BN, bh, BN, DH)
-                st = st.advance()
-    else:
-        tylo.setmaxnreg(consumer_regs, "inc")
-        q = wg - 1
-        row0 = m0 + 64 * q
-        q_tile = q_tiles[q]
-        mask = (full, row0, seq, causal)
-        q_bar[0].wait(0)
-        consume = consume_overlapped if cfg.overlap else consume_serial
-        state, o = consume(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg)
-        out = tylo.softmax_normalize(state, tylo.finish_mma(o, pv_chunks(D, BN)[0][1]))
-        store_lse(lse, tylo.softmax_logsumexp(state), bh, row0, seq, t)
-        tylo.store(q_tile, out.to(BFloat16), t)  # the last Q K^T of this warpgroup was waited
-        tylo.barrier(1 + q, 128)
-        if t == 0:
-            for h in tylo.static_range(DH):
-                box = tylo.shared_tile(Q_BOX, q_tiles.pointer(q) + h * 64 * ROW)
-                tylo.tma_store(o_map, box, (row0, h * ROW, bh))
-            tylo.commit_tma_stores()
-            tylo.wait_tma_stores(0)
+    if (m0 >= 0) & (m0 < n_q):  # a CTA past its sequence (varlen: grid for the longest) idles
+        if wg == 0:
+            tylo.setmaxnreg(producer_regs, "dec")
+            if t == 0:
+                q_bar[0].arrive_expect_tx(BM * D * 2)
+                for q in tylo.static_range(W):
+                    for c in tylo.static_range(DH):
+                        box = tylo.shared_tile(Q_BOX, q_tiles.pointer(q) + c * 64 * ROW)
+                        tylo.tma_load(box, q_map, (q_start + m0 + 64 * q, c * ROW, zq), q_bar[0])
+                st = pipe_k.start()
+                for j in range(tiles):
+                    load_kv(pipe_k, st, k_stages, k_map, k_start + j * BN, zk, BN, DH)
+                    load_kv(pipe_v, st, v_stages, v_map, k_start + j * BN, zk, BN, DH)
+                    st = st.advance()
+        else:
+            tylo.setmaxnreg(consumer_regs, "inc")
+            q = wg - 1
+            row0 = m0 + 64 * q
+            q_tile = q_tiles[q]
+            mask = (full, row0, n_k, causal, off)
+            q_bar[0].wait(0)
+            consume = consume_overlapped if cfg.overlap else consume_serial
+            state, o = consume(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg)
+            out = tylo.softmax_normalize(state, tylo.finish_mma(o)).to(BFloat16)
+            if packed:  # rows past the sequence belong to the next one: masked stores
+                store_rows(o_out, lse, out, tylo.softmax_logsumexp(state), heads, seq_q, cu_q,
+                           row0, D, t)
+            else:
+                store_lse(lse, tylo.softmax_logsumexp(state), bh, 0, row0, n_q, t)
+                tylo.store(q_tile, out, t)  # the last Q K^T of this warpgroup was waited
+                tylo.barrier(1 + q, 128)
+                if t == 0:
+                    for c in tylo.static_range(DH):
+                        box = tylo.shared_tile(Q_BOX, q_tiles.pointer(q) + c * 64 * ROW)
+                        tylo.tma_store(o_out, box, (row0, c * ROW, zq))
+                    tylo.commit_tma_stores()
+                    tylo.wait_tma_stores(0)
 
 
 def qk_plan(BN: int) -> WGMMA64:
@@ -287,14 +330,14 @@ def softmax_step(state, s, j, mask, cfg, apply_mask):
     and when None where j >= the first tile that needs it (a runtime branch: ptxas then waits
     for every WGMMA in flight before the branch, so the overlapped loops use the static
     forms). cfg.ftz: the exponentials' form (`tylo.softmax_update`)."""
-    full, row0, seq, causal = mask
+    full, row0, n_k, causal, off = mask
     BN = cfg.BN
     s = tylo.finish_mma(s, qk_plan(BN))
     if apply_mask is None:
         if j >= full:
-            s = masked(s, j * BN, row0, seq, causal)
+            s = masked(s, j * BN, row0, n_k, causal, off)
     elif apply_mask:
-        s = masked(s, j * BN, row0, seq, causal)
+        s = masked(s, j * BN, row0, n_k, causal, off)
     return tylo.softmax_update(state, s, ftz=cfg.ftz)
 
 
@@ -442,67 +485,163 @@ def load_kv(pipe, st, stages, tensor_map, key0, bh, BN, DH):
 
 
 @tylo.func
-def masked(s, key0, row0, seq, causal):
+def sequence(b, seq, cu):
+    """(first row, rows) of sequence b in a packed layout: cu[b], cu[b + 1] - cu[b] (varlen), or
+    b seq, seq."""
+    if cu is None:
+        return b * seq, seq
+    return cu[b], cu[b + 1] - cu[b]
+
+
+@tylo.func
+def store_rows(o_out, lse, out, lse_values, heads, seq_q, cu_q, row0, D, t):
+    """A consumer's 64 output rows (bf16 (64, D)) into O (rows, Hq D) and their log-sum-exps
+    into lse (Hq, rows), at its sequence's rows row0 .. (the rows past the sequence, the next
+    sequence's, untouched). The geometry is computed again from the block index rather than
+    kept in registers through the key loop (three consumers at D 64 spilled so)."""
+    bh = tylo.block_idx(1)
+    b = bh // heads
+    h = bh - b * heads
+    start, n_q = sequence(b, seq_q, cu_q)
+    store_lse(lse, lse_values, h, start, row0, n_q, t)
+    row_pitch = heads * D
+    rows = tylo.GlobalTile(o_out.ptr + (start + row0) * row_pitch + h * D,
+                           tylo.Layout((64, D), (row_pitch, 1)), align=16)
+    tylo.store(rows, out, t, bounds=(n_q - row0, None))
+
+
+@tylo.func
+def masked(s, key0, row0, n_k, causal, off):
     """Scores s (64, BN) of keys key0 .. for query rows row0 ..: -inf where the key is past
-    the sequence or (causal) past the query."""
+    the sequence or (causal) past the query's diagonal (key > row + off)."""
     rows, cols = tylo.coordinates(s.ownership, tylo.warpgroup_thread_idx())
     keys = cols + key0
-    keep = keys < seq
+    keep = keys < n_k
     if causal:
-        keep = keep & (keys <= rows + row0)
+        keep = keep & (keys <= rows + (row0 + off))
     return tylo.select(keep, s, -math.inf)
 
 
 @tylo.func
-def store_lse(lse, values, bh, row0, seq, t):
-    """Each row's log-sum-exp (values: (64, 1), replicated over four lanes) into lse[bh, row]
-    from the first lane of each four, for rows inside the sequence."""
+def store_lse(lse, values, z, base, row0, n_q, t):
+    """Each row's log-sum-exp (values: (64, 1), replicated over four lanes) into lse[z, base +
+    row] from the first lane of each four, for rows inside the sequence (row < n_q)."""
     rows, _ = tylo.coordinates(values.ownership, t)
     if t % 4 == 0:
         for v in tylo.static_range(values.slots):
             row = row0 + rows[v]
-            if row < seq:
-                lse[bh, row] = values[v]
+            if row < n_q:
+                lse[z, base + row] = values[v]
 
 
-def config(D: int, causal: bool) -> Config:
-    """The tile choice for head dim D (64, 128, 256); ArgumentError for another D."""
+#: The packed layouts' tiles where they differ: three consumers at D 64 spill there (168
+#: bytes, ptxas 13.0: the sequence geometry adds live registers to a 160-register consumer).
+PACKED_CONFIGS = {(64, False): Config(64, 128, 4), (64, True): Config(64, 128, 4)}
+
+
+def config(D: int, causal: bool, packed: bool = False) -> Config:
+    """The tile choice for head dim D (64, 128, 256) in the (B, H, S, D) layout, or (`packed`)
+    in the packed ones; ArgumentError for another D."""
+    key = (D, bool(causal))
     try:
-        return CONFIGS[(D, bool(causal))]
+        return (PACKED_CONFIGS.get(key) if packed else None) or CONFIGS[key]
     except KeyError:
         raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128, 256") from None
 
 
-def bindings(Q, K, V, O, seq: int, cfg: Config):
-    """The four TMA bindings of (B, H, S, D) arrays (torch CUDA tensors, or numpy for the
-    emulator), bounded at `seq` rows of each (batch, head) matrix. Keep them alive while the
-    kernel may run: they own the descriptors."""
-    B, H, S, D = Q.shape
-    view = [x.reshape(B * H, S, D) for x in (Q, K, V, O)]
-    bounds = (seq, D, B * H)
-    return (tylo.prepare_tma(Q_BOX, view[0], bounds), tylo.prepare_tma(kv_box(cfg.BN), view[1], bounds),
-            tylo.prepare_tma(kv_box(cfg.BN), view[2], bounds), tylo.prepare_tma(Q_BOX, view[3], bounds))
+def _view(x, shape):
+    """`x` (torch or numpy) seen with `shape`, never a copy (ArgumentError when the strides do
+    not allow it)."""
+    if hasattr(x, "data_ptr"):
+        try:
+            return x.view(shape)
+        except RuntimeError:
+            pass
+    else:
+        v = x.view()
+        try:
+            v.shape = shape
+            return v
+        except AttributeError:
+            pass
+    raise tylo.ArgumentError("q/k/v/out", f"an array of shape {tuple(x.shape)} and strides "
+                                          f"{tuple(x.strides if not hasattr(x, 'stride') else x.stride())} "
+                                          f"cannot be seen as {shape} without a copy")
+
+
+def _heads_first(x):
+    """(rows, H, D) seen as (H, rows, D) (a permuted view: strides (D, H D, 1))."""
+    return x.permute(1, 0, 2) if hasattr(x, "permute") else x.transpose(1, 0, 2)
+
+
+def bindings(Q, K, V, O, seq_q: int, seq_k: int, cfg: Config, layout: str = "bhsd"):
+    """The TMA bindings of Q, K, V (and O in the "bhsd" layout; in the packed layouts O is
+    written by the kernel's masked stores and this returns O seen (rows, Hq D)); torch CUDA
+    tensors, or numpy for the emulator. Keep them alive while the kernel may run: they own the
+    descriptors.
+    "bhsd": Q, O (B, Hq, S, D), K, V (B, Hkv, Sk, D): views (B H, S, D) bounded at seq_q / seq_k
+    rows of each (batch, head) matrix. "bshd": (B, S, H, D), and "varlen": (rows, H, D): views
+    (H, rows, D) over all rows (the kernel bounds each sequence itself)."""
+    D = Q.shape[-1]
+    if layout == "bhsd":
+        B, Hq, Sq, _ = Q.shape
+        Hkv, Sk = K.shape[1], K.shape[2]
+        q, o = (_view(x, (B * Hq, Sq, D)) for x in (Q, O))
+        k, v = (_view(x, (B * Hkv, Sk, D)) for x in (K, V))
+        q_bounds, k_bounds = (seq_q, D, B * Hq), (seq_k, D, B * Hkv)
+        return (tylo.prepare_tma(Q_BOX, q, q_bounds), tylo.prepare_tma(kv_box(cfg.BN), k, k_bounds),
+                tylo.prepare_tma(kv_box(cfg.BN), v, k_bounds), tylo.prepare_tma(Q_BOX, o, q_bounds))
+    if layout == "bshd":
+        Q, K, V, O = (_view(x, (x.shape[0] * x.shape[1], x.shape[2], D)) for x in (Q, K, V, O))
+    q, k, v = (_heads_first(x) for x in (Q, K, V))
+    return (tylo.prepare_tma(Q_BOX, q), tylo.prepare_tma(kv_box(cfg.BN), k),
+            tylo.prepare_tma(kv_box(cfg.BN), v), _view(O, (O.shape[0], O.shape[1] * D)))
 
 
 class Attention:
-    """O, lse = attention(Q, K, V) for one set of arrays (B, H, S, D) bf16 / (B, H, S) f32,
-    over the first `seq` rows (default S): the bindings, made once, and the launch.
-    `emulate=True` runs on the CPU emulator (numpy arrays)."""
+    """O, lse = attention(Q, K, V) for one set of arrays: the bindings, made once, and the
+    launch. `emulate=True` runs on the CPU emulator (numpy arrays). Layouts (`bindings`):
+    "bhsd": Q, O (B, Hq, S, D), K, V (B, Hkv, Sk, D) bf16, lse (B, Hq, S) f32, over the first
+    `seq` rows of Q (default S; also of K when Sk == S, else all Sk);
+    "bshd": Q, O (B, S, Hq, D), K, V (B, Sk, Hkv, D), lse (Hq, B S);
+    "varlen": Q, O (rows_q, Hq, D), K, V (rows_k, Hkv, D), lse (Hq, rows_q), with cu_seqlens_q /
+    cu_seqlens_k (int32, B + 1 row offsets) and max_seqlen_q (the grid's extent).
+    Hq must be a multiple of Hkv (grouped-query attention; Hkv = 1: multi-query)."""
 
     def __init__(self, Q, K, V, O, lse, causal: bool, seq: int | None = None,
-                 cfg: Config | None = None, emulate: bool = False):
-        B, H, S, D = Q.shape
-        self.seq = S if seq is None else seq
-        self.cfg = cfg or config(D, causal)
+                 cfg: Config | None = None, emulate: bool = False, layout: str = "bhsd",
+                 cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q: int | None = None):
+        D = Q.shape[-1]
+        self.cfg = cfg or config(D, causal, layout != "bhsd")
         self.causal = bool(causal)
-        self.maps = bindings(Q, K, V, O, self.seq, self.cfg)
-        self.lse = lse.reshape(B * H, S)
-        grid = (-(-self.seq // self.cfg.BM), B * H)
+        if layout == "bhsd":
+            B, Hq, S, _ = Q.shape
+            Hkv, Sk = K.shape[1], K.shape[2]
+            seq_q = S if seq is None else seq
+            seq_k = seq_q if Sk == S else Sk
+            lse = _view(lse, (B * Hq, S))
+        elif layout == "bshd":
+            B, S, Hq, _ = Q.shape
+            Sk, Hkv = K.shape[1], K.shape[2]
+            seq_q, seq_k = S, Sk
+        elif layout == "varlen":
+            B, Hq, Hkv = len(cu_seqlens_q) - 1, Q.shape[1], K.shape[1]
+            seq_q = seq_k = 0
+        else:
+            raise tylo.ArgumentError("layout", f"{layout!r} is not 'bhsd', 'bshd' or 'varlen'")
+        if Hq % Hkv:
+            raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
+        packed = layout != "bhsd"
+        self.maps = bindings(Q, K, V, O, seq_q, seq_k, self.cfg, layout)
+        self.args = (lse, seq_q, seq_k, cu_seqlens_q, cu_seqlens_k, Hq, Hkv, self.cfg,
+                     self.causal, packed)
+        rows = max_seqlen_q if layout == "varlen" else seq_q
+        grid = (-(-rows // self.cfg.BM), B * Hq)
         kernel = attention.emulate if emulate else attention
         self.launch = kernel[grid, 128 * (self.cfg.W + 1)]
 
     def __call__(self):
-        self.launch(*self.maps, self.lse, self.seq, self.cfg, self.causal)
+        self.launch(*self.maps, *self.args)
 
 
 def host_bindings(cfg: Config, S: int = 256):
@@ -512,34 +651,48 @@ def host_bindings(cfg: Config, S: int = 256):
     import numpy as np
 
     Q = np.zeros((1, 1, S, cfg.D), ml_dtypes.bfloat16)
-    return bindings(Q, Q, Q, Q, S, cfg) + (np.zeros((1, S), np.float32),)
+    return bindings(Q, Q, Q, Q, S, S, cfg) + (np.zeros((1, S), np.float32),)
 
 
 def compile_for_sm90a(D: int = 128, causal: bool = False, cfg: Config | None = None):
     """The kernel compiled for sm_90a from host bindings (`host_bindings`)."""
     c = cfg or config(D, causal)
-    return attention.compile(*host_bindings(c), 256, c, causal, block=128 * (c.W + 1),
-                             arch="sm_90a")
+    return attention.compile(*host_bindings(c), 256, 256, None, None, 1, 1, c, causal, False,
+                             block=128 * (c.W + 1), arch="sm_90a")
 
 
-def reference(Q, K, V, causal: bool, seq: int):
-    """O and lse over the first `seq` rows: in float32 on the arrays' device (torch tensors
-    (B, H, S, D)) or in float64 (numpy arrays)."""
-    q, k, v = (x[:, :, :seq] for x in (Q, K, V))
-    if type(Q).__module__.startswith("torch"):
+def reference(Q, K, V, causal: bool, seq: int | None = None):
+    """O and lse of the "bhsd" layout over the first `seq` rows of Q (default all; of K too when
+    K has as many rows as Q, else all of K's): in float32 on the arrays' device (torch tensors
+    (B, Hq, Sq, D), K, V (B, Hkv, Sk, D)) or in float64 (numpy arrays). Grouped-query heads and
+    FlashAttention's bottom-right causal alignment; a row that sees no key: O 0, lse -inf."""
+    torch_arrays = type(Q).__module__.startswith("torch")
+    sq = Q.shape[2] if seq is None else seq
+    sk = sq if K.shape[2] == Q.shape[2] else K.shape[2]
+    group = Q.shape[1] // K.shape[1]
+    q, k, v = Q[:, :, :sq], K[:, :, :sk], V[:, :, :sk]
+    if torch_arrays:
         import torch
 
         q, k, v = (x.float() for x in (q, k, v))
+        k, v = (x.repeat_interleave(group, dim=1) for x in (k, v))
         z = q @ k.transpose(-1, -2) / math.sqrt(Q.shape[-1])
         if causal:
-            z = z.masked_fill(torch.ones(seq, seq, device=z.device, dtype=torch.bool).triu(1),
-                              -math.inf)
-        return torch.softmax(z, dim=-1) @ v, torch.logsumexp(z, dim=-1)
+            hidden = (torch.arange(sk, device=z.device)[None, :]
+                      > torch.arange(sq, device=z.device)[:, None] + (sk - sq))
+            z = z.masked_fill(hidden, -math.inf)
+        return torch.softmax(z, dim=-1).nan_to_num(0.0) @ v, torch.logsumexp(z, dim=-1)
     import numpy as np
 
     q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    k, v = (np.repeat(x, group, axis=1) for x in (k, v))
     z = q @ k.swapaxes(-1, -2) / math.sqrt(Q.shape[-1])
     if causal:
-        z = np.where(np.triu(np.ones((seq, seq), bool), 1), -np.inf, z)
-    lse = np.log(np.exp(z - z.max(-1, keepdims=True)).sum(-1)) + z.max(-1)
-    return np.exp(z - lse[..., None]) @ v, lse
+        z = np.where(np.arange(sk)[None, :] > np.arange(sq)[:, None] + (sk - sq), -np.inf, z)
+    top = z.max(-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    total = np.exp(z - top).sum(-1)
+    with np.errstate(divide="ignore"):
+        lse = np.log(total) + top[..., 0]
+    o = (np.exp(z - top) @ v) / np.where(total > 0, total, 1.0)[..., None]
+    return o, lse

@@ -254,3 +254,17 @@ def test_prepare_tma_takes_l2_promotion_on_a_host_array():
     assert tylo.prepare_tma(A_PLAN, a, l2_promotion=128).encoding.l2_promotion[0] == "L2_128B"
     with pytest.raises(TMAError, match="l2_promotion"):
         tylo.prepare_tma(A_PLAN, a, l2_promotion=100)
+
+
+def test_a_permuted_view_of_heads_is_a_valid_map():
+    """(H, rows, D) seen in a (rows, H, D) array (FlashAttention's (B, S, H, D) with B S rows):
+    the head stride (D elements) is below the row stride (H D); no two elements share an
+    address, so the map is valid (the driver takes strides in any order); a view whose rows
+    overlap is still refused."""
+    H, rows, D = 8, 300, 64
+    x = np.zeros((rows, H, D), ml_dtypes.bfloat16).transpose(1, 0, 2)
+    binding = tylo.prepare_tma(tylo.TMATile(BF16, (64, 64), 1), x)
+    assert binding.encoding.global_dims == (D, rows, H)
+    assert binding.encoding.global_strides == (H * D * 2, D * 2)
+    with pytest.raises(TMAError, match="rule R5"):
+        enc(shape=(4, 256, 64), strides=(64, 128, 1))  # rows of 128 B 64 apart: overlap

@@ -1,0 +1,222 @@
+"""Tylo's Hopper attention in the layouts models hand over, on the GPU: (B, H, S, D) with
+grouped-query heads and Sq != Sk, FlashAttention's (B, S, H, D), and packed variable-length
+sequences (cu_seqlens); checks against torch in float32 on fresh random inputs with poisoned
+outputs, then times each beside torch's SDPA (cuDNN, flash) in the same run, interleaved.
+
+    python bench/attention_layouts.py [--check-only] [--bench-only] [--before OLD_KERNEL.py]
+
+(`--before` loads an older copy of ops/kernels/attention.py by path and times its `Attention`
+beside the current one on the (B, H, S, D) shapes.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import runpy
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load() -> dict:
+    from tylo.ops.kernels import attention
+
+    return vars(attention)
+
+
+#: The (B, H, S, D) shapes of the Hopper attention's benchmark (bench/hopper_attention.py).
+SHAPES = [(4, 16, 4096, 128), (4, 16, 4096, 64), (16, 16, 1024, 128), (1, 16, 16384, 128),
+          (16, 16, 1024, 64), (1, 16, 16384, 64)]
+
+
+def reference(torch, q, k, v, causal):
+    """O, lse of one (Sq, D) x (Sk, D) head in float32 (FlashAttention's bottom-right causal)."""
+    q, k, v = q.float(), k.float(), v.float()
+    z = q @ k.T / math.sqrt(q.shape[-1])
+    if causal:
+        nq, nk = q.shape[0], k.shape[0]
+        bad = torch.arange(nk, device=q.device)[None, :] > torch.arange(nq, device=q.device)[:, None] + (nk - nq)
+        z = z.masked_fill(bad, -math.inf)
+    return torch.softmax(z, -1).nan_to_num(0.0) @ v, torch.logsumexp(z, -1)
+
+
+def judge(torch, name, pairs):
+    errs, lerrs, written = [], [], True
+    for o, lse, ro, rl in pairs:
+        written &= not bool(torch.isnan(o).any() or torch.isnan(lse).any())
+        errs.append(float((o.float() - ro).norm() / ro.norm().clamp_min(1e-30)))
+        fin = torch.isfinite(rl)
+        lerrs.append(float((lse[fin] - rl[fin]).abs().max()) if fin.any() else 0.0)
+    good = written and max(errs) < 1e-2 and max(lerrs) < 2e-3
+    print(f"check {name}: O rel err {max(errs):.2e}, lse err {max(lerrs):.2e}, all written "
+          f"{written}: {'ok' if good else 'FAILED'}")
+    return good
+
+
+def check_bhsd(torch, m, B, Hq, Hkv, Sq, Sk, D, causal):
+    Q = torch.randn(B, Hq, Sq, D, device="cuda", dtype=torch.bfloat16)
+    K, V = (torch.randn(B, Hkv, Sk, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    O = torch.full_like(Q, float("nan"))
+    L = torch.full((B, Hq, Sq), float("nan"), device="cuda")
+    m["Attention"](Q, K, V, O, L, causal)()
+    torch.cuda.synchronize()
+    g = Hq // Hkv
+    return judge(torch, f"bhsd B{B} Hq{Hq} Hkv{Hkv} Sq{Sq} Sk{Sk} D{D}{' causal' * causal}",
+                 [(O[b, h], L[b, h], *reference(torch, Q[b, h], K[b, h // g], V[b, h // g], causal))
+                  for b in range(B) for h in range(Hq)])
+
+
+def check_bshd(torch, m, B, Hq, Hkv, Sq, Sk, D, causal):
+    Q = torch.randn(B, Sq, Hq, D, device="cuda", dtype=torch.bfloat16)
+    K, V = (torch.randn(B, Sk, Hkv, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    O = torch.full_like(Q, float("nan"))
+    L = torch.full((Hq, B * Sq), float("nan"), device="cuda")
+    m["Attention"](Q, K, V, O, L, causal, layout="bshd")()
+    torch.cuda.synchronize()
+    g = Hq // Hkv
+    return judge(torch, f"bshd B{B} Hq{Hq} Hkv{Hkv} Sq{Sq} Sk{Sk} D{D}{' causal' * causal}",
+                 [(O[b, :, h], L[h, b * Sq:(b + 1) * Sq],
+                   *reference(torch, Q[b, :, h], K[b, :, h // g], V[b, :, h // g], causal))
+                  for b in range(B) for h in range(Hq)])
+
+
+def varlen_inputs(torch, lq, lk, Hq, Hkv, D):
+    cq = torch.tensor([0] + lq, device="cuda").cumsum(0).int()
+    ck = torch.tensor([0] + lk, device="cuda").cumsum(0).int()
+    Q = torch.randn(int(cq[-1]), Hq, D, device="cuda", dtype=torch.bfloat16)
+    K, V = (torch.randn(int(ck[-1]), Hkv, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    return Q, K, V, cq, ck
+
+
+def check_varlen(torch, m, lq, lk, Hq, Hkv, D, causal):
+    Q, K, V, cq, ck = varlen_inputs(torch, lq, lk, Hq, Hkv, D)
+    O = torch.full_like(Q, float("nan"))
+    L = torch.full((Hq, Q.shape[0]), float("nan"), device="cuda")
+    m["Attention"](Q, K, V, O, L, causal, layout="varlen", cu_seqlens_q=cq, cu_seqlens_k=ck,
+                   max_seqlen_q=max(lq))()
+    torch.cuda.synchronize()
+    g, cq, ck = Hq // Hkv, cq.tolist(), ck.tolist()
+    return judge(torch, f"varlen {len(lq)} seqs ({min(lq)}..{max(lq)} q, {min(lk)}..{max(lk)} k) "
+                 f"Hq{Hq} Hkv{Hkv} D{D}{' causal' * causal}",
+                 [(O[cq[b]:cq[b + 1], h], L[h, cq[b]:cq[b + 1]],
+                   *reference(torch, Q[cq[b]:cq[b + 1], h], K[ck[b]:ck[b + 1], h // g],
+                              V[ck[b]:ck[b + 1], h // g], causal))
+                  for b in range(len(lq)) for h in range(Hq)])
+
+
+def checks(torch, m) -> bool:
+    import random
+    rnd = random.Random()
+    ok = []
+    for D in (64, 128, 256):
+        for causal in (False, True):
+            ok.append(check_bhsd(torch, m, 2, 8, 2, 777, 777, D, causal))
+            ok.append(check_bshd(torch, m, 2, 8, 2, 777, 777, D, causal))
+    ok.append(check_bhsd(torch, m, 1, 4, 1, 300, 1000, 128, True))
+    ok.append(check_bhsd(torch, m, 1, 4, 4, 1000, 300, 128, True))  # rows with no key
+    ok.append(check_bshd(torch, m, 2, 4, 2, 200, 900, 64, True))
+    for D in (64, 128):
+        for causal in (False, True):
+            lq = [rnd.randint(1, 700) for _ in range(5)]
+            lk = lq if rnd.random() < 0.5 else [x + rnd.randint(0, 300) for x in lq]
+            ok.append(check_varlen(torch, m, lq, lk, 8, 2, D, causal))
+    return all(ok)
+
+
+def bench(torch, m, old) -> None:
+    from tylo.testing import interleaved_ms
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    def peers(Q, K, V, causal, gqa=False):
+        out = {}
+        for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+            def run(backend=backend):
+                with sdpa_kernel(backend):
+                    return sdpa(Q, K, V, is_causal=causal, enable_gqa=gqa)
+            try:
+                run()
+                torch.cuda.synchronize()
+                out[name] = run
+            except RuntimeError as e:
+                print(f"  (SDPA {name} refused: {str(e).splitlines()[0][:100]})")
+        return out
+
+    def report(name, cases, flops):
+        ms = interleaved_ms(torch, cases)
+        tf = {n: flops / t / 1e9 for n, t in ms.items()}
+        print(f"bench {name}: " + " | ".join(f"{n} {v:.1f}" for n, v in tf.items())
+              + " TFLOP/s | " + " ".join(f"tylo/{n} {tf['tylo'] / tf[n]:.3f}" for n in tf if n != "tylo"))
+
+    for B, H, S, D in SHAPES:
+        for causal in (False, True):
+            Q, K, V = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+            O, L = torch.empty_like(Q), torch.empty(B, H, S, device="cuda")
+            cases = {"tylo": m["Attention"](Q, K, V, O, L, causal)}
+            if old is not None:
+                cases["before"] = old["Attention"](Q, K, V, O, L, causal)
+            cases.update(peers(Q, K, V, causal))
+            report(f"bhsd B{B} H{H} S{S} D{D}{' causal' * causal}", cases,
+                   4 * B * H * S * S * D / (2 if causal else 1))
+    B, Hq, Hkv, S, D = 2, 32, 8, 4096, 128
+    for causal in (False, True):
+        Q = torch.randn(B, Hq, S, D, device="cuda", dtype=torch.bfloat16)
+        K, V = (torch.randn(B, Hkv, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+        O, L = torch.empty_like(Q), torch.empty(B, Hq, S, device="cuda")
+        Qs, Ks, Vs = (x.transpose(1, 2).contiguous() for x in (Q, K, V))
+        Os, Ls = torch.empty_like(Qs), torch.empty(Hq, B * S, device="cuda")
+        cases = {"tylo": m["Attention"](Q, K, V, O, L, causal),
+                 "tylo bshd": m["Attention"](Qs, Ks, Vs, Os, Ls, causal, layout="bshd")}
+        cases.update(peers(Q, K, V, causal, gqa=True))
+        report(f"GQA B{B} Hq{Hq} Hkv{Hkv} S{S} D{D}{' causal' * causal}", cases,
+               4 * B * Hq * S * S * D / (2 if causal else 1))
+    import random
+    rnd = random.Random(0)
+    lens, total = [], 0
+    while total < 32768:
+        n = min(rnd.randint(128, 8192), 32768 - total)
+        lens.append(n)
+        total += n
+    H, D = 16, 128
+    for causal in (False, True):
+        Q, K, V, cq, ck = varlen_inputs(torch, lens, lens, H, H, D)
+        O, L = torch.empty_like(Q), torch.empty(H, total, device="cuda")
+        cases = {"tylo": m["Attention"](Q, K, V, O, L, causal, layout="varlen", cu_seqlens_q=cq,
+                                        cu_seqlens_k=cq, max_seqlen_q=max(lens))}
+        try:
+            from torch.nn.attention.varlen import varlen_attn
+
+            def run_varlen(Q=Q, K=K, V=V, cq=cq, causal=causal):
+                return varlen_attn(Q, K, V, cq, cq, max(lens), max(lens),
+                                   window_size=(-1, 0) if causal else (-1, -1))
+            run_varlen()
+            torch.cuda.synchronize()
+            cases["torch varlen"] = run_varlen
+        except Exception as e:  # noqa: BLE001 - a peer this torch lacks is left out
+            print(f"  (torch varlen_attn: {type(e).__name__}: {str(e)[:100]})")
+        Bp, Smax = len(lens), max(lens)
+        Qp, Kp, Vp = (torch.randn(Bp, H, Smax, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        for n, fn in peers(Qp, Kp, Vp, causal).items():
+            cases[f"padded {n}"] = fn
+        flops = sum(4 * H * n * n * D for n in lens) / (2 if causal else 1)
+        report(f"varlen {len(lens)} seqs 128..8192 total {total} H{H} D{D}{' causal' * causal}",
+               cases, flops)
+
+
+def main() -> int:
+    import torch
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--check-only", action="store_true")
+    parser.add_argument("--before", help="an older attention.py to time beside")
+    parser.add_argument("--bench-only", action="store_true")
+    args = parser.parse_args()
+    m = load()
+    good = args.bench_only or checks(torch, m)
+    if good and not args.check_only:
+        bench(torch, m, runpy.run_path(args.before) if args.before else None)
+    return 0 if good else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -39,12 +39,14 @@ def run_packed(lq, lk, Hq, Hkv, D, causal, layout, torch=None):
     O, lse = arrays.poisoned(Q.shape, BFloat16), arrays.poisoned((Hq, int(cq[-1])), Float32)
     if layout == "bshd":
         B = len(lq)
-        view = (lambda x, s: x.reshape(B, s, *x.shape[1:]))
+        def view(x, s):
+            return x.reshape(B, s, *x.shape[1:])
         args = dict(layout="bshd")
         QKVO = (view(Q, lq[0]), view(K, lk[0]), view(V, lk[0]), view(O, lq[0]))
     else:
-        as_int = (lambda c: torch.tensor(c, dtype=torch.int32, device="cuda") if torch
-                  else np.asarray(c, np.int32))
+        def as_int(c):
+            return (torch.tensor(c, dtype=torch.int32, device="cuda") if torch
+                    else np.asarray(c, np.int32))
         args = dict(layout="varlen", cu_seqlens_q=as_int(cq), cu_seqlens_k=as_int(ck),
                     max_seqlen_q=max(lq))
         QKVO = (Q, K, V, O)

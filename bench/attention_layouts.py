@@ -71,12 +71,12 @@ def check_bshd(torch, m, B, Hq, Hkv, Sq, Sk, D, causal):
     Q = torch.randn(B, Sq, Hq, D, device="cuda", dtype=torch.bfloat16)
     K, V = (torch.randn(B, Sk, Hkv, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
     O = torch.full_like(Q, float("nan"))
-    L = torch.full((Hq, B * Sq), float("nan"), device="cuda")
+    L = torch.full((B, Hq, Sq), float("nan"), device="cuda")
     m["Attention"](Q, K, V, O, L, causal, layout="bshd")()
     torch.cuda.synchronize()
     g = Hq // Hkv
     return judge(torch, f"bshd B{B} Hq{Hq} Hkv{Hkv} Sq{Sq} Sk{Sk} D{D}{' causal' * causal}",
-                 [(O[b, :, h], L[h, b * Sq:(b + 1) * Sq],
+                 [(O[b, :, h], L[b, h],
                    *reference(torch, Q[b, :, h], K[b, :, h // g], V[b, :, h // g], causal))
                   for b in range(B) for h in range(Hq)])
 
@@ -165,7 +165,7 @@ def bench(torch, m, old) -> None:
         K, V = (torch.randn(B, Hkv, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
         O, L = torch.empty_like(Q), torch.empty(B, Hq, S, device="cuda")
         Qs, Ks, Vs = (x.transpose(1, 2).contiguous() for x in (Q, K, V))
-        Os, Ls = torch.empty_like(Qs), torch.empty(Hq, B * S, device="cuda")
+        Os, Ls = torch.empty_like(Qs), torch.empty(B, Hq, S, device="cuda")
         cases = {"tylo": m["Attention"](Q, K, V, O, L, causal),
                  "tylo bshd": m["Attention"](Qs, Ks, Vs, Os, Ls, causal, layout="bshd")}
         cases.update(peers(Q, K, V, causal, gqa=True))

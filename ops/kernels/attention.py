@@ -18,7 +18,7 @@ that sees no key gets O = 0, lse = -inf). Three layouts (`Attention`):
   TMA takes strides in any order), the kernel finds its sequence's first row and length (b S
   and S, or cu_seqlens[b] and its difference), masks the keys past the sequence and writes O
   with masked stores (`tylo.store(..., bounds=)`: the rows past the sequence belong to the next
-  one), lse (Hq, rows). A CTA whose query block lies past its sequence (varlen: the grid covers
+  one), lse (B, Hq, S) for "bshd" and (Hq, rows) for "varlen". A CTA whose query block lies past its sequence (varlen: the grid covers
   the longest) does nothing.
 
 One CTA of 128 (W + 1) threads computes W * 64 query rows of one (batch, query head)
@@ -63,7 +63,7 @@ three consumers' registers hold it).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import tylo
 from tylo import BFloat16, ComposedLayout, Layout, TMATile, WGMMA64, element_swizzle
@@ -88,6 +88,11 @@ class Config:
     chain: bool = True      # a GEMM's groups chained on the pending accumulator, one wait each
     pin_wait: bool = True   # a bar.arrive before P V's wait, so ptxas sinks the wait (module text)
     carry_bf16: bool = False  # P rounded to bf16 right after its softmax, not before P V
+    scale: float | None = None  # the softmax's scale; None: 1 / sqrt(D)
+
+    @property
+    def softmax_scale(self) -> float:
+        return 1.0 / math.sqrt(self.D) if self.scale is None else self.scale
 
     @property
     def BM(self) -> int:
@@ -161,8 +166,8 @@ def attention(q_map, k_map, v_map, o_out, lse, seq_q, seq_k, cu_q, cu_k, heads: 
     (B Hq, S_alloc).
     packed True: the rows of every sequence one after the other, (rows, H, D) (FlashAttention's
     (B, S, H, D) with rows = B S, or its varlen layout with cu_seqlens): the maps bind views
-    (H, rows, D); o_out is O itself (rows, Hq D), written by masked stores; lse float32 (Hq,
-    rows). Sequence b's rows start at cu_q[b] (cu_k[b]) and there are cu_q[b + 1] - cu_q[b], or,
+    (H, rows, D); o_out is O itself (rows, Hq D), written by masked stores; lse float32 (B Hq,
+    S) with cu_q None, else (Hq, rows). Sequence b's rows start at cu_q[b] (cu_k[b]) and there are cu_q[b + 1] - cu_q[b], or,
     with cu_q None, at b seq_q and seq_q of them.
     Causal: key j is seen by query i when j <= i + (n_k - n_q) (FlashAttention's bottom-right
     alignment); a row that sees no key gets O = 0 and lse = -inf."""
@@ -341,9 +346,9 @@ def softmax_step(state, s, j, mask, cfg, apply_mask):
     return tylo.softmax_update(state, s, ftz=cfg.ftz)
 
 
-def empty_state(BN: int, D: int):
-    return tylo.SoftmaxState(tylo.zeros(qk_plan(BN).operand_layout("C")), dims=1,
-                             scale=1.0 / math.sqrt(D))
+def empty_state(cfg):
+    return tylo.SoftmaxState(tylo.zeros(qk_plan(cfg.BN).operand_layout("C")), dims=1,
+                             scale=cfg.softmax_scale)
 
 
 @tylo.func
@@ -352,7 +357,7 @@ def consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg)
     O += P V (waited). Returns (softmax state, O accumulator)."""
     D, BN = cfg.D, cfg.BN
     t = tylo.warpgroup_thread_idx()
-    state = empty_state(BN, D)
+    state = empty_state(cfg)
     o = tylo.zero_accumulator(pv_chunks(D, BN)[0][1])
     st = pipe_k.start()
     for j in range(tiles):
@@ -382,7 +387,7 @@ def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, 
     D, BN, W, pingpong = cfg.D, cfg.BN, cfg.W, cfg.pingpong
     t = tylo.warpgroup_thread_idx()
     q = tylo.warpgroup_id() - 1
-    state = empty_state(BN, D)
+    state = empty_state(cfg)
     o = tylo.zero_accumulator(pv_chunks(D, BN)[0][1])
     if pingpong:
         if q == W - 1:
@@ -496,14 +501,17 @@ def sequence(b, seq, cu):
 @tylo.func
 def store_rows(o_out, lse, out, lse_values, heads, seq_q, cu_q, row0, D, t):
     """A consumer's 64 output rows (bf16 (64, D)) into O (rows, Hq D) and their log-sum-exps
-    into lse (Hq, rows), at its sequence's rows row0 .. (the rows past the sequence, the next
+    into lse ((B Hq, S), or (Hq, rows) for varlen), at its sequence's rows row0 .. (the rows past the sequence, the next
     sequence's, untouched). The geometry is computed again from the block index rather than
     kept in registers through the key loop (three consumers at D 64 spilled so)."""
     bh = tylo.block_idx(1)
     b = bh // heads
     h = bh - b * heads
     start, n_q = sequence(b, seq_q, cu_q)
-    store_lse(lse, lse_values, h, start, row0, n_q, t)
+    if cu_q is None:  # (B, S, H, D): lse (B, Hq, S)
+        store_lse(lse, lse_values, bh, 0, row0, n_q, t)
+    else:             # varlen: lse (Hq, rows)
+        store_lse(lse, lse_values, h, start, row0, n_q, t)
     row_pitch = heads * D
     rows = tylo.GlobalTile(o_out.ptr + (start + row0) * row_pitch + h * D,
                            tylo.Layout((64, D), (row_pitch, 1)), align=16)
@@ -603,16 +611,20 @@ class Attention:
     launch. `emulate=True` runs on the CPU emulator (numpy arrays). Layouts (`bindings`):
     "bhsd": Q, O (B, Hq, S, D), K, V (B, Hkv, Sk, D) bf16, lse (B, Hq, S) f32, over the first
     `seq` rows of Q (default S; also of K when Sk == S, else all Sk);
-    "bshd": Q, O (B, S, Hq, D), K, V (B, Sk, Hkv, D), lse (Hq, B S);
+    "bshd": Q, O (B, S, Hq, D), K, V (B, Sk, Hkv, D), lse (B, Hq, S);
     "varlen": Q, O (rows_q, Hq, D), K, V (rows_k, Hkv, D), lse (Hq, rows_q), with cu_seqlens_q /
     cu_seqlens_k (int32, B + 1 row offsets) and max_seqlen_q (the grid's extent).
-    Hq must be a multiple of Hkv (grouped-query attention; Hkv = 1: multi-query)."""
+    Hq must be a multiple of Hkv (grouped-query attention; Hkv = 1: multi-query). `scale`: the
+    softmax's scale (default 1 / sqrt(D); another value compiles another variant)."""
 
     def __init__(self, Q, K, V, O, lse, causal: bool, seq: int | None = None,
                  cfg: Config | None = None, emulate: bool = False, layout: str = "bhsd",
-                 cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q: int | None = None):
+                 cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q: int | None = None,
+                 scale: float | None = None):
         D = Q.shape[-1]
         self.cfg = cfg or config(D, causal, layout != "bhsd")
+        if scale is not None and scale != self.cfg.softmax_scale:
+            self.cfg = replace(self.cfg, scale=float(scale))
         self.causal = bool(causal)
         if layout == "bhsd":
             B, Hq, S, _ = Q.shape
@@ -624,6 +636,7 @@ class Attention:
             B, S, Hq, _ = Q.shape
             Sk, Hkv = K.shape[1], K.shape[2]
             seq_q, seq_k = S, Sk
+            lse = _view(lse, (B * Hq, S))
         elif layout == "varlen":
             B, Hq, Hkv = len(cu_seqlens_q) - 1, Q.shape[1], K.shape[1]
             seq_q = seq_k = 0

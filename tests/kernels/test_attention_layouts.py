@@ -37,7 +37,9 @@ def run_packed(lq, lk, Hq, Hkv, D, causal, layout, torch=None):
     Q = arrays.randn((int(cq[-1]), Hq, D), BFloat16)
     K, V = (arrays.randn((int(ck[-1]), Hkv, D), BFloat16) for _ in range(2))
     O, lse = arrays.poisoned(Q.shape, BFloat16), arrays.poisoned((Hq, int(cq[-1])), Float32)
-    if layout == "bshd":
+    lse_out = lse
+    if layout == "bshd":  # lse (B, Hq, S): seen here as (Hq, B S) to judge it
+        lse_out = arrays.poisoned((len(lq), Hq, lq[0]), Float32)
         B = len(lq)
         def view(x, s):
             return x.reshape(B, s, *x.shape[1:])
@@ -50,8 +52,11 @@ def run_packed(lq, lk, Hq, Hkv, D, causal, layout, torch=None):
         args = dict(layout="varlen", cu_seqlens_q=as_int(cq), cu_seqlens_k=as_int(ck),
                     max_seqlen_q=max(lq))
         QKVO = (Q, K, V, O)
-    ex.Attention(*QKVO, lse, causal, emulate=torch is None, **args)()
+    ex.Attention(*QKVO, lse_out, causal, emulate=torch is None, **args)()
     arrays.synchronize()
+    if layout == "bshd":
+        lse = (lse_out.transpose(1, 0, 2) if not torch else lse_out.transpose(0, 1)).reshape(
+            Hq, int(cq[-1]))
     good = []
     for b in range(len(lq)):
         q, k, v = (_bhsd(x[c[b]:c[b + 1]]) for x, c in ((Q, cq), (K, ck), (V, ck)))

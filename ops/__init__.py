@@ -3,7 +3,8 @@
 * `tylo.ops.kernels`: the kernels, written in Tylo's public language (attention, the GEMMs, the
   decode projection), each with its configuration table and a host-side runner; importing them
   loads no torch (they take torch or numpy arrays, and run on the CPU emulator too).
-* The torch side, loaded (with torch) on first use of one of its names: `custom_op` makes a
+* The torch side, loaded (with torch) on first use of one of its names: `attention` (the
+  attention forward as the custom op ``tylo::attention_forward``: `ops.attention_forward`); `custom_op` makes a
   function that launches Tylo kernels a ``torch.library`` custom op with a fake implementation
   (``torch.compile``, ``opcheck``, CUDA graphs; `register_autograd` for a backward), and
   `wrap(kernel)[grid, block](...)` launches a kernel on its tensors' device: CUDA tensors on
@@ -15,9 +16,10 @@ The package imports `tylo`'s public names only (tests/test_layering.py).
 
 from importlib import import_module
 
-_TORCH_SIDE = {"custom_op": "library", "wrap": "library", "WrappedKernel": "library"}
+_TORCH_SIDE = {"custom_op": "library", "wrap": "library", "WrappedKernel": "library",
+               "attention": "attention_forward"}
 
-__all__ = ["WrappedKernel", "custom_op", "wrap"]
+__all__ = ["WrappedKernel", "attention", "custom_op", "wrap"]
 
 
 def __getattr__(name: str):

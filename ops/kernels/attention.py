@@ -649,9 +649,10 @@ class Attention:
         self.args = (lse, seq_q, seq_k, cu_seqlens_q, cu_seqlens_k, Hq, Hkv, self.cfg,
                      self.causal, packed)
         rows = max_seqlen_q if layout == "varlen" else seq_q
-        grid = (-(-rows // self.cfg.BM), B * Hq)
+        self.grid = (-(-rows // self.cfg.BM), B * Hq)
+        self.block = 128 * (self.cfg.W + 1)
         kernel = attention.emulate if emulate else attention
-        self.launch = kernel[grid, 128 * (self.cfg.W + 1)]
+        self.launch = kernel[self.grid, self.block]
 
     def __call__(self):
         self.launch(*self.maps, *self.args)

@@ -1,0 +1,195 @@
+"""``tylo.ops.attention``: the Hopper attention forward (`tylo.ops.kernels.attention`) as the
+PyTorch custom op ``tylo::attention_forward``, in the layouts models hand over, with no copy.
+
+    out = tylo.ops.attention(q, k, v, causal=True)                    # (B, S, H, D), FA's
+    out = tylo.ops.attention(q, k, v, layout="bhsd")                  # (B, H, S, D), SDPA's
+    out, lse = tylo.ops.attention(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=n,
+                                  return_lse=True)                    # packed (rows, H, D)
+
+q: bfloat16 (B, Sq, Hq, D) ("bshd", the default), (B, Hq, Sq, D) ("bhsd") or, with cu_seqlens,
+(rows_q, Hq, D); k, v: the same with Hkv heads and Sk keys (Hq a multiple of Hkv: grouped- and
+multi-query attention read each K/V head in place). D is 64, 128 or 256. `scale` defaults to
+1 / sqrt(D). `causal` follows FlashAttention: with Sq != Sk the diagonal is aligned to the
+bottom right (query i sees key j <= i + Sk - Sq); a query that sees no key gets 0 (lse -inf).
+Returns out in q's layout (bfloat16) and, with `return_lse`, the float32 log-sum-exp (natural
+log): (B, Hq, Sq), or (Hq, rows_q) for packed sequences (FlashAttention's shapes).
+
+Strides: the inputs are read where they lie when their rows are D-contiguous in either memory
+order, (B, S, H, D) or (B, H, S, D), whichever the logical layout: a (B, H, S, D) tensor that is
+a transposed (B, S, H, D) projection (what transformers hands over) is read as (B, S, H, D).
+Other strides are refused (an ArgumentError naming the tensor), never copied silently.
+
+CUDA tensors run on the GPU (on torch's current stream); CPU tensors on the CPU emulator (small
+sizes: tests). `torch.compile(fullgraph=True)` traces the op (a fake implementation gives the
+outputs' shapes and strides); there is no backward yet: ``backward()`` through the op raises
+`UnsupportedError`. Not supported (refused): sliding windows (`window`), logit soft-capping
+(`softcap`), dropout, max_seqlen_k (unused: the kernel reads each sequence's length).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from tylo import ArgumentError, UnsupportedError
+
+from .kernels import attention as kernel
+from .library import custom_op, wrap
+
+#: The head dims the kernel serves.
+HEAD_DIMS = (64, 128, 256)
+
+
+def _rows_view(x: torch.Tensor, order: str):
+    """`x` (logical (B, S, H, D) when order is "bshd", (B, H, S, D) when "bhsd") seen as the
+    kernel's 3-D view of that memory order, or None when its strides do not allow it."""
+    B, S, H, D = x.shape if order == "bshd" else (x.shape[0], x.shape[2], x.shape[1], x.shape[3])
+    mem = x if order == "bshd" else x.transpose(1, 2)  # (B, S, H, D) logical, any strides
+    if order == "bshd":
+        try:
+            return mem.view(B * S, H, D)
+        except RuntimeError:
+            return None
+    try:
+        return mem.transpose(1, 2).view(B * H, S, D)
+    except RuntimeError:
+        return None
+
+
+def _memory_order(q, k, v, layout: str) -> str:
+    """The kernel path, "bshd" or "bhsd", that reads q, k, v where they lie (the requested
+    layout's own order first); ArgumentError naming the tensor that fits neither."""
+    other = "bhsd" if layout == "bshd" else "bshd"
+    for order in (layout, other):
+        logical = [x if layout == order else x.transpose(1, 2) for x in (q, k, v)]
+        if all(_rows_view(x, order) is not None for x in logical):
+            return order
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if all(_rows_view(x if layout == o else x.transpose(1, 2), o) is None
+               for o in (layout, other)):
+            raise ArgumentError(name, f"has strides {tuple(x.stride())}: the kernel reads rows "
+                                      "of D contiguous elements laid out (B, S, H, D) or (B, H, "
+                                      "S, D) in memory; pass x.contiguous()")
+    raise ArgumentError("k", "q, k and v are laid out in different memory orders ((B, S, H, D) "
+                             "and (B, H, S, D)); pass them in one")
+
+
+def _check(q, k, v, cu_q, cu_k, max_q: int, layout: str) -> None:
+    varlen = cu_q is not None
+    rank = 3 if varlen else 4
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if x.dim() != rank:
+            raise ArgumentError(name, f"has {x.dim()} dimensions; {layout} attention takes "
+                                      + ("(rows, H, D)" if varlen else
+                                         "(B, S, H, D)" if layout == "bshd" else "(B, H, S, D)"))
+        if x.dtype != torch.bfloat16:
+            raise ArgumentError(name, f"is {x.dtype}; the kernel takes torch.bfloat16")
+        if x.device != q.device:
+            raise ArgumentError(name, f"is on {x.device}, q on {q.device}")
+        if x.device.type not in ("cuda", "cpu"):
+            raise ArgumentError(name, f"is on {x.device}; attention runs on CUDA tensors (CPU "
+                                      "tensors on the emulator)")
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if x.stride(-1) != 1:
+            raise ArgumentError(name, f"has strides {tuple(x.stride())}: the kernel reads rows of "
+                                      "D contiguous elements; pass x.contiguous()")
+    D = q.shape[-1]
+    if D not in HEAD_DIMS or k.shape[-1] != D or v.shape[-1] != D:
+        raise ArgumentError("q", f"head dim {D} (k {k.shape[-1]}, v {v.shape[-1]}): the kernel "
+                                 f"serves {', '.join(map(str, HEAD_DIMS))}, the same for q, k, v")
+    if k.shape != v.shape:
+        raise ArgumentError("v", f"has shape {tuple(v.shape)}, k {tuple(k.shape)}: they must match")
+    head_axis = 1 if varlen or layout == "bhsd" else 2
+    hq, hkv = q.shape[head_axis], k.shape[head_axis]
+    if hq % hkv:
+        raise ArgumentError("k", f"{hkv} key/value heads do not divide {hq} query heads")
+    if varlen:
+        for name, cu in (("cu_seqlens_q", cu_q), ("cu_seqlens_k", cu_k)):
+            if cu is None or cu.dtype != torch.int32 or cu.dim() != 1 or cu.device != q.device:
+                raise ArgumentError(name, "must be a 1-D torch.int32 tensor of B + 1 row offsets "
+                                          f"on {q.device} (both cu_seqlens or neither)")
+        if cu_q.shape != cu_k.shape:
+            raise ArgumentError("cu_seqlens_k", f"has {cu_k.shape[0]} offsets, cu_seqlens_q "
+                                                f"{cu_q.shape[0]}: one per sequence + 1 each")
+        if max_q <= 0:
+            raise ArgumentError("max_seqlen_q", "packed sequences need max_seqlen_q (the longest "
+                                                "query sequence: the grid's extent)")
+    elif cu_k is not None:
+        raise ArgumentError("cu_seqlens_k", "given without cu_seqlens_q")
+    elif q.shape[0] != k.shape[0]:
+        raise ArgumentError("k", f"batch {k.shape[0]}, q's {q.shape[0]}")
+
+
+def _outputs(q, k, v, cu_q, layout: str):
+    """(out in q's layout, lse, the kernel path, O as the kernel writes it): allocated the same
+    way by the op and its fake implementation."""
+    if cu_q is not None:
+        return (torch.empty_like(q, memory_format=torch.contiguous_format),
+                q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float32), "varlen", None)
+    order = _memory_order(q, k, v, layout)
+    B, S, H, D = q.shape if layout == "bshd" else (q.shape[0], q.shape[2], q.shape[1], q.shape[3])
+    O = q.new_empty((B, S, H, D) if order == "bshd" else (B, H, S, D))
+    out = O if order == layout else O.transpose(1, 2)
+    return out, q.new_empty((B, H, S), dtype=torch.float32), order, O
+
+
+def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layout):
+    _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, layout)
+    out, lse, _, _ = _outputs(q, k, v, cu_seqlens_q, layout)
+    return out, lse
+
+
+@custom_op("tylo::attention_forward", fake=_fake)
+def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+             cu_seqlens_q: torch.Tensor | None, cu_seqlens_k: torch.Tensor | None,
+             max_seqlen_q: int, causal: bool, scale: float,
+             layout: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The op behind `attention` (module docstring); `layout` "bshd" or "bhsd" (the logical
+    layout of q, k, v and out) unless cu_seqlens_q is given (packed rows)."""
+    _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, layout)
+    out, lse, order, O = _outputs(q, k, v, cu_seqlens_q, layout)
+    if order == "varlen":
+        inputs, O = (q, k, v), out
+        options = dict(layout="varlen", cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+                       max_seqlen_q=max_seqlen_q)
+    else:
+        inputs = tuple(x if layout == order else x.transpose(1, 2) for x in (q, k, v))
+        options = dict(layout=order)
+    run = kernel.Attention(*inputs, O, lse, causal, scale=scale, **options)
+    wrap(kernel.attention)[run.grid, run.block](*run.maps, *run.args)
+    return out, lse
+
+
+def _no_backward(ctx, grad_out, grad_lse):
+    raise UnsupportedError("tylo.ops.attention has no backward yet (the attention backward "
+                           "kernel is not written): a loss through it cannot be differentiated. "
+                           "Use torch's scaled_dot_product_attention where gradients are needed")
+
+
+_forward.register_autograd(_no_backward, setup_context=lambda ctx, inputs, output: None)
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False,
+              scale: float | None = None, window=None, softcap: float | None = None,
+              cu_seqlens_q: torch.Tensor | None = None, cu_seqlens_k: torch.Tensor | None = None,
+              max_seqlen_q: int | None = None, max_seqlen_k: int | None = None,
+              return_lse: bool = False, layout: str = "bshd", dropout_p: float = 0.0):
+    """softmax(scale q k^T) v (module docstring): out, or (out, lse) with `return_lse`.
+    Raises ArgumentError naming the argument (dtype, shape, strides, heads, cu_seqlens),
+    UnsupportedError for what the kernel does not do (window, softcap, dropout)."""
+    if layout not in ("bshd", "bhsd"):
+        raise ArgumentError("layout", f"{layout!r}: 'bshd' ((B, S, H, D), FlashAttention's) or "
+                                      "'bhsd' ((B, H, S, D), SDPA's)")
+    if window is not None and tuple(window) != (-1, -1):
+        raise UnsupportedError("tylo.ops.attention: sliding windows (window=) are not supported")
+    if softcap:
+        raise UnsupportedError("tylo.ops.attention: logit soft-capping (softcap=) is not "
+                               "supported")
+    if dropout_p:
+        raise UnsupportedError("tylo.ops.attention: dropout is not supported")
+    D = q.shape[-1]
+    scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
+    out, lse = _forward(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q or 0),
+                        bool(causal), scale, layout)
+    return (out, lse) if return_lse else out

@@ -16,7 +16,8 @@ log): (B, Hq, Sq), or (Hq, rows_q) for packed sequences (FlashAttention's shapes
 
 Strides: the inputs are read where they lie when their rows are D-contiguous in either memory
 order, (B, S, H, D) or (B, H, S, D), whichever the logical layout: a (B, H, S, D) tensor that is
-a transposed (B, S, H, D) projection (what transformers hands over) is read as (B, S, H, D).
+a transposed (B, S, H, D) projection (what transformers hands over) is read as (B, S, H, D); Q
+may lie in one order and K, V in the other (a rotated Q beside a projected V, a KV cache).
 Other strides are refused (an ArgumentError naming the tensor), never copied silently.
 
 CUDA tensors run on the GPU (on torch's current stream); CPU tensors on the CPU emulator (small
@@ -57,22 +58,26 @@ def _rows_view(x: torch.Tensor, order: str):
         return None
 
 
-def _memory_order(q, k, v, layout: str) -> str:
-    """The kernel path, "bshd" or "bhsd", that reads q, k, v where they lie (the requested
-    layout's own order first); ArgumentError naming the tensor that fits neither."""
-    other = "bhsd" if layout == "bshd" else "bshd"
-    for order in (layout, other):
-        logical = [x if layout == order else x.transpose(1, 2) for x in (q, k, v)]
-        if all(_rows_view(x, order) is not None for x in logical):
+def _memory_order(x, layout: str, name: str) -> str:
+    """The kernel path, "bshd" or "bhsd", that reads `x` where it lies (the requested layout's
+    own order first); ArgumentError naming the tensor when it fits neither."""
+    for order in (layout, "bhsd" if layout == "bshd" else "bshd"):
+        if _rows_view(x if layout == order else x.transpose(1, 2), order) is not None:
             return order
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        if all(_rows_view(x if layout == o else x.transpose(1, 2), o) is None
-               for o in (layout, other)):
-            raise ArgumentError(name, f"has strides {tuple(x.stride())}: the kernel reads rows "
-                                      "of D contiguous elements laid out (B, S, H, D) or (B, H, "
-                                      "S, D) in memory; pass x.contiguous()")
-    raise ArgumentError("k", "q, k and v are laid out in different memory orders ((B, S, H, D) "
-                             "and (B, H, S, D)); pass them in one")
+    raise ArgumentError(name, f"has strides {tuple(x.stride())}: the kernel reads rows of D "
+                              "contiguous elements laid out (B, S, H, D) or (B, H, S, D) in "
+                              "memory; pass x.contiguous()")
+
+
+def _memory_orders(q, k, v, layout: str) -> tuple[str, str]:
+    """(Q's path, K's and V's path): each read where it lies (a rotated Q may lie (B, H, S, D)
+    beside a V that lies (B, S, H, D)); K and V in one."""
+    kv = _memory_order(k, layout, "k")
+    if _memory_order(v, layout, "v") != kv:
+        if _rows_view(v if layout == kv else v.transpose(1, 2), kv) is None:
+            raise ArgumentError("v", "lies in another memory order than k ((B, S, H, D) and "
+                                     "(B, H, S, D)); pass them in one")
+    return _memory_order(q, layout, "q"), kv
 
 
 def _check(q, k, v, cu_q, cu_k, max_q: int, layout: str) -> None:
@@ -122,16 +127,16 @@ def _check(q, k, v, cu_q, cu_k, max_q: int, layout: str) -> None:
 
 
 def _outputs(q, k, v, cu_q, layout: str):
-    """(out in q's layout, lse, the kernel path, O as the kernel writes it): allocated the same
-    way by the op and its fake implementation."""
+    """(out in q's layout, lse, the kernel paths (Q's, K's and V's), O as the kernel writes
+    it): allocated the same way by the op and its fake implementation."""
     if cu_q is not None:
         return (torch.empty_like(q, memory_format=torch.contiguous_format),
                 q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float32), "varlen", None)
-    order = _memory_order(q, k, v, layout)
+    order, kv_order = _memory_orders(q, k, v, layout)
     B, S, H, D = q.shape if layout == "bshd" else (q.shape[0], q.shape[2], q.shape[1], q.shape[3])
     O = q.new_empty((B, S, H, D) if order == "bshd" else (B, H, S, D))
     out = O if order == layout else O.transpose(1, 2)
-    return out, q.new_empty((B, H, S), dtype=torch.float32), order, O
+    return out, q.new_empty((B, H, S), dtype=torch.float32), (order, kv_order), O
 
 
 def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layout):
@@ -154,8 +159,9 @@ def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         options = dict(layout="varlen", cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
                        max_seqlen_q=max_seqlen_q)
     else:
-        inputs = tuple(x if layout == order else x.transpose(1, 2) for x in (q, k, v))
-        options = dict(layout=order)
+        inputs = (q if layout == order[0] else q.transpose(1, 2),
+                  *(x if layout == order[1] else x.transpose(1, 2) for x in (k, v)))
+        options = dict(layout=order[0], kv_layout=order[1])
     run = kernel.Attention(*inputs, O, lse, causal, scale=scale, **options)
     wrap(kernel.attention)[run.grid, run.block](*run.maps, *run.args)
     return out, lse

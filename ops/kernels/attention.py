@@ -157,7 +157,7 @@ def pv_chunks(D: int, BN: int) -> list[tuple[int, WGMMA64]]:
 @tylo.kernel
 def attention(q_map, k_map, v_map, o_out, lse, seq_q, seq_k, cu_q, cu_k, heads: tylo.constexpr,
               kv_heads: tylo.constexpr, cfg: tylo.constexpr, causal: tylo.constexpr,
-              packed: tylo.constexpr):
+              packed: tylo.constexpr, kv_packed: tylo.constexpr):
     """One CTA: query rows [BM m, BM m + BM) of (batch, query head) block_idx(1) = b Hq + h
     (module docstring). The K/V head is h // (Hq / Hkv) (grouped-query attention: no copy of
     K, V). Two geometries:
@@ -169,6 +169,8 @@ def attention(q_map, k_map, v_map, o_out, lse, seq_q, seq_k, cu_q, cu_k, heads: 
     (H, rows, D); o_out is O itself (rows, Hq D), written by masked stores; lse float32 (B Hq,
     S) with cu_q None, else (Hq, rows). Sequence b's rows start at cu_q[b] (cu_k[b]) and there are cu_q[b + 1] - cu_q[b], or,
     with cu_q None, at b seq_q and seq_q of them.
+    `packed` is Q's and O's geometry, `kv_packed` K's and V's (they may differ: a model's
+    rotated Q in (B, H, S, D) memory beside V in (B, S, H, D)).
     Causal: key j is seen by query i when j <= i + (n_k - n_q) (FlashAttention's bottom-right
     alignment); a row that sees no key gets O = 0 and lse = -inf."""
     D, BN, STAGES, W = cfg.D, cfg.BN, cfg.STAGES, cfg.W
@@ -182,9 +184,11 @@ def attention(q_map, k_map, v_map, o_out, lse, seq_q, seq_k, cu_q, cu_k, heads: 
     q_start, n_q = sequence(b, seq_q, cu_q)
     k_start, n_k = sequence(b, seq_k, cu_k)
     if not packed:  # one (batch, head) matrix per view index: rows from 0
-        q_start, k_start = 0, 0
+        q_start = 0
+    if not kv_packed:
+        k_start = 0
     zq = h if packed else bh
-    zk = hk if packed else b * kv_heads + hk
+    zk = hk if kv_packed else b * kv_heads + hk
     off = n_k - n_q if causal else 0  # the diagonal: key j <= query i + off
     blocks = (n_q + BM - 1) // BM
     m0 = (blocks - 1 - tylo.block_idx(0)) * BM if causal else tylo.block_idx(0) * BM
@@ -582,28 +586,34 @@ def _heads_first(x):
     return x.permute(1, 0, 2) if hasattr(x, "permute") else x.transpose(1, 0, 2)
 
 
-def bindings(Q, K, V, O, seq_q: int, seq_k: int, cfg: Config, layout: str = "bhsd"):
+def bindings(Q, K, V, O, seq_q: int, seq_k: int, cfg: Config, layout: str = "bhsd",
+             kv_layout: str | None = None):
     """The TMA bindings of Q, K, V (and O in the "bhsd" layout; in the packed layouts O is
     written by the kernel's masked stores and this returns O seen (rows, Hq D)); torch CUDA
     tensors, or numpy for the emulator. Keep them alive while the kernel may run: they own the
     descriptors.
     "bhsd": Q, O (B, Hq, S, D), K, V (B, Hkv, Sk, D): views (B H, S, D) bounded at seq_q / seq_k
     rows of each (batch, head) matrix. "bshd": (B, S, H, D), and "varlen": (rows, H, D): views
-    (H, rows, D) over all rows (the kernel bounds each sequence itself)."""
+    (H, rows, D) over all rows (the kernel bounds each sequence itself). `kv_layout` (default
+    `layout`): K's and V's, "bhsd" or "bshd", when it differs from Q's."""
     D = Q.shape[-1]
+    kv_layout = kv_layout or layout
+
+    def rows(plan, X, order, seq):
+        if order == "bhsd":
+            B, H, S, _ = X.shape
+            return tylo.prepare_tma(plan, _view(X, (B * H, S, D)), (seq, D, B * H))
+        if order == "bshd":
+            X = _view(X, (X.shape[0] * X.shape[1], X.shape[2], D))
+        return tylo.prepare_tma(plan, _heads_first(X))
+
+    maps = (rows(Q_BOX, Q, layout, seq_q), rows(kv_box(cfg.BN), K, kv_layout, seq_k),
+            rows(kv_box(cfg.BN), V, kv_layout, seq_k))
     if layout == "bhsd":
-        B, Hq, Sq, _ = Q.shape
-        Hkv, Sk = K.shape[1], K.shape[2]
-        q, o = (_view(x, (B * Hq, Sq, D)) for x in (Q, O))
-        k, v = (_view(x, (B * Hkv, Sk, D)) for x in (K, V))
-        q_bounds, k_bounds = (seq_q, D, B * Hq), (seq_k, D, B * Hkv)
-        return (tylo.prepare_tma(Q_BOX, q, q_bounds), tylo.prepare_tma(kv_box(cfg.BN), k, k_bounds),
-                tylo.prepare_tma(kv_box(cfg.BN), v, k_bounds), tylo.prepare_tma(Q_BOX, o, q_bounds))
+        return maps + (rows(Q_BOX, O, layout, seq_q),)
     if layout == "bshd":
-        Q, K, V, O = (_view(x, (x.shape[0] * x.shape[1], x.shape[2], D)) for x in (Q, K, V, O))
-    q, k, v = (_heads_first(x) for x in (Q, K, V))
-    return (tylo.prepare_tma(Q_BOX, q), tylo.prepare_tma(kv_box(cfg.BN), k),
-            tylo.prepare_tma(kv_box(cfg.BN), v), _view(O, (O.shape[0], O.shape[1] * D)))
+        O = _view(O, (O.shape[0] * O.shape[1], O.shape[2], D))
+    return maps + (_view(O, (O.shape[0], O.shape[1] * D)),)
 
 
 class Attention:
@@ -613,29 +623,30 @@ class Attention:
     `seq` rows of Q (default S; also of K when Sk == S, else all Sk);
     "bshd": Q, O (B, S, Hq, D), K, V (B, Sk, Hkv, D), lse (B, Hq, S);
     "varlen": Q, O (rows_q, Hq, D), K, V (rows_k, Hkv, D), lse (Hq, rows_q), with cu_seqlens_q /
-    cu_seqlens_k (int32, B + 1 row offsets) and max_seqlen_q (the grid's extent).
+    cu_seqlens_k (int32, B + 1 row offsets) and max_seqlen_q (the grid's extent);
+    `kv_layout` ("bhsd" or "bshd", default `layout`): K's and V's, when they lie otherwise than Q.
     Hq must be a multiple of Hkv (grouped-query attention; Hkv = 1: multi-query). `scale`: the
     softmax's scale (default 1 / sqrt(D); another value compiles another variant)."""
 
     def __init__(self, Q, K, V, O, lse, causal: bool, seq: int | None = None,
                  cfg: Config | None = None, emulate: bool = False, layout: str = "bhsd",
                  cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q: int | None = None,
-                 scale: float | None = None):
+                 scale: float | None = None, kv_layout: str | None = None):
         D = Q.shape[-1]
-        self.cfg = cfg or config(D, causal, layout != "bhsd")
+        kv_layout = kv_layout or layout
+        if kv_layout != layout and "varlen" in (layout, kv_layout):
+            raise tylo.ArgumentError("kv_layout", f"{kv_layout!r} beside {layout!r}: packed "
+                                                  "sequences take packed K and V")
+        self.cfg = cfg or config(D, causal, layout != "bhsd" or kv_layout != "bhsd")
         if scale is not None and scale != self.cfg.softmax_scale:
             self.cfg = replace(self.cfg, scale=float(scale))
         self.causal = bool(causal)
-        if layout == "bhsd":
-            B, Hq, S, _ = Q.shape
-            Hkv, Sk = K.shape[1], K.shape[2]
+        if layout in ("bhsd", "bshd"):
+            B, Hq, S = (Q.shape[0], Q.shape[1], Q.shape[2]) if layout == "bhsd" else \
+                (Q.shape[0], Q.shape[2], Q.shape[1])
+            Hkv, Sk = (K.shape[1], K.shape[2]) if kv_layout == "bhsd" else (K.shape[2], K.shape[1])
             seq_q = S if seq is None else seq
             seq_k = seq_q if Sk == S else Sk
-            lse = _view(lse, (B * Hq, S))
-        elif layout == "bshd":
-            B, S, Hq, _ = Q.shape
-            Sk, Hkv = K.shape[1], K.shape[2]
-            seq_q, seq_k = S, Sk
             lse = _view(lse, (B * Hq, S))
         elif layout == "varlen":
             B, Hq, Hkv = len(cu_seqlens_q) - 1, Q.shape[1], K.shape[1]
@@ -644,10 +655,9 @@ class Attention:
             raise tylo.ArgumentError("layout", f"{layout!r} is not 'bhsd', 'bshd' or 'varlen'")
         if Hq % Hkv:
             raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
-        packed = layout != "bhsd"
-        self.maps = bindings(Q, K, V, O, seq_q, seq_k, self.cfg, layout)
+        self.maps = bindings(Q, K, V, O, seq_q, seq_k, self.cfg, layout, kv_layout)
         self.args = (lse, seq_q, seq_k, cu_seqlens_q, cu_seqlens_k, Hq, Hkv, self.cfg,
-                     self.causal, packed)
+                     self.causal, layout != "bhsd", kv_layout != "bhsd")
         rows = max_seqlen_q if layout == "varlen" else seq_q
         self.grid = (-(-rows // self.cfg.BM), B * Hq)
         self.block = 128 * (self.cfg.W + 1)
@@ -671,7 +681,7 @@ def host_bindings(cfg: Config, S: int = 256):
 def compile_for_sm90a(D: int = 128, causal: bool = False, cfg: Config | None = None):
     """The kernel compiled for sm_90a from host bindings (`host_bindings`)."""
     c = cfg or config(D, causal)
-    return attention.compile(*host_bindings(c), 256, 256, None, None, 1, 1, c, causal, False,
+    return attention.compile(*host_bindings(c), 256, 256, None, None, 1, 1, c, causal, False, False,
                              block=128 * (c.W + 1), arch="sm_90a")
 
 

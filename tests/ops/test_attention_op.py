@@ -56,11 +56,21 @@ def test_a_transposed_projection_is_read_in_place():
     """(B, H, S, D) tensors that are transposed (B, S, H, D) memory (what transformers passes)
     take the (B, S, H, D) path: no copy; out comes back in the (B, H, S, D) layout."""
     q, k, v = (randn(2, 40, 2, 64).transpose(1, 2) for _ in range(3))
-    assert attention_forward._memory_order(q, k, v, "bhsd") == "bshd"
+    assert attention_forward._memory_orders(q, k, v, "bhsd") == ("bshd", "bshd")
     out = tylo.ops.attention(q, k, v, causal=True, layout="bhsd", scale=0.1)
     assert out.shape == q.shape
     ref_out, _ = reference(q * math.sqrt(0.1 * 8), k * math.sqrt(0.1 * 8), v, True)
     assert float((out.float() - ref_out).norm() / ref_out.norm()) < 1e-2
+
+
+def test_q_and_kv_in_different_memory_orders():
+    """A rotated Q contiguous (B, H, S, D) beside K, V that are transposed (B, S, H, D)
+    projections: each read where it lies."""
+    q = randn(2, 4, 70, 64)
+    k, v = (randn(2, 70, 2, 64).transpose(1, 2) for _ in range(2))
+    assert attention_forward._memory_orders(q, k, v, "bhsd") == ("bhsd", "bshd")
+    out, lse = tylo.ops.attention(q, k, v, causal=True, layout="bhsd", return_lse=True)
+    close(out, lse, *reference(q, k, v, True))
 
 
 def test_packed_sequences():

@@ -26,8 +26,8 @@ def reference(q, k, v, causal):
     z = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
     if causal:
         sq, sk = q.shape[2], k.shape[2]
-        z = z.masked_fill(torch.arange(sk)[None, :] > torch.arange(sq)[:, None] + (sk - sq),
-                          -math.inf)
+        keys, rows = torch.arange(sk, device=z.device), torch.arange(sq, device=z.device)
+        z = z.masked_fill(keys[None, :] > rows[:, None] + (sk - sq), -math.inf)
     return torch.softmax(z, -1).nan_to_num(0.0) @ v, torch.logsumexp(z, -1)
 
 

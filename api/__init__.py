@@ -5,7 +5,7 @@ Python values (`tylo.compiler`); the frontend traces kernels into xDSL IR (`tylo
 passes (`tylo.passes`) lower it to a PTX dialect, and `tylo.runtime` assembles and launches it.
 """
 
-from .compiler.dtypes import (
+from .compiler.hardware.dtypes import (
     BFloat16,
     Bool,
     DType,
@@ -23,7 +23,7 @@ from .compiler.dtypes import (
     UInt32,
     UInt64,
 )
-from .compiler.errors import (
+from .compiler.support.errors import (
     ArgumentError,
     AutotuneError,
     CompileError,
@@ -41,7 +41,7 @@ from .compiler.errors import (
     TypeMismatchError,
     UnsupportedError,
 )
-from .compiler.layout import (
+from .compiler.layout.layout import (
     Layout,
     coalesce,
     complement,
@@ -52,20 +52,20 @@ from .compiler.layout import (
     size,
     tile,
 )
-from .compiler import knobs
-from .compiler.copy_atom import COPY_ATOMS, CopyAtom
-from .compiler.version import VERSION
-from .compiler.divide import flat_divide, tiled_divide, zipped_divide
+from .compiler.support import knobs
+from .compiler.atoms.copy_atom import COPY_ATOMS, CopyAtom
+from .compiler.support.version import VERSION
+from .compiler.layout.divide import flat_divide, tiled_divide, zipped_divide
 from .compiler.encodings.tcgen05_instruction import instruction_descriptor
 from .compiler.encodings.tcgen05_smem_descriptor import tcgen05_smem_descriptor
 from .compiler.encodings.wgmma_descriptor import operand_descriptor, wgmma_descriptor
-from .compiler.fp8 import float8_bits, from_float8, to_float8
-from .compiler.inverse import left_inverse, right_inverse
+from .compiler.hardware.fp8 import float8_bits, from_float8, to_float8
+from .compiler.layout.inverse import left_inverse, right_inverse
 from .compiler.encodings.swizzle_modes import SWIZZLE_MODES, element_swizzle
-from .compiler.layout import LayoutLeft, LayoutRight, filter_layout
-from .compiler.mma_atom import MMAAtom, operand_layout
-from .compiler.ownership_fit import fit_ownership, simplify_ownership
-from .compiler.ownership_maps import (
+from .compiler.layout.layout import LayoutLeft, LayoutRight, filter_layout
+from .compiler.atoms.mma_atom import MMAAtom, operand_layout
+from .compiler.ownership.fit import fit_ownership, simplify_ownership
+from .compiler.ownership.maps import (
     WindowPlan,
     broadcast_slots,
     check_relayout,
@@ -73,7 +73,7 @@ from .compiler.ownership_maps import (
     relayout_permutation,
     window_plan,
 )
-from .compiler.ownership_patterns import (
+from .compiler.ownership.patterns import (
     LocalOwnership,
     StripedOwnership,
     check_complete,
@@ -98,7 +98,7 @@ from .compiler.plans.tma_tile import (
 )
 from .compiler.plans.vector import VectorPlan, vector_plan
 from .compiler.plans.wgmma import WGMMA64, validate_wgmma, validate_wgmma_operand
-from .compiler.product import (
+from .compiler.layout.product import (
     blocked_product,
     flat_product,
     logical_product,
@@ -106,8 +106,8 @@ from .compiler.product import (
     tiled_product,
     zipped_product,
 )
-from .compiler.slicing import dice, slice_and_offset, slice_layout, slice_offset
-from .compiler.tmem import (
+from .compiler.layout.slicing import dice, slice_and_offset, slice_layout, slice_offset
+from .compiler.hardware.tmem import (
     TmemTile,
     TmemTransfer,
     partition,
@@ -115,19 +115,19 @@ from .compiler.tmem import (
     tmem_columns_valid,
     tmem_location,
 )
-from .compiler.ownership import Ownership, ownership_table
-from .compiler.signature import Scalar, Tensor, constexpr
-from .compiler.swizzle import ComposedLayout, Swizzle
-from .compiler.tiled_mma import TiledMMA
-from .compiler.window import Window
-from .compiler.window import window as _window_layout
+from .compiler.ownership.ownership import Ownership, ownership_table
+from .compiler.params.signature import Scalar, Tensor, constexpr
+from .compiler.layout.swizzle import ComposedLayout, Swizzle
+from .compiler.atoms.tiled_mma import TiledMMA
+from .compiler.layout.window import Window
+from .compiler.layout.window import window as _window_layout
 
 # Everything above is plain Python (the host-side model). The kernel language and what it
 # needs (the frontend, xDSL, the passes, the runtime, the pictures) is imported on first use of
 # one of its names, so that ``import tylo`` stays fast: `__getattr__` resolves the names the
 # modules of `_EXPORTING` declare in their ``EXPORTS`` (and ``EXPORTS_UNSTARRED``: not in
 # ``from tylo import *``) tuples, read from their source text without importing them.
-_EXPORTING = ("frontend", "runtime", "compiler.plans")
+_EXPORTING = ("frontend.language", "frontend.tracing", "frontend.jit", "runtime", "compiler.plans")
 _FOUND: dict[str, tuple[str, bool]] | None = None  # name -> (module, in ``import *``)
 
 
@@ -190,15 +190,15 @@ def __dir__() -> list[str]:
 def window(x, origin, shape, inbounds: bool = False):
     """A static-shape window at `origin`: of a tile inside a kernel (checked at run time unless
     ``inbounds=True``), of a fragment (static origin: the slots inside it, which must be the
-    same on every thread, `frontend.fragment_ops.fragment_window`), or of a layout
-    (`tylo.compiler.window.window`)."""
-    from .frontend.fragments import Fragment
-    from .frontend.tiles import Tile, window as window_of_tile
+    same on every thread, `frontend.language.fragment_ops.fragment_window`), or of a layout
+    (`tylo.compiler.layout.window.window`)."""
+    from .frontend.language.fragments import Fragment
+    from .frontend.language.tiles import Tile, window as window_of_tile
 
     if isinstance(x, Tile):
         return window_of_tile(x, origin, shape, inbounds)
-    if isinstance(x, Fragment):  # static: a register selection (frontend.fragment_ops)
-        from .frontend.fragment_ops import fragment_window
+    if isinstance(x, Fragment):  # static: a register selection (frontend.language.fragment_ops)
+        from .frontend.language.fragment_ops import fragment_window
 
         return fragment_window(x, origin, shape)
     return _window_layout(x, origin, shape)
@@ -215,7 +215,7 @@ def tcgen05_operand(atom, role=None, tile=None, origin=(0, 0), base_address: int
                     inbounds: bool = False):
     """Operand A (M, K) or B (K, N) of a `Tcgen05MMA`: on the host, of a static shared layout
     (`tylo.compiler.plans.tcgen05_mma.tcgen05_operand`; ``tcgen05_operand(operand, origin)`` is
-    `Tcgen05Operand.at`); in a kernel, of a shared tile (`tylo.frontend.tcgen05.tcgen05_operand`,
+    `Tcgen05Operand.at`); in a kernel, of a shared tile (`tylo.frontend.language.tcgen05.tcgen05_operand`,
     where ``inbounds=True`` leaves out the run-time bounds traps of a runtime origin; on the host
     every origin is static and checked, so `inbounds` is refused there).
 
@@ -223,11 +223,11 @@ def tcgen05_operand(atom, role=None, tile=None, origin=(0, 0), base_address: int
     goes to the kernel's function, anything else stays on the host without importing the
     kernel language."""
     if _is_kernel_value(tile) or _is_kernel_value(atom):
-        from .frontend.tcgen05 import tcgen05_operand as kernel_operand
+        from .frontend.language.tcgen05 import tcgen05_operand as kernel_operand
 
         return kernel_operand(atom, role, tile, origin, base_address, inbounds=inbounds)
     if inbounds:
-        from .compiler.errors import PlanError
+        from .compiler.support.errors import PlanError
 
         raise PlanError("tcgen05_operand: inbounds=True is for a kernel's operand of a shared "
                         "tile (it leaves out the run-time bounds traps of a runtime origin); a "

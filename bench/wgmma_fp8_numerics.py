@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from tylo import Float8E4M3, Float8E5M2
-from tylo.compiler import knobs
+from tylo.compiler.support import knobs
 from tylo.emulator.semantics.wgmma import (
     FRACTION_BITS_8BIT,
     K_STEP_8BIT,

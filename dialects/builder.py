@@ -7,7 +7,7 @@ The scalar proxies (`tylo.dialects.scalars`) emit through the *current* builder 
 `KernelBuilder.active()` makes a builder current for the duration of a ``with``, `emit(op)` inserts
 through it, `current_builder()` returns it.
 
-Two kinds of callers make one current: the frontend's tracer (`tylo.frontend.tracing.Tracer`, a
+Two kinds of callers make one current: the frontend's tracer (`tylo.frontend.tracing.tracing.Tracer`, a
 subclass that appends to the kernel body and its control-flow regions) and passes that emit index
 arithmetic in front of an op (`KernelBuilder.before(op, arch)`, whose block shape is read from the
 enclosing kernel's ``tylo.block`` attribute, `kernel_block_shape`).
@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr
 from xdsl.ir import Operation
 from xdsl.rewriter import InsertPoint
 
-from ..compiler.errors import CompileError
+from ..compiler.support.errors import CompileError
 from .locations import inherit, location_of
 
 __all__ = ["BLOCK_ATTRIBUTE", "CLUSTER_ATTRIBUTE", "KernelBuilder", "current_builder", "current_builder_or_none", "emit",

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects.builtin import UnrealizedConversionCastOp
 from xdsl.ir import Operation, SSAValue
 
-from ..compiler.dtypes import DType
+from ..compiler.hardware.dtypes import DType
 from .builder import emit
 from .ptx.registers import RegisterType
 from .scalars import Scalar

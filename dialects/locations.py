@@ -3,7 +3,7 @@ pass down to the ``ptx`` ops.
 
 A location is xDSL's ``FileLineColLoc`` (``loc("kernel.py":12:5)`` with ``--print-debuginfo``;
 line and column 1-based, as in MLIR), set as ``op.location``. The tracer gives every op it
-inserts the line of the kernel's code that made it (`tylo.frontend.tracing`); passes keep it:
+inserts the line of the kernel's code that made it (`tylo.frontend.tracing.tracing`); passes keep it:
 
 * a `KernelBuilder` made with ``KernelBuilder.before(op)`` gives what it inserts `op`'s location;
 * a pass that rewrites op by op wraps each handler in `located` (or walks with `each_located`):
@@ -30,7 +30,7 @@ from xdsl.ir import Block, Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
-from ..compiler.errors import SourceLocation
+from ..compiler.support.errors import SourceLocation
 
 __all__ = ["file_location", "location_of", "source_location", "inherit", "located", "each_located",
            "handled_op", "reset_handled", "OpFailure", "failed_op", "first_invalid", "fill_unknown",

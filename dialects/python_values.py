@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from ..compiler.errors import user_location
+from ..compiler.support.errors import user_location
 
 __all__ = ["TYLO_MATH", "no_python_number"]
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from xdsl.dialects import math
 
-from ..compiler import dtypes
-from ..compiler.dtypes import DType
-from ..compiler.errors import TypeMismatchError, UnsupportedError
-from ..compiler.ptx_types import arch_number
+from ..compiler.hardware import dtypes
+from ..compiler.hardware.dtypes import DType
+from ..compiler.support.errors import TypeMismatchError, UnsupportedError
+from ..compiler.hardware.ptx_types import arch_number
 from .builder import current_builder, emit
 from .tylo.fragment_ops import Exp2FtzOp
 from .scalars import Scalar, _no_fp8_arithmetic, absolute, as_scalar

@@ -28,12 +28,12 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import SSAValue
 
-from ..compiler import dtypes
-from ..compiler.dtypes import DType
-from ..compiler.dynamic import static_hint as needs_static
-from ..compiler.errors import CompileError, TypeMismatchError, UnsupportedError
-from ..compiler.fp8 import FP8_FORMATS, to_float8
-from ..compiler.ptx_types import PTX_TYPES, arch_number, cvt_pair
+from ..compiler.hardware import dtypes
+from ..compiler.hardware.dtypes import DType
+from ..compiler.layout.dynamic import static_hint as needs_static
+from ..compiler.support.errors import CompileError, TypeMismatchError, UnsupportedError
+from ..compiler.hardware.fp8 import FP8_FORMATS, to_float8
+from ..compiler.hardware.ptx_types import PTX_TYPES, arch_number, cvt_pair
 from .builder import current_builder, emit
 from .python_values import no_python_number
 from .runtime_origin import static_hint
@@ -174,7 +174,7 @@ class Scalar:
         )
 
     def __tylo_static_hint__(self, role: str) -> str:
-        """What this value is and how to make it static (`tylo.compiler.dynamic.static_hint`)."""
+        """What this value is and how to make it static (`tylo.compiler.layout.dynamic.static_hint`)."""
         return static_hint(self.value, self.dtype, role)
 
     def __int__(self):

@@ -14,8 +14,8 @@ planning pass (`tylo-plan-reductions`) and the block reduction record.
 
 from __future__ import annotations
 
-from ..compiler import dtypes
-from ..compiler.errors import GeometryError, TypeMismatchError
+from ..compiler.hardware import dtypes
+from ..compiler.support.errors import GeometryError, TypeMismatchError
 from .builder import emit
 from .scalars import Scalar, as_scalar
 from .tylo.shuffle_ops import SHUFFLE_MODES, ShuffleOp

@@ -15,8 +15,8 @@ IMG = Path(__file__).resolve().parent / "img"
 
 
 def mma_a() -> str:
-    from tylo.compiler.dtypes import BFloat16, Float32
-    from tylo.compiler.mma_atom import MMAAtom
+    from tylo.compiler.hardware.dtypes import BFloat16, Float32
+    from tylo.compiler.atoms.mma_atom import MMAAtom
     from tylo.viz import draw_ownership
 
     atom = MMAAtom((16, 8, 16), BFloat16, Float32)
@@ -26,8 +26,8 @@ def mma_a() -> str:
 
 
 def mma_c() -> str:
-    from tylo.compiler.dtypes import BFloat16, Float32
-    from tylo.compiler.mma_atom import MMAAtom
+    from tylo.compiler.hardware.dtypes import BFloat16, Float32
+    from tylo.compiler.atoms.mma_atom import MMAAtom
     from tylo.viz import draw_ownership
 
     atom = MMAAtom((16, 8, 16), BFloat16, Float32)
@@ -38,8 +38,8 @@ def mma_c() -> str:
 
 def _swizzle_tile(swizzled: bool) -> str:
     from tylo.compiler.encodings.swizzle_modes import element_swizzle
-    from tylo.compiler.layout import Layout
-    from tylo.compiler.swizzle import ComposedLayout
+    from tylo.compiler.layout.layout import Layout
+    from tylo.compiler.layout.swizzle import ComposedLayout
     from tylo.viz import draw_layout
 
     rows = Layout((8, 64), (64, 1))
@@ -59,7 +59,7 @@ def no_swizzle() -> str:
 
 
 def wgmma_c() -> str:
-    from tylo.compiler.dtypes import BFloat16
+    from tylo.compiler.hardware.dtypes import BFloat16
     from tylo.compiler.plans.wgmma import WGMMA64
     from tylo.viz import draw_ownership
 
@@ -71,7 +71,7 @@ def wgmma_c() -> str:
 
 
 def tma_tile() -> str:
-    from tylo.compiler.dtypes import BFloat16
+    from tylo.compiler.hardware.dtypes import BFloat16
     from tylo.compiler.plans.tma_tile import TMATile, shared_layout
     from tylo.viz import draw_layout
 

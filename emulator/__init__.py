@@ -1,7 +1,7 @@
 """A lane-exact CPU emulator of the `ptx` dialect: a compiled kernel run thread by thread.
 
 `scheduler.run_entry` executes one ``ptx.entry`` over a grid on an emulated memory
-(`memory.Memory`); `tylo.frontend.emulate` binds a kernel's host arguments to it
+(`memory.Memory`); `tylo.frontend.jit.emulate` binds a kernel's host arguments to it
 (``kernel.emulate[grid, block]``). The per-instruction semantics live in `semantics/`, one
 module per op family of the dialect (arithmetic, conversion, math, memory, special, control,
 matrix, calls), on xDSL's interpreter framework (``InterpreterFunctions``, ``@impl``,

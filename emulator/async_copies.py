@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..compiler.lazy_modules import np
+from ..compiler.support.lazy_modules import np
 from .report import line as _line
 
 

@@ -23,7 +23,7 @@ is not there. With one CTA per cluster nothing here runs: every translation is t
 
 from __future__ import annotations
 
-from ..compiler.lazy_modules import np
+from ..compiler.support.lazy_modules import np
 
 RANK_SHIFT = 24
 """Bit of a ``.shared::cluster`` address where the target CTA's rank + 1 starts."""

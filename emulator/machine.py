@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..compiler.errors import EmulationError
-from ..compiler.kernel_params import param_layout
-from ..compiler.lazy_modules import np
+from ..compiler.support.errors import EmulationError
+from ..compiler.params.kernel_params import param_layout
+from ..compiler.support.lazy_modules import np
 from ..dialects import ptx
-from ..compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE, VARIABLE_ATTRIBUTE
+from ..compiler.hardware.shared_memory import DYNAMIC_BYTES_ATTRIBUTE, VARIABLE_ATTRIBUTE
 from ..dialects.ptx.sync import ExternSharedDeclOp
 from ..dialects.strings import text_bytes
 from .memory import (

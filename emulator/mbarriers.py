@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..compiler.lazy_modules import np
+from ..compiler.support.lazy_modules import np
 from .ordering import Clocks
 
 MAX_COUNT = (1 << 20) - 1

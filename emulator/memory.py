@@ -11,7 +11,7 @@ space and allocation without a search (PTX ISA 5.1 "State Spaces", 6.4 "Addresse
 * local: offsets in the thread's own depot (``mov.u64 r, depot``); generic ``LOCAL_WINDOW + offset``
   for the thread that computed it.
 * param: a kernel parameter's address (``mov.b64 r, entry_param_i``) is its byte offset in the
-  launch's parameter buffer (`compiler.kernel_params.param_layout`); its generic address
+  launch's parameter buffer (`compiler.params.kernel_params.param_layout`); its generic address
   (``cvta.param.u64``) is ``PARAM_WINDOW + offset``: tensor maps are addressed so
   (`tensor_maps.tensor_map_at` maps the address back), and a generic load there reads the
   parameter bytes (bounds and alignment checked); a store there is refused (read-only).
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..compiler.lazy_modules import np
+from ..compiler.support.lazy_modules import np
 from .races import RaceTracker
 
 GLOBAL_BASE = 0x7F00_0000_0000

@@ -15,7 +15,7 @@ conservative report, named as such in the message).
 
 from __future__ import annotations
 
-from ..compiler.lazy_modules import np
+from ..compiler.support.lazy_modules import np
 
 
 class Clocks:

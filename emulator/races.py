@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..compiler.lazy_modules import np
+from ..compiler.support.lazy_modules import np
 
 _NONE, _MANY = -1, -2
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from ..compiler.errors import SourceLocation
+from ..compiler.support.errors import SourceLocation
 from ..dialects.locations import source_location
 
 

@@ -42,8 +42,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, ReturnedValues, Successor
 from xdsl.traits import IsTerminator as _IsTerminator
 
-from ..compiler.errors import EmulationError
-from ..compiler.lazy_modules import np
+from ..compiler.support.errors import EmulationError
+from ..compiler.support.lazy_modules import np
 from ..dialects import ptx
 from ..dialects.facts import accesses_pending_registers, collective_warps
 from . import semantics
@@ -516,7 +516,7 @@ def run_entry(module: ModuleOp, entry: str, grid, block, params: bytes, memory,
               cluster=None) -> None:
     """Run `entry` of a ptx-dialect `module` over `grid` x `block` (3-tuples), with kernel
     parameters `params` (the value area `runtime.packing` packs: 8-byte slots, tensor maps at
-    64-byte offsets, `compiler.kernel_params.param_layout`) on `memory` (`memory.Memory`,
+    64-byte offsets, `compiler.params.kernel_params.param_layout`) on `memory` (`memory.Memory`,
     which the kernel's stores update); `tensor_maps`: parameter byte offset ->
     `tensor_maps.TensorMapInfo`; `cluster`: CTAs per cluster (x, y, z) or None, whose CTAs run
     together (`emulator.cluster`; each grid extent a multiple of the cluster's). ``EmulationError``

@@ -2,8 +2,8 @@
 
 On the GPU a tensor map is the 128-byte ``CUtensorMap`` the driver encoded; the emulator keeps
 what the driver was told instead. `Machine.tensor_maps` maps the byte offset of a tensor-map
-PARAMETER in the launch's parameter buffer (`compiler.kernel_params.param_layout`: a multiple
-of 64) to its `TensorMapInfo`; `frontend.emulate` fills it from the binding arguments.
+PARAMETER in the launch's parameter buffer (`compiler.params.kernel_params.param_layout`: a multiple
+of 64) to its `TensorMapInfo`; `frontend.jit.emulate` fills it from the binding arguments.
 
 Inside the kernel the parameter's value is its generic address: ``mov.b64 %rd, entry_param_i``
 gives the parameter's offset, ``cvta.param.u64`` adds `memory.PARAM_WINDOW`
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..compiler.dtypes import DType
-from ..compiler.lazy_modules import np
+from ..compiler.hardware.dtypes import DType
+from ..compiler.support.lazy_modules import np
 from .memory import PARAM_WINDOW
 
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..compiler.lazy_modules import np
-from ..compiler.tmem import TMEM_COLUMNS, TMEM_LANES
+from ..compiler.support.lazy_modules import np
+from ..compiler.hardware.tmem import TMEM_COLUMNS, TMEM_LANES
 
 LANE_SHIFT = 16
 

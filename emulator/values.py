@@ -1,14 +1,14 @@
 """Register values of the emulator: one numpy array per register, one element per thread.
 
 Registers hold raw bits by class (PTX ISA 5.2 "Types", register classes in
-`tylo.compiler.ptx_types.REGISTER_CLASSES`): ``pred`` as bool, ``b16`` as uint16, ``b32``/``f32``
+`tylo.compiler.hardware.ptx_types.REGISTER_CLASSES`): ``pred`` as bool, ``b16`` as uint16, ``b32``/``f32``
 as uint32, ``b64``/``f64`` as uint64. `as_float` views them as the floating type a `.type`
 suffix names (bf16 through ml_dtypes) without converting.
 """
 
 from __future__ import annotations
 
-from ..compiler.lazy_modules import np
+from ..compiler.support.lazy_modules import np
 
 REGISTER_DTYPES = {
     "pred": "bool", "b16": "uint16", "b32": "uint32", "f32": "uint32", "b64": "uint64",

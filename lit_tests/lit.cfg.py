@@ -22,7 +22,7 @@ for var in ("PYTHONPATH", "HOME", "TYLO_PTXAS", "TMPDIR", "TYLO_NO_CACHE", "TYLO
 config.substitutions.append(("%python", sys.executable))
 # ptxas is a feature: the tests that assemble (`REQUIRES: ptxas`) are UNSUPPORTED without it,
 # and the rest still run.
-from tylo.compiler.errors import TyloError  # noqa: E402
+from tylo.compiler.support.errors import TyloError  # noqa: E402
 from tylo.runtime.ptxas import find_ptxas  # noqa: E402
 
 try:

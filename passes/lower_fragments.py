@@ -41,8 +41,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from ..compiler import dtypes
-from ..compiler.tiled_mma import TiledMMA
+from ..compiler.hardware import dtypes
+from ..compiler.atoms.tiled_mma import TiledMMA
 from ..dialects.builder import KernelBuilder
 from ..dialects.locations import OpFailure, located
 from ..dialects.scalars import Scalar, as_scalar, select

@@ -24,9 +24,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from ..compiler import dtypes
-from ..compiler.dynamic import is_dynamic
-from ..compiler.int_tuple import transform_leaves
+from ..compiler.hardware import dtypes
+from ..compiler.layout.dynamic import is_dynamic
+from ..compiler.layout.int_tuple import transform_leaves
 from ..dialects.builder import KernelBuilder
 from ..dialects.locations import OpFailure, each_located
 from ..dialects.scalars import Scalar, as_scalar

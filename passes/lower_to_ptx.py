@@ -9,7 +9,7 @@ call. The compile pipeline runs this pass (one stage, ``compiled.asm["tylo-lower
 ``tylo-opt -p tylo-select-ptx`` shows selection alone.
 
 Options: ``arch`` (``.target``, default sm_90a) and ``version`` (``.version``; by default the one
-`tylo.compiler.ptx_types.ptx_version` gives for the arch: 8.4 up to sm_90a).
+`tylo.compiler.hardware.ptx_types.ptx_version` gives for the arch: 8.4 up to sm_90a).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class LowerToPtx(TargetOption, ModulePass):
     name = "tylo-lower-to-ptx"
 
     arch: str = "sm_90a"
-    version: str = ""  # empty: the table's version for `arch` (compiler.ptx_types.ptx_version)
+    version: str = ""  # empty: the table's version for `arch` (compiler.hardware.ptx_types.ptx_version)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         SelectPtx(arch=self.arch, version=self.version).apply(ctx, op)

@@ -20,8 +20,8 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from ..compiler import knobs
-from ..compiler.errors import TyloError
+from ..compiler.support import knobs
+from ..compiler.support.errors import TyloError
 
 #: Errors a user's input or pass list causes: reported in one line, not as a traceback.
 USER_ERRORS = (TyloError, ParseError, PassFailedException, VerifyException, DiagnosticException, ValueError,

@@ -23,8 +23,8 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
-from ..compiler import knobs
-from ..compiler.errors import CompileError, TyloError
+from ..compiler.support import knobs
+from ..compiler.support.errors import CompileError, TyloError
 from ..dialects.locations import (LocatedPattern, failed_op, fill_unknown, first_invalid, reset_handled,
                                   source_location)
 from ..dialects.ptx.target import print_ptx

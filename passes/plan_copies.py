@@ -11,7 +11,7 @@ become ``tylo.matrix_load`` / ``tylo.matrix_store`` when all of these hold (othe
 left alone and lowers to scalar accesses, which are correct for any ownership):
 
 * the target runs the instruction: ldmatrix sm_75+, stmatrix sm_90+
-  (`compiler.copy_atom.MATRIX_COPY_INSTRUCTIONS`; PTX ISA 9.7.14.5.15-16);
+  (`compiler.atoms.copy_atom.MATRIX_COPY_INSTRUCTIONS`; PTX ISA 9.7.14.5.15-16);
 * the root tile's layout is static and exactly one of its two modes has a first stride of 1:
   that mode is `axis`, the axis memory stores contiguously (0 rows, 1 columns; zero-based);
 * `matrix_copy_plan(ownership, dtype, axis)` gives a plan;
@@ -47,11 +47,11 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from ..compiler.copy_atom import ROW_BYTES, CopyAtom
-from ..compiler.offsets import offset_grid
+from ..compiler.atoms.copy_atom import ROW_BYTES, CopyAtom
+from ..compiler.layout.offsets import offset_grid
 from ..compiler.plans.copy_checks import broken_matrix_row, unit_stride_axis
 from ..compiler.plans.matrix_copy import MatrixCopyPlan, matrix_copy_plan
-from ..compiler.ptx_types import arch_number
+from ..compiler.hardware.ptx_types import arch_number
 from ..dialects.builder import kernel_block_shape
 from ..dialects.locations import each_located
 from ..dialects.tylo import TileType, dtype_of

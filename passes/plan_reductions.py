@@ -11,7 +11,7 @@ fragment's ownership gives a thread-uniform recipe, which is emitted in front of
    selects as ``shfl.sync.bfly.b32`` (two for a 64-bit value);
 3. ``tylo.from_slots`` of the group values: a fragment of the plan's replicated result
    ownership (`reduced_ownership`; group g is slot g), which broadcasts back over the source
-   ownership with `compiler.ownership_maps.broadcast_slots`, so ``x - max(x)`` needs no more
+   ownership with `compiler.ownership.maps.broadcast_slots`, so ``x - max(x)`` needs no more
    shuffles.
 
 ``sum`` adds, ``max`` / ``min`` are the NaN-propagating forms (``max.NaN.f32``; f64 through a
@@ -26,7 +26,7 @@ the linear thread index (or congruent to it modulo 32 inside each warp), as for 
 Refused (PassFailedException, with the plan's reason): an ownership without a plan (an axis
 whose lines span warps, slots that differ between threads, a coordinate held twice by one
 thread), and a result type whose ownership is not the plan's. The frontend checks the same at
-the user's line (`frontend.reductions`). Runs before tylo-lower-fragments, which expands the
+the user's line (`frontend.language.reductions`). Runs before tylo-lower-fragments, which expands the
 ``tylo.slot`` and ``tylo.from_slots`` it leaves. Option: ``arch`` (the scalar layer's target).
 """
 
@@ -39,8 +39,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from ..compiler.errors import TyloError
-from ..compiler.ownership import Ownership
+from ..compiler.support.errors import TyloError
+from ..compiler.ownership.ownership import Ownership
 from ..compiler.plans.reduction import reduced_ownership, reduction_plan
 from ..dialects.builder import KernelBuilder, emit
 from ..dialects.locations import each_located
@@ -49,7 +49,7 @@ from ..dialects.shuffles import combine, shuffle, tree
 from ..dialects.tylo import FragmentType, dtype_of
 from ..dialects.tylo.ops import SlotOp
 from ..dialects.tylo.reduce_ops import FromSlotsOp, ReduceOp
-from ..compiler import dtypes
+from ..compiler.hardware import dtypes
 from .analysis.target_option import TargetOption
 
 __all__ = ["PlanReductions", "plan_reduction"]

@@ -26,7 +26,7 @@ from xdsl.utils.exceptions import PassFailedException
 from ..compiler.encodings.matrix_descriptor import canonical_offsets
 from ..compiler.encodings.tcgen05_smem_descriptor import tcgen05_smem_descriptor
 from ..compiler.encodings.wgmma_descriptor import wgmma_descriptor
-from ..compiler.errors import TyloError
+from ..compiler.support.errors import TyloError
 from ..compiler.plans.swizzled_structure import swizzled_structure
 from ..compiler.plans.tcgen05_mma import tcgen05_k_step_bytes
 from ..compiler.plans.wgmma import k_step_bytes

@@ -9,7 +9,7 @@ jump to the next block. `tylo-lower-to-ptx` is this pass followed by tylo-ptx-li
 (`select.printf.ModuleDirectives`) and its ``ptx.version`` / ``ptx.target`` attributes.
 
 Options: ``arch`` (``.target``, default sm_90a) and ``version`` (``.version``; by default the one
-`tylo.compiler.ptx_types.ptx_version` gives for the arch: 8.4 up to sm_90a).
+`tylo.compiler.hardware.ptx_types.ptx_version` gives for the arch: 8.4 up to sm_90a).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from ..compiler.ptx_types import ptx_version
+from ..compiler.hardware.ptx_types import ptx_version
 from .select.kernel import KernelSelection
 from .select.printf import ModuleDirectives
 from .analysis.target_option import TargetOption
@@ -34,7 +34,7 @@ class SelectPtx(TargetOption, ModulePass):
     name = "tylo-select-ptx"
 
     arch: str = "sm_90a"
-    version: str = ""  # empty: the table's version for `arch` (compiler.ptx_types.ptx_version)
+    version: str = ""  # empty: the table's version for `arch` (compiler.hardware.ptx_types.ptx_version)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         directives = ModuleDirectives()

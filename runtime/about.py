@@ -12,8 +12,8 @@ from __future__ import annotations
 import platform
 from importlib import metadata
 
-from ..compiler.errors import TyloError
-from ..compiler.version import VERSION
+from ..compiler.support.errors import TyloError
+from ..compiler.support.version import VERSION
 from . import driver
 from .ptxas import find_ptxas, ptxas_version
 

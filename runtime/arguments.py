@@ -24,11 +24,11 @@ import inspect
 from collections.abc import Iterable
 
 
-from ..compiler.lazy_modules import np
-from ..compiler import dtypes
-from ..compiler.dtypes import DType
-from ..compiler.errors import ArgumentError
-from ..compiler.signature import (
+from ..compiler.support.lazy_modules import np
+from ..compiler.hardware import dtypes
+from ..compiler.hardware.dtypes import DType
+from ..compiler.support.errors import ArgumentError
+from ..compiler.params.signature import (
     INDEX_BITS, ConstexprSpec, ParamSpec, Scalar, ScalarSpec, Tensor, TensorMapSpec, TensorSpec,
     constexpr,
 )

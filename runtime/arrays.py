@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-from ..compiler.lazy_modules import np
-from ..compiler import dtypes
-from ..compiler.dtypes import DType
-from ..compiler.errors import ArgumentError
+from ..compiler.support.lazy_modules import np
+from ..compiler.hardware import dtypes
+from ..compiler.hardware.dtypes import DType
+from ..compiler.support.errors import ArgumentError
 from . import dlpack
 
 CUDA_ONLY = ("Tylo kernels take CUDA device arrays (on the CPU: kernel.emulate[grid, block](...), "

@@ -42,8 +42,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..compiler.errors import LaunchError
-from ..compiler.signature import DeviceParam, ScalarSpec, TensorMapSpec, TensorSpec
+from ..compiler.support.errors import LaunchError
+from ..compiler.params.signature import DeviceParam, ScalarSpec, TensorMapSpec, TensorSpec
 from . import driver
 from .arrays import DeviceArray
 from .packing import _convert, has_tensor_maps, new_aligned_buffer, new_buffer, values_struct

@@ -41,8 +41,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from ..compiler import dtypes
-from ..compiler.signature import Scalar, ScalarSpec, Tensor, TensorMapSpec, TensorSpec
+from ..compiler.hardware import dtypes
+from ..compiler.params.signature import Scalar, ScalarSpec, Tensor, TensorMapSpec, TensorSpec
 from .arguments import AUTO_ALIGN, _int_range
 from .arrays import DeviceArray, as_device_array
 from .streams import _cupy_current, current_stream_reader

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
-from ..compiler.errors import ArgumentError
+from ..compiler.support.errors import ArgumentError
 
 KDL_CPU = 1
 KDL_CUDA = 2

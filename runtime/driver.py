@@ -33,8 +33,8 @@ import hashlib
 import threading
 from typing import Any, NamedTuple
 
-from ..compiler import knobs
-from ..compiler.errors import DeviceError
+from ..compiler.support import knobs
+from ..compiler.support.errors import DeviceError
 from .function import Function
 
 

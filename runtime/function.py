@@ -1,6 +1,6 @@
 """A kernel loaded in one context, and the checks of a launch configuration.
 
-Limits (`compiler.launch_limits`, from the CUDA C++ Programming Guide, "Features and Technical
+Limits (`compiler.hardware.launch_limits`, from the CUDA C++ Programming Guide, "Features and Technical
 Specifications"): at most 1024 threads per block, block dimensions at most (1024, 1024, 64),
 grid dimensions at most (2^31-1, 65535, 65535), and 48 KiB of shared memory (static + dynamic)
 per block unless the function opts in to more with
@@ -17,8 +17,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ..compiler.errors import LaunchError
-from ..compiler.launch_limits import (
+from ..compiler.support.errors import LaunchError
+from ..compiler.hardware.launch_limits import (
     DEFAULT_SHARED_LIMIT, MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK, threads_error,
 )
 from .streams import stream_handle

@@ -22,8 +22,8 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
-from ..compiler import knobs
-from ..compiler.errors import TyloError
+from ..compiler.support import knobs
+from ..compiler.support.errors import TyloError
 from .tools import find_tool, kept_file
 
 

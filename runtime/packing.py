@@ -9,7 +9,7 @@ Python int and passes it through unchanged. `pack` builds it in one ctypes buffe
 
 with each value stored little-endian at the start of its 8-byte slot (u64 pointers, s32
 extents/strides, f32/f64/s32/s64/u8 scalars). A kernel with a tensor-map parameter (the
-128-byte descriptor by value) uses the general layout of `compiler.kernel_params.param_layout`
+128-byte descriptor by value) uses the general layout of `compiler.params.kernel_params.param_layout`
 instead: the buffer's start and its value area are 64-byte aligned and each descriptor sits at
 a multiple of 64 bytes in it (`new_aligned_buffer`; `param_buffer` picks the layout). The
 launch fast path (`binding`) and prepared launches (`prepared`) use the same buffers.
@@ -26,10 +26,10 @@ import threading
 from collections.abc import Mapping, Sequence
 
 
-from ..compiler.lazy_modules import np
-from ..compiler.errors import ArgumentError
-from ..compiler.kernel_params import TENSOR_MAP_ALIGN, TENSOR_MAP_PARAM, param_layout
-from ..compiler.signature import DeviceParam
+from ..compiler.support.lazy_modules import np
+from ..compiler.support.errors import ArgumentError
+from ..compiler.params.kernel_params import TENSOR_MAP_ALIGN, TENSOR_MAP_PARAM, param_layout
+from ..compiler.params.signature import DeviceParam
 from .arrays import DeviceArray, as_device_array
 
 # PTX parameter type -> struct code, padded to an 8-byte slot.

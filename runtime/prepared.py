@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..compiler.errors import ArgumentError
-from ..compiler.signature import ScalarSpec, TensorMapSpec, TensorSpec
+from ..compiler.support.errors import ArgumentError
+from ..compiler.params.signature import ScalarSpec, TensorMapSpec, TensorSpec
 from . import arguments
 from .arrays import as_device_array
 from .binding import Binding, make_factory, value_exprs

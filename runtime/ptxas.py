@@ -41,8 +41,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..compiler import knobs
-from ..compiler.errors import PerformanceWarning, PtxasError
+from ..compiler.support import knobs
+from ..compiler.support.errors import PerformanceWarning, PtxasError
 from .tools import find_tool, kept_path, tool_version, write_atomic
 
 

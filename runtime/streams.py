@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..compiler.errors import LaunchError
+from ..compiler.support.errors import LaunchError
 from .arrays import DeviceArray, as_device_array
 
 LEGACY_STREAMS = (0, 1, 2)

@@ -2,7 +2,7 @@
 an array.
 
 The binding is what a kernel's tensor-map parameter receives (inside the kernel a
-`frontend.tma_params.TensorMap`; the copies are ``tylo.tma_load`` / ``tylo.tma_store``).
+`frontend.language.tma_params.TensorMap`; the copies are ``tylo.tma_load`` / ``tylo.tma_store``).
 
 * `plan` is a `TMATile`; `array` a device array (torch CUDA tensor, CuPy, anything
   `arrays.as_device_array` takes) of ``plan.dtype``, row-major in numpy terms: 2-D
@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import ctypes
 
-from ..compiler import dtypes
-from ..compiler.errors import ArgumentError
-from ..compiler.kernel_params import TENSOR_MAP_BYTES
-from ..compiler.lazy_modules import np
+from ..compiler.hardware import dtypes
+from ..compiler.support.errors import ArgumentError
+from ..compiler.params.kernel_params import TENSOR_MAP_BYTES
+from ..compiler.support.lazy_modules import np
 from ..compiler.plans.tma_rules import TMAEncoding, TMAError, encode_params, logical_extents
 from ..compiler.plans.tma_tile import TMATile
 from .arrays import DeviceArray, as_device_array

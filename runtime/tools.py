@@ -25,8 +25,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..compiler import knobs
-from ..compiler.errors import TyloError
+from ..compiler.support import knobs
+from ..compiler.support.errors import TyloError
 
 
 def find_tool(name: str, override: Path | None, variable: str, wheel: str) -> str:

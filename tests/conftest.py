@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from tylo.compiler import knobs
+from tylo.compiler.support import knobs
 
 GPU_MARKER = "gpu: needs an NVIDIA GPU with a working driver (skipped cleanly without one)"
 
@@ -42,10 +42,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _record_ptx(folder: Path) -> None:
-    """Every PTX text `tylo.frontend.build` emits is also written to `folder`, named by its hash,
+    """Every PTX text `tylo.frontend.jit.build` emits is also written to `folder`, named by its hash,
     and so is the PTX of every module built for the emulator (`build.ptx_module`), so that the
     kernels the GPU tests also run emulated are recorded without a GPU."""
-    from tylo.frontend import build
+    from tylo.frontend.jit import build
 
     folder.mkdir(parents=True, exist_ok=True)
     emit, emulated = build.emit_ptx, build.ptx_module

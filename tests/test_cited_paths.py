@@ -1,7 +1,7 @@
 """Every repository path that a docstring, a comment or a Markdown page cites exists.
 
 A citation is a path that starts with one of the repository's top-level folders
-(``docs/host_model.md``, ``examples/hopper/``, ``compiler/ownership*.py`` as a pattern), read
+(``docs/host_model.md``, ``examples/hopper/``, ``compiler/ownership/*.py`` as a pattern), read
 from the docstrings and comments of every tracked Python file, the ``//`` comments of every lit
 test (where a path may also be relative to ``lit_tests/``) and the whole text of every tracked
 Markdown file; a path that follows another folder or a host (Triton's
@@ -111,7 +111,7 @@ def test_no_text_cites_the_seeds():
 
 def test_a_missing_path_is_found():
     source = ('"""See docs/facts/ptx_isa.md, docs/no_such_page.md and bench/gone.py."""\n'
-              "x = 'docs/gone.md'  # examples/*/gemm.py, compiler/ownership*.py; hopper_notes.md\n"
+              "x = 'docs/gone.md'  # examples/*/gemm.py, compiler/ownership/*.py; hopper_notes.md\n"
               "# Triton's python/triton/runtime/jit.py is not ours, nor https://x.org/docs/a.md\n")
     lit = ("// RUN: tylo-opt %s  (passes/lower_gone.py; passes/tylo-lower-scf.mlir is a lit test)\n"
            "// CHECK: passes/gone_too.py\n")

@@ -1,4 +1,4 @@
-"""``import tylo`` loads the host-side model only: xDSL, the passes, numpy (`compiler.lazy_modules`),
+"""``import tylo`` loads the host-side model only: xDSL, the passes, numpy (`compiler.support.lazy_modules`),
 torch and the CUDA driver's bindings load when a kernel is first compiled or launched, or the
 host model first computes, not at import (see bench/import_time.py for the figures).
 ``import tylo.ops`` (Tylo kernels as torch custom ops) imports torch, and still no xDSL."""

@@ -103,7 +103,7 @@ def test_a_normal_install_is_what_the_root_imports(tmp_path):
 def test_the_package_list_is_pyproject_s():
     tomllib = pytest.importorskip("tomllib")
 
-    from tylo.compiler.version import PACKAGES
+    from tylo.compiler.support.version import PACKAGES
 
     listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
     assert tuple(listed) == PACKAGES

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import tylo
-from tylo.compiler import knobs
+from tylo.compiler.support import knobs
 
 
 def test_public_as_tylo_knobs():

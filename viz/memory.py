@@ -19,11 +19,11 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..compiler import offsets
-from ..compiler.copy_atom import ROW_BYTES
-from ..compiler.errors import GeometryError, LayoutError
-from ..compiler.int_tuple import is_int
-from ..compiler.layout_base import LayoutBase
+from ..compiler.layout import offsets
+from ..compiler.atoms.copy_atom import ROW_BYTES
+from ..compiler.support.errors import GeometryError, LayoutError
+from ..compiler.layout.int_tuple import is_int
+from ..compiler.layout.layout_base import LayoutBase
 from .raster import write_picture
 from .svg import CONFLICT_STROKE, Cell, LegendEntry, draw_grid, hue_colour, ramp_colour
 
@@ -33,7 +33,7 @@ CHUNK_ROWS, CHUNK_BYTES = 8, ROW_BYTES  # one ldmatrix 8x8 matrix: eight rows of
 
 def offset_grid(layout, what: str = "offset_grid") -> np.ndarray:
     """``grid[r, c] = layout((r, c))`` (int64 elements) of a static rank-1 or rank-2 layout:
-    `tylo.compiler.offsets.offset_grid`, with a picture's rank rule.
+    `tylo.compiler.layout.offsets.offset_grid`, with a picture's rank rule.
 
     A rank-1 layout gives one row. ``what`` names the caller in error messages.
     Raises LayoutError when ``layout`` is not a Layout or ComposedLayout, has rank 3 or more, or

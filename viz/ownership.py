@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..compiler.errors import GeometryError
-from ..compiler.int_tuple import is_int
-from ..compiler.ownership import Ownership
+from ..compiler.support.errors import GeometryError
+from ..compiler.layout.int_tuple import is_int
+from ..compiler.ownership.ownership import Ownership
 from .raster import PictureError, write_picture
 from .svg import EMPTY_FILL, THREAD_PALETTE, Cell, LegendEntry, draw_grid
 

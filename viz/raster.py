@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..compiler.errors import NoRasterizerError, PictureError
+from ..compiler.support.errors import NoRasterizerError, PictureError
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 RASTERIZERS = ("cairosvg", "rsvg-convert", "inkscape")

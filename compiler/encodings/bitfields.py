@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..errors import GeometryError
-from ..int_tuple import is_int
+from ..support.errors import GeometryError
+from ..layout.int_tuple import is_int
 
 __all__ = ["BitField", "table_mask", "pack_fields", "unpack_fields"]
 

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import GeometryError
-from ..int_tuple import is_int
+from ..support.errors import GeometryError
+from ..layout.int_tuple import is_int
 from .swizzle_modes import SwizzleMode, swizzle_mode
 
 __all__ = ["ADDRESS_LIMIT", "UNUSED_LEADING_BYTES", "MAJORS", "STRUCTURE_FIELDS", "require_structure", "encode", "decode_bytes",

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import GeometryError
-from ..swizzle import Swizzle
+from ..support.errors import GeometryError
+from ..layout.swizzle import Swizzle
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import dtypes
-from ..dtypes import DType
-from ..errors import PlanError
+from ..hardware import dtypes
+from ..hardware.dtypes import DType
+from ..support.errors import PlanError
 from .bitfields import BitField, pack_fields, unpack_fields
 
 

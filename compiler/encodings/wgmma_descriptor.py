@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import GeometryError
-from ..int_tuple import is_int
-from ..layout_base import LayoutBase
+from ..support.errors import GeometryError
+from ..layout.int_tuple import is_int
+from ..layout.layout_base import LayoutBase
 from .bitfields import BitField, pack_fields, unpack_fields
 from .matrix_descriptor import base_offset, canonical_offsets, decode_bytes, encode, require_structure
 from .swizzle_modes import SwizzleMode, mode_for_code, swizzle_mode

@@ -20,15 +20,15 @@ Offsets are elements from the allocation base: base pointers must be 16-byte ali
 from __future__ import annotations
 
 
-from ..lazy_modules import np
-from ..copy_atom import ROW_BYTES
-from ..dtypes import DType
-from ..errors import GeometryError, PlanError, TypeMismatchError
-from ..int_tuple import is_int, is_static, leaves, product
-from ..layout_base import LayoutBase
-from ..offsets import offset_grid
-from ..ownership import Ownership
-from ..window import Window
+from ..support.lazy_modules import np
+from ..atoms.copy_atom import ROW_BYTES
+from ..hardware.dtypes import DType
+from ..support.errors import GeometryError, PlanError, TypeMismatchError
+from ..layout.int_tuple import is_int, is_static, leaves, product
+from ..layout.layout_base import LayoutBase
+from ..layout.offsets import offset_grid
+from ..ownership.ownership import Ownership
+from ..layout.window import Window
 from .cp_async import VECTOR_BYTES, CopyPlan
 from .matrix_copy import MatrixCopyPlan, matrix_copy_plan
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dtypes import DType
-from ..errors import GeometryError, PlanError
-from ..int_tuple import is_int, require_axis
+from ..hardware.dtypes import DType
+from ..support.errors import GeometryError, PlanError
+from ..layout.int_tuple import is_int, require_axis
 
 #: Bytes one cp.async vector moves.
 VECTOR_BYTES = 16

@@ -37,12 +37,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-from ..lazy_modules import np
-from ..copy_atom import CopyAtom, address_lane
-from ..dtypes import DType
-from ..errors import PlanError
-from ..int_tuple import require_axis
-from ..ownership import Ownership
+from ..support.lazy_modules import np
+from ..atoms.copy_atom import CopyAtom, address_lane
+from ..hardware.dtypes import DType
+from ..support.errors import PlanError
+from ..layout.int_tuple import require_axis
+from ..ownership.ownership import Ownership
 
 
 

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from itertools import combinations
 
 
-from ..lazy_modules import np
-from ..errors import PlanError
-from ..int_tuple import require_axis
-from ..ownership import Ownership, require_ownership
-from ..ownership_fit import fit_ownership
+from ..support.lazy_modules import np
+from ..support.errors import PlanError
+from ..layout.int_tuple import require_axis
+from ..ownership.ownership import Ownership, require_ownership
+from ..ownership.fit import fit_ownership
 
 __all__ = ["ReductionPlan", "reduction_plan", "reduced_ownership"]
 

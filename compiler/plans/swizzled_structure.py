@@ -27,13 +27,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..dtypes import DType, as_dtype
+from ..hardware.dtypes import DType, as_dtype
 from ..encodings.swizzle_modes import SwizzleMode, element_swizzle, swizzle_mode
-from ..errors import GeometryError, LayoutError
-from ..int_tuple import is_int, leaves, require_axis
-from ..layout import Layout, coalesce
-from ..layout_base import LayoutBase
-from ..swizzle import ComposedLayout
+from ..support.errors import GeometryError, LayoutError
+from ..layout.int_tuple import is_int, leaves, require_axis
+from ..layout.layout import Layout, coalesce
+from ..layout.layout_base import LayoutBase
+from ..layout.swizzle import ComposedLayout
 
 __all__ = ["SwizzledStructure", "swizzled_structure", "structure_layout"]
 

@@ -42,19 +42,19 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 
-from ..lazy_modules import np
-from .. import dtypes
+from ..support.lazy_modules import np
+from ..hardware import dtypes
 from ..encodings.matrix_descriptor import base_offset
 from ..encodings.tcgen05_instruction import KINDS, kind_of
 from ..encodings.tcgen05_smem_descriptor import (
     decode_tcgen05_smem_descriptor, tcgen05_smem_descriptor,
 )
-from ..errors import GeometryError, PlanError
-from ..int_tuple import is_int
-from ..layout import Layout
-from ..mma_atom import ShapedAtom, _role
-from ..offsets import offset_grid
-from ..tmem import LANE_BAND, TMEM_LANES, TmemTile, positions_per_column, split_tmem_address
+from ..support.errors import GeometryError, PlanError
+from ..layout.int_tuple import is_int
+from ..layout.layout import Layout
+from ..atoms.mma_atom import ShapedAtom, _role
+from ..layout.offsets import offset_grid
+from ..hardware.tmem import LANE_BAND, TMEM_LANES, TmemTile, positions_per_column, split_tmem_address
 from .swizzled_structure import SwizzledStructure, contiguous_axis, swizzled_structure
 
 #: Bits of one operand row that one instruction consumes along K (Table 39: K = 256 / bits).

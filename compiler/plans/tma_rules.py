@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dtypes import DType
-from ..errors import ArgumentError, GeometryError
-from ..int_tuple import is_int
+from ..hardware.dtypes import DType
+from ..support.errors import ArgumentError, GeometryError
+from ..layout.int_tuple import is_int
 from ..encodings.swizzle_modes import swizzle_mode
 from .tma_tile import TMATile, tma_box, validate_tma_box
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..dtypes import DType, as_dtype
+from ..hardware.dtypes import DType, as_dtype
 from ..encodings.swizzle_modes import element_swizzle, swizzle_mode
-from ..errors import GeometryError, PlanError
-from ..int_tuple import is_int, is_leaf, require_axis
-from ..layout import Layout
-from ..swizzle import ComposedLayout
+from ..support.errors import GeometryError, PlanError
+from ..layout.int_tuple import is_int, is_leaf, require_axis
+from ..layout.layout import Layout
+from ..layout.swizzle import ComposedLayout
 
 __all__ = [
     "TMATile", "TMALoad", "TMABox", "transfer_bytes", "swizzle_bytes", "shared_layout",

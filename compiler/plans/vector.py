@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-from ..lazy_modules import np
-from ..dtypes import DType
-from ..errors import GeometryError, PlanError
-from ..int_tuple import is_int, require_axis
-from ..ownership import Ownership
+from ..support.lazy_modules import np
+from ..hardware.dtypes import DType
+from ..support.errors import GeometryError, PlanError
+from ..layout.int_tuple import is_int, require_axis
+from ..ownership.ownership import Ownership
 
 #: Vector widths in bytes, widest first (ld/st .v2/.v4 of 32-bit words and 32-bit scalars).
 WIDTHS = (16, 8, 4)

@@ -28,13 +28,13 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from .. import dtypes
-from ..dtypes import DType
-from ..errors import GeometryError, PlanError, TypeMismatchError
-from ..int_tuple import is_int, is_leaf, product
-from ..layout import Layout
-from ..mma_atom import _role
-from ..ownership import Ownership
+from ..hardware import dtypes
+from ..hardware.dtypes import DType
+from ..support.errors import GeometryError, PlanError, TypeMismatchError
+from ..layout.int_tuple import is_int, is_leaf, product
+from ..layout.layout import Layout
+from ..atoms.mma_atom import _role
+from ..ownership.ownership import Ownership
 from .swizzled_structure import SwizzledStructure, swizzled_structure
 from .tma_tile import TMATile, shared_layout
 

@@ -2,7 +2,7 @@
 
 `PTXInstruction.assembly_line` gives the line; the bases below know their operand shapes
 (binary, unary, memory). Helpers check register classes against the PTX type table
-(`tylo.compiler.ptx_types`, PTX ISA 5.2); modifiers are the typed attributes of `attributes.py`
+(`tylo.compiler.hardware.ptx_types`, PTX ISA 5.2); modifiers are the typed attributes of `attributes.py`
 (`COMPARISONS` and `STATE_SPACES` are re-exported from there).
 """
 
@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
 from xdsl.irdl import IRDLOperation, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.ptx_types import PTX_TYPES, register_class
+from ...compiler.hardware.ptx_types import PTX_TYPES, register_class
 from .attributes import (
     COMPARISONS,  # noqa: F401 - re-exported by ops.py
     INTEGER_MUL_MODES,

@@ -20,7 +20,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.ptx_types import PAIR_TYPES, PTX_TYPES, REGISTER_CLASSES, cvt_pair, register_class
+from ...compiler.hardware.ptx_types import PAIR_TYPES, PTX_TYPES, REGISTER_CLASSES, cvt_pair, register_class
 from .abstract_ops import (
     SPECIAL_REGISTERS,
     _r,
@@ -347,7 +347,7 @@ class ConversionInstruction(PTXInstruction, ABC):
 @irdl_op_definition
 class CvtOp(ConversionInstruction):
     """Convert one value between types with an optional rounding/saturation mode (9.7.9.21 cvt).
-    FP8 has no scalar form (`tylo.compiler.ptx_types.cvt_pair`): only the packed ones."""
+    FP8 has no scalar form (`tylo.compiler.hardware.ptx_types.cvt_pair`): only the packed ones."""
 
     name = "ptx.cvt"
     source = operand_def(RegisterType)
@@ -374,7 +374,7 @@ class CvtPairOp(ConversionInstruction):
     """Convert two .f32 values into one packed pair: ``cvt{mode}.{to}.f32 d, hi, lo;`` with `hi`
     in the upper half of d and `lo` in the lower (9.7.9.21 cvt: ``cvt.rn.satfinite.e4m3x2.f32``,
     ``.e5m2x2`` (sm_89+), ``cvt.rn.f16x2.f32``, ``.bf16x2`` (sm_80+)). FP8 has no other cvt from
-    .f32 (`tylo.compiler.ptx_types.cvt_pair`)."""
+    .f32 (`tylo.compiler.hardware.ptx_types.cvt_pair`)."""
 
     name = "ptx.cvt_pair"
     hi = operand_def(RegisterType)

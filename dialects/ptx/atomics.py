@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.ptx_types import PTX_TYPES, REGISTER_CLASSES
+from ...compiler.hardware.ptx_types import PTX_TYPES, REGISTER_CLASSES
 from .abstract_ops import _MemoryInstruction, _r
 from .attributes import PtxTypeAttr, StateSpaceAttr
 from .registers import RegisterType, reg_class_of

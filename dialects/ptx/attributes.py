@@ -1,7 +1,7 @@
 """Typed instruction modifiers of the ptx dialect: types, state spaces, comparisons and modes.
 
 Each modifier is an xDSL `EnumAttribute` over a `StrEnum` built from the one table of its
-encoding: `PtxTypeAttr` from `tylo.compiler.ptx_types.PTX_TYPES` (PTX ISA 5.2 "Types"),
+encoding: `PtxTypeAttr` from `tylo.compiler.hardware.ptx_types.PTX_TYPES` (PTX ISA 5.2 "Types"),
 `StateSpaceAttr` from `STATE_SPACES` (5.1 "State Spaces"), `CmpOpAttr` from `COMPARISONS` and
 `FLOAT_COMPARISONS` (9.7.1/9.7.3 "setp"), `ModeAttr` from `MODES` and `CvtModeAttr` from
 `CVT_MODES`. A mode is the dot-joined modifiers between opcode and type (``rn.ftz``,
@@ -35,7 +35,7 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.str_enum import StrEnum
 
-from ...compiler.ptx_types import PTX_TYPES
+from ...compiler.hardware.ptx_types import PTX_TYPES
 
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")
 """setp comparison operators of integers and floats; ``lo``/``ls``/``hi``/``hs`` compare unsigned

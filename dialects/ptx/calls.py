@@ -16,7 +16,7 @@ from xdsl.irdl import irdl_op_definition, prop_def, traits_def, var_operand_def
 from xdsl.traits import HasParent, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.ptx_types import PTX_TYPES, register_class
+from ...compiler.hardware.ptx_types import PTX_TYPES, register_class
 from ..strings import TEXT, text_bytes
 from .abstract_ops import _r, _want, PTXInstruction, SymbolDeclaration
 

@@ -28,8 +28,8 @@ from xdsl.irdl import (
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.mma_atom import MMA_INSTRUCTIONS, MMAAtom
-from ...compiler.ptx_types import register_class
+from ...compiler.atoms.mma_atom import MMA_INSTRUCTIONS, MMAAtom
+from ...compiler.hardware.ptx_types import register_class
 from .abstract_ops import _r, _want, PTXInstruction
 from .registers import RegisterType
 from ..facts import Collective

@@ -8,7 +8,7 @@ branch names it, so the PTX text has no label there).
 
 `params` lists the PTX types of the kernel parameters in order, a scalar type (``u64``) or a
 byte array (``align 64 b8[128]``, printed ``.param .align 64 .b8 name[128]``: a tensor map by
-value, `tylo.compiler.kernel_params`; its address is taken with `ptx.param_address`); `reqntid` is the block shape the
+value, `tylo.compiler.params.kernel_params`; its address is taken with `ptx.param_address`); `reqntid` is the block shape the
 kernel requires (``.reqntid``, PTX ISA 11.4.3), which lets ptxas budget registers;
 `minnctapersm` and `maxnreg` are the occupancy directives (``.minnctapersm n``: n CTAs per SM;
 ``.maxnreg r``: at most r registers per thread; PTX ISA 11.4.4 / 11.4.1).
@@ -31,8 +31,8 @@ from xdsl.irdl import (
 from xdsl.traits import IsolatedFromAbove, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.kernel_params import parse_byte_array
-from ...compiler.ptx_types import PTX_TYPES, param_type
+from ...compiler.params.kernel_params import parse_byte_array
+from ...compiler.hardware.ptx_types import PTX_TYPES, param_type
 from .control import BraOp, CondBraOp, block_label
 
 

@@ -28,7 +28,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.ptx_types import register_class
+from ...compiler.hardware.ptx_types import register_class
 from .abstract_ops import PTXInstruction, _r, _want
 from .attributes import ModeAttr, OptionalMode, PtxTypeAttr
 from .registers import RegisterType

@@ -8,7 +8,7 @@ stores them. Register j of every lane holds two units of matrix j (low half firs
 #warp-level-matrix-instructions-stmatrix; restated in docs/facts/ptx_isa.md section 2).
 ldmatrix needs sm_75 and PTX 6.5, stmatrix sm_90 and PTX 7.8: `tylo-plan-copies` and
 `tylo-lower-to-ptx` check the target. The forms (``.num`` counts, qualifiers, targets) come from
-the one table `tylo.compiler.copy_atom.MATRIX_COPY_INSTRUCTIONS`, through `CopyAtom.mnemonic`.
+the one table `tylo.compiler.atoms.copy_atom.MATRIX_COPY_INSTRUCTIONS`, through `CopyAtom.mnemonic`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.copy_atom import CopyAtom
+from ...compiler.atoms.copy_atom import CopyAtom
 from .abstract_ops import PTXInstruction, _r, _want
 from .registers import RegisterType
 from xdsl.irdl import traits_def

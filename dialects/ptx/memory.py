@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def, var_result_def
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.ptx_types import REGISTER_CLASSES, register_class
+from ...compiler.hardware.ptx_types import REGISTER_CLASSES, register_class
 from .attributes import PtxTypeAttr, StateSpaceAttr
 from .abstract_ops import (
     STATE_SPACES,

@@ -2,7 +2,7 @@
 
 Each op is one PTX instruction and prints at most one line of PTX (`assembly_line`); its operand
 and result types are the registers it reads and writes. Instruction type suffixes are properties
-checked against `tylo.compiler.ptx_types.PTX_TYPES` (PTX ISA 5.2). The ops live by kind in
+checked against `tylo.compiler.hardware.ptx_types.PTX_TYPES` (PTX ISA 5.2). The ops live by kind in
 `arithmetic.py`, `math.py`, `memory.py`, `matrix.py`, `control.py` and `calls.py`, on the bases
 of `abstract_ops.py`.
 """

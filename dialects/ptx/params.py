@@ -1,7 +1,7 @@
 """Byte-array kernel parameters by address: the tensor map a TMA instruction reads.
 
 A ``.param .align 64 .b8 name[128]`` entry parameter (a ``CUtensorMap`` passed by value, the
-``__grid_constant__`` form; `tylo.compiler.kernel_params`) is not loaded into registers: the
+``__grid_constant__`` form; `tylo.compiler.params.kernel_params`) is not loaded into registers: the
 kernel takes its address. ``mov.b64 d, name;`` gives the parameter's address in the .param
 state space (PTX ISA 5.1.6.1 "Kernel Function Parameters": "the address of a kernel parameter
 may be moved into a register using the mov instruction"), and ``cvta.param.u64 d, a;`` turns it
@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import I64, IntegerAttr, i64
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.kernel_params import parse_byte_array
+from ...compiler.params.kernel_params import parse_byte_array
 from .abstract_ops import PTXInstruction, _r, _want
 from .registers import RegisterType
 

@@ -4,7 +4,7 @@ A value's type names the register that holds it, so two SSA values of the same t
 register (as in xDSL's riscv dialect): a loop's carried value is redefined in place, and
 `ptx.get_register` reads a register's current value. PTX registers are virtual and unlimited
 (ptxas allocates the machine registers), so Tylo numbers them once, when it lowers to PTX.
-Register classes and name prefixes come from `tylo.compiler.ptx_types.REGISTER_CLASSES`.
+Register classes and name prefixes come from `tylo.compiler.hardware.ptx_types.REGISTER_CLASSES`.
 
 A register may also be *unallocated*: its class without a number (``!ptx.reg<f>``,
 `RegisterType.unallocated`), as xDSL's riscv registers are before allocation. The frontend
@@ -25,7 +25,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.ptx_types import REGISTER_CLASSES, register_class
+from ...compiler.hardware.ptx_types import REGISTER_CLASSES, register_class
 
 # name prefix without "%" -> class; longest prefixes first so "rd" wins over "r"
 _BY_PREFIX = sorted(

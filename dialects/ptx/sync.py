@@ -4,7 +4,7 @@ bar/barrier, 9.7.13.x elect.sync, 9.7.19.x setmaxnreg).
 * `ExternSharedDeclOp`: ``.extern .shared .align A .b8 name[];`` at module scope (ptxas refuses
   it inside an entry): the dynamic window, which every entry of the module shares; each entry
   says how many bytes of it a launch needs in its ``tylo.dynamic_shared_bytes`` attribute
-  (`compiler.shared_memory`).
+  (`compiler.hardware.shared_memory`).
 * `BarOp`: ``bar.sync a{, b};`` / ``bar.arrive a, b;``: barrier `a` (0..15, in a register)
   completes when `b` threads (a multiple of 32; all the block's without `b`) have arrived; the
   hardware counts whole warps. ``bar.arrive`` does not wait and needs `b`.

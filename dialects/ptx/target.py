@@ -23,8 +23,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
 from xdsl.utils.target import Target
 
-from ...compiler.kernel_params import parse_byte_array
-from ...compiler.ptx_types import REGISTER_CLASSES, ptx_version
+from ...compiler.params.kernel_params import parse_byte_array
+from ...compiler.hardware.ptx_types import REGISTER_CLASSES, ptx_version
 from .entry import EntryOp
 from .ops import GetRegisterOp, LabelOp, PTXInstruction
 from .registers import RegisterType
@@ -56,7 +56,7 @@ def register_counts(entry: EntryOp) -> dict[str, int]:
 
 def param_declaration(declared: str, name: str) -> str:
     """``.param .u64 name`` for a scalar type, ``.param .align 64 .b8 name[128]`` for a byte
-    array (PTX ISA 5.1.6 kernel parameters; `tylo.compiler.kernel_params`)."""
+    array (PTX ISA 5.1.6 kernel parameters; `tylo.compiler.params.kernel_params`)."""
     array = parse_byte_array(declared)
     if array is None:
         return f".param .{declared} {name}"

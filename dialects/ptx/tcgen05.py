@@ -1,9 +1,9 @@
 """Blackwell tensor memory and 5th-generation MMA: the ``tcgen05.*`` instructions (PTX ISA 9.7.16,
 #tensorcore-5th-generation-instructions; sm_100a/sm_103a/sm_110a and their ``f`` forms, PTX ISA
-8.7 here; `tylo.compiler.ptx_types.tcgen05_target_error` says which targets).
+8.7 here; `tylo.compiler.hardware.ptx_types.tcgen05_target_error` says which targets).
 
 Tensor memory (TMEM) is a per-CTA grid of 128 lanes x 512 columns of 32-bit cells, addressed by
-a 32-bit value ``(lane << 16) | column`` (9.7.16.1.1; `tylo.compiler.tmem`). Every op here uses
+a 32-bit value ``(lane << 16) | column`` (9.7.16.1.1; `tylo.compiler.hardware.tmem`). Every op here uses
 ``.cta_group::1`` (the CTA's own TMEM and tensor core):
 
 * ``tcgen05.alloc`` / ``tcgen05.dealloc`` / ``tcgen05.relinquish_alloc_permit`` (9.7.16.7.1):
@@ -12,7 +12,7 @@ a 32-bit value ``(lane << 16) | column`` (9.7.16.1.1; `tylo.compiler.tmem`). Eve
 * ``tcgen05.ld`` / ``tcgen05.st`` ``.32x32b.xN`` (9.7.16.8.3-4): warp-collective; lane l of warp
   w moves TMEM lane ``32 (w % 4) + l`` (the address's lane field must be that band's first lane),
   register r is column ``column + r``. ``.16x64b`` / ``.16x128b`` / ``.16x256b``: 16 lanes of
-  the band, placed as `tylo.compiler.tmem.TRANSFER_SHAPES` says. The destination registers of a load are undefined until
+  the band, placed as `tylo.compiler.hardware.tmem.TRANSFER_SHAPES` says. The destination registers of a load are undefined until
   ``tcgen05.wait::ld`` (9.7.16.8.5), whose results here are those registers (the register
   dependency, as `wgmma.WgmmaWaitGroupOp`); a store's TMEM cells until ``tcgen05.wait::st``.
 * ``tcgen05.mma.cta_group::1.kind::K [d], a, b-desc, idesc, enable-input-d`` (9.7.16.10.9):
@@ -38,7 +38,7 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.encodings.tcgen05_instruction import KINDS
-from ...compiler.tmem import TRANSFER_SHAPES, TransferShape, tmem_columns_valid
+from ...compiler.hardware.tmem import TRANSFER_SHAPES, TransferShape, tmem_columns_valid
 from .abstract_ops import PTXInstruction, _r, _want
 from .registers import RegisterType, reg_class_of
 from xdsl.irdl import traits_def
@@ -169,7 +169,7 @@ class Tcgen05LdOp(PTXInstruction):
     (no ``shape``): lane l of warp w gets TMEM lane ``lane(taddr) + l`` (= 32 (w % 4) + l),
     register r column ``column(taddr) + r``. ``shape`` "16x64b" / "16x128b" / "16x256b": the
     16 lanes from ``lane(taddr)`` (32 (w % 4) or 32 (w % 4) + 16), thread t's register r at
-    the (lane, column) of `tylo.compiler.tmem.TRANSFER_SHAPES` (PTX 9.7.16.2.3.1); N = registers
+    the (lane, column) of `tylo.compiler.hardware.tmem.TRANSFER_SHAPES` (PTX 9.7.16.2.3.1); N = registers
     / the shape's registers a repetition. ``values``: 32-bit registers, defined only after
     ``tcgen05.wait::ld``."""
 

@@ -26,15 +26,15 @@ from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
-from ...compiler import dtypes
-from ...compiler.dtypes import DType
-from ...compiler.dynamic import DYNAMIC
-from ...compiler.errors import TyloError
-from ...compiler.layout import Layout
-from ...compiler.mma_atom import MMAAtom
-from ...compiler.ownership import Ownership
-from ...compiler.swizzle import ComposedLayout, Swizzle
-from ...compiler.tiled_mma import TiledMMA
+from ...compiler.hardware import dtypes
+from ...compiler.hardware.dtypes import DType
+from ...compiler.layout.dynamic import DYNAMIC
+from ...compiler.support.errors import TyloError
+from ...compiler.layout.layout import Layout
+from ...compiler.atoms.mma_atom import MMAAtom
+from ...compiler.ownership.ownership import Ownership
+from ...compiler.layout.swizzle import ComposedLayout, Swizzle
+from ...compiler.atoms.tiled_mma import TiledMMA
 
 # ---------------------------------------------------------------------------------------------
 # Element types: DType <-> builtin type. Integer types are signless; signedness lives in ops.

@@ -7,7 +7,7 @@
   shared::cluster``, 9.7.13.15.13).
 
 The cluster special registers (``%cluster_ctarank`` ..., PTX ISA 10.12-10.19) and
-``barrier.cluster.arrive`` / ``.wait`` (9.7.13.2) are one instruction each: `tylo.frontend.cluster`
+``barrier.cluster.arrive`` / ``.wait`` (9.7.13.2) are one instruction each: `tylo.frontend.language.cluster`
 records them as ``ptx.special`` / ``ptx.barrier_cluster`` directly (`tylo.dialects.direct`).
 """
 

@@ -40,7 +40,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler import dtypes
+from ...compiler.hardware import dtypes
 from .attributes import dtype_of, element_type
 from .types import FragmentType, PointerType
 from ..facts import MemoryAccess, WRITE

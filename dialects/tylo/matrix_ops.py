@@ -28,7 +28,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.copy_atom import MATRIX_COPY_INSTRUCTIONS
+from ...compiler.atoms.copy_atom import MATRIX_COPY_INSTRUCTIONS
 from ...compiler.plans.copy_checks import unit_stride_axis
 from ...compiler.plans.matrix_copy import matrix_copy_plan
 from .attributes import dtype_of

@@ -4,7 +4,7 @@ An mbarrier is a shared pointer to one 8-byte element, ``!tylo.ptr<i64, shared>`
 frontend's ``tylo.mbarriers(n)`` allocates them); counts, transaction bytes and parities are
 i32 values. `tylo.mbarrier_wait` is the try_wait loop, which selection writes as PTX blocks.
 ``mbarrier.init`` / ``.arrive`` / ``.expect_tx`` are one instruction each: the frontend records
-their ptx ops directly (`tylo.frontend.mbarrier`, `tylo.dialects.direct`); try_wait stays a tylo
+their ptx ops directly (`tylo.frontend.language.mbarrier`, `tylo.dialects.direct`); try_wait stays a tylo
 op, named by the completion facts of the TMA loads and tcgen05 MMAs.
 """
 

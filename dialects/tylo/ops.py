@@ -36,8 +36,8 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.dynamic import is_dynamic
-from ...compiler.int_tuple import is_static, leaves, product
+from ...compiler.layout.dynamic import is_dynamic
+from ...compiler.layout.int_tuple import is_static, leaves, product
 from .attributes import TiledMMAAttr, dtype_of, element_type
 from .types import FragmentType, PointerType, TileType
 from ..facts import Collective, MemoryAccess, READ, WRITE
@@ -98,7 +98,7 @@ class GridDimOp(_IndexOp):
 class SharedAllocOp(IRDLOperation):
     """A shared-memory allocation of `elements` elements, aligned to `align` bytes: a static
     ``.shared`` array, or (with `offset`) the bytes at `offset` of the kernel's dynamic window
-    (`compiler.shared_memory`; `offset` is a multiple of `align`)."""
+    (`compiler.hardware.shared_memory`; `offset` is a multiple of `align`)."""
 
     name = "tylo.shared_alloc"
     elements = prop_def(IntegerAttr[I64])
@@ -200,7 +200,7 @@ class MakeTileOp(IRDLOperation):
 
     `dynamic` gives the runtime leaves (``?``) of the layout, shape leaves first then stride
     leaves, each in flattened order. `align` (optional, bytes, a power of two): the declaration
-    of `frontend.tiles.GlobalTile` / `SharedTile`: an element whose coordinate along the
+    of `frontend.language.tiles.GlobalTile` / `SharedTile`: an element whose coordinate along the
     unit-stride axis is a multiple of ``align / sizeof(T)`` has an align-aligned address
     (`compiler.plans.vector`); the frontend checked what it could and traps on the rest.
     """
@@ -581,7 +581,7 @@ class MMAOp(IRDLOperation):
 
 
 def _signed(dtype):
-    from ...compiler import dtypes
+    from ...compiler.hardware import dtypes
 
     return dtypes.ALL[dtype.name.replace("UInt", "Int")] if dtype.kind == "uint" else dtype
 

@@ -1,9 +1,9 @@
 """``tylo.print``: printf from the device (CUDA's ``vprintf``), one line per thread that runs it.
 
 `format` is a C printf format whose conversions name their argument types exactly
-(`tylo.compiler.printf.conversions`): ``%d``/``%u``/``%x`` read an i32, ``%lld``/``%llx`` an i64,
+(`tylo.compiler.hardware.printf.conversions`): ``%d``/``%u``/``%x`` read an i32, ``%lld``/``%llx`` an i64,
 ``%f``/``%e``/``%g`` an f64; `values` are the arguments, already promoted as C's varargs are
-(the frontend, `tylo.frontend.printing`, widens floats to f64 and narrow integers to i32).
+(the frontend, `tylo.frontend.language.printing`, widens floats to f64 and narrow integers to i32).
 The op passes unchanged through the fragment, tile and scf passes; ``tylo-lower-to-ptx`` turns
 it into a ``vprintf`` call (`tylo.passes.select.printf`).
 """
@@ -17,7 +17,7 @@ from xdsl.ir import SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, var_operand_def
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.printf import MAX_ARGUMENTS, conversions
+from ...compiler.hardware.printf import MAX_ARGUMENTS, conversions
 from ..strings import TEXT, text_of
 
 

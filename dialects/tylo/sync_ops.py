@@ -2,7 +2,7 @@
 pointer's 32-bit address.
 
 Named barriers (``bar.sync`` / ``bar.arrive``), ``elect.sync``, ``setmaxnreg`` and
-``%dynamic_smem_size`` are one instruction each: `tylo.frontend.sync` records their ptx ops
+``%dynamic_smem_size`` are one instruction each: `tylo.frontend.language.sync` records their ptx ops
 directly (`tylo.dialects.direct`).
 """
 

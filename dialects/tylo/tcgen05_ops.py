@@ -33,7 +33,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from ...compiler.tmem import TRANSFER_SHAPES, tmem_columns_valid
+from ...compiler.hardware.tmem import TRANSFER_SHAPES, tmem_columns_valid
 from .types import PointerType
 from .wgmma_ops import MatrixDescriptorOp
 from xdsl.irdl import traits_def
@@ -208,7 +208,7 @@ def transfer_shape_of(op) -> str:
 class TmemLoadOp(IRDLOperation):
     """``tcgen05.ld.<shape>`` at TMEM ``address`` (i32): ``values`` is one fragment (before
     tylo-lower-fragments) or its 32-bit slots (after), pending until a `TmemWaitOp`. ``shape``:
-    "16x64b", "16x128b" or "16x256b" (absent: "32x32b"; `tylo.compiler.tmem.TRANSFER_SHAPES`)."""
+    "16x64b", "16x128b" or "16x256b" (absent: "32x32b"; `tylo.compiler.hardware.tmem.TRANSFER_SHAPES`)."""
 
     name = "tylo.tmem_load"
     traits = traits_def(

@@ -42,9 +42,9 @@ from functools import lru_cache
 
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
-from ...compiler.errors import UnsupportedError
-from ...compiler.lazy_modules import np
-from ...compiler.ptx_types import PTX_TYPES, REGISTER_CLASSES
+from ...compiler.support.errors import UnsupportedError
+from ...compiler.support.lazy_modules import np
+from ...compiler.hardware.ptx_types import PTX_TYPES, REGISTER_CLASSES
 from ...dialects.ptx import arithmetic as A
 from ...dialects.ptx.attributes import modifier_words as _words
 from ...dialects.ptx.registers import reg_class_of

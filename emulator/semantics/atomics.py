@@ -23,8 +23,8 @@ from functools import lru_cache
 
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
-from ...compiler.lazy_modules import np
-from ...compiler.ptx_types import PTX_TYPES
+from ...compiler.support.lazy_modules import np
+from ...compiler.hardware.ptx_types import PTX_TYPES
 from ...dialects.ptx.atomics import AtomOp, RedOp
 from .arithmetic import binary_function
 

@@ -8,9 +8,9 @@ through the C library's ``snprintf`` (ctypes), and writes each thread's text to
 ``machine.stdout`` in thread order (the GPU's order between threads is unspecified).
 
 * The format is read at its generic address (``machine.read_cstring``) up to its NUL; its
-  conversions are parsed by `tylo.compiler.printf.conversions`, the parser that built them.
+  conversions are parsed by `tylo.compiler.hardware.printf.conversions`, the parser that built them.
 * The arguments are C's promoted varargs laid out as a C struct at the thread's generic
-  argument address (`tylo.compiler.printf.buffer_layout`): int (4 bytes), long long and double
+  argument address (`tylo.compiler.hardware.printf.buffer_layout`): int (4 bytes), long long and double
   (8), little-endian, each read with ``machine.load(op, "generic", addresses, 4 or 8)``.
   A format without conversions reads nothing (the lowering then passes a null pointer).
 * vprintf returns an int, the number of arguments parsed (CUDA's printf); the lowering's call
@@ -30,8 +30,8 @@ import functools
 
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
-from ...compiler.lazy_modules import np
-from ...compiler.printf import MAX_ARGUMENTS, buffer_layout, conversions
+from ...compiler.support.lazy_modules import np
+from ...compiler.hardware.printf import MAX_ARGUMENTS, buffer_layout, conversions
 from ...dialects.ptx.calls import CallUniOp
 
 VPRINTF = "vprintf"

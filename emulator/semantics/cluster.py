@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
-from ...compiler.lazy_modules import np
+from ...compiler.support.lazy_modules import np
 from ...dialects.ptx.cluster import MapaOp, MbarrierArriveClusterOp
 from ..cluster import Geometry
 

@@ -4,7 +4,7 @@ Branches are terminators (xDSL's ``@impl_terminator``): ``bra.uni`` returns a `S
 predicated ``bra`` a `scheduler.Branch` saying which threads of the issue group jump (the
 scheduler splits the group there and lets it meet again, see `tylo.emulator.scheduler`), and
 ``ret`` `ReturnedValues`: the threads exit. ``trap`` aborts the kernel: an `EmulationError`
-naming the threads that trapped and, for Tylo's own checks (a ``ptx.trap`` with a reason, `tylo.frontend.tiles.check`), what was checked.
+naming the threads that trapped and, for Tylo's own checks (a ``ptx.trap`` with a reason, `tylo.frontend.language.tiles.check`), what was checked.
 ``bar.sync`` is the scheduler's (it needs every thread of the CTA).
 """
 
@@ -19,7 +19,7 @@ from xdsl.interpreter import (
     register_impls,
 )
 
-from ...compiler.lazy_modules import np
+from ...compiler.support.lazy_modules import np
 from ...dialects.ptx import ops as P
 from ..scheduler_values import Branch
 

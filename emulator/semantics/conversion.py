@@ -19,7 +19,7 @@ the two .f32 sources of a packed destination. `mode` is the op's modifier string
   signed MAX_NORM; ``.relu`` turns negative results into +0 and NaN into the canonical NaN;
   ``.sat`` clamps to [0, 1] with NaN to +0; ``.ftz`` flushes .f32 subnormals to signed zero.
 * FP8 (``cvt.rn.satfinite.e4m3x2.f32 d, a, b``: a into bits 15:8, b into 7:0) is exactly
-  `tylo.compiler.fp8.float8_bits`, which was compared with the H200 for all 2**32 inputs;
+  `tylo.compiler.hardware.fp8.float8_bits`, which was compared with the H200 for all 2**32 inputs;
   ``cvt.rn.f16x2.e4m3x2 d, a`` widens both bytes exactly (upper byte into the upper half).
 * NaN results (the ISA: "unspecified NaN" for most forms; measured on the H200, 2026-12-01,
   where so marked): from or to .f64, the NaN keeps its sign and payload's upper bits, quieted
@@ -37,11 +37,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ...compiler.dtypes import Float8E4M3, Float8E5M2
-from ...compiler.errors import UnsupportedError
-from ...compiler.fp8 import float8_bits
-from ...compiler.lazy_modules import ml_dtypes, np
-from ...compiler.ptx_types import PTX_TYPES
+from ...compiler.hardware.dtypes import Float8E4M3, Float8E5M2
+from ...compiler.support.errors import UnsupportedError
+from ...compiler.hardware.fp8 import float8_bits
+from ...compiler.support.lazy_modules import ml_dtypes, np
+from ...compiler.hardware.ptx_types import PTX_TYPES
 from . import rounding as R
 
 _INT_ROUNDING = {"rni": "rn", "rzi": "rz", "rmi": "rm", "rpi": "rp"}

@@ -40,8 +40,8 @@ from functools import lru_cache
 
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
-from ...compiler.errors import UnsupportedError
-from ...compiler.lazy_modules import np
+from ...compiler.support.errors import UnsupportedError
+from ...compiler.support.lazy_modules import np
 from ...dialects.ptx import math as M
 from . import rounding as R
 

@@ -8,7 +8,7 @@ to (warps, 32, registers).
 the A (M x K), B (K x N) and C (M x N) matrices are built from the lanes' registers through the
 ISA's fragment maps (`fragment`), D = A B + C is computed, and D is scattered back through the
 C map. The maps are stated here on their own, from the ISA's fragment sections, not taken from
-`tylo.compiler.mma_atom`, so that an ownership bug in the compiler gives a wrong answer here.
+`tylo.compiler.atoms.mma_atom`, so that an ownership bug in the compiler gives a wrong answer here.
 
 Numerics. The ISA leaves "the accumulation order, rounding, and handling of subnormal inputs"
 of floating-point mma unspecified; the float model here was measured on the H200 (sm_90, driver
@@ -70,9 +70,9 @@ import re
 
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
-from ...compiler import dtypes
-from ...compiler.fp8 import from_float8
-from ...compiler.lazy_modules import np
+from ...compiler.hardware import dtypes
+from ...compiler.hardware.fp8 import from_float8
+from ...compiler.support.lazy_modules import np
 from ...dialects.ptx.control import MmaSyncOp
 from ...dialects.ptx.matrix import LdMatrixOp, StMatrixOp
 from ..values import as_float

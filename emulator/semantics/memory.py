@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
-from ...compiler.lazy_modules import np
-from ...compiler.ptx_types import PTX_TYPES
+from ...compiler.support.lazy_modules import np
+from ...compiler.hardware.ptx_types import PTX_TYPES
 from ...dialects.ptx import ops as P
 from ...dialects.ptx.registers import reg_class_of
 from ..memory import LOCAL_WINDOW

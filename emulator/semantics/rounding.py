@@ -46,7 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ...compiler.lazy_modules import np
+from ...compiler.support.lazy_modules import np
 
 ROUNDINGS = ("rn", "rna", "rz", "rm", "rp")
 """Rounding modes of `encode` (which also takes ``"ro"``, round to odd) and `finish` (all

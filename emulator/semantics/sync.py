@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
-from ...compiler.lazy_modules import np
+from ...compiler.support.lazy_modules import np
 from ...dialects.ptx.sync import ElectSyncOp, SetmaxnregOp
 
 

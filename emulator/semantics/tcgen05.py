@@ -9,7 +9,7 @@ the per-CTA TMEM of `tylo.emulator.tmem`.
   must be ``32 (w % 4)`` (9.7.16.8.1: a warp touches its band only), columns allocated, and no
   pending MMA may write them. ``.16x64b`` / ``.16x128b`` / ``.16x256b``: the 16 lanes from the
   lane field (``32 (w % 4)`` or ``32 (w % 4) + 16``), thread t's register r at the cell
-  `compiler.tmem.transfer_cells` gives (the shape's matrix fragment, PTX 9.7.16.2.3.1). The destination registers are locked (`LOCK_LOAD`: neither read
+  `compiler.hardware.tmem.transfer_cells` gives (the shape's matrix fragment, PTX 9.7.16.2.3.1). The destination registers are locked (`LOCK_LOAD`: neither read
   nor written) until ``tcgen05.wait::ld`` of the thread, which returns them.
 * ``tcgen05.st``: writes the cells at issue (the same checks); ``wait::st`` has no further
   effect here, since nothing the emulator runs can observe the cells before it.
@@ -46,9 +46,9 @@ from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 from ...compiler.encodings.tcgen05_instruction import decode_instruction_descriptor
 from ...compiler.encodings.tcgen05_smem_descriptor import decode_tcgen05_smem_descriptor
 from ...compiler.plans.tcgen05_mma import accumulator_lanes
-from ...compiler.tmem import transfer_cells
+from ...compiler.hardware.tmem import transfer_cells
 from ...compiler.encodings.swizzle_modes import swizzle_mode
-from ...compiler.lazy_modules import np
+from ...compiler.support.lazy_modules import np
 from ...dialects.ptx import tcgen05 as X
 from ...dialects.ptx.tcgen05 import shape_of
 from ..cluster import cta_offsets

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
-from ...compiler.lazy_modules import np
+from ...compiler.support.lazy_modules import np
 from ...dialects.ptx import bulk_tensor as B
 from ..async_reads import refuse_overwrite
 from ..cluster import cta_offsets

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
-from ...compiler.lazy_modules import np
+from ...compiler.support.lazy_modules import np
 from ...dialects.ptx.vote import BarWarpSyncOp, VoteSyncOp
 from ..report import ranges as _ranges
 from ..scheduler import EXITED

@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
-from ...compiler.lazy_modules import np
+from ...compiler.support.lazy_modules import np
 from ...dialects.ptx.wgmma import (
     WgmmaCommitGroupOp,
     WgmmaFenceOp,

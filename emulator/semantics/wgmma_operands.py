@@ -44,7 +44,7 @@ from __future__ import annotations
 import functools
 
 from ...compiler.encodings.wgmma_descriptor import decode
-from ...compiler.lazy_modules import np
+from ...compiler.support.lazy_modules import np
 
 WARPGROUP = 128
 """Threads of a warpgroup (4 consecutive warps)."""

@@ -1,7 +1,7 @@
 # RUN: %python %s | filecheck %s
 # REQUIRES: ptxas
 # tylo.sigmoid, silu, gelu (both forms) and erf are sequences of existing instructions
-# (frontend/activations.py): ex2.approx.f32 is the only approximate one, the rest are correctly
+# (frontend/language/activations.py): ex2.approx.f32 is the only approximate one, the rest are correctly
 # rounded (mul.rn, add.rn, sub.rn, fma.rn, rcp.rn: ptxas contracts none of them), abs, neg, setp
 # and selp. Constants are the double values rounded to f32: -log2 e = 0fBFB8AA3B; gelu tanh's
 # c0 = -2 sqrt(2/pi) log2 e = 0fC0135761, c1 = c0 * 0.044715 = 0fBDD2D3E8; erf's series starts at

@@ -1,7 +1,7 @@
 // RUN: tylo-opt %s -p tylo-lower-to-ptx --split-input-file | filecheck %s
 // RUN: tylo-opt %s -p "tylo-lower-to-ptx{arch=sm_100a}" --split-input-file | filecheck %s --check-prefix=SM100
 
-// The .version follows the target (compiler.ptx_types.ptx_version): 8.4 up to sm_90a, 8.7 for sm_100a.
+// The .version follows the target (compiler.hardware.ptx_types.ptx_version): 8.4 up to sm_90a, 8.7 for sm_100a.
 // CHECK:  builtin.module attributes {ptx.version = "8.4", ptx.target = "sm_90a"}
 // SM100:  builtin.module attributes {ptx.version = "8.7", ptx.target = "sm_100a"}
 

@@ -1,6 +1,6 @@
 // RUN: tylo-opt %s -p tylo-lower-to-ptx -t ptx | filecheck %s
 
-// Unsigned i32 division by a constant is a multiply-high and a shift (compiler/int_division.py;
+// Unsigned i32 division by a constant is a multiply-high and a shift (compiler/hardware/int_division.py;
 // ptxas expands div/rem by an immediate into its slow generic sequence): d = 3 takes the 32-bit
 // magic 0xAAAAAAAB = 2863311531 and a shift of 1, the remainder n - q * 3.
 // CHECK-LABEL: .visible .entry thirds(

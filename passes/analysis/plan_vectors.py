@@ -9,7 +9,7 @@ ldmatrix/stmatrix becomes ``tylo.vector_load`` / ``tylo.vector_store`` of the wi
   its extents and the other mode's strides may be runtime values;
 * the elements are 1, 2, 4 or 8 bytes (not i1);
 * the tile's alignment `A` (bytes) is known: the ``align`` the user declared on the tile
-  (`frontend.tiles.GlobalTile` / `SharedTile`: the frontend checked or traps on it), else the
+  (`frontend.language.tiles.GlobalTile` / `SharedTile`: the frontend checked or traps on it), else the
   root pointer's (`pointer_analysis.shared_alignment`: a ``tylo.shared_alloc`` through
   offsets of known multiples) lowered to what divides every other static stride in bytes (a runtime stride then
   leaves it unknown);
@@ -28,8 +28,8 @@ from __future__ import annotations
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import SSAValue
 
-from ...compiler.dynamic import is_dynamic
-from ...compiler.int_tuple import leaves
+from ...compiler.layout.dynamic import is_dynamic
+from ...compiler.layout.int_tuple import leaves
 from ...dialects.tylo import TileType, dtype_of
 from ...dialects.tylo.ops import MakeTileOp, WindowOp
 from .pointer_analysis import known_multiple, shared_alignment

@@ -1,7 +1,7 @@
 """Where a pointer points and what divides its address: the one walk of ``tylo.ptr_add`` chains.
 
 Used by the passes (tylo-plan-copies: the alignment of a tile's rows; tylo-insert-async-fences:
-the allocation and static byte range an access touches) and by the frontend (frontend/tma.py:
+the allocation and static byte range an access touches) and by the frontend (frontend/language/tma.py:
 whether a TMA tile starts at its swizzle period). Three pieces, each conservative (unknown is
 never reported as known):
 

@@ -2,12 +2,12 @@
 
 A pass that takes ``arch`` (``tylo-opt -p 'tylo-lower-to-ptx{arch=sm_80}'``) checks it when it is
 made, so that a misspelt target (``sm_7``, ``gfx90``) is refused with the list of targets
-(`tylo.compiler.ptx_types.arch_number`) before any IR is touched, instead of reaching ptxas.
+(`tylo.compiler.hardware.ptx_types.arch_number`) before any IR is touched, instead of reaching ptxas.
 """
 
 from __future__ import annotations
 
-from ...compiler.ptx_types import arch_number
+from ...compiler.hardware.ptx_types import arch_number
 
 __all__ = ["TargetOption"]
 

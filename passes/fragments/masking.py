@@ -13,7 +13,7 @@ from xdsl.dialects import scf
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ...compiler import dtypes
+from ...compiler.hardware import dtypes
 from ...dialects.scalars import Scalar, as_scalar
 from ...dialects.tylo import dtype_of
 

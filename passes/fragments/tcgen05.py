@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ...compiler import dtypes
+from ...compiler.hardware import dtypes
 from ...compiler.encodings.tcgen05_instruction import instruction_descriptor
 from ...compiler.plans.tcgen05_mma import K_BITS, Tcgen05MMA
 from ...dialects.scalars import Scalar, as_scalar

@@ -17,7 +17,7 @@ from __future__ import annotations
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from ...compiler import dtypes
+from ...compiler.hardware import dtypes
 from ...dialects.ptx.wgmma import wgmma_instruction
 from ...dialects.scalars import Scalar, as_scalar
 from ...dialects.tylo.wgmma_ops import (

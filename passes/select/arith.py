@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import PassFailedException
 
-from ...compiler.ptx_types import PTX_TYPES, arch_number
+from ...compiler.hardware.ptx_types import PTX_TYPES, arch_number
 from ...dialects.ptx import ops as P
 from .handlers import HANDLERS
 from .kernel import KernelSelection

@@ -1,7 +1,7 @@
 """Instruction selection of control flow: ``func.return`` -> ``ret``, ``cf.br`` / ``cf.cond_br``
 -> ``ptx.bra`` / ``ptx.cond_bra`` between the ptx blocks of the cf blocks (PTX ISA 9.7.12).
 Tylo's run-time checks (``@!p trap``) and block barriers (``bar.sync 0``) are built by the
-frontend directly (`tylo.frontend.tiles.check`, `tylo.frontend.sync.barrier`).
+frontend directly (`tylo.frontend.language.tiles.check`, `tylo.frontend.language.sync.barrier`).
 
 A branch copies its operands into the target's argument registers first, as one parallel copy
 (through temporaries when a source is also a destination). Every ``cf.cond_br`` becomes a

@@ -9,7 +9,7 @@ from xdsl.dialects import arith
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
-from ...compiler.ptx_types import PTX_TYPES, cvt_pair
+from ...compiler.hardware.ptx_types import PTX_TYPES, cvt_pair
 from ...dialects.ptx import ops as P
 from .handlers import HANDLERS
 from .kernel import KernelSelection
@@ -32,11 +32,11 @@ def _cvt(sel: KernelSelection, op: Operation, to: str, frm: str, mode: str | Non
 def _convert(sel: KernelSelection, src: SSAValue, frm: str, to: str, mode: str | None) -> SSAValue:
     """`cvt` of `src` from PTX type `frm` to `to`, with `mode` (rounding) where one rounds.
 
-    FP8 has only paired cvt forms (`compiler.ptx_types.cvt_pair`, PTX ISA 9.7.9.21). An FP8
+    FP8 has only paired cvt forms (`compiler.hardware.ptx_types.cvt_pair`, PTX ISA 9.7.9.21). An FP8
     value widens exactly to f16 with ``cvt.rn.f16x2.e4m3x2`` (the unused high byte gives the
     high half), then to f32. A value narrows to FP8 from f32 with
     ``cvt.rn.satfinite.e4m3x2.f32 d, 0, x``: x in the low byte, 0 in the high byte, which is
-    `compiler.fp8.float8_bits` of x. f16, bf16 and the other FP8 format widen to f32 exactly;
+    `compiler.hardware.fp8.float8_bits` of x. f16, bf16 and the other FP8 format widen to f32 exactly;
     an integer rounds to f32 first, which moves only magnitudes above 2**24, and those
     saturate to MAX_NORM either way. From f64 the value would round twice: refused.
     """

@@ -1,5 +1,5 @@
 """Instruction selection of ``arith.divui`` / ``arith.remui`` of i32 by a constant: a multiply-high
-by a magic number and shifts (`compiler.int_division`), instead of ``div.u32`` / ``rem.u32``,
+by a magic number and shifts (`compiler.hardware.int_division`), instead of ``div.u32`` / ``rem.u32``,
 which ptxas 13.0 expands into its generic reciprocal sequence even for an immediate divisor
 (~15 SASS instructions with I2F/MUFU.RCP/F2I; 3 here for d = 3: IMAD.HI, SHF, IMAD).
 
@@ -14,7 +14,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 
-from ...compiler.int_division import udiv_magic
+from ...compiler.hardware.int_division import udiv_magic
 from ...dialects.ptx import ops as P
 from ..analysis.pointer_analysis import constant
 from .kernel import KernelSelection

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from xdsl.utils.exceptions import PassFailedException
 
-from ...compiler import dtypes
-from ...compiler.ptx_types import PTX_TYPES
+from ...compiler.hardware import dtypes
+from ...compiler.hardware.ptx_types import PTX_TYPES
 from ...dialects.ptx import ops as P
 from ...dialects.ptx.math import RcpOp as PtxRcpOp
 from ...dialects.tylo import dtype_of

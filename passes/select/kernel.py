@@ -22,9 +22,9 @@ from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
-from ...compiler.kernel_params import TENSOR_MAP_PARAM
-from ...compiler.ptx_types import arch_number, param_type
-from ...compiler.shared_memory import DYNAMIC_BYTES_ATTRIBUTE
+from ...compiler.params.kernel_params import TENSOR_MAP_PARAM
+from ...compiler.hardware.ptx_types import arch_number, param_type
+from ...compiler.hardware.shared_memory import DYNAMIC_BYTES_ATTRIBUTE
 from ...dialects import ptx
 from ...dialects.discovery import package_modules
 from ...dialects.builder import kernel_block_shape, kernel_cluster_shape, kernel_launch_bounds

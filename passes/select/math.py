@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
-from ...compiler.ptx_types import register_class
+from ...compiler.hardware.ptx_types import register_class
 from ...dialects.ptx import ops as P
 from ...dialects.ptx.math import AbsOp, Ex2Op, Lg2Op, RsqrtOp, SqrtOp
 from ...dialects.scalar_math import BF16_FMA_MIN_SM

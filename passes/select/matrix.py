@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
-from ...compiler.copy_atom import CopyAtom
+from ...compiler.atoms.copy_atom import CopyAtom
 from ...dialects.ptx import ops as P
 from ...dialects.tylo import dtype_of
 from ...dialects.tylo import matrix_ops as TM

@@ -5,7 +5,7 @@ ld, 9.7.9.10 st, 5.1.5 .shared): element offsets scale by the element size (``mu
 
 from __future__ import annotations
 
-from ...compiler.shared_memory import VARIABLE_ATTRIBUTE
+from ...compiler.hardware.shared_memory import VARIABLE_ATTRIBUTE
 from ...dialects.ptx import ops as P
 from ...dialects.tylo import dtype_of
 from ...dialects.tylo import ops as T

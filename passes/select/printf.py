@@ -5,7 +5,7 @@ Per module, once: the ``vprintf`` declaration (``.extern .func (.param .b32 func
 vprintf(.param .b64, .param .b64)``) and each distinct format as a ``.global`` string ``$str<N>``.
 Per kernel: one ``.local .align 8`` buffer ``__local_depot<k>``, as large as its largest print's
 arguments. Per print: the promoted arguments stored into the buffer at their C struct offsets
-(`tylo.compiler.printf.buffer_layout`) with ``st.local``, the generic addresses of the format
+(`tylo.compiler.hardware.printf.buffer_layout`) with ``st.local``, the generic addresses of the format
 (``mov.u64`` + ``cvta.global.u64``) and of the buffer (``cvta.local.u64``; a null pointer when
 there are no arguments), and the ``call.uni`` scope.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import BytesAttr, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Operation
 
-from ...compiler.printf import buffer_layout
+from ...compiler.hardware.printf import buffer_layout
 from ...dialects.ptx import ops as P
 from ...dialects.strings import text_bytes
 from ...dialects.tylo.printing import PrintOp, argument_type

@@ -1,18 +1,18 @@
 """Instruction selection of dynamic shared memory and shared addresses (named barriers, elect,
 setmaxnreg and ``%dynamic_smem_size`` are recorded as their ptx ops by the frontend:
-`tylo.frontend.sync`, `passes.select.direct`).
+`tylo.frontend.language.sync`, `passes.select.direct`).
 
 A dynamic ``tylo.shared_alloc`` (one with an `offset`) is the kernel's dynamic window
 ``tylo_dynamic_smem`` (module-scope ``.extern .shared``), its base rounded up at run time to
 the window's alignment A (the largest of the kernel's dynamic allocations; the driver does not
-guarantee the ``.align`` of the extern array, `compiler.shared_memory`), plus the static
+guarantee the ``.align`` of the extern array, `compiler.hardware.shared_memory`), plus the static
 offset: ``mov.u32 b, sym; add.u32 b, b, A-1; and.b32 b, b, -A; add.u32 p, b, offset``. The
 entry records the bytes a launch needs in its ``tylo.dynamic_shared_bytes`` attribute.
 """
 
 from __future__ import annotations
 
-from ...compiler.shared_memory import DYNAMIC_BASE_ALIGN, DYNAMIC_SYMBOL, align_up
+from ...compiler.hardware.shared_memory import DYNAMIC_BASE_ALIGN, DYNAMIC_SYMBOL, align_up
 from ...dialects.ptx import ops as P
 from ...dialects.tylo import dtype_of
 from ...dialects.tylo import ops as T
@@ -23,7 +23,7 @@ from .kernel import KernelSelection
 
 def dynamic_window(fn) -> tuple[int, int]:
     """(alignment, bytes a launch needs) of the dynamic allocations of kernel `fn`: the window
-    of `compiler.shared_memory.SharedLayout` (the end of the last allocation, rounded to 16,
+    of `compiler.hardware.shared_memory.SharedLayout` (the end of the last allocation, rounded to 16,
     plus A - 16 bytes of slack for the run-time rounding); (16, 0) without any."""
     align, end = DYNAMIC_BASE_ALIGN, 0
     for op in fn.walk():

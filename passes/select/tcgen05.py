@@ -1,7 +1,7 @@
 """Instruction selection of the Blackwell ops (`tylo.dialects.tylo.tcgen05_ops` ->
 `tylo.dialects.ptx.tcgen05`, PTX ISA 9.7.16).
 
-Every handler first refuses a target without tcgen05 (`compiler.ptx_types.tcgen05_target_error`:
+Every handler first refuses a target without tcgen05 (`compiler.hardware.ptx_types.tcgen05_target_error`:
 sm_90a, sm_120a ... are named with the instruction, before ptxas would see it; the frontend makes
 the same check at the user's line). A TMEM address and an mbarrier are .b32 registers, a
 descriptor .b64; the instruction descriptor is a .b32 constant; an immediate enable-input-d
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from xdsl.utils.exceptions import PassFailedException
 
-from ...compiler.ptx_types import tcgen05_target_error
+from ...compiler.hardware.ptx_types import tcgen05_target_error
 from ...dialects.ptx import ops as P
 from ...dialects.ptx import tcgen05 as X
 from ...dialects.tylo import tcgen05_ops as T

@@ -2,7 +2,7 @@
 the bits of a float constant, for instruction selection (tylo-select-ptx).
 
 Integers are signless in the IR: `ptx_type`'s `kind` picks s/u/b; 8-bit values live in 16-bit
-registers (`tylo.compiler.ptx_types`). Pointers are 64-bit for .global, 32-bit for .shared.
+registers (`tylo.compiler.hardware.ptx_types`). Pointers are 64-bit for .global, 32-bit for .shared.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import numpy as np
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType
 from xdsl.ir import Attribute
 
-from ...compiler.fp8 import float8_bits
-from ...compiler.lazy_modules import ml_dtypes  # imported by a bf16 constant only (~1 s on some hosts)
-from ...compiler.ptx_types import register_class
+from ...compiler.hardware.fp8 import float8_bits
+# imported by a bf16 constant only (~1 s on some hosts)
+from ...compiler.support.lazy_modules import ml_dtypes
+from ...compiler.hardware.ptx_types import register_class
 from ...dialects.tylo import PointerType, dtype_of
 
 

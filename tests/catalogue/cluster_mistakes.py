@@ -1,5 +1,5 @@
 """The catalogue's entries for thread block clusters (``@tylo.kernel(cluster=...)``,
-frontend/cluster.py, the cluster forms of mbarriers, Pipeline and tma_load): refused at the
+frontend/language/cluster.py, the cluster forms of mbarriers, Pipeline and tma_load): refused at the
 user's line when the kernel is decorated or compiled, at the launch (the grid), and the
 emulator's refusals (``located=False``: they name the PTX instruction and the threads)."""
 

@@ -1,6 +1,6 @@
-"""Catalogue entries of the fragment operations and packing (frontend/fragments.py,
-frontend/fragment_ops.py, frontend/packing.py); added to `mistakes.MISTAKES` (see mistakes.py
-for the format)."""
+"""Catalogue entries of the fragment operations and packing (frontend/language/fragments.py,
+frontend/language/fragment_ops.py, frontend/language/packing.py); added to `mistakes.MISTAKES`
+(see mistakes.py for the format)."""
 
 from __future__ import annotations
 

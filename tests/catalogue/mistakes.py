@@ -630,7 +630,7 @@ def k(y):
     y[0] = 1.0
 k(None)  # <-
 """, "LaunchError", "launch k with k[grid, block](...)", located=False),
-    # -- mbarriers (frontend/mbarrier.py) -------------------------------------------------------
+    # -- mbarriers (frontend/language/mbarrier.py) -------------------------------------------------------
     Mistake("mbarrier-count-out-of-range", K, "an mbarrier initialised with 0 arrivals", """
 @tylo.kernel
 def k(out):

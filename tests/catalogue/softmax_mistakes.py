@@ -1,4 +1,4 @@
-"""The catalogue's entries for the online softmax (frontend/softmax.py)."""
+"""The catalogue's entries for the online softmax (frontend/language/softmax.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The catalogue's entries for Python constructs a kernel body may not contain (the audit of
-`tylo.frontend.rewrite.ACCEPTED`): each is refused at its line."""
+`tylo.frontend.tracing.rewrite.ACCEPTED`): each is refused at its line."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Catalogue entries of the tcgen05 / TMEM builtins (frontend/tcgen05.py, compiler/tmem.py) and of
-what the emulator refuses in them (emulator/semantics/tcgen05.py); added to `mistakes.MISTAKES`
-(see mistakes.py for the format)."""
+"""Catalogue entries of the tcgen05 / TMEM builtins (frontend/language/tcgen05.py,
+compiler/hardware/tmem.py) and of what the emulator refuses in them (emulator/semantics/tcgen05.py);
+added to `mistakes.MISTAKES` (see mistakes.py for the format)."""
 
 from __future__ import annotations
 

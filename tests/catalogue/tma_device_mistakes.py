@@ -1,5 +1,5 @@
 """The catalogue's entries for TMA copies in kernels (``tylo.tma_load`` / ``tylo.tma_store``,
-frontend/tma.py): refused at the call's line when the kernel is compiled, and the bulk-group
+frontend/language/tma.py): refused at the call's line when the kernel is compiled, and the bulk-group
 race the emulator reports (``located=False``: it names the PTX instruction and the thread)."""
 
 from __future__ import annotations

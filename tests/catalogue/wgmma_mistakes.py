@@ -1,4 +1,4 @@
-"""Catalogue entries of the WGMMA builtins (frontend/wgmma.py) and tylo.fence_proxy_async; added
+"""Catalogue entries of the WGMMA builtins (frontend/language/wgmma.py) and tylo.fence_proxy_async; added
 to `mistakes.MISTAKES` (see mistakes.py for the format)."""
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from tylo.compiler.int_tuple import is_tuple, leaves, product
-from tylo.compiler.layout import Layout
+from tylo.compiler.layout.int_tuple import is_tuple, leaves, product
+from tylo.compiler.layout.layout import Layout
 
 
 def shape_trees(leaf=st.integers(1, 4), max_depth=2, max_rank=3):

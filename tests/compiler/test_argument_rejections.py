@@ -10,23 +10,23 @@ import re
 import numpy as np
 import pytest
 
-from tylo.compiler import dtypes as d
-from tylo.compiler.dtypes import as_dtype
+from tylo.compiler.hardware import dtypes as d
+from tylo.compiler.hardware.dtypes import as_dtype
 from tylo.compiler.encodings.tcgen05_instruction import instruction_descriptor
 from tylo.compiler.encodings.wgmma_descriptor import operand_descriptor
-from tylo.compiler.errors import GeometryError, LayoutError, PlanError, TypeMismatchError
-from tylo.compiler.layout import Layout, complement
-from tylo.compiler.mma_atom import MMAAtom
-from tylo.compiler.ownership import Ownership, ownership_table
-from tylo.compiler.ownership_fit import fit_ownership, simplify_ownership
-from tylo.compiler.ownership_maps import (
+from tylo.compiler.support.errors import GeometryError, LayoutError, PlanError, TypeMismatchError
+from tylo.compiler.layout.layout import Layout, complement
+from tylo.compiler.atoms.mma_atom import MMAAtom
+from tylo.compiler.ownership.ownership import Ownership, ownership_table
+from tylo.compiler.ownership.fit import fit_ownership, simplify_ownership
+from tylo.compiler.ownership.maps import (
     broadcast_slots,
     check_relayout,
     permute_ownership,
     relayout_permutation,
     window_plan,
 )
-from tylo.compiler.ownership_patterns import (
+from tylo.compiler.ownership.patterns import (
     LocalOwnership,
     StripedOwnership,
     check_complete,
@@ -48,7 +48,7 @@ from tylo.compiler.plans.tma_tile import (
     validate_tma_origin,
 )
 from tylo.compiler.plans.vector import vector_plan
-from tylo.compiler.tmem import TmemTile, TmemTransfer, reinterpret_tile
+from tylo.compiler.hardware.tmem import TmemTile, TmemTransfer, reinterpret_tile
 
 ATOM = MMAAtom((16, 8, 16), d.BFloat16)
 C = ATOM.operand_layout("C")

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tylo.compiler.encodings.bitfields import BitField, pack_fields, table_mask, unpack_fields
-from tylo.compiler.errors import GeometryError
+from tylo.compiler.support.errors import GeometryError
 
 # A small table with a reserved gap (bits 4-5) and a fixed field, like tcgen05's 0b001.
 TABLE = {"a": BitField(0, 4), "version": BitField(6, 2), "b": BitField(8, 8)}

@@ -3,14 +3,14 @@ section 2), the one instruction table, and every rejection."""
 
 import pytest
 
-from tylo.compiler.copy_atom import (
+from tylo.compiler.atoms.copy_atom import (
     COPY_ATOMS,
     MATRIX_COPY_INSTRUCTIONS,
     CopyAtom,
     address_lane,
 )
-from tylo.compiler.errors import PlanError
-from tylo.compiler.mma_atom import operand_layout
+from tylo.compiler.support.errors import PlanError
+from tylo.compiler.atoms.mma_atom import operand_layout
 
 
 def test_four_atoms_loads_and_stores_plain_and_transposed():

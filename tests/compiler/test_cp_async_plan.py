@@ -6,13 +6,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from runtime_int import RuntimeInt as Rt
 
-from tylo.compiler.dtypes import BFloat16, Float8E4M3, Float16, Float32
+from tylo.compiler.hardware.dtypes import BFloat16, Float8E4M3, Float16, Float32
 from tylo.compiler.encodings.swizzle_modes import element_swizzle
-from tylo.compiler.errors import GeometryError, PlanError, TypeMismatchError
-from tylo.compiler.layout import Layout
+from tylo.compiler.support.errors import GeometryError, PlanError, TypeMismatchError
+from tylo.compiler.layout.layout import Layout
 from tylo.compiler.plans.copy_checks import validate_copy
 from tylo.compiler.plans.cp_async import CopyPlan
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
 
 FAST = settings(max_examples=60, deadline=None)
 

@@ -3,7 +3,7 @@
 The reference below uses neither ml_dtypes nor numpy rounding: it decodes the 256 encodings of a
 format from its bit fields (sign, exponent with bias 7 / 15, mantissa; E4M3 has NaN at S.1111.111
 and no infinities, E5M2 IEEE-style specials at exponent 31) into exact Fractions, and converts a
-float32 by the PTX rules: NaN -> 0x7f (measured on the H200, see compiler/fp8.py); |x| > MAX_NORM
+float32 by the PTX rules: NaN -> 0x7f (measured on the H200, see compiler/hardware/fp8.py); |x| > MAX_NORM
 -> sign-preserved MAX_NORM; otherwise the nearest value, ties to the even encoding, sign kept.
 """
 
@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tylo import Float8E4M3, Float8E5M2, Float16, TypeMismatchError
-from tylo.compiler.fp8 import FP8_FORMATS, float8_bits, fp8_format, from_float8, to_float8
+from tylo.compiler.hardware.fp8 import FP8_FORMATS, float8_bits, fp8_format, from_float8, to_float8
 
 FORMATS = {Float8E4M3: (4, 3, 7), Float8E5M2: (5, 2, 15)}  # exponent bits, mantissa bits, bias
 BOTH = pytest.mark.parametrize("dtype", [Float8E4M3, Float8E5M2], ids=str)

@@ -1,11 +1,11 @@
-"""compiler/int_division.py: the multiply-high form of n // d equals n // d for every unsigned
+"""compiler/hardware/int_division.py: the multiply-high form of n // d equals n // d for every unsigned
 n and d the tests draw (all d < 2**12 at edge values of n, random d and n by hypothesis)."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tylo.compiler.int_division import udiv_by_magic, udiv_magic
+from tylo.compiler.hardware.int_division import udiv_by_magic, udiv_magic
 
 
 def _edges(d: int, bits: int):

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from layout_strategies import shape_trees
 
-from tylo.compiler import int_tuple as it
-from tylo.compiler.errors import LayoutError, TyloError
+from tylo.compiler.layout import int_tuple as it
+from tylo.compiler.support.errors import LayoutError, TyloError
 
 
 def test_structure_helpers():

@@ -6,12 +6,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from layout_strategies import flat_modes, layouts, pow2_layouts, values
 
-from tylo.compiler.errors import LayoutError
-from tylo.compiler.layout import (
+from tylo.compiler.support.errors import LayoutError
+from tylo.compiler.layout.layout import (
     Layout, coalesce, complement, compose, cosize, filter_layout, logical_divide, make_layout,
     size, tile,
 )
-from tylo.compiler.layout_parse import parse_layout
+from tylo.compiler.layout.parse import parse_layout
 
 FAST = settings(max_examples=80, deadline=None)
 
@@ -350,7 +350,7 @@ def test_tile_examples():
 
 
 def test_make_layout_takes_cute_forms():
-    from tylo.compiler.layout import LayoutLeft, LayoutRight, make_layout
+    from tylo.compiler.layout.layout import LayoutLeft, LayoutRight, make_layout
 
     assert make_layout((4, 8)) == Layout((4, 8), (1, 4)) == make_layout((4, 8), LayoutLeft)
     assert make_layout((4, 8), LayoutRight) == Layout((4, 8), (8, 1))

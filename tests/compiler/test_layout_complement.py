@@ -1,4 +1,4 @@
-"""complement as CuTe C++ computes it (compiler/layout_complement.py), and what it lets the
+"""complement as CuTe C++ computes it (compiler/layout/complement.py), and what it lets the
 products and divides tile: padded blocks whose strides are not multiples of the extent below.
 
 The cases of CuTe's unit test (NVIDIA/cutlass test/unit/cute/core/complement.cpp) are checked
@@ -17,12 +17,12 @@ from layout_strategies import (
     complement_reference, cute_repeats, layouts, padded_layouts, product_failure, shape_trees, values,
 )
 
-from tylo.compiler import int_tuple as it
-from tylo.compiler.divide import flat_divide, tiled_divide, zipped_divide
-from tylo.compiler.errors import LayoutError
-from tylo.compiler.layout import Layout, complement, filter, logical_divide, make_layout
-from tylo.compiler.layout_complement import WITNESS_LIMIT
-from tylo.compiler.product import blocked_product, logical_product, raked_product
+from tylo.compiler.layout import int_tuple as it
+from tylo.compiler.layout.divide import flat_divide, tiled_divide, zipped_divide
+from tylo.compiler.support.errors import LayoutError
+from tylo.compiler.layout.layout import Layout, complement, filter, logical_divide, make_layout
+from tylo.compiler.layout.complement import WITNESS_LIMIT
+from tylo.compiler.layout.product import blocked_product, logical_product, raked_product
 
 FAST = settings(max_examples=80, deadline=None)
 PADDED = Layout((4, 6), (1, 6))  # columns of 4 at pitch 6: offsets 4 and 5 of each column unused

@@ -4,11 +4,11 @@ import pytest
 from layout_strategies import values
 from runtime_int import RuntimeInt
 
-from tylo.compiler.divide import flat_divide, tile_unzip, tiled_divide, unpack_modes, zipped_divide
-from tylo.compiler.errors import LayoutError
-from tylo.compiler.layout import Layout, compose, logical_divide
-from tylo.compiler.layout_parse import parse_layout
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.layout.divide import flat_divide, tile_unzip, tiled_divide, unpack_modes, zipped_divide
+from tylo.compiler.support.errors import LayoutError
+from tylo.compiler.layout.layout import Layout, compose, logical_divide
+from tylo.compiler.layout.parse import parse_layout
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
 
 # CuTe's documentation example (media/docs/cpp/cute/02_layout_algebra.md, "Logical Divide 2-D"):
 # a (9,32) layout divided by <3:3, (2,4):(1,8)>.

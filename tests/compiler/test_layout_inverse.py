@@ -4,11 +4,11 @@ import pytest
 from layout_strategies import values
 from runtime_int import RuntimeInt
 
-from tylo.compiler.errors import LayoutError
-from tylo.compiler.inverse import left_inverse, right_inverse
-from tylo.compiler.layout import Layout, compose
-from tylo.compiler.layout_parse import parse_layout
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.support.errors import LayoutError
+from tylo.compiler.layout.inverse import left_inverse, right_inverse
+from tylo.compiler.layout.layout import Layout, compose
+from tylo.compiler.layout.parse import parse_layout
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
 
 
 @pytest.mark.parametrize("layout, expected", [

@@ -4,13 +4,13 @@ import pytest
 from layout_strategies import values
 from runtime_int import RuntimeInt
 
-from tylo.compiler.errors import LayoutError
-from tylo.compiler.layout import Layout, complement, compose
-from tylo.compiler.layout_parse import parse_layout
-from tylo.compiler.product import (
+from tylo.compiler.support.errors import LayoutError
+from tylo.compiler.layout.layout import Layout, complement, compose
+from tylo.compiler.layout.parse import parse_layout
+from tylo.compiler.layout.product import (
     blocked_product, flat_product, logical_product, raked_product, tiled_product, zipped_product,
 )
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
 
 BLOCK = Layout((2, 5), (5, 1))  # 2x5 row-major block of CuTe's docs
 

@@ -12,17 +12,17 @@ from layout_strategies import (
     pow2_layouts, product_failure, values,
 )
 
-from tylo.compiler import int_tuple as it
-from tylo.compiler.divide import flat_divide, tiled_divide, zipped_divide
-from tylo.compiler.errors import LayoutError
-from tylo.compiler.inverse import left_inverse, right_inverse
-from tylo.compiler.layout import (
+from tylo.compiler.layout import int_tuple as it
+from tylo.compiler.layout.divide import flat_divide, tiled_divide, zipped_divide
+from tylo.compiler.support.errors import LayoutError
+from tylo.compiler.layout.inverse import left_inverse, right_inverse
+from tylo.compiler.layout.layout import (
     Layout, coalesce, complement, compose, cute_composition, filter, logical_divide, make_layout, tile,
 )
-from tylo.compiler.product import blocked_product, logical_product, raked_product, zipped_product
-from tylo.compiler.slicing import dice, slice_layout, slice_offset
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
-from tylo.compiler.window import window
+from tylo.compiler.layout.product import blocked_product, logical_product, raked_product, zipped_product
+from tylo.compiler.layout.slicing import dice, slice_layout, slice_offset
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.layout.window import window
 
 FAST = settings(max_examples=60, deadline=None)
 SMALL = st.integers(2, 3)

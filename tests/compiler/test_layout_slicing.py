@@ -5,11 +5,11 @@ import pytest
 from layout_strategies import values
 from runtime_int import RuntimeInt
 
-from tylo.compiler.errors import LayoutError
-from tylo.compiler.layout import Layout, filter, filter_layout
-from tylo.compiler.layout_parse import parse_layout
-from tylo.compiler.slicing import dice, slice_and_offset, slice_layout, slice_offset
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.support.errors import LayoutError
+from tylo.compiler.layout.layout import Layout, filter, filter_layout
+from tylo.compiler.layout.parse import parse_layout
+from tylo.compiler.layout.slicing import dice, slice_and_offset, slice_layout, slice_offset
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
 
 GRID = Layout((4, 8), (1, 4))
 NESTED = parse_layout("((4,2),8):((1,4),8)")

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tylo.compiler import int_tuple as it
-from tylo.compiler.errors import LayoutError
-from tylo.compiler.divide import zipped_divide
-from tylo.compiler.inverse import left_inverse, right_inverse
-from tylo.compiler.layout import Layout, coalesce, complement, compose, logical_divide
-from tylo.compiler.product import blocked_product, logical_product, raked_product
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.layout import int_tuple as it
+from tylo.compiler.support.errors import LayoutError
+from tylo.compiler.layout.divide import zipped_divide
+from tylo.compiler.layout.inverse import left_inverse, right_inverse
+from tylo.compiler.layout.layout import Layout, coalesce, complement, compose, logical_divide
+from tylo.compiler.layout.product import blocked_product, logical_product, raked_product
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
 
 DATA = Path(__file__).parent / "data" / "layout_vectors_sample.json"
 CASES = json.loads(DATA.read_text())

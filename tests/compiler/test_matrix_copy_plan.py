@@ -9,17 +9,17 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tylo.compiler.dtypes import BFloat16, Float8E4M3, Float16, Float32, Int8
+from tylo.compiler.hardware.dtypes import BFloat16, Float8E4M3, Float16, Float32, Int8
 from tylo.compiler.encodings.swizzle_modes import element_swizzle
-from tylo.compiler.errors import GeometryError, PlanError
-from tylo.compiler.layout import Layout
-from tylo.compiler.mma_atom import MMAAtom
-from tylo.compiler.ownership import Ownership
-from tylo.compiler.offsets import offset_grid
+from tylo.compiler.support.errors import GeometryError, PlanError
+from tylo.compiler.layout.layout import Layout
+from tylo.compiler.atoms.mma_atom import MMAAtom
+from tylo.compiler.ownership.ownership import Ownership
+from tylo.compiler.layout.offsets import offset_grid
 from tylo.compiler.plans.copy_checks import broken_matrix_row, validate_copy
 from tylo.compiler.plans.matrix_copy import MatrixCopyPlan, matrix_copy_plan
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
-from tylo.compiler.tiled_mma import TiledMMA
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.atoms.tiled_mma import TiledMMA
 
 FAST = settings(max_examples=60, deadline=None)
 BF16 = MMAAtom((16, 8, 16), BFloat16)
@@ -379,8 +379,8 @@ def test_broken_matrix_row_from_a_window_origin():
 def test_validate_copy_checks_a_window_of_a_swizzled_tile_in_its_parent():
     """A 16x16 A operand at (16, 16) of a 128-byte-swizzled 64x64 tile: its rows are whole and
     aligned in the parent (the window keeps the swizzle phase); at column 4 they are not."""
-    from tylo.compiler.layout import compose
-    from tylo.compiler.window import window
+    from tylo.compiler.layout.layout import compose
+    from tylo.compiler.layout.window import window
 
     a = MMAAtom((16, 8, 16), BFloat16, Float32).operand_layout("A")
     parent = compose(element_swizzle(128, 2), Layout((64, 64), (64, 1)))
@@ -392,7 +392,7 @@ def test_validate_copy_checks_a_window_of_a_swizzled_tile_in_its_parent():
 
 
 def test_validate_copy_needs_a_rank_2_window():
-    from tylo.compiler.window import window
+    from tylo.compiler.layout.window import window
 
     a = MMAAtom((16, 8, 16), BFloat16, Float32).operand_layout("A")
     with pytest.raises(GeometryError, match=r"validate_copy: window window\(1024:1, origin=\(0\), "

@@ -8,13 +8,13 @@ operand: A is M x K (row m, col k), B is K x N (row k, col n), C/D is M x N.
 
 import pytest
 
-from tylo.compiler import dtypes
-from tylo.compiler.dtypes import (
+from tylo.compiler.hardware import dtypes
+from tylo.compiler.hardware.dtypes import (
     BFloat16, Float8E4M3, Float8E5M2, Float16, Float32, Float64, Int8, Int32, UInt8,
 )
-from tylo.compiler.errors import PlanError
-from tylo.compiler.mma_atom import MMA_INSTRUCTIONS, MMAAtom, operand_layout
-from tylo.compiler.ownership import Ownership
+from tylo.compiler.support.errors import PlanError
+from tylo.compiler.atoms.mma_atom import MMA_INSTRUCTIONS, MMAAtom, operand_layout
+from tylo.compiler.ownership.ownership import Ownership
 
 
 def _gt(lane):

@@ -7,10 +7,10 @@ from hypothesis import strategies as st
 from layout_strategies import layouts
 from runtime_int import RuntimeInt
 
-from tylo.compiler.errors import LayoutError
-from tylo.compiler.layout import Layout
-from tylo.compiler.offsets import distinct_offsets, offset_grid, static_offsets
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.support.errors import LayoutError
+from tylo.compiler.layout.layout import Layout
+from tylo.compiler.layout.offsets import distinct_offsets, offset_grid, static_offsets
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
 
 FAST = settings(max_examples=60, deadline=None)
 SWIZZLES = st.sampled_from([None, Swizzle(0, 4, 3), Swizzle(1, 3, 3), Swizzle(2, 3, 3),

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from layout_strategies import layouts
 from runtime_int import RuntimeInt as Rt
 
-from tylo.compiler.dtypes import BFloat16, Float32, Int8, Int32
-from tylo.compiler.errors import GeometryError
-from tylo.compiler.layout import Layout, make_layout
-from tylo.compiler.mma_atom import MMAAtom
-from tylo.compiler.ownership import Ownership, ownership_table, restride
-from tylo.compiler.tiled_mma import TiledMMA
+from tylo.compiler.hardware.dtypes import BFloat16, Float32, Int8, Int32
+from tylo.compiler.support.errors import GeometryError
+from tylo.compiler.layout.layout import Layout, make_layout
+from tylo.compiler.atoms.mma_atom import MMAAtom
+from tylo.compiler.ownership.ownership import Ownership, ownership_table, restride
+from tylo.compiler.atoms.tiled_mma import TiledMMA
 
 FAST = settings(max_examples=60, deadline=None)
 

@@ -10,15 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from layout_strategies import POW2_LEAF, POW2_STRIDE, layouts
 
-from tylo.compiler.dtypes import BFloat16, Float32, Int8, Int32
-from tylo.compiler.errors import GeometryError
-from tylo.compiler.layout import Layout, coalesce, make_layout
-from tylo.compiler.mma_atom import MMAAtom
-from tylo.compiler.offsets import static_offsets
-from tylo.compiler.ownership import Ownership, ownership_table
-from tylo.compiler.ownership_fit import fit_mode, fit_ownership, simplify_ownership
-from tylo.compiler.ownership_patterns import LocalOwnership, StripedOwnership, same_ownership
-from tylo.compiler.tiled_mma import TiledMMA
+from tylo.compiler.hardware.dtypes import BFloat16, Float32, Int8, Int32
+from tylo.compiler.support.errors import GeometryError
+from tylo.compiler.layout.layout import Layout, coalesce, make_layout
+from tylo.compiler.atoms.mma_atom import MMAAtom
+from tylo.compiler.layout.offsets import static_offsets
+from tylo.compiler.ownership.ownership import Ownership, ownership_table
+from tylo.compiler.ownership.fit import fit_mode, fit_ownership, simplify_ownership
+from tylo.compiler.ownership.patterns import LocalOwnership, StripedOwnership, same_ownership
+from tylo.compiler.atoms.tiled_mma import TiledMMA
 
 FAST = settings(max_examples=60, deadline=None)
 

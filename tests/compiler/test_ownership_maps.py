@@ -6,18 +6,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_ownership_fit import ownerships
 
-from tylo.compiler.dtypes import BFloat16
-from tylo.compiler.errors import GeometryError
-from tylo.compiler.layout import Layout, make_layout
-from tylo.compiler.mma_atom import MMAAtom
-from tylo.compiler.ownership import Ownership
-from tylo.compiler.ownership_fit import fit_ownership
-from tylo.compiler.ownership_maps import (
+from tylo.compiler.hardware.dtypes import BFloat16
+from tylo.compiler.support.errors import GeometryError
+from tylo.compiler.layout.layout import Layout, make_layout
+from tylo.compiler.atoms.mma_atom import MMAAtom
+from tylo.compiler.ownership.ownership import Ownership
+from tylo.compiler.ownership.fit import fit_ownership
+from tylo.compiler.ownership.maps import (
     broadcast_slots, check_relayout, permute_ownership, relayout_permutation, window_plan,
 )
-from tylo.compiler.ownership_patterns import LocalOwnership, StripedOwnership, same_ownership
+from tylo.compiler.ownership.patterns import LocalOwnership, StripedOwnership, same_ownership
 from tylo.compiler.plans.reduction import reduced_ownership
-from tylo.compiler.tiled_mma import TiledMMA
+from tylo.compiler.atoms.tiled_mma import TiledMMA
 
 FAST = settings(max_examples=60, deadline=None)
 BF16 = MMAAtom((16, 8, 16), BFloat16)

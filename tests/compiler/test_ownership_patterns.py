@@ -4,12 +4,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tylo.compiler.dtypes import BFloat16
-from tylo.compiler.errors import GeometryError
-from tylo.compiler.layout import Layout
-from tylo.compiler.mma_atom import MMAAtom
-from tylo.compiler.ownership import Ownership
-from tylo.compiler.ownership_patterns import (
+from tylo.compiler.hardware.dtypes import BFloat16
+from tylo.compiler.support.errors import GeometryError
+from tylo.compiler.layout.layout import Layout
+from tylo.compiler.atoms.mma_atom import MMAAtom
+from tylo.compiler.ownership.ownership import Ownership
+from tylo.compiler.ownership.patterns import (
     LocalOwnership, StripedOwnership, check_complete, check_unique, same_ownership,
 )
 

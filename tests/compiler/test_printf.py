@@ -1,4 +1,4 @@
-"""compiler/printf.py: C format conversions, the vprintf buffer layout, and Python specs mapped to
+"""compiler/hardware/printf.py: C format conversions, the vprintf buffer layout, and Python specs mapped to
 printf conversions. The mapping is checked against the host C library's snprintf (CUDA formats a
 device printf's output on the host with it): the promoted value through the C conversion prints
 exactly what Python's format prints of the value."""
@@ -14,9 +14,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tylo.compiler import dtypes
-from tylo.compiler.errors import TypeMismatchError, UnsupportedError
-from tylo.compiler.printf import buffer_layout, conversions, printf_conversion
+from tylo.compiler.hardware import dtypes
+from tylo.compiler.support.errors import TypeMismatchError, UnsupportedError
+from tylo.compiler.hardware.printf import buffer_layout, conversions, printf_conversion
 
 LIBC = ctypes.CDLL(ctypes.util.find_library("c"))
 C_TYPES = {dtypes.Int32: ctypes.c_int, dtypes.UInt32: ctypes.c_uint,

@@ -1,4 +1,4 @@
-"""The PTX ISA version printed per target (compiler/ptx_types.py), against what ptxas 13.0
+"""The PTX ISA version printed per target (compiler/hardware/ptx_types.py), against what ptxas 13.0
 accepts: the family targets (``f``) need 8.8 (sm_110f 9.0), and sm_101 no longer exists."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import tylo
-from tylo.compiler.ptx_types import arch_number, ptx_version
+from tylo.compiler.hardware.ptx_types import arch_number, ptx_version
 
 
 @pytest.mark.parametrize("arch, version", [

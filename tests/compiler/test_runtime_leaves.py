@@ -10,10 +10,10 @@ decision about a runtime value.
 import pytest
 from runtime_int import RuntimeInt as Sym
 
-from tylo.compiler.errors import LayoutError
-from tylo.compiler.layout import Layout, coalesce, compose, complement, tile
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
-from tylo.compiler.window import window
+from tylo.compiler.support.errors import LayoutError
+from tylo.compiler.layout.layout import Layout, coalesce, compose, complement, tile
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.layout.window import window
 
 
 class Recorder:

@@ -8,10 +8,10 @@ from layout_strategies import layouts, values
 from runtime_int import RuntimeInt
 
 from tylo.compiler.encodings.swizzle_modes import SWIZZLE_MODES, element_swizzle
-from tylo.compiler.errors import LayoutError
-from tylo.compiler.layout import Layout, coalesce, compose, logical_divide, tile
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
-from tylo.compiler.window import window
+from tylo.compiler.support.errors import LayoutError
+from tylo.compiler.layout.layout import Layout, coalesce, compose, logical_divide, tile
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.layout.window import window
 
 FAST = settings(max_examples=60, deadline=None)
 

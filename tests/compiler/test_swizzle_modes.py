@@ -3,8 +3,8 @@
 import pytest
 
 from tylo.compiler.encodings.swizzle_modes import SWIZZLE_MODES, element_swizzle, swizzle_mode
-from tylo.compiler.errors import GeometryError
-from tylo.compiler.layout import Layout, compose
+from tylo.compiler.support.errors import GeometryError
+from tylo.compiler.layout.layout import Layout, compose
 
 
 def test_codes_match_each_encoding():

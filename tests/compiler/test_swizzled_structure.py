@@ -6,16 +6,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from runtime_int import RuntimeInt
 
-from tylo.compiler.dtypes import BFloat16, Float8E4M3, Float16, Float32, Int8
-from tylo.compiler.errors import GeometryError, LayoutError
-from tylo.compiler.layout import Layout
-from tylo.compiler.offsets import offset_grid
+from tylo.compiler.hardware.dtypes import BFloat16, Float8E4M3, Float16, Float32, Int8
+from tylo.compiler.support.errors import GeometryError, LayoutError
+from tylo.compiler.layout.layout import Layout
+from tylo.compiler.layout.offsets import offset_grid
 from tylo.compiler.plans.swizzled_structure import (
     SwizzledStructure,
     structure_layout,
     swizzled_structure,
 )
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
 
 FAST = settings(max_examples=80, deadline=None)
 BY_BYTES = {1: Float8E4M3, 2: BFloat16, 4: Float32}

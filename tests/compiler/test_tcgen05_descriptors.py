@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tylo.compiler import dtypes as d
+from tylo.compiler.hardware import dtypes as d
 from tylo.compiler.encodings.matrix_descriptor import base_offset
 from tylo.compiler.encodings.swizzle_modes import BY_ROW_BYTES
 from tylo.compiler.encodings.tcgen05_instruction import (
@@ -20,7 +20,7 @@ from tylo.compiler.encodings.tcgen05_instruction import (
 from tylo.compiler.encodings.tcgen05_smem_descriptor import (
     SMEM_DESC_FIELDS, decode_tcgen05_smem_descriptor, tcgen05_smem_descriptor,
 )
-from tylo.compiler.errors import GeometryError, PlanError
+from tylo.compiler.support.errors import GeometryError, PlanError
 from tylo.compiler.plans.tcgen05_mma import Tcgen05MMA
 
 ZERO = {name: 0 for name in IDESC_FIELDS}

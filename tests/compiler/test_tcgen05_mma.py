@@ -7,17 +7,17 @@ import itertools
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tylo.compiler import dtypes as d
+from tylo.compiler.hardware import dtypes as d
 from tylo.compiler.encodings.tcgen05_smem_descriptor import decode_tcgen05_smem_descriptor as decode
-from tylo.compiler.errors import GeometryError, PlanError, TypeMismatchError
-from tylo.compiler.layout import Layout
-from tylo.compiler.mma_atom import operand_layout
+from tylo.compiler.support.errors import GeometryError, PlanError, TypeMismatchError
+from tylo.compiler.layout.layout import Layout
+from tylo.compiler.atoms.mma_atom import operand_layout
 from tylo.compiler.plans.swizzled_structure import SwizzledStructure, structure_layout
 from tylo.compiler.plans.tcgen05_mma import (
     Tcgen05MMA, Tcgen05Operand, accumulator, accumulator_lanes, tcgen05_operand,
 )
 from tylo.compiler.plans.tma_tile import TMATile, shared_layout
-from tylo.compiler.tmem import TmemTile, tmem_location
+from tylo.compiler.hardware.tmem import TmemTile, tmem_location
 
 
 @pytest.mark.parametrize("a, b, c, k, kind", [

@@ -9,12 +9,12 @@ lowering feeds those slots to one mma.sync, so this is what makes it compute the
 import numpy as np
 import pytest
 
-from tylo.compiler.dtypes import (
+from tylo.compiler.hardware.dtypes import (
     BFloat16, Float8E4M3, Float8E5M2, Float16, Float32, Int8, Int32, UInt8,
 )
-from tylo.compiler.errors import PlanError
-from tylo.compiler.mma_atom import MMA_INSTRUCTIONS, MMAAtom
-from tylo.compiler.tiled_mma import TiledMMA
+from tylo.compiler.support.errors import PlanError
+from tylo.compiler.atoms.mma_atom import MMA_INSTRUCTIONS, MMAAtom
+from tylo.compiler.atoms.tiled_mma import TiledMMA
 
 BF16 = MMAAtom((16, 8, 16), BFloat16)
 F16_K8 = MMAAtom((16, 8, 8), Float16)

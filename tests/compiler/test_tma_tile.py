@@ -4,10 +4,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tylo.compiler.dtypes import BFloat16, Float8E4M3, Float16, Float32, Float64, Int8
-from tylo.compiler.errors import GeometryError, PlanError
-from tylo.compiler.layout import size
-from tylo.compiler.offsets import offset_grid
+from tylo.compiler.hardware.dtypes import BFloat16, Float8E4M3, Float16, Float32, Float64, Int8
+from tylo.compiler.support.errors import GeometryError, PlanError
+from tylo.compiler.layout.layout import size
+from tylo.compiler.layout.offsets import offset_grid
 from tylo.compiler.plans.swizzled_structure import SwizzledStructure, swizzled_structure
 from tylo.compiler.plans.tma_tile import (
     TMABox,

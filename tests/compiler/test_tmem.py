@@ -5,16 +5,16 @@ reinterpretation and allocation sizes (docs/facts/ptx_isa.md section 4.3)."""
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from tylo.compiler import dtypes as d
-from tylo.compiler.errors import GeometryError, PlanError, TypeMismatchError
-from tylo.compiler.layout import Layout
+from tylo.compiler.hardware import dtypes as d
+from tylo.compiler.support.errors import GeometryError, PlanError, TypeMismatchError
+from tylo.compiler.layout.layout import Layout
 from tylo.compiler.plans.tcgen05_mma import Tcgen05MMA
-from tylo.compiler.tmem import (
+from tylo.compiler.hardware.tmem import (
     TRANSFER_SHAPES, TmemTile, TmemTransfer, check_tmem_columns, partition, reinterpret_tile,
     split_tmem_address, tmem_address, tmem_columns_for, tmem_columns_valid, tmem_location,
     transfer_shape,
 )
-from tylo.compiler.window import window
+from tylo.compiler.layout.window import window
 
 from layout_strategies import shape_trees
 from runtime_int import RuntimeInt

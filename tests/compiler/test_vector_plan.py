@@ -6,11 +6,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from layout_strategies import layouts
 
-from tylo.compiler.dtypes import BFloat16, Float8E4M3, Float32, Float64, Int8
-from tylo.compiler.errors import GeometryError, PlanError
-from tylo.compiler.layout import Layout
-from tylo.compiler.mma_atom import MMAAtom
-from tylo.compiler.ownership import Ownership
+from tylo.compiler.hardware.dtypes import BFloat16, Float8E4M3, Float32, Float64, Int8
+from tylo.compiler.support.errors import GeometryError, PlanError
+from tylo.compiler.layout.layout import Layout
+from tylo.compiler.atoms.mma_atom import MMAAtom
+from tylo.compiler.ownership.ownership import Ownership
 from tylo.compiler.plans.vector import VectorPlan, vector_plan
 
 FAST = settings(max_examples=80, deadline=None)

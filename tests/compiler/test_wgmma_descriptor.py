@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tylo.compiler.dtypes import BFloat16, Float32
+from tylo.compiler.hardware.dtypes import BFloat16, Float32
 from tylo.compiler.encodings.swizzle_modes import BY_ROW_BYTES
 from tylo.compiler.encodings.matrix_descriptor import encode
 from tylo.compiler.encodings.wgmma_descriptor import (
@@ -14,11 +14,11 @@ from tylo.compiler.encodings.wgmma_descriptor import (
     operand_descriptor,
     wgmma_descriptor,
 )
-from tylo.compiler.errors import GeometryError
-from tylo.compiler.layout import Layout
+from tylo.compiler.support.errors import GeometryError
+from tylo.compiler.layout.layout import Layout
 from tylo.compiler.plans.swizzled_structure import SwizzledStructure, swizzled_structure
 from tylo.compiler.plans.tma_tile import TMATile, shared_layout
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
 
 FAST = settings(max_examples=60, deadline=None)
 A_TILE = TMATile(BFloat16, (128, 64), 1)

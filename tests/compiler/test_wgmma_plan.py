@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from tylo.compiler.dtypes import BFloat16, Float8E4M3, Float8E5M2, Float16, Float32
-from tylo.compiler.errors import GeometryError, PlanError, TypeMismatchError
-from tylo.compiler.layout import Layout
-from tylo.compiler.mma_atom import MMAAtom, operand_layout
+from tylo.compiler.hardware.dtypes import BFloat16, Float8E4M3, Float8E5M2, Float16, Float32
+from tylo.compiler.support.errors import GeometryError, PlanError, TypeMismatchError
+from tylo.compiler.layout.layout import Layout
+from tylo.compiler.atoms.mma_atom import MMAAtom, operand_layout
 from tylo.compiler.plans.tma_tile import TMATile
 from tylo.compiler.plans.wgmma import (
     WGMMA64,
@@ -15,7 +15,7 @@ from tylo.compiler.plans.wgmma import (
     validate_wgmma,
     validate_wgmma_operand,
 )
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
 
 ALL_N = range(8, 257, 8)
 
@@ -150,7 +150,7 @@ def test_operand_geometry_accepted():
 
 class Runtime:
     """Stands in for a runtime coordinate: not a Python int, no static value, but the integer
-    operators of a runtime value (`tylo.compiler.int_tuple.is_leaf`)."""
+    operators of a runtime value (`tylo.compiler.layout.int_tuple.is_leaf`)."""
 
     def _op(self, other):
         return Runtime()

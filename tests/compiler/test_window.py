@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from layout_strategies import layouts
 
-from tylo.compiler.errors import LayoutError
-from tylo.compiler.layout import Layout
-from tylo.compiler.window import Window, window
+from tylo.compiler.support.errors import LayoutError
+from tylo.compiler.layout.layout import Layout
+from tylo.compiler.layout.window import Window, window
 
 
 @st.composite

@@ -5,10 +5,10 @@ from xdsl.dialects import arith, func
 from xdsl.parser import Parser
 
 from tylo import Float8E4M3, Float32, Int32
-from tylo.compiler.errors import CompileError, TypeMismatchError, UnsupportedError
+from tylo.compiler.support.errors import CompileError, TypeMismatchError, UnsupportedError
 from tylo.dialects.builder import KernelBuilder, current_builder, emit, kernel_block_shape
 from tylo.dialects.scalars import Scalar, as_scalar, convert, python_dtype, select
-from tylo.frontend.unbound import Unbound
+from tylo.frontend.tracing.unbound import Unbound
 from tylo.passes.pipeline import pipeline
 from tylo.passes.universe import make_context
 

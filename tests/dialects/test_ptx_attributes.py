@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tylo.compiler.ptx_types import PTX_TYPES
+from tylo.compiler.hardware.ptx_types import PTX_TYPES
 from tylo.dialects.ptx import ops as P
 from tylo.dialects.ptx import attributes as A
 from tylo.dialects.ptx.registers import RegisterType

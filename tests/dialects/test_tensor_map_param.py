@@ -10,8 +10,8 @@ from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from tylo.compiler import dtypes
-from tylo.compiler.kernel_params import TENSOR_MAP_PARAM, param_layout, parse_byte_array
+from tylo.compiler.hardware import dtypes
+from tylo.compiler.params.kernel_params import TENSOR_MAP_PARAM, param_layout, parse_byte_array
 from tylo.compiler.plans.tma_tile import TMATile
 from tylo.dialects import ptx
 from tylo.dialects.tylo import TensorMapType, Tylo

@@ -1,7 +1,7 @@
 """Kernels of tests/emulator/test_cluster_emulation.py (clusters of 2 CTAs along x)."""
 
 import tylo
-from tylo.compiler import dtypes
+from tylo.compiler.hardware import dtypes
 
 
 def ranks(out):

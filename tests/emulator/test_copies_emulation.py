@@ -12,8 +12,8 @@ import pytest
 
 import tylo
 from tylo import Float32
-from tylo.compiler.errors import EmulationError
-from tylo.compiler.ownership_patterns import LocalOwnership
+from tylo.compiler.support.errors import EmulationError
+from tylo.compiler.ownership.patterns import LocalOwnership
 
 RNG = np.random.default_rng()
 PLAN = tylo.CopyPlan((8, 8), 16, 1, Float32)  # 16 vectors of 4 floats, one per thread

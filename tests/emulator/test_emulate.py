@@ -10,7 +10,7 @@ import pytest
 
 import tylo
 from tylo import Float32, Int32, knobs
-from tylo.compiler.errors import ArgumentError, EmulationError
+from tylo.compiler.support.errors import ArgumentError, EmulationError
 
 
 @tylo.kernel
@@ -186,7 +186,7 @@ def test_a_load_before_the_start_names_that_array():
 
 
 def test_emulate_wants_brackets_and_takes_a_stream_and_prepare():
-    from tylo.compiler.errors import LaunchError
+    from tylo.compiler.support.errors import LaunchError
 
     with pytest.raises(LaunchError, match=r"shift.emulate\[grid, block\]"):
         shift.emulate(np.zeros(8, np.float32), np.zeros(8, np.float32))

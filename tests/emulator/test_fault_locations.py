@@ -174,8 +174,8 @@ def test_a_missing_arrive_expect_tx_names_the_wait(monkeypatch):
 
 
 def test_the_user_variable_of_a_shared_array():
-    from tylo.compiler.errors import SourceLocation
-    from tylo.frontend.tiles import assigned_name
+    from tylo.compiler.support.errors import SourceLocation
+    from tylo.frontend.language.tiles import assigned_name
 
     def at(text: str, column: int = 0) -> SourceLocation:
         return SourceLocation("k.py", 1, column, text)

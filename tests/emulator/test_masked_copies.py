@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo.compiler.errors import EmulationError
+from tylo.compiler.support.errors import EmulationError
 
 RNG = np.random.default_rng()
 ROWS = tylo.Layout((32, 4), (4, 1))  # a 32 x 4 row-major tile: one 16-byte vector per row

@@ -5,7 +5,7 @@ thread that observed the phase (directly, or through a bar.sync), and the proxy 
 import numpy as np
 import pytest
 
-from tylo.compiler.errors import EmulationError
+from tylo.compiler.support.errors import EmulationError
 from tylo.emulator.bulk_copies import BulkCopies
 from tylo.emulator.mbarriers import MBarriers
 

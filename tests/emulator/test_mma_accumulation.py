@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pytest
 
-from tylo.compiler.mma_atom import MMA_INSTRUCTIONS
+from tylo.compiler.atoms.mma_atom import MMA_INSTRUCTIONS
 from tylo.emulator.semantics.matrix import (
     ACCUMULATOR_FRACTION_BITS, FP8_STEPS, OPERAND_BITS, fragment_matrix, fragment_registers, mma,
 )

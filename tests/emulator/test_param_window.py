@@ -10,7 +10,7 @@ import io
 import numpy as np
 import pytest
 
-from tylo.compiler.errors import EmulationError
+from tylo.compiler.support.errors import EmulationError
 from tylo.emulator.machine import Machine
 from tylo.emulator.memory import PARAM_WINDOW, Memory
 

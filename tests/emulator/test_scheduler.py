@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from xdsl.parser import Parser
 
-from tylo.compiler.errors import EmulationError
+from tylo.compiler.support.errors import EmulationError
 from tylo.emulator.memory import Memory
 from tylo.emulator.scheduler import run_entry
 from tylo.passes.universe import make_context

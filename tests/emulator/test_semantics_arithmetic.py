@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from semantics_harness import FORMATS, UINT, is_nan, nan_result, random_bits, reference, reg, run, to_fraction, val
 
-from tylo.compiler.errors import UnsupportedError
+from tylo.compiler.support.errors import UnsupportedError
 from tylo.dialects.ptx import ops as P
 
 pytestmark = pytest.mark.filterwarnings("error")  # no numpy warning may escape

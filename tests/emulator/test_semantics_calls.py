@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from fake_warp_machine import Fault, FakeMachine, emulation, registers
 
-from tylo.compiler import dtypes
-from tylo.compiler.printf import buffer_layout, conversions, printf_conversion
+from tylo.compiler.hardware import dtypes
+from tylo.compiler.hardware.printf import buffer_layout, conversions, printf_conversion
 from tylo.dialects.ptx.calls import CallUniOp
 from tylo.emulator.semantics.calls import CallSemantics
 
@@ -100,7 +100,7 @@ def test_text_without_a_newline_runs_on():
     ("", dtypes.Float32, 0.1), ("<8d", dtypes.UInt64, 2**64 - 1), ("X", dtypes.UInt32, 3054),
 ])
 def test_tylo_print_specs_print_as_python_formats(spec, dtype, value):
-    # tylo.print's promise: the device text is Python's format(value, spec) (compiler/printf.py)
+    # tylo.print's promise: the device text is Python's format(value, spec) (compiler/hardware/printf.py)
     conv, promoted = printf_conversion(spec, dtype, "test")
     if promoted.is_float:
         arg = float(np.float32(value)) if dtype is dtypes.Float32 else value

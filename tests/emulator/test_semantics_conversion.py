@@ -1,6 +1,6 @@
 """The emulator's ``cvt`` and ``cvt_pair`` (emulator/semantics/conversion.py) against exact
 references: Python integers, Fractions rounded by the IEEE definition, and
-`tylo.compiler.fp8.float8_bits` (checked against the H200 for all float32 inputs)."""
+`tylo.compiler.hardware.fp8.float8_bits` (checked against the H200 for all float32 inputs)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from semantics_harness import CANONICAL, FORMATS, UINT, is_nan, random_bits, reference, reg, run, to_fraction, val
 
-from tylo.compiler.dtypes import Float8E4M3, Float8E5M2
-from tylo.compiler.errors import UnsupportedError
-from tylo.compiler.fp8 import float8_bits
-from tylo.compiler.ptx_types import register_class
+from tylo.compiler.hardware.dtypes import Float8E4M3, Float8E5M2
+from tylo.compiler.support.errors import UnsupportedError
+from tylo.compiler.hardware.fp8 import float8_bits
+from tylo.compiler.hardware.ptx_types import register_class
 from tylo.dialects.ptx import ops as P
 
 pytestmark = pytest.mark.filterwarnings("error")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from semantics_harness import is_nan, nan_result, random_bits, reference, reg, run, to_fraction, val
 
-from tylo.compiler.errors import UnsupportedError
+from tylo.compiler.support.errors import UnsupportedError
 from tylo.dialects.ptx import math as M
 
 pytestmark = pytest.mark.filterwarnings("error")

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from fake_warp_machine import Fault, FakeMachine, emulation, registers
 
-from tylo.compiler.mma_atom import MMA_INSTRUCTIONS, MMAAtom
-from tylo.compiler.ptx_types import register_class
+from tylo.compiler.atoms.mma_atom import MMA_INSTRUCTIONS, MMAAtom
+from tylo.compiler.hardware.ptx_types import register_class
 from tylo.dialects.ptx.control import MmaSyncOp
 from tylo.dialects.ptx.matrix import LdMatrixOp, StMatrixOp
 from tylo.dialects.ptx.registers import RegisterType

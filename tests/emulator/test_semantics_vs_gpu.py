@@ -25,9 +25,9 @@ import numpy as np
 import pytest
 from semantics_harness import run
 
-from tylo.compiler import knobs
-from tylo.compiler.ptx_types import ptx_version
-from tylo.compiler.signature import DeviceParam
+from tylo.compiler.support import knobs
+from tylo.compiler.hardware.ptx_types import ptx_version
+from tylo.compiler.params.signature import DeviceParam
 from tylo.dialects.ptx import math as M
 from tylo.dialects.ptx import ops as P
 from tylo.dialects.ptx.registers import RegisterType, reg_class_of

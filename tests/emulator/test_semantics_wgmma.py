@@ -13,7 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1] / "gpu"))
 from wgmma_kernels import Case, run_emulated, shared_operands, wgmma_text  # noqa: E402
 
-from tylo.compiler.errors import EmulationError  # noqa: E402
+from tylo.compiler.support.errors import EmulationError  # noqa: E402
 from tylo.emulator.async_reads import refuse_overwrite  # noqa: E402
 from tylo.emulator.semantics.wgmma_operands import fragment_coordinates  # noqa: E402
 

@@ -11,7 +11,7 @@ import pytest
 
 import tylo
 from tylo import Float16, Int32
-from tylo.compiler.errors import EmulationError
+from tylo.compiler.support.errors import EmulationError
 
 
 @tylo.kernel

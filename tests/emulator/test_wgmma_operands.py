@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tylo.compiler.dtypes import BFloat16, Float16
+from tylo.compiler.hardware.dtypes import BFloat16, Float16
 from tylo.compiler.encodings.wgmma_descriptor import WGMMADescriptor, operand_descriptor
 from tylo.compiler.encodings.swizzle_modes import swizzle_mode
 from tylo.compiler.plans.swizzled_structure import (
@@ -150,7 +150,7 @@ def test_one_byte_elements_k_major(row):
     """e4m3 operands (K = 32 one-byte elements an instruction): every K origin a multiple of 32
     inside the swizzle row, A (64, 32) and B (32, n); the decoder's 1-byte addresses equal the
     tile's layout offsets (1 byte an element)."""
-    from tylo.compiler.dtypes import Float8E4M3
+    from tylo.compiler.hardware.dtypes import Float8E4M3
 
     r = row  # elements a row: one byte each
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tylo.frontend import build as compiled_module
+from tylo.frontend.jit import build as compiled_module
 
 
 @pytest.fixture

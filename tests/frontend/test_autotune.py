@@ -7,7 +7,7 @@ import pytest
 
 import tylo
 from tylo import Float32, knobs
-from tylo.frontend import autotune as autotune_module
+from tylo.frontend.jit import autotune as autotune_module
 from test_cache_and_launch import FakeDeviceArray
 
 

@@ -12,7 +12,7 @@ import pytest
 import cache_helpers
 import tylo
 from tylo import Float32, knobs
-from tylo.frontend.dependencies import Read
+from tylo.frontend.jit.dependencies import Read
 from tylo.runtime import driver
 
 THIS = sys.modules[__name__]

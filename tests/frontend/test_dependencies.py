@@ -14,7 +14,7 @@ import numpy as np
 import cache_helpers
 import tylo
 from tylo import BFloat16, Float32, MMAAtom, TiledMMA
-from tylo.frontend.dependencies import free_reads, stable_token
+from tylo.frontend.jit.dependencies import free_reads, stable_token
 
 ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
 
@@ -65,7 +65,7 @@ def test_functions_by_name_and_bytecode_helpers_by_source():
 
 def test_tokens_do_not_depend_on_the_process():
     code = textwrap.dedent("""
-        from tylo.frontend.dependencies import stable_token
+        from tylo.frontend.jit.dependencies import stable_token
         print(stable_token(({"b", "a", "c"}, {"k": frozenset({"x", "y"})}, 1.5)))
     """)
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

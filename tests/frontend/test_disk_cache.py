@@ -15,7 +15,7 @@ import pytest
 
 import tylo
 from tylo import Float32, knobs
-from tylo.frontend import disk_cache
+from tylo.frontend.jit import disk_cache
 
 KERNELS = '''
 import tylo
@@ -38,12 +38,12 @@ def combine(a, b):
     return a * b
 '''
 
-# Counts the traces of this process (tylo.frontend.build.trace is what build_kernel calls,
+# Counts the traces of this process (tylo.frontend.jit.build.trace is what build_kernel calls,
 # and what remaking a disk-loaded kernel's IR stages calls), compiles, and prints a summary.
 RUN = '''
 import hashlib, json, sys
 import tylo
-from tylo.frontend import build as compiled_module
+from tylo.frontend.jit import build as compiled_module
 
 traces = []
 real_trace = compiled_module.trace

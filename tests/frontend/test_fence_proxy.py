@@ -1,4 +1,4 @@
-"""tylo.fence_proxy_async (frontend/mbarrier.py): its PTX line in place, and the refusal of
+"""tylo.fence_proxy_async (frontend/language/mbarrier.py): its PTX line in place, and the refusal of
 targets below sm_90."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 
 import tylo
 from tylo import Float32
-from tylo.compiler.errors import TyloError
+from tylo.compiler.support.errors import TyloError
 
 
 @tylo.kernel

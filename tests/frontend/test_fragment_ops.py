@@ -10,7 +10,7 @@ from tylo import (
     BFloat16, Float8E4M3, Float8E5M2, Float16, Float32, Float64, Int8, Int32, Layout, MMAAtom,
     Ownership, UInt8,
 )
-from tylo.frontend.packing import a_operand_slots, word_ownership
+from tylo.frontend.language.packing import a_operand_slots, word_ownership
 
 ATOM = MMAAtom((16, 8, 16), BFloat16, Float32)
 C = ATOM.operand_layout("C")

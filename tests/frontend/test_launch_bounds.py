@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo.compiler.errors import GeometryError
+from tylo.compiler.support.errors import GeometryError
 
 X = np.zeros(64 * 1024, np.float32)
 OUT = np.zeros(1024, np.float32)

@@ -16,11 +16,11 @@ from xdsl.utils.exceptions import VerifyException
 
 import tylo
 from tylo import Float32
-from tylo.compiler.errors import CompileError
+from tylo.compiler.support.errors import CompileError
 from tylo.dialects.builder import emit
 from tylo.dialects.locations import first_invalid, reset_handled, source_location
 from tylo.dialects.ptx import EntryOp
-from tylo.frontend import build
+from tylo.frontend.jit import build
 from tylo.passes.pipeline import emit_ptx, pass_error
 
 HERE = str(Path(__file__))

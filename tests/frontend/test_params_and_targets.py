@@ -1,7 +1,7 @@
 """Scalar kernel parameters of every float width compile to PTX that ptxas accepts.
 
 16-bit and FP8 floats travel as raw bits (``.param .b16`` / ``.b8``): ptxas rejects
-``.param .bf16`` with a syntax error (compiler/ptx_types.py, `param_type`).
+``.param .bf16`` with a syntax error (compiler/hardware/ptx_types.py, `param_type`).
 """
 
 import pytest

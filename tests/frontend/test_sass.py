@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tylo
 from tylo import BFloat16, MMAAtom
-from tylo.compiler.layout import Layout
+from tylo.compiler.layout.layout import Layout
 from tylo.ops.kernels import ampere_gemm
 
 

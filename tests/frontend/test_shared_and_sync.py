@@ -10,9 +10,9 @@ import pytest
 
 import tylo
 from tylo import BFloat16, Float32
-from tylo.compiler.errors import CompileError, GeometryError, UnsupportedError
+from tylo.compiler.support.errors import CompileError, GeometryError, UnsupportedError
 from tylo.compiler.plans.tma_tile import TMATile
-from tylo.compiler.shared_memory import OPTIN_SHARED_BYTES, SharedLayout, optin_limit
+from tylo.compiler.hardware.shared_memory import OPTIN_SHARED_BYTES, SharedLayout, optin_limit
 
 OUT = np.zeros(1024, np.float32)
 
@@ -91,7 +91,7 @@ def test_a_tile_is_aligned_to_its_swizzle_period(row_bytes, align):
     c = one.compile(OUT, plan, block=32)
     assert f".shared .align {align} .b8 __tylo_smem_0[{8 * row_bytes}];" in c.ptx
     from tylo.compiler.plans.tma_tile import shared_layout
-    from tylo.frontend.shared import layout_alignment
+    from tylo.frontend.language.shared import layout_alignment
 
     assert layout_alignment(shared_layout(plan), BFloat16) == align
 
@@ -251,7 +251,7 @@ def test_warpgroup_thread_idx_is_known_to_lie_in_a_warpgroup():
 
 
 def test_the_emulator_names_a_mismatched_or_unfinished_barrier():
-    from tylo.compiler.errors import EmulationError
+    from tylo.compiler.support.errors import EmulationError
 
     @tylo.kernel
     def mismatched(out):

@@ -9,7 +9,7 @@ import pytest
 
 import tylo
 from tylo import BFloat16, Float16, Float32, Float64, Int8, Int64, MMAAtom, operand_layout
-from tylo.compiler.ownership_maps import broadcast_slots
+from tylo.compiler.ownership.maps import broadcast_slots
 from tylo.passes.pipeline import pipeline
 
 C = operand_layout(MMAAtom((16, 8, 16), BFloat16, Float32), "C")
@@ -78,7 +78,7 @@ def test_row_max_is_two_trees_and_four_shuffles():
 
 
 def test_sum_stays_out_of_star_import():
-    assert "sum" not in tylo.__all__ and tylo.sum.__module__ == "tylo.frontend.reductions"
+    assert "sum" not in tylo.__all__ and tylo.sum.__module__ == "tylo.frontend.language.reductions"
     assert sum([1, 2]) == 3  # (this module's builtins, untouched)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 import tylo
 from tylo import BFloat16, Float32, Layout, LocalOwnership, MMAAtom, TiledMMA, tile
-from tylo.compiler.dynamic import first_static_hint, static_hint
+from tylo.compiler.layout.dynamic import first_static_hint, static_hint
 
 F32 = tylo.Tensor(Float32, 1)
 

@@ -1,4 +1,4 @@
-"""The audit of the Python a kernel body may contain (`tylo.frontend.rewrite.ACCEPTED`): what is
+"""The audit of the Python a kernel body may contain (`tylo.frontend.tracing.rewrite.ACCEPTED`): what is
 accepted compiles and computes, everything else is refused at its line, and
 docs/kernel_language.md lists exactly what is accepted. The one-construct refusals are also
 entries of the catalogue (tests/catalogue/syntax_mistakes.py)."""
@@ -17,7 +17,7 @@ import pytest
 
 import tylo
 from tylo import Float32
-from tylo.frontend import rewrite
+from tylo.frontend.tracing import rewrite
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "kernel_language.md"
 OUT = tylo.Tensor(Float32, 1)

@@ -1,4 +1,4 @@
-"""The tcgen05 / TMEM builtins compiled for sm_100a (frontend/tcgen05.py): the PTX each emits,
+"""The tcgen05 / TMEM builtins compiled for sm_100a (frontend/language/tcgen05.py): the PTX each emits,
 ptxas's acceptance (every compile here assembles), the SASS (nvdisasm: UTCHMMA, LDTM, STTM,
 UTCATOMSWS, UTCBAR) and the refusal of every tcgen05 builtin on sm_90a and sm_120a at the user's
 line, naming the instruction and the target. Kernels: tests/emulator/tcgen05_kernels.py; their
@@ -200,8 +200,8 @@ def test_other_targets_are_refused_at_the_users_line(arch):
 def test_the_public_tcgen05_operand_dispatches_on_its_arguments_types(monkeypatch):
     """`tylo.tcgen05_operand` hands a kernel's tile or operand (a class marked
     ``__tylo_kernel_value__``) to the kernel's function, and keeps host values on the host."""
-    from tylo.frontend import tcgen05 as kernel_module
-    from tylo.frontend.tiles import Tensor, Tile
+    from tylo.frontend.language import tcgen05 as kernel_module
+    from tylo.frontend.language.tiles import Tensor, Tile
 
     assert Tile.__tylo_kernel_value__ is Tensor.__tylo_kernel_value__ is True
     assert kernel_module.KernelTcgen05Operand.__tylo_kernel_value__ is True

@@ -1,4 +1,4 @@
-"""TMA copies in kernels (frontend/tma.py): the PTX of loads, stores and bulk groups (assembled
+"""TMA copies in kernels (frontend/language/tma.py): the PTX of loads, stores and bulk groups (assembled
 by ptxas for sm_90a, one UTMALDG / UTMASTG each), the runtime origin checks, and the refusals at
 the user's line. Runs of the copies: tests/gpu/test_tma_gpu.py (GPU and emulator)."""
 
@@ -8,7 +8,7 @@ import pytest
 
 import tylo
 from tylo import BFloat16, Float32
-from tylo.compiler.errors import TyloError
+from tylo.compiler.support.errors import TyloError
 from tylo.compiler.plans.tma_tile import TMATile, shared_layout
 
 PLAN = TMATile(BFloat16, (16, 64), 1, 128)

@@ -1,4 +1,4 @@
-"""Whether a TMA copy's shared tile starts at its swizzle period (frontend/tma.py through
+"""Whether a TMA copy's shared tile starts at its swizzle period (frontend/language/tma.py through
 passes/analysis/pointer_analysis.py): proven at compile time (no run-time check), refused at the user's
 line when decided otherwise, else checked at run time (a ``ptx.trap``). The Hopper GEMM's
 stage rings (tylo.ops.kernels.gemm) are proven: its producer's loads and the epilogue's stores
@@ -11,7 +11,7 @@ import pytest
 
 import tylo
 from tylo import BFloat16
-from tylo.compiler.errors import GeometryError
+from tylo.compiler.support.errors import GeometryError
 from tylo.compiler.plans.tma_tile import TMATile, shared_layout
 
 pytest.importorskip("tylo.runtime.ptxas")

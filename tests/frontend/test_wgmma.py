@@ -1,4 +1,4 @@
-"""WGMMA in kernels (frontend/wgmma.py): the PTX of mma_async for the plan shapes and swizzle
+"""WGMMA in kernels (frontend/language/wgmma.py): the PTX of mma_async for the plan shapes and swizzle
 modes (assembled by ptxas for sm_90a), descriptor stepping, the in-place accumulator, and the
 refusals at the user's line. GPU runs: tests/gpu (the lead's)."""
 
@@ -9,7 +9,7 @@ import pytest
 
 import tylo
 from tylo import BFloat16
-from tylo.compiler.errors import TyloError
+from tylo.compiler.support.errors import TyloError
 from tylo.compiler.plans.tma_tile import TMATile, shared_layout
 
 
@@ -239,7 +239,7 @@ def test_register_a_packs_before_the_fence():
     """Register A: each K = 16 slice packed into four .b32 registers before wgmma.fence (the A
     registers' writes must precede it), one register list per instruction, the accumulator in
     place across both instructions."""
-    from tylo.frontend.wgmma import register_a_ownership
+    from tylo.frontend.language.wgmma import register_a_ownership
 
     c = _register_a_kernel(register_a_ownership).compile(
         np.zeros((64, 64), np.float32), np.zeros((64, 32), BFloat16.numpy), block=128, arch="sm_90a")

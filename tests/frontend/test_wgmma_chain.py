@@ -1,4 +1,4 @@
-"""mma_async on a pending accumulator (frontend/wgmma.py): a chain of groups over one
+"""mma_async on a pending accumulator (frontend/language/wgmma.py): a chain of groups over one
 accumulator with no wgmma.wait_group and no wgmma.fence between them, the accumulator updated
 in place through the chain, ptxas (sm_90a) serializing nothing; and the refusals of every other
 use of a pending accumulator at the user's line. Values (emulator and GPU):
@@ -14,7 +14,7 @@ import pytest
 
 import tylo
 from tylo import BFloat16, Float16
-from tylo.compiler.errors import TyloError
+from tylo.compiler.support.errors import TyloError
 from tylo.compiler.plans.tma_tile import TMATile, shared_layout
 
 LA = shared_layout(TMATile(BFloat16, (64, 64), 1, 128))

@@ -1,5 +1,5 @@
 """tylo.erf, sigmoid, silu and gelu (both forms): float64 references, the error bounds the docs
-state (docs/kernel_language.md section 9, frontend/activations.py), inputs, and the check.
+state (docs/kernel_language.md section 9, frontend/language/activations.py), inputs, and the check.
 
 A bound is an allowed absolute error per input, ``R(x) * |exact| + A(x)`` (u = 2^-24):
 
@@ -15,7 +15,7 @@ A bound is an allowed absolute error per input, ``R(x) * |exact| + A(x)`` (u = 2
 
 ERF_ABS and GELU_PHI_ABS are the measured maxima (2.17e-7 and 2.18e-7), rounded up, of the
 emulator with its ex2.approx.f32 moved 2 ulp up and 2 ulp down (the ISA's limit; `ex2_off_by`),
-over dense sweeps of 2^21 points and more; the rest are derived (frontend/activations.py says how). NaN comes out exactly where the
+over dense sweeps of 2^21 points and more; the rest are derived (frontend/language/activations.py says how). NaN comes out exactly where the
 input is NaN, and for silu and gelu also at -inf (the formulas' -inf * 0).
 """
 

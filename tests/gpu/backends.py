@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tylo.compiler import dtypes
+from tylo.compiler.hardware import dtypes
 
 _SIGNED = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
 

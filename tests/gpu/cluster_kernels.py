@@ -2,7 +2,7 @@
 test_cluster_emulation.py): clusters of 2 CTAs along x (`CLUSTER`), `THREADS` threads each."""
 
 import tylo
-from tylo.compiler import dtypes
+from tylo.compiler.hardware import dtypes
 
 THREADS = 128
 CLUSTER = (2, 1, 1)

@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import tylo
-from tylo.compiler.copy_atom import CopyAtom
-from tylo.compiler.dtypes import BFloat16, DType, Float8E4M3, Int8
-from tylo.compiler.layout import Layout
-from tylo.compiler.mma_atom import MMAAtom
-from tylo.compiler.ownership import Ownership
+from tylo.compiler.atoms.copy_atom import CopyAtom
+from tylo.compiler.hardware.dtypes import BFloat16, DType, Float8E4M3, Int8
+from tylo.compiler.layout.layout import Layout
+from tylo.compiler.atoms.mma_atom import MMAAtom
+from tylo.compiler.ownership.ownership import Ownership
 from tylo.compiler.plans.matrix_copy import MatrixCopyPlan, matrix_copy_plan
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
-from tylo.compiler.tiled_mma import TiledMMA
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.atoms.tiled_mma import TiledMMA
 
 _BF16 = MMAAtom((16, 8, 16), BFloat16)
 _I8 = MMAAtom((16, 8, 32), Int8, tylo.Int32)

@@ -6,7 +6,7 @@
 (f16, bf16, the other FP8 format), which the lowering builds through f32
 (passes/lower_to_ptx.py, `_convert`). `constants` stores Python floats as FP8. `edge_values`
 lists the float32 inputs where a conversion is easiest to get wrong. The host model of every
-conversion is compiler/fp8.py.
+conversion is compiler/hardware/fp8.py.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ import numpy as np
 
 import tylo
 from tylo import BFloat16, Float8E4M3, Float8E5M2, Float16, Int32
-from tylo.compiler.fp8 import fp8_format, from_float8
+from tylo.compiler.hardware.fp8 import fp8_format, from_float8
 
 FORMATS = (Float8E4M3, Float8E5M2)
 OTHER = {Float8E4M3: Float8E5M2, Float8E5M2: Float8E4M3}
 # (source, destination) of `route`; "other" is the FP8 format that is not the one converted to.
 ROUTES = [(Float16, BFloat16), (BFloat16, Float16), (Int32, "other"), ("other", Float16)]
 ROUTE_IDS = ["f16-bf16", "bf16-f16", "s32-fp8", "fp8-f16"]
-# Kernel constants stored as FP8: they round and saturate as cvt does (compiler/fp8.py).
+# Kernel constants stored as FP8: they round and saturate as cvt does (compiler/hardware/fp8.py).
 CONSTANTS = (1000.0, -1e9, float("nan"), 0.3, -0.0, 464.0, -2.0**-10)
 
 

@@ -12,8 +12,8 @@ import pytest
 
 import tylo
 from tylo import BFloat16, Float32
-from tylo.compiler.mma_atom import MMAAtom
-from tylo.compiler.ownership_patterns import LocalOwnership
+from tylo.compiler.atoms.mma_atom import MMAAtom
+from tylo.compiler.ownership.patterns import LocalOwnership
 
 RNG = np.random.default_rng()
 BF16 = ml_dtypes.bfloat16

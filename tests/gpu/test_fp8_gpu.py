@@ -1,5 +1,5 @@
 """FP8 conversions on the GPU and the emulator (`backend`), bit for bit against the host model
-(compiler/fp8.py).
+(compiler/hardware/fp8.py).
 
 Inputs are fresh each run: standard normal float32 values scaled by 2**k, k uniform in
 [-30, 20), so they cover FP8 subnormal results (and float32 values that round to zero), the
@@ -22,7 +22,7 @@ import pytest
 from fp8_cases import (CONSTANTS, FORMATS, ROUTE_IDS, ROUTES, constants, edge_values, route,
                        route_types)
 from tylo import BFloat16, Float16, Float32, Int32
-from tylo.compiler.fp8 import float8_bits, from_float8
+from tylo.compiler.hardware.fp8 import float8_bits, from_float8
 
 N_RANDOM, N_EMULATED = 1 << 20, 1 << 12
 BLOCK = 256

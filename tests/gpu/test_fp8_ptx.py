@@ -15,7 +15,7 @@ import pytest
 import tylo
 from fp8_cases import CONSTANTS, FORMATS, ROUTE_IDS, ROUTES, constants, route, route_types
 from tylo import Float8E4M3, Float8E5M2, Float32, Float64
-from tylo.compiler.fp8 import float8_bits
+from tylo.compiler.hardware.fp8 import float8_bits
 T1 = tylo.Tensor(Float32, 1)
 
 

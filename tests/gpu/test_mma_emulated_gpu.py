@@ -26,8 +26,8 @@ import pytest
 from mma_kernels import mma_tile
 
 from tylo import MMAAtom, TiledMMA
-from tylo.compiler import dtypes
-from tylo.compiler.mma_atom import MMA_INSTRUCTIONS
+from tylo.compiler.hardware import dtypes
+from tylo.compiler.atoms.mma_atom import MMA_INSTRUCTIONS
 from tylo.emulator.semantics.matrix import OPERAND_BITS, fragment_matrix, fragment_registers, mma
 
 pytestmark = pytest.mark.gpu

@@ -196,11 +196,11 @@ RAW_BASE_PTX = """
 
 @pytest.mark.gpu
 def test_the_raw_dynamic_base_is_16_byte_aligned_and_reported():
-    """Tylo assumes only a 16-byte aligned base (compiler/shared_memory.py) and rounds up the
+    """Tylo assumes only a 16-byte aligned base (compiler/hardware/shared_memory.py) and rounds up the
     rest at run time; this prints what the driver actually gives an extern `.align 1024`
     window after 16 static bytes (informational: `-s` shows it)."""
     torch = pytest.importorskip("torch")
-    from tylo.compiler.signature import DeviceParam
+    from tylo.compiler.params.signature import DeviceParam
     from tylo.runtime import as_device_array, assemble, launch, launch_stream, pack, target_arch
 
     torch.zeros(1, device="cuda")

@@ -8,7 +8,7 @@ Each kernel streams the scores chunk by chunk through a runtime loop, accumulati
 numerator ``O = sum(weights * V)`` (a weighted sum over each line, with the rescale applied at
 every chunk), and writes the normalized ``O`` (= softmax(scale s) . V per line), the
 log-sum-exp, and the probabilities from a second pass with the final state. Outputs are
-poisoned with NaN. Bounds: the FA2 exponent's (frontend/softmax.py) plus f32 summation."""
+poisoned with NaN. Bounds: the FA2 exponent's (frontend/language/softmax.py) plus f32 summation."""
 
 import numpy as np
 import pytest

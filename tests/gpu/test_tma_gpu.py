@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo.compiler import dtypes
+from tylo.compiler.hardware import dtypes
 from tylo.compiler.plans.tma_tile import TMATile
 
 from tma_device_kernels import THREADS, load_box, store_box
@@ -176,7 +176,7 @@ def test_source_overwritten_before_wait_tma_reads_is_a_race():
     """Emulator only: a generic write to a TMA store's source before wait_tma_reads is refused;
     after it the store's output holds the value written before the store."""
     from tma_device_kernels import overwrite_source
-    from tylo.compiler.errors import EmulationError
+    from tylo.compiler.support.errors import EmulationError
 
     plan = TMATile(dtypes.Float32, (8, 32), 1, 128)
     dst = np.full(plan.shape, -77, np.float32)

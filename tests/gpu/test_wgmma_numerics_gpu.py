@@ -8,7 +8,7 @@ wait_mma, finish_mma, stored as f32. It runs on the GPU and on the emulator on t
 adversarial inputs: exponents over a wide range, cancellation (pairs of K products of opposite
 sign), subnormals of the input format, signed zeros, a large C. The f32 results must be equal
 bit for bit; a mismatch says how many elements differ and by how many ulps. With
-``TYLO_WGMMA_DUMP=<file.npz>`` (compiler/knobs.py) the GPU results and inputs are written
+``TYLO_WGMMA_DUMP=<file.npz>`` (compiler/support/knobs.py) the GPU results and inputs are written
 there, so the accumulation model can be fitted offline. FP8 (e4m3/e5m2, K = 128) the same way
 on the inputs of bench/wgmma_fp8_numerics.py (wgmma_products.fp8_accumulation_inputs).
 """
@@ -23,7 +23,7 @@ from wgmma_products import accumulate_fp8, accumulate_kernel, fp8_accumulation_i
 
 import tylo
 from tylo import BFloat16, Float8E4M3, Float8E5M2, Float16
-from tylo.compiler import knobs
+from tylo.compiler.support import knobs
 
 TYPES = {"bf16": (BFloat16, ml_dtypes.bfloat16, (-60, 60), 2.0 ** -133),
          "f16": (Float16, np.float16, (-14, 14), 2.0 ** -24)}

@@ -160,7 +160,7 @@ def place(image, layout, base: int, raw) -> None:
 
 def descriptor(layout, role: str, base: int) -> int:
     """The host's descriptor of the operand at (0, 0) of `layout` stored from `base`."""
-    from tylo.compiler.dtypes import BFloat16
+    from tylo.compiler.hardware.dtypes import BFloat16
     from tylo.compiler.encodings.wgmma_descriptor import operand_descriptor
     from tylo.compiler.plans.swizzled_structure import swizzled_structure
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 import tylo
-from tylo.compiler.int_tuple import product
+from tylo.compiler.layout.int_tuple import product
 from tylo.compiler.plans.swizzled_structure import SwizzledStructure, structure_layout
 
 ROWS_FIRST = "rows-first"
@@ -121,7 +121,7 @@ def descriptor_fields(plan, role: str, layout) -> str:
 def wgmma_register_a(out, A, B, plan: tylo.constexpr, lb: tylo.constexpr):
     """out (64, n) f32 = A (64, k) @ B[:k, :n], A loaded from global straight into the register-A
     fragment (`register_a_ownership`), B through a shared tile."""
-    from tylo.frontend.wgmma import register_a_ownership
+    from tylo.frontend.language.wgmma import register_a_ownership
 
     t = tylo.thread_idx()
     kb, nb = (product(m) for m in lb.shape)
@@ -171,7 +171,7 @@ def accumulate_kernel(plan, row_bytes: int):
     the accumulator with its ownership, one mma_async, wait_mma, finish_mma stored as f32 (the
     numerics tests and bench/wgmma_fp8_numerics.py)."""
     from tylo.compiler.plans.tma_tile import TMATile, shared_layout
-    from tylo.frontend.wgmma import accumulator_ownership
+    from tylo.frontend.language.wgmma import accumulator_ownership
 
     n, k = plan.n, plan.k
     ta, tb = plan.dtype, plan.b_dtype
@@ -203,7 +203,7 @@ def wgmma_k_chain(out, A, B, plans: tylo.constexpr, la: tylo.constexpr, lb: tylo
     """out (64, n) f32 = A[:, :K] @ B[:K, :n], K the sum of the plans' k: one mma_async per plan
     on consecutive K ranges, each on the previous one's PENDING accumulator (a chain: one wait at
     the end). A from the shared tile, or (`register_a`) from global into register-A fragments."""
-    from tylo.frontend.wgmma import register_a_ownership
+    from tylo.frontend.language.wgmma import register_a_ownership
 
     t = tylo.thread_idx()
     ma, ka = (product(m) for m in la.shape)

@@ -34,7 +34,7 @@ def register_a_is_accumulator(D: int, BN: int) -> bool:
     slots of columns [k0, k0 + k) of the (64, BN) accumulator, in slot order, are at (row, col
     - k0) = register_a_ownership(plan)(t, v) for each v. Then P reaches WGMMA as A with no lane
     exchange (tylo.window is a register selection; `window_plan` refuses anything else)."""
-    from tylo.frontend.wgmma import register_a_ownership
+    from tylo.frontend.language.wgmma import register_a_ownership
 
     C = WGMMA64(BFloat16, BN, ex.ROW).operand_layout("C")
     for k0, plan in ex.pv_chunks(D, BN):

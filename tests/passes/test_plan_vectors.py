@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from xdsl.parser import Parser
 
-from tylo.compiler.dynamic import DYNAMIC
-from tylo.compiler.layout import Layout
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.layout.dynamic import DYNAMIC
+from tylo.compiler.layout.layout import Layout
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
 from tylo.dialects.tylo.ops import MakeTileOp
 from tylo.passes.analysis.plan_vectors import known_multiple, tile_alignment, vector_axis
 from tylo.passes.universe import make_context

@@ -206,7 +206,7 @@ def torch_streams(monkeypatch):
 @pytest.fixture
 def count_binds(fake_driver, monkeypatch):
     """`fake_driver` with `binds`: the kernel name of each full-path binding (`Kernel._bind`)."""
-    from tylo.frontend import kernel as kernel_module
+    from tylo.frontend.jit import kernel as kernel_module
 
     binds = []
     real = kernel_module.Kernel._bind

@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tylo.compiler import dtypes
-from tylo.compiler.dtypes import BFloat16, Bool, Float16, Float32, Int32, Int64
-from tylo.compiler.errors import ArgumentError
-from tylo.compiler.signature import (
+from tylo.compiler.hardware import dtypes
+from tylo.compiler.hardware.dtypes import BFloat16, Bool, Float16, Float32, Int32, Int64
+from tylo.compiler.support.errors import ArgumentError
+from tylo.compiler.params.signature import (
     ConstexprSpec, Scalar, ScalarSpec, Tensor, TensorSpec, constexpr,
 )
 from tylo.runtime.arguments import check, common_device, prepare, specialize

@@ -7,8 +7,8 @@ import ctypes
 import numpy as np
 import pytest
 
-from tylo.compiler.dtypes import BFloat16, Float32
-from tylo.compiler.errors import ArgumentError
+from tylo.compiler.hardware.dtypes import BFloat16, Float32
+from tylo.compiler.support.errors import ArgumentError
 from tylo.runtime import dlpack
 from tylo.runtime.arrays import as_device_array, from_dlpack_capsule
 

@@ -10,13 +10,13 @@ import sys
 
 import pytest
 
-from tylo.compiler import knobs
-from tylo.compiler.errors import DeviceError, LaunchError
+from tylo.compiler.support import knobs
+from tylo.compiler.support.errors import DeviceError, LaunchError
 from tylo.runtime import driver
 from tylo.runtime.driver import device_arch, launch, probe, target_arch
 from tylo.runtime.packing import pack
-from tylo.compiler.signature import ScalarSpec
-from tylo.compiler.dtypes import Int32
+from tylo.compiler.params.signature import ScalarSpec
+from tylo.compiler.hardware.dtypes import Int32
 
 CUBIN = b"\x7fELF fake cubin"
 

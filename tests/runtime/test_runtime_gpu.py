@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from tylo.compiler.dtypes import Float16, Float32, Int32
-from tylo.compiler.errors import ArgumentError, LaunchError
-from tylo.compiler.signature import DeviceParam, ScalarSpec, Tensor, TensorSpec
+from tylo.compiler.hardware.dtypes import Float16, Float32, Int32
+from tylo.compiler.support.errors import ArgumentError, LaunchError
+from tylo.compiler.params.signature import DeviceParam, ScalarSpec, Tensor, TensorSpec
 from tylo.runtime import (
     as_device_array, assemble, check, common_device, launch, launch_stream, load_function,
     pack, prepare, target_arch,

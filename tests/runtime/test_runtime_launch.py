@@ -16,7 +16,7 @@ import pytest
 
 import tylo
 from tylo import Float32
-from tylo.compiler.errors import ArgumentError, LaunchError
+from tylo.compiler.support.errors import ArgumentError, LaunchError
 from tylo.runtime import driver as driver_module
 
 from fakes import BASE, FakeCAI, FakeTensor

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tylo.compiler.errors import TyloError
+from tylo.compiler.support.errors import TyloError
 from tylo.runtime.nvdisasm import disassemble, loop_opcode_counts, opcode_counts
 from tylo.runtime.ptxas import assemble
 

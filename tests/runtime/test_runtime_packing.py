@@ -8,9 +8,9 @@ import types
 
 import pytest
 
-from tylo.compiler.dtypes import Bool, Float16, Float32, Int32, Int64
-from tylo.compiler.errors import ArgumentError
-from tylo.compiler.signature import DeviceParam, ScalarSpec, TensorSpec
+from tylo.compiler.hardware.dtypes import Bool, Float16, Float32, Int32, Int64
+from tylo.compiler.support.errors import ArgumentError
+from tylo.compiler.params.signature import DeviceParam, ScalarSpec, TensorSpec
 from tylo.runtime.arrays import as_device_array
 from tylo.runtime.packing import pack
 from tylo.runtime.streams import launch_stream

@@ -8,8 +8,8 @@ import shlex
 
 import pytest
 
-from tylo.compiler import knobs
-from tylo.compiler.errors import PerformanceWarning, PtxasError, TyloError
+from tylo.compiler.support import knobs
+from tylo.compiler.support.errors import PerformanceWarning, PtxasError, TyloError
 from tylo.runtime.ptxas import (
     ResourceReport,
     assemble,

@@ -7,8 +7,8 @@ import itertools
 import pytest
 
 import tylo
-from tylo.compiler.dtypes import Float32
-from tylo.compiler.errors import DeviceError
+from tylo.compiler.hardware.dtypes import Float32
+from tylo.compiler.support.errors import DeviceError
 from tylo.runtime import timing
 from tylo.runtime.arrays import DeviceArray
 
@@ -131,7 +131,7 @@ def test_a_tuned_key_launches_without_binding_again(fake, torch_streams, monkeyp
     argument in its place. Another key scalar value tunes again."""
     from fakes import FakeTensor
 
-    from tylo.frontend import autotune as autotune_module
+    from tylo.frontend.jit import autotune as autotune_module
 
     @tylo.kernel
     def scaled(x, BLOCK: tylo.constexpr, n):

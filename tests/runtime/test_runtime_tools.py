@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from tylo.compiler import knobs
-from tylo.compiler.errors import TyloError
+from tylo.compiler.support import knobs
+from tylo.compiler.support.errors import TyloError
 from tylo.runtime import tools
 from tylo.runtime.nvdisasm import find_nvdisasm
 from tylo.runtime.ptxas import find_ptxas

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo.compiler import dtypes
-from tylo.compiler.errors import ArgumentError
-from tylo.compiler.kernel_params import TENSOR_MAP_PARAM
+from tylo.compiler.hardware import dtypes
+from tylo.compiler.support.errors import ArgumentError
+from tylo.compiler.params.kernel_params import TENSOR_MAP_PARAM
 from tylo.compiler.plans.tma_rules import TMAError, encode_params, tensor_map_data_type
-from tylo.compiler.signature import DeviceParam
+from tylo.compiler.params.signature import DeviceParam
 from tylo.emulator.memory import PARAM_WINDOW
 from tylo.runtime.arrays import DeviceArray
 from tylo.runtime.packing import packer
@@ -85,7 +85,7 @@ def test_r13_data_types():
 def test_r6_r9_a_box_rule_names_the_rule():
     # a 3-D map's box: checked again with the batch extent (valid plans only pass)
     from tylo.compiler.plans.tma_tile import validate_tma_box
-    from tylo.compiler.errors import GeometryError
+    from tylo.compiler.support.errors import GeometryError
 
     with pytest.raises(GeometryError, match="R9"):
         validate_tma_box((128, 8), 2, 128)
@@ -145,7 +145,7 @@ def test_a_host_binding_is_refused_at_a_gpu_launch_naming_the_argument():
 
 
 def test_an_argument_of_another_plan_is_refused_naming_it():
-    from tylo.compiler.signature import TensorMapSpec
+    from tylo.compiler.params.signature import TensorMapSpec
     from tylo.runtime.arguments import check
 
     b = tylo.prepare_tma(B_PLAN, np.zeros((128, 64), ml_dtypes.bfloat16))

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo.compiler import dtypes
-from tylo.compiler.errors import ArgumentError
+from tylo.compiler.hardware import dtypes
+from tylo.compiler.support.errors import ArgumentError
 from tylo.runtime import tma as tma_module
 from tylo.runtime.dispatch import ArgKind, Dispatch, kind_of
 from tylo.runtime.tma import TMABinding
@@ -82,7 +82,7 @@ def check_params(launch, binding, out_ptr):
 
 def test_kind_of_a_binding_takes_the_fast_path_a_host_binding_does_not(fake_encode):
     spec_binding = tylo.prepare_tma(A_PLAN, matrix())
-    from tylo.compiler.signature import TensorMapSpec
+    from tylo.compiler.params.signature import TensorMapSpec
 
     spec = TensorMapSpec(A_PLAN, 2)
     assert kind_of(spec_binding, spec_binding, spec, None) == ArgKind(

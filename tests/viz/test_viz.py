@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tylo.compiler.dtypes import BFloat16, Float32
-from tylo.compiler.dynamic import DYNAMIC
+from tylo.compiler.hardware.dtypes import BFloat16, Float32
+from tylo.compiler.layout.dynamic import DYNAMIC
 from tylo.compiler.encodings.swizzle_modes import element_swizzle
-from tylo.compiler.errors import GeometryError, LayoutError, TyloError
-from tylo.compiler.layout import Layout
-from tylo.compiler.mma_atom import MMAAtom
-from tylo.compiler.ownership import Ownership
-from tylo.compiler.swizzle import ComposedLayout, Swizzle
-from tylo.compiler.tiled_mma import TiledMMA
+from tylo.compiler.support.errors import GeometryError, LayoutError, TyloError
+from tylo.compiler.layout.layout import Layout
+from tylo.compiler.atoms.mma_atom import MMAAtom
+from tylo.compiler.ownership.ownership import Ownership
+from tylo.compiler.layout.swizzle import ComposedLayout, Swizzle
+from tylo.compiler.atoms.tiled_mma import TiledMMA
 from tylo.viz import (
     NoRasterizerError,
     PictureError,

@@ -3,6 +3,8 @@ flagship GEMM runs on HMMA and spills nothing; fragment loads from a shared tile
 
 from __future__ import annotations
 
+import numpy as np
+
 import tylo
 from tylo import BFloat16, MMAAtom
 from tylo.compiler.layout.layout import Layout
@@ -11,7 +13,6 @@ from tylo.ops.kernels import ampere_gemm
 
 def test_flagship_gemm_uses_hmma_and_spills_nothing():
     compiled = ampere_gemm.compile_config(ampere_gemm.CONFIG, "sm_90a")
-    assert not compiled.asm.made("sass")
     sass = compiled.asm["sass"]
     assert "HMMA.16816.F32.BF16" in sass
     counts = compiled.sass_counts()
@@ -19,6 +20,20 @@ def test_flagship_gemm_uses_hmma_and_spills_nothing():
     assert counts["HMMA"] == 32 and counts["HMMA.16816.F32.BF16"] == 32
     assert counts.spill_bytes == 0 and counts["STL"] == 0 and counts["LDL"] == 0
     assert counts["LDSM"] == 12  # its operands come from shared stages: ldmatrix
+
+
+def test_sass_is_disassembled_on_first_use():
+    """compiled.asm["sass"] runs nvdisasm when first asked (a kernel of this test alone: the
+    flagship's compile is shared with other tests of the process)."""
+
+    @tylo.kernel
+    def one_store(out):
+        out[0] = 1.0
+
+    compiled = one_store.compile(np.zeros(1, np.float32), block=1, arch="sm_90a")
+    assert not compiled.asm.made("sass")
+    assert "STG" in compiled.asm["sass"]
+    assert compiled.asm.made("sass")
 
 
 A_OWNERSHIP = MMAAtom((16, 8, 16), BFloat16).operand_layout("A")

@@ -187,6 +187,10 @@ class ComposedLayout(LayoutBase):
     def __hash__(self) -> int:
         return hash((self.swizzle, self.layout))
 
+    def _key(self) -> tuple:
+        """The value, for a process-independent token (the disk cache)."""
+        return (self.swizzle._key(), self.layout._key())
+
     def __str__(self) -> str:
         return f"{self.swizzle} o {self.layout}"
 

@@ -170,6 +170,10 @@ class Ownership:
     def __hash__(self) -> int:
         return hash((self.shape, self.layout))
 
+    def _key(self) -> tuple:
+        """The value, for a process-independent token (the disk cache)."""
+        return (tuple(self.shape), self.layout._key())
+
     def __str__(self) -> str:
         return f"({self.shape[0]},{self.shape[1]}), {self.layout}"
 

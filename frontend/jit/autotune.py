@@ -64,6 +64,16 @@ class Config:
     def __repr__(self) -> str:
         return "Config(" + ", ".join(f"{k}={v!r}" for k, v in self.params.items()) + ")"
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and self.params == other.params
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+    def _key(self) -> tuple:
+        """The parameters, for a process-independent token (the disk cache)."""
+        return tuple(sorted(self.params.items(), key=lambda kv: kv[0]))
+
 
 def autotune(configs: Sequence[Config], key: Sequence[str], *, restore: Sequence[str] | None = None,
              warmup: int = 3, reps: int = 20, progress: bool | None = None,

@@ -247,3 +247,39 @@ def test_a_disk_cache_hit_does_not_import_the_ir_machinery(project):
                           env=_env(project), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["disk", "cache", "False"]
+
+
+LIBRARY = '''
+import json
+from tylo.ops.kernels import ampere_gemm, attention, gemm, gemm_fp8, gemm_fp8_blockwise, projection
+
+compiles = {
+    "gemm": lambda: gemm.compile_for_sm90a(1),
+    "gemm_cluster": lambda: gemm.compile_for_sm90a(2),
+    "gemm_fp8": gemm_fp8.compile_for_sm90a,
+    "gemm_fp8_blockwise": gemm_fp8_blockwise.compile_for_sm90a,
+    "attention": lambda: attention.compile_for_sm90a(128, True),
+    "projection": projection.compile_for_sm90a,
+    "ampere_gemm": lambda: ampere_gemm.compile_config(ampere_gemm.CONFIG, "sm_80"),
+}
+print(json.dumps({name: make().disk for name, make in compiles.items()}))
+'''
+
+
+def test_every_library_kernel_loads_from_disk_in_a_second_process(tmp_path):
+    """The kernels of tylo.ops.kernels (their globals: composed layouts, plans, tiles,
+    configs) all have stable tokens: a second process loads each from the disk cache (the
+    flagship GEMM used to be skipped: 'gemm:C_HALF has no stable value token')."""
+    env = {k: v for k, v in os.environ.items() if k != "TYLO_NO_CACHE"}
+    env["TYLO_CACHE_DIR"] = str(tmp_path)
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", LIBRARY], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first = run()
+    assert set(first.values()) == {"stored"}, first
+    second = run()
+    assert set(second.values()) == {"loaded"}, second

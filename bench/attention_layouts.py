@@ -204,13 +204,50 @@ def bench(torch, m, old) -> None:
                cases, flops)
 
 
+def bench_op(torch) -> None:
+    """tylo.ops.attention (the custom op: checks, output allocation, tensor maps and launch on
+    every call) beside the kernel's runner made once, on the (B, H, S, D) shapes; and the host
+    time of one eager call (microseconds, no synchronization)."""
+    import time
+
+    import tylo.ops
+    from tylo.testing import interleaved_ms
+
+    m = load()
+    for B, H, S, D in SHAPES:
+        for causal in (False, True):
+            Q, K, V = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16)
+                       for _ in range(3))
+            O, L = torch.empty_like(Q), torch.empty(B, H, S, device="cuda")
+            runner = m["Attention"](Q, K, V, O, L, causal)
+
+            def op(Q=Q, K=K, V=V, causal=causal):
+                return tylo.ops.attention(Q, K, V, causal=causal, layout="bhsd")
+            op()
+            ms = interleaved_ms(torch, {"kernel": runner, "op": op})
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(20):
+                op()
+            host = (time.perf_counter() - t0) / 20 * 1e6
+            torch.cuda.synchronize()
+            print(f"op B{B} H{H} S{S} D{D}{' causal' * causal}: kernel {ms['kernel']:.3f} ms, "
+                  f"op {ms['op']:.3f} ms (op/kernel time {ms['op'] / ms['kernel']:.3f}); host "
+                  f"time of a call {host:.0f} us")
+
+
 def main() -> int:
     import torch
     parser = argparse.ArgumentParser()
     parser.add_argument("--check-only", action="store_true")
     parser.add_argument("--before", help="an older attention.py to time beside")
     parser.add_argument("--bench-only", action="store_true")
+    parser.add_argument("--op", action="store_true",
+                        help="only time tylo.ops.attention beside the kernel's runner")
     args = parser.parse_args()
+    if args.op:
+        bench_op(torch)
+        return 0
     m = load()
     good = args.bench_only or checks(torch, m)
     if good and not args.check_only:

@@ -77,8 +77,13 @@ def register(name: str = NAME) -> str:
     """Add `attention_forward` to transformers' AttentionInterface under `name`, with
     FlashAttention's mask function (None when nothing is padded, else the 2-D padding mask);
     returns `name` (pass it as ``attn_implementation``)."""
-    from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface, flash_attention_mask
+    try:
+        from transformers import AttentionInterface
+        from transformers.masking_utils import AttentionMaskInterface, flash_attention_mask
+    except ImportError as e:
+        raise UnsupportedError("tylo.ops.transformers.register() needs Hugging Face "
+                               "transformers with AttentionInterface and masking_utils (5.x): "
+                               f"pip install transformers ({e})") from None
 
     AttentionInterface.register(name, attention_forward)
     AttentionMaskInterface.register(name, flash_attention_mask)

@@ -1,7 +1,7 @@
 """Every static value Tylo defines has a stable, process-independent token, so that a kernel
 whose globals or constexpr arguments hold one is cached on disk (`frontend.jit.dependencies`):
 one sample of each public static type, its token equal in a second process; every public class
-is either such a type or listed as a runtime/other class here, so that a new one is decided."""
+is either such a type or listed here as a class of another kind (errors, runtime proxies), so that a new one is decided."""
 
 from __future__ import annotations
 

@@ -676,3 +676,5 @@ from softmax_mistakes import SOFTMAX  # noqa: E402
 MISTAKES += SOFTMAX
 from tcgen05_mistakes import TCGEN05  # noqa: E402
 MISTAKES += TCGEN05
+from ops_mistakes import OPS  # noqa: E402
+MISTAKES += OPS

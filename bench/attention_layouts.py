@@ -3,20 +3,13 @@ grouped-query heads and Sq != Sk, FlashAttention's (B, S, H, D), and packed vari
 sequences (cu_seqlens); checks against torch in float32 on fresh random inputs with poisoned
 outputs, then times each beside torch's SDPA (cuDNN, flash) in the same run, interleaved.
 
-    python bench/attention_layouts.py [--check-only] [--bench-only] [--before OLD_KERNEL.py]
-
-(`--before` loads an older copy of ops/kernels/attention.py by path and times its `Attention`
-beside the current one on the (B, H, S, D) shapes.)
+    python bench/attention_layouts.py [--check-only] [--bench-only] [--op]
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-import runpy
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def load() -> dict:
@@ -25,20 +18,10 @@ def load() -> dict:
     return vars(attention)
 
 
-#: The (B, H, S, D) shapes of the Hopper attention's benchmark (bench/hopper_attention.py).
-SHAPES = [(4, 16, 4096, 128), (4, 16, 4096, 64), (16, 16, 1024, 128), (1, 16, 16384, 128),
-          (16, 16, 1024, 64), (1, 16, 16384, 64)]
-
-
 def reference(torch, q, k, v, causal):
-    """O, lse of one (Sq, D) x (Sk, D) head in float32 (FlashAttention's bottom-right causal)."""
-    q, k, v = q.float(), k.float(), v.float()
-    z = q @ k.T / math.sqrt(q.shape[-1])
-    if causal:
-        nq, nk = q.shape[0], k.shape[0]
-        bad = torch.arange(nk, device=q.device)[None, :] > torch.arange(nq, device=q.device)[:, None] + (nk - nq)
-        z = z.masked_fill(bad, -math.inf)
-    return torch.softmax(z, -1).nan_to_num(0.0) @ v, torch.logsumexp(z, -1)
+    """O, lse of one (Sq, D) x (Sk, D) head in float32: the library kernel's reference."""
+    out, lse = load()["reference"](*(x[None, None] for x in (q, k, v)), causal)
+    return out[0, 0], lse[0, 0]
 
 
 def judge(torch, name, pairs):
@@ -124,24 +107,9 @@ def checks(torch, m) -> bool:
     return all(ok)
 
 
-def bench(torch, m, old) -> None:
+def bench(torch, m) -> None:
     from tylo.testing import interleaved_ms
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    from torch.nn.functional import scaled_dot_product_attention as sdpa
-
-    def peers(Q, K, V, causal, gqa=False):
-        out = {}
-        for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
-            def run(backend=backend):
-                with sdpa_kernel(backend):
-                    return sdpa(Q, K, V, is_causal=causal, enable_gqa=gqa)
-            try:
-                run()
-                torch.cuda.synchronize()
-                out[name] = run
-            except RuntimeError as e:
-                print(f"  (SDPA {name} refused: {str(e).splitlines()[0][:100]})")
-        return out
+    from tylo.testing.peers import sdpa_cases as peers
 
     def report(name, cases, flops):
         ms = interleaved_ms(torch, cases)
@@ -149,14 +117,12 @@ def bench(torch, m, old) -> None:
         print(f"bench {name}: " + " | ".join(f"{n} {v:.1f}" for n, v in tf.items())
               + " TFLOP/s | " + " ".join(f"tylo/{n} {tf['tylo'] / tf[n]:.3f}" for n in tf if n != "tylo"))
 
-    for B, H, S, D in SHAPES:
+    for B, H, S, D in m["BENCH_SHAPES"]:
         for causal in (False, True):
             Q, K, V = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
             O, L = torch.empty_like(Q), torch.empty(B, H, S, device="cuda")
             cases = {"tylo": m["Attention"](Q, K, V, O, L, causal)}
-            if old is not None:
-                cases["before"] = old["Attention"](Q, K, V, O, L, causal)
-            cases.update(peers(Q, K, V, causal))
+            cases.update(peers(torch, Q, K, V, causal))
             report(f"bhsd B{B} H{H} S{S} D{D}{' causal' * causal}", cases,
                    4 * B * H * S * S * D / (2 if causal else 1))
     B, Hq, Hkv, S, D = 2, 32, 8, 4096, 128
@@ -168,7 +134,7 @@ def bench(torch, m, old) -> None:
         Os, Ls = torch.empty_like(Qs), torch.empty(B, Hq, S, device="cuda")
         cases = {"tylo": m["Attention"](Q, K, V, O, L, causal),
                  "tylo bshd": m["Attention"](Qs, Ks, Vs, Os, Ls, causal, layout="bshd")}
-        cases.update(peers(Q, K, V, causal, gqa=True))
+        cases.update(peers(torch, Q, K, V, causal, enable_gqa=True))
         report(f"GQA B{B} Hq{Hq} Hkv{Hkv} S{S} D{D}{' causal' * causal}", cases,
                4 * B * Hq * S * S * D / (2 if causal else 1))
     import random
@@ -197,7 +163,7 @@ def bench(torch, m, old) -> None:
             print(f"  (torch varlen_attn: {type(e).__name__}: {str(e)[:100]})")
         Bp, Smax = len(lens), max(lens)
         Qp, Kp, Vp = (torch.randn(Bp, H, Smax, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-        for n, fn in peers(Qp, Kp, Vp, causal).items():
+        for n, fn in peers(torch, Qp, Kp, Vp, causal).items():
             cases[f"padded {n}"] = fn
         flops = sum(4 * H * n * n * D for n in lens) / (2 if causal else 1)
         report(f"varlen {len(lens)} seqs 128..8192 total {total} H{H} D{D}{' causal' * causal}",
@@ -214,7 +180,7 @@ def bench_op(torch) -> None:
     from tylo.testing import interleaved_ms
 
     m = load()
-    for B, H, S, D in SHAPES:
+    for B, H, S, D in m["BENCH_SHAPES"]:
         for causal in (False, True):
             Q, K, V = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16)
                        for _ in range(3))
@@ -240,7 +206,6 @@ def main() -> int:
     import torch
     parser = argparse.ArgumentParser()
     parser.add_argument("--check-only", action="store_true")
-    parser.add_argument("--before", help="an older attention.py to time beside")
     parser.add_argument("--bench-only", action="store_true")
     parser.add_argument("--op", action="store_true",
                         help="only time tylo.ops.attention beside the kernel's runner")
@@ -251,7 +216,7 @@ def main() -> int:
     m = load()
     good = args.bench_only or checks(torch, m)
     if good and not args.check_only:
-        bench(torch, m, runpy.run_path(args.before) if args.before else None)
+        bench(torch, m)
     return 0 if good else 1
 
 

@@ -18,10 +18,8 @@ import sys
 from dataclasses import replace
 
 from tylo import testing
+from tylo.ops.kernels.attention import BENCH_SHAPES as SHAPES
 from tylo.ops.kernels.attention import Attention, config
-
-SHAPES = [(4, 16, 4096, 128), (4, 16, 4096, 64), (16, 16, 1024, 128), (1, 16, 16384, 128),
-          (16, 16, 1024, 64), (1, 16, 16384, 64)]
 
 
 def ablation(base) -> dict:

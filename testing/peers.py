@@ -13,9 +13,11 @@ from collections.abc import Callable
 SDPA_BACKENDS = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION"}
 
 
-def sdpa_cases(torch, Q, K, V, causal: bool) -> dict[str, Callable[[], object]]:
-    """A callable per SDPA backend that runs on these (B, H, S, D) inputs; a backend this torch
-    lacks, or one that refuses the inputs at a first call, is left out with a printed note."""
+def sdpa_cases(torch, Q, K, V, causal: bool,
+               enable_gqa: bool = False) -> dict[str, Callable[[], object]]:
+    """A callable per SDPA backend that runs on these (B, H, S, D) inputs (`enable_gqa`: K and
+    V with fewer heads than Q); a backend this torch lacks, or one that refuses the inputs at a
+    first call, is left out with a printed note."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.nn.functional import scaled_dot_product_attention
 
@@ -28,6 +30,9 @@ def sdpa_cases(torch, Q, K, V, causal: bool) -> dict[str, Callable[[], object]]:
 
         def run(backend=backend):
             with sdpa_kernel(backend):
+                if enable_gqa:
+                    return scaled_dot_product_attention(Q, K, V, is_causal=causal,
+                                                        enable_gqa=True)
                 return scaled_dot_product_attention(Q, K, V, is_causal=causal)
         try:
             run()

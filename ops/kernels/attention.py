@@ -68,6 +68,8 @@ from dataclasses import dataclass, replace
 import tylo
 from tylo import BFloat16, ComposedLayout, Layout, TMATile, WGMMA64, element_swizzle
 
+from .mma_issue import chain, interleaved
+
 ROW = 64  # bf16 elements of one 128-byte swizzle row: D is cut into D / ROW column blocks
 SWIZZLE = element_swizzle(128, 2)
 Q_BOX = TMATile(BFloat16, (64, ROW), 1)  # one consumer's 64 rows x 64 columns of Q (and of O)
@@ -275,61 +277,6 @@ def pv_steps(p, v_stage, D: int, BN: int) -> list:
         b = tylo.wgmma_operand(plan, "B", v_stage, (k0, 0))
         return lambda acc: tylo.mma_async(plan, a, b, acc)
     return [step(k0, plan) for k0, plan in pv_chunks(D, BN)]
-
-
-def chain(steps, acc, chained: bool):
-    """Issue `steps` one after the other on `acc`, ready at the end: each on the pending
-    accumulator of the one before (`chained`: one wait at the end) or each waited."""
-    for step in steps:
-        acc = step(acc) if chained else tylo.wait_mma(step(acc))
-    return tylo.wait_mma(acc) if chained else acc
-
-
-def interleaved(s_steps, s, o_steps, o, chained, prepare_o=None, issued=None):
-    """Issue the groups of the GEMMs S and O alternately, S's first, so that the tensor cores
-    never wait for this warpgroup between groups. `chained`: each group on its GEMM's pending
-    accumulator (no wait between), then one wait for S with the O groups after its last in
-    flight (groups complete in issue order; all of S's groups first spilled at D 128 causal);
-    else each group waits for its GEMM's one before, the other's in flight (``wait_group
-    1``). ``prepare_o(o)`` (O's rescale) runs after S's first group, before O's first;
-    ``issued()`` once every group is issued, before the next wait (ptxas does not move a
-    bar.arrive across a wgmma wait; placed after it, the arrive was seen sunk past the whole
-    softmax). Returns S ready and, when O has groups, O's last group still pending (it runs
-    under what comes next): ``(s, o, o_pending)``, o_pending static (True: wait_mma(o) before
-    using it)."""
-    if chained:
-        after = 0  # O groups issued after S's last
-        for i in range(max(len(s_steps), len(o_steps))):
-            if i < len(s_steps):
-                s, after = s_steps[i](s), 0
-            if i < len(o_steps):
-                x = prepare_o(o) if prepare_o is not None and i == 0 else o
-                o, after = o_steps[i](x), after + 1
-        if issued is not None:
-            issued()
-        return (tylo.wait_mma(s, after) if s_steps else s), o, bool(o_steps)
-    todo = {"s": list(s_steps), "o": list(o_steps)}
-    acc = {"s": s, "o": o}
-    pending = []
-
-    def issue(name):
-        if name == "o" and prepare_o is not None and len(todo["o"]) == len(o_steps):
-            acc["o"] = prepare_o(acc["o"])
-        pending.append((name, todo[name].pop(0)(acc[name])))
-        if issued is not None and not todo["s"] and not todo["o"]:
-            issued()
-
-    for name in ("s", "o"):
-        if todo[name]:
-            issue(name)
-    while todo["s"] or todo["o"] or any(name == "s" for name, _ in pending):
-        name, group = pending.pop(0)
-        acc[name] = tylo.wait_mma(group, len(pending))
-        if todo[name]:
-            issue(name)
-    if pending:
-        return acc["s"], pending[0][1], True
-    return acc["s"], acc["o"], False
 
 
 @tylo.func
@@ -544,6 +491,11 @@ def store_lse(lse, values, z, base, row0, n_q, t):
             row = row0 + rows[v]
             if row < n_q:
                 lse[z, base + row] = values[v]
+
+
+#: The (B, H, S, D) shapes its benchmarks time (bench/hopper_attention.py, bench/attention_layouts.py).
+BENCH_SHAPES = [(4, 16, 4096, 128), (4, 16, 4096, 64), (16, 16, 1024, 128), (1, 16, 16384, 128),
+                (16, 16, 1024, 64), (1, 16, 16384, 64)]
 
 
 #: The packed layouts' tiles where they differ: three consumers at D 64 spill there (168

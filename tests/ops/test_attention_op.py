@@ -15,20 +15,7 @@ torch = pytest.importorskip("torch")
 import tylo  # noqa: E402
 import tylo.ops  # noqa: E402
 from tylo.ops import attention_forward  # noqa: E402
-
-
-def reference(q, k, v, causal):
-    """out, lse of (B, H, S, D) inputs in float32 (grouped heads repeated; bottom-right causal;
-    a row that sees no key: 0, -inf)."""
-    q, k, v = (x.float() for x in (q, k, v))
-    g = q.shape[1] // k.shape[1]
-    k, v = (x.repeat_interleave(g, dim=1) for x in (k, v))
-    z = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    if causal:
-        sq, sk = q.shape[2], k.shape[2]
-        keys, rows = torch.arange(sk, device=z.device), torch.arange(sq, device=z.device)
-        z = z.masked_fill(keys[None, :] > rows[:, None] + (sk - sq), -math.inf)
-    return torch.softmax(z, -1).nan_to_num(0.0) @ v, torch.logsumexp(z, -1)
+from tylo.ops.kernels.attention import reference  # noqa: E402  ((B, H, S, D), float32 on torch)
 
 
 def close(out, lse, ref_out, ref_lse):

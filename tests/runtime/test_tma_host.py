@@ -268,3 +268,25 @@ def test_a_permuted_view_of_heads_is_a_valid_map():
     assert binding.encoding.global_strides == (H * D * 2, D * 2)
     with pytest.raises(TMAError, match="rule R5"):
         enc(shape=(4, 256, 64), strides=(64, 128, 1))  # rows of 128 B 64 apart: overlap
+
+
+@pytest.mark.gpu
+def test_gpu_a_map_of_the_same_array_again_reuses_its_descriptor():
+    """prepare_tma of an array already bound (same address, shape, strides, bounds) takes the
+    encoded descriptor from the cache instead of the driver; another view is another map."""
+    torch = pytest.importorskip("torch")
+    from tylo.runtime import tma
+
+    plan = tylo.TMATile(BF16, (64, 64), 1)
+    x = torch.zeros(512, 256, device="cuda", dtype=torch.bfloat16)
+    first = tylo.prepare_tma(plan, x)
+    calls = []
+    real = tma._encode
+    tma._encode = lambda *a: calls.append(1) or real(*a)
+    try:
+        again = tylo.prepare_tma(plan, x)
+        other = tylo.prepare_tma(plan, x[:, 64:])
+    finally:
+        tma._encode = real
+    assert again.descriptor_bytes == first.descriptor_bytes and again.array is x
+    assert other.descriptor_bytes != first.descriptor_bytes and calls == [1]

@@ -12,39 +12,17 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo import BFloat16, TMATile, WGMMA64
+from tylo import BFloat16, TMATile
 from tylo.compiler.plans.tma_rules import TMAError
 from tylo.runtime import tma as tma_module
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent / "emulator"))
 from fakes import BASE, FakeTensor  # noqa: E402
+from test_wgmma_after_tma import TA, TB, product  # noqa: E402  (out (64, 64) f32 = A @ B)
 
-PLAN = WGMMA64(BFloat16, 64, 64)
-TA = TMATile(BFloat16, (64, 64), 1)  # A (M, K): K contiguous
-TB = TMATile(BFloat16, (64, 64), 0)  # B (K, N): K contiguous
+TX = 2 * 64 * 64 * 2  # the bytes of both boxes
 K_MAJOR_B = TMATile(BFloat16, (64, 128), 0)
-
-
-@tylo.kernel
-def product(out, a_map, b_map):
-    """out (64, 64) f32 = A @ B of one 64 x 64 box each."""
-    t = tylo.thread_idx()
-    bars = tylo.mbarriers(1)
-    sa = tylo.shared_tile(a_map.plan)
-    sb = tylo.shared_tile(b_map.plan)
-    if t == 0:
-        bars[0].init(1)
-        tylo.fence_mbarrier_init()
-    tylo.barrier()
-    if t == 0:
-        bars[0].arrive_expect_tx(tylo.transfer_bytes(a_map.plan) + tylo.transfer_bytes(b_map.plan))
-        tylo.tma_load(sa, a_map, (0, 0), bars[0])
-        tylo.tma_load(sb, b_map, (0, 0), bars[0])
-    bars[0].wait(0)
-    acc = tylo.zero_accumulator(PLAN)
-    acc = tylo.wait_mma(tylo.mma_async(PLAN, tylo.wgmma_operand(PLAN, "A", sa),
-                                       tylo.wgmma_operand(PLAN, "B", sb), acc))
-    tylo.store(tylo.window(out, (0, 0), (64, 64)), tylo.finish_mma(acc), t)
 
 
 def operands():
@@ -72,7 +50,7 @@ def test_a_row_major_k_by_n_tensor_is_refused_for_a_k_major_b_plan():
 def test_bt_transposed_is_accepted_and_the_emulated_product_is_right():
     A, Bt, ref = operands()
     out = np.full((64, 64), np.nan, np.float32)
-    product.emulate[1, 128](out, tylo.prepare_tma(TA, A), tylo.prepare_tma(TB, Bt.T))
+    product.emulate[1, 128](out, tylo.prepare_tma(TA, A), tylo.prepare_tma(TB, Bt.T), True, TX)
     assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < 1e-2
 
 
@@ -80,7 +58,7 @@ def test_a_torch_cpu_transposed_view_runs_on_the_emulator():
     torch = pytest.importorskip("torch")
     A, Bt = torch.randn(64, 64).to(torch.bfloat16), torch.randn(64, 64).to(torch.bfloat16)
     out = np.full((64, 64), np.nan, np.float32)
-    product.emulate[1, 128](out, tylo.prepare_tma(TA, A), tylo.prepare_tma(TB, Bt.T))
+    product.emulate[1, 128](out, tylo.prepare_tma(TA, A), tylo.prepare_tma(TB, Bt.T), True, TX)
     ref = (A.double() @ Bt.double().T).numpy()
     assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < 1e-2
 

@@ -120,3 +120,14 @@ def test_the_descriptor_cache_tells_a_view_from_its_transpose(monkeypatch):
     with pytest.raises(TMAError, match="axis i0 of the logical"):
         tylo.prepare_tma(K_MAJOR_B, FakeTensor((64, 256), (256, 1), "bfloat16", ptr=ptr))
     assert len(calls) == 1
+
+
+@pytest.mark.gpu
+def test_gpu_the_driver_encodes_bt_transposed_and_a_row_major_b_is_refused_first():
+    torch = pytest.importorskip("torch")
+    Bt = torch.randn(256, 64, device="cuda").to(torch.bfloat16)  # (N, K)
+    b = tylo.prepare_tma(K_MAJOR_B, Bt.T)
+    assert b.descriptor is not None and b.array is not Bt
+    assert b.encoding.global_dims == (64, 256) and b.encoding.global_strides == (128,)
+    with pytest.raises(TMAError, match="axis i0 of the logical"):
+        tylo.prepare_tma(K_MAJOR_B, Bt.T.contiguous())

@@ -136,7 +136,7 @@ def _contiguous_axis(plan: TMATile, argument: str, shape: tuple[int, ...],
         fix = "a row-major array (x.contiguous())"
     else:
         fix = ("Bt.T, the (K, N) view of a row-major (N, K) Bt, for a B (K, N) plan" if rank == 2
-               else "Bt.transpose(1, 2), the (batch, K, N) view of a row-major (batch, N, K) Bt")
+               else "Bt.swapaxes(1, 2), the (batch, K, N) view of a row-major (batch, N, K) Bt")
     raise TMAError(argument, f"has shape {tuple(shape)} and strides {tuple(strides)} elements, "
                              f"but the plan {plan} copies along axis {axis}: axis {name} of the "
                              f"logical {view} view must be contiguous (stride 1; rule R5: a "

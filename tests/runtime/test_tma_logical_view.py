@@ -72,14 +72,14 @@ def test_a_b_plan_encodes_the_k_by_n_view_in_driver_order():
 
 
 def test_a_batch_of_b_matrices_is_the_batch_first_k_by_n_view():
-    """3-D: (batch, K, N) with K contiguous binds (Bt.transpose(1, 2)); the row-major (batch,
+    """3-D: (batch, K, N) with K contiguous binds (Bt.swapaxes(1, 2)); the row-major (batch,
     K, N) is refused, naming array axis 1."""
     Bt = np.zeros((3, 256, 64), ml_dtypes.bfloat16)  # (batch, N, K)
-    b = tylo.prepare_tma(K_MAJOR_B, Bt.transpose(0, 2, 1), bounds=(64, 250, 2))
+    b = tylo.prepare_tma(K_MAJOR_B, Bt.swapaxes(1, 2), bounds=(64, 250, 2))
     assert b.encoding.global_dims == (64, 250, 2) and b.encoding.array_dims == (64, 256, 3)
     assert b.encoding.global_strides == (128, 256 * 128) and b.encoding.box_dims == (64, 128, 1)
     with pytest.raises(TMAError, match=r"axis i0 \(array axis 1\) of the logical \(batch, i0, "
-                                       r"i1\) view must be contiguous.*Bt.transpose\(1, 2\)"):
+                                       r"i1\) view must be contiguous.*Bt.swapaxes\(1, 2\)"):
         tylo.prepare_tma(K_MAJOR_B, np.zeros((3, 64, 256), ml_dtypes.bfloat16))
 
 

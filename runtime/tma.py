@@ -5,10 +5,15 @@ The binding is what a kernel's tensor-map parameter receives (inside the kernel 
 `frontend.language.tma_params.TensorMap`; the copies are ``tylo.tma_load`` / ``tylo.tma_store``).
 
 * `plan` is a `TMATile`; `array` a device array (torch CUDA tensor, CuPy, anything
-  `arrays.as_device_array` takes) of ``plan.dtype``, row-major in numpy terms: 2-D
-  (outer, inner) — for an A(M,K) plan (axis 1 = K inner) an (M, K) tensor, for a B(K,N) plan
-  with axis 0 (K inner) an (N, K) tensor — or 3-D (batch, outer, inner), a batch of matrices
-  (copy origins then take a third coordinate, the matrix; each matrix is bounded separately).
+  `arrays.as_device_array` takes) of ``plan.dtype``: its LOGICAL view, the shape in the plan's
+  axis order, whose axis ``plan.axis`` has stride 1 (the driver's dimension 0 is contiguous;
+  rule R5). 2-D (i0, i1): for an A (M, K) plan (axis 1, K contiguous) a row-major (M, K)
+  tensor; for a B (K, N) plan with axis 0 (K contiguous) a (K, N) view with K contiguous, e.g.
+  ``Bt.T`` of a row-major (N, K) ``Bt`` (a row-major (K, N) tensor is a `TMAError` naming the
+  axis). Or 3-D (batch, i0, i1), a batch of matrices (copy origins then take a third
+  coordinate, the matrix; each matrix is bounded separately); the batch and the strided axis
+  take any stride that is a 16-byte multiple, in any order, so long as no two elements share an
+  address (a (H, S, D) view of a (S, H, D) array, as attention binds heads).
 * `bounds` are logical extents in the plan's order, plus the batch ((i0, i1) or (i0, i1,
   batch)), at most the array's: they are the descriptor's globalDim (loads zero-fill beyond
   them, stores skip them) while the strides are the array's. Default: the array's extents.
@@ -183,7 +188,7 @@ def prepare_tma(plan: TMATile, array, bounds=None, l2_promotion: int = 0) -> TMA
             return TMABinding(plan, array, hit[0], hit[1], device_array, hit[2], hit[3])
     encoding = encode_params(plan, argument, dtype, address, tuple(shape), tuple(strides),
                              bounds, l2_promotion)
-    logical = tuple(bounds) if bounds is not None else logical_extents(plan, tuple(shape))
+    logical = tuple(bounds) if bounds is not None else logical_extents(tuple(shape))
     if device_array is None:
         return TMABinding(plan, array, logical, encoding, None)
     descriptor, raw = _encode(encoding, argument)

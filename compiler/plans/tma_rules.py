@@ -5,11 +5,15 @@ numbers and calls `encode_params`, which checks each driver rule before the driv
 (CUDA Driver API, "Tensor Map Object Management", cuTensorMapEncodeTiled; the rule numbers are
 those of docs/facts/tma_constraints.md):
 
-* rank (R2): the array is 2-D (outer, inner) or 3-D (batch, outer, inner) in numpy order;
+* rank (R2): the array is the LOGICAL view, in the plan's axis order: 2-D (i0, i1) or 3-D
+  (batch, i0, i1), a batch of matrices;
+* contiguous axis (R5): axis ``plan.axis`` of that view has stride 1, as the driver's
+  dimension 0 must (a B (K, N) plan with axis 0 takes ``Bt.T``, the (K, N) view of a row-major
+  (N, K) ``Bt``; a row-major (K, N) tensor is refused);
 * address (R3): the first element is 16-byte aligned;
 * dims (R4): every bound is 1 .. 2^32 and at most the array's extent;
-* strides (R5): the inner stride is one element (no stride along dimension 0); every other
-  stride in bytes is a multiple of 16 and below 2^40, and no two elements share an address:
+* strides (R5): every stride but the contiguous axis's, in bytes, is a multiple of 16 and
+  below 2^40, and no two elements share an address:
   with the dimensions sorted by stride, each stride covers the dimension below it (the driver's
   documentation computes strides in dimension order, but takes them in any order: a (H, rows,
   D) view of a (rows, H, D) array, as FlashAttention-3 binds (B, S, H, D), encodes and loads);
@@ -112,12 +116,32 @@ class TMAEncoding:
                 f"l2Promotion={self.l2_promotion[0]}, oobFill=NONE (zeros)")
 
 
-def logical_extents(plan: TMATile, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The array's extents in the plan's logical order, plus the batch: numpy (outer, inner)
-    -> (i0, i1) with i[plan.axis] = inner; (batch, outer, inner) -> (i0, i1, batch)."""
-    outer, inner = shape[-2], shape[-1]
-    pair = (outer, inner) if plan.axis == 1 else (inner, outer)
-    return pair + ((shape[0],) if len(shape) == 3 else ())
+def logical_extents(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The extents of a logical view as bounds order them: (i0, i1) -> (i0, i1); (batch, i0,
+    i1) -> (i0, i1, batch)."""
+    return tuple(shape[-2:]) + ((shape[0],) if len(shape) == 3 else ())
+
+
+def _contiguous_axis(plan: TMATile, argument: str, shape: tuple[int, ...],
+                     strides: tuple[int, ...]) -> None:
+    """TMAError unless axis `plan.axis` of the logical view (`shape`, `strides` in elements,
+    the batch first) has stride 1 (rule R5: the driver's dimension 0 is contiguous)."""
+    rank, axis = len(shape), plan.axis
+    at = rank - 2 + axis
+    if strides[at] == 1 or shape[at] == 1:
+        return
+    view = "(i0, i1)" if rank == 2 else "(batch, i0, i1)"
+    name = f"i{axis}" if rank == 2 else f"i{axis} (array axis {at})"
+    if axis == 1:
+        fix = "a row-major array (x.contiguous())"
+    else:
+        fix = ("Bt.T, the (K, N) view of a row-major (N, K) Bt, for a B (K, N) plan" if rank == 2
+               else "Bt.swapaxes(1, 2), the (batch, K, N) view of a row-major (batch, N, K) Bt")
+    raise TMAError(argument, f"has shape {tuple(shape)} and strides {tuple(strides)} elements, "
+                             f"but the plan {plan} copies along axis {axis}: axis {name} of the "
+                             f"logical {view} view must be contiguous (stride 1; rule R5: a "
+                             "tensor map's dimension 0 is contiguous); pass a view whose "
+                             f"{'K' if axis == 0 else 'i1'} axis is contiguous: {fix}")
 
 
 def _driver_order(plan: TMATile, logical: tuple[int, ...]) -> tuple[int, ...]:
@@ -128,10 +152,10 @@ def _driver_order(plan: TMATile, logical: tuple[int, ...]) -> tuple[int, ...]:
 def encode_params(plan: TMATile, argument: str, dtype: DType, address: int,
                   shape: tuple[int, ...], strides: tuple[int, ...],
                   bounds: tuple[int, ...] | None, l2_promotion: int = 0) -> TMAEncoding:
-    """Check a tensor map of `plan` over an array (`address` in bytes, numpy-order `shape` and
-    `strides` in elements) with logical `bounds` (None: the array's extents) and an
-    `l2_promotion` in bytes against every driver rule (module docstring); the `TMAEncoding` to
-    pass. TMAError names the rule."""
+    """Check a tensor map of `plan` over an array (`address` in bytes; `shape` and `strides`
+    in elements, of the logical view: (i0, i1) or (batch, i0, i1), in the plan's axis order)
+    with logical `bounds` (None: the array's extents) and an `l2_promotion` in bytes against
+    every driver rule (module docstring); the `TMAEncoding` to pass. TMAError names the rule."""
     if not isinstance(plan, TMATile):
         raise TMAError(argument, f"plan {plan!r} is not a TMATile")
     if dtype != plan.dtype:
@@ -139,8 +163,9 @@ def encode_params(plan: TMATile, argument: str, dtype: DType, address: int,
     rank = len(shape)
     if rank not in (2, 3):
         raise TMAError(argument, f"has {rank} dimensions; a tensor map of {plan} takes a 2-D "
-                                 "(outer, inner) array or a 3-D (batch, outer, inner) batch of "
-                                 "matrices (rule R2: rank 1 to 5; Tylo's copies are 2-D boxes)")
+                                 "(i0, i1) view in the plan's axis order or a 3-D (batch, i0, "
+                                 "i1) batch of matrices (rule R2: rank 1 to 5; Tylo's copies "
+                                 "are 2-D boxes)")
     e = dtype.bytes
     data_type = tensor_map_data_type(dtype, argument)
     promotion = L2_PROMOTIONS.get(l2_promotion) if is_int(l2_promotion) else None
@@ -150,11 +175,13 @@ def encode_params(plan: TMATile, argument: str, dtype: DType, address: int,
     if address % GLOBAL_ALIGN:
         raise TMAError(argument, f"address {address:#x} is not 16-byte aligned (rule R3: "
                                  "cuTensorMapEncodeTiled needs a 16-byte-aligned globalAddress)")
-    if strides[-1] != 1 and shape[-1] > 1:
-        raise TMAError(argument, f"inner stride is {strides[-1]} elements; a tensor map's "
-                                 "dimension 0 is contiguous (rule R5: no stride along the inner "
-                                 "dimension): pass a row-major array (x.contiguous())")
-    array_logical = logical_extents(plan, shape)
+    _contiguous_axis(plan, argument, shape, strides)
+    array_logical = logical_extents(shape)
+    view_axis = list(range(rank))  # the view's axis of each storage axis
+    if plan.axis == 0:  # storage order (batch, outer, inner): the contiguous axis last
+        shape = shape[:-2] + (shape[-1], shape[-2])
+        strides = strides[:-2] + (strides[-1], strides[-2])
+        view_axis[-2:] = view_axis[:-3:-1]
     if bounds is None:
         bounds = array_logical
     try:
@@ -176,7 +203,7 @@ def encode_params(plan: TMATile, argument: str, dtype: DType, address: int,
     array_dims = _driver_order(plan, array_logical)
     byte_strides = tuple(s * e for s in reversed(strides[:-1]))  # dims 1.., driver order
     for i, s in enumerate(byte_strides):
-        axis = rank - 2 - i  # the numpy axis of driver dimension i + 1
+        axis = view_axis[rank - 2 - i]  # the view's axis of driver dimension i + 1
         if s % GLOBAL_ALIGN:
             raise TMAError(argument, f"global stride {s} B (axis {axis}: {s // e} elements of "
                                      f"{e} B) is not a multiple of 16 (rule R5: "
@@ -186,8 +213,8 @@ def encode_params(plan: TMATile, argument: str, dtype: DType, address: int,
                                      "(rule R5)")
     # no two elements at one address: with the dimensions sorted by stride, each stride covers
     # the one below it (a permuted view, e.g. (H, rows, D) of (rows, H, D), passes)
-    spans = sorted([(e, dims[0], rank - 1)] + [(s, dims[i + 1], rank - 2 - i)
-                                                for i, s in enumerate(byte_strides)])
+    spans = sorted([(e, dims[0], view_axis[rank - 1])]
+                   + [(s, dims[i + 1], view_axis[rank - 2 - i]) for i, s in enumerate(byte_strides)])
     for (s0, n0, _), (s, _, axis) in zip(spans, spans[1:]):
         if s < s0 * n0:
             raise TMAError(argument, f"global stride {s} B (axis {axis}) is smaller than the "

@@ -17,7 +17,7 @@ them to global; with BM = 64 the accumulator is the M = 64 data path layout, row
 in lanes 32 w .. + 15, which warp w reads with tcgen05.ld.16x256b). Warp 0 allocates the N_TILE
 TMEM columns first and frees them last. K need not
 be a multiple of 64 (TMA zero-fills the tail); M and N are multiples of the tile. B is given as
-Bt (N, K) row-major (K-major B).
+Bt (N, K) row-major (K-major B); its tensor map binds the (K, N) view Bt.T (K contiguous).
 
 Without a Blackwell GPU, what proves the kernel is: ptxas accepts it for sm_100a (the line it
 prints), its SASS holds the UTCHMMA / UTCBAR / LDTM instructions (nvdisasm), and the CPU
@@ -45,7 +45,7 @@ def tiles(n_tile: int, bm: int = BM):
     64)."""
     atom = Tcgen05MMA((bm, n_tile, 16), BFloat16)
     a_tile = TMATile(BFloat16, (bm, BK), 1)     # A (M, K): K contiguous, 128-byte rows
-    b_tile = TMATile(BFloat16, (BK, n_tile), 0)  # B (K, N): K contiguous (from Bt (N, K))
+    b_tile = TMATile(BFloat16, (BK, n_tile), 0)  # B (K, N): K contiguous (bound as Bt.T)
     return atom, a_tile, b_tile, (bm * BK + BK * n_tile) * 2
 
 
@@ -122,9 +122,10 @@ def gemm(C, a_map, b_map, K, n_tile: tylo.constexpr, stages: tylo.constexpr,
 
 
 def bindings(A, Bt, n_tile: int = N_TILE, bm: int = BM):
-    """The TMA bindings of A (M, K) and Bt (N, K): keep them alive while kernels may run."""
+    """The TMA bindings of A (M, K) and Bt (N, K) (bound as its (K, N) view Bt.T, K contiguous):
+    keep them alive while kernels may run."""
     _, a_tile, b_tile, _ = tiles(n_tile, bm)
-    return tylo.prepare_tma(a_tile, A), tylo.prepare_tma(b_tile, Bt)
+    return tylo.prepare_tma(a_tile, A), tylo.prepare_tma(b_tile, Bt.T)
 
 
 def compile_for_blackwell(n_tile: int = N_TILE, stages: int = STAGES, bm: int = BM):

@@ -10,7 +10,8 @@ persistent grid of 384-thread CTAs, each one producer warpgroup that TMA-loads 1
 of A and 64 x 256 tiles of B into a ring of four shared stages behind mbarriers
 (`tylo.Pipeline`), and two consumer warpgroups that run WGMMA on the stages and store C through
 a swizzled staging tile with TMA. `Gemm` binds the arrays once (TMA descriptors) and launches;
-B is given as its transpose Bt (N, K), the K-major storage WGMMA reads.
+B is given as its transpose Bt (N, K), the K-major storage WGMMA reads (its tensor map binds
+the (K, N) view Bt.T, whose K axis is contiguous).
 
 A check here is three lines of `tylo.testing`: fresh random inputs, the output poisoned with
 NaN (an element the kernel never writes stays NaN), and the relative error against a float32

@@ -8,7 +8,8 @@ producer warp (warp 4): the producer's elected lane TMA-loads the A (64 x 64) an
 N_TILE) tiles of each K step into one of `stages` (1 or 2) shared stages, completing on the
 stage's full mbarrier; the consumers wait for it, issue `mma_async` with the plan
 WGMMA64(BFloat16, N_TILE, 64), wait, and release the stage. K need not be a multiple of 64:
-TMA zero-fills the tail. B is given as Bt (N, K) row-major (K-major B).
+TMA zero-fills the tail. B is given as Bt (N, K) row-major (K-major B); its tensor map binds the
+(K, N) view Bt.T, whose K axis is contiguous.
 """
 
 from __future__ import annotations
@@ -69,8 +70,9 @@ def launch(C, a_map, b_map, K: int, stages: int):
 
 
 def bindings(A, Bt):
-    """The TMA bindings of A (M, K) and Bt (N, K): keep them alive while kernels may run."""
-    return tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, Bt)
+    """The TMA bindings of A (M, K) and Bt (N, K) (bound as its (K, N) view Bt.T, K contiguous):
+    keep them alive while kernels may run."""
+    return tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, Bt.T)
 
 
 def check(torch, M: int, N: int, K: int, stages: int) -> bool:

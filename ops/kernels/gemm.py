@@ -1,8 +1,9 @@
 """The bf16 GEMM on Hopper: C (M, N) bf16 = A (M, K) @ B (K, N), f32 accumulation, with TMA,
 mbarriers and WGMMA in a warp-specialized persistent kernel (tutorial: examples/hopper/gemm.py).
 
-B is given as its transpose Bt (N, K), row-major, the storage a K-major WGMMA B operand and
-its TMA box read (the "TN" layout of cuBLAS; torch.matmul(A, Bt.T) is the peer). Each CTA of
+B is stored as its transpose Bt (N, K), row-major, the storage a K-major WGMMA B operand and
+its TMA box read (the "TN" layout of cuBLAS; torch.matmul(A, Bt.T) is the peer); its tensor map
+binds the (K, N) view Bt.T, whose K axis is contiguous. Each CTA of
 384 threads is one producer warpgroup and two consumer warpgroups (CUTLASS's cooperative
 schedule, kernel/sm90_gemm_tma_warpspecialized_cooperative.hpp):
 
@@ -35,7 +36,7 @@ BM, BN, BK = 128, 256, 64
 STAGES = 4
 HALF = 128  # columns per consumer accumulator (two per consumer)
 A_TILE = TMATile(BFloat16, (BM, BK), 1)         # A (M, K): K inner, 128-byte rows
-B_TILE = TMATile(BFloat16, (BK, BN), 0)         # B (K, N) stored as Bt (N, K): K inner
+B_TILE = TMATile(BFloat16, (BK, BN), 0)         # B (K, N), bound as Bt.T: K contiguous
 PLAN = WGMMA64(BFloat16, HALF, BK)
 STAGE_BYTES = (BM * BK + BK * BN) * 2
 THREADS = 384     # one producer and two consumer warpgroups
@@ -44,7 +45,8 @@ THREADS = 384     # one producer and two consumer warpgroups
 @tylo.kernel
 def gemm(a_map, b_map, c_map, M, N, K):
     """C = A @ Bt.T over persistent tiles (module docstring). a_map, b_map, c_map: bindings of
-    A_TILE to A (M, K), B_TILE to Bt (N, K), C_TILE to C (M, N)."""
+    A_TILE to A (M, K), B_TILE to Bt.T (the (K, N) view of Bt (N, K): K contiguous), C_TILE
+    to C (M, N)."""
     wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps = start(
         A_TILE, B_TILE, STAGES, BM, BN, BK, M, N, K)
     tiles = tiles_m * tiles_n
@@ -75,7 +77,7 @@ def gemm_cluster(a_map, b_map, c_map, M, N, K):
     n0 + r * BN / 2 ..) multicast to both (mask 0b11), so B is read once per cluster. Each
     CTA's full barrier expects its A and the whole B; consumers release a stage on BOTH CTAs'
     empty barriers (a cluster Pipeline); the producer's waits acquire at cluster scope.
-    b_map binds B_HALF (not B_TILE) to Bt; a_map, c_map as for `gemm`."""
+    b_map binds B_HALF (not B_TILE) to Bt.T; a_map, c_map as for `gemm`."""
     wg = tylo.warpgroup_id()
     t = tylo.warpgroup_thread_idx()
     r = tylo.cluster_cta_rank()
@@ -158,8 +160,9 @@ def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0, k_
 
 def bindings(A, Bt, C, cluster: int):
     """The three TMA bindings of a variant (`cluster` 1: `gemm`, 2: `gemm_cluster`, whose B
-    map's box is a half tile)."""
-    return (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE if cluster == 1 else B_HALF, Bt),
+    map's box is a half tile): A (M, K), Bt (N, K) (bound as its (K, N) view Bt.T), C (M, N)."""
+    return (tylo.prepare_tma(A_TILE, A),
+            tylo.prepare_tma(B_TILE if cluster == 1 else B_HALF, Bt.T),
             tylo.prepare_tma(C_TILE, C))
 
 

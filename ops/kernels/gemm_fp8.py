@@ -8,7 +8,8 @@ tile): a persistent grid of 384-thread CTAs, one producer warpgroup (one thread 
 loads of the A tile (128 x 128) and the B tile (256 x 128 rows of B) per K step of 128 = one
 128-byte swizzle row of e4m3, into `STAGES` stages, 48 KiB each) and two consumer warpgroups
 (per stage two `mma_async` of WGMMA64(Float8E4M3, 128, 128): four m64n128k32 instructions
-each; the FP8 operands are K-major, as the ISA requires: B is given as (N, K)).
+each; the FP8 operands are K-major, as the ISA requires: B is given as (N, K), its tensor map
+binds the (K, N) view B.T).
 The epilogue multiplies the accumulators by scale_a * scale_b (two 1-element f32 tensors, read
 on the device, as torch._scaled_mm takes them), converts to bf16 and TMA-stores 64 x 64 boxes.
 K tails are zero-filled by TMA, M and N tails clipped by the TMA store; K must be a multiple of
@@ -28,7 +29,7 @@ BM, BN, BK = bf16.BM, bf16.BN, 128  # BK: 128 e4m3 = one 128-byte swizzle row
 STAGES = 4
 HALF = bf16.HALF  # columns per consumer accumulator (two per consumer)
 A_TILE = TMATile(Float8E4M3, (BM, BK), 1)      # A (M, K): K inner
-B_TILE = TMATile(Float8E4M3, (BK, BN), 0)      # B (K, N) logical, stored (N, K): K inner
+B_TILE = TMATile(Float8E4M3, (BK, BN), 0)      # B (K, N) logical, stored (N, K): bound as B.T
 PLAN = WGMMA64(Float8E4M3, HALF, BK)
 STAGE_BYTES = BM * BK + BK * BN                # 48 KiB; 4 stages + 32 KiB C staging = 224 KiB
 THREADS = bf16.THREADS
@@ -37,7 +38,8 @@ THREADS = bf16.THREADS
 @tylo.kernel
 def gemm_fp8(a_map, b_map, c_map, scale_a, scale_b, M, N, K):
     """C = scale_a[0] * scale_b[0] * (A @ B.T) over persistent tiles (module docstring). a_map,
-    b_map, c_map: bindings of A_TILE to A (M, K), B_TILE to B (N, K), C_TILE to C (M, N);
+    b_map, c_map: bindings of A_TILE to A (M, K), B_TILE to B.T (the (K, N) view of B (N, K):
+    K contiguous), C_TILE to C (M, N);
     scale_a, scale_b: 1-element f32 tensors."""
     wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps = start(
         A_TILE, B_TILE, STAGES, BM, BN, BK, M, N, K)
@@ -69,7 +71,7 @@ class GemmFP8:
         (M, K), N = A.shape, B.shape[0]
         if ctas is None:
             ctas = 1 if emulate else sm_count()
-        self.args = (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B),
+        self.args = (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B.T),
                      tylo.prepare_tma(C_TILE, C), scale_a, scale_b, M, N, K)
         kernel = gemm_fp8.emulate if emulate else gemm_fp8
         self.launch = kernel[bf16.grid(M, N, ctas, 1), THREADS]
@@ -118,6 +120,6 @@ def host_arrays(M: int, N: int, K: int, rng=None):
 def compile_for_sm90a():
     """The kernel compiled for sm_90a from host bindings (no GPU needed)."""
     A, B, C, sa, sb = host_arrays(256, 256, 256)
-    return gemm_fp8.compile(tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B),
+    return gemm_fp8.compile(tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B.T),
                             tylo.prepare_tma(C_TILE, C), sa, sb, 256, 256, 256, block=THREADS,
                             arch="sm_90a")

@@ -1,7 +1,7 @@
 """Block-scaled FP8 GEMM on Hopper (1x128 / 128x128 scales), as DeepSeek-V3 and DeepGEMM use it.
 
 C (M, N) bf16 = sum over 128-K groups g of (scale_a[:, g] x scale_b[n // 128, g]) * (A[:, g] @ B[:, g]^T),
-A (M, K) and B (N, K) e4m3, f32 accumulation.
+A (M, K) and B (N, K) e4m3, f32 accumulation (B's tensor map binds its (K, N) view B.T).
 
 Tutorial: examples/hopper/gemm_fp8.py.
 
@@ -37,7 +37,7 @@ from .common import tile_origin as persistent_tile_origin
 BM, BN, BK = 128, 128, 128       # BN = 128: one B scale block per tile; BK = one scale group
 STAGES = 6
 A_TILE = fp8.A_TILE                              # (128, 128) e4m3, K inner
-B_TILE = TMATile(Float8E4M3, (BK, BN), 0)         # B (K, N) logical, stored (N, K)
+B_TILE = TMATile(Float8E4M3, (BK, BN), 0)         # B (K, N) logical, stored (N, K): bound as B.T
 PLAN = WGMMA64(Float8E4M3, BN, BK)                # per consumer: 64 rows x 128 columns
 ROWS = reduced_ownership(PLAN.operand_layout("C"), 1)  # (64, 1): each thread's rows
 STAGE_BYTES = BM * BK + BK * BN                   # 32 KiB
@@ -47,7 +47,8 @@ THREADS = fp8.THREADS
 @tylo.kernel
 def gemm_fp8_blockwise(a_map, b_map, c_map, scale_a, scale_b, M, N, K):
     """C = block-scaled A @ B.T over persistent 128 x 128 tiles (module docstring). a_map,
-    b_map, c_map: bindings of A_TILE to A (M, K), B_TILE to B (N, K), C_TILE to C (M, N);
+    b_map, c_map: bindings of A_TILE to A (M, K), B_TILE to B.T (the (K, N) view of B (N, K):
+    K contiguous), C_TILE to C (M, N);
     scale_a (Mp, K/128), scale_b (N/128, K/128) f32."""
     wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps = start(
         A_TILE, B_TILE, STAGES, BM, BN, BK, M, N, K)
@@ -126,7 +127,7 @@ class GemmBlockwise:
         if (tuple(scale_a.shape), tuple(scale_b.shape)) != want:
             raise ValueError(f"scale_a, scale_b have shapes {tuple(scale_a.shape)}, "
                              f"{tuple(scale_b.shape)}; M, N, K = {M}, {N}, {K} need {want}")
-        self.args = (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B),
+        self.args = (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B.T),
                      tylo.prepare_tma(C_TILE, C), scale_a, scale_b, M, N, K)
         kernel = gemm_fp8_blockwise.emulate if emulate else gemm_fp8_blockwise
         self.launch = kernel[min(ctas, -(-M // BM) * -(-N // BN)), THREADS]
@@ -196,6 +197,6 @@ def host_arrays(M: int, N: int, K: int, rng=None):
 def compile_for_sm90a():
     """The kernel compiled for sm_90a from host bindings (no GPU needed)."""
     A, B, C, sa, sb = host_arrays(256, 256, 256)
-    return gemm_fp8_blockwise.compile(tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B),
+    return gemm_fp8_blockwise.compile(tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B.T),
                                       tylo.prepare_tma(C_TILE, C), sa, sb, 256, 256, 256,
                                       block=384, arch="sm_90a")

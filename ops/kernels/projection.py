@@ -91,8 +91,8 @@ def token_tile(M: int) -> int:
 
 def plans(n: int):
     """(WGMMA plan, x tile, out tile) for n tokens: the plan WGMMA64(bf16, n, 64, partials)
-    (4 partials at n <= 16, 2 at 32, 1 at 64), the x box (64 K x n tokens, read from x (M, K)),
-    the out box (n tokens x 64 rows, written to out (M, R))."""
+    (4 partials at n <= 16, 2 at 32, 1 at 64), the x box (64 K x n tokens, read from x (M, K)
+    through its (K, M) view x.T), the out box (n tokens x 64 rows, written to out (M, R))."""
     partials = 4 if n <= 16 else (2 if n == 32 else 1)
     return (WGMMA64(BFloat16, n, BK, partials), TMATile(BFloat16, (BK, n), 0),
             TMATile(BFloat16, (n, ROWS), 1))
@@ -114,9 +114,9 @@ def max_stages(n: int) -> int:
 def projection(w_map, x_map, out_map, ws, counts, R, K, n: tylo.constexpr,
                stages: tylo.constexpr):
     """out = silu(x W[:R]^T) * (x W[R:]^T) (module docstring). w_map: W_TILE bound to W (2R,
-    K); x_map, out_map: plans(n)'s x and out tiles bound to x (M, K) and out (M, R); ws: f32
-    (grid * 4 * 64, n) workspace (any values); counts: Int32 (R / 64,), zero before the launch
-    and zero after it. Grid: any size up to (R / 64) * ceil(K / 64) CTAs; THREADS threads."""
+    K); x_map, out_map: plans(n)'s x and out tiles bound to x.T (the (K, M) view of x (M, K): K
+    contiguous) and out (M, R); ws: f32 (grid * 4 * 64, n) workspace (any values); counts:
+    Int32 (R / 64,), zero before the launch and zero after it. Grid: any size up to (R / 64) * ceil(K / 64) CTAs; THREADS threads."""
     plan, x_tile, out_tile = plans(n)
     warp = tylo.warp_id()
     gate_st = tylo.shared_tiles(W_TILE, stages, dynamic=True)
@@ -279,7 +279,7 @@ class Projection:
         _, x_tile, out_tile = plans(self.n)
         promotion = L2_PROMOTION if l2_promotion is None else l2_promotion
         self.maps = (tylo.prepare_tma(W_TILE, W, l2_promotion=promotion),
-                     tylo.prepare_tma(x_tile, x),
+                     tylo.prepare_tma(x_tile, x.T),
                      tylo.prepare_tma(out_tile, out))
         units, ksteps = R // ROWS, -(-K // BK)
         self.ctas = min(ctas, units * ksteps)

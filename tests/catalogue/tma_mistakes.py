@@ -39,8 +39,17 @@ tylo.prepare_tma(plan, np.zeros((128, 511), ml_dtypes.bfloat16))  # <-
                  "(rule R5: cuTensorMapEncodeTiled needs 16-byte multiples)", located=False),
     Mistake("tma-strided-inner-axis", T, "a transposed (column-major) view: the inner axis is not contiguous", _PRELUDE + """
 tylo.prepare_tma(plan, np.zeros((64, 256), ml_dtypes.bfloat16).T)  # <-
-""", "TMAError", "inner stride is 256 elements; a tensor map's dimension 0 is contiguous (rule R5",
+""", "TMAError", "axis i1 of the logical (i0, i1) view must be contiguous (stride 1; rule R5",
         located=False),
+    Mistake("tma-k-major-b-given-row-major", T, "a row-major B (K, N) for a B plan whose K axis is contiguous (axis 0): pass Bt.T", """
+import numpy as np
+import ml_dtypes
+plan = tylo.TMATile(BFloat16, (64, 128), 0)  # B (K, N) boxes, K contiguous
+B = np.zeros((64, 256), ml_dtypes.bfloat16)  # (K, N) row-major: N is the contiguous axis
+tylo.prepare_tma(plan, B)  # <-
+""", "TMAError", "axis i0 of the logical (i0, i1) view must be contiguous (stride 1; rule R5: a "
+                 "tensor map's dimension 0 is contiguous); pass a view whose K axis is "
+                 "contiguous: Bt.T", located=False),
     Mistake("tma-stride-2-pow-40", T, "a row stride of 2^40 bytes or more", _PRELUDE + """
 huge = np.lib.stride_tricks.as_strided(np.zeros(64, ml_dtypes.bfloat16), (2, 64), (2**40, 2))
 tylo.prepare_tma(plan, huge)  # <-

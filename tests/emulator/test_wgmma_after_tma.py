@@ -43,7 +43,7 @@ def _run(wait: bool, tx: int):
     A = rng.standard_normal((64, 64)).astype(ml_dtypes.bfloat16)
     Bt = rng.standard_normal((64, 64)).astype(ml_dtypes.bfloat16)
     out = np.full((64, 64), np.nan, np.float32)
-    product.emulate[1, 128](out, tylo.prepare_tma(TA, A), tylo.prepare_tma(TB, Bt), wait, tx)
+    product.emulate[1, 128](out, tylo.prepare_tma(TA, A), tylo.prepare_tma(TB, Bt.T), wait, tx)
     return out, A.astype(np.float64) @ Bt.astype(np.float64).T
 
 

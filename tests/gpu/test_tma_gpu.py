@@ -46,7 +46,10 @@ def box_ref(a, origin, plan, bounds=None):
 
 
 def run_load(backend, plan, a, origin, bounds=None):
-    binding = tylo.prepare_tma(plan, backend.put(a), bounds)
+    """The box at `origin` of `a`, stored (outer, inner) per the plan: bound as its logical
+    view (a.T for an axis-0 plan)."""
+    stored = backend.put(a)
+    binding = tylo.prepare_tma(plan, stored if plan.axis == 1 else stored.T, bounds)
     out = poison(backend, plan.shape, plan.dtype)
     o = tuple(origin) + (0,) * (3 - len(origin))
     backend.launch(load_box, 1, THREADS, out, binding, *o)
@@ -64,7 +67,8 @@ def test_load_every_swizzle_and_width(backend, e, row_bytes):
 
 
 def test_load_inner_axis_0(backend):
-    """A B(K, N) plan (axis 0 inner): the array is (N, K); the tile's (k, n) is a[n, k]."""
+    """A B(K, N) plan (axis 0 inner): the array is stored (N, K) and bound as its (K, N) view
+    a.T; the tile's (k, n) is a[n, k]."""
     rng = np.random.default_rng()
     plan = TMATile(dtypes.BFloat16, (64, 16), 0, 128)
     a = random((48, 64), dtypes.BFloat16, rng)

@@ -38,8 +38,8 @@ def test_a_row_major_matrix_in_driver_order():
     assert e.box_dims == (64, 128) and e.swizzle == 3 and e.data_type == ("BFLOAT16", 9)
 
 
-def test_a_b_plan_takes_an_n_by_k_tensor_and_bounds_in_logical_order():
-    e = enc(B_PLAN, shape=(300, 64), bounds=(64, 290))  # (K, N) bounds; array (N, K)
+def test_a_b_plan_takes_the_k_by_n_view_and_bounds_in_logical_order():
+    e = enc(B_PLAN, shape=(64, 300), strides=(1, 64), bounds=(64, 290))  # Bt.T of Bt (300, 64)
     assert e.global_dims == (64, 290) and e.array_dims == (64, 300)
 
 
@@ -59,7 +59,7 @@ def test_r5_the_1022_byte_stride_message():
     (dict(address=8), r"address 0x8 is not 16-byte aligned \(rule R3"),
     (dict(shape=(512,)), r"1 dimensions.*rule R2"),
     (dict(shape=(2, 2, 128, 64)), r"4 dimensions.*rule R2"),
-    (dict(strides=(1024, 2)), r"inner stride is 2 elements.*rule R5"),
+    (dict(strides=(1024, 2)), r"strides \(1024, 2\).*axis i1 of the logical.*rule R5"),
     (dict(bounds=(0, 512)), r"bounds\[0\] = 0 is outside 1 .. 2\^32 \(rule R4"),
     (dict(bounds=(300, 512)), r"bounds\[0\] = 300 exceeds the array's extent 256"),
     (dict(bounds=(256,)), r"bounds \(256,\) must be 2 ints"),
@@ -148,7 +148,7 @@ def test_an_argument_of_another_plan_is_refused_naming_it():
     from tylo.compiler.params.signature import TensorMapSpec
     from tylo.runtime.arguments import check
 
-    b = tylo.prepare_tma(B_PLAN, np.zeros((128, 64), ml_dtypes.bfloat16))
+    b = tylo.prepare_tma(B_PLAN, np.zeros((128, 64), ml_dtypes.bfloat16).T)
     with pytest.raises(ArgumentError, match="argument 'tm': is a tensor map of TMATile"):
         check("tm", b, TensorMapSpec(A_PLAN, 2))
     with pytest.raises(ArgumentError, match="argument 'tm': expects a tylo.prepare_tma"):

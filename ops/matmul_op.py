@@ -50,14 +50,6 @@ _ALIGN = 16  # bytes: TMA's base address (R3) and global strides (R5)
 CPU_CTAS = 2  # the emulator's persistent grid (two CTAs walk the tiles in turn)
 
 
-def bind(plan, logical: torch.Tensor):
-    """The tensor map of `plan` over the 2-D `logical` view (the plan's axis order: A (M, K),
-    B (K, N), C (M, N)), whose axis ``plan.axis`` is contiguous. Every prepare_tma call of the
-    op is here: prepare_tma takes the storage order (outer, inner), so an axis-0 plan gets the
-    transposed view."""
-    return tylo.prepare_tma(plan, logical if plan.axis == 1 else logical.T)
-
-
 def _major(x: torch.Tensor, name: str, axes: str) -> str:
     """The name of the contiguous logical axis of the 2-D `x` ("K" for a K-contiguous a (M, K)
     ...; `axes` names its two axes) whose other stride TMA can describe: ArgumentError naming
@@ -153,7 +145,7 @@ def _matmul(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.T
     out = a.new_empty((M, N), dtype=out_dtype)
     if v is None:
         return out.zero_()
-    maps = bind(v.a_box, a), bind(v.b_box, b), bind(v.c_box, out)
+    maps = kernel.bind(v.a_box, a), kernel.bind(v.b_box, b), kernel.bind(v.c_box, out)
     wrap(kernel.matmul)[route(M, N, a.device), kernel.THREADS](*maps, M, N, K, v)
     return out
 

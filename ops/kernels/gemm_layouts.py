@@ -31,7 +31,7 @@ from tylo import element_swizzle
 from .common import C_HALF, tile_origin
 from .gemm import BK, BM, BN, HALF, THREADS, consume_tile
 
-__all__ = ["DTYPES", "OUT_DTYPES", "THREADS", "Variant", "grid", "matmul"]
+__all__ = ["DTYPES", "OUT_DTYPES", "THREADS", "Variant", "bind", "grid", "matmul"]
 
 #: Input dtypes (by name) and their tylo types; C may also be float32.
 DTYPES = {"bfloat16": BFloat16, "float16": Float16}
@@ -172,3 +172,12 @@ def produce(v, pipe, st, a_stages, b_stages, a_map, b_map, tiles, tiles_m, tiles
 def grid(M: int, N: int, ctas: int) -> int:
     """CTAs of the persistent grid: at most `ctas` (one per SM), no more than the tiles."""
     return min(ctas, -(-M // BM) * -(-N // BN))
+
+
+def bind(plan: TMATile, logical):
+    """The tensor map of `plan` (a box of a `Variant`) over the 2-D `logical` array (torch or
+    numpy) in the plan's axis order, A (M, K), B (K, N), C (M, N), whose axis ``plan.axis`` is
+    contiguous (so for an axis-0 plan, a transposed view). The op's and the tests' one
+    prepare_tma call: prepare_tma takes the storage order (outer, inner), the transposed view of
+    an axis-0 plan's."""
+    return tylo.prepare_tma(plan, logical if plan.axis == 1 else logical.T)

@@ -9,7 +9,6 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-import tylo
 from tylo.ops.kernels import gemm_layouts as g
 
 NUMPY = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16, "float32": np.float32}
@@ -24,9 +23,7 @@ def maps(v: g.Variant, M: int, N: int, K: int, rng=None):
     B = rng.standard_normal((K, N) if v.b_major == "N" else (N, K)).astype(dt)
     A, B = (A if v.a_major == "K" else A.T), (B if v.b_major == "N" else B.T)
     C = np.full((M, N), np.nan, NUMPY[v.out])
-    bind = [tylo.prepare_tma(p, x if p.axis == 1 else x.T)
-            for p, x in ((v.a_box, A), (v.b_box, B), (v.c_box, C))]
-    return A, B, C, bind
+    return A, B, C, [g.bind(v.a_box, A), g.bind(v.b_box, B), g.bind(v.c_box, C)]
 
 
 @pytest.mark.parametrize("v, loads, stores", [

@@ -129,7 +129,7 @@ def test_bind_is_the_one_prepare_tma_call():
     """The maps the op makes: an axis-0 plan (an M-major A) over the logical view's storage."""
     v = tylo.ops.kernels.gemm_layouts.Variant(a_major="M")
     a = operand(128, 64, 0)
-    binding = matmul_op.bind(v.a_box, a)
+    binding = tylo.ops.kernels.gemm_layouts.bind(v.a_box, a)
     assert binding.bounds == (128, 64)
 
 

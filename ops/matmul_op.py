@@ -38,7 +38,6 @@ import functools
 
 import torch
 
-import tylo
 from tylo import ArgumentError, UnsupportedError
 
 from .kernels import gemm_layouts as kernel

@@ -45,6 +45,7 @@ from .library import custom_op, wrap
 
 _DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
 _OUT_DTYPES = {**_DTYPES, torch.float32: "float32"}
+_BYTES = {torch.bfloat16: 2, torch.float16: 2, torch.float32: 4}
 _ALIGN = 16  # bytes: TMA's base address (R3) and global strides (R5)
 CPU_CTAS = 2  # the emulator's persistent grid (two CTAs walk the tiles in turn)
 
@@ -109,7 +110,7 @@ def _check(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> kernel.V
             raise ArgumentError(name, f"starts {offset} bytes past a 16-byte boundary: TMA "
                                       "needs a 16-byte-aligned first element (rule R3 of "
                                       "cuTensorMapEncodeTiled); pass x.contiguous()")
-    out_bytes = torch.empty((), dtype=out_dtype).element_size()
+    out_bytes = _BYTES[out_dtype]
     if (N * out_bytes) % _ALIGN:
         raise ArgumentError("b", f"has N = {N} columns: the output's rows of {N * out_bytes} B "
                                  "are not a multiple of 16 bytes, which its TMA store needs (rule "

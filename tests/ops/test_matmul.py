@@ -52,6 +52,18 @@ def test_out_dtype(out_dtype):
     assert relative(out, ref) < (1e-6 if out_dtype == torch.float32 else 1e-3)
 
 
+def test_odd_extents_and_padded_rows():
+    """M = 37 and K = 5 (a M-major view of padded (5, 40) storage: its stride 40 is what TMA
+    needs, its extents need not be), b (5, 72) row-major; then a K-major a that is a column
+    slice of wider rows (row stride 128, K = 64) with a K-major b of 40 columns."""
+    a = torch.randn(5, 40).to(torch.bfloat16)[:, :37].T
+    b = operand(5, 72, 1)
+    assert relative(tylo.ops.matmul(a, b), a.double() @ b.double()) < 4e-3
+    a = torch.randn(24, 128).to(torch.bfloat16)[:, 64:]
+    b = operand(64, 40, 0)
+    assert relative(tylo.ops.matmul(a, b), a.double() @ b.double()) < 4e-3
+
+
 def test_batched_a_is_a_view():
     """(B, S, K) @ (K, N): the leading axes merge into M by a view; the result (B, S, N)."""
     h, w = operand(96, 64, 1).view(2, 48, 64), operand(64, 72, 0)  # w: an nn.Linear weight .T

@@ -177,7 +177,5 @@ def grid(M: int, N: int, ctas: int) -> int:
 def bind(plan: TMATile, logical):
     """The tensor map of `plan` (a box of a `Variant`) over the 2-D `logical` array (torch or
     numpy) in the plan's axis order, A (M, K), B (K, N), C (M, N), whose axis ``plan.axis`` is
-    contiguous (so for an axis-0 plan, a transposed view). The op's and the tests' one
-    prepare_tma call: prepare_tma takes the storage order (outer, inner), the transposed view of
-    an axis-0 plan's."""
-    return tylo.prepare_tma(plan, logical if plan.axis == 1 else logical.T)
+    contiguous: the op's and the tests' one prepare_tma call."""
+    return tylo.prepare_tma(plan, logical)

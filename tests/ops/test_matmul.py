@@ -138,7 +138,7 @@ def test_torch_compile_fullgraph():
 
 
 def test_bind_is_the_one_prepare_tma_call():
-    """The maps the op makes: an axis-0 plan (an M-major A) over the logical view's storage."""
+    """The maps the op makes: an axis-0 plan (an M-major A) binds the logical (M, K) view."""
     v = tylo.ops.kernels.gemm_layouts.Variant(a_major="M")
     a = operand(128, 64, 0)
     binding = tylo.ops.kernels.gemm_layouts.bind(v.a_box, a)

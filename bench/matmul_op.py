@@ -3,10 +3,13 @@ checked first (fresh random inputs, the output's memory poisoned, against float3
 timed in one run, interleaved (CUDA events, `tylo.testing.interleaved_ms`), in TFLOP/s; and the
 host time of one eager call at a launch-bound size (256 x 256 x 256) beside torch.matmul's.
 
-    python bench/matmul_op.py [--shapes 4096,4096,4096 ...] [--orders nt,nn,tn,tt] [--host-only]
+    python bench/matmul_op.py [--shapes 4096,4096,4096 ...] [--orders nt,nn,tn,tt]
+                              [--out-dtype float32] [--host-only]
 
 Orders name a's and b's memory: "n" a row-major a (M, K) / b (K, N), "t" a transposed view
 (a = x.T of a (K, M) tensor; b = w.T of an nn.Linear weight w (N, K)); "nt" is x @ w.T.
+`--out-dtype float32` times tylo.ops.matmul writing float32 C (its 3-stage variant) beside
+cuBLAS writing bf16.
 """
 
 from __future__ import annotations
@@ -29,19 +32,18 @@ def operands(torch, M: int, N: int, K: int, order: str):
     return make(M, K, order[0] == "t"), make(K, N, order[1] == "t")
 
 
-def check(torch, a, b) -> bool:
+def check(torch, a, b, out_dtype) -> bool:
     import tylo.ops
 
-    poison = torch.full((a.shape[0], b.shape[1]), float("nan"), device="cuda",
-                        dtype=torch.bfloat16)
+    poison = torch.full((a.shape[0], b.shape[1]), float("nan"), device="cuda", dtype=out_dtype)
     del poison  # the op's output reuses the block: what it does not write stays NaN
-    out = tylo.ops.matmul(a, b)
+    out = tylo.ops.matmul(a, b, out_dtype=out_dtype)
     ref = a.float() @ b.float()
     err = float((out.float() - ref).abs().max() / ref.abs().max())
     return not bool(out.isnan().any()) and err < 1e-2
 
 
-def bench(torch, shapes, orders) -> bool:
+def bench(torch, shapes, orders, out_dtype) -> bool:
     import tylo.ops
     from tylo.testing import interleaved_ms
 
@@ -50,10 +52,10 @@ def bench(torch, shapes, orders) -> bool:
         cases, checks = {}, []
         for order in orders:
             a, b = operands(torch, M, N, K, order)
-            ok = check(torch, a, b)
+            ok = check(torch, a, b, out_dtype)
             checks.append(f"{order} {'ok' if ok else 'FAILED'}")
             good &= ok
-            cases[f"tylo {order}"] = lambda a=a, b=b: tylo.ops.matmul(a, b)
+            cases[f"tylo {order}"] = lambda a=a, b=b: tylo.ops.matmul(a, b, out_dtype=out_dtype)
             cases[f"torch {order}"] = lambda a=a, b=b: torch.matmul(a, b)
         ms = interleaved_ms(torch, cases)
         flop = 2 * M * N * K
@@ -104,6 +106,8 @@ def main(argv=None) -> int:
                         help="M,N,K triples (default: %(default)s)")
     parser.add_argument("--orders", default=",".join(ORDERS),
                         help="comma-separated memory orders of a and b (default: %(default)s)")
+    parser.add_argument("--out-dtype", default="bfloat16", choices=("bfloat16", "float32"),
+                        help="tylo's C dtype (cuBLAS writes bf16 either way)")
     parser.add_argument("--host-only", action="store_true",
                         help="only the host time per eager call at 256^3")
     args = parser.parse_args(argv)
@@ -117,7 +121,7 @@ def main(argv=None) -> int:
         return 0
     good = True
     if not args.host_only:
-        good = bench(torch, args.shapes, orders)
+        good = bench(torch, args.shapes, orders, getattr(torch, args.out_dtype))
     host_time(torch)
     return 0 if good else 1
 

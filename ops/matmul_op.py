@@ -74,7 +74,17 @@ def _major(x: torch.Tensor, name: str, axes: str) -> str:
                               f"for {x.dtype} (pad it)")
 
 
-def _check(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> kernel.Variant:
+@functools.lru_cache(maxsize=None)
+def _capability(index: int) -> tuple[int, int]:
+    return torch.cuda.get_device_capability(index)
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(index: int) -> int:
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def _check(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> kernel.Variant | None:
     """The argument rules (module docstring), in the real and the fake implementation; the
     kernel variant that reads a and b where they lie."""
     for name, x in (("a", a), ("b", b)):
@@ -93,8 +103,8 @@ def _check(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> kernel.V
     if a.shape[1] != b.shape[0]:
         raise ArgumentError("b", f"has shape {tuple(b.shape)}, a {tuple(a.shape)}: b's rows "
                                  f"({b.shape[0]}) must equal a's columns (K = {a.shape[1]})")
-    if a.device.type == "cuda" and torch.cuda.get_device_capability(a.device) != (9, 0):
-        major, minor = torch.cuda.get_device_capability(a.device)
+    if a.device.type == "cuda" and _capability(a.device.index or 0) != (9, 0):
+        major, minor = _capability(a.device.index or 0)
         raise UnsupportedError(f"tylo.ops.matmul runs on Hopper (sm_90: H100, H200); {a.device} "
                                f"is sm_{major}{minor}")
     M, K = a.shape
@@ -117,11 +127,6 @@ def _check(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> kernel.V
                                  f"R5 of cuTensorMapEncodeTiled): N must be a multiple of "
                                  f"{_ALIGN // out_bytes} for {out_dtype}")
     return kernel.Variant(_DTYPES[a.dtype], *majors, _OUT_DTYPES[out_dtype])
-
-
-@functools.lru_cache(maxsize=None)
-def _sm_count(index: int) -> int:
-    return torch.cuda.get_device_properties(index).multi_processor_count
 
 
 def route(M: int, N: int, device: torch.device) -> int:

@@ -86,7 +86,7 @@ def _sm_count(index: int) -> int:
 
 def _check(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> kernel.Variant | None:
     """The argument rules (module docstring), in the real and the fake implementation; the
-    kernel variant that reads a and b where they lie."""
+    kernel variant that reads a and b where they lie (None when M, N or K is 0: no launch)."""
     for name, x in (("a", a), ("b", b)):
         if x.dim() != 2:
             raise ArgumentError(name, f"has {x.dim()} dimensions; tylo.ops.matmul takes "

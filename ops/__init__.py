@@ -4,7 +4,9 @@
   decode projection), each with its configuration table and a host-side runner; importing them
   loads no torch (they take torch or numpy arrays, and run on the CPU emulator too).
 * The torch side, loaded (with torch) on first use of one of its names: `attention` (the
-  attention forward as the custom op ``tylo::attention_forward``: `ops.attention_forward`); `custom_op` makes a
+  attention forward as the custom op ``tylo::attention_forward``: `ops.attention_forward`),
+  `matmul` (the Hopper GEMM in any operand layout, with autograd, as ``tylo::matmul``:
+  `ops.matmul_op`, a module name apart from the function's); `custom_op` makes a
   function that launches Tylo kernels a ``torch.library`` custom op with a fake implementation
   (``torch.compile``, ``opcheck``, CUDA graphs; `register_autograd` for a backward), and
   `wrap(kernel)[grid, block](...)` launches a kernel on its tensors' device: CUDA tensors on
@@ -17,9 +19,9 @@ The package imports `tylo`'s public names only (tests/test_layering.py).
 from importlib import import_module
 
 _TORCH_SIDE = {"custom_op": "library", "wrap": "library", "WrappedKernel": "library",
-               "attention": "attention_forward"}
+               "attention": "attention_forward", "matmul": "matmul_op"}
 
-__all__ = ["WrappedKernel", "attention", "custom_op", "wrap"]
+__all__ = ["WrappedKernel", "attention", "custom_op", "matmul", "wrap"]
 
 
 def __getattr__(name: str):

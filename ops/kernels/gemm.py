@@ -121,13 +121,15 @@ def gemm_cluster(a_map, b_map, c_map, M, N, K):
 
 @tylo.func
 def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0, k_steps,
-                 plan=PLAN, scale=None):
+                 plan=PLAN, scale=None, c_box=C_TILE):
     """A consumer warpgroup's work on the tile at (m0, n0): the K loop (per stage: wait, two
     mma_async of its 64 rows x 2 HALF columns, wait_mma, release the stage) and the epilogue
     (bf16 accumulators stored into its staging tile, TMA-stored as 64 x 64 boxes); q: the
     consumer (warpgroup - 1), t: its thread; returns the pipeline state after the tile.
     `plan` (a WGMMA64 of n = HALF, k = the stage's K) and `scale` (a runtime f32 the
-    accumulators are multiplied by before bf16, or None): gemm_fp8.py's FP8 plan and scales."""
+    accumulators are multiplied by before bf16, or None): gemm_fp8.py's FP8 plan and scales.
+    `c_box`: the TMA store box of C (64 rows; its dtype is C's: bf16 `C_TILE`, or the f16 and
+    float32 boxes of gemm_layouts.py); c_halves hold (64, HALF) of that dtype, box after box."""
     acc0 = tylo.zero_accumulator(plan)
     acc1 = tylo.zero_accumulator(plan)
     for k in range(k_steps):  # noqa: B007
@@ -147,13 +149,14 @@ def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0, k_
             tylo.wait_tma_reads(0)             # the staging tile may be rewritten
         tylo.barrier(1 + q, 128)
         c = tylo.finish_mma(acc, plan)
-        out = (c if scale is None else c * scale).to(BFloat16)
+        out = (c if scale is None else c * scale).to(c_box.dtype)
         tylo.store(c_halves[q], out, t)
         tylo.barrier(1 + q, 128)
         if t == 0:
-            for box in tylo.static_range(2):
-                src = tylo.shared_tile(C_TILE, c_halves.pointer(q) + box * 4096)
-                tylo.tma_store(c_map, src, (m0 + q * 64, n0 + h * HALF + box * 64))
+            cols = c_box.shape[1]
+            for box in tylo.static_range(HALF // cols):
+                src = tylo.shared_tile(c_box, c_halves.pointer(q) + box * 64 * cols)
+                tylo.tma_store(c_map, src, (m0 + q * 64, n0 + h * HALF + box * cols))
             tylo.commit_tma_stores()
     return st
 

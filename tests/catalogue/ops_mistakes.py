@@ -1,5 +1,5 @@
-"""The catalogue's entries for Tylo's torch ops (`tylo.ops`): what `tylo.ops.attention` refuses
-before anything runs, each naming the argument and the rule (host-side errors raised by the
+"""The catalogue's entries for Tylo's torch ops (`tylo.ops`): what `tylo.ops.attention` and
+`tylo.ops.matmul` refuse before anything runs, each naming the argument and the rule (host-side errors raised by the
 call: ``located=False``). CPU tensors stand in for CUDA ones (the checks are the same)."""
 
 from __future__ import annotations
@@ -13,6 +13,13 @@ import torch
 import tylo.ops
 q = torch.randn(1, 64, 4, 64, dtype=torch.bfloat16)   # (B, S, Hq, D)
 kv = torch.randn(1, 64, 2, 64, dtype=torch.bfloat16)  # (B, S, Hkv, D)
+"""
+
+_MATMUL = """
+import torch
+import tylo.ops
+x = torch.randn(64, 64, dtype=torch.bfloat16)   # a (M, K)
+w = torch.randn(64, 64, dtype=torch.bfloat16)   # b (K, N)
 """
 
 OPS: list[Mistake] = [
@@ -47,4 +54,37 @@ tylo.ops.attention(q, kv, kv, causal=True, window=(128, 0))  # <-
 out = tylo.ops.attention(q.requires_grad_(), kv, kv, causal=True)
 out.float().sum().backward()  # <-
 """, "UnsupportedError", "has no backward yet", located=False),
+    Mistake("matmul-float32", O, "float32 operands to tylo.ops.matmul (the kernel takes 16-bit "
+            "inputs)", _MATMUL + """
+tylo.ops.matmul(x.float(), w.float())  # <-
+""", "ArgumentError", "is torch.float32; tylo.ops.matmul takes torch.bfloat16 or torch.float16",
+            located=False),
+    Mistake("matmul-mixed-dtypes", O, "a bfloat16 a with a float16 b", _MATMUL + """
+tylo.ops.matmul(x, w.half())  # <-
+""", "ArgumentError", "both operands take one dtype", located=False),
+    Mistake("matmul-batched-b", O, "a 3-D b (a batch of matrices; b must be 2-D)", _MATMUL + """
+tylo.ops.matmul(x, w.expand(2, 64, 64))  # <-
+""", "ArgumentError", "has 3 dimensions; tylo.ops.matmul takes a (K, N) matrix", located=False),
+    Mistake("matmul-inner-extents", O, "a (64, 64) times a (32, 64): K differs", _MATMUL + """
+tylo.ops.matmul(x, w[:32])  # <-
+""", "ArgumentError", "b's rows (32) must equal a's columns (K = 64)", located=False),
+    Mistake("matmul-no-contiguous-axis", O, "an operand with neither axis contiguous (every "
+            "other column)", _MATMUL + """
+tylo.ops.matmul(x[:, ::2], w[:32])  # <-
+""", "ArgumentError", "reads a matrix with one contiguous axis", located=False),
+    Mistake("matmul-row-stride", O, "a row-major (64, 20) bf16 a: rows of 40 bytes, no TMA "
+            "stride", _MATMUL + """
+tylo.ops.matmul(x[:, :20].contiguous(), w[:20])  # <-
+""", "ArgumentError", "K = 20 must be a multiple of 8", located=False),
+    Mistake("matmul-misaligned-start", O, "a view that starts one element into its row",
+            _MATMUL + """
+tylo.ops.matmul(x[:, 1:57], w[:56])  # <-
+""", "ArgumentError", "TMA needs a 16-byte-aligned first element (rule R3", located=False),
+    Mistake("matmul-output-rows", O, "N = 12 bf16 columns: output rows of 24 bytes, no TMA "
+            "store", _MATMUL + """
+tylo.ops.matmul(x, w[:, :12])  # <-
+""", "ArgumentError", "N must be a multiple of 8 for torch.bfloat16", located=False),
+    Mistake("matmul-out-dtype", O, "an integer out_dtype", _MATMUL + """
+tylo.ops.matmul(x, w, out_dtype=torch.int32)  # <-
+""", "ArgumentError", "writes torch.bfloat16, torch.float16 or torch.float32", located=False),
 ]

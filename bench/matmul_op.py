@@ -1,0 +1,130 @@
+"""tylo.ops.matmul beside torch.matmul (cuBLAS) on a Hopper GPU: each shape and memory order
+checked first (fresh random inputs, the output's memory poisoned, against float32 torch), then
+timed in one run, interleaved (CUDA events, `tylo.testing.interleaved_ms`), in TFLOP/s; and the
+host time of one eager call at a launch-bound size (256 x 256 x 256) beside torch.matmul's.
+
+    python bench/matmul_op.py [--shapes 4096,4096,4096 ...] [--orders nt,nn,tn,tt]
+                              [--out-dtype float32] [--host-only]
+
+Orders name a's and b's memory: "n" a row-major a (M, K) / b (K, N), "t" a transposed view
+(a = x.T of a (K, M) tensor; b = w.T of an nn.Linear weight w (N, K)); "nt" is x @ w.T.
+`--out-dtype float32` times tylo.ops.matmul writing float32 C (its 3-stage variant) beside
+cuBLAS writing bf16.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (1000, 3000, 520), (64, 4096, 4096),
+          (8192, 1024, 8192)]
+ORDERS = ("nt", "nn", "tn", "tt")
+HOST_SHAPE = (256, 256, 256)
+
+
+def operands(torch, M: int, N: int, K: int, order: str):
+    """Fresh random a (M, K) and b (K, N) bf16 CUDA tensors in `order`'s memory orders."""
+    def make(rows, cols, transposed):
+        if transposed:
+            return torch.randn(cols, rows, device="cuda").to(torch.bfloat16).T
+        return torch.randn(rows, cols, device="cuda").to(torch.bfloat16)
+    return make(M, K, order[0] == "t"), make(K, N, order[1] == "t")
+
+
+def check(torch, a, b, out_dtype) -> bool:
+    import tylo.ops
+
+    poison = torch.full((a.shape[0], b.shape[1]), float("nan"), device="cuda", dtype=out_dtype)
+    del poison  # the op's output reuses the block: what it does not write stays NaN
+    out = tylo.ops.matmul(a, b, out_dtype=out_dtype)
+    ref = a.float() @ b.float()
+    err = float((out.float() - ref).abs().max() / ref.abs().max())
+    return not bool(out.isnan().any()) and err < 1e-2
+
+
+def bench(torch, shapes, orders, out_dtype) -> bool:
+    import tylo.ops
+    from tylo.testing import interleaved_ms
+
+    good = True
+    for M, N, K in shapes:
+        cases, checks = {}, []
+        for order in orders:
+            a, b = operands(torch, M, N, K, order)
+            ok = check(torch, a, b, out_dtype)
+            checks.append(f"{order} {'ok' if ok else 'FAILED'}")
+            good &= ok
+            cases[f"tylo {order}"] = lambda a=a, b=b: tylo.ops.matmul(a, b, out_dtype=out_dtype)
+            cases[f"torch {order}"] = lambda a=a, b=b: torch.matmul(a, b)
+        ms = interleaved_ms(torch, cases)
+        flop = 2 * M * N * K
+        print(f"{M}x{N}x{K} (checks: {', '.join(checks)})")
+        for order in orders:
+            t, c = ms[f"tylo {order}"], ms[f"torch {order}"]
+            print(f"  {order}: tylo {flop / t / 1e9:7.1f} TFLOP/s ({t:.3f} ms), cuBLAS "
+                  f"{flop / c / 1e9:7.1f} TFLOP/s ({c:.3f} ms), tylo/cuBLAS {c / t:.3f}x")
+    return good
+
+
+def host_time(torch, calls: int = 200) -> None:
+    """Microseconds of host time per eager call (no synchronization inside the loop), at
+    HOST_SHAPE, tylo.ops.matmul and torch.matmul alternating in rounds; and the GPU time of a
+    call (CUDA events, interleaved)."""
+    import statistics
+
+    import tylo.ops
+    from tylo.testing import interleaved_ms
+
+    a, b = operands(torch, *HOST_SHAPE[:2], HOST_SHAPE[2], "nt")
+    fns = {"tylo": lambda: tylo.ops.matmul(a, b), "torch": lambda: torch.matmul(a, b)}
+    per = {name: [] for name in fns}
+    for _ in range(7):
+        for name, fn in fns.items():
+            fn()
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            per[name].append((time.perf_counter() - t0) / calls * 1e6)
+            torch.cuda.synchronize()
+    ms = interleaved_ms(torch, fns)
+    M, N, K = HOST_SHAPE
+    for name in fns:
+        print(f"{M}x{N}x{K} {name}.matmul: host {statistics.median(per[name]):.1f} us per eager "
+              f"call, {ms[name] * 1e3:.1f} us per call between CUDA events")
+
+
+def parse_shape(text: str) -> tuple[int, int, int]:
+    M, N, K = (int(x) for x in text.split(","))
+    return M, N, K
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shapes", nargs="+", type=parse_shape, default=SHAPES,
+                        help="M,N,K triples (default: %(default)s)")
+    parser.add_argument("--orders", default=",".join(ORDERS),
+                        help="comma-separated memory orders of a and b (default: %(default)s)")
+    parser.add_argument("--out-dtype", default="bfloat16", choices=("bfloat16", "float32"),
+                        help="tylo's C dtype (cuBLAS writes bf16 either way)")
+    parser.add_argument("--host-only", action="store_true",
+                        help="only the host time per eager call at 256^3")
+    args = parser.parse_args(argv)
+    orders = tuple(args.orders.split(","))
+    if not all(len(o) == 2 and set(o) <= {"n", "t"} for o in orders):
+        parser.error(f"--orders {args.orders!r}: each order is two letters of n and t")
+    import torch
+
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        print("no Hopper GPU (sm_90): nothing to time")
+        return 0
+    good = True
+    if not args.host_only:
+        good = bench(torch, args.shapes, orders, getattr(torch, args.out_dtype))
+    host_time(torch)
+    return 0 if good else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

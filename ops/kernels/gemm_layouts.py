@@ -1,0 +1,181 @@
+"""The Hopper GEMM of gemm.py in every operand layout and 16-bit dtype: C (M, N) = A (M, K) @
+B (K, N), f32 accumulation, A and B bf16 or f16, each K-major or MN-major, C bf16, f16 or
+float32 (the kernel behind ``tylo.ops.matmul``).
+
+One kernel, `matmul`, specialized by a `Variant` (a ``tylo.constexpr``): the schedule is
+gemm.py's (one producer and two consumer warpgroups, 128 x 256 x 64 tiles, a persistent grid
+in `tile_origin`'s order, the consumers' K loop and TMA-store epilogue are `gemm.consume_tile`);
+only the shared storage of the stages, the producer's TMA boxes and the C store box change:
+
+* A K-major (A (M, K) with K contiguous): one (128, 64) box per stage, K inner (gemm.py's);
+  A M-major (M contiguous, e.g. ``x.T``): two (64, 64) boxes with M inner, 4096 elements apart,
+  read by WGMMA as an MN-major A operand (16-bit inputs have the transpose bit);
+* B K-major (B (K, N) with K contiguous: ``W.T`` of an nn.Linear weight W (N, K)): one
+  (64, 256) box, K inner (gemm.py's); B N-major (the row-major (K, N)): four (64, 64) boxes
+  with N inner, an MN-major B operand (the layout of attention.py's V);
+* C 16-bit: gemm.py's staging (two 64 x 64 boxes per consumer and half); float32: four
+  64 x 32 boxes (128-byte rows) per consumer and half, twice the staging, so 3 stages instead
+  of 4 (shared memory: 3 x 48 + 64 KiB).
+
+K, M and N tails are zero-filled by the TMA loads and clipped by the TMA store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import tylo
+from tylo import BFloat16, ComposedLayout, Float16, Float32, Layout, TMATile, WGMMA64
+from tylo import element_swizzle
+
+from .common import C_HALF, tile_origin
+from .gemm import BK, BM, BN, HALF, THREADS, consume_tile
+
+__all__ = ["DTYPES", "OUT_DTYPES", "THREADS", "Variant", "bind", "grid", "matmul"]
+
+#: Input dtypes (by name) and their tylo types; C may also be float32.
+DTYPES = {"bfloat16": BFloat16, "float16": Float16}
+OUT_DTYPES = {**DTYPES, "float32": Float32}
+BOX = 64  # rows (or columns) of one 64 x 64 MN-major box: one 128-byte swizzle row of 16-bit
+SWIZZLE = element_swizzle(128, 2)
+C_HALF_F32 = ComposedLayout(element_swizzle(128, 4), Layout((64, (32, 4)), (32, (1, 2048))))
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One specialization of `matmul`: dtype (of A and B: "bfloat16" or "float16"), a_major
+    ("K": A's K axis contiguous, "M": its M axis), b_major ("K" or "N"), out (C's dtype:
+    "bfloat16", "float16" or "float32")."""
+
+    dtype: str = "bfloat16"
+    a_major: str = "K"
+    b_major: str = "K"
+    out: str = "bfloat16"
+
+    @property
+    def element(self):
+        return DTYPES[self.dtype]
+
+    @property
+    def out_element(self):
+        return OUT_DTYPES[self.out]
+
+    @property
+    def stages(self) -> int:
+        """Shared stages of the A/B ring: 4 (gemm.py's), 3 with float32 C staging."""
+        return 3 if self.out == "float32" else 4
+
+    @property
+    def stage_bytes(self) -> int:
+        return (BM * BK + BK * BN) * 2
+
+    @property
+    def plan(self) -> WGMMA64:
+        return WGMMA64(self.element, HALF, BK)
+
+    @property
+    def a_box(self) -> TMATile:
+        """The TMA box of A: (128, 64) K inner, or (64, 64) M inner (two per stage)."""
+        if self.a_major == "K":
+            return TMATile(self.element, (BM, BK), 1)
+        return TMATile(self.element, (BOX, BK), 0)
+
+    @property
+    def b_box(self) -> TMATile:
+        """The TMA box of B: (64, 256) K inner, or (64, 64) N inner (four per stage)."""
+        if self.b_major == "K":
+            return TMATile(self.element, (BK, BN), 0)
+        return TMATile(self.element, (BK, BOX), 1)
+
+    @property
+    def a_layout(self) -> ComposedLayout:
+        """A stage (BM, BK): K-major, or M-major boxes of 64 rows, BOX * BK elements apart."""
+        if self.a_major == "K":
+            return tylo.shared_layout(self.a_box)
+        return ComposedLayout(SWIZZLE, Layout(((BOX, BM // BOX), BK), ((1, BOX * BK), BOX)))
+
+    @property
+    def b_layout(self) -> ComposedLayout:
+        """A stage (BK, BN): K-major, or N-major boxes of 64 columns, BK * BOX elements apart."""
+        if self.b_major == "K":
+            return tylo.shared_layout(self.b_box)
+        return ComposedLayout(SWIZZLE, Layout((BK, (BOX, BN // BOX)), (BOX, (1, BK * BOX))))
+
+    @property
+    def c_box(self) -> TMATile:
+        """One TMA store box of C: 64 rows of 128 bytes."""
+        return TMATile(self.out_element, (64, 128 // self.out_element.bytes), 1)
+
+    @property
+    def c_half(self) -> ComposedLayout:
+        """A consumer's (64, HALF) staging of C, box after box in the 128-byte swizzle."""
+        return C_HALF_F32 if self.out == "float32" else C_HALF
+
+
+@tylo.kernel
+def matmul(a_map, b_map, c_map, M, N, K, v: tylo.constexpr):
+    """C = A @ B over persistent 128 x 256 tiles (module docstring). a_map, b_map, c_map:
+    bindings of v.a_box to A (M, K), v.b_box to B (K, N), v.c_box to C (M, N)."""
+    wg = tylo.warpgroup_id()
+    t = tylo.warpgroup_thread_idx()
+    a_stages = tylo.shared_tiles(v.a_layout, v.stages, v.element, dynamic=True)
+    b_stages = tylo.shared_tiles(v.b_layout, v.stages, v.element, dynamic=True)
+    c_halves = tylo.shared_tiles(v.c_half, 2, v.out_element, dynamic=True)  # one per consumer
+    pipe = tylo.Pipeline(v.stages, 2)
+    pipe.init()
+    tiles_m = (M + BM - 1) // BM
+    tiles_n = (N + BN - 1) // BN
+    k_steps = (K + BK - 1) // BK
+    tiles = tiles_m * tiles_n
+    st = pipe.start()
+    if wg == 0:
+        tylo.setmaxnreg(72, "dec")
+        if t == 0:
+            produce(v, pipe, st, a_stages, b_stages, a_map, b_map, tiles, tiles_m, tiles_n,
+                    k_steps)
+    else:
+        tylo.setmaxnreg(216, "inc")
+        q = wg - 1
+        for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
+            m0, n0 = tile_origin(tile, tiles_m, tiles_n, BM, BN)
+            st = consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0,
+                              k_steps, plan=v.plan, c_box=v.c_box)
+        if t == 0:
+            tylo.wait_tma_stores(0)
+
+
+@tylo.func
+def produce(v, pipe, st, a_stages, b_stages, a_map, b_map, tiles, tiles_m, tiles_n, k_steps):
+    """The producer thread's loop: per persistent tile and K step, acquire the next stage and
+    TMA-load A and B into it in the variant's boxes (one, or one per 64 rows / columns)."""
+    for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
+        m0, n0 = tile_origin(tile, tiles_m, tiles_n, BM, BN)
+        for k in range(k_steps):
+            pipe.producer_acquire(st)
+            pipe.producer_commit(st, v.stage_bytes)
+            bar = pipe.full_barrier(st)
+            if v.a_major == "K":
+                tylo.tma_load(a_stages[st.index], a_map, (m0, k * BK), bar)
+            else:
+                for j in tylo.static_range(BM // BOX):
+                    box = tylo.shared_tile(v.a_box, a_stages.pointer(st.index) + j * BOX * BK)
+                    tylo.tma_load(box, a_map, (m0 + j * BOX, k * BK), bar)
+            if v.b_major == "K":
+                tylo.tma_load(b_stages[st.index], b_map, (k * BK, n0), bar)
+            else:
+                for j in tylo.static_range(BN // BOX):
+                    box = tylo.shared_tile(v.b_box, b_stages.pointer(st.index) + j * BK * BOX)
+                    tylo.tma_load(box, b_map, (k * BK, n0 + j * BOX), bar)
+            st = st.advance()
+
+
+def grid(M: int, N: int, ctas: int) -> int:
+    """CTAs of the persistent grid: at most `ctas` (one per SM), no more than the tiles."""
+    return min(ctas, -(-M // BM) * -(-N // BN))
+
+
+def bind(plan: TMATile, logical):
+    """The tensor map of `plan` (a box of a `Variant`) over the 2-D `logical` array (torch or
+    numpy) in the plan's axis order, A (M, K), B (K, N), C (M, N), whose axis ``plan.axis`` is
+    contiguous: the op's and the tests' one prepare_tma call."""
+    return tylo.prepare_tma(plan, logical)

@@ -1,0 +1,201 @@
+"""``tylo.ops.matmul``: the Hopper GEMM (`tylo.ops.kernels.gemm_layouts`) as the PyTorch custom
+op ``tylo::matmul``, with autograd, reading both operands where they lie.
+
+    y = tylo.ops.matmul(x, w.T)                       # x (M, K), nn.Linear weight w (N, K)
+    y = tylo.ops.matmul(x, w2, out_dtype=torch.float32)  # w2 (K, N) row-major, float32 C
+    y = tylo.ops.matmul(h, w.T)                       # h (B, S, K): a view (B S, K) (no copy)
+
+a: (M, K), b: (K, N), both torch.bfloat16 or both torch.float16; a may also be (..., M, K) when
+its leading axes merge into one by a view (b 2-D). Returns a new (M, N) (or (..., M, N))
+row-major tensor of `out_dtype` (default: a's dtype; torch.bfloat16, torch.float16 or
+torch.float32), accumulated in float32.
+
+Memory orders, no copy: each operand is read where it lies when one of its two axes is
+contiguous: a row-major or a column-major view (a = x or x.T, b = w or w.T); the kernel has
+a variant for each of the four pairs. The TMA rules that remain (cuTensorMapEncodeTiled's, as
+docs/facts/tma_constraints.md numbers them) are checked and refused with an ArgumentError
+naming the operand and the rule, never copied silently: the other axis's stride is a multiple
+of 16 bytes (R5: 8 elements of a 16-bit type, so a contiguous (M, K) needs K % 8 == 0), the
+first element is 16-byte aligned (R3), and the output's rows are 16-byte multiples (N % 8 == 0,
+N % 4 == 0 for float32). Tails of M, N and K that are no multiple of the 128 x 256 x 64 tile
+are zero-filled by TMA. M, N or K of 0 give an empty or zero result without a launch.
+
+Backward (`register_autograd`): grad_a = grad @ b^T and grad_b = a^T @ grad, each through
+``tylo::matmul`` on transposed views (no copies); a float32 gradient (out_dtype float32) is
+rounded to the inputs' dtype first, and a gradient in no readable memory order (a broadcast
+one, stride 0) is made contiguous (those two are copies, in the backward only).
+
+CUDA tensors run on a Hopper GPU (sm_90; another is refused with UnsupportedError) on torch's
+current stream (CUDA graph capture records it); CPU tensors run on the CPU emulator (small
+sizes: tests). ``torch.compile(fullgraph=True)`` traces it (a fake implementation gives the
+output's shape). Every shape uses one tile configuration (`route`); the swap-AB decode path
+(small M) is not routed yet.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+
+from tylo import ArgumentError, UnsupportedError
+
+from .kernels import gemm_layouts as kernel
+from .library import custom_op, wrap
+
+_DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
+_OUT_DTYPES = {**_DTYPES, torch.float32: "float32"}
+_BYTES = {torch.bfloat16: 2, torch.float16: 2, torch.float32: 4}
+_ALIGN = 16  # bytes: TMA's base address (R3) and global strides (R5)
+CPU_CTAS = 2  # the emulator's persistent grid (two CTAs walk the tiles in turn)
+
+
+def _major(x: torch.Tensor, name: str, axes: str) -> str:
+    """The name of the contiguous logical axis of the 2-D `x` ("K" for a K-contiguous a (M, K)
+    ...; `axes` names its two axes) whose other stride TMA can describe: ArgumentError naming
+    `name` and the rule otherwise."""
+    e = x.element_size()
+    candidates = [i for i in (1, 0) if x.stride(i) == 1 or x.shape[i] == 1]
+    if not candidates:
+        raise ArgumentError(name, f"has strides {tuple(x.stride())} for shape {tuple(x.shape)}: "
+                                  "tylo.ops.matmul reads a matrix with one contiguous axis (a "
+                                  "row- or column-major view, x or x.T); pass x.contiguous()")
+    for i in candidates:
+        other = x.stride(1 - i)
+        if (other * e) % _ALIGN == 0 and other >= x.shape[i]:
+            return axes[i]
+    i = candidates[0]
+    other = x.stride(1 - i)
+    raise ArgumentError(name, f"has shape {tuple(x.shape)} and strides {tuple(x.stride())}: axis "
+                              f"{1 - i}'s stride of {other} elements ({other * e} B) is not a "
+                              f"multiple of 16 bytes, which TMA needs (rule R5 of "
+                              f"cuTensorMapEncodeTiled): with axis {i} ({axes[i]}) contiguous, "
+                              f"{axes[i]} = {x.shape[i]} must be a multiple of {_ALIGN // e} "
+                              f"for {x.dtype} (pad it)")
+
+
+@functools.lru_cache(maxsize=None)
+def _capability(index: int) -> tuple[int, int]:
+    return torch.cuda.get_device_capability(index)
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(index: int) -> int:
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def _check(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> kernel.Variant | None:
+    """The argument rules (module docstring), in the real and the fake implementation; the
+    kernel variant that reads a and b where they lie (None when M, N or K is 0: no launch)."""
+    for name, x in (("a", a), ("b", b)):
+        if x.dim() != 2:
+            raise ArgumentError(name, f"has {x.dim()} dimensions; tylo.ops.matmul takes "
+                                      + ("a (M, K) matrix (or (..., M, K) with b 2-D)"
+                                         if name == "a" else "a (K, N) matrix"))
+        if x.dtype not in _DTYPES:
+            raise ArgumentError(name, f"is {x.dtype}; tylo.ops.matmul takes torch.bfloat16 or "
+                                      "torch.float16")
+    if b.dtype != a.dtype:
+        raise ArgumentError("b", f"is {b.dtype}, a is {a.dtype}: both operands take one dtype")
+    if out_dtype not in _OUT_DTYPES:
+        raise ArgumentError("out_dtype", f"is {out_dtype}; tylo.ops.matmul writes torch.bfloat16, "
+                                         "torch.float16 or torch.float32")
+    if a.shape[1] != b.shape[0]:
+        raise ArgumentError("b", f"has shape {tuple(b.shape)}, a {tuple(a.shape)}: b's rows "
+                                 f"({b.shape[0]}) must equal a's columns (K = {a.shape[1]})")
+    if a.device.type == "cuda" and _capability(a.device.index or 0) != (9, 0):
+        major, minor = _capability(a.device.index or 0)
+        raise UnsupportedError(f"tylo.ops.matmul runs on Hopper (sm_90: H100, H200); {a.device} "
+                               f"is sm_{major}{minor}")
+    M, K = a.shape
+    N = b.shape[1]
+    if not (M and N and K):
+        return None
+    majors = _major(a, "a", "MK"), _major(b, "b", "KN")
+    for name, x in (("a", a), ("b", b)):
+        offset = (x.storage_offset() * x.element_size()) % _ALIGN
+        if offset == 0 and not x.is_meta and type(x) is torch.Tensor:
+            offset = x.data_ptr() % _ALIGN
+        if offset:
+            raise ArgumentError(name, f"starts {offset} bytes past a 16-byte boundary: TMA "
+                                      "needs a 16-byte-aligned first element (rule R3 of "
+                                      "cuTensorMapEncodeTiled); pass x.contiguous()")
+    out_bytes = _BYTES[out_dtype]
+    if (N * out_bytes) % _ALIGN:
+        raise ArgumentError("b", f"has N = {N} columns: the output's rows of {N * out_bytes} B "
+                                 "are not a multiple of 16 bytes, which its TMA store needs (rule "
+                                 f"R5 of cuTensorMapEncodeTiled): N must be a multiple of "
+                                 f"{_ALIGN // out_bytes} for {out_dtype}")
+    return kernel.Variant(_DTYPES[a.dtype], *majors, _OUT_DTYPES[out_dtype])
+
+
+def route(M: int, N: int, device: torch.device) -> int:
+    """The persistent grid of an (M, N) output: one CTA per SM at most (the GPU's SM count),
+    no more than the 128 x 256 tiles; `CPU_CTAS` on the emulator. (One tile configuration
+    serves every shape; a small-M decode shape would route here to a swap-AB kernel.)"""
+    ctas = CPU_CTAS if device.type == "cpu" else _sm_count(device.index or 0)
+    return kernel.grid(M, N, ctas)
+
+
+def _fake(a, b, out_dtype):
+    _check(a, b, out_dtype)
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
+
+
+@custom_op("tylo::matmul", fake=_fake)
+def _matmul(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
+    """The op behind `matmul`: a (M, K) @ b (K, N) -> (M, N) of out_dtype (module docstring)."""
+    v = _check(a, b, out_dtype)
+    (M, K), N = a.shape, b.shape[1]
+    out = a.new_empty((M, N), dtype=out_dtype)
+    if v is None:
+        return out.zero_()
+    maps = kernel.bind(v.a_box, a), kernel.bind(v.b_box, b), kernel.bind(v.c_box, out)
+    wrap(kernel.matmul)[route(M, N, a.device), kernel.THREADS](*maps, M, N, K, v)
+    return out
+
+
+def _readable(g: torch.Tensor) -> torch.Tensor:
+    """The gradient as the backward's GEMMs read it: as it lies when one axis is contiguous
+    with 16-byte rows, else a contiguous copy (a broadcast gradient has stride 0)."""
+    try:
+        _major(g, "grad", "MN")
+    except ArgumentError:
+        return g.contiguous()
+    return g
+
+
+def _setup_context(ctx, inputs, output):
+    a, b, _ = inputs
+    ctx.save_for_backward(a, b)
+
+
+def _backward(ctx, grad):
+    a, b = ctx.saved_tensors
+    g = _readable(grad if grad.dtype == a.dtype else grad.to(a.dtype))
+    grad_a = _matmul(g, b.T, a.dtype) if ctx.needs_input_grad[0] else None
+    grad_b = _matmul(a.T, g, b.dtype) if ctx.needs_input_grad[1] else None
+    return grad_a, grad_b, None
+
+
+_matmul.register_autograd(_backward, setup_context=_setup_context)
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, *, out_dtype: torch.dtype | None = None):
+    """a @ b on the Hopper GEMM (module docstring): a (M, K) or (..., M, K), b (K, N), bf16 or
+    f16; a new (M, N) (or (..., M, N)) tensor of `out_dtype` (default a's dtype). Raises
+    ArgumentError naming the argument and the rule (rank, dtype, shapes, strides, TMA
+    alignment, devices), UnsupportedError on a GPU other than Hopper."""
+    if out_dtype is None:
+        out_dtype = a.dtype
+    if a.dim() > 2 and b.dim() == 2:
+        lead = a.shape[:-1]
+        try:
+            flat = a.view(-1, a.shape[-1])
+        except RuntimeError:
+            raise ArgumentError("a", f"has shape {tuple(a.shape)} and strides "
+                                     f"{tuple(a.stride())}: its leading axes do not merge into "
+                                     "one (M) by a view, which the batched form needs (no "
+                                     "copy); pass a.contiguous()") from None
+        return _matmul(flat, b, out_dtype).view(*lead, b.shape[1])
+    return _matmul(a, b, out_dtype)

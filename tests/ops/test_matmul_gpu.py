@@ -1,0 +1,121 @@
+"""tylo.ops.matmul on a Hopper GPU: real and odd sizes in the four memory orders of a and b,
+bf16 and f16, float32 C (fresh random inputs, the output's memory poisoned with NaN first,
+against float32 torch); the backward against float32 torch autograd; a side stream; CUDA graph
+capture and replay; torch.compile (inductor) fullgraph of a module that calls it."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tylo.ops  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(autouse=True)
+def _hopper():
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs a Hopper GPU (sm_90) and torch with CUDA")
+
+
+def operand(rows: int, cols: int, contiguous_axis: int, dtype=torch.bfloat16):
+    """A fresh random (rows, cols) CUDA tensor with axis `contiguous_axis` contiguous."""
+    if contiguous_axis == 1:
+        return torch.randn(rows, cols, device="cuda").to(dtype)
+    return torch.randn(cols, rows, device="cuda").to(dtype).T
+
+
+def poisoned_call(fn, shape, dtype):
+    """fn() right after a NaN block of the output's size went back to torch's caching
+    allocator (the op's output is allocated there: unwritten elements stay NaN)."""
+    poison = torch.full(shape, float("nan"), dtype=dtype, device="cuda")
+    del poison
+    return fn()
+
+
+def relative(out, ref) -> float:
+    return float((out.float() - ref).abs().max() / ref.abs().max())
+
+
+ORDERS = [(1, 1), (1, 0), (0, 1), (0, 0)]
+
+
+@pytest.mark.parametrize("a_axis, b_axis", ORDERS)
+@pytest.mark.parametrize("M, N, K", [(4096, 4096, 4096), (1000, 3000, 520), (64, 4096, 4096),
+                                     (8, 1024, 2056)])
+def test_against_float32_torch(M, N, K, a_axis, b_axis):
+    a, b = operand(M, K, a_axis), operand(K, N, b_axis)
+    out = poisoned_call(lambda: tylo.ops.matmul(a, b), (M, N), torch.bfloat16)
+    torch.cuda.synchronize()
+    assert not out.isnan().any()
+    assert relative(out, a.float() @ b.float()) < 1e-2
+
+
+@pytest.mark.parametrize("a_axis, b_axis", ORDERS)
+def test_float16_and_float32_output(a_axis, b_axis):
+    a, b = operand(1000, 776, a_axis, torch.float16), operand(776, 1032, b_axis, torch.float16)
+    out = poisoned_call(lambda: tylo.ops.matmul(a, b, out_dtype=torch.float32), (1000, 1032),
+                        torch.float32)
+    assert out.dtype == torch.float32 and not out.isnan().any()
+    assert relative(out, a.float() @ b.float()) < 1e-4
+    half = tylo.ops.matmul(a, b)
+    assert half.dtype == torch.float16 and relative(half, a.float() @ b.float()) < 2e-3
+
+
+def test_backward_against_float32_autograd():
+    a = operand(1000, 520, 1).requires_grad_()
+    b = operand(520, 3000, 0).requires_grad_()
+    weight = torch.randn(1000, 3000, device="cuda")
+    (tylo.ops.matmul(a, b).float() * weight).sum().backward()
+    a32, b32 = (x.detach().float().requires_grad_() for x in (a, b))
+    ((a32 @ b32) * weight).sum().backward()
+    assert relative(a.grad, a32.grad) < 2e-2 and relative(b.grad, b32.grad) < 2e-2
+
+
+def test_runs_on_the_current_stream():
+    a, b = operand(2048, 2048, 1), operand(2048, 2048, 0)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        c = tylo.ops.matmul(a, b)
+        d = tylo.ops.matmul(c, b)  # ordered after c only on the same stream
+    torch.cuda.current_stream().wait_stream(side)
+    ref = (a.float() @ b.float()).to(torch.bfloat16).float() @ b.float()
+    assert relative(d, ref) < 2e-2
+
+
+def test_cuda_graph_capture_and_replay():
+    a, b = operand(1000, 520, 0), operand(520, 3000, 1)
+    tylo.ops.matmul(a, b)  # warm-up: compiles and loads the kernel
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tylo.ops.matmul(a, b)
+    a.copy_(torch.randn_like(a))  # replay reads the new values in place
+    out.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert relative(out, a.float() @ b.float()) < 1e-2
+
+
+def test_torch_compile_inductor_fullgraph():
+    class MLP(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up = torch.nn.Linear(512, 1024, bias=False)
+            self.down = torch.nn.Linear(1024, 512, bias=False)
+
+        def forward(self, x):
+            h = torch.nn.functional.silu(tylo.ops.matmul(x, self.up.weight.T))
+            return tylo.ops.matmul(h, self.down.weight.T)
+
+    torch._dynamo.reset()
+    model = MLP().cuda().to(torch.bfloat16)
+    x = torch.randn(4, 256, 512, device="cuda", dtype=torch.bfloat16)
+    compiled = torch.compile(model, fullgraph=True)
+    out = compiled(x)
+    ref = model.down(torch.nn.functional.silu(model.up(x)))
+    assert relative(out, ref.float()) < 2e-2
+    out.float().sum().backward()
+    assert model.up.weight.grad is not None

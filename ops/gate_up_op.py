@@ -23,7 +23,8 @@ per layer kept from the forward to the backward (470 MB at M = 8192, R = 14336),
 what activation memory in training cannot spare, and would make the forward write them (2 M R
 more bytes of stores in the inference kernel). Then the elementwise kernel `swiglu_backward`
 (f32 inside): dU = dh silu(g), dG = dh u s(g) (1 + g (1 - s(g))), s the sigmoid; then
-dx = dG w_gate + dU w_up, dw_gate = dG^T x, dw_up = dU^T x (`_products`, module section there).
+dx = dG w_gate + dU w_up, dw_gate = dG^T x, dw_up = dU^T x on the same TN GEMM, which reads
+both operands K-contiguous: three operands are COPIED, explicitly (`_products`).
 
 CUDA tensors run on the GPU (sm_90: H100, H200), on torch's current stream, capturable in CUDA
 graphs (warm up once first: the first call of a shape compiles); CPU tensors on the CPU emulator

@@ -24,10 +24,10 @@ from __future__ import annotations
 import tylo
 from tylo import BFloat16, SharedTile
 
-from .common import C_TILE, persistent_grid, sm_count, start, tile_origin
+from .common import C_TILE, persistent_grid, sm_count, start, store_half, tile_origin
 from .gemm import (A_TILE, B_HALF, B_HALF_ELEMENTS, B_TILE, BK, BM, HALF, PLAN, STAGE_BYTES,
                    STAGES, THREADS, consume_k_steps)
-from .projection import reference
+from .projection import reference, shapes
 
 __all__ = ["GateUp", "gate_up", "reference"]
 
@@ -52,17 +52,8 @@ def gate_up(a_map, gate_map, up_map, c_map, M, R, K):
         for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
             m0, n0 = tile_origin(tile, tiles_m, tiles_n, BM, HALF)
             st, g, u = consume_k_steps(pipe, st, a_stages, b_stages, q, t, k_steps)
-            if t == 0:
-                tylo.wait_tma_reads(0)             # the staging tile may be rewritten
-            tylo.barrier(1 + q, 128)
             h = tylo.silu(tylo.finish_mma(g, PLAN)) * tylo.finish_mma(u, PLAN)
-            tylo.store(c_halves[q], h.to(BFloat16), t)
-            tylo.barrier(1 + q, 128)
-            if t == 0:
-                for box in tylo.static_range(2):
-                    src = tylo.shared_tile(C_TILE, c_halves.pointer(q) + box * 4096)
-                    tylo.tma_store(c_map, src, (m0 + q * 64, n0 + box * 64))
-                tylo.commit_tma_stores()
+            store_half(c_halves, c_map, q, t, h.to(BFloat16), m0, n0)
         if t == 0:
             tylo.wait_tma_stores(0)
 
@@ -104,16 +95,7 @@ class GateUp:
     TMAError for strides TMA cannot take."""
 
     def __init__(self, x, W_gate, W_up, out, ctas: int | None = None, emulate: bool = False):
-        (M, K), (R, K2) = tuple(x.shape), tuple(W_gate.shape)
-        if K2 != K:
-            raise tylo.ArgumentError("W_gate", f"has shape {tuple(W_gate.shape)}; it must be "
-                                               f"(R, K) with K = {K} (x's)")
-        if tuple(W_up.shape) != (R, K):
-            raise tylo.ArgumentError("W_up", f"has shape {tuple(W_up.shape)}, not W_gate's "
-                                             f"{(R, K)}")
-        if tuple(out.shape) != (M, R):
-            raise tylo.ArgumentError("out", f"has shape {tuple(out.shape)}, not (M, R) = "
-                                            f"{(M, R)}")
+        M, R, K = shapes(x, W_gate, W_up, out, 1)
         if ctas is None:
             ctas = 1 if emulate else sm_count()
         self.M, self.R, self.K = M, R, K

@@ -266,22 +266,13 @@ class Projection:
 
     def __init__(self, x, W_gate, W_up, out, ctas: int | None = None, stages: int = STAGES,
                  emulate: bool = False, l2_promotion: int | None = None):
-        (M, K), (R, K2) = tuple(x.shape), tuple(W_gate.shape)
         if ctas is None:
             ctas = 1 if emulate else sm_count()
+        M = x.shape[0]
         if not 1 <= M <= MAX_TOKENS:
             raise tylo.ArgumentError("x", f"has {M} rows; this kernel takes 1 .. {MAX_TOKENS} "
                                           "tokens (a larger batch: call it per 64 rows)")
-        if K2 != K or R % ROWS or not R:
-            raise tylo.ArgumentError("W_gate", f"has shape {tuple(W_gate.shape)}; it must be "
-                                               f"(R, K) with K = {K} (x's) and R a positive "
-                                               f"multiple of {ROWS}")
-        if tuple(W_up.shape) != (R, K):
-            raise tylo.ArgumentError("W_up", f"has shape {tuple(W_up.shape)}, not W_gate's "
-                                             f"{(R, K)}")
-        if tuple(out.shape) != (M, R):
-            raise tylo.ArgumentError("out", f"has shape {tuple(out.shape)}, not (M, R) = "
-                                            f"{(M, R)}")
+        M, R, K = shapes(x, W_gate, W_up, out, ROWS)
         self.M, self.R, self.K, self.n = M, R, K, token_tile(M)
         self.stages = min(stages, max_stages(self.n))
         _, x_tile, out_tile = plans(self.n)
@@ -298,6 +289,22 @@ class Projection:
 
     def __call__(self):
         self.launch(*self.maps, self.ws, self.counts, self.R, self.K, self.n, self.stages)
+
+
+def shapes(x, W_gate, W_up, out, multiple: int) -> tuple[int, int, int]:
+    """(M, R, K) of x (M, K), W_gate and W_up (R, K), out (M, R), R a positive multiple of
+    `multiple`; tylo.ArgumentError naming the array whose shape does not match (also
+    gate_up.py's runner)."""
+    (M, K), (R, K2) = tuple(x.shape), tuple(W_gate.shape)
+    if K2 != K or R % multiple or not R:
+        raise tylo.ArgumentError("W_gate", f"has shape {tuple(W_gate.shape)}; it must be (R, K) "
+                                           f"with K = {K} (x's) and R a positive multiple of "
+                                           f"{multiple}")
+    if tuple(W_up.shape) != (R, K):
+        raise tylo.ArgumentError("W_up", f"has shape {tuple(W_up.shape)}, not W_gate's {(R, K)}")
+    if tuple(out.shape) != (M, R):
+        raise tylo.ArgumentError("out", f"has shape {tuple(out.shape)}, not (M, R) = {(M, R)}")
+    return M, R, K
 
 
 def _buffers(like, ws_shape, units: int):

@@ -186,11 +186,12 @@ def test_gpu_cuda_graph_replay(M):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("M", [16, 2048])
-def test_gpu_backward(M):
+@pytest.mark.parametrize("M, R, K", [(16, 1024, 512), (2048, 1024, 512), (77, 1024, 520),
+                                     (128, 14336, 4096)])
+def test_gpu_backward(M, R, K):
     dev = _cuda()
-    x, wg, wu = (t.requires_grad_() for t in inputs(M, 1024, 512, dev))
-    dh = torch.randn(M, 1024, device=dev, dtype=BF)
+    x, wg, wu = (t.requires_grad_() for t in inputs(M, R, K, dev))
+    dh = torch.randn(M, R, device=dev, dtype=BF)
     tylo.ops.gate_up(x, wg, wu).backward(dh)
     ref = [t.detach().float().requires_grad_() for t in (x, wg, wu)]
     reference(*ref, dtype=torch.float32).backward(dh.float())

@@ -16,15 +16,15 @@ int32 counter per 64 rows of R, allocated per call from torch's caching allocato
 (prefill) runs `tylo.ops.kernels.gate_up` (the Hopper GEMM with W_gate's and W_up's rows as the
 two halves of its B tile and silu(g) * u in its epilogue). Neither writes g or u to memory.
 
-Backward (``backward()`` through the op): with g = x w_gate^T and u = x w_up^T RECOMPUTED in
-bf16 by the Hopper GEMM (`tylo.ops.kernels.gemm`, TN: x and the weights as they lie; two
-M x R x K products, the forward's cost) rather than saved: saving them would cost 4 M R bytes
+Backward (``backward()`` through the op), every product `tylo.ops.matmul` (the Hopper GEMM in
+any operand layout) on views, NO copy: g = x w_gate^T and u = x w_up^T are RECOMPUTED in bf16
+(two M x R x K products, the forward's cost) rather than saved: saving them would cost 4 M R bytes
 per layer kept from the forward to the backward (470 MB at M = 8192, R = 14336), which is
 what activation memory in training cannot spare, and would make the forward write them (2 M R
 more bytes of stores in the inference kernel). Then the elementwise kernel `swiglu_backward`
-(f32 inside): dU = dh silu(g), dG = dh u s(g) (1 + g (1 - s(g))), s the sigmoid; then
-dx = dG w_gate + dU w_up, dw_gate = dG^T x, dw_up = dU^T x on the same TN GEMM, which reads
-both operands K-contiguous: three operands are COPIED, explicitly (`_products`).
+(f32 inside): dU = dh silu(g), dG = dh u s(g) (1 + g (1 - s(g))), s the sigmoid, side by
+side in one (M, 2R) buffer; then dx = dG w_gate + dU w_up (two float32 products added and
+rounded once by `add_rounded`), [dw_gate; dw_up] = [dG | dU]^T x (one product over M).
 
 CUDA tensors run on the GPU (sm_90: H100, H200), on torch's current stream, capturable in CUDA
 graphs (warm up once first: the first call of a shape compiles); CPU tensors on the CPU emulator
@@ -39,7 +39,6 @@ import tylo
 from tylo import ArgumentError, BFloat16, Float32, UnsupportedError
 
 from .kernels import gate_up as fused
-from .kernels import gemm
 from .kernels import projection
 from .kernels.common import sm_count
 from .library import custom_op, wrap
@@ -48,7 +47,7 @@ from .library import custom_op, wrap
 DECODE_ROWS = projection.MAX_TOKENS
 #: R's required multiple (the decode kernel's unit of weight rows).
 R_MULTIPLE = projection.ROWS
-BLOCK = 256  # threads per block of swiglu_backward
+BLOCK = 256  # threads per block of the backward's elementwise kernels
 
 
 def _rows(x: torch.Tensor) -> torch.Tensor:
@@ -139,75 +138,44 @@ def swiglu_backward(dgu, g, u, dh, R, n):
         dgu[m, r] = (di * u[i].to(Float32) * s * (1.0 + gi * (1.0 - s))).to(BFloat16)
 
 
-def _gemm(a: torch.Tensor, bt: torch.Tensor, c: torch.Tensor) -> None:
-    """c (M, N) = a (M, K) @ bt (N, K)^T with `tylo.ops.kernels.gemm` (TN, K-contiguous rows)."""
-    M, N, K = a.shape[0], bt.shape[0], a.shape[1]
-    ctas = 1 if a.device.type == "cpu" else sm_count()
-    wrap(gemm.gemm)[gemm.grid(M, N, ctas, 1), gemm.THREADS](*gemm.bindings(a, bt, c, 1), M, N, K)
+@tylo.kernel
+def add_rounded(out, a, b, n):
+    """out = bf16(a + b) on n elements: a, b float32, out bfloat16 (flat); one per thread."""
+    i = tylo.block_idx() * tylo.block_dim() + tylo.thread_idx()
+    if i < n:
+        out[i] = (a[i] + b[i]).to(BFloat16)
 
 
-def _swiglu_grads_fake(x, w_gate, w_up, dh):
-    x2 = _check(x, w_gate, w_up)
-    return x.new_empty((x2.shape[0], 2 * w_gate.shape[0]))
+def _launch_1d(kernel, n: int, *args) -> None:
+    if n:
+        wrap(kernel)[(n + BLOCK - 1) // BLOCK, BLOCK](*args, n)
 
 
-@custom_op("tylo::gate_up_swiglu_grads", fake=_swiglu_grads_fake)
-def _swiglu_grads(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor,
-                  dh: torch.Tensor) -> torch.Tensor:
-    """[dG | dU] (M, 2R) bf16 (dG in columns [0, R), dU in [R, 2R)): g and u recomputed by two
-    TN GEMMs (x and the weights as they lie), then `swiglu_backward`. dh (..., R) is read
-    as (M, R) rows: a dh that is not contiguous (an expanded gradient) is copied first."""
-    x2 = _check(x, w_gate, w_up)
-    M, R = x2.shape[0], w_gate.shape[0]
-    dgu = x.new_empty((M, 2 * R))
-    if M == 0:
-        return dgu
-    g, u = x.new_empty((M, R)), x.new_empty((M, R))
-    _gemm(x2, w_gate, g)
-    _gemm(x2, w_up, u)
-    dh = dh.reshape(M, R).contiguous()
-    n = M * R
-    wrap(swiglu_backward)[(n + BLOCK - 1) // BLOCK, BLOCK](dgu, g.view(-1), u.view(-1),
-                                                           dh.view(-1), R, n)
+def _swiglu_grads_fake(g, u, dh):
+    return g.new_empty((g.shape[0], 2 * g.shape[1]))
+
+
+@custom_op("tylo::gate_up_swiglu_grads", fake=_swiglu_grads_fake, contiguous=True,
+           tensors={"g": BFloat16, "u": BFloat16, "dh": BFloat16})
+def _swiglu_grads(g: torch.Tensor, u: torch.Tensor, dh: torch.Tensor) -> torch.Tensor:
+    """[dG | dU] (M, 2R) bf16 (dG in columns [0, R), dU in [R, 2R)) from g, u, dh (M, R) bf16
+    (`swiglu_backward`)."""
+    M, R = g.shape
+    dgu = g.new_empty((M, 2 * R))
+    _launch_1d(swiglu_backward, M * R, dgu, g.view(-1), u.view(-1), dh.view(-1), R)
     return dgu
 
 
-def _gemm_tn_fake(a, bt):
-    return a.new_empty((a.shape[0], bt.shape[0]))
+def _sum_fake(a, b):
+    return a.new_empty(a.shape, dtype=torch.bfloat16)
 
 
-@custom_op("tylo::gate_up_gemm_tn", fake=_gemm_tn_fake, tensors={"a": BFloat16, "bt": BFloat16},
-           contiguous=True)
-def _gemm_tn(a: torch.Tensor, bt: torch.Tensor) -> torch.Tensor:
-    """a (M, K) @ bt (N, K)^T -> (M, N) bf16: the backward's products on `tylo.ops.kernels.gemm`."""
-    c = a.new_empty((a.shape[0], bt.shape[0]))
-    if c.numel():
-        _gemm(a, bt, c)
-    return c
-
-
-def _products(x2, w_gate, w_up, dgu):
-    """(dx (M, K), dw_gate (R, K), dw_up (R, K)) from [dG | dU] (M, 2R) with the TN GEMM, whose
-    operands are both K-contiguous. Its reductions run over R and M, along which x, the
-    weights and dgu are not contiguous, so three operands are COPIED (explicitly, here):
-    [w_gate; w_up]^T (K, 2R) (the weights' size, 2 R K elements), dgu^T (2R, M) and x^T (K, M)
-    (M padded with zeros to a multiple of 8, `_transposed`).
-    Then dx = dgu @ [w_gate; w_up] is one GEMM over 2R, and [dw_gate; dw_up] = dgu^T x one
-    GEMM over M."""
-    w_t = torch.cat((w_gate, w_up)).T.contiguous()        # copy: (K, 2R)
-    dx = _gemm_tn(dgu, w_t)
-    dw = _gemm_tn(_transposed(dgu), _transposed(x2))      # copies: (2R, M8), (K, M8)
-    R = w_gate.shape[0]
-    return dx, dw[:R], dw[R:]
-
-
-def _transposed(t: torch.Tensor) -> torch.Tensor:
-    """A COPY of t (M, N)^T as (N, M8) row-major, M8 = M rounded up to a multiple of 8 with
-    zero columns (TMA row strides are 16-byte multiples; zeros add nothing to the products)."""
-    M, N = t.shape
-    out = t.new_empty((N, -(-M // 8) * 8))
-    out[:, :M].copy_(t.T)
-    out[:, M:].zero_()
+@custom_op("tylo::gate_up_sum", fake=_sum_fake, contiguous=True,
+           tensors={"a": Float32, "b": Float32})
+def _sum(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a + b (float32, one shape) rounded once to bfloat16 (`add_rounded`): dx's two terms."""
+    out = a.new_empty(a.shape, dtype=torch.bfloat16)
+    _launch_1d(add_rounded, a.numel(), out.view(-1), a.view(-1), b.view(-1))
     return out
 
 
@@ -216,10 +184,28 @@ def _setup_context(ctx, inputs, output):
 
 
 def _backward(ctx, dh):
+    """The backward (module docstring), every product `tylo.ops.matmul` on views, no copy:
+    g = x w_gate^T and u = x w_up^T (the weights' (K, R) views, K-contiguous), [dG | dU] by
+    `swiglu_backward`; dx = dG w_gate + dU w_up as two float32 products (dG and dU are column
+    slices of one (M, 2R) buffer, R-contiguous; the weights read (R, K) as they lie) added and
+    rounded once (`add_rounded`); [dw_gate; dw_up] = [dG | dU]^T x, one product over M (the
+    (2R, M) view of the buffer, 2R-contiguous, and x (M, K)). dh is made contiguous first (a
+    copy only when it is not, e.g. an expanded gradient). Products whose gradient is not
+    needed (ctx.needs_input_grad) are skipped."""
+    from .matmul_op import matmul
+
     x, w_gate, w_up = ctx.saved_tensors
-    dgu = _swiglu_grads(x, w_gate, w_up, dh)
-    dx, dw_gate, dw_up = _products(_rows(x), w_gate, w_up, dgu)
-    return dx.view(x.shape), dw_gate, dw_up
+    x2 = _rows(x)
+    M, R = x2.shape[0], w_gate.shape[0]
+    g, u = matmul(x2, w_gate.T), matmul(x2, w_up.T)
+    dgu = _swiglu_grads(g, u, dh.reshape(M, R).contiguous())
+    dx = dw = None
+    if ctx.needs_input_grad[0]:
+        dx = _sum(matmul(dgu[:, :R], w_gate, out_dtype=torch.float32),
+                  matmul(dgu[:, R:], w_up, out_dtype=torch.float32)).view(x.shape)
+    if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
+        dw = matmul(dgu.T, x2)
+    return dx, None if dw is None else dw[:R], None if dw is None else dw[R:]
 
 
 _gate_up.register_autograd(_backward, setup_context=_setup_context)

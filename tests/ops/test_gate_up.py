@@ -58,17 +58,49 @@ def test_backward_against_float64_autograd(M):
 
 
 def test_swiglu_backward_kernel():
-    """The elementwise kernel alone (through the op that recomputes g and u): dG, dU against
-    float64 formulas from the same bf16 g and u."""
+    """The elementwise kernel alone: dG, dU against float64 formulas from the same bf16 g, u
+    (g over [-12, 12]: both tails of the sigmoid)."""
     from tylo.ops import gate_up_op
 
-    x, wg, wu = inputs(8, 64, 64)
-    dh = torch.randn(8, 64, dtype=torch.bfloat16)
-    dgu = gate_up_op._swiglu_grads(x, wg, wu, dh)
-    g, u = ((x.double() @ w.double().T).bfloat16().double() for w in (wg, wu))
-    s = torch.sigmoid(g)
-    assert rel(dgu[:, 64:], dh.double() * g * s) < 1e-2
-    assert rel(dgu[:, :64], dh.double() * u * s * (1 + g * (1 - s))) < 1e-2
+    g = torch.linspace(-12, 12, 8 * 64).reshape(8, 64).bfloat16()
+    u, dh = torch.randn(8, 64, dtype=BF), torch.randn(8, 64, dtype=BF)
+    dgu = gate_up_op._swiglu_grads(g, u, dh)
+    g64, u64, dh64 = g.double(), u.double(), dh.double()
+    s = torch.sigmoid(g64)
+    assert rel(dgu[:, 64:], dh64 * g64 * s) < 5e-3
+    assert rel(dgu[:, :64], dh64 * u64 * s * (1 + g64 * (1 - s))) < 5e-3
+
+
+def test_sum_rounds_once():
+    from tylo.ops import gate_up_op
+
+    a, b = torch.randn(5, 16), torch.randn(5, 16)
+    assert torch.equal(gate_up_op._sum(a, b), (a + b).bfloat16())
+
+
+@pytest.mark.parametrize("grads", [(True, False, False), (False, True, True)])
+def test_backward_of_some_inputs_only(grads):
+    """Frozen weights (only dx) or a frozen input (only the weights' gradients): the products
+    not needed are skipped, the others match float64 autograd."""
+    x, wg, wu = (t.requires_grad_(need) for t, need in zip(inputs(70, 64, 64), grads))
+    dh = torch.randn(70, 64, dtype=torch.bfloat16)
+    tylo.ops.gate_up(x, wg, wu).backward(dh)
+    ref = [t.detach().double().requires_grad_(need) for t, need in zip((x, wg, wu), grads)]
+    reference(*ref).backward(dh.double())
+    for t, r, need in zip((x, wg, wu), ref, grads):
+        assert (t.grad is not None) == need
+        if need:
+            assert rel(t.grad, r.grad) < 1e-2
+
+
+def test_backward_of_an_expanded_gradient():
+    """The gradient of a sum reaches the op expanded (stride 0): made contiguous, then as any."""
+    x, wg, wu = (t.requires_grad_() for t in inputs(3, 64, 64, lead=(2,)))
+    tylo.ops.gate_up(x, wg, wu).sum().backward()
+    ref = [t.detach().double().requires_grad_() for t in (x, wg, wu)]
+    reference(*ref).sum().backward()
+    for t, r in zip((x, wg, wu), ref):
+        assert rel(t.grad, r.grad) < 1e-2
 
 
 def test_opcheck():

@@ -40,8 +40,8 @@ from tylo import ArgumentError, BFloat16, Float32, UnsupportedError
 
 from .kernels import gate_up as fused
 from .kernels import projection
-from .kernels.common import sm_count
 from .library import custom_op, wrap
+from .matmul_op import _capability, _sm_count, matmul
 
 #: The most rows of x the decode kernel (projection) takes; more go to the fused GEMM.
 DECODE_ROWS = projection.MAX_TOKENS
@@ -88,8 +88,8 @@ def _check(x, w_gate, w_up) -> torch.Tensor:
             raise ArgumentError(name, f"has strides {tuple(t.stride())}: gate_up reads K-"
                                       "contiguous rows whose stride is a multiple of 8 elements; "
                                       "pass it .contiguous()")
-    if x.device.type == "cuda" and torch.cuda.get_device_capability(x.device) != (9, 0):
-        major, minor = torch.cuda.get_device_capability(x.device)
+    if x.device.type == "cuda" and _capability(x.device.index or 0) != (9, 0):
+        major, minor = _capability(x.device.index or 0)
         raise UnsupportedError(f"tylo.ops.gate_up runs on Hopper (sm_90: H100, H200); "
                                f"{x.device} is sm_{major}{minor}")
     return x2
@@ -110,12 +110,13 @@ def _gate_up(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor) -> torch
         return out
     out2 = out.view(M, R)
     cpu = x.device.type == "cpu"
+    ctas = 1 if cpu else _sm_count(x.device.index or 0)
     if M <= DECODE_ROWS:
-        run = projection.Projection(x2, w_gate, w_up, out2, emulate=cpu)
+        run = projection.Projection(x2, w_gate, w_up, out2, ctas, emulate=cpu)
         wrap(projection.projection)[run.ctas, projection.THREADS](
             *run.maps, run.ws, run.counts, run.R, run.K, run.n, run.stages)
     else:
-        run = fused.GateUp(x2, w_gate, w_up, out2, ctas=1 if cpu else sm_count(), emulate=cpu)
+        run = fused.GateUp(x2, w_gate, w_up, out2, ctas, emulate=cpu)
         wrap(fused.gate_up)[run.grid, fused.THREADS](*run.maps, run.M, run.R, run.K)
     return out
 
@@ -192,8 +193,6 @@ def _backward(ctx, dh):
     (2R, M) view of the buffer, 2R-contiguous, and x (M, K)). dh is made contiguous first (a
     copy only when it is not, e.g. an expanded gradient). Products whose gradient is not
     needed (ctx.needs_input_grad) are skipped."""
-    from .matmul_op import matmul
-
     x, w_gate, w_up = ctx.saved_tensors
     x2 = _rows(x)
     M, R = x2.shape[0], w_gate.shape[0]

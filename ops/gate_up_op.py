@@ -127,7 +127,8 @@ def _gate_up(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor) -> torch
 def swiglu_backward(dgu, g, u, dh, R, n):
     """dG = dh u s(g) (1 + g (1 - s(g))) into dgu[:, :R], dU = dh silu(g) into dgu[:, R:] (s
     the sigmoid), for the n = M R elements of g, u, dh (bf16, flat (M, R) row-major) and dgu
-    (M, 2R) bf16; f32 inside, rounded once; one element per thread."""
+    (M, 2R) bf16; f32 inside, rounded once; one element per thread. Int32 indices: a launch
+    takes M 2R < 2^31 (`_swiglu_grads` launches row blocks of that size)."""
     i = tylo.block_idx() * tylo.block_dim() + tylo.thread_idx()
     if i < n:
         m = i // R
@@ -147,6 +148,10 @@ def add_rounded(out, a, b, n):
         out[i] = (a[i] + b[i]).to(BFloat16)
 
 
+#: Elements per launch of the elementwise kernels: their indices and offsets are Int32.
+INDEX_LIMIT = 2 ** 31 - 1
+
+
 def _launch_1d(kernel, n: int, *args) -> None:
     if n:
         wrap(kernel)[(n + BLOCK - 1) // BLOCK, BLOCK](*args, n)
@@ -163,7 +168,11 @@ def _swiglu_grads(g: torch.Tensor, u: torch.Tensor, dh: torch.Tensor) -> torch.T
     (`swiglu_backward`)."""
     M, R = g.shape
     dgu = g.new_empty((M, 2 * R))
-    _launch_1d(swiglu_backward, M * R, dgu, g.view(-1), u.view(-1), dh.view(-1), R)
+    rows = max(1, INDEX_LIMIT // (2 * R))    # per launch: offsets into dgu stay below 2^31
+    for m in range(0, M, rows):
+        part = slice(m, m + rows)
+        _launch_1d(swiglu_backward, min(rows, M - m) * R, dgu[part], g[part].reshape(-1),
+                   u[part].reshape(-1), dh[part].reshape(-1), R)
     return dgu
 
 
@@ -176,7 +185,10 @@ def _sum_fake(a, b):
 def _sum(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a + b (float32, one shape) rounded once to bfloat16 (`add_rounded`): dx's two terms."""
     out = a.new_empty(a.shape, dtype=torch.bfloat16)
-    _launch_1d(add_rounded, a.numel(), out.view(-1), a.view(-1), b.view(-1))
+    flat, fa, fb = out.view(-1), a.view(-1), b.view(-1)
+    for i in range(0, flat.numel(), INDEX_LIMIT):
+        part = slice(i, i + INDEX_LIMIT)
+        _launch_1d(add_rounded, flat[part].numel(), flat[part], fa[part], fb[part])
     return out
 
 

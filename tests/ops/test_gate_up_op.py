@@ -71,6 +71,21 @@ def test_swiglu_backward_kernel():
     assert rel(dgu[:, :64], dh64 * u64 * s * (1 + g64 * (1 - s))) < 5e-3
 
 
+def test_elementwise_kernels_launch_in_blocks_below_the_index_limit(monkeypatch):
+    """The elementwise kernels index in Int32: above INDEX_LIMIT elements they run in blocks
+    (rows of dgu, slices of dx), here forced with a limit of 300 (4 and 3 launches)."""
+    from tylo.ops import gate_up_op
+
+    monkeypatch.setattr(gate_up_op, "INDEX_LIMIT", 300)
+    g, u, dh = (torch.randn(7, 64, dtype=BF) for _ in range(3))
+    dgu = gate_up_op._swiglu_grads(g, u, dh)
+    s = torch.sigmoid(g.double())
+    assert rel(dgu[:, 64:], dh.double() * g.double() * s) < 5e-3
+    assert rel(dgu[:, :64], dh.double() * u.double() * s * (1 + g.double() * (1 - s))) < 5e-3
+    a, b = torch.randn(5, 130), torch.randn(5, 130)
+    assert torch.equal(gate_up_op._sum(a, b), (a + b).bfloat16())
+
+
 def test_sum_rounds_once():
     from tylo.ops import gate_up_op
 

@@ -6,8 +6,10 @@
 * The torch side, loaded (with torch) on first use of one of its names: `attention` (the
   attention forward as the custom op ``tylo::attention_forward``: `ops.attention_forward`),
   `matmul` (the Hopper GEMM in any operand layout, with autograd, as ``tylo::matmul``:
-  `ops.matmul_op`, a module name apart from the function's); `custom_op` makes a
-  function that launches Tylo kernels a ``torch.library`` custom op with a fake implementation
+  `ops.matmul_op`, a module name apart from the function's), `gate_up` (the Llama MLP's
+  silu(x W_gate^T) * (x W_up^T) as ``tylo::gate_up``, with autograd: `ops.gate_up_op`);
+  `custom_op` makes a function that launches Tylo kernels a ``torch.library`` custom op with a
+  fake implementation
   (``torch.compile``, ``opcheck``, CUDA graphs; `register_autograd` for a backward), and
   `wrap(kernel)[grid, block](...)` launches a kernel on its tensors' device: CUDA tensors on
   torch's current stream, CPU tensors on the CPU emulator (`ops.library`). docs/torch.md is the
@@ -19,9 +21,9 @@ The package imports `tylo`'s public names only (tests/test_layering.py).
 from importlib import import_module
 
 _TORCH_SIDE = {"custom_op": "library", "wrap": "library", "WrappedKernel": "library",
-               "attention": "attention_forward", "matmul": "matmul_op"}
+               "attention": "attention_forward", "matmul": "matmul_op", "gate_up": "gate_up_op"}
 
-__all__ = ["WrappedKernel", "attention", "custom_op", "matmul", "wrap"]
+__all__ = ["WrappedKernel", "attention", "custom_op", "gate_up", "matmul", "wrap"]
 
 
 def __getattr__(name: str):

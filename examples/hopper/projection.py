@@ -1,8 +1,9 @@
 """Tutorial: the decode projection on Hopper, out (M, R) bf16 = silu(x W_gate^T) * (x W_up^T),
-for a few tokens x (M, K) and the weights W = [W_gate; W_up] (2R, K), from the library.
+for a few tokens x (M, K) and the weights W_gate, W_up (R, K) each (two nn.Linear weights, two
+TMA tensor maps: no concatenated copy), from the library.
 
     python examples/hopper/projection.py            # check on the GPU (else compile, emulate)
-    python examples/hopper/projection.py --bench    # GB/s of weights beside cuBLAS and a W copy
+    python examples/hopper/projection.py --bench    # GB/s of weights beside cuBLAS and a copy
     python examples/hopper/projection.py --small    # one small check per token tile
 
 At decode sizes (M = 1 .. 64 tokens) streaming W from memory is the whole cost, so the kernel
@@ -28,27 +29,29 @@ def check(M: int, R: int, K: int, torch=None, ctas: int | None = None) -> bool:
     """Fresh random inputs, out poisoned, against the float32 (GPU) / float64 (emulator)
     reference; called twice with new x, the Stream-K counters back to 0 after each call."""
     arrays = testing.arrays(torch)
-    W = arrays.randn((2 * R, K), BFloat16, scale=K ** -0.5)
+    Wg, Wu = (arrays.randn((R, K), BFloat16, scale=K ** -0.5) for _ in range(2))
     x, out = arrays.randn((M, K), BFloat16), arrays.poisoned((M, R), BFloat16)
-    proj = Projection(x, W, out, ctas, emulate=torch is None)
+    proj = Projection(x, Wg, Wu, out, ctas, emulate=torch is None)
     good = True
     for _ in range(2):
         x[...] = arrays.randn((M, K), BFloat16)
         out[...] = float("nan")
         proj()
         arrays.synchronize()
-        good &= testing.report(f"M={M} R={R} K={K} ({proj.ctas} CTAs)", out, reference(x, W))
+        good &= testing.report(f"M={M} R={R} K={K} ({proj.ctas} CTAs)", out, reference(x, Wg, Wu))
     return good and not testing.to_numpy(proj.counts).any()
 
 
 def bench(torch, M: int, R: int = 14336, K: int = 4096, calls: int = 10) -> None:
-    """GB/s of weights (2R K 2 bytes per call) of Tylo, cuBLAS (two GEMMs, or one on W plus the
-    epilogue) and a copy of W (its figure counts bytes read and written), each a CUDA graph of
-    `calls` calls, interleaved in rounds."""
+    """GB/s of weights (2R K 2 bytes per call) of Tylo (W_gate and W_up: two tensors), cuBLAS
+    (two GEMMs, or one on a concatenated W = [W_gate; W_up] plus the epilogue) and a copy of W
+    (its figure counts bytes read and written), each a CUDA graph of `calls` calls,
+    interleaved in rounds."""
     import torch.nn.functional as F
 
     W = torch.randn(2 * R, K, device="cuda", dtype=torch.bfloat16) * (K ** -0.5)
     x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    Wg, Wu = W[:R], W[R:]   # two (R, K) views, as two nn.Linear weights are two tensors
     out, W_copy = torch.empty(M, R, device="cuda", dtype=torch.bfloat16), torch.empty_like(W)
 
     def one_gemm():
@@ -56,8 +59,8 @@ def bench(torch, M: int, R: int = 14336, K: int = 4096, calls: int = 10) -> None
         return F.silu(h[:, :R]) * h[:, R:]
 
     ms = testing.interleaved_ms(torch, {name: testing.graphed(torch, fn, calls) for name, fn in {
-        "tylo": Projection(x, W, out),
-        "cublas 2 GEMMs": lambda: F.silu(x @ W[:R].T) * (x @ W[R:].T),
+        "tylo": Projection(x, Wg, Wu, out),
+        "cublas 2 GEMMs": lambda: F.silu(x @ Wg.T) * (x @ Wu.T),
         "cublas 1 GEMM": one_gemm,
         "copy W": lambda: W_copy.copy_(W),
     }.items()})

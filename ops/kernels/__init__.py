@@ -11,6 +11,8 @@ arrays (torch CUDA tensors, or numpy arrays for the CPU emulator) once and launc
 * `attention`: the FlashAttention-3 forward pass on Hopper (`Attention`);
 * `projection`: the decode gate/up projection, silu(x W_gate^T) * (x W_up^T), swap-AB and
   Stream-K (`Projection`);
+* `gate_up`: the same gate/up projection at prefill sizes, a fused GEMM (gemm.py's, its B tile
+  W_gate's and W_up's rows, silu(g) * u in the epilogue; `GateUp`);
 * `ampere_gemm`: the autotuned mma.sync GEMM for sm_80+ (cp.async stages, ldmatrix; `launch`);
 * `common`: the pieces several of them share (the persistent tile scheduler, the producer
   loop, the staging tiles of the TMA-store epilogue).

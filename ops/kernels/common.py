@@ -89,6 +89,25 @@ def produce_tiles(pipe, st, a_stages, b_stages, a_map, b_map, tiles, tiles_m, ti
             st = st.advance()
 
 
+@tylo.func
+def store_half(c_halves, c_map, q, t, out, m0, n0):
+    """A consumer warpgroup's epilogue store: its (64, 128) bf16 fragment `out` into its staging
+    tile c_halves[q] (after the previous tile's TMA store has read it), then thread t 0
+    TMA-stores the tile's two 64 x 64 `C_TILE` boxes at rows m0 + 64 q, columns n0 and n0 + 64
+    of c_map, and commits them; `tylo.barrier` 1 + q (the consumer's 128 threads) around the
+    shared-memory store."""
+    if t == 0:
+        tylo.wait_tma_reads(0)             # the staging tile may be rewritten
+    tylo.barrier(1 + q, 128)
+    tylo.store(c_halves[q], out, t)
+    tylo.barrier(1 + q, 128)
+    if t == 0:
+        for box in tylo.static_range(2):
+            src = tylo.shared_tile(C_TILE, c_halves.pointer(q) + box * 4096)
+            tylo.tma_store(c_map, src, (m0 + q * 64, n0 + box * 64))
+        tylo.commit_tma_stores()
+
+
 def persistent_grid(tiles: int, ctas: int) -> int:
     """CTAs of a persistent grid: at most one per SM (`ctas`), no more than the tiles."""
     return min(ctas, tiles)

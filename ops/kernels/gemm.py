@@ -130,20 +130,7 @@ def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0, k_
     accumulators are multiplied by before bf16, or None): gemm_fp8.py's FP8 plan and scales.
     `c_box`: the TMA store box of C (64 rows; its dtype is C's: bf16 `C_TILE`, or the f16 and
     float32 boxes of gemm_layouts.py); c_halves hold (64, HALF) of that dtype, box after box."""
-    acc0 = tylo.zero_accumulator(plan)
-    acc1 = tylo.zero_accumulator(plan)
-    for k in range(k_steps):  # noqa: B007
-        pipe.consumer_wait(st)
-        a = tylo.wgmma_operand(plan, "A", a_stages[st.index], (q * 64, 0))
-        b0 = tylo.wgmma_operand(plan, "B", b_stages[st.index], (0, 0))
-        b1 = tylo.wgmma_operand(plan, "B", b_stages[st.index], (0, HALF))
-        p0 = tylo.mma_async(plan, a, b0, acc0)
-        p1 = tylo.mma_async(plan, a, b1, acc1)
-        acc0 = tylo.wait_mma(p0, 1)
-        acc1 = tylo.wait_mma(p1, 0)
-        if t == 0:
-            pipe.consumer_release(st)
-        st = st.advance()
+    st, acc0, acc1 = consume_k_steps(pipe, st, a_stages, b_stages, q, t, k_steps, plan)
     for h, acc in ((0, acc0), (1, acc1)):
         if t == 0:
             tylo.wait_tma_reads(0)             # the staging tile may be rewritten
@@ -159,6 +146,30 @@ def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0, k_
                 tylo.tma_store(c_map, src, (m0 + q * 64, n0 + h * HALF + box * cols))
             tylo.commit_tma_stores()
     return st
+
+
+@tylo.func
+def consume_k_steps(pipe, st, a_stages, b_stages, q, t, k_steps, plan=PLAN):
+    """A consumer warpgroup's K loop over one tile: per stage, wait, two mma_async of its 64 rows
+    (q: the consumer) against the stage's B halves (columns [0, HALF) and [HALF, 2 HALF) of the
+    B tile), wait_mma, release the stage (thread t 0). Returns (the pipeline state after the
+    tile, acc0, acc1): the two 64 x HALF accumulators, not yet finished (`tylo.finish_mma`).
+    Shared by `consume_tile` and gate_up.py (whose B halves are W_gate's and W_up's rows)."""
+    acc0 = tylo.zero_accumulator(plan)
+    acc1 = tylo.zero_accumulator(plan)
+    for k in range(k_steps):  # noqa: B007
+        pipe.consumer_wait(st)
+        a = tylo.wgmma_operand(plan, "A", a_stages[st.index], (q * 64, 0))
+        b0 = tylo.wgmma_operand(plan, "B", b_stages[st.index], (0, 0))
+        b1 = tylo.wgmma_operand(plan, "B", b_stages[st.index], (0, HALF))
+        p0 = tylo.mma_async(plan, a, b0, acc0)
+        p1 = tylo.mma_async(plan, a, b1, acc1)
+        acc0 = tylo.wait_mma(p0, 1)
+        acc1 = tylo.wait_mma(p1, 0)
+        if t == 0:
+            pipe.consumer_release(st)
+        st = st.advance()
+    return st, acc0, acc1
 
 
 def bindings(A, Bt, C, cluster: int):

@@ -1,11 +1,13 @@
 """The decode projection on Hopper: out (M, R) bf16 = silu(x W_gate^T) * (x W_up^T), with x
-(M, K) bf16 of a few tokens and W = [W_gate; W_up] (2R, K) bf16 streamed once by TMA into
-swap-AB WGMMAs, the gate/up epilogue fused, Stream-K balanced.
+(M, K) bf16 of a few tokens and the weights W_gate, W_up (R, K) bf16 each (two nn.Linear
+weights, two tensor maps: no concatenation) streamed once by TMA into swap-AB WGMMAs, the
+gate/up epilogue fused, Stream-K balanced.
 
 Tutorial: examples/hopper/projection.py (its --bench: GB/s of weights beside cuBLAS and a copy
 of W).
 
-The Llama-3-8B MLP shape is R = 14336, K = 4096 (W 28672 x 4096, 234.9 MB) and M = 1, 8, 16,
+The Llama-3-8B MLP shape is R = 14336, K = 4096 (W_gate and W_up 14336 x 4096 each, 234.9 MB
+together) and M = 1, 8, 16,
 64. At these M the weights are the whole cost (234.9 MB streamed from HBM per call):
 
 * Swap AB. WGMMA's M is always 64, so the weight rows are its M and the tokens its N: a unit is
@@ -19,7 +21,8 @@ The Llama-3-8B MLP shape is R = 14336, K = 4096 (W 28672 x 4096, 234.9 MB) and M
   epilogue silu(g) * u = g / (1 + exp(-g)) * u runs in f32 registers, converts to bf16, is
   transposed into a (n, 64) shared tile and written by one TMA store.
 * Streaming. One producer warp (warp 4, its elected lane) issues per K step of 64 the TMA loads
-  of the gate tile (64 x 64, 8 KB), the up tile (8 KB) and the x tile (64 x n, from L2) into
+  of the gate tile (64 x 64, 8 KB, through W_gate's tensor map), the up tile (8 KB, W_up's map,
+  the same coordinates) and the x tile (64 x n, from L2) into
   the next of STAGES = 8 shared stages behind a full/empty mbarrier pair; the consumer
   warpgroup (warps 0-3) waits, issues two mma_async, waits for them and releases the stage.
   Bytes in flight: up to 7 stages x 16 KB of W = 112 KB per SM, 14.8 MB over 132 SMs, four
@@ -81,7 +84,7 @@ STAGES = 8
 L2_PROMOTION = 0  # bytes the L2 fetches per TMA request of W (tylo.prepare_tma l2_promotion)
 MAX_TOKENS = 64
 THREADS = 160     # consumer warpgroup (warps 0-3) + producer warp (warp 4)
-W_TILE = TMATile(BFloat16, (ROWS, BK), 1)   # a (64, 64) box of W (2R, K), K inner
+W_TILE = TMATile(BFloat16, (ROWS, BK), 1)   # a (64, 64) box of W_gate or W_up (R, K), K inner
 
 
 def token_tile(M: int) -> int:
@@ -111,12 +114,13 @@ def max_stages(n: int) -> int:
 
 
 @tylo.kernel
-def projection(w_map, x_map, out_map, ws, counts, R, K, n: tylo.constexpr,
+def projection(gate_map, up_map, x_map, out_map, ws, counts, R, K, n: tylo.constexpr,
                stages: tylo.constexpr):
-    """out = silu(x W[:R]^T) * (x W[R:]^T) (module docstring). w_map: W_TILE bound to W (2R,
-    K); x_map, out_map: plans(n)'s x and out tiles bound to x.T (the (K, M) view of x (M, K): K
-    contiguous) and out (M, R); ws: f32 (grid * 4 * 64, n) workspace (any values); counts:
-    Int32 (R / 64,), zero before the launch and zero after it. Grid: any size up to (R / 64) * ceil(K / 64) CTAs; THREADS threads."""
+    """out = silu(x W_gate^T) * (x W_up^T) (module docstring). gate_map, up_map: W_TILE bound
+    to W_gate and W_up (R, K); x_map, out_map: plans(n)'s x and out tiles bound to x.T (the
+    (K, M) view of x (M, K): K contiguous) and out (M, R); ws: f32 (grid * 4 * 64, n)
+    workspace (any values); counts: Int32 (R / 64,), zero before the launch and zero after it.
+    Grid: any size up to (R / 64) * ceil(K / 64) CTAs; THREADS threads."""
     plan, x_tile, out_tile = plans(n)
     warp = tylo.warp_id()
     gate_st = tylo.shared_tiles(W_TILE, stages, dynamic=True)
@@ -144,8 +148,8 @@ def projection(w_map, x_map, out_map, ws, counts, R, K, n: tylo.constexpr,
                     pipe.producer_acquire(st)
                     pipe.producer_commit(st, stage_bytes(n))
                     bar = pipe.full_barrier(st)
-                    tylo.tma_load(gate_st[st.index], w_map, (u * ROWS, k * BK), bar)
-                    tylo.tma_load(up_st[st.index], w_map, (R + u * ROWS, k * BK), bar)
+                    tylo.tma_load(gate_st[st.index], gate_map, (u * ROWS, k * BK), bar)
+                    tylo.tma_load(up_st[st.index], up_map, (u * ROWS, k * BK), bar)
                     tylo.tma_load(x_st[st.index], x_map, (k * BK, 0), bar)
                     st = st.advance()
     else:
@@ -250,35 +254,31 @@ def schedule(units: int, ksteps: int, ctas: int):
 
 
 class Projection:
-    """out = silu(x W[:R]^T) * (x W[R:]^T) for one set of arrays: x (M, K) bf16 with M <= 64,
-    W (2R, K) bf16, out (M, R) bf16 (all row-major; torch CUDA tensors, or numpy arrays with
-    ``emulate=True``, which runs on the CPU emulator). Makes the three TMA bindings, the f32
+    """out = silu(x W_gate^T) * (x W_up^T) for one set of arrays: x (M, K) bf16 with M <= 64,
+    W_gate and W_up (R, K) bf16, out (M, R) bf16 (K-contiguous rows, row strides multiples of
+    16 bytes; torch CUDA tensors, or numpy arrays with
+    ``emulate=True``, which runs on the CPU emulator). Makes the four TMA bindings, the f32
     workspace and the zeroed counters once; keep the object alive while the kernel may run (it
     owns the descriptors). `ctas`: the grid (default one CTA per SM, on the emulator one CTA;
-    clipped to the step count); `stages`: clipped to `max_stages`; `l2_promotion`: W's
-    tensor-map L2 promotion in bytes (None: `L2_PROMOTION`). Raises tylo.ArgumentError naming
-    x, W or out for a shape that does not match, a TMAError for strides TMA cannot take."""
+    clipped to the step count); `stages`: clipped to `max_stages`; `l2_promotion`: the
+    weights' tensor-map L2 promotion in bytes (None: `L2_PROMOTION`). Raises tylo.ArgumentError
+    naming x, W_gate, W_up or out for a shape that does not match, a TMAError for strides TMA cannot take."""
 
-    def __init__(self, x, W, out, ctas: int | None = None, stages: int = STAGES,
+    def __init__(self, x, W_gate, W_up, out, ctas: int | None = None, stages: int = STAGES,
                  emulate: bool = False, l2_promotion: int | None = None):
-        (M, K), (rows, K2) = tuple(x.shape), tuple(W.shape)
         if ctas is None:
             ctas = 1 if emulate else sm_count()
-        R = rows // 2
+        M = x.shape[0]
         if not 1 <= M <= MAX_TOKENS:
             raise tylo.ArgumentError("x", f"has {M} rows; this kernel takes 1 .. {MAX_TOKENS} "
                                           "tokens (a larger batch: call it per 64 rows)")
-        if K2 != K or rows % 2 or R % ROWS:
-            raise tylo.ArgumentError("W", f"has shape {tuple(W.shape)}; it must be (2R, K) with "
-                                          f"K = {K} (x's) and R a multiple of {ROWS}")
-        if tuple(out.shape) != (M, R):
-            raise tylo.ArgumentError("out", f"has shape {tuple(out.shape)}, not (M, R) = "
-                                            f"{(M, R)}")
+        M, R, K = shapes(x, W_gate, W_up, out, ROWS)
         self.M, self.R, self.K, self.n = M, R, K, token_tile(M)
         self.stages = min(stages, max_stages(self.n))
         _, x_tile, out_tile = plans(self.n)
         promotion = L2_PROMOTION if l2_promotion is None else l2_promotion
-        self.maps = (tylo.prepare_tma(W_TILE, W, l2_promotion=promotion),
+        self.maps = (tylo.prepare_tma(W_TILE, W_gate, l2_promotion=promotion),
+                     tylo.prepare_tma(W_TILE, W_up, l2_promotion=promotion),
                      tylo.prepare_tma(x_tile, x.T),
                      tylo.prepare_tma(out_tile, out))
         units, ksteps = R // ROWS, -(-K // BK)
@@ -289,6 +289,22 @@ class Projection:
 
     def __call__(self):
         self.launch(*self.maps, self.ws, self.counts, self.R, self.K, self.n, self.stages)
+
+
+def shapes(x, W_gate, W_up, out, multiple: int) -> tuple[int, int, int]:
+    """(M, R, K) of x (M, K), W_gate and W_up (R, K), out (M, R), R a positive multiple of
+    `multiple`; tylo.ArgumentError naming the array whose shape does not match (also
+    gate_up.py's runner)."""
+    (M, K), (R, K2) = tuple(x.shape), tuple(W_gate.shape)
+    if K2 != K or R % multiple or not R:
+        raise tylo.ArgumentError("W_gate", f"has shape {tuple(W_gate.shape)}; it must be (R, K) "
+                                           f"with K = {K} (x's) and R a positive multiple of "
+                                           f"{multiple}")
+    if tuple(W_up.shape) != (R, K):
+        raise tylo.ArgumentError("W_up", f"has shape {tuple(W_up.shape)}, not W_gate's {(R, K)}")
+    if tuple(out.shape) != (M, R):
+        raise tylo.ArgumentError("out", f"has shape {tuple(out.shape)}, not (M, R) = {(M, R)}")
+    return M, R, K
 
 
 def _buffers(like, ws_shape, units: int):
@@ -303,32 +319,31 @@ def _buffers(like, ws_shape, units: int):
     return np.zeros(ws_shape, np.float32), np.zeros(units, np.int32)
 
 
-def reference(x, W):
+def reference(x, W_gate, W_up):
     """silu(x W_gate^T) * (x W_up^T) in float32 (torch) or float64 (numpy)."""
-    R = W.shape[0] // 2
     if type(x).__module__.startswith("torch"):
-        g, u = x.float() @ W[:R].float().T, x.float() @ W[R:].float().T
+        g, u = x.float() @ W_gate.float().T, x.float() @ W_up.float().T
         return g / (1 + (-g).exp()) * u
     import numpy as np
 
-    x64, W64 = x.astype(np.float64), W.astype(np.float64)
-    g, u = x64 @ W64[:R].T, x64 @ W64[R:].T
+    x64 = x.astype(np.float64)
+    g, u = x64 @ W_gate.astype(np.float64).T, x64 @ W_up.astype(np.float64).T
     return g / (1 + np.exp(-g)) * u
 
 
 def host_arrays(M: int, R: int, K: int, rng=None):
-    """x (M, K), W (2R, K) (random bf16 when `rng` is given, else zeros) and a NaN out (M, R),
-    as numpy arrays."""
+    """x (M, K), W_gate and W_up (R, K) (random bf16 when `rng` is given, else zeros) and a NaN
+    out (M, R), as numpy arrays."""
     import ml_dtypes
     import numpy as np
 
     bf16 = ml_dtypes.bfloat16
     if rng is None:
-        x, W = np.zeros((M, K), bf16), np.zeros((2 * R, K), bf16)
+        x, Wg, Wu = (np.zeros(shape, bf16) for shape in ((M, K), (R, K), (R, K)))
     else:
         x = rng.standard_normal((M, K)).astype(bf16)
-        W = (rng.standard_normal((2 * R, K)) * K ** -0.5).astype(bf16)
-    return x, W, np.full((M, R), np.nan, bf16)
+        Wg, Wu = ((rng.standard_normal((R, K)) * K ** -0.5).astype(bf16) for _ in range(2))
+    return x, Wg, Wu, np.full((M, R), np.nan, bf16)
 
 
 def compile_for_sm90a(n: int = 16):

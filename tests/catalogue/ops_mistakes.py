@@ -1,5 +1,5 @@
-"""The catalogue's entries for Tylo's torch ops (`tylo.ops`): what `tylo.ops.attention` and
-`tylo.ops.matmul` refuse before anything runs, each naming the argument and the rule (host-side errors raised by the
+"""The catalogue's entries for Tylo's torch ops (`tylo.ops`): what `tylo.ops.attention`,
+`tylo.ops.matmul` and `tylo.ops.gate_up` refuse before anything runs, each naming the argument and the rule (host-side errors raised by the
 call: ``located=False``). CPU tensors stand in for CUDA ones (the checks are the same)."""
 
 from __future__ import annotations
@@ -20,6 +20,14 @@ import torch
 import tylo.ops
 x = torch.randn(64, 64, dtype=torch.bfloat16)   # a (M, K)
 w = torch.randn(64, 64, dtype=torch.bfloat16)   # b (K, N)
+"""
+
+_GATE_UP = """
+import torch
+import tylo.ops
+x = torch.randn(4, 256, dtype=torch.bfloat16)          # (M, K)
+wg = torch.randn(128, 256, dtype=torch.bfloat16)       # (R, K), nn.Linear(K, R).weight
+wu = torch.randn(128, 256, dtype=torch.bfloat16)
 """
 
 OPS: list[Mistake] = [
@@ -87,4 +95,32 @@ tylo.ops.matmul(x, w[:, :12])  # <-
     Mistake("matmul-out-dtype", O, "an integer out_dtype", _MATMUL + """
 tylo.ops.matmul(x, w, out_dtype=torch.int32)  # <-
 """, "ArgumentError", "writes torch.bfloat16, torch.float16 or torch.float32", located=False),
+    Mistake("gate-up-float32-weight", O, "a float32 weight given to tylo.ops.gate_up (the "
+            "kernels are bf16)", _GATE_UP + """
+tylo.ops.gate_up(x, wg.float(), wu)  # <-
+""", "ArgumentError", "is torch.float32; gate_up takes torch.bfloat16", located=False),
+    Mistake("gate-up-weight-shape", O, "w_gate with another K than x's last dim (a transposed "
+            "weight)", _GATE_UP + """
+tylo.ops.gate_up(x, wg.T.contiguous(), wu)  # <-
+""", "ArgumentError", "it must be (R, K) with K = 256 (x's last dim)", located=False),
+    Mistake("gate-up-weights-differ", O, "w_up of another shape than w_gate", _GATE_UP + """
+tylo.ops.gate_up(x, wg, wu[:64])  # <-
+""", "ArgumentError", "they must match", located=False),
+    Mistake("gate-up-rows", O, "R (the weights' rows) not a multiple of 64", _GATE_UP + """
+tylo.ops.gate_up(x, wg[:96], wu[:96])  # <-
+""", "ArgumentError", "96 rows; gate_up takes R a positive multiple of 64", located=False),
+    Mistake("gate-up-k", O, "K not a multiple of 8 (TMA rows are 16-byte multiples)",
+            _GATE_UP + """
+tylo.ops.gate_up(x[:, :100], wg[:, :100], wu[:, :100])  # <-
+""", "ArgumentError", "K = 100; gate_up takes K a positive multiple of 8", located=False),
+    Mistake("gate-up-strided-weight", O, "a weight whose rows are not K-contiguous (a "
+            "transposed view)", _GATE_UP + """
+w = torch.randn(256, 128, dtype=torch.bfloat16).T  # (128, 256) with strides (1, 128)
+tylo.ops.gate_up(x, w, wu)  # <-
+""", "ArgumentError", "gate_up reads K-contiguous rows", located=False),
+    Mistake("gate-up-rows-do-not-flatten", O, "x whose leading dims do not flatten to rows "
+            "without a copy", _GATE_UP + """
+x3 = torch.randn(4, 3, 256, dtype=torch.bfloat16).transpose(0, 1)
+tylo.ops.gate_up(x3, wg, wu)  # <-
+""", "ArgumentError", "do not flatten to rows without a copy", located=False),
 ]

@@ -251,7 +251,8 @@ def test_a_disk_cache_hit_does_not_import_the_ir_machinery(project):
 
 LIBRARY = '''
 import json
-from tylo.ops.kernels import ampere_gemm, attention, gemm, gemm_fp8, gemm_fp8_blockwise, projection
+from tylo.ops.kernels import (ampere_gemm, attention, gate_up, gemm, gemm_fp8, gemm_fp8_blockwise,
+                               projection)
 
 compiles = {
     "gemm": lambda: gemm.compile_for_sm90a(1),
@@ -260,6 +261,7 @@ compiles = {
     "gemm_fp8_blockwise": gemm_fp8_blockwise.compile_for_sm90a,
     "attention": lambda: attention.compile_for_sm90a(128, True),
     "projection": projection.compile_for_sm90a,
+    "gate_up": gate_up.compile_for_sm90a,
     "ampere_gemm": lambda: ampere_gemm.compile_config(ampere_gemm.CONFIG, "sm_80"),
 }
 print(json.dumps({name: make().disk for name, make in compiles.items()}))

@@ -19,10 +19,10 @@ def run(M: int, R: int, K: int, ctas: int | None = None, stages: int = proj.STAG
     then a CUDA graph of three calls (so that the counters' reset is exercised); the Stream-K
     counters must be back to 0 after every call."""
     arrays = testing.arrays(torch)
-    W = arrays.randn((2 * R, K), BFloat16, scale=K ** -0.5)
+    Wg, Wu = (arrays.randn((R, K), BFloat16, scale=K ** -0.5) for _ in range(2))
     x = arrays.randn((M, K), BFloat16)
     out = arrays.poisoned((M, R), BFloat16)
-    p = proj.Projection(x, W, out, ctas, stages, emulate=torch is None)
+    p = proj.Projection(x, Wg, Wu, out, ctas, stages, emulate=torch is None)
     runs = [p] * calls + ([testing.graphed(torch, p, 3)] if torch is not None else [])
     good = True
     for call in runs:
@@ -31,7 +31,7 @@ def run(M: int, R: int, K: int, ctas: int | None = None, stages: int = proj.STAG
         call()
         arrays.synchronize()
         good &= testing.report(f"M={M} R={R} K={K} ({p.ctas} CTAs, {p.stages} stages)", out,
-                               proj.reference(x, W))
+                               proj.reference(x, Wg, Wu))
         good &= not testing.to_numpy(p.counts).any()
     return good
 
@@ -104,14 +104,16 @@ def test_stream_k_schedule(units, ksteps, ctas):
 
 
 def test_argument_errors_name_the_argument():
-    x, W, out = proj.host_arrays(65, 128, 256)
+    x, Wg, Wu, out = proj.host_arrays(65, 128, 256)
     with pytest.raises(tylo.ArgumentError, match="x.*65 rows"):
-        proj.Projection(x, W, out, 3, emulate=True)
-    x, W, out = proj.host_arrays(8, 128, 256)
-    with pytest.raises(tylo.ArgumentError, match="W"):
-        proj.Projection(x, W[:200], out[:, :100], 3, emulate=True)
+        proj.Projection(x, Wg, Wu, out, 3, emulate=True)
+    x, Wg, Wu, out = proj.host_arrays(8, 128, 256)
+    with pytest.raises(tylo.ArgumentError, match="W_gate"):
+        proj.Projection(x, Wg[:100], Wu[:100], out[:, :100], 3, emulate=True)
+    with pytest.raises(tylo.ArgumentError, match="W_up"):
+        proj.Projection(x, Wg, Wu[:64], out, 3, emulate=True)
     with pytest.raises(tylo.ArgumentError, match="out"):
-        proj.Projection(x, W, out[:, :64], 3, emulate=True)
+        proj.Projection(x, Wg, Wu, out[:, :64], 3, emulate=True)
 
 
 @pytest.mark.parametrize("n", [8, 16, 64])

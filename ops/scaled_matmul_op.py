@@ -175,11 +175,10 @@ def _scaled_matmul(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
         return out
     maps = _maps(a, b, out, gemm_fp8.B_TILE)
     grid = gemm.grid(M, N, ctas, 1)
-    if form == "row":
-        wrap(gemm_fp8.gemm_fp8_rowwise)[grid, gemm_fp8.THREADS](*maps, scale_a, scale_b, M, N, K)
-    else:
-        wrap(gemm_fp8.gemm_fp8)[grid, gemm_fp8.THREADS](*maps, scale_a.reshape(1),
-                                                        scale_b.reshape(1), M, N, K)
+    if form == "tensor":
+        scale_a, scale_b = scale_a.reshape(1), scale_b.reshape(1)
+    wrap(gemm_fp8.gemm_fp8)[grid, gemm_fp8.THREADS](*maps, scale_a, scale_b, M, N, K,
+                                                    form == "row")
     return out
 
 

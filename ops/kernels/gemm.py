@@ -130,7 +130,7 @@ def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0, k_
     accumulators are multiplied by before bf16, or None): gemm_fp8.py's FP8 plan and scales.
     `c_box`: the TMA store box of C (64 rows; its dtype is C's: bf16 `C_TILE`, or the f16 and
     float32 boxes of gemm_layouts.py); c_halves hold (64, HALF) of that dtype, box after box.
-    `col_scale` (rowwise scaling, gemm_fp8.py's `gemm_fp8_rowwise`): (this consumer's shared
+    `col_scale` (rowwise scaling, gemm_fp8.py's `tile_scales`): (this consumer's shared
     (1, HALF) f32 tile, the scale of column n0 + t, of column n0 + HALF + t): each half's
     epilogue has thread t write its column's scale into the tile before its first barrier and
     every thread read its columns' after it (the second barrier ends the reads before the next

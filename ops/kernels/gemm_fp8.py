@@ -14,6 +14,10 @@ The epilogue multiplies the accumulators by scale_a * scale_b (two 1-element f32
 on the device, as torch._scaled_mm takes them), converts to bf16 and TMA-stores 64 x 64 boxes.
 K tails are zero-filled by TMA, M and N tails clipped by the TMA store; K must be a multiple of
 16 and N of 8 (TMA's 16-byte row pitches of A, B and C).
+
+`gemm_fp8(..., rowwise=True)` takes torch._scaled_mm's rowwise scales instead, scale_a (M, 1)
+and scale_b (1, N): C[m, n] = scale_a[m] * scale_b[n] * (A @ B^T)[m, n], the product taken in
+f32 in the epilogue (rows from registers, columns through a small shared tile: `tile_scales`).
 """
 
 from __future__ import annotations
@@ -35,50 +39,22 @@ STAGE_BYTES = BM * BK + BK * BN                # 48 KiB; 4 stages + 32 KiB C sta
 THREADS = bf16.THREADS
 
 
-@tylo.kernel
-def gemm_fp8(a_map, b_map, c_map, scale_a, scale_b, M, N, K):
-    """C = scale_a[0] * scale_b[0] * (A @ B.T) over persistent tiles (module docstring). a_map,
-    b_map, c_map: bindings of A_TILE to A (M, K), B_TILE to B.T (the (K, N) view of B (N, K):
-    K contiguous), C_TILE to C (M, N);
-    scale_a, scale_b: 1-element f32 tensors."""
-    wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps = start(
-        A_TILE, B_TILE, STAGES, BM, BN, BK, M, N, K)
-    tiles = tiles_m * tiles_n
-    st = pipe.start()
-    if wg == 0:
-        producer(pipe, st, a_stages, b_stages, a_map, b_map, t, tiles, tiles_m, tiles_n, k_steps,
-                 BK, STAGE_BYTES, BM, BN)
-    else:
-        tylo.setmaxnreg(216, "inc")
-        q = wg - 1
-        scale = scale_a[0] * scale_b[0]
-        for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
-            m0, n0 = tile_origin(tile, tiles_m, tiles_n, BM, BN)
-            st = consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0,
-                              k_steps, PLAN, scale)  # gemm.py's, with the FP8 plan and scale
-        if t == 0:
-            tylo.wait_tma_stores(0)
-
-
 ROWS = reduced_ownership(PLAN.operand_layout("C"), 1)  # (64, 1): each thread's rows of C
 COLUMNS = Layout((1, HALF), (HALF, 1))  # a consumer's shared column scales of a half (rowwise)
 COLUMN = Ownership((1, HALF), Layout((HALF, 1), (1, 0)))  # thread t: column t
 
 
 @tylo.kernel
-def gemm_fp8_rowwise(a_map, b_map, c_map, scale_a, scale_b, M, N, K):
-    """C[m, n] = scale_a[m, 0] * scale_b[0, n] * (A @ B.T)[m, n] ("rowwise" scaling, as
-    torch._scaled_mm takes it): `gemm_fp8` with scale_a (M, 1) and scale_b (1, N) f32. Before
-    each tile's K loop a consumer loads its 64 rows' scales into registers (the plan's row
-    ownership, masked past M) and thread t the scales of columns n0 + t and n0 + HALF + t
-    (0 past N); each half's epilogue passes them through the consumer's shared (1, HALF) tile
-    to the threads that hold those columns (gemm.consume_tile). Loading a thread's 32 column
-    scales a half from global memory took 32 64-bit addresses (scalar loads: a (1, N) tensor
-    gives no vector alignment), which spilled; a shared (1, BN) tile a consumer did not fit
-    beside the stages (227 KiB)."""
+def gemm_fp8(a_map, b_map, c_map, scale_a, scale_b, M, N, K, rowwise: tylo.constexpr):
+    """C = scale_a[0] * scale_b[0] * (A @ B.T) over persistent tiles (module docstring). a_map,
+    b_map, c_map: bindings of A_TILE to A (M, K), B_TILE to B.T (the (K, N) view of B (N, K):
+    K contiguous), C_TILE to C (M, N);
+    scale_a, scale_b: 1-element f32 tensors. `rowwise`: C[m, n] = scale_a[m, 0] *
+    scale_b[0, n] * (A @ B.T)[m, n] with scale_a (M, 1), scale_b (1, N) (`tile_scales`)."""
     wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps = start(
         A_TILE, B_TILE, STAGES, BM, BN, BK, M, N, K)
-    col_tiles = tylo.shared_tiles(COLUMNS, 2, Float32, dynamic=True)  # one per consumer
+    if rowwise:
+        col_tiles = tylo.shared_tiles(COLUMNS, 2, Float32, dynamic=True)  # one per consumer
     tiles = tiles_m * tiles_n
     st = pipe.start()
     if wg == 0:
@@ -87,26 +63,44 @@ def gemm_fp8_rowwise(a_map, b_map, c_map, scale_a, scale_b, M, N, K):
     else:
         tylo.setmaxnreg(216, "inc")
         q = wg - 1
+        if not rowwise:
+            scale = scale_a[0] * scale_b[0]
         for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
             m0, n0 = tile_origin(tile, tiles_m, tiles_n, BM, BN)
-            r0 = m0 + q * 64
-            rows = tylo.load_fragment(ROWS, tylo.window(scale_a, (r0, 0), (64, 1), inbounds=True),
-                                      t, bounds=(M - r0, None))
-            s0 = tylo.load_fragment(COLUMN, tylo.window(scale_b, (0, n0), (1, HALF), inbounds=True),
-                                    t, bounds=(None, N - n0))
-            s1 = tylo.load_fragment(COLUMN, tylo.window(scale_b, (0, n0 + HALF), (1, HALF),
-                                                        inbounds=True), t,
-                                    bounds=(None, N - n0 - HALF))
-            st = consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0,
-                              k_steps, PLAN, rows, C_TILE, (col_tiles[q], s0[0], s1[0]))
+            if rowwise:
+                rows, cols = tile_scales(scale_a, scale_b, col_tiles[q], q, t, m0, n0, M, N)
+                st = consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0,
+                                  k_steps, PLAN, rows, C_TILE, cols)
+            else:
+                st = consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0,
+                                  k_steps, PLAN, scale)  # gemm.py's, with the FP8 plan and scale
         if t == 0:
             tylo.wait_tma_stores(0)
 
 
+@tylo.func
+def tile_scales(scale_a, scale_b, col_tile, q, t, m0, n0, M, N):
+    """Rowwise scaling's scales of consumer q's part of the tile at (m0, n0), loaded before its
+    K loop: (the fragment of its 64 rows' scales (the plan's row ownership, 0 past M), and
+    gemm.consume_tile's `col_scale`: its shared (1, HALF) tile, the scales of columns n0 + t and
+    n0 + HALF + t (0 past N)), which each half's epilogue passes through the shared tile to the
+    threads that hold those columns. Loading a thread's 32 column scales a half from global
+    memory took 32 64-bit addresses (scalar loads: a (1, N) tensor gives no vector alignment),
+    which spilled; a shared (1, BN) tile a consumer did not fit beside the stages (227 KiB)."""
+    r0 = m0 + q * 64
+    rows = tylo.load_fragment(ROWS, tylo.window(scale_a, (r0, 0), (64, 1), inbounds=True), t,
+                              bounds=(M - r0, None))
+    s0 = tylo.load_fragment(COLUMN, tylo.window(scale_b, (0, n0), (1, HALF), inbounds=True), t,
+                            bounds=(None, N - n0))
+    s1 = tylo.load_fragment(COLUMN, tylo.window(scale_b, (0, n0 + HALF), (1, HALF),
+                                                inbounds=True), t, bounds=(None, N - n0 - HALF))
+    return rows, (col_tile, s0[0], s1[0])
+
+
 class GemmFP8:
     """C = scale_a * scale_b * (A @ B.T) for one set of arrays (A (M, K), B (N, K) e4m3, C (M,
-    N) bf16; scales f32: 1 element each (`gemm_fp8`), or scale_a (M, 1) and scale_b (1, N):
-    rowwise (`gemm_fp8_rowwise`)): the TMA bindings, made once (keep this object alive while
+    N) bf16; scales f32: 1 element each, or scale_a (M, 1) and scale_b (1, N): `gemm_fp8`'s
+    rowwise variant): the TMA bindings, made once (keep this object alive while
     the kernel may run: it owns the descriptors), and the launch over `ctas` SMs at most
     (default: all; on the emulator one CTA). `emulate=True`: the CPU emulator (numpy)."""
 
@@ -118,10 +112,8 @@ class GemmFP8:
         self.args = (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B.T),
                      tylo.prepare_tma(C_TILE, C), scale_a, scale_b, M, N, K)
         rowwise = (tuple(scale_a.shape), tuple(scale_b.shape)) == ((M, 1), (1, N)) and M * N > 1
-        kernel = gemm_fp8_rowwise if rowwise else gemm_fp8
-        self.kernel = kernel
-        self.grid = bf16.grid(M, N, ctas, 1)
-        self.launch = (kernel.emulate if emulate else kernel)[self.grid, THREADS]
+        self.args += (rowwise,)
+        self.launch = (gemm_fp8.emulate if emulate else gemm_fp8)[bf16.grid(M, N, ctas, 1), THREADS]
 
     def __call__(self):
         self.launch(*self.args)
@@ -182,10 +174,9 @@ def host_arrays(M: int, N: int, K: int, rng=None, rowwise: bool = False):
 
 
 def compile_for_sm90a(rowwise: bool = False):
-    """The kernel (`rowwise`: `gemm_fp8_rowwise`) compiled for sm_90a from host bindings (no
+    """The kernel (`rowwise`: its rowwise variant) compiled for sm_90a from host bindings (no
     GPU needed)."""
     A, B, C, sa, sb = host_arrays(256, 256, 256, rowwise=rowwise)
-    kernel = gemm_fp8_rowwise if rowwise else gemm_fp8
-    return kernel.compile(tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B.T),
-                            tylo.prepare_tma(C_TILE, C), sa, sb, 256, 256, 256, block=THREADS,
-                            arch="sm_90a")
+    return gemm_fp8.compile(tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B.T),
+                            tylo.prepare_tma(C_TILE, C), sa, sb, 256, 256, 256, rowwise,
+                            block=THREADS, arch="sm_90a")

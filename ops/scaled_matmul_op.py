@@ -90,6 +90,9 @@ def _check_operands(a, b) -> None:
         if pitch % 16:
             raise ArgumentError(name, f"has strides {tuple(x.stride())}: its rows of K must lie a "
                                       "multiple of 16 bytes apart (TMA)")
+        if x.storage_offset() % 16:  # 1-byte elements; torch's allocations are aligned
+            raise ArgumentError(name, f"starts {x.storage_offset()} bytes into its storage: its "
+                                      "data must be 16-byte aligned (TMA)")
 
 
 def scaling(M: int, N: int, K: int, scale_a, scale_b) -> str:

@@ -170,6 +170,11 @@ tylo.ops.scaled_matmul(a, w[:12].t(), sa, sb[:, :12])  # <-
 wide = torch.randn(64, 264).to(torch.float8_e4m3fn)
 tylo.ops.scaled_matmul(wide[:, :256], w.t(), sa, sb)  # <-
 """, "ArgumentError", "its rows of K must lie a multiple of 16 bytes apart (TMA)"),
+    _fp8("misaligned", "a view of a that starts 1 byte into its storage (TMA reads 16-byte "
+         "aligned data)", """
+flat = torch.randn(64 * 256 + 16).to(torch.float8_e4m3fn)
+tylo.ops.scaled_matmul(flat[1:64 * 256 + 1].view(64, 256), w.t(), sa, sb)  # <-
+""", "ArgumentError", "its data must be 16-byte aligned (TMA)"),
     _fp8("scale-a-shape", "scale_a of a shape no scaling form has", """
 tylo.ops.scaled_matmul(a, w.t(), torch.ones(64, 3), sb)  # <-
 """, "ArgumentError", "it must have 1 element (per-tensor), shape (64, 1) (rowwise) or (64, 2) "

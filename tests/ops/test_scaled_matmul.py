@@ -165,6 +165,8 @@ def _row_scales():
     (dict(a=_e4m3(M, K + 8)[:, :K]), tylo.ArgumentError,
      "argument 'a': .*a multiple of 16 bytes apart"),
     (dict(b=_e4m3(N, 128).t()), tylo.ArgumentError, r"argument 'b': has shape \(128, 128\)"),
+    (dict(a=_e4m3(M * K + 16)[1:M * K + 1].view(M, K)), tylo.ArgumentError,
+     "argument 'a': starts 1 bytes into its storage: its data must be 16-byte aligned"),
     (dict(scale_a=torch.ones(M, 3)), tylo.ArgumentError,
      r"argument 'scale_a': has shape \(64, 3\); .*\(64, 1\) \(rowwise\) or \(64, 2\)"),
     (dict(scale_b=torch.ones(N, 1)), tylo.ArgumentError,

@@ -1,11 +1,12 @@
-"""``tylo.ops.scaled_matmul``: FP8 (e4m3) matrix products with scales, the Hopper kernels
+"""``tylo.ops.scaled_matmul``: FP8 (e4m3, e5m2) matrix products with scales, the Hopper kernels
 `tylo.ops.kernels.gemm_fp8` and `gemm_fp8_blockwise` as the PyTorch custom op
 ``tylo::scaled_matmul``, with the arguments of ``torch._scaled_mm``:
 
     out = tylo.ops.scaled_matmul(a, w.t(), scale_a, scale_b)   # (M, N) bfloat16
 
-a: float8_e4m3fn (M, K), row-major (K contiguous); b: float8_e4m3fn (K, N), column-major (K
-contiguous: b = W.t() of a row-major (N, K) weight W). FP8 WGMMA reads both operands K-major
+a: (M, K), row-major (K contiguous); b: (K, N), column-major (K contiguous: b = W.t() of a
+row-major (N, K) weight W); each float8_e4m3fn or float8_e5m2, in any pairing (the WGMMA
+instructions have all four; torch._scaled_mm refuses e5m2 x e5m2). FP8 WGMMA reads both operands K-major
 only (PTX ISA, "Matrix multiply-accumulate operation using wgmma instructions": .e4m3/.e5m2
 operands must be K-major), so, as torch._scaled_mm, other layouts are refused (never copied).
 out[m, n] = sum_k (a[m, k] * scale of a there) * (b[k, n] * scale of b there), float32
@@ -29,9 +30,8 @@ once in the epilogue.
 
 Rules (an `ArgumentError` naming the argument otherwise): K a multiple of 16 and N of 8 (TMA's
 16-byte row pitches of a, b and out), row strides of a and b multiples of 16, data 16-byte
-aligned; scales float32 on a and b's device. Refused (`UnsupportedError`): float8_e5m2 (the
-kernels are built for e4m3), out_dtype other than bfloat16 (the epilogue stages bf16), GPUs
-other than Hopper (sm_90). CUDA tensors run on torch's current stream; CPU tensors on the CPU
+aligned; scales float32 on a and b's device. Refused (`UnsupportedError`): out_dtype other
+than bfloat16 (the epilogue stages bf16), GPUs other than Hopper (sm_90). CUDA tensors run on torch's current stream; CPU tensors on the CPU
 emulator (test sizes). There is no backward: FP8 training recipes differ in what they quantize
 and keep, so ``backward()`` through the op raises `UnsupportedError`.
 """
@@ -48,7 +48,7 @@ from .kernels import gemm, gemm_fp8, gemm_fp8_blockwise
 from .library import custom_op, wrap
 
 BLOCK = 128  # the block scales' extent along K (and along N for scale_b)
-_E4M3 = torch.float8_e4m3fn
+_FP8 = {torch.float8_e4m3fn: "e4m3", torch.float8_e5m2: "e5m2"}  # the kernels' `types`
 _WGMMA_RULE = ("FP8 WGMMA reads K-major operands only (PTX ISA, wgmma: .e4m3/.e5m2 A and B "
                "must be K-major), as torch._scaled_mm")
 
@@ -59,11 +59,9 @@ def _ceil(x: int, d: int) -> int:
 
 def _check_operands(a, b) -> None:
     for name, x in (("a", a), ("b", b)):
-        if x.dtype == torch.float8_e5m2:
-            raise UnsupportedError(f"tylo.ops.scaled_matmul: {name} is torch.float8_e5m2; the "
-                                   "kernels are built for torch.float8_e4m3fn operands")
-        if x.dtype != _E4M3:
-            raise ArgumentError(name, f"is {x.dtype}; scaled_matmul takes torch.float8_e4m3fn")
+        if x.dtype not in _FP8:
+            raise ArgumentError(name, f"is {x.dtype}; scaled_matmul takes torch.float8_e4m3fn or "
+                                      "torch.float8_e5m2")
         if x.dim() != 2:
             raise ArgumentError(name, f"has {x.dim()} dimensions; scaled_matmul takes a (M, K) "
                                       "and b (K, N)")
@@ -142,9 +140,11 @@ def _check(a, b, scale_a, scale_b) -> str:
     return scaling(M, N, K, scale_a, scale_b)
 
 
-def _maps(a, b, out, b_tile, a_tile=gemm_fp8.A_TILE):
+def _maps(a, b, out, operands):
     """The three TMA bindings: a (M, K), b (K, N) (given to prepare_tma as its (N, K)
-    storage, the plan's axis-0 B tile), out (M, N). The one place the op calls prepare_tma."""
+    storage, the plan's axis-0 B tile), out (M, N); `operands`: the kernel's (A tile, B tile,
+    plan). The one place the op calls prepare_tma."""
+    a_tile, b_tile, _ = operands
     return prepare_tma(a_tile, a), prepare_tma(b_tile, b.t()), prepare_tma(gemm.C_TILE, out)
 
 
@@ -170,18 +170,20 @@ def _scaled_matmul(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
     if K == 0:
         return out.zero_()
     ctas = _sm_count(a.get_device()) if a.is_cuda else 1
+    types = (_FP8[a.dtype], _FP8[b.dtype])
     if form == "block":
-        kernel, block = gemm_fp8_blockwise, gemm_fp8_blockwise.gemm_fp8_blockwise
-        maps = _maps(a, b, out, kernel.B_TILE)
+        kernel = gemm_fp8_blockwise
+        maps = _maps(a, b, out, kernel.OPERANDS[types])
         grid = min(ctas, _ceil(M, kernel.BM) * _ceil(N, kernel.BN))
-        wrap(block)[grid, kernel.THREADS](*maps, scale_a, scale_b.t(), M, N, K)
+        wrap(kernel.gemm_fp8_blockwise)[grid, kernel.THREADS](*maps, scale_a, scale_b.t(), M, N,
+                                                              K, types)
         return out
-    maps = _maps(a, b, out, gemm_fp8.B_TILE)
+    maps = _maps(a, b, out, gemm_fp8.OPERANDS[types])
     grid = gemm.grid(M, N, ctas, 1)
     if form == "tensor":
         scale_a, scale_b = scale_a.reshape(1), scale_b.reshape(1)
     wrap(gemm_fp8.gemm_fp8)[grid, gemm_fp8.THREADS](*maps, scale_a, scale_b, M, N, K,
-                                                    form == "row")
+                                                    form == "row", types)
     return out
 
 
@@ -199,10 +201,10 @@ def scaled_matmul(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
                   scale_b: torch.Tensor, *, out_dtype: torch.dtype = torch.bfloat16
                   ) -> torch.Tensor:
     """(a * its scales) @ (b * its scales) as bfloat16 (M, N) (module docstring): a (M, K)
-    row-major and b (K, N) column-major float8_e4m3fn; scale_a, scale_b float32, per-tensor
-    (1 element each), rowwise ((M, 1), (1, N)) or block-scaled ((M, ceil(K/128)),
-    (ceil(K/128), ceil(N/128))). Raises ArgumentError naming the argument (dtype, shape,
-    strides, scale shapes), UnsupportedError (e5m2, out_dtype, not Hopper)."""
+    row-major and b (K, N) column-major, float8_e4m3fn or float8_e5m2; scale_a, scale_b
+    float32, per-tensor (1 element each), rowwise ((M, 1), (1, N)) or block-scaled ((M,
+    ceil(K/128)), (ceil(K/128), ceil(N/128))). Raises ArgumentError naming the argument (dtype,
+    shape, strides, alignment, scale shapes), UnsupportedError (out_dtype, not Hopper)."""
     if out_dtype != torch.bfloat16:
         raise UnsupportedError(f"tylo.ops.scaled_matmul: out_dtype={out_dtype}; the kernels write "
                                "torch.bfloat16 (their epilogue stages bf16 tiles)")

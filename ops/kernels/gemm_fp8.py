@@ -23,7 +23,7 @@ f32 in the epilogue (rows from registers, columns through a small shared tile: `
 from __future__ import annotations
 
 import tylo
-from tylo import Float8E4M3, Float32, Layout, Ownership, TMATile, WGMMA64, reduced_ownership
+from tylo import Float8E4M3, Float8E5M2, Float32, Layout, Ownership, TMATile, WGMMA64, reduced_ownership
 
 from . import gemm as bf16
 from .common import C_TILE, producer, sm_count, start, tile_origin
@@ -35,6 +35,11 @@ HALF = bf16.HALF  # columns per consumer accumulator (two per consumer)
 A_TILE = TMATile(Float8E4M3, (BM, BK), 1)      # A (M, K): K inner
 B_TILE = TMATile(Float8E4M3, (BK, BN), 0)      # B (K, N) logical, stored (N, K): bound as B.T
 PLAN = WGMMA64(Float8E4M3, HALF, BK)
+FP8 = {"e4m3": Float8E4M3, "e5m2": Float8E5M2}
+#: (A tile, B tile, plan) of each pair of FP8 types of A and B (the kernel's `types`)
+OPERANDS = {(a, b): (TMATile(FP8[a], (BM, BK), 1), TMATile(FP8[b], (BK, BN), 0),
+                     WGMMA64(FP8[a], HALF, BK, b_dtype=FP8[b]))
+            for a in FP8 for b in FP8}
 STAGE_BYTES = BM * BK + BK * BN                # 48 KiB; 4 stages + 32 KiB C staging = 224 KiB
 THREADS = bf16.THREADS
 
@@ -45,14 +50,16 @@ COLUMN = Ownership((1, HALF), Layout((HALF, 1), (1, 0)))  # thread t: column t
 
 
 @tylo.kernel
-def gemm_fp8(a_map, b_map, c_map, scale_a, scale_b, M, N, K, rowwise: tylo.constexpr):
+def gemm_fp8(a_map, b_map, c_map, scale_a, scale_b, M, N, K, rowwise: tylo.constexpr,
+             types: tylo.constexpr = ("e4m3", "e4m3")):
     """C = scale_a[0] * scale_b[0] * (A @ B.T) over persistent tiles (module docstring). a_map,
     b_map, c_map: bindings of A_TILE to A (M, K), B_TILE to B.T (the (K, N) view of B (N, K):
     K contiguous), C_TILE to C (M, N);
     scale_a, scale_b: 1-element f32 tensors. `rowwise`: C[m, n] = scale_a[m, 0] *
     scale_b[0, n] * (A @ B.T)[m, n] with scale_a (M, 1), scale_b (1, N) (`tile_scales`)."""
+    a_tile, b_tile, plan = OPERANDS[types]
     wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps = start(
-        A_TILE, B_TILE, STAGES, BM, BN, BK, M, N, K)
+        a_tile, b_tile, STAGES, BM, BN, BK, M, N, K)
     if rowwise:
         col_tiles = tylo.shared_tiles(COLUMNS, 2, Float32, dynamic=True)  # one per consumer
     tiles = tiles_m * tiles_n
@@ -70,10 +77,10 @@ def gemm_fp8(a_map, b_map, c_map, scale_a, scale_b, M, N, K, rowwise: tylo.const
             if rowwise:
                 rows, cols = tile_scales(scale_a, scale_b, col_tiles[q], q, t, m0, n0, M, N)
                 st = consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0,
-                                  k_steps, PLAN, rows, C_TILE, cols)
+                                  k_steps, plan, rows, C_TILE, cols)
             else:
                 st = consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0,
-                                  k_steps, PLAN, scale)  # gemm.py's, with the FP8 plan and scale
+                                  k_steps, plan, scale)  # gemm.py's, with the FP8 plan and scale
         if t == 0:
             tylo.wait_tma_stores(0)
 
@@ -173,10 +180,15 @@ def host_arrays(M: int, N: int, K: int, rng=None, rowwise: bool = False):
     return A, B, C, sa, sb
 
 
-def compile_for_sm90a(rowwise: bool = False):
-    """The kernel (`rowwise`: its rowwise variant) compiled for sm_90a from host bindings (no
-    GPU needed)."""
+def compile_for_sm90a(rowwise: bool = False, types: tuple[str, str] = ("e4m3", "e4m3")):
+    """The kernel (`rowwise`: its rowwise variant; `types`: the FP8 types of A and B) compiled
+    for sm_90a from host bindings (no GPU needed)."""
+    import ml_dtypes
+
+    host = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}
     A, B, C, sa, sb = host_arrays(256, 256, 256, rowwise=rowwise)
-    return gemm_fp8.compile(tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B.T),
-                            tylo.prepare_tma(C_TILE, C), sa, sb, 256, 256, 256, rowwise,
+    A, B = A.astype(host[types[0]]), B.astype(host[types[1]])
+    a_tile, b_tile, _ = OPERANDS[types]
+    return gemm_fp8.compile(tylo.prepare_tma(a_tile, A), tylo.prepare_tma(b_tile, B.T),
+                            tylo.prepare_tma(C_TILE, C), sa, sb, 256, 256, 256, rowwise, types,
                             block=THREADS, arch="sm_90a")

@@ -53,6 +53,17 @@ def test_fp8_rowwise_sass():
     assert compiled.report.stack_frame_bytes == 0
 
 
+@pytest.mark.parametrize("types", [("e5m2", "e4m3"), ("e4m3", "e5m2"), ("e5m2", "e5m2")])
+def test_fp8_e5m2_sass(types):
+    """The e5m2 pairings compile to their own WGMMA (QGMMA), without spills."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    compiled = fp8.compile_for_sm90a(rowwise=True, types=types)
+    assert f"m64n128k32.f32.{types[0]}.{types[1]}" in compiled.ptx
+    counts = compiled.sass_counts()
+    assert counts.opcodes["QGMMA"] >= 8
+    assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
+
+
 def test_column_ownership_of_the_wgmma_c():
     """Each thread's columns of the FP8 plan's C, replicated over its rows."""
     from tylo import ownership_table

@@ -141,11 +141,11 @@ def _check(a, b, scale_a, scale_b) -> str:
 
 
 def _maps(a, b, out, operands):
-    """The three TMA bindings: a (M, K), b (K, N) (given to prepare_tma as its (N, K)
-    storage, the plan's axis-0 B tile), out (M, N); `operands`: the kernel's (A tile, B tile,
-    plan). The one place the op calls prepare_tma."""
+    """The three TMA bindings: a (M, K), b (K, N) (the logical view of the plan's axis-0 B
+    tile, K contiguous: what torch._scaled_mm takes), out (M, N); `operands`: the kernel's
+    (A tile, B tile, plan). The one place the op calls prepare_tma."""
     a_tile, b_tile, _ = operands
-    return prepare_tma(a_tile, a), prepare_tma(b_tile, b.t()), prepare_tma(gemm.C_TILE, out)
+    return prepare_tma(a_tile, a), prepare_tma(b_tile, b), prepare_tma(gemm.C_TILE, out)
 
 
 @functools.lru_cache(maxsize=None)

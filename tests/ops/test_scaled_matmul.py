@@ -255,6 +255,27 @@ def test_gpu_forms(shape, form):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("types", [("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e5m2", "e5m2")])
+@pytest.mark.parametrize("form", ["tensor", "row"])
+def test_gpu_e5m2(types, form):
+    """e5m2 operands at 4096 x 7168 x 2048 (fresh inputs, poisoned output) against float64 and
+    beside torch._scaled_mm where torch takes the pairing (not e5m2 x e5m2)."""
+    dev = _cuda()
+    fp = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+    a, b, sa, sb, _ = inputs(4096, 7168, 2048, form, dev)
+    a, b = a.float().to(fp[types[0]]), b.float().to(fp[types[1]])
+    ref = ((a.double() * sa.double()) @ (b.double() * sb.double())).cpu()
+    poison = torch.full((4096, 7168), float("nan"), device=dev, dtype=torch.bfloat16)
+    del poison
+    out = tylo.ops.scaled_matmul(a, b, sa, sb)
+    torch.cuda.synchronize()
+    assert error(out, ref) < 1e-2
+    theirs = _torch_scaled_mm(a, b, sa, sb)
+    if theirs is not None:
+        assert float((out.double() - theirs.double()).norm().cpu() / ref.norm()) < 1e-2
+
+
+@pytest.mark.gpu
 def test_gpu_torch_compile_and_cuda_graph():
     """torch.compile(fullgraph=True) (inductor) matches eager; a CUDA graph captured once on
     torch's current (side) stream replays on new inputs correctly."""

@@ -6,20 +6,17 @@
 
 a: (M, K), row-major (K contiguous); b: (K, N), column-major (K contiguous: b = W.t() of a
 row-major (N, K) weight W); each float8_e4m3fn or float8_e5m2, in any pairing (the WGMMA
-instructions have all four; torch._scaled_mm refuses e5m2 x e5m2). FP8 WGMMA reads both operands K-major
-only (PTX ISA, "Matrix multiply-accumulate operation using wgmma instructions": .e4m3/.e5m2
-operands must be K-major), so, as torch._scaled_mm, other layouts are refused (never copied).
-out[m, n] = sum_k (a[m, k] * scale of a there) * (b[k, n] * scale of b there), float32
-accumulation, rounded once to bfloat16. The scales are float32, and their shapes pick the form:
+instructions have all four; torch._scaled_mm refuses e5m2 x e5m2). FP8 WGMMA reads both
+operands K-major only (PTX ISA, "Matrix multiply-accumulate operation using wgmma
+instructions": .e4m3/.e5m2 operands must be K-major), so, as torch._scaled_mm, other layouts
+are refused (never copied). out[m, n] = sum_k (a[m, k] * its scale) * (b[k, n] * its scale),
+float32 accumulation, rounded once to bfloat16. The scales are float32; their shapes pick the
+form:
 
-=============  ==========================  ==============================================
-form           scale_a                     scale_b
-=============  ==========================  ==============================================
-per-tensor     1 element (shape () or (1,))  1 element
-rowwise        (M, 1): one per row of a     (1, N): one per column of b (row of W)
-block-scaled   (M, ceil(K/128)): 1 x 128    (ceil(K/128), ceil(N/128)): 128 x 128 blocks
-               blocks of a (activations)    of b (K, N) (weights)
-=============  ==========================  ==============================================
+* per-tensor: scale_a and scale_b of 1 element each (shape (), (1,) or (1, 1));
+* rowwise: scale_a (M, 1), one per row of a; scale_b (1, N), one per column of b (row of W);
+* block-scaled: scale_a (M, ceil(K/128)), one per 1 x 128 block of a (activations); scale_b
+  (ceil(K/128), ceil(N/128)), one per 128 x 128 block of b (K, N) (weights).
 
 These are torch._scaled_mm's (TensorWise, RowWise, BlockWise1x128 x BlockWise128x128, any
 strides here). DeepGEMM (and DeepSeek-V3's checkpoints) store the weight's block scales for W
@@ -31,9 +28,10 @@ once in the epilogue.
 Rules (an `ArgumentError` naming the argument otherwise): K a multiple of 16 and N of 8 (TMA's
 16-byte row pitches of a, b and out), row strides of a and b multiples of 16, data 16-byte
 aligned; scales float32 on a and b's device. Refused (`UnsupportedError`): out_dtype other
-than bfloat16 (the epilogue stages bf16), GPUs other than Hopper (sm_90). CUDA tensors run on torch's current stream; CPU tensors on the CPU
-emulator (test sizes). There is no backward: FP8 training recipes differ in what they quantize
-and keep, so ``backward()`` through the op raises `UnsupportedError`.
+than bfloat16 (the epilogue stages bf16), GPUs other than Hopper (sm_90). CUDA tensors run on
+torch's current stream; CPU tensors on the CPU emulator (test sizes). There is no backward:
+FP8 training recipes differ in what they quantize and keep, so ``backward()`` through the op
+raises `UnsupportedError`.
 """
 
 from __future__ import annotations

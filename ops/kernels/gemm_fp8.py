@@ -23,7 +23,8 @@ f32 in the epilogue (rows from registers, columns through a small shared tile: `
 from __future__ import annotations
 
 import tylo
-from tylo import Float8E4M3, Float8E5M2, Float32, Layout, Ownership, TMATile, WGMMA64, reduced_ownership
+from tylo import (Float8E4M3, Float8E5M2, Float32, Layout, Ownership, TMATile, WGMMA64,
+                  reduced_ownership)
 
 from . import gemm as bf16
 from .common import C_TILE, producer, sm_count, start, tile_origin

@@ -82,8 +82,9 @@ def gemm_fp8_blockwise(a_map, b_map, c_map, scale_a, scale_b, M, N, K,
 def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, scale_a, scale_b, q, t, m0, n0,
                  k_steps, fresh, M, plan=PLAN):
     """A consumer's 64 x 128 rows of the tile at (m0, n0) with `plan` (`OPERANDS`): per K step
-    the row scales (loaded before the stage wait; 0 past M), one mma_async into the partial (overwritten: accumulate=fresh),
-    wait, release, promotion into the main accumulator; then bf16 and the TMA store."""
+    the row scales (loaded before the stage wait; 0 past M), one mma_async into the partial
+    (overwritten: accumulate=fresh), wait, release, promotion into the main accumulator; then
+    bf16 and the TMA store."""
     main = tylo.zero_accumulator(plan)
     part = tylo.zero_accumulator(plan)
     r0 = m0 + q * 64

@@ -7,10 +7,11 @@
   attention forward as the custom op ``tylo::attention_forward``: `ops.attention_forward`),
   `matmul` (the Hopper GEMM in any operand layout, with autograd, as ``tylo::matmul``:
   `ops.matmul_op`, a module name apart from the function's), `gate_up` (the Llama MLP's
-  silu(x W_gate^T) * (x W_up^T) as ``tylo::gate_up``, with autograd: `ops.gate_up_op`);
-  `custom_op` makes a function that launches Tylo kernels a ``torch.library`` custom op with a
-  fake implementation
-  (``torch.compile``, ``opcheck``, CUDA graphs; `register_autograd` for a backward), and
+  silu(x W_gate^T) * (x W_up^T) as ``tylo::gate_up``, with autograd: `ops.gate_up_op`),
+  `scaled_matmul` (FP8 GEMMs with per-tensor, rowwise or block scales, as
+  ``tylo::scaled_matmul``: `ops.scaled_matmul_op`); `custom_op` makes a function that launches Tylo
+  kernels a ``torch.library`` custom op with a fake implementation (``torch.compile``,
+  ``opcheck``, CUDA graphs; `register_autograd` for a backward), and
   `wrap(kernel)[grid, block](...)` launches a kernel on its tensors' device: CUDA tensors on
   torch's current stream, CPU tensors on the CPU emulator (`ops.library`). docs/torch.md is the
   guide.
@@ -21,9 +22,11 @@ The package imports `tylo`'s public names only (tests/test_layering.py).
 from importlib import import_module
 
 _TORCH_SIDE = {"custom_op": "library", "wrap": "library", "WrappedKernel": "library",
-               "attention": "attention_forward", "matmul": "matmul_op", "gate_up": "gate_up_op"}
+               "attention": "attention_forward", "matmul": "matmul_op", "gate_up": "gate_up_op",
+               "scaled_matmul": "scaled_matmul_op"}
 
-__all__ = ["WrappedKernel", "attention", "custom_op", "gate_up", "matmul", "wrap"]
+__all__ = ["WrappedKernel", "attention", "custom_op", "gate_up", "matmul", "scaled_matmul",
+           "wrap"]
 
 
 def __getattr__(name: str):

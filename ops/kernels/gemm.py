@@ -121,7 +121,7 @@ def gemm_cluster(a_map, b_map, c_map, M, N, K):
 
 @tylo.func
 def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0, k_steps,
-                 plan=PLAN, scale=None, c_box=C_TILE):
+                 plan=PLAN, scale=None, c_box=C_TILE, col_scale=None):
     """A consumer warpgroup's work on the tile at (m0, n0): the K loop (per stage: wait, two
     mma_async of its 64 rows x 2 HALF columns, wait_mma, release the stage) and the epilogue
     (bf16 accumulators stored into its staging tile, TMA-stored as 64 x 64 boxes); q: the
@@ -129,14 +129,26 @@ def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, q, t, m0, n0, k_
     `plan` (a WGMMA64 of n = HALF, k = the stage's K) and `scale` (a runtime f32 the
     accumulators are multiplied by before bf16, or None): gemm_fp8.py's FP8 plan and scales.
     `c_box`: the TMA store box of C (64 rows; its dtype is C's: bf16 `C_TILE`, or the f16 and
-    float32 boxes of gemm_layouts.py); c_halves hold (64, HALF) of that dtype, box after box."""
+    float32 boxes of gemm_layouts.py); c_halves hold (64, HALF) of that dtype, box after box.
+    `col_scale` (rowwise scaling, gemm_fp8.py's `tile_scales`): (this consumer's shared
+    (1, HALF) f32 tile, the scale of column n0 + t, of column n0 + HALF + t): each half's
+    epilogue has thread t write its column's scale into the tile before its first barrier and
+    every thread read its columns' after it (the second barrier ends the reads before the next
+    half's writes); `scale` is then the fragment of its rows' scales (the (64, 1) row ownership
+    of the plan's C)."""
     st, acc0, acc1 = consume_k_steps(pipe, st, a_stages, b_stages, q, t, k_steps, plan)
     for h, acc in ((0, acc0), (1, acc1)):
         if t == 0:
             tylo.wait_tma_reads(0)             # the staging tile may be rewritten
+        if col_scale is not None:  # this half's column scales into the shared tile
+            stage_columns(col_scale, h, t)
         tylo.barrier(1 + q, 128)
         c = tylo.finish_mma(acc, plan)
-        out = (c if scale is None else c * scale).to(c_box.dtype)
+        if col_scale is not None:  # rowwise: c[r, n] * scale_a[r] * scale_b[n]
+            c = c * scale * column_scales(col_scale, plan, h, t)
+        elif scale is not None:
+            c = c * scale
+        out = c.to(c_box.dtype)
         tylo.store(c_halves[q], out, t)
         tylo.barrier(1 + q, 128)
         if t == 0:
@@ -170,6 +182,48 @@ def consume_k_steps(pipe, st, a_stages, b_stages, q, t, k_steps, plan=PLAN):
             pipe.consumer_release(st)
         st = st.advance()
     return st, acc0, acc1
+
+
+def column_ownership(c: tylo.Ownership) -> tylo.Ownership:
+    """The (1, cols) ownership of the columns each thread holds in `c` (a (rows, cols) WGMMA C
+    ownership, whose row modes stay inside one column): a (1, cols) fragment that broadcasts
+    against `c` (per-column factors). Not `reduced_ownership(c, 0)`: a column's rows span warps,
+    so no reduction plan exists, but no value needs to move: each thread reads its columns.
+    Raises ValueError when a mode mixes rows and columns."""
+    rows = c.shape[0]
+
+    def keep(extent, stride, thread):
+        if stride % rows == 0:
+            return extent, stride // rows
+        if stride * (extent - 1) < rows:  # a row mode: replicated (threads) or dropped (values)
+            return (extent, 0) if thread else None
+        raise ValueError(f"{c}: mode {extent}:{stride} mixes rows and columns")
+
+    modes = []
+    for i, (shape, stride) in enumerate(zip(c.layout.shape, c.layout.stride)):
+        kept = [m for m in map(keep, shape, stride, (i == 0,) * len(shape)) if m is not None]
+        modes.append(tuple(zip(*kept)))
+    cols = tylo.Ownership((1, c.shape[1]), tylo.Layout(tuple(m[0] for m in modes),
+                                                       tuple(m[1] for m in modes)))
+    have = [sorted({x for _, x in thread}) for thread in tylo.ownership_table(c)]
+    if have != [sorted({x for _, x in thread}) for thread in tylo.ownership_table(cols)]:
+        raise ValueError(f"{c}: the column ownership {cols} holds other columns")
+    return cols
+
+
+@tylo.func
+def stage_columns(col_scale, h, t):
+    """Thread t's column scale of half `h` into the shared tile of `col_scale` (consume_tile)."""
+    tile = col_scale[0]
+    tile[0, t] = col_scale[1 + h]
+
+
+@tylo.func
+def column_scales(col_scale, plan, h, t):
+    """This thread's column scales of its half (`column_ownership` of `plan`'s C), from the
+    shared (1, HALF) tile of `col_scale` (consume_tile): shared loads, one base address."""
+    cols = column_ownership(plan.operand_layout("C"))
+    return tylo.load_fragment(cols, col_scale[0], t)
 
 
 def bindings(A, Bt, C, cluster: int):

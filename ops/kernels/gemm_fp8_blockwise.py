@@ -5,9 +5,12 @@ A (M, K) and B (N, K) e4m3, f32 accumulation (B's tensor map binds its (K, N) vi
 
 Tutorial: examples/hopper/gemm_fp8.py.
 
-Scales (f32): scale_a (Mp, K/128) per row and 128-K group (activations: 1 x 128 groups),
-Mp = M rounded up to BM = 128 (rows past M are read, any value); scale_b (N/128, K/128) per
-128 x 128 block (weights); K/128 and N/128 rounded up. Each consumer warpgroup issues, per K step
+Scales (f32, any strides): scale_a (M, K/128) per row and 128-K group (activations: 1 x 128
+groups; rows past M, up to M rounded up to BM = 128, may be given: they are not read);
+scale_b (N/128, K/128) per 128 x 128 block of B (N, K) (weights); K/128 and N/128 rounded up.
+These are DeepGEMM's shapes; torch._scaled_mm's BlockWise1x128 scale_a is the same (M, K/128)
+(stored column-major), and its BlockWise128x128 scale_b is given for the logical b (K, N):
+(K/128, N/128), whose transpose (a view) is this scale_b. Each consumer warpgroup issues, per K step
 of 128 (one 128-byte swizzle row: four m64n128k32 WGMMAs), its WGMMA64(Float8E4M3, 128, 128)
 into a FRESH f32 partial accumulator (scale-d false), waits for it, and adds it into the main
 accumulator times scale_a[row, g] * scale_b[n0 / 128, g] ("promotion" every 128 of K, so that
@@ -39,19 +42,25 @@ STAGES = 6
 A_TILE = fp8.A_TILE                              # (128, 128) e4m3, K inner
 B_TILE = TMATile(Float8E4M3, (BK, BN), 0)         # B (K, N) logical, stored (N, K): bound as B.T
 PLAN = WGMMA64(Float8E4M3, BN, BK)                # per consumer: 64 rows x 128 columns
+#: (A tile, B tile, plan) of each pair of FP8 types of A and B (the kernel's `types`)
+OPERANDS = {(a, b): (TMATile(fp8.FP8[a], (BM, BK), 1), TMATile(fp8.FP8[b], (BK, BN), 0),
+                     WGMMA64(fp8.FP8[a], BN, BK, b_dtype=fp8.FP8[b]))
+            for a in fp8.FP8 for b in fp8.FP8}
 ROWS = reduced_ownership(PLAN.operand_layout("C"), 1)  # (64, 1): each thread's rows
 STAGE_BYTES = BM * BK + BK * BN                   # 32 KiB
 THREADS = fp8.THREADS
 
 
 @tylo.kernel
-def gemm_fp8_blockwise(a_map, b_map, c_map, scale_a, scale_b, M, N, K):
+def gemm_fp8_blockwise(a_map, b_map, c_map, scale_a, scale_b, M, N, K,
+                       types: tylo.constexpr = ("e4m3", "e4m3")):
     """C = block-scaled A @ B.T over persistent 128 x 128 tiles (module docstring). a_map,
     b_map, c_map: bindings of A_TILE to A (M, K), B_TILE to B.T (the (K, N) view of B (N, K):
-    K contiguous), C_TILE to C (M, N);
-    scale_a (Mp, K/128), scale_b (N/128, K/128) f32."""
+    K contiguous), C_TILE to C (M, N); scale_a (M, K/128), scale_b (N/128, K/128) f32;
+    `types`: the FP8 types of A and B ("e4m3" or "e5m2": `OPERANDS`)."""
+    a_tile, b_tile, plan = OPERANDS[types]
     wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps = start(
-        A_TILE, B_TILE, STAGES, BM, BN, BK, M, N, K)
+        a_tile, b_tile, STAGES, BM, BN, BK, M, N, K)
     tiles = tiles_m * tiles_n
     st = pipe.start()
     if wg == 0:
@@ -64,26 +73,29 @@ def gemm_fp8_blockwise(a_map, b_map, c_map, scale_a, scale_b, M, N, K):
         for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
             m0, n0 = tile_origin(tile, tiles_m, tiles_n)
             st = consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, scale_a, scale_b,
-                              q, t, m0, n0, k_steps, fresh)
+                              q, t, m0, n0, k_steps, fresh, M, plan)
         if t == 0:
             tylo.wait_tma_stores(0)
 
 
 @tylo.func
 def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, scale_a, scale_b, q, t, m0, n0,
-                 k_steps, fresh):
-    """A consumer's 64 x 128 rows of the tile at (m0, n0): per K step the row scales (loaded
-    before the stage wait), one mma_async into the partial (overwritten: accumulate=fresh),
-    wait, release, promotion into the main accumulator; then bf16 and the TMA store."""
-    main = tylo.zero_accumulator(PLAN)
-    part = tylo.zero_accumulator(PLAN)
+                 k_steps, fresh, M, plan=PLAN):
+    """A consumer's 64 x 128 rows of the tile at (m0, n0) with `plan` (`OPERANDS`): per K step
+    the row scales (loaded before the stage wait; 0 past M), one mma_async into the partial
+    (overwritten: accumulate=fresh), wait, release, promotion into the main accumulator; then
+    bf16 and the TMA store."""
+    main = tylo.zero_accumulator(plan)
+    part = tylo.zero_accumulator(plan)
+    r0 = m0 + q * 64
     for k in range(k_steps):
-        rows = tylo.load_fragment(ROWS, tylo.window(scale_a, (m0 + q * 64, k), (64, 1)), t)
+        rows = tylo.load_fragment(ROWS, tylo.window(scale_a, (r0, k), (64, 1), inbounds=True), t,
+                                  bounds=(M - r0, None))
         s = rows * scale_b[n0 // BN, k]
         pipe.consumer_wait(st)
-        a = tylo.wgmma_operand(PLAN, "A", a_stages[st.index], (q * 64, 0))
-        b = tylo.wgmma_operand(PLAN, "B", b_stages[st.index], (0, 0))
-        part = tylo.wait_mma(tylo.mma_async(PLAN, a, b, part, accumulate=fresh))
+        a = tylo.wgmma_operand(plan, "A", a_stages[st.index], (q * 64, 0))
+        b = tylo.wgmma_operand(plan, "B", b_stages[st.index], (0, 0))
+        part = tylo.wait_mma(tylo.mma_async(plan, a, b, part, accumulate=fresh))
         if t == 0:
             pipe.consumer_release(st)
         main = main + part * s
@@ -91,7 +103,7 @@ def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, scale_a, scale_b
     if t == 0:
         tylo.wait_tma_reads(0)             # the staging tile may be rewritten
     tylo.barrier(1 + q, 128)
-    tylo.store(c_halves[q], tylo.finish_mma(main, PLAN).to(BFloat16), t)
+    tylo.store(c_halves[q], tylo.finish_mma(main, plan).to(BFloat16), t)
     tylo.barrier(1 + q, 128)
     if t == 0:
         for box in tylo.static_range(2):
@@ -108,7 +120,8 @@ def tile_origin(tile, tiles_m, tiles_n):
 
 
 def scale_shapes(M: int, N: int, K: int):
-    """((Mp, K/128), (N/128, K/128)): the shapes of scale_a and scale_b (rounded up)."""
+    """((Mp, K/128), (N/128, K/128)): the shapes of scale_a (Mp: M rounded up to BM; M rows
+    are enough) and scale_b (rounded up)."""
     return (-(-M // BM) * BM, -(-K // BK)), (-(-N // BN), -(-K // BK))
 
 
@@ -116,7 +129,7 @@ class GemmBlockwise:
     """C = the block-scaled product for one set of device arrays (TMA bindings made once; keep
     this object alive while the kernel may run). `ctas`: the persistent grid (default: the
     SM count; on the emulator one CTA); `emulate=True`: the CPU emulator (numpy arrays).
-    Raises ValueError for scales of other shapes than `scale_shapes`."""
+    Raises ValueError for scales of other shapes than `scale_shapes` (scale_a: M to Mp rows)."""
 
     def __init__(self, A, B, C, scale_a, scale_b, ctas: int | None = None,
                  emulate: bool = False):
@@ -124,7 +137,8 @@ class GemmBlockwise:
         if ctas is None:
             ctas = 1 if emulate else sm_count()
         want = scale_shapes(M, N, K)
-        if (tuple(scale_a.shape), tuple(scale_b.shape)) != want:
+        rows = scale_a.shape[0] if M <= scale_a.shape[0] <= want[0][0] else want[0][0]
+        if (tuple(scale_a.shape), tuple(scale_b.shape)) != ((rows, want[0][1]), want[1]):
             raise ValueError(f"scale_a, scale_b have shapes {tuple(scale_a.shape)}, "
                              f"{tuple(scale_b.shape)}; M, N, K = {M}, {N}, {K} need {want}")
         self.args = (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B.T),

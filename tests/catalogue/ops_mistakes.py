@@ -1,6 +1,7 @@
 """The catalogue's entries for Tylo's torch ops (`tylo.ops`): what `tylo.ops.attention`,
-`tylo.ops.matmul` and `tylo.ops.gate_up` refuse before anything runs, each naming the argument and the rule (host-side errors raised by the
-call: ``located=False``). CPU tensors stand in for CUDA ones (the checks are the same)."""
+`tylo.ops.matmul`, `tylo.ops.gate_up` and `tylo.ops.scaled_matmul` refuse before anything runs,
+each naming the argument and the rule (host-side errors raised by the call: ``located=False``).
+CPU tensors stand in for CUDA ones (the checks are the same)."""
 
 from __future__ import annotations
 
@@ -123,4 +124,77 @@ tylo.ops.gate_up(x, w, wu)  # <-
 x3 = torch.randn(4, 3, 256, dtype=torch.bfloat16).transpose(0, 1)
 tylo.ops.gate_up(x3, wg, wu)  # <-
 """, "ArgumentError", "do not flatten to rows without a copy", located=False),
+]
+
+_FP8 = """
+import torch
+import tylo.ops
+a = torch.randn(64, 256).to(torch.float8_e4m3fn)      # (M, K), row-major
+w = torch.randn(128, 256).to(torch.float8_e4m3fn)     # W (N, K); b = w.t(): (K, N) column-major
+sa, sb = torch.ones(64, 1), torch.ones(1, 128)        # rowwise scales
+"""
+
+
+def _fp8(name: str, what: str, code: str, error: str, match: str) -> Mistake:
+    return Mistake(f"scaled-matmul-{name}", O, what, _FP8 + code, error, match, located=False)
+
+
+OPS += [
+    _fp8("bf16-operands", "bfloat16 operands to the FP8 product", """
+tylo.ops.scaled_matmul(a.bfloat16(), w.t(), sa, sb)  # <-
+""", "ArgumentError", "is torch.bfloat16; scaled_matmul takes torch.float8_e4m3fn or "
+         "torch.float8_e5m2"),
+    _fp8("rank", "a batched (3-D) a", """
+tylo.ops.scaled_matmul(a[None], w.t(), sa, sb)  # <-
+""", "ArgumentError", "has 3 dimensions; scaled_matmul takes a (M, K) and b (K, N)"),
+    _fp8("b-row-major", "b given row-major (K, N), N contiguous (FP8 WGMMA reads K-major B only)",
+         """
+b = w.t().contiguous()
+tylo.ops.scaled_matmul(a, b, sa, sb)  # <-
+""", "ArgumentError", "FP8 WGMMA reads K-major operands only"),
+    _fp8("a-column-major", "a given column-major (M contiguous)", """
+tylo.ops.scaled_matmul(a.t().contiguous().t(), w.t(), sa, sb)  # <-
+""", "ArgumentError", "a must be row-major (M, K), K contiguous"),
+    _fp8("inner-extents", "K and b's rows that do not match", """
+tylo.ops.scaled_matmul(a, w[:, :128].t(), sa, sb)  # <-
+""", "ArgumentError", "has shape (128, 128); a (64, 256) needs (256, N)"),
+    _fp8("k-multiple-of-16", "K = 40 (TMA: rows of a and b must be 16-byte multiples)", """
+tylo.ops.scaled_matmul(a[:, :40].contiguous(), w[:, :40].contiguous().t(), sa, sb)  # <-
+""", "ArgumentError", "K = 40; K must be a multiple of 16"),
+    _fp8("n-multiple-of-8", "N = 12 (TMA: the bf16 rows of out must be 16-byte multiples)", """
+tylo.ops.scaled_matmul(a, w[:12].t(), sa, sb[:, :12])  # <-
+""", "ArgumentError", "N = 12; N must be a multiple of 8"),
+    _fp8("row-pitch", "a slice of a wider matrix whose rows lie 264 bytes apart", """
+wide = torch.randn(64, 264).to(torch.float8_e4m3fn)
+tylo.ops.scaled_matmul(wide[:, :256], w.t(), sa, sb)  # <-
+""", "ArgumentError", "its rows of K must lie a multiple of 16 bytes apart (TMA)"),
+    _fp8("misaligned", "a view of a that starts 1 byte into its storage (TMA reads 16-byte "
+         "aligned data)", """
+flat = torch.randn(64 * 256 + 16).to(torch.float8_e4m3fn)
+tylo.ops.scaled_matmul(flat[1:64 * 256 + 1].view(64, 256), w.t(), sa, sb)  # <-
+""", "ArgumentError", "its data must be 16-byte aligned (TMA)"),
+    _fp8("scale-a-shape", "scale_a of a shape no scaling form has", """
+tylo.ops.scaled_matmul(a, w.t(), torch.ones(64, 3), sb)  # <-
+""", "ArgumentError", "it must have 1 element (per-tensor), shape (64, 1) (rowwise) or (64, 2) "
+         "(1 x 128 blocks of a)"),
+    _fp8("scale-b-shape", "rowwise scale_a with a column scale_b (N, 1) instead of (1, N)", """
+tylo.ops.scaled_matmul(a, w.t(), sa, torch.ones(128, 1))  # <-
+""", "ArgumentError", "it must be (1, 128) (rowwise)"),
+    _fp8("deepgemm-scale-b", "DeepGEMM's (ceil(N/128), ceil(K/128)) weight block scales as "
+         "scale_b (torch's is for b (K, N): pass its .t())", """
+w = torch.randn(256, 512).to(torch.float8_e4m3fn)      # W (N, K) = (256, 512)
+block_a, block_w = torch.ones(64, 4), torch.ones(2, 4)  # (M, K/128), DeepGEMM's (N/128, K/128)
+tylo.ops.scaled_matmul(a.repeat(1, 2), w.t(), block_a, block_w)  # <-
+""", "ArgumentError", "DeepGEMM's layout, is passed as its .t()"),
+    _fp8("scale-dtype", "bfloat16 scales (scales are float32)", """
+tylo.ops.scaled_matmul(a, w.t(), sa.bfloat16(), sb)  # <-
+""", "ArgumentError", "is torch.bfloat16; scales are torch.float32"),
+    _fp8("out-dtype", "out_dtype=torch.float32 (the epilogue writes bfloat16)", """
+tylo.ops.scaled_matmul(a, w.t(), sa, sb, out_dtype=torch.float32)  # <-
+""", "UnsupportedError", "out_dtype=torch.float32; the kernels write torch.bfloat16"),
+    _fp8("backward", "backward() through tylo.ops.scaled_matmul (no FP8 training recipe is "
+         "chosen)", """
+out = tylo.ops.scaled_matmul(a, w.t(), sa.requires_grad_(), sb)
+out.float().sum().backward()  # <-
+""", "UnsupportedError", "has no backward: FP8 training recipes differ"),
 ]

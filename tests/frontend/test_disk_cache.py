@@ -258,6 +258,7 @@ compiles = {
     "gemm": lambda: gemm.compile_for_sm90a(1),
     "gemm_cluster": lambda: gemm.compile_for_sm90a(2),
     "gemm_fp8": gemm_fp8.compile_for_sm90a,
+    "gemm_fp8_rowwise": lambda: gemm_fp8.compile_for_sm90a(True),
     "gemm_fp8_blockwise": gemm_fp8_blockwise.compile_for_sm90a,
     "attention": lambda: attention.compile_for_sm90a(128, True),
     "projection": projection.compile_for_sm90a,

@@ -13,10 +13,11 @@ from tylo.ops.kernels import gemm_fp8 as fp8
 from tylo.ops.kernels import gemm_fp8_blockwise as blockwise
 
 
-def emulated(module, cls, M: int, N: int, K: int) -> bool:
+def emulated(module, cls, M: int, N: int, K: int, **options) -> bool:
     """The kernel of `module` on the emulator (one CTA walking every tile) on its random
-    host arrays, C poisoned, against the module's float64 reference."""
-    A, B, C, sa, sb = module.host_arrays(M, N, K, np.random.default_rng())
+    host arrays (`options`: host_arrays'), C poisoned, against the module's float64
+    reference."""
+    A, B, C, sa, sb = module.host_arrays(M, N, K, np.random.default_rng(), **options)
     cls(A, B, C, sa, sb, emulate=True)()
     return testing.report(f"{M}x{N}x{K} {module.__name__}", C, module.reference(A, B, sa, sb))
 
@@ -30,6 +31,49 @@ def test_fp8_emulated_over_two_persistent_tiles():
 def test_fp8_emulated_ragged():
     """M and N tails (clipped by the TMA store), two K steps."""
     assert emulated(fp8, fp8.GemmFP8, 136, 264, 256)
+
+
+def test_fp8_rowwise_emulated_ragged():
+    """Rowwise scales (scale_a (M, 1), scale_b (1, N) of 2**-10 .. 2**-5: a wrong row or column
+    is an O(1) error): M and N tails (masked scale loads), a K tail, two tiles."""
+    assert emulated(fp8, fp8.GemmFP8, 136, 264, 160, rowwise=True)
+
+
+def test_fp8_rowwise_emulated_two_full_tiles():
+    assert emulated(fp8, fp8.GemmFP8, 256, 256, 256, rowwise=True)
+
+
+def test_fp8_rowwise_sass():
+    """The rowwise epilogue spills nothing (its column scales pass through shared memory)."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    compiled = fp8.compile_for_sm90a(rowwise=True)
+    counts = compiled.sass_counts()
+    assert counts.opcodes["QGMMA"] >= 8
+    assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
+    assert compiled.report.stack_frame_bytes == 0
+
+
+@pytest.mark.parametrize("types", [("e5m2", "e4m3"), ("e4m3", "e5m2"), ("e5m2", "e5m2")])
+def test_fp8_e5m2_sass(types):
+    """The e5m2 pairings compile to their own WGMMA (QGMMA), without spills."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    compiled = fp8.compile_for_sm90a(rowwise=True, types=types)
+    assert f"m64n128k32.f32.{types[0]}.{types[1]}" in compiled.ptx
+    counts = compiled.sass_counts()
+    assert counts.opcodes["QGMMA"] >= 8
+    assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
+
+
+def test_column_ownership_of_the_wgmma_c():
+    """Each thread's columns of the FP8 plan's C, replicated over its rows."""
+    from tylo import ownership_table
+    from tylo.ops.kernels import gemm
+
+    c = fp8.PLAN.operand_layout("C")
+    cols = gemm.column_ownership(c)
+    assert cols.shape == (1, 128) and cols.values == 32
+    for have, want in zip(ownership_table(cols), ownership_table(c)):
+        assert sorted(x for _, x in have) == sorted({x for _, x in want})
 
 
 def test_fp8_sass():
@@ -54,6 +98,14 @@ def test_blockwise_emulated_with_scales_per_group():
 def test_blockwise_emulated_ragged():
     """M and N tails (rows of A and B zero-filled, scale_a padded to 128 rows), one group."""
     assert emulated(blockwise, blockwise.GemmBlockwise, 136, 200, 128)
+
+
+def test_blockwise_emulated_scale_a_of_m_rows():
+    """scale_a of exactly M rows (torch's shape; the rows past M are not read)."""
+    A, B, C, sa, sb = blockwise.host_arrays(136, 200, 320, np.random.default_rng())
+    sa = np.ascontiguousarray(sa[:136])
+    blockwise.GemmBlockwise(A, B, C, sa, sb, emulate=True)()
+    assert testing.report("136x200x320 M-row scale_a", C, blockwise.reference(A, B, sa, sb))
 
 
 def test_blockwise_sass():

@@ -8,8 +8,9 @@
   function that launches Tylo kernels a ``torch.library`` custom op with a fake implementation
   (``torch.compile``, ``opcheck``, CUDA graphs; `register_autograd` for a backward), and
   `wrap(kernel)[grid, block](...)` launches a kernel on its tensors' device: CUDA tensors on
-  torch's current stream, CPU tensors on the CPU emulator (`ops.library`). docs/torch.md is the
-  guide.
+  torch's current stream, CPU tensors on the CPU emulator (`ops.library`); `warmup(config)`
+  (also ``python -m tylo.ops.warmup``) compiles the kernel variants a model needs into the disk
+  cache ahead of time, without a GPU (`ops.warmup`). docs/torch.md is the guide.
 
 The package imports `tylo`'s public names only (tests/test_layering.py).
 """
@@ -17,16 +18,18 @@ The package imports `tylo`'s public names only (tests/test_layering.py).
 from importlib import import_module
 
 _TORCH_SIDE = {"custom_op": "library", "wrap": "library", "WrappedKernel": "library",
-               "attention": "attention_forward"}
+               "attention": "attention_forward", "warmup": "warmup"}
 
-__all__ = ["WrappedKernel", "attention", "custom_op", "wrap"]
+__all__ = ["WrappedKernel", "attention", "custom_op", "warmup", "wrap"]
 
 
 def __getattr__(name: str):
     module = _TORCH_SIDE.get(name)
     if module is None:
         raise AttributeError(f"module 'tylo.ops' has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
+    value = import_module(f"{__name__}.{module}")
+    if name != "warmup":  # (the module ops/warmup.py is itself callable as its warmup function)
+        value = getattr(value, name)
     globals()[name] = value
     return value
 

@@ -203,3 +203,52 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
     out, lse = _forward(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q or 0),
                         bool(causal), scale, layout)
     return (out, lse) if return_lse else out
+
+
+#: The memory orders `variants` knows, as "Q" or "Q/KV": what the op reads where it lies.
+LAYOUTS = {"bhsd": ("bhsd", "bhsd"), "bshd": ("bshd", "bshd"), "bshd/bhsd": ("bshd", "bhsd"),
+           "bhsd/bshd": ("bhsd", "bshd"), "varlen": ("varlen", "varlen")}
+
+
+def variants(*, head_dim: int | None = None, num_heads: int | None = None,
+             num_kv_heads: int | None = None, scale: float | None = None,
+             causal=(True, False), layouts=None, **_) -> list:
+    """The kernel variants `attention` launches for a model (`tylo.ops.warmup`): one per
+    causality in `causal` and memory order in `layouts` (default all of `LAYOUTS`: (B, H, S,
+    D) and (B, S, H, D) memory, Q in one and K/V in the other as a model with a KV cache
+    hands them over, and packed sequences), for head dim `head_dim`, `num_heads` query and
+    `num_kv_heads` key/value heads (both compile-time: a tensor-parallel shard passes its own)
+    and the softmax `scale` (default 1 / sqrt(head_dim)). [] without a head dim. Batch and
+    sequence lengths are launch arguments: one variant serves them all, except that the
+    log-sum-exp of a sequence length that is not a multiple of 4 is another variant (its rows
+    4-byte aligned). ArgumentError for a head dim the kernel does not serve, heads that do not
+    divide, or an unknown layout."""
+    from .warmup import Variant
+
+    if head_dim is None:
+        return []
+    if head_dim not in HEAD_DIMS:
+        raise ArgumentError("head_dim", f"{head_dim}: the kernel serves "
+                                        f"{', '.join(map(str, HEAD_DIMS))}")
+    if not num_heads:
+        raise ArgumentError("num_heads", "attention's variants need the number of query heads "
+                                         "(compile-time in the kernel)")
+    kv = num_kv_heads or num_heads
+    if num_heads % kv:
+        raise ArgumentError("num_kv_heads", f"{kv} key/value heads do not divide {num_heads} "
+                                            "query heads")
+    scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
+    found = []
+    for name in (LAYOUTS if layouts is None else layouts):
+        if name not in LAYOUTS:
+            raise ArgumentError("layouts", f"{name!r}: one of {', '.join(LAYOUTS)}")
+        q_order, kv_order = LAYOUTS[name]
+        for c in causal:
+            label = (f"attention D{head_dim} {'causal' if c else 'full'} Hq{num_heads} Hkv{kv} "
+                     f"{name} scale {scale:.6g}")
+
+            def build(arch, emulator, c=bool(c), q_order=q_order, kv_order=kv_order):
+                return kernel.precompile(head_dim, c, num_heads, kv, q_order, kv_order, scale,
+                                         arch, emulator)
+            found.append(Variant("attention", label, build))
+    return found

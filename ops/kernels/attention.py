@@ -157,8 +157,14 @@ def pv_chunks(D: int, BN: int) -> list[tuple[int, WGMMA64]]:
     return chunks
 
 
+#: lse's annotation: rows of float32 with stride 1 (fixed, so that a single query row, decode's
+#: extent-1 axis, launches the variant of any other length; `tylo.ops.attention` allocates
+#: lse rows a multiple of 4 elements apart, so that their alignment is always 16 bytes too).
+LSE = tylo.Tensor(tylo.Float32, 2, stride=(None, 1))
+
+
 @tylo.kernel
-def attention(q_map, k_map, v_map, o_out, lse, seq_q, seq_k, cu_q, cu_k, heads: tylo.constexpr,
+def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, heads: tylo.constexpr,
               kv_heads: tylo.constexpr, cfg: tylo.constexpr, causal: tylo.constexpr,
               packed: tylo.constexpr, kv_packed: tylo.constexpr):
     """One CTA: query rows [BM m, BM m + BM) of (batch, query head) block_idx(1) = b Hq + h
@@ -657,9 +663,10 @@ def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: 
     """Compile the variant a call of `Attention` with these choices launches (head dim D, causal,
     Hq = `heads` and Hkv = `kv_heads`, both compile-time, the layouts, the softmax scale) into
     the disk cache, for `arch` and (`emulator`) for the CPU emulator; no GPU needed. Batch and
-    sequence lengths are launch arguments: one variant serves them all (the lse array's
-    alignment aside: a sequence length that is not a multiple of 4 gives lse rows of 4-byte
-    alignment, another variant). Returns the `CompiledKernel`; ArgumentError as `Attention`."""
+    sequence lengths are launch arguments: one variant serves them all when lse's rows are 16-byte
+    aligned (`tylo.ops.attention` allocates them so; a caller of `Attention` whose lse rows are
+    not, a length not a multiple of 4, launches another variant). Returns the `CompiledKernel`;
+    ArgumentError as `Attention`."""
     import ml_dtypes
     import numpy as np
 

@@ -118,3 +118,34 @@ def test_warmup_then_a_fresh_process_compiles_nothing(tmp_path):
     assert not any(k.endswith(("miss", "stored")) for k in counts), counts  # nothing compiled
     assert result["origin"] == "disk cache"
     assert result["error"] < 1e-2
+
+
+@pytest.mark.parametrize("varlen", [False, True])
+def test_one_variant_serves_every_length(varlen):
+    """The op's compile key (the kernel's parameter specs) is the same for a sequence of 128, of
+    5, 127 (not multiples of 4) and of 1 (decode): the lse rows the op allocates are 16-byte
+    aligned and the kernel's lse annotation fixes the stride of its last axis."""
+    from tylo.frontend.jit.emulate import host_array
+    from tylo.ops import attention_forward as op
+    from tylo.ops.kernels import attention as kernel
+
+    names = list(kernel.attention.signature.parameters)
+    keys = set()
+    for S in (128, 127, 5, 1):
+        q = torch.zeros(1, S, 2, 64, dtype=torch.bfloat16)
+        k = torch.zeros(1, 8 if S == 1 else S, 1, 64, dtype=torch.bfloat16)
+        if varlen:
+            q, k = q[0], k[0]
+            cu_q, cu_k = (torch.tensor([0, x.shape[0]], dtype=torch.int32) for x in (q, k))
+            out, lse, _, _ = op._outputs(q, k, k, cu_q, "bshd")
+            run = kernel.Attention(q, k, k, out, lse, True, emulate=True, layout="varlen",
+                                   cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, max_seqlen_q=S)
+        else:
+            _, lse, order, O = op._outputs(q, k, k, None, "bshd")
+            run = kernel.Attention(q, k, k, O, lse, True, emulate=True, layout=order[0],
+                                   kv_layout=order[1])
+        args = tuple(host_array(n, a) for n, a in zip(names, (*run.maps, *run.args)))
+        specs, _ = kernel.attention._bind(args, {}, describe=True)
+        keys.add(specs)
+        assert lse.shape[-1] == (q.shape[0] if varlen else S)
+    assert len(keys) == 1

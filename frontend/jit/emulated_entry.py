@@ -58,9 +58,13 @@ def _in_big_stack(fn):
     return out["value"]
 
 
-def disk_entry(built: tuple) -> tuple[dict, dict[str, bytes]]:
-    """(meta, blobs) of `built`, `build.ptx_module`'s (module, entry name, device params)."""
-    data = _in_big_stack(lambda: pickle.dumps(built, protocol=pickle.HIGHEST_PROTOCOL))
+def disk_entry(built: tuple) -> tuple[dict, dict[str, bytes]] | None:
+    """(meta, blobs) of `built`, `build.ptx_module`'s (module, entry name, device params), or
+    None when it does not pickle (an attribute holding a function, say: kept in memory only)."""
+    try:
+        data = _in_big_stack(lambda: pickle.dumps(built, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:  # noqa: BLE001 - not storable is not an error of the kernel
+        return None
     return _versions(), {"module": data}
 
 

@@ -20,6 +20,11 @@ as stable tokens) and loads the cubin and launch metadata from there without tra
 traces the function (frontend), runs the pass pipeline, prints PTX, assembles it with ptxas and
 stores the result on disk. A kernel that reads a value without a stable token (an object
 compared by identity) is cached in memory only (``compiled.disk`` says why).
+
+``kernel.emulate`` runs the pipeline's ``ptx``-dialect module, kept under the same key in the
+disk cache's ``emulated/`` folder (`emulated_entry`). ``kernel.precompile(*args, block=,
+arch=, emulator=)`` compiles ahead of time into both (`tylo.ops.warmup`), without a GPU.
+`disk_cache.COUNTS` counts this process's hits, misses and stores.
 """
 
 from __future__ import annotations
@@ -297,8 +302,9 @@ class Kernel:
             if built is not None:
                 return built
         built = build_module().ptx_module(self, specs, values, block, arch)
-        if key is not None:
-            disk_cache.store("emulated", key, *emulated_entry.disk_entry(built))
+        entry = emulated_entry.disk_entry(built) if key is not None else None
+        if entry is not None:
+            disk_cache.store("emulated", key, *entry)
         return built
 
     def precompile(self, *args, block=32, arch: str | None = None, emulator: bool = False,

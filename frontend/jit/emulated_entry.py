@@ -7,9 +7,9 @@ GPU entry, in ``emulated/``), so that a second process emulates without tracing 
 pass; the warm-up (`tylo.ops.warmup(..., emulator=True)`) fills it ahead of time.
 
 A module is a linked structure (each op points at the next), which pickle walks recursively:
-both directions run in a thread with a large stack. An entry records the xDSL and Python
-versions it was written with; another version's entry is a miss (rebuilt and replaced), never
-unpickled. Like a cubin of the GPU entries, an entry is code that Tylo runs: the cache folder
+both directions run in a thread with a large stack. An entry's key holds the xDSL and
+Python versions it was written with (`entry_key`): another version's entry is never looked up
+(a miss: rebuilt under its own key), never unpickled. Like a cubin of the GPU entries, an entry is code that Tylo runs: the cache folder
 must be writable by its user only (the default, under the user's cache folder).
 """
 
@@ -29,6 +29,14 @@ def _versions() -> dict:
 
     return {"format": FORMAT, "xdsl": str(getattr(xdsl, "__version__", "?")),
             "python": list(sys.version_info[:2])}
+
+
+def entry_key(key: str) -> str:
+    """The disk key of the emulated entry of a kernel whose disk key is `key`."""
+    from .disk_cache import digest
+
+    versions = _versions()
+    return digest([key, versions["format"], versions["xdsl"], *versions["python"]])
 
 
 def _in_big_stack(fn):
@@ -69,10 +77,8 @@ def disk_entry(built: tuple) -> tuple[dict, dict[str, bytes]] | None:
 
 
 def load(meta: dict, blobs: dict[str, bytes]) -> tuple | None:
-    """The (module, entry name, device params) of an entry, or None when it was written by
-    another format, xDSL or Python (or does not unpickle)."""
-    if {k: meta.get(k) for k in ("format", "xdsl", "python")} != _versions():
-        return None
+    """The (module, entry name, device params) of an entry, or None when it does not unpickle
+    (then it is rebuilt and replaced)."""
     try:
         built = _in_big_stack(lambda: pickle.loads(blobs["module"]))
     except Exception:  # noqa: BLE001 - an entry that does not load is a miss

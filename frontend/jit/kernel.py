@@ -296,6 +296,7 @@ class Kernel:
         from . import emulated_entry
 
         key, _ = self._disk_key(specs, block, arch)
+        key = emulated_entry.entry_key(key) if key is not None else None
         if key is not None and knobs.compile.dump_ir is None:
             entry = disk_cache.load("emulated", key)
             built = emulated_entry.load(*entry) if entry is not None else None

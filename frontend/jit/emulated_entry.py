@@ -1,16 +1,17 @@
 """The disk-cache form of a kernel built for the CPU emulator (``kind = "emulated"``).
 
 `kernel.emulate[grid, block](...)` runs the ``ptx``-dialect module the pass pipeline makes
-(`build.ptx_module`: trace and passes, no ptxas). The module is stored as a pickle of (module,
-entry name, device params) under the kernel's disk key (`Kernel._disk_key`: the same key as its
-GPU entry, in ``emulated/``), so that a second process emulates without tracing or running a
-pass; the warm-up (`tylo.ops.warmup(..., emulator=True)`) fills it ahead of time.
+(`build.ptx_module`: trace and passes, no ptxas). The module is stored, in ``emulated/``, as a
+pickle of (module, entry name, device params) under a key made of the kernel's disk key
+(`Kernel._disk_key`, that of its GPU entry) and the xDSL and Python versions (`entry_key`:
+another version's entry is never looked up, never unpickled), so that a second process
+emulates without tracing or running a pass; the warm-up (`tylo.ops.warmup(...,
+emulator=True)`) fills it ahead of time.
 
 A module is a linked structure (each op points at the next), which pickle walks recursively:
-both directions run in a thread with a large stack. An entry's key holds the xDSL and
-Python versions it was written with (`entry_key`): another version's entry is never looked up
-(a miss: rebuilt under its own key), never unpickled. Like a cubin of the GPU entries, an entry is code that Tylo runs: the cache folder
-must be writable by its user only (the default, under the user's cache folder).
+both directions run in a thread with a large stack. Like a cubin of the GPU entries, an entry
+is code that Tylo runs: the cache folder must be writable by its user only (the default,
+under the user's cache folder).
 """
 
 from __future__ import annotations

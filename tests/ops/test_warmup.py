@@ -149,3 +149,41 @@ def test_one_variant_serves_every_length(varlen):
         keys.add(specs)
         assert lse.shape[-1] == (q.shape[0] if varlen else S)
     assert len(keys) == 1
+
+
+FIRST_GPU_CALL = """
+import json, torch, tylo.ops
+from tylo.frontend.jit import disk_cache
+q = torch.randn(2, 300, 4, 128, dtype=torch.bfloat16, device="cuda")    # (B, S, Hq, D)
+k, v = (torch.randn(2, 300, 2, 128, dtype=torch.bfloat16, device="cuda") for _ in range(2))
+out, lse = tylo.ops.attention(q, k, v, causal=True, return_lse=True)
+torch.cuda.synchronize()
+ref = torch.nn.functional.scaled_dot_product_attention(
+    q.transpose(1, 2).float(), k.transpose(1, 2).float(), v.transpose(1, 2).float(),
+    is_causal=True, enable_gqa=True).transpose(1, 2)
+error = float((out.float() - ref).norm() / ref.norm())
+print(json.dumps({"counts": dict(disk_cache.COUNTS), "error": error,
+                  "nan": bool(out.isnan().any() or lse.isnan().any())}))
+"""
+
+
+@pytest.mark.gpu
+def test_warmup_then_a_fresh_gpu_process_compiles_nothing(tmp_path):
+    """On an H100: the warm-up (sm_90a, no GPU needed) of Hq 4 Hkv 2 D 128 causal (B, S, H, D),
+    then a fresh process's first op call on CUDA tensors loads the kernel from disk (S 300: not
+    a multiple of the tiles) and matches float32 SDPA."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TYLO_NO_CACHE", "TYLO_PTX_RECORD")}
+    env["TYLO_CACHE_DIR"] = str(tmp_path / "cache")
+    warm = subprocess.run(
+        [sys.executable, "-m", "tylo.ops.warmup", "--head-dim", "128", "--num-heads", "4",
+         "--num-kv-heads", "2", "--causal", "yes", "--layouts", "bshd"],
+        env=env, capture_output=True, text=True, timeout=600)
+    assert warm.returncode == 0, warm.stderr
+    script = tmp_path / "first_gpu_call.py"
+    script.write_text(textwrap.dedent(FIRST_GPU_CALL))
+    first = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                           text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    result = json.loads(first.stdout.strip().splitlines()[-1])
+    assert result["counts"] == {"kernels hit": 1}, result
+    assert not result["nan"] and result["error"] < 1e-2

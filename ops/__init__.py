@@ -13,8 +13,9 @@
   kernels a ``torch.library`` custom op with a fake implementation (``torch.compile``,
   ``opcheck``, CUDA graphs; `register_autograd` for a backward), and
   `wrap(kernel)[grid, block](...)` launches a kernel on its tensors' device: CUDA tensors on
-  torch's current stream, CPU tensors on the CPU emulator (`ops.library`). docs/torch.md is the
-  guide.
+  torch's current stream, CPU tensors on the CPU emulator (`ops.library`); `warmup(config)`
+  (also ``python -m tylo.ops.warmup``) compiles the kernel variants a model needs into the disk
+  cache ahead of time, without a GPU (`ops.warmup`). docs/torch.md is the guide.
 
 The package imports `tylo`'s public names only (tests/test_layering.py).
 """
@@ -23,17 +24,19 @@ from importlib import import_module
 
 _TORCH_SIDE = {"custom_op": "library", "wrap": "library", "WrappedKernel": "library",
                "attention": "attention_forward", "matmul": "matmul_op", "gate_up": "gate_up_op",
-               "scaled_matmul": "scaled_matmul_op"}
+               "scaled_matmul": "scaled_matmul_op", "warmup": "warmup"}
 
 __all__ = ["WrappedKernel", "attention", "custom_op", "gate_up", "matmul", "scaled_matmul",
-           "wrap"]
+           "warmup", "wrap"]
 
 
 def __getattr__(name: str):
     module = _TORCH_SIDE.get(name)
     if module is None:
         raise AttributeError(f"module 'tylo.ops' has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
+    value = import_module(f"{__name__}.{module}")
+    if name != "warmup":  # (the module ops/warmup.py is itself callable as its warmup function)
+        value = getattr(value, name)
     globals()[name] = value
     return value
 

@@ -12,7 +12,9 @@ multi-query attention read each K/V head in place). D is 64, 128 or 256. `scale`
 1 / sqrt(D). `causal` follows FlashAttention: with Sq != Sk the diagonal is aligned to the
 bottom right (query i sees key j <= i + Sk - Sq); a query that sees no key gets 0 (lse -inf).
 Returns out in q's layout (bfloat16) and, with `return_lse`, the float32 log-sum-exp (natural
-log): (B, Hq, Sq), or (Hq, rows_q) for packed sequences (FlashAttention's shapes).
+log): (B, Hq, Sq), or (Hq, rows_q) for packed sequences (FlashAttention's shapes), a view
+whose rows lie a multiple of 4 elements apart (not contiguous when Sq or rows_q is not a
+multiple of 4: one compiled variant serves every length).
 
 Strides: the inputs are read where they lie when their rows are D-contiguous in either memory
 order, (B, S, H, D) or (B, H, S, D), whichever the logical layout: a (B, H, S, D) tensor that is
@@ -130,17 +132,25 @@ def _check(q, k, v, cu_q, cu_k, max_q: int, layout: str) -> None:
         raise ArgumentError("k", f"batch {k.shape[0]}, q's {q.shape[0]}")
 
 
+def _lse(q, *shape: int):
+    """A float32 log-sum-exp of `shape` whose rows lie a multiple of 4 elements apart (a view
+    of rows padded to 4 or more): every sequence length, 1 (decode) included, then launches one
+    compiled variant of the kernel (16-byte aligned rows of runtime stride)."""
+    rows = max(-(-shape[-1] // 4) * 4, 4)
+    return q.new_empty((*shape[:-1], rows), dtype=torch.float32)[..., :shape[-1]]
+
+
 def _outputs(q, k, v, cu_q, layout: str):
     """(out in q's layout, lse, the kernel paths (Q's, K's and V's), O as the kernel writes
     it): allocated the same way by the op and its fake implementation."""
     if cu_q is not None:
         return (torch.empty_like(q, memory_format=torch.contiguous_format),
-                q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float32), "varlen", None)
+                _lse(q, q.shape[1], q.shape[0]), "varlen", None)
     order, kv_order = _memory_orders(q, k, v, layout)
     B, S, H, D = q.shape if layout == "bshd" else (q.shape[0], q.shape[2], q.shape[1], q.shape[3])
     O = q.new_empty((B, S, H, D) if order == "bshd" else (B, H, S, D))
     out = O if order == layout else O.transpose(1, 2)
-    return out, q.new_empty((B, H, S), dtype=torch.float32), (order, kv_order), O
+    return out, _lse(q, B, H, S), (order, kv_order), O
 
 
 def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layout):
@@ -203,3 +213,51 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
     out, lse = _forward(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q or 0),
                         bool(causal), scale, layout)
     return (out, lse) if return_lse else out
+
+
+#: The memory orders `variants` knows, as "Q" or "Q/KV": what the op reads where it lies.
+LAYOUTS = {"bhsd": ("bhsd", "bhsd"), "bshd": ("bshd", "bshd"), "bshd/bhsd": ("bshd", "bhsd"),
+           "bhsd/bshd": ("bhsd", "bshd"), "varlen": ("varlen", "varlen")}
+
+
+def variants(*, head_dim: int | None = None, num_heads: int | None = None,
+             num_kv_heads: int | None = None, scale: float | None = None,
+             causal=(True, False), layouts=None, **_) -> list:
+    """The kernel variants `attention` launches for a model (`tylo.ops.warmup`): one per
+    causality in `causal` and memory order in `layouts` (default all of `LAYOUTS`: (B, H, S,
+    D) and (B, S, H, D) memory, Q in one and K/V in the other as a model with a KV cache
+    hands them over, and packed sequences), for head dim `head_dim`, `num_heads` query and
+    `num_kv_heads` key/value heads (both compile-time: a tensor-parallel shard passes its own)
+    and the softmax `scale` (default 1 / sqrt(head_dim)). [] without a head dim. Batch and
+    sequence lengths (decode's single query row included) are launch arguments: one variant
+    serves them all. ArgumentError for a head dim the kernel does not serve, heads that do not
+    divide, or an unknown layout."""
+    from .warmup import Variant
+
+    if head_dim is None:
+        return []
+    if head_dim not in HEAD_DIMS:
+        raise ArgumentError("head_dim", f"{head_dim}: the kernel serves "
+                                        f"{', '.join(map(str, HEAD_DIMS))}")
+    if not num_heads:
+        raise ArgumentError("num_heads", "attention's variants need the number of query heads "
+                                         "(compile-time in the kernel)")
+    kv = num_kv_heads or num_heads
+    if num_heads % kv:
+        raise ArgumentError("num_kv_heads", f"{kv} key/value heads do not divide {num_heads} "
+                                            "query heads")
+    scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
+    found = []
+    for name in (LAYOUTS if layouts is None else layouts):
+        if name not in LAYOUTS:
+            raise ArgumentError("layouts", f"{name!r}: one of {', '.join(LAYOUTS)}")
+        q_order, kv_order = LAYOUTS[name]
+        for c in causal:
+            label = (f"attention D{head_dim} {'causal' if c else 'full'} Hq{num_heads} Hkv{kv} "
+                     f"{name} scale {scale:.6g}")
+
+            def build(arch, emulator, c=bool(c), q_order=q_order, kv_order=kv_order):
+                return kernel.precompile(head_dim, c, num_heads, kv, q_order, kv_order, scale,
+                                         arch, emulator)
+            found.append(Variant("attention", label, build))
+    return found

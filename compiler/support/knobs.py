@@ -26,8 +26,9 @@ Knob / variable             Meaning
 TYLO_DUMP_IR                PTX, to stderr (``"stderr"``). A directory path: write one file per
                             stage there instead (the PTX as ``.ptx``). In code: True, False,
                             None, ``"stderr"`` or a path.
-``compile.verify_passes``   ``1``: verify the IR after every pass of a compile (default: after
-TYLO_VERIFY_PASSES          the frontend and the last pass only; the test suite sets it).
+``compile.verify_passes``   ``1``: verify the IR after the frontend and after every pass of a
+TYLO_VERIFY_PASSES          compile (default: not verified, a tenth of a large kernel's compile
+                            time; the test suite sets it).
 ``compile.arch``            Target architecture when no GPU is visible (default ``sm_90a``).
 TYLO_ARCH
 ``compile.opt_traceback``   ``1``: ``tylo-opt`` shows Python tracebacks instead of one-line

@@ -68,10 +68,15 @@ def dtype_of(t: Attribute) -> DType:
     if isinstance(t, IntegerType):
         width = t.width.data
         return dtypes.Bool if width == 1 else dtypes.ALL[f"Int{width}"]
-    for name in ("Float8E4M3", "Float8E5M2", "Float16", "BFloat16", "Float32", "Float64"):
-        if isinstance(t, type(_BUILTIN[name]())):
+    for kind, name in _FLOATS:
+        if isinstance(t, kind):
             return dtypes.ALL[name]
     raise TyloError(f"{t} is not an element type of Tylo")
+
+
+#: (builtin float type class, DType name), in the order `dtype_of` tries them.
+_FLOATS = tuple((type(_BUILTIN[name]()), name) for name in
+                ("Float8E4M3", "Float8E5M2", "Float16", "BFloat16", "Float32", "Float64"))
 
 
 # ---------------------------------------------------------------------------------------------

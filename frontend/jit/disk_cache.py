@@ -18,6 +18,7 @@ as ``.<name>.*.tmp``; they are never read.
 
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
 import json
@@ -29,6 +30,11 @@ from ...runtime.tools import write_atomic
 
 MAGIC = b"TYLO-CACHE 1\n"
 _SHA = 32
+
+#: What this process's disk cache did, by ``"<kind> hit"``, ``"<kind> miss"`` and ``"<kind>
+#: stored"`` (kind: ``kernels``, ``emulated``, ``autotune``): a miss is a lookup that found no
+#: valid entry (the kernel is then compiled); nothing is counted while the cache is off.
+COUNTS: collections.Counter = collections.Counter()
 
 
 @functools.lru_cache(maxsize=1)
@@ -107,6 +113,7 @@ def store(kind: str, key: str, meta: dict, blobs: dict[str, bytes]) -> Path | No
         write_atomic(path, encode({**meta, "key": key}, blobs))
     except OSError:  # a read-only or full cache folder: the kernel still works, uncached
         return None
+    COUNTS[f"{kind} stored"] += 1
     return path
 
 
@@ -120,10 +127,13 @@ def load(kind: str, key: str) -> tuple[dict, dict[str, bytes]] | None:
             data = f.read()
             inode = os.fstat(f.fileno()).st_ino
     except OSError:
+        COUNTS[f"{kind} miss"] += 1
         return None
     entry = decode(data)
     if entry is not None and entry[0].get("key") == key:
+        COUNTS[f"{kind} hit"] += 1
         return entry
+    COUNTS[f"{kind} miss"] += 1
     _remove(path, inode)
     return None
 

@@ -2,8 +2,8 @@
 
 The arguments go through the launch rules of `Kernel._bind` (the compile-time description of
 host arrays: dtype, rank, strides, the annotation), the kernel is traced and lowered to the
-``ptx`` dialect exactly as for the GPU (no ptxas), and the emulator runs that IR thread by
-thread. Array arguments are numpy arrays or torch CPU tensors; each is copied into the
+``ptx`` dialect exactly as for the GPU (no ptxas; the module is kept in memory and in the disk
+cache, `emulated_entry`), and the emulator runs that IR thread by thread. Array arguments are numpy arrays or torch CPU tensors; each is copied into the
 emulator's global memory (the span its strides cover; arrays that share bytes into one
 allocation) and copied back after the run, so the kernel's stores land in the caller's arrays
 as on the GPU. A ``tylo.prepare_tma`` binding of a host array places its array the same way

@@ -20,6 +20,11 @@ as stable tokens) and loads the cubin and launch metadata from there without tra
 traces the function (frontend), runs the pass pipeline, prints PTX, assembles it with ptxas and
 stores the result on disk. A kernel that reads a value without a stable token (an object
 compared by identity) is cached in memory only (``compiled.disk`` says why).
+
+``kernel.emulate`` runs the pipeline's ``ptx``-dialect module, kept under the same key in the
+disk cache's ``emulated/`` folder (`emulated_entry`). ``kernel.precompile(*args, block=,
+arch=, emulator=)`` compiles ahead of time into both (`tylo.ops.warmup`), without a GPU.
+`disk_cache.COUNTS` counts this process's hits, misses and stores.
 """
 
 from __future__ import annotations
@@ -279,12 +284,44 @@ class Kernel:
         return EmulateIndexer(self)
 
     def _emulation_module(self, specs, values, block, arch):
-        """(ptx-dialect module, entry name, device params) for these arguments, cached."""
+        """(ptx-dialect module, entry name, device params) for these arguments, cached in
+        memory and on disk (`emulated_entry`)."""
         key = self._key(specs, block, arch)
         hit = self._emulated.get(key)
         if hit is None:
-            hit = self._emulated[key] = build_module().ptx_module(self, specs, values, block, arch)
+            hit = self._emulated[key] = self._load_or_build_emulated(specs, values, block, arch)
         return hit
+
+    def _load_or_build_emulated(self, specs, values, block, arch) -> tuple:
+        from . import emulated_entry
+
+        key, _ = self._disk_key(specs, block, arch)
+        key = emulated_entry.entry_key(key) if key is not None else None
+        if key is not None and knobs.compile.dump_ir is None:
+            entry = disk_cache.load("emulated", key)
+            built = emulated_entry.load(*entry) if entry is not None else None
+            if built is not None:
+                return built
+        built = build_module().ptx_module(self, specs, values, block, arch)
+        entry = emulated_entry.disk_entry(built) if key is not None else None
+        if entry is not None:
+            disk_cache.store("emulated", key, *entry)
+        return built
+
+    def precompile(self, *args, block=32, arch: str | None = None, emulator: bool = False,
+                   **kwargs) -> CompiledKernel:
+        """`compile` (the kernel for `arch` into the disk cache, ahead of its first launch) and,
+        with `emulator`, the module `kernel.emulate` runs for these arguments too (host
+        arrays or ``tylo.Tensor`` descriptions, as for `compile`). Works without a GPU."""
+        compiled = self.compile(*args, block=block, arch=arch, **kwargs)
+        if emulator:
+            try:
+                specs, values = self._bind(args, kwargs, describe=True)
+                self._emulation_module(specs, values, launch_dims("block", block),
+                                       compiled.arch)
+            except TyloError as e:
+                raise e.with_traceback(None) from None
+        return compiled
 
     def compile(self, *args, block=32, arch: str | None = None, **kwargs) -> CompiledKernel:
         """Compile for these arguments without launching; works without a GPU.

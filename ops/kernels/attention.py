@@ -63,6 +63,7 @@ three consumers' registers hold it).
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass, replace
 
 import tylo
@@ -156,8 +157,14 @@ def pv_chunks(D: int, BN: int) -> list[tuple[int, WGMMA64]]:
     return chunks
 
 
+#: lse's annotation: rows of float32 with stride 1 (fixed, so that a single query row, decode's
+#: extent-1 axis, launches the variant of any other length; `tylo.ops.attention` allocates
+#: lse rows a multiple of 4 elements apart, so that their alignment is always 16 bytes too).
+LSE = tylo.Tensor(tylo.Float32, 2, stride=(None, 1))
+
+
 @tylo.kernel
-def attention(q_map, k_map, v_map, o_out, lse, seq_q, seq_k, cu_q, cu_k, heads: tylo.constexpr,
+def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, heads: tylo.constexpr,
               kv_heads: tylo.constexpr, cfg: tylo.constexpr, causal: tylo.constexpr,
               packed: tylo.constexpr, kv_packed: tylo.constexpr):
     """One CTA: query rows [BM m, BM m + BM) of (batch, query head) block_idx(1) = b Hq + h
@@ -568,6 +575,13 @@ def bindings(Q, K, V, O, seq_q: int, seq_k: int, cfg: Config, layout: str = "bhs
     return maps + (_view(O, (O.shape[0], O.shape[1] * D)),)
 
 
+def _same_in_float32(a: float, b: float) -> bool:
+    """Whether two scales round to one float32 (the softmax's precision): transformers' head_dim
+    ** -0.5 and 1 / sqrt(head_dim) differ in their last float64 bit, and must not be two
+    variants of the kernel."""
+    return struct.pack("<f", a) == struct.pack("<f", b)
+
+
 class Attention:
     """O, lse = attention(Q, K, V) for one set of arrays: the bindings, made once, and the
     launch. `emulate=True` runs on the CPU emulator (numpy arrays). Layouts (`bindings`):
@@ -578,7 +592,8 @@ class Attention:
     cu_seqlens_k (int32, B + 1 row offsets) and max_seqlen_q (the grid's extent);
     `kv_layout` ("bhsd" or "bshd", default `layout`): K's and V's, when they lie otherwise than Q.
     Hq must be a multiple of Hkv (grouped-query attention; Hkv = 1: multi-query). `scale`: the
-    softmax's scale (default 1 / sqrt(D); another value compiles another variant)."""
+    softmax's scale (default 1 / sqrt(D); another value, unless equal to it in float32, compiles
+    another variant)."""
 
     def __init__(self, Q, K, V, O, lse, causal: bool, seq: int | None = None,
                  cfg: Config | None = None, emulate: bool = False, layout: str = "bhsd",
@@ -590,7 +605,7 @@ class Attention:
             raise tylo.ArgumentError("kv_layout", f"{kv_layout!r} beside {layout!r}: packed "
                                                   "sequences take packed K and V")
         self.cfg = cfg or config(D, causal, layout != "bhsd" or kv_layout != "bhsd")
-        if scale is not None and scale != self.cfg.softmax_scale:
+        if scale is not None and not _same_in_float32(scale, self.cfg.softmax_scale):
             self.cfg = replace(self.cfg, scale=float(scale))
         self.causal = bool(causal)
         if layout in ("bhsd", "bshd"):
@@ -635,6 +650,44 @@ def compile_for_sm90a(D: int = 128, causal: bool = False, cfg: Config | None = N
     c = cfg or config(D, causal)
     return attention.compile(*host_bindings(c), 256, 256, None, None, 1, 1, c, causal, False, False,
                              block=128 * (c.W + 1), arch="sm_90a")
+
+
+#: The memory orders of (Q, K and V) a call takes (`Attention`'s layout and kv_layout).
+LAYOUTS = (("bhsd", "bhsd"), ("bshd", "bshd"), ("bshd", "bhsd"), ("bhsd", "bshd"),
+           ("varlen", "varlen"))
+
+
+def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: str = "bhsd",
+               kv_layout: str | None = None, scale: float | None = None, arch: str = "sm_90a",
+               emulator: bool = False):
+    """Compile the variant a call of `Attention` with these choices launches (head dim D, causal,
+    Hq = `heads` and Hkv = `kv_heads`, both compile-time, the layouts, the softmax scale) into
+    the disk cache, for `arch` and (`emulator`) for the CPU emulator; no GPU needed. Batch and
+    sequence lengths are launch arguments: one variant serves them all when lse's rows are 16-byte
+    aligned (`tylo.ops.attention` allocates them so; a caller of `Attention` whose lse rows are
+    not, a length not a multiple of 4, launches another variant). Returns the `CompiledKernel`;
+    ArgumentError as `Attention`."""
+    import ml_dtypes
+    import numpy as np
+
+    S, bf = 128, ml_dtypes.bfloat16
+    kv_layout = kv_layout or layout
+
+    def array(order, h):
+        shape = {"bhsd": (1, h, S, D), "bshd": (1, S, h, D), "varlen": (S, h, D)}[order]
+        return np.zeros(shape, bf)
+
+    Q, O = array(layout, heads), array(layout, heads)
+    K, V = array(kv_layout, kv_heads), array(kv_layout, kv_heads)
+    packed = {}
+    if layout == "varlen":
+        cu = np.array([0, S // 2, S], np.int32)
+        packed = dict(cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=S // 2)
+    lse = np.zeros((heads, S) if layout == "varlen" else (1, heads, S), np.float32)
+    run = Attention(Q, K, V, O, lse, causal, emulate=True, layout=layout, kv_layout=kv_layout,
+                    scale=scale, **packed)
+    return attention.precompile(*run.maps, *run.args, block=run.block, arch=arch,
+                                emulator=emulator)
 
 
 def reference(Q, K, V, causal: bool, seq: int | None = None):

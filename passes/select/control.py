@@ -34,7 +34,8 @@ def _copies(sel: KernelSelection, dest: Block, operands) -> list[Operation]:
     # around a loop in place); the rest are one parallel copy
     pairs = [(s, t) for s, t in zip((sel.get(v) for v in operands), targets) if s.type != t]
     moves: list[Operation] = []
-    if any(s.type in {t for _, t in pairs} for s, _ in pairs):
+    written = {t for _, t in pairs}
+    if any(s.type in written for s, _ in pairs):
         moves = [P.MovOp(s.type.reg_class.data, s, sel.new(s.type.reg_class.data)) for s, _ in pairs]
         pairs = [(m.results[0], t) for m, (_, t) in zip(moves, pairs)]
     return moves + [P.MovOp(t.reg_class.data, s, t) for s, t in pairs]

@@ -1,7 +1,7 @@
 """The catalogue's entries for Tylo's torch ops (`tylo.ops`): what `tylo.ops.attention`,
-`tylo.ops.matmul`, `tylo.ops.gate_up` and `tylo.ops.scaled_matmul` refuse before anything runs,
-each naming the argument and the rule (host-side errors raised by the call: ``located=False``).
-CPU tensors stand in for CUDA ones (the checks are the same)."""
+`tylo.ops.matmul`, `tylo.ops.gate_up`, `tylo.ops.scaled_matmul` and `tylo.ops.warmup` refuse
+before anything runs or compiles, each naming the argument and the rule (host-side errors raised
+by the call: ``located=False``). CPU tensors stand in for CUDA ones (the checks are the same)."""
 
 from __future__ import annotations
 
@@ -197,4 +197,27 @@ tylo.ops.scaled_matmul(a, w.t(), sa, sb, out_dtype=torch.float32)  # <-
 out = tylo.ops.scaled_matmul(a, w.t(), sa.requires_grad_(), sb)
 out.float().sum().backward()  # <-
 """, "UnsupportedError", "has no backward: FP8 training recipes differ"),
+    Mistake("warmup-head-dim", O, "a warm-up for a head dim the attention kernel does not serve",
+            """
+import torch  # (the ops' modules are torch's side of Tylo)
+import tylo.ops
+tylo.ops.warmup(head_dim=96, num_heads=8)  # <-
+""", "ArgumentError", "96: the kernel serves 64, 128, 256", located=False),
+    Mistake("warmup-heads-do-not-group", O, "a warm-up for 3 key/value heads beside 8 query heads",
+            """
+import torch  # (the ops' modules are torch's side of Tylo)
+import tylo.ops
+tylo.ops.warmup(head_dim=128, num_heads=8, num_kv_heads=3)  # <-
+""", "ArgumentError", "3 key/value heads do not divide 8 query heads", located=False),
+    Mistake("warmup-unknown-op", O, "a warm-up of an op that declares no variants", """
+import torch
+import tylo.ops
+tylo.ops.warmup(head_dim=128, num_heads=8, ops=["softmax"])  # <-
+""", "ArgumentError", "'softmax' is not an op with variants", located=False),
+    Mistake("warmup-cache-off", O, "a warm-up with the disk cache off (it would keep nothing)", """
+import torch
+import tylo.ops
+tylo.knobs.cache.off = True
+tylo.ops.warmup(head_dim=128, num_heads=8)  # <-
+""", "ArgumentError", "the disk cache is off", located=False),
 ]

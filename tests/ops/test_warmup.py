@@ -1,0 +1,189 @@
+"""`tylo.ops.warmup` (ops/warmup.py): the variants a model's description asks for, and a warm-up
+in one process after which another process's first attention call compiles nothing (the disk
+cache's own accounting, `disk_cache.COUNTS`, not timing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tylo  # noqa: E402
+from tylo.ops import warmup as ops_warmup  # noqa: E402
+
+LLAMA_8B = {"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+            "intermediate_size": 14336, "head_dim": 128}
+
+
+def test_a_config_gives_the_attention_variants():
+    found = ops_warmup.model_variants(LLAMA_8B)
+    names = [v.name for v in found]
+    assert len(names) == 10 == len(set(names))  # 5 memory orders x causal or not
+    assert all(n.startswith("attention D128 ") and " Hq32 Hkv8 " in n for n in names)
+    assert {n.split()[5] for n in names} == {"bhsd", "bshd", "bshd/bhsd", "bhsd/bshd",
+                                             "varlen"}
+
+
+def test_model_options_read_a_config_object_and_options_win():
+    class Config:  # any object with transformers' field names
+        hidden_size, num_attention_heads, num_key_value_heads = 2048, 16, None
+        query_pre_attn_scalar = 144
+
+    options = ops_warmup.model_options(Config(), num_kv_heads=4)
+    assert options["head_dim"] == 128 and options["num_heads"] == 16
+    assert options["num_kv_heads"] == 4 and options["scale"] == 144 ** -0.5
+
+
+def test_narrowing_and_no_attention_without_a_head_dim():
+    found = ops_warmup.model_variants(head_dim=64, num_heads=4, causal=(True,),
+                                      layouts=("varlen",))
+    assert [v.name for v in found] == ["attention D64 causal Hq4 Hkv4 varlen scale 0.125"]
+    assert ops_warmup.model_variants(hidden_size=1024) == []
+
+
+@pytest.mark.parametrize("options, argument", [
+    (dict(head_dim=96, num_heads=8), "head_dim"),
+    (dict(head_dim=128, num_heads=8, num_kv_heads=3), "num_kv_heads"),
+    (dict(head_dim=128), "num_heads"),
+    (dict(head_dim=128, num_heads=8, layouts=("sbhd",)), "layouts"),
+    (dict(head_dim=128, num_heads=8, ops=["softmax"]), "ops"),
+])
+def test_refusals_name_the_option(options, argument):
+    with pytest.raises(tylo.ArgumentError) as info:
+        ops_warmup.model_variants(**options)
+    assert info.value.argument == argument
+
+
+def test_the_disk_cache_must_be_on():  # (the suite runs with TYLO_NO_CACHE=1)
+    with pytest.raises(tylo.ArgumentError, match="the disk cache is off"):
+        tylo.ops.warmup(head_dim=64, num_heads=2)
+
+
+def test_transformers_scale_is_the_default_variant():
+    """head_dim ** -0.5 (what transformers passes) and 1 / sqrt(head_dim) differ in their last
+    bit at D 128; they are one variant (the kernel computes in float32)."""
+    import numpy as np
+
+    from tylo.ops.kernels import attention as kernel
+
+    x = np.zeros((1, 2, 64, 128), dtype=kernel.BFloat16.numpy)
+    lse = np.zeros((1, 2, 64), np.float32)
+    default = kernel.Attention(x, x, x, x, lse, True, emulate=True)
+    hf = kernel.Attention(x, x, x, x, lse, True, emulate=True, scale=128 ** -0.5)
+    other = kernel.Attention(x, x, x, x, lse, True, emulate=True, scale=0.1)
+    assert 128 ** -0.5 != 1 / np.sqrt(128)
+    assert hf.cfg == default.cfg and other.cfg != default.cfg
+
+
+FIRST_CALL = """
+import json, torch, tylo.ops
+from tylo.frontend.jit import disk_cache
+from tylo.ops.kernels import attention as kernel
+torch.manual_seed(0)
+q = torch.randn(1, 40, 2, 64, dtype=torch.bfloat16)   # (B, S, Hq, D): the "bshd" path
+k, v = (torch.randn(1, 40, 1, 64, dtype=torch.bfloat16) for _ in range(2))
+out = tylo.ops.attention(q, k, v, causal=True)          # CPU tensors: the emulator
+ref = torch.nn.functional.scaled_dot_product_attention(
+    q.transpose(1, 2).float(), k.transpose(1, 2).float(), v.transpose(1, 2).float(),
+    is_causal=True, enable_gqa=True).transpose(1, 2)
+error = float((out.float() - ref).norm() / ref.norm())
+gpu = kernel.precompile(64, True, 2, 1, "bshd", "bshd")  # what a GPU's first launch looks up
+print(json.dumps({"counts": dict(disk_cache.COUNTS), "error": error, "origin": gpu.origin}))
+"""
+
+
+def test_warmup_then_a_fresh_process_compiles_nothing(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("TYLO_NO_CACHE", "TYLO_PTX_RECORD")}
+    env["TYLO_CACHE_DIR"] = str(tmp_path / "cache")
+    warm = subprocess.run(
+        [sys.executable, "-m", "tylo.ops.warmup", "--head-dim", "64", "--num-heads", "2",
+         "--num-kv-heads", "1", "--causal", "yes", "--layouts", "bshd", "--emulator"],
+        env=env, capture_output=True, text=True, timeout=600)
+    assert warm.returncode == 0, warm.stderr
+    assert "attention D64 causal Hq2 Hkv1 bshd" in warm.stdout
+    script = tmp_path / "first_call.py"
+    script.write_text(textwrap.dedent(FIRST_CALL))
+    first = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                           text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    result = json.loads(first.stdout.strip().splitlines()[-1])
+    counts = result["counts"]
+    assert counts.get("emulated hit") == 1 and counts.get("kernels hit") == 1, counts
+    assert not any(k.endswith(("miss", "stored")) for k in counts), counts  # nothing compiled
+    assert result["origin"] == "disk cache"
+    assert result["error"] < 1e-2
+
+
+@pytest.mark.parametrize("varlen", [False, True])
+def test_one_variant_serves_every_length(varlen):
+    """The op's compile key (the kernel's parameter specs) is the same for a sequence of 128, of
+    5, 127 (not multiples of 4) and of 1 (decode): the lse rows the op allocates are 16-byte
+    aligned and the kernel's lse annotation fixes the stride of its last axis."""
+    from tylo.frontend.jit.emulate import host_array
+    from tylo.ops import attention_forward as op
+    from tylo.ops.kernels import attention as kernel
+
+    names = list(kernel.attention.signature.parameters)
+    keys = set()
+    for S in (128, 127, 5, 1):
+        q = torch.zeros(1, S, 2, 64, dtype=torch.bfloat16)
+        k = torch.zeros(1, 8 if S == 1 else S, 1, 64, dtype=torch.bfloat16)
+        if varlen:
+            q, k = q[0], k[0]
+            cu_q, cu_k = (torch.tensor([0, x.shape[0]], dtype=torch.int32) for x in (q, k))
+            out, lse, _, _ = op._outputs(q, k, k, cu_q, "bshd")
+            run = kernel.Attention(q, k, k, out, lse, True, emulate=True, layout="varlen",
+                                   cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, max_seqlen_q=S)
+        else:
+            _, lse, order, O = op._outputs(q, k, k, None, "bshd")
+            run = kernel.Attention(q, k, k, O, lse, True, emulate=True, layout=order[0],
+                                   kv_layout=order[1])
+        args = tuple(host_array(n, a) for n, a in zip(names, (*run.maps, *run.args)))
+        specs, _ = kernel.attention._bind(args, {}, describe=True)
+        keys.add(specs)
+        assert lse.shape[-1] == (q.shape[0] if varlen else S)
+    assert len(keys) == 1
+
+
+FIRST_GPU_CALL = """
+import json, torch, tylo.ops
+from tylo.frontend.jit import disk_cache
+q = torch.randn(2, 300, 4, 128, dtype=torch.bfloat16, device="cuda")    # (B, S, Hq, D)
+k, v = (torch.randn(2, 300, 2, 128, dtype=torch.bfloat16, device="cuda") for _ in range(2))
+out, lse = tylo.ops.attention(q, k, v, causal=True, return_lse=True)
+torch.cuda.synchronize()
+ref = torch.nn.functional.scaled_dot_product_attention(
+    q.transpose(1, 2).float(), k.transpose(1, 2).float(), v.transpose(1, 2).float(),
+    is_causal=True, enable_gqa=True).transpose(1, 2)
+error = float((out.float() - ref).norm() / ref.norm())
+print(json.dumps({"counts": dict(disk_cache.COUNTS), "error": error,
+                  "nan": bool(out.isnan().any() or lse.isnan().any())}))
+"""
+
+
+@pytest.mark.gpu
+def test_warmup_then_a_fresh_gpu_process_compiles_nothing(tmp_path):
+    """On an H100: the warm-up (sm_90a, no GPU needed) of Hq 4 Hkv 2 D 128 causal (B, S, H, D),
+    then a fresh process's first op call on CUDA tensors loads the kernel from disk (S 300: not
+    a multiple of the tiles) and matches float32 SDPA."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TYLO_NO_CACHE", "TYLO_PTX_RECORD")}
+    env["TYLO_CACHE_DIR"] = str(tmp_path / "cache")
+    warm = subprocess.run(
+        [sys.executable, "-m", "tylo.ops.warmup", "--head-dim", "128", "--num-heads", "4",
+         "--num-kv-heads", "2", "--causal", "yes", "--layouts", "bshd"],
+        env=env, capture_output=True, text=True, timeout=600)
+    assert warm.returncode == 0, warm.stderr
+    script = tmp_path / "first_gpu_call.py"
+    script.write_text(textwrap.dedent(FIRST_GPU_CALL))
+    first = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                           text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    result = json.loads(first.stdout.strip().splitlines()[-1])
+    assert result["counts"] == {"kernels hit": 1}, result
+    assert not result["nan"] and result["error"] < 1e-2

@@ -476,8 +476,13 @@ def host_arrays(M: int, R: int, K: int, rng=None):
     return x, Wg, Wu, np.full((M, R), np.nan, bf16)
 
 
-def compile_for_sm90a(n: int = 16):
-    """The kernel for token tile n, compiled for sm_90a from host bindings (no GPU)."""
-    proj = Projection(*host_arrays(n, 128, 256), ctas=3, emulate=True)
-    return projection.compile(*proj.maps, proj.ws, proj.counts, proj.R, proj.K, proj.n,
-                              proj.stages, block=THREADS, arch="sm_90a")
+def compile_for_sm90a(n: int = 16, plain: bool = False):
+    """The kernel for token tile n (the gated variant, or with `plain` the bf16 `Plain` one),
+    compiled for sm_90a from host bindings (no GPU)."""
+    x, Wg, Wu, out = host_arrays(n, 128, 256)
+    proj = (Linear(x, Wg, out, ctas=3, emulate=True) if plain
+            else Projection(x, Wg, Wu, out, ctas=3, emulate=True))
+    args = (*proj.maps, proj.ws, proj.counts, proj.R, proj.K, proj.n, proj.stages)
+    if plain:
+        args += (proj.plain,)
+    return projection.compile(*args, block=THREADS, arch="sm_90a")

@@ -93,8 +93,8 @@ def test_decode_path_float16(out_dtype):
 
 def test_decode_path_cuda_graph_capture_and_replay():
     """The decode kernel captured (its workspace and zeroed counters allocated inside the
-    capture): three replays with new x in place, each right (a replay finds the counters as
-    the previous one left them)."""
+    capture: the counters' memset is a node of the graph): three replays with new x in place,
+    each right."""
     x, w = operand(8, 4096, 1), operand(14336, 4096, 1)
     tylo.ops.matmul(x, w.T)  # warm-up: compiles and loads the kernel
     graph = torch.cuda.CUDAGraph()

@@ -63,6 +63,22 @@ tile + 1008 B of alignment slack = 141 296 B at n = 8, 150 512 at 16, 205 808 at
 per SM. x has 1 to 64 rows (a larger batch is several calls, or a GEMM); R is a multiple of 64
 (whole units), K of 8 (TMA row strides are 16-byte multiples; a K tail is zero-filled).
 
+The plain variant (`Plain`, the ``plain`` constexpr; host runner `Linear`; behind
+``tylo.ops.matmul`` at M <= 64, x @ W.T): out (M, N) = x W^T for one nn.Linear weight W (N, K),
+bf16 or f16, out bf16 or f16 (float32 outputs stay on the GEMM). The gated variant's PTX is
+unchanged (the switch is resolved while tracing). A unit is 128 rows of W as two independent
+64-row halves: the two W tiles of a stage come through one tensor map at rows 128 u and
+128 u + 64, into the two accumulators and the workspace's two halves per slot that the gated
+variant uses for gate and up. So a K step still streams 16 KB of W per stage and per mbarrier
+round trip (64-row units would halve it, doubling the consumer's waits and releases per byte),
+the workspace keeps its size (grid x 4 x 64 x n f32: one slot per cut unit end, at most two per
+CTA, whatever the unit's size) and the Stream-K fixups stay at most G - 1; the epilogue converts
+each half and TMA-stores it (two (n, 64) staging tiles, one more than the gated variant's, so
+one stage fewer fits at n = 64: 8). N tails: any N > 0 (the op's output rule makes it a
+multiple of 8): the rows past N are zero-filled by the TMA loads and clipped by the stores; a
+second half wholly past N loads the first half's rows again (no box lies wholly outside W) and
+is not stored. K tails are zero-filled as in the gated variant.
+
 No runtime checks in the consumer: the workspace windows are `inbounds` and the TMA store is
 `checked=False` (their origins are in range by construction). A check is a `trap` under a
 branch, and a trap anywhere on the consumer's divergent path made ptxas serialize every wgmma

@@ -85,6 +85,7 @@ def decode(torch) -> bool:
     cuBLAS on the same operands, tylo's GEMM path (x @ w_kn, w_kn = w.T.contiguous())."""
     import tylo.ops
     from tylo.ops import matmul_op
+    from tylo.ops.kernels import gemm_layouts
     from tylo.testing import graphed, interleaved_ms
 
     good = True
@@ -96,8 +97,7 @@ def decode(torch) -> bool:
             x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
             ok = check(torch, x, w.T, torch.bfloat16) and check(torch, x, w_kn, torch.bfloat16)
             good &= ok
-            v = tylo.ops.kernels.gemm_layouts.Variant()
-            lines.append((M, ok, matmul_op.path(M, v)))
+            lines.append((M, ok, matmul_op.path(M, gemm_layouts.Variant())))
             calls = {"tylo": lambda x=x, w=w: tylo.ops.matmul(x, w.T),
                      "torch": lambda x=x, w=w: torch.matmul(x, w.T),
                      "gemm": lambda x=x, w=w_kn: tylo.ops.matmul(x, w)}

@@ -11,6 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tylo.ops  # noqa: E402
+from tylo.ops import matmul_op  # noqa: E402
+from tylo.ops.kernels import gemm_layouts  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -72,7 +74,7 @@ def test_decode_path_against_float32_torch(M, N, K):
     """M <= 64, x @ w.T: the swap-AB decode kernel (Stream-K over every SM; N tails of 8 and
     72, a K tail of 40), the output poisoned, against float32 torch; twice, with a new x."""
     w = operand(N, K, 1) * K ** -0.5
-    assert tylo.ops.matmul_op.path(M, tylo.ops.kernels.gemm_layouts.Variant()) == "decode"
+    assert matmul_op.path(M, gemm_layouts.Variant()) == "decode"
     for _ in range(2):
         x = operand(M, K, 1)
         out = poisoned_call(lambda x=x: tylo.ops.matmul(x, w.T), (M, N), torch.bfloat16)

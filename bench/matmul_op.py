@@ -4,12 +4,22 @@ timed in one run, interleaved (CUDA events, `tylo.testing.interleaved_ms`), in T
 host time of one eager call at a launch-bound size (256 x 256 x 256) beside torch.matmul's.
 
     python bench/matmul_op.py [--shapes 4096,4096,4096 ...] [--orders nt,nn,tn,tt]
-                              [--out-dtype float32] [--host-only]
+                              [--out-dtype float32] [--host-only] [--decode]
 
 Orders name a's and b's memory: "n" a row-major a (M, K) / b (K, N), "t" a transposed view
 (a = x.T of a (K, M) tensor; b = w.T of an nn.Linear weight w (N, K)); "nt" is x @ w.T.
 `--out-dtype float32` times tylo.ops.matmul writing float32 C (its 3-stage variant) beside
 cuBLAS writing bf16.
+
+`--decode`: the decode shapes, M = 1, 16, 64 tokens times Llama-3-8B's projections (N, K) =
+(6144, 4096) qkv, (4096, 4096) o, (28672, 4096) gate+up, (4096, 14336) down, as x @ w.T (the
+swap-AB kernel's path, `tylo.ops.matmul_op.path`), in GB/s of weights (2 N K bytes per call)
+beside torch.matmul (cuBLAS) and beside tylo.ops.matmul reading a row-major (K, N) copy of w
+(the GEMM's path), all interleaved in one run; the checks as above. Each case is timed as a
+CUDA graph of GRAPH_CALLS calls (`tylo.testing.graphed`), as decode runs, so that the op's host
+time (its tensor maps are encoded per call) does not hide the kernels' GPU time; the eager op's
+time per call is printed beside it. The (4096, 4096) weights (33.5 MB) fit in the H100's 50 MB
+L2, so their GB/s is partly L2's for every case alike.
 """
 
 from __future__ import annotations
@@ -21,6 +31,9 @@ SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (1000, 3000, 520), (64, 4096, 
           (8192, 1024, 8192)]
 ORDERS = ("nt", "nn", "tn", "tt")
 HOST_SHAPE = (256, 256, 256)
+DECODE_TOKENS = (1, 16, 64)
+GRAPH_CALLS = 10
+LLAMA3_8B = ((6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336))  # (N, K) of w
 
 
 def operands(torch, M: int, N: int, K: int, order: str):
@@ -67,6 +80,42 @@ def bench(torch, shapes, orders, out_dtype) -> bool:
     return good
 
 
+def decode(torch) -> bool:
+    """GB/s of weights at the decode shapes (module docstring): tylo's swap-AB path (x @ w.T),
+    cuBLAS on the same operands, tylo's GEMM path (x @ w_kn, w_kn = w.T.contiguous())."""
+    import tylo.ops
+    from tylo.ops import matmul_op
+    from tylo.ops.kernels import gemm_layouts
+    from tylo.testing import graphed, interleaved_ms
+
+    good = True
+    for N, K in LLAMA3_8B:
+        w = torch.randn(N, K, device="cuda").to(torch.bfloat16) * K ** -0.5
+        w_kn = w.T.contiguous()
+        cases, lines = {}, []
+        for M in DECODE_TOKENS:
+            x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+            ok = check(torch, x, w.T, torch.bfloat16) and check(torch, x, w_kn, torch.bfloat16)
+            good &= ok
+            lines.append((M, ok, matmul_op.path(M, gemm_layouts.Variant())))
+            calls = {"tylo": lambda x=x, w=w: tylo.ops.matmul(x, w.T),
+                     "torch": lambda x=x, w=w: torch.matmul(x, w.T),
+                     "gemm": lambda x=x, w=w_kn: tylo.ops.matmul(x, w)}
+            for name, fn in calls.items():
+                cases[f"{name} {M}"] = graphed(torch, fn, GRAPH_CALLS)
+            cases[f"eager {M}"] = calls["tylo"]
+        ms = interleaved_ms(torch, cases)
+        gb = 2 * N * K / 1e9
+        for M, ok, path in lines:
+            t, c, g = (ms[f"{name} {M}"] / GRAPH_CALLS for name in ("tylo", "torch", "gemm"))
+            print(f"M={M:<3} N={N:<6} K={K:<6} ({path}; check {'ok' if ok else 'FAILED'}): "
+                  f"tylo {gb / t * 1e3:6.0f} GB/s ({t * 1e3:7.1f} us), cuBLAS "
+                  f"{gb / c * 1e3:6.0f} GB/s ({c * 1e3:7.1f} us), tylo/cuBLAS {c / t:.3f}x; "
+                  f"tylo GEMM path {gb / g * 1e3:6.0f} GB/s; eager op "
+                  f"{ms[f'eager {M}'] * 1e3:7.1f} us per call")
+    return good
+
+
 def host_time(torch, calls: int = 200) -> None:
     """Microseconds of host time per eager call (no synchronization inside the loop), at
     HOST_SHAPE, tylo.ops.matmul and torch.matmul alternating in rounds; and the GPU time of a
@@ -110,6 +159,8 @@ def main(argv=None) -> int:
                         help="tylo's C dtype (cuBLAS writes bf16 either way)")
     parser.add_argument("--host-only", action="store_true",
                         help="only the host time per eager call at 256^3")
+    parser.add_argument("--decode", action="store_true",
+                        help="only the decode shapes (M 1, 16, 64 x Llama-3-8B's projections)")
     args = parser.parse_args(argv)
     orders = tuple(args.orders.split(","))
     if not all(len(o) == 2 and set(o) <= {"n", "t"} for o in orders):
@@ -119,6 +170,8 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
         print("no Hopper GPU (sm_90): nothing to time")
         return 0
+    if args.decode:
+        return 0 if decode(torch) else 1
     good = True
     if not args.host_only:
         good = bench(torch, args.shapes, orders, getattr(torch, args.out_dtype))

@@ -28,8 +28,17 @@ one, stride 0) is made contiguous (those two are copies, in the backward only).
 CUDA tensors run on a Hopper GPU (sm_90; another is refused with UnsupportedError) on torch's
 current stream (CUDA graph capture records it); CPU tensors run on the CPU emulator (small
 sizes: tests). ``torch.compile(fullgraph=True)`` traces it (a fake implementation gives the
-output's shape). Every shape uses one tile configuration (`route`); the swap-AB decode path
-(small M) is not routed yet.
+output's shape).
+
+Which kernel runs (`path`): M <= 64 rows (decode) with a row-major (K-contiguous) a and a
+K-major b (b = W.T, the nn.Linear case) and a bf16/f16 output run the swap-AB kernel of
+`tylo.ops.kernels.projection` (its plain epilogue: W's rows are WGMMA's M, the tokens its N,
+Stream-K over units of 128 rows of W with one CTA per SM, the weights streamed once; a small f32
+workspace and an int32 counter per unit allocated per call by torch). Every other shape, memory
+order or a float32 output runs the 128 x 256 persistent GEMM (`route`), which at M <= 64 leaves
+most SMs idle (16 CTAs for N = 4096). The backward's products route by their own rows and
+layouts: with a = x and b = W.T, grad_a = grad @ W reads W N-major and grad_b = x.T @ grad
+(M is its K) reads x.T M-major, so both run on the GEMM.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ import torch
 from tylo import ArgumentError, UnsupportedError
 
 from .kernels import gemm_layouts as kernel
+from .kernels import projection
 from .library import custom_op, wrap
 
 _DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
@@ -48,6 +58,9 @@ _OUT_DTYPES = {**_DTYPES, torch.float32: "float32"}
 _BYTES = {torch.bfloat16: 2, torch.float16: 2, torch.float32: 4}
 _ALIGN = 16  # bytes: TMA's base address (R3) and global strides (R5)
 CPU_CTAS = 2  # the emulator's persistent grid (two CTAs walk the tiles in turn)
+#: The most rows of a (M) the swap-AB decode kernel takes (`path`).
+DECODE_ROWS = projection.MAX_TOKENS
+CPU_DECODE_CTAS = 3  # the emulator's Stream-K grid: three CTAs, so that units are cut
 
 
 def _major(x: torch.Tensor, name: str, axes: str) -> str:
@@ -129,12 +142,34 @@ def _check(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> kernel.V
     return kernel.Variant(_DTYPES[a.dtype], *majors, _OUT_DTYPES[out_dtype])
 
 
+def path(M: int, v: kernel.Variant) -> str:
+    """The kernel that runs an M-row product of variant v: "decode" (`tylo.ops.kernels.
+    projection`'s plain swap-AB Stream-K kernel, the weights streamed once over every SM) when
+    M <= DECODE_ROWS, a K-major (row-major (M, K)), b K-major (b = W.T of an nn.Linear weight
+    W (N, K)) and a 16-bit output; "gemm" (`tylo.ops.kernels.gemm_layouts`, 128 x 256 tiles)
+    otherwise (more rows, another memory order, a float32 output)."""
+    if (M <= DECODE_ROWS and v.a_major == "K" and v.b_major == "K"
+            and v.out in projection.DTYPES):
+        return "decode"
+    return "gemm"
+
+
 def route(M: int, N: int, device: torch.device) -> int:
-    """The persistent grid of an (M, N) output: one CTA per SM at most (the GPU's SM count),
-    no more than the 128 x 256 tiles; `CPU_CTAS` on the emulator. (One tile configuration
-    serves every shape; a small-M decode shape would route here to a swap-AB kernel.)"""
+    """The GEMM's persistent grid of an (M, N) output: one CTA per SM at most (the GPU's SM
+    count), no more than the 128 x 256 tiles; `CPU_CTAS` on the emulator."""
     ctas = CPU_CTAS if device.type == "cpu" else _sm_count(device.index or 0)
     return kernel.grid(M, N, ctas)
+
+
+def _decode(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+    """out = a @ b on the swap-AB kernel (`path` "decode"): W = b.T (N, K) streamed once by a
+    Stream-K grid of one CTA per SM (`CPU_DECODE_CTAS` on the emulator); its f32 workspace and
+    zeroed counters are allocated per call by torch (capturable; the kernel leaves the counters
+    at zero)."""
+    cpu = a.device.type == "cpu"
+    ctas = CPU_DECODE_CTAS if cpu else _sm_count(a.device.index or 0)
+    run = projection.Linear(a, b.T, out, ctas, emulate=cpu)
+    wrap(projection.projection)[run.ctas, projection.THREADS](*run.args)
 
 
 def _fake(a, b, out_dtype):
@@ -150,6 +185,9 @@ def _matmul(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.T
     out = a.new_empty((M, N), dtype=out_dtype)
     if v is None:
         return out.zero_()
+    if path(M, v) == "decode":
+        _decode(a, b, out)
+        return out
     maps = kernel.bind(v.a_box, a), kernel.bind(v.b_box, b), kernel.bind(v.c_box, out)
     wrap(kernel.matmul)[route(M, N, a.device), kernel.THREADS](*maps, M, N, K, v)
     return out

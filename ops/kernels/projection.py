@@ -63,6 +63,22 @@ tile + 1008 B of alignment slack = 141 296 B at n = 8, 150 512 at 16, 205 808 at
 per SM. x has 1 to 64 rows (a larger batch is several calls, or a GEMM); R is a multiple of 64
 (whole units), K of 8 (TMA row strides are 16-byte multiples; a K tail is zero-filled).
 
+The plain variant (`Plain`, the ``plain`` constexpr; host runner `Linear`; behind
+``tylo.ops.matmul`` at M <= 64, x @ W.T): out (M, N) = x W^T for one nn.Linear weight W (N, K),
+bf16 or f16, out bf16 or f16 (float32 outputs stay on the GEMM). The gated variant's PTX is
+unchanged (the switch is resolved while tracing). A unit is 128 rows of W as two independent
+64-row halves: the two W tiles of a stage come through one tensor map at rows 128 u and
+128 u + 64, into the two accumulators and the workspace's two halves per slot that the gated
+variant uses for gate and up. So a K step still streams 16 KB of W per stage and per mbarrier
+round trip (64-row units would halve it, doubling the consumer's waits and releases per byte),
+the workspace keeps its size (grid x 4 x 64 x n f32: one slot per cut unit end, at most two per
+CTA, whatever the unit's size) and the Stream-K fixups stay at most G - 1; the epilogue converts
+each half and TMA-stores it (two (n, 64) staging tiles, one more than the gated variant's, so
+one stage fewer fits at n = 64: 8). N tails: any N > 0 (the op's output rule makes it a
+multiple of 8): the rows past N are zero-filled by the TMA loads and clipped by the stores; a
+second half wholly past N loads the first half's rows again (no box lies wholly outside W) and
+is not stored. K tails are zero-filled as in the gated variant.
+
 No runtime checks in the consumer: the workspace windows are `inbounds` and the TMA store is
 `checked=False` (their origins are in range by construction). A check is a `trap` under a
 branch, and a trap anywhere on the consumer's divergent path made ptxas serialize every wgmma
@@ -73,8 +89,10 @@ absence.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import tylo
-from tylo import BFloat16, Int32, Layout, SharedTile, TMATile, WGMMA64
+from tylo import BFloat16, Float16, Int32, Layout, SharedTile, TMATile, WGMMA64
 
 from .common import sm_count
 
@@ -92,13 +110,37 @@ def token_tile(M: int) -> int:
     return next(n for n in (8, 16, 32, 64) if M <= n)
 
 
-def plans(n: int):
-    """(WGMMA plan, x tile, out tile) for n tokens: the plan WGMMA64(bf16, n, 64, partials)
+#: The 16-bit dtypes of the plain variant (`Plain`), by name.
+DTYPES = {"bfloat16": BFloat16, "float16": Float16}
+
+
+@dataclass(frozen=True)
+class Plain:
+    """The plain epilogue (the ``plain`` constexpr of `projection`): out = x W^T, no gate. A
+    unit is 128 rows of W (N, K) as two independent 64-row halves (two accumulators, the two
+    tiles of a stage loaded through one tensor map), so a K step streams 16 KB of W as the gated
+    variant's does and the workspace (two halves per slot) keeps its size. dtype: x's and W's
+    ("bfloat16" or "float16"); out: out's ("bfloat16" or "float16")."""
+
+    dtype: str = "bfloat16"
+    out: str = "bfloat16"
+
+
+def plans(n: int, plain: Plain | None = None):
+    """(WGMMA plan, x tile, out tile) for n tokens: the plan WGMMA64(dtype, n, 64, partials)
     (4 partials at n <= 16, 2 at 32, 1 at 64), the x box (64 K x n tokens, read from x (M, K)
-    through its (K, M) view x.T), the out box (n tokens x 64 rows, written to out (M, R))."""
+    through its (K, M) view x.T), the out box (n tokens x 64 rows, written to out (M, R)); bf16
+    throughout, or `plain`'s dtypes."""
     partials = 4 if n <= 16 else (2 if n == 32 else 1)
-    return (WGMMA64(BFloat16, n, BK, partials), TMATile(BFloat16, (BK, n), 0),
-            TMATile(BFloat16, (n, ROWS), 1))
+    dtype, out = (BFloat16, BFloat16) if plain is None else (DTYPES[plain.dtype],
+                                                             DTYPES[plain.out])
+    return (WGMMA64(dtype, n, BK, partials), TMATile(dtype, (BK, n), 0),
+            TMATile(out, (n, ROWS), 1))
+
+
+def w_tile(plain: Plain | None = None) -> TMATile:
+    """The (64, 64) box of a weight (R, K), K inner: `W_TILE`, or in `plain`'s dtype."""
+    return W_TILE if plain is None else TMATile(DTYPES[plain.dtype], (ROWS, BK), 1)
 
 
 def stage_bytes(n: int) -> int:
@@ -106,32 +148,45 @@ def stage_bytes(n: int) -> int:
     return 2 * ROWS * BK * 2 + BK * n * 2
 
 
-def max_stages(n: int) -> int:
+def max_stages(n: int, plain: Plain | None = None) -> int:
     """The most stages that fit a block's 232448 bytes of shared memory on sm_90 (docs/
     kernel_language.md 6): per stage its bytes and two 8-byte mbarriers; besides, the n x 64
-    bf16 output tile, the dynamic window's 1008 bytes of alignment slack and the flag."""
-    return (232448 - n * ROWS * 2 - 1008 - 16) // (stage_bytes(n) + 16)
+    16-bit output tile (two in the `plain` variant), the dynamic window's 1008 bytes of
+    alignment slack and the flag."""
+    tiles = 1 if plain is None else 2
+    return (232448 - tiles * n * ROWS * 2 - 1008 - 16) // (stage_bytes(n) + 16)
 
 
 @tylo.kernel
 def projection(gate_map, up_map, x_map, out_map, ws, counts, R, K, n: tylo.constexpr,
-               stages: tylo.constexpr):
+               stages: tylo.constexpr, plain: tylo.constexpr = None):
     """out = silu(x W_gate^T) * (x W_up^T) (module docstring). gate_map, up_map: W_TILE bound
     to W_gate and W_up (R, K); x_map, out_map: plans(n)'s x and out tiles bound to x.T (the
     (K, M) view of x (M, K): K contiguous) and out (M, R); ws: f32 (grid * 4 * 64, n)
     workspace (any values); counts: Int32 (R / 64,), zero before the launch and zero after it.
-    Grid: any size up to (R / 64) * ceil(K / 64) CTAs; THREADS threads."""
-    plan, x_tile, out_tile = plans(n)
+    Grid: any size up to (R / 64) * ceil(K / 64) CTAs; THREADS threads.
+
+    plain (a `Plain`): out = x W^T instead, gate_map = up_map = w_tile(plain) bound to W (R, K)
+    (R any positive extent: the rows past R are zero-filled, their outputs not stored), x_map
+    and out_map plans(n, plain)'s; units of 128 rows, so counts: Int32 (ceil(R / 128),) and up
+    to ceil(R / 128) * ceil(K / 64) CTAs."""
+    plan, x_tile, out_tile = plans(n, plain)
     warp = tylo.warp_id()
-    gate_st = tylo.shared_tiles(W_TILE, stages, dynamic=True)
-    up_st = tylo.shared_tiles(W_TILE, stages, dynamic=True)
+    gate_st = tylo.shared_tiles(w_tile(plain), stages, dynamic=True)
+    up_st = tylo.shared_tiles(w_tile(plain), stages, dynamic=True)
     x_st = tylo.shared_tiles(x_tile, stages, dynamic=True)
-    staging = tylo.shared_tile(out_tile, dynamic=True)
+    if plain is None:
+        staging = tylo.shared_tile(out_tile, dynamic=True)
+    else:
+        staging = tylo.shared_tiles(out_tile, 2, dynamic=True)
     flag = SharedTile(tylo.shared_alloc(Int32, 1), Layout((1,), (1,)))
     pipe = tylo.Pipeline(stages, 1)
     pipe.init()
     ksteps = (K + BK - 1) // BK
-    total = (R // ROWS) * ksteps
+    if plain is None:
+        total = (R // ROWS) * ksteps
+    else:
+        total = ((R + 2 * ROWS - 1) // (2 * ROWS)) * ksteps
     ctas = tylo.grid_dim()
     c = tylo.block_idx()
     s0 = c * total // ctas
@@ -148,8 +203,14 @@ def projection(gate_map, up_map, x_map, out_map, ws, counts, R, K, n: tylo.const
                     pipe.producer_acquire(st)
                     pipe.producer_commit(st, stage_bytes(n))
                     bar = pipe.full_barrier(st)
-                    tylo.tma_load(gate_st[st.index], gate_map, (u * ROWS, k * BK), bar)
-                    tylo.tma_load(up_st[st.index], up_map, (u * ROWS, k * BK), bar)
+                    if plain is None:
+                        tylo.tma_load(gate_st[st.index], gate_map, (u * ROWS, k * BK), bar)
+                        tylo.tma_load(up_st[st.index], up_map, (u * ROWS, k * BK), bar)
+                    else:                        # the unit's two halves of W
+                        r0 = u * (2 * ROWS)
+                        tylo.tma_load(gate_st[st.index], gate_map, (r0, k * BK), bar)
+                        tylo.tma_load(up_st[st.index], up_map, (second_half(r0, R), k * BK),
+                                      bar)
                     tylo.tma_load(x_st[st.index], x_map, (k * BK, 0), bar)
                     st = st.advance()
     else:
@@ -196,18 +257,42 @@ def projection(gate_map, up_map, x_map, out_map, ws, counts, R, K, n: tylo.const
                         slot2 = tylo.select(u == (c2 * total // ctas) // ksteps, 0, 1)
                         gate = gate + tylo.load_fragment(own, slot_window(ws, c2, slot2, 0, n), t)
                         up = up + tylo.load_fragment(own, slot_window(ws, c2, slot2, 1, n), t)
-            if finish == 1:
-                act = gate / (1.0 + tylo.exp(-gate)) * up
-                if t == 0:
-                    tylo.wait_tma_reads(0)       # the staging tile may be rewritten
-                tylo.barrier(1, 128)
-                tylo.store(staging, tylo.permutedims(act).to(BFloat16), t)
-                tylo.barrier(1, 128)
-                if t == 0:
-                    tylo.tma_store(out_map, staging, (0, u * ROWS), checked=False)
-                    tylo.commit_tma_stores()
+            if plain is None:
+                if finish == 1:
+                    act = gate / (1.0 + tylo.exp(-gate)) * up
+                    if t == 0:
+                        tylo.wait_tma_reads(0)       # the staging tile may be rewritten
+                    tylo.barrier(1, 128)
+                    tylo.store(staging, tylo.permutedims(act).to(BFloat16), t)
+                    tylo.barrier(1, 128)
+                    if t == 0:
+                        tylo.tma_store(out_map, staging, (0, u * ROWS), checked=False)
+                        tylo.commit_tma_stores()
+            else:
+                if finish == 1:
+                    store_plain(out_map, staging, gate, up, u, R, t, plain)
         if t == 0:
             tylo.wait_tma_stores(0)
+
+
+@tylo.func
+def store_plain(out_map, staging, lo, hi, u, R, t, plain):
+    """The plain epilogue of unit u: its two (64, n) f32 halves, transposed into the two (n, 64)
+    staging tiles in `plain.out`'s dtype, TMA-stored at columns 128 u and 128 u + 64 of out (M, R);
+    the second not at all when it starts at or past R (its rows were `second_half`'s stand-in)."""
+    if t == 0:
+        tylo.wait_tma_reads(0)                   # the staging tiles may be rewritten
+    tylo.barrier(1, 128)
+    out = DTYPES[plain.out]
+    tylo.store(staging[0], tylo.permutedims(lo).to(out), t)
+    tylo.store(staging[1], tylo.permutedims(hi).to(out), t)
+    tylo.barrier(1, 128)
+    if t == 0:
+        r0 = u * (2 * ROWS)
+        tylo.tma_store(out_map, staging[0], (0, r0), checked=False)
+        if r0 + ROWS < R:
+            tylo.tma_store(out_map, staging[1], (0, r0 + ROWS), checked=False)
+        tylo.commit_tma_stores()
 
 
 # Plain functions: the kernel calls them while tracing (on runtime values `//` and `%` are
@@ -215,6 +300,13 @@ def projection(gate_map, up_map, x_map, out_map, ws, counts, R, K, n: tylo.const
 def unit_steps(u, s0, s1, ksteps):
     """The K steps [k0, k1) of unit u inside this CTA's step range [s0, s1)."""
     return tylo.maximum(s0 - u * ksteps, 0), tylo.minimum(s1 - u * ksteps, ksteps)
+
+
+def second_half(r0, R):
+    """The first W row of the second half of the plain unit at row r0: r0 + 64, or r0 again
+    when that half lies wholly past R (a loaded box then stays in bounds: no TMA box of W is
+    wholly outside it; the half's results are not stored)."""
+    return tylo.select(r0 + ROWS < R, r0 + ROWS, r0)
 
 
 def walk(j, u_first, count):
@@ -291,6 +383,60 @@ class Projection:
         self.launch(*self.maps, self.ws, self.counts, self.R, self.K, self.n, self.stages)
 
 
+class Linear:
+    """out = x W^T (the `Plain` variant) for one set of arrays: x (M, K) with M <= 64 and W
+    (N, K), both bf16 or both f16, out (M, N) bf16 or f16 (K-contiguous rows of x and W, out
+    row-major, row strides multiples of 16 bytes; N any positive extent, K too: tails are
+    zero-filled and clipped); torch CUDA tensors, or torch CPU / numpy arrays with
+    ``emulate=True``. As `Projection`: the bindings (W's twice, as gate_map and up_map), the f32
+    workspace (grid * 256, n) and the zeroed Int32 counters (ceil(N / 128),); `ctas` is clipped
+    to the step count. Raises tylo.ArgumentError naming x, W or out (shape, dtype), a TMAError
+    for strides TMA cannot take."""
+
+    def __init__(self, x, W, out, ctas: int | None = None, stages: int = STAGES,
+                 emulate: bool = False):
+        if ctas is None:
+            ctas = 1 if emulate else sm_count()
+        (M, K), (N, K2) = tuple(x.shape), tuple(W.shape)
+        if not 1 <= M <= MAX_TOKENS:
+            raise tylo.ArgumentError("x", f"has {M} rows; this kernel takes 1 .. {MAX_TOKENS}")
+        if K2 != K or not N:
+            raise tylo.ArgumentError("W", f"has shape {(N, K2)}; it must be (N, K) with K = {K} "
+                                          "(x's) and N > 0")
+        if tuple(out.shape) != (M, N):
+            raise tylo.ArgumentError("out", f"has shape {tuple(out.shape)}, not (M, N) = {(M, N)}")
+        self.plain = Plain(_dtype_name(x, "x"), _dtype_name(out, "out"))
+        if _dtype_name(W, "W") != self.plain.dtype:
+            raise tylo.ArgumentError("W", f"is {W.dtype}, x is {x.dtype}: they take one dtype")
+        self.M, self.R, self.K, self.n = M, N, K, token_tile(M)
+        self.stages = min(stages, max_stages(self.n, self.plain))
+        _, x_tile, out_tile = plans(self.n, self.plain)
+        w_map = tylo.prepare_tma(w_tile(self.plain), W, l2_promotion=L2_PROMOTION)
+        self.maps = (w_map, w_map, tylo.prepare_tma(x_tile, x.T), tylo.prepare_tma(out_tile, out))
+        units, ksteps = -(-N // (2 * ROWS)), -(-K // BK)
+        self.ctas = min(ctas, units * ksteps)
+        self.ws, self.counts = _buffers(x, (self.ctas * 4 * ROWS, self.n), units)
+        runner = projection.emulate if emulate else projection
+        self.launch = runner[self.ctas, THREADS]
+
+    @property
+    def args(self) -> tuple:
+        """The kernel's arguments after the grid (for ``wrap(projection)[ctas, THREADS]``)."""
+        return (*self.maps, self.ws, self.counts, self.R, self.K, self.n, self.stages, self.plain)
+
+    def __call__(self):
+        self.launch(*self.args)
+
+
+def _dtype_name(array, name: str) -> str:
+    """"bfloat16" or "float16" for a torch or numpy (ml_dtypes) array; ArgumentError else."""
+    text = str(array.dtype).removeprefix("torch.")
+    if text not in DTYPES:
+        raise tylo.ArgumentError(name, f"is {array.dtype}; the plain projection takes bfloat16 "
+                                       "or float16")
+    return text
+
+
 def shapes(x, W_gate, W_up, out, multiple: int) -> tuple[int, int, int]:
     """(M, R, K) of x (M, K), W_gate and W_up (R, K), out (M, R), R a positive multiple of
     `multiple`; tylo.ArgumentError naming the array whose shape does not match (also
@@ -346,8 +492,13 @@ def host_arrays(M: int, R: int, K: int, rng=None):
     return x, Wg, Wu, np.full((M, R), np.nan, bf16)
 
 
-def compile_for_sm90a(n: int = 16):
-    """The kernel for token tile n, compiled for sm_90a from host bindings (no GPU)."""
-    proj = Projection(*host_arrays(n, 128, 256), ctas=3, emulate=True)
-    return projection.compile(*proj.maps, proj.ws, proj.counts, proj.R, proj.K, proj.n,
-                              proj.stages, block=THREADS, arch="sm_90a")
+def compile_for_sm90a(n: int = 16, plain: bool = False):
+    """The kernel for token tile n (the gated variant, or with `plain` the bf16 `Plain` one),
+    compiled for sm_90a from host bindings (no GPU)."""
+    x, Wg, Wu, out = host_arrays(n, 128, 256)
+    proj = (Linear(x, Wg, out, ctas=3, emulate=True) if plain
+            else Projection(x, Wg, Wu, out, ctas=3, emulate=True))
+    args = (*proj.maps, proj.ws, proj.counts, proj.R, proj.K, proj.n, proj.stages)
+    if plain:
+        args += (proj.plain,)
+    return projection.compile(*args, block=THREADS, arch="sm_90a")

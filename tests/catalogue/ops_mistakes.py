@@ -1,7 +1,8 @@
 """The catalogue's entries for Tylo's torch ops (`tylo.ops`): what `tylo.ops.attention`,
-`tylo.ops.matmul`, `tylo.ops.gate_up`, `tylo.ops.scaled_matmul` and `tylo.ops.warmup` refuse
-before anything runs or compiles, each naming the argument and the rule (host-side errors raised
-by the call: ``located=False``). CPU tensors stand in for CUDA ones (the checks are the same)."""
+`tylo.ops.matmul`, `tylo.ops.gate_up`, `tylo.ops.scaled_matmul`, `tylo.ops.warmup` and the decode
+kernel's runner (`tylo.ops.kernels.projection.Linear`) refuse before anything runs or compiles,
+each naming the argument and the rule (host-side errors raised by the call: ``located=False``).
+CPU tensors stand in for CUDA ones (the checks are the same)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,14 @@ import tylo.ops
 x = torch.randn(4, 256, dtype=torch.bfloat16)          # (M, K)
 wg = torch.randn(128, 256, dtype=torch.bfloat16)       # (R, K), nn.Linear(K, R).weight
 wu = torch.randn(128, 256, dtype=torch.bfloat16)
+"""
+
+_LINEAR = """
+import torch
+from tylo.ops.kernels import projection
+x = torch.randn(4, 256, dtype=torch.bfloat16)          # (M, K)
+w = torch.randn(128, 256, dtype=torch.bfloat16)        # W (N, K), nn.Linear(K, N).weight
+out = torch.empty(4, 128, dtype=torch.bfloat16)        # (M, N)
 """
 
 OPS: list[Mistake] = [
@@ -96,6 +105,15 @@ tylo.ops.matmul(x, w[:, :12])  # <-
     Mistake("matmul-out-dtype", O, "an integer out_dtype", _MATMUL + """
 tylo.ops.matmul(x, w, out_dtype=torch.int32)  # <-
 """, "ArgumentError", "writes torch.bfloat16, torch.float16 or torch.float32", located=False),
+    Mistake("projection-linear-mixed-dtypes", O, "a float16 W with a bfloat16 x given to the "
+            "decode kernel's plain runner (tylo.ops.kernels.projection.Linear)", _LINEAR + """
+projection.Linear(x, w.half(), out, emulate=True)  # <-
+""", "ArgumentError", "is torch.float16, x is torch.bfloat16: they take one dtype",
+            located=False),
+    Mistake("projection-linear-rows", O, "65 rows of x given to the decode kernel's plain "
+            "runner (it takes 1 to 64 tokens)", _LINEAR + """
+projection.Linear(torch.zeros(65, 256, dtype=torch.bfloat16), w, out, emulate=True)  # <-
+""", "ArgumentError", "has 65 rows; this kernel takes 1 .. 64", located=False),
     Mistake("gate-up-float32-weight", O, "a float32 weight given to tylo.ops.gate_up (the "
             "kernels are bf16)", _GATE_UP + """
 tylo.ops.gate_up(x, wg.float(), wu)  # <-

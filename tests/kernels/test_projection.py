@@ -1,6 +1,6 @@
 """tylo.ops.kernels.projection: the fused gate/up decode projection on the CPU emulator (fresh
 random inputs, out poisoned, against numpy's float64; the Stream-K counters back to 0 after
-every call), its schedule's arithmetic, its argument errors, and its SASS (HGMMA, UTMALDG,
+every call), its plain variant (out = x W^T, `Linear`) likewise, its schedule's arithmetic, its argument errors, and its SASS (HGMMA, UTMALDG,
 UTMASTG, no spills, no wgmma serialization in ptxas's log; ptxas and nvdisasm, no GPU)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import tylo
-from tylo import BFloat16, testing
+from tylo import BFloat16, Float16, testing
 from tylo.ops.kernels import projection as proj
 
 
@@ -114,6 +114,64 @@ def test_argument_errors_name_the_argument():
         proj.Projection(x, Wg, Wu[:64], out, 3, emulate=True)
     with pytest.raises(tylo.ArgumentError, match="out"):
         proj.Projection(x, Wg, Wu, out[:, :64], 3, emulate=True)
+
+
+def run_linear(M: int, N: int, K: int, ctas: int, stages: int, dtype=BFloat16,
+               out_dtype=BFloat16, calls: int = 2) -> bool:
+    """The plain variant (`proj.Linear`: out = x W^T) on the emulator: fresh x per call, out
+    poisoned before each, against numpy's float64; the counters back to 0 after every call."""
+    import numpy as np
+
+    arrays = testing.arrays(None)
+    W = arrays.randn((N, K), dtype, scale=K ** -0.5)
+    x = arrays.randn((M, K), dtype)
+    out = arrays.poisoned((M, N), out_dtype)
+    p = proj.Linear(x, W, out, ctas, stages, emulate=True)
+    good = True
+    for _ in range(calls):
+        x[...] = arrays.randn((M, K), dtype)
+        out[...] = float("nan")
+        p()
+        ref = x.astype(np.float64) @ W.astype(np.float64).T
+        good &= testing.report(f"plain M={M} N={N} K={K} ({p.ctas} CTAs)", out, ref)
+        good &= not testing.to_numpy(p.counts).any()
+    return good
+
+
+@pytest.mark.parametrize("M, N, K, ctas, stages, dtype, out_dtype", [
+    (1, 256, 256, 3, 8, BFloat16, BFloat16),    # 2 units x 4 steps: [0,2) [2,5) [5,8), both cut
+    (8, 64, 128, 2, 2, BFloat16, BFloat16),     # one unit, its second half wholly past N
+    (16, 200, 200, 5, 3, Float16, Float16),     # N tail 72 (second unit, half clipped), K tail
+    (64, 128, 192, 4, 2, BFloat16, Float16),    # n = 64; bf16 in, f16 out; a unit over 4 CTAs
+])
+def test_linear_emulated(M, N, K, ctas, stages, dtype, out_dtype):
+    assert run_linear(M, N, K, ctas, stages, dtype, out_dtype, calls=2 if M < 64 else 1)
+
+
+def test_linear_argument_errors_name_the_argument():
+    x, W, _, out = proj.host_arrays(8, 128, 256)
+    with pytest.raises(tylo.ArgumentError, match="x.*65 rows"):
+        proj.Linear(proj.host_arrays(65, 128, 256)[0], W, out, emulate=True)
+    with pytest.raises(tylo.ArgumentError, match="W.*K = 256"):
+        proj.Linear(x, W[:, :128], out, emulate=True)
+    with pytest.raises(tylo.ArgumentError, match="out"):
+        proj.Linear(x, W, out[:, :64], emulate=True)
+    with pytest.raises(tylo.ArgumentError, match="W.*float16, x is bfloat16"):
+        proj.Linear(x, W.astype("float16"), out, emulate=True)
+
+
+@pytest.mark.parametrize("n", [8, 64])
+def test_linear_sass(n):
+    """The plain variant: 8 HGMMA per step (two halves), two TMA stores, the counter, no
+    spills, no wgmma serialization."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    compiled = proj.compile_for_sm90a(n, plain=True)
+    counts = compiled.sass_counts()
+    assert counts.opcodes["HGMMA"] >= 8
+    assert counts.opcodes["UTMALDG"] >= 3 and counts.opcodes["UTMASTG"] >= 2
+    assert counts.opcodes["ATOMG"] >= 1
+    assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
+    assert ptxas_serialization(compiled) == []
 
 
 @pytest.mark.parametrize("n", [8, 16, 64])

@@ -1,7 +1,8 @@
 """tylo.ops.matmul (the custom op tylo::matmul) on CPU tensors, through the emulator: the four
 memory orders of a and b (row- or column-major views, read with no copy) in bfloat16 and
 float16 against float64 torch, float32 and float16 outputs, tails of M, N and K, a batched a;
-the backward against float64 torch autograd; opcheck; torch.compile(fullgraph=True) with no
+the backward against float64 torch autograd; small M (<= 64) on the swap-AB decode kernel
+and which kernel each case runs; opcheck; torch.compile(fullgraph=True) with no
 graph break; every refusal, naming the argument and the rule. Emulated sizes stay small (the
 emulator runs every thread); tests/ops/test_matmul_gpu.py has the real sizes."""
 
@@ -143,6 +144,84 @@ def test_bind_is_the_one_prepare_tma_call():
     a = operand(128, 64, 0)
     binding = tylo.ops.kernels.gemm_layouts.bind(v.a_box, a)
     assert binding.bounds == (128, 64)
+
+
+# -- small M: the swap-AB decode kernel ------------------------------------------------------
+
+
+@pytest.fixture
+def launched(monkeypatch):
+    """The kernels tylo::matmul launched (`wrap`'s argument, in order) while the test ran."""
+    kernels = []
+
+    def recording(kernel):
+        kernels.append(kernel)
+        return tylo.ops.wrap(kernel)
+
+    monkeypatch.setattr(matmul_op, "wrap", recording)
+    return kernels
+
+
+DECODE = tylo.ops.kernels.projection.projection
+GEMM = tylo.ops.kernels.gemm_layouts.matmul
+
+
+@pytest.mark.parametrize("M, N, K, dtype, out_dtype", [
+    (1, 64, 64, torch.bfloat16, None),      # one unit, its second half wholly past N
+    (5, 136, 200, torch.float16, None),     # N tail of 8 (a second unit), K tail of 8
+    (16, 256, 256, torch.bfloat16, None),   # 2 units x 4 steps over 3 CTAs: both cut
+    (64, 192, 128, torch.bfloat16, torch.float16),  # n = 64; bf16 in, f16 out
+    (16, 200, 72, torch.float16, torch.bfloat16),
+])
+def test_small_m_runs_the_decode_kernel(M, N, K, dtype, out_dtype, launched):
+    """M <= 64, a row-major, b = w.T (an nn.Linear weight w (N, K)): the swap-AB kernel alone
+    runs (Stream-K over 3 CTAs on the emulator), against float64; every element written."""
+    a, w = operand(M, K, 1, dtype), operand(N, K, 1, dtype, scale=K ** -0.5)
+    out = tylo.ops.matmul(a, w.T, out_dtype=out_dtype)
+    assert launched == [DECODE]
+    assert out.dtype == (out_dtype or dtype) and out.shape == (M, N)
+    assert not out.isnan().any()
+    bf16 = torch.bfloat16 in (dtype, out.dtype)
+    assert relative(out, a.double() @ w.double().T) < (4e-3 if bf16 else 1e-3)
+
+
+@pytest.mark.parametrize("M, a_axis, b_axis, out_dtype", [
+    (65, 1, 0, torch.bfloat16),   # M > 64
+    (16, 1, 1, torch.bfloat16),   # b N-major (a row-major (K, N))
+    (16, 0, 0, torch.bfloat16),   # a M-major
+    (16, 1, 0, torch.float32),    # a float32 output
+])
+def test_the_rest_runs_the_gemm(M, a_axis, b_axis, out_dtype, launched):
+    a, b = operand(M, 64, a_axis), operand(64, 72, b_axis)
+    out = tylo.ops.matmul(a, b, out_dtype=out_dtype)
+    assert launched == [GEMM]
+    assert relative(out, a.double() @ b.double()) < (1e-6 if out_dtype == torch.float32 else 4e-3)
+
+
+def test_path():
+    v = tylo.ops.kernels.gemm_layouts.Variant
+    assert matmul_op.path(64, v()) == "decode" and matmul_op.path(65, v()) == "gemm"
+    assert matmul_op.path(1, v(dtype="float16", out="float16")) == "decode"
+    for other in (v(a_major="M"), v(b_major="N"), v(out="float32")):
+        assert matmul_op.path(1, other) == "gemm"
+
+
+def test_small_m_backward_against_float64_autograd(launched):
+    """matmul(x, w.T) at M = 5: the forward on the decode kernel, grad_a = g @ w (w read
+    N-major) and grad_b = x.T @ g (M = 5 is its K, x.T read M-major) on the GEMM."""
+    x, w = operand(5, 64, 1).requires_grad_(), operand(136, 64, 1).requires_grad_()
+    weight = torch.randn(5, 136, dtype=torch.float64)
+    (tylo.ops.matmul(x, w.T).double() * weight).sum().backward()
+    assert launched == [DECODE, GEMM, GEMM]
+    x64, w64 = (t.detach().double().requires_grad_() for t in (x, w))
+    ((x64 @ w64.T) * weight).sum().backward()
+    assert relative(x.grad, x64.grad) < 1e-2 and relative(w.grad, w64.grad) < 1e-2
+
+
+def test_small_m_opcheck():
+    a, w = operand(8, 64, 1).requires_grad_(), operand(128, 64, 1)
+    result = torch.library.opcheck(matmul_op._matmul, (a, w.T, torch.bfloat16))
+    assert set(result.values()) == {"SUCCESS"}
 
 
 # -- refusals ---------------------------------------------------------------------------------

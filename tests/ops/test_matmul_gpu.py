@@ -1,5 +1,6 @@
 """tylo.ops.matmul on a Hopper GPU: real and odd sizes in the four memory orders of a and b,
-bf16 and f16, float32 C (fresh random inputs, the output's memory poisoned with NaN first,
+bf16 and f16, float32 C, the swap-AB decode path at M 1, 8, 64 with Llama-3-8B's projections
+(fresh random inputs, the output's memory poisoned with NaN first,
 against float32 torch); the backward against float32 torch autograd; a side stream; CUDA graph
 capture and replay; torch.compile (inductor) fullgraph of a module that calls it."""
 
@@ -10,6 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tylo.ops  # noqa: E402
+from tylo.ops import matmul_op  # noqa: E402
+from tylo.ops.kernels import gemm_layouts  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -62,6 +65,59 @@ def test_float16_and_float32_output(a_axis, b_axis):
     assert relative(out, a.float() @ b.float()) < 1e-4
     half = tylo.ops.matmul(a, b)
     assert half.dtype == torch.float16 and relative(half, a.float() @ b.float()) < 2e-3
+
+
+@pytest.mark.parametrize("M", [1, 8, 64])
+@pytest.mark.parametrize("N, K", [(4096, 4096), (6144, 4096), (4096, 14336), (28672, 4096),
+                                  (4104, 1000), (200, 4096)])
+def test_decode_path_against_float32_torch(M, N, K):
+    """M <= 64, x @ w.T: the swap-AB decode kernel (Stream-K over every SM; N tails of 8 and
+    72, a K tail of 40), the output poisoned, against float32 torch; twice, with a new x."""
+    w = operand(N, K, 1) * K ** -0.5
+    assert matmul_op.path(M, gemm_layouts.Variant()) == "decode"
+    for _ in range(2):
+        x = operand(M, K, 1)
+        out = poisoned_call(lambda x=x: tylo.ops.matmul(x, w.T), (M, N), torch.bfloat16)
+        torch.cuda.synchronize()
+        assert not out.isnan().any()
+        assert relative(out, x.float() @ w.float().T) < 1e-2
+
+
+@pytest.mark.parametrize("out_dtype", [torch.float16, torch.bfloat16])
+def test_decode_path_float16(out_dtype):
+    x, w = operand(16, 4096, 1, torch.float16), operand(4096, 4096, 1, torch.float16)
+    out = poisoned_call(lambda: tylo.ops.matmul(x, w.T, out_dtype=out_dtype), (16, 4096),
+                        out_dtype)
+    torch.cuda.synchronize()
+    assert out.dtype == out_dtype and not out.isnan().any()
+    assert relative(out, x.float() @ w.float().T) < (2e-3 if out_dtype == torch.float16 else 1e-2)
+
+
+def test_decode_path_cuda_graph_capture_and_replay():
+    """The decode kernel captured (its workspace and zeroed counters allocated inside the
+    capture: the counters' memset is a node of the graph): three replays with new x in place,
+    each right."""
+    x, w = operand(8, 4096, 1), operand(14336, 4096, 1)
+    tylo.ops.matmul(x, w.T)  # warm-up: compiles and loads the kernel
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tylo.ops.matmul(x, w.T)
+    for _ in range(3):
+        x.copy_(torch.randn_like(x))
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert relative(out, x.float() @ w.float().T) < 1e-2
+
+
+def test_decode_path_backward_against_float32_autograd():
+    x = operand(8, 4096, 1).requires_grad_()
+    w = operand(1024, 4096, 1).requires_grad_()
+    weight = torch.randn(8, 1024, device="cuda")
+    (tylo.ops.matmul(x, w.T).float() * weight).sum().backward()
+    x32, w32 = (t.detach().float().requires_grad_() for t in (x, w))
+    ((x32 @ w32.T) * weight).sum().backward()
+    assert relative(x.grad, x32.grad) < 2e-2 and relative(w.grad, w32.grad) < 2e-2
 
 
 def test_backward_against_float32_autograd():

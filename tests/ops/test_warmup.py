@@ -22,7 +22,7 @@ LLAMA_8B = {"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads
 
 
 def test_a_config_gives_the_attention_variants():
-    found = ops_warmup.model_variants(LLAMA_8B)
+    found = ops_warmup.model_variants(LLAMA_8B, ops=["attention"])
     names = [v.name for v in found]
     assert len(names) == 10 == len(set(names))  # 5 memory orders x causal or not
     assert all(n.startswith("attention D128 ") and " Hq32 Hkv8 " in n for n in names)
@@ -44,7 +44,7 @@ def test_narrowing_and_no_attention_without_a_head_dim():
     found = ops_warmup.model_variants(head_dim=64, num_heads=4, causal=(True,),
                                       layouts=("varlen",))
     assert [v.name for v in found] == ["attention D64 causal Hq4 Hkv4 varlen scale 0.125"]
-    assert ops_warmup.model_variants(hidden_size=1024) == []
+    assert ops_warmup.model_variants(hidden_size=1024, ops=["attention", "gate_up"]) == []
 
 
 @pytest.mark.parametrize("options, argument", [
@@ -53,6 +53,11 @@ def test_narrowing_and_no_attention_without_a_head_dim():
     (dict(head_dim=128), "num_heads"),
     (dict(head_dim=128, num_heads=8, layouts=("sbhd",)), "layouts"),
     (dict(head_dim=128, num_heads=8, ops=["softmax"]), "ops"),
+    (dict(hidden_size=4096, dtype="float32"), "dtype"),
+    (dict(hidden_size=4096, token_tiles=(8, 12)), "token_tiles"),
+    (dict(hidden_size=4096, intermediate_size=1000), "intermediate_size"),
+    (dict(hidden_size=4096, fp8=True, fp8_types=[("e5m2", "e5m2")]), "fp8_types"),
+    (dict(hidden_size=4096, fp8=True, fp8_scaling=("colwise",)), "fp8_scaling"),
 ])
 def test_refusals_name_the_option(options, argument):
     with pytest.raises(tylo.ArgumentError) as info:

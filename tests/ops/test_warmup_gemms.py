@@ -180,7 +180,7 @@ torch.manual_seed(0)
 bf = torch.bfloat16
 errors = {}
 def error(out, ref):
-    return float((out.float() - ref).norm() / ref.norm())
+    return float((out.detach().float() - ref).norm() / ref.norm())
 w = torch.randn(64, 64, dtype=bf)                        # an nn.Linear weight (N, K)
 for M in (2, 70):                                        # decode (M <= 64) and the GEMM
     x = torch.randn(M, 64, dtype=bf, requires_grad=True)
@@ -196,7 +196,12 @@ for M in (2, 70):
     g, u = x.float() @ (w.float().repeat(2, 1) * 0.125).T, x.float() @ wu.float().T
     out = tylo.ops.gate_up(x, (w.repeat(2, 1) * 0.125), wu)
     errors[f"gate_up {M}"] = error(out, torch.nn.functional.silu(g) * u)
-print(json.dumps({"counts": dict(disk_cache.COUNTS), "errors": errors}))
+emulated = dict(disk_cache.COUNTS)
+model = dict(hidden_size=64, intermediate_size=128, token_tiles=(8,))
+found = (tylo.ops.warmup.model_variants(ops=["matmul"], training=True, **model)
+         + tylo.ops.warmup.model_variants(ops=["gate_up"], **model))
+origins = [v.compile("sm_90a", False).origin for v in found]  # what a GPU's launches look up
+print(json.dumps({"counts": emulated, "errors": errors, "origins": origins}))
 """
 
 WARM = """
@@ -228,3 +233,54 @@ def test_warmup_then_a_fresh_process_compiles_nothing(tmp_path):
     assert counts.get("emulated hit") == 6, counts  # 2 + 2 matmul's, 2 gate_up's
     assert not any(k.endswith(("miss", "stored")) for k in counts), counts  # nothing compiled
     assert max(result["errors"].values()) < 1e-2, result["errors"]
+    assert result["origins"] == ["disk cache"] * 6  # the sm_90a kernels too (no GPU needed)
+
+
+FIRST_GPU_CALLS = """
+import json, torch, tylo.ops
+from tylo.frontend.jit import disk_cache
+bf, dev = torch.bfloat16, "cuda"
+errors, nan = {}, False
+def error(out, ref):
+    return float((out.detach().float() - ref).norm() / ref.norm())
+for M in (5, 300):                                       # decode (token tile 8) and the GEMM
+    x = torch.randn(M, 256, dtype=bf, device=dev, requires_grad=True)
+    w = (torch.randn(512, 256, device=dev) * 0.0625).to(bf).requires_grad_()
+    out = tylo.ops.matmul(x, w.T)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    xf, wf, gf = x.detach().float(), w.detach().float(), grad.float()
+    errors[f"matmul {M}"] = error(out, xf @ wf.T)
+    errors[f"grad x {M}"] = error(x.grad, gf @ wf)
+    errors[f"grad w {M}"] = error(w.grad, gf.T @ xf)
+    wg, wu = ((torch.randn(512, 256, device=dev) * 0.0625).to(bf) for _ in range(2))
+    h = tylo.ops.gate_up(x.detach(), wg, wu)
+    errors[f"gate_up {M}"] = error(h, torch.nn.functional.silu(xf @ wg.float().T)
+                                   * (xf @ wu.float().T))
+    nan = nan or bool(out.isnan().any() or x.grad.isnan().any() or h.isnan().any())
+torch.cuda.synchronize()
+print(json.dumps({"counts": dict(disk_cache.COUNTS), "errors": errors, "nan": nan}))
+"""
+
+
+@pytest.mark.gpu
+def test_warmup_then_a_fresh_gpu_process_compiles_nothing(tmp_path):
+    """On an H100: the warm-up (sm_90a, no GPU needed) of matmul with its backward and gate_up
+    (hidden 256, intermediate 512, token tile 8), then a fresh process's first calls on CUDA
+    tensors (M 5: decode, M 300: the GEMMs; matmul's backward) load every kernel from disk
+    (6: matmul's GEMM, decode, two backward GEMMs; gate_up's two) and match float32."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TYLO_NO_CACHE", "TYLO_PTX_RECORD")}
+    env["TYLO_CACHE_DIR"] = str(tmp_path / "cache")
+    warm = subprocess.run(
+        [sys.executable, "-m", "tylo.ops.warmup", "--ops", "matmul", "gate_up", "--hidden-size",
+         "256", "--intermediate-size", "512", "--token-tiles", "8", "--training"],
+        env=env, capture_output=True, text=True, timeout=900)
+    assert warm.returncode == 0, warm.stderr
+    script = tmp_path / "first_gpu_calls.py"
+    script.write_text(textwrap.dedent(FIRST_GPU_CALLS))
+    first = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                           text=True, timeout=900)
+    assert first.returncode == 0, first.stderr
+    result = json.loads(first.stdout.strip().splitlines()[-1])
+    assert result["counts"] == {"kernels hit": 6}, result
+    assert not result["nan"] and max(result["errors"].values()) < 1e-2, result["errors"]

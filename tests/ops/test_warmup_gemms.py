@@ -6,13 +6,10 @@ after which another process's first calls (CPU tensors: the emulator) compile no
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from fresh_process import warm_then_run
 
 torch = pytest.importorskip("torch")
 
@@ -217,18 +214,8 @@ def test_warmup_then_a_fresh_process_compiles_nothing(tmp_path):
     """Warm-up (matmul with its backward, gate_up; token tile 8) of a tiny model, then a fresh
     process: matmul at M 2 (decode) and 70 (GEMM) and its backward, gate_up at M 2 and 70, on
     CPU tensors (the emulator): every module from disk, none traced."""
-    env = {k: v for k, v in os.environ.items() if k not in ("TYLO_NO_CACHE", "TYLO_PTX_RECORD")}
-    env["TYLO_CACHE_DIR"] = str(tmp_path / "cache")
-    warm = subprocess.run([sys.executable, "-c", textwrap.dedent(WARM)], env=env,
-                          capture_output=True, text=True, timeout=900)
-    assert warm.returncode == 0, warm.stderr
-    assert "matmul decode bfloat16 out bfloat16 n8 N<=128" in warm.stdout
-    script = tmp_path / "first_calls.py"
-    script.write_text(textwrap.dedent(FIRST_CALLS))
-    first = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
-                           text=True, timeout=900)
-    assert first.returncode == 0, first.stderr
-    result = json.loads(first.stdout.strip().splitlines()[-1])
+    out, result = warm_then_run(tmp_path, ["-c", textwrap.dedent(WARM)], FIRST_CALLS)
+    assert "matmul decode bfloat16 out bfloat16 n8 N<=128" in out
     counts = result["counts"]
     assert counts.get("emulated hit") == 6, counts  # 2 + 2 matmul's, 2 gate_up's
     assert not any(k.endswith(("miss", "stored")) for k in counts), counts  # nothing compiled
@@ -269,18 +256,9 @@ def test_warmup_then_a_fresh_gpu_process_compiles_nothing(tmp_path):
     (hidden 256, intermediate 512, token tile 8), then a fresh process's first calls on CUDA
     tensors (M 5: decode, M 300: the GEMMs; matmul's backward) load every kernel from disk
     (6: matmul's GEMM, decode, two backward GEMMs; gate_up's two) and match float32."""
-    env = {k: v for k, v in os.environ.items() if k not in ("TYLO_NO_CACHE", "TYLO_PTX_RECORD")}
-    env["TYLO_CACHE_DIR"] = str(tmp_path / "cache")
-    warm = subprocess.run(
-        [sys.executable, "-m", "tylo.ops.warmup", "--ops", "matmul", "gate_up", "--hidden-size",
-         "256", "--intermediate-size", "512", "--token-tiles", "8", "--training"],
-        env=env, capture_output=True, text=True, timeout=900)
-    assert warm.returncode == 0, warm.stderr
-    script = tmp_path / "first_gpu_calls.py"
-    script.write_text(textwrap.dedent(FIRST_GPU_CALLS))
-    first = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
-                           text=True, timeout=900)
-    assert first.returncode == 0, first.stderr
-    result = json.loads(first.stdout.strip().splitlines()[-1])
+    _, result = warm_then_run(
+        tmp_path, ["-m", "tylo.ops.warmup", "--ops", "matmul", "gate_up", "--hidden-size", "256",
+                   "--intermediate-size", "512", "--token-tiles", "8", "--training"],
+        FIRST_GPU_CALLS)
     assert result["counts"] == {"kernels hit": 6}, result
     assert not result["nan"] and max(result["errors"].values()) < 1e-2, result["errors"]

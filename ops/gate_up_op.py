@@ -42,6 +42,7 @@ from .kernels import gate_up as fused
 from .kernels import projection
 from .library import custom_op, wrap
 from .matmul_op import _capability, _sm_count, matmul
+from .variants import TOKEN_TILES
 
 #: The most rows of x the decode kernel (projection) takes; more go to the fused GEMM.
 DECODE_ROWS = projection.MAX_TOKENS
@@ -228,3 +229,44 @@ def gate_up(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor) -> torch.
     R not a multiple of 64, K not of 8, tensors on two devices), UnsupportedError on a GPU
     that is not sm_90."""
     return _gate_up(x, w_gate, w_up)
+
+
+def variants(*, hidden_size: int | None = None, intermediate_size: int | None = None,
+             dtype="bfloat16", token_tiles=TOKEN_TILES, prefill: bool = True,
+             training: bool = False, **_) -> list:
+    """The kernel variants `gate_up` launches for a Llama-like model's MLP (`tylo.ops.warmup`;
+    x (M, hidden_size), w_gate and w_up (intermediate_size, hidden_size)): with `prefill` the
+    fused GEMM (M > 64), per decode token tile in `token_tiles` (8, 16, 32, 64; () for none)
+    the gated decode kernel (its single-counter variant when intermediate_size is 64); with
+    `training` the backward's: `matmul`'s variants of g and u (x @ W.T, as the forward's
+    rows), dx's (dG @ w_gate: b N-major, out float32), [dw_gate; dw_up]'s ([dG | dU]^T @ x: a
+    M-major, b N-major), `swiglu_backward` and `add_rounded`. [] without hidden_size and
+    intermediate_size, or for a dtype other than bfloat16 (the op's only one). ArgumentError
+    naming `intermediate_size` when it is not a multiple of 64 (the op refuses it), `dtype`
+    or `token_tiles` as `matmul.variants`."""
+    from . import variants as gemms
+    from .kernels import gemm_layouts
+
+    tiles = gemms.token_tiles(token_tiles)
+    if not (hidden_size and intermediate_size) or gemms.dtype_name(dtype) != "bfloat16":
+        return []
+    R = intermediate_size
+    if R % R_MULTIPLE:
+        raise ArgumentError("intermediate_size", f"{R}: gate_up takes R (w_gate's rows) a "
+                                                 f"multiple of {R_MULTIPLE}")
+    bf = "bfloat16"
+    found = [gemms.gate_up_prefill()] if prefill else []
+    found += [gemms.gated_decode(n, R == R_MULTIPLE) for n in tiles]
+    if training:
+        found += [gemms.gemm(gemm_layouts.Variant(bf, "K", "K", bf))] if prefill else []
+        found += [gemms.decode(bf, bf, n, R <= 2 * R_MULTIPLE) for n in tiles]
+        found += [gemms.gemm(gemm_layouts.Variant(bf, "K", "N", "float32")),
+                  gemms.gemm(gemm_layouts.Variant(bf, "M", "N", bf)),
+                  gemms.elementwise(swiglu_backward, "gate_up swiglu_backward bfloat16",
+                                    [((2, 2 * R_MULTIPLE), bf), ((2 * R_MULTIPLE,), bf),
+                                     ((2 * R_MULTIPLE,), bf), ((2 * R_MULTIPLE,), bf),
+                                     (R_MULTIPLE, None), (2 * R_MULTIPLE, None)], BLOCK),
+                  gemms.elementwise(add_rounded, "gate_up add_rounded bfloat16",
+                                    [((256,), bf), ((256,), "float32"), ((256,), "float32"),
+                                     (256, None)], BLOCK)]
+    return found

@@ -52,6 +52,7 @@ from tylo import ArgumentError, UnsupportedError
 from .kernels import gemm_layouts as kernel
 from .kernels import projection
 from .library import custom_op, wrap
+from .variants import TOKEN_TILES
 
 _DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
 _OUT_DTYPES = {**_DTYPES, torch.float32: "float32"}
@@ -237,3 +238,33 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, out_dtype: torch.dtype | None = 
                                      "copy); pass a.contiguous()") from None
         return _matmul(flat, b, out_dtype).view(*lead, b.shape[1])
     return _matmul(a, b, out_dtype)
+
+
+def variants(*, hidden_size: int | None = None, intermediate_size: int | None = None,
+             head_dim: int | None = None, num_heads: int | None = None,
+             num_kv_heads: int | None = None, dtype="bfloat16", token_tiles=TOKEN_TILES,
+             prefill: bool = True, training: bool = False, **_) -> list:
+    """The kernel variants `matmul` launches for a Llama-like model's projections x @ W.T
+    (`tylo.ops.warmup`; x (M, hidden) row-major, W an nn.Linear weight (N, K) read K-major):
+    with `prefill`, the GEMM (`gemm_layouts.Variant` `dtype`, a and b K-major, out `dtype`)
+    for M > 64; per decode token tile in `token_tiles` (8, 16, 32, 64: M <= 64 rounded up;
+    () for none) the swap-AB decode kernel, and its single-counter variant when a projection
+    has N <= 128 (hidden_size, intermediate_size and the heads give the N); with `training`,
+    the backward's GEMMs (grad_a = grad @ W: b N-major; grad_b = x.T @ grad: a M-major, b
+    N-major). `dtype`: "bfloat16" (default) or "float16" (or the torch dtype). [] without a
+    hidden size. ArgumentError naming `dtype` or `token_tiles` for a value the kernels do not
+    serve."""
+    from . import variants as gemms
+
+    if not hidden_size:
+        return []
+    dt, tiles = gemms.dtype_name(dtype), gemms.token_tiles(token_tiles)
+    found = [gemms.gemm(kernel.Variant(dt, "K", "K", dt))] if prefill else []
+    shapes = gemms.linear_shapes(hidden_size, intermediate_size, head_dim, num_heads,
+                                 num_kv_heads)
+    singles = sorted({N <= 2 * projection.ROWS for N, _ in shapes})
+    found += [gemms.decode(dt, dt, n, single) for n in tiles for single in singles]
+    if training:
+        found += [gemms.gemm(kernel.Variant(dt, "K", "N", dt)),
+                  gemms.gemm(kernel.Variant(dt, "M", "N", dt))]
+    return found

@@ -44,6 +44,7 @@ from tylo import ArgumentError, UnsupportedError, prepare_tma
 
 from .kernels import gemm, gemm_fp8, gemm_fp8_blockwise
 from .library import custom_op, wrap
+from .variants import TOKEN_TILES
 
 BLOCK = 128  # the block scales' extent along K (and along N for scale_b)
 _FP8 = {torch.float8_e4m3fn: "e4m3", torch.float8_e5m2: "e5m2"}  # the kernels' `types`
@@ -207,3 +208,55 @@ def scaled_matmul(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
         raise UnsupportedError(f"tylo.ops.scaled_matmul: out_dtype={out_dtype}; the kernels write "
                                "torch.bfloat16 (their epilogue stages bf16 tiles)")
     return _scaled_matmul(a, b, scale_a, scale_b)
+
+
+#: The scaling forms `variants` knows ("tensor": per-tensor, "row": rowwise, "block").
+FORMS = ("tensor", "row", "block")
+
+
+def variants(*, hidden_size: int | None = None, intermediate_size: int | None = None,
+             head_dim: int | None = None, num_heads: int | None = None,
+             num_kv_heads: int | None = None, fp8_types=(("e4m3", "e4m3"),), fp8_scaling=FORMS,
+             token_tiles=TOKEN_TILES, prefill: bool = True, **_) -> list:
+    """The kernel variants `scaled_matmul` launches for a Llama-like model's projections in
+    FP8 (`tylo.ops.warmup`, only when asked: ``fp8=True`` or ``ops=["scaled_matmul"]``): per
+    pair of FP8 types of a and b in `fp8_types` ("e4m3" or "e5m2") and form in `fp8_scaling`
+    ("tensor", "row", "block"), one per distinct key of the scales the op passes, with the
+    scale layouts of `gemm_fp8.quantize_rows` and `gemm_fp8_blockwise.quantize_blocks` (W's
+    block scales (ceil(N/128), ceil(K/128)) passed as their .t(): `variants.scales`): rowwise
+    and block-scaled products of one row (decode: `token_tiles` not empty) key apart from
+    longer ones where the scales' strides differ. Batch rows, N and K are otherwise launch
+    arguments. [] without a hidden size. ArgumentError naming `fp8_types` (a pair that is no
+    two of e4m3/e5m2, or e5m2 x e5m2, which torch refuses too) or `fp8_scaling`."""
+    from . import variants as gemms
+    from .kernels import gemm_fp8
+
+    if not hidden_size:
+        return []
+    tiles = gemms.token_tiles(token_tiles)
+    pairs = [tuple(p) for p in fp8_types]
+    for p in pairs:
+        if len(p) != 2 or not set(p) <= set(gemm_fp8.FP8) or p == ("e5m2", "e5m2"):
+            raise ArgumentError("fp8_types", f"{p!r}: pairs of the FP8 types of a and b, "
+                                             "'e4m3' or 'e5m2' (not both e5m2)")
+    for form in fp8_scaling:
+        if form not in FORMS:
+            raise ArgumentError("fp8_scaling", f"{form!r}: one of {', '.join(FORMS)}")
+    rows = ([1] if tiles else []) + ([128] if tiles or prefill else [])
+    shapes = gemms.linear_shapes(hidden_size, intermediate_size, head_dim, num_heads,
+                                 num_kv_heads)
+    found = []
+    for types in pairs:
+        for form in fp8_scaling:
+            keys: dict = {}
+            for M in rows:
+                for N, K in shapes:
+                    sa, sb = gemms.scales(form, M, N, K)
+                    key = (gemms.scale_spec(sa.shape, [s // 4 for s in sa.strides]),
+                           gemms.scale_spec(sb.shape, [s // 4 for s in sb.strides]))
+                    keys.setdefault(key, (M, N, K))
+            label = f"scaled_matmul {form} {types[0]} x {types[1]}"
+            for M, N, K in keys.values():
+                name = label + (f" (as M {M} N {N} K {K})" if len(keys) > 1 else "")
+                found.append(gemms.scaled(types, form, M, N, K, name))
+    return found

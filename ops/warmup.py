@@ -15,9 +15,11 @@ An op takes part by naming, in `OPS`, the module of `tylo.ops` that declares its
 one function, ``variants(**options) -> list[Variant]``: the options are a model's description
 (`model_options`: ``head_dim``, ``num_heads``, ``num_kv_heads``, ``hidden_size``,
 ``intermediate_size``, ``scale``, and the op's own narrowing ones, e.g. attention's ``causal``
-and ``layouts``); it returns [] when the options do not describe a use of the op (no head dim:
-no attention), ignores the options it does not use, and each `Variant`'s ``compile(arch,
-emulator)`` compiles one kernel variant into the disk cache (``Kernel.precompile``).
+and ``layouts``, the GEMMs' ``dtype``, ``token_tiles``, ``prefill``, ``training``); it returns
+[] when the options do not describe a use of the op (no head dim: no attention), ignores the
+options it does not use, and each `Variant`'s ``compile(arch, emulator)`` compiles one kernel
+variant into the disk cache (``Kernel.precompile``). Ops today: attention, matmul, gate_up,
+and scaled_matmul when asked (`OPT_IN`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,11 @@ from types import ModuleType
 from tylo import ArgumentError
 
 #: op name -> the module of tylo.ops whose ``variants(**options)`` lists its variants.
-OPS = {"attention": "attention_forward"}
+OPS = {"attention": "attention_forward", "matmul": "matmul_op", "gate_up": "gate_up_op",
+       "scaled_matmul": "scaled_matmul_op"}
+#: The ops a model's description leaves out unless asked (``ops=[...]``, or ``fp8=True``):
+#: a Llama forward has no FP8 product.
+OPT_IN = {"scaled_matmul": "fp8"}
 
 #: The options a model description gives (`model_options`), besides each op's own.
 MODEL_OPTIONS = ("head_dim", "num_heads", "num_kv_heads", "hidden_size", "intermediate_size",
@@ -84,14 +90,18 @@ def _op_module(op: str) -> ModuleType:
 
 def model_variants(config=None, *, ops: Iterable[str] | None = None,
                    **options) -> list[Variant]:
-    """The variants `ops` (default: every op of `OPS`) need for a model (`model_options` of
-    `config` and `options`), in order, without compiling. ArgumentError for an unknown op or
-    an option an op refuses (a head dim it does not serve)."""
+    """The variants `ops` (default: every op of `OPS` but those of `OPT_IN`, which its option
+    brings in: ``fp8=True``) need for a model (`model_options` of `config` and `options`), in
+    order, each kernel variant once (by name), without compiling. ArgumentError for an unknown
+    op or an option an op refuses (a head dim it does not serve)."""
     described = model_options(config, **options)
-    found: list[Variant] = []
-    for op in (OPS if ops is None else ops):
-        found += _op_module(op).variants(**described)
-    return found
+    if ops is None:
+        ops = [op for op in OPS if op not in OPT_IN or described.get(OPT_IN[op])]
+    found: dict[str, Variant] = {}
+    for op in ops:
+        for v in _op_module(op).variants(**described):
+            found.setdefault(v.name, v)  # one kernel two ops launch (gate_up's backward GEMMs)
+    return list(found.values())
 
 
 def warmup(config=None, *, ops: Iterable[str] | None = None,
@@ -144,6 +154,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--causal", choices=("both", "yes", "no"), default="both")
     parser.add_argument("--layouts", nargs="+", help="attention memory orders: bhsd, bshd, "
                                                      "bshd/bhsd (Q/KV), bhsd/bshd, varlen")
+    parser.add_argument("--dtype", choices=("bfloat16", "float16"), default="bfloat16",
+                        help="the GEMMs' dtype (gate_up: bfloat16 only)")
+    parser.add_argument("--token-tiles", nargs="*", type=int, help="decode token tiles of the "
+                        "GEMMs (M <= 64 rows rounded up: 8 16 32 64, the default; none: no "
+                        "decode)")
+    parser.add_argument("--no-prefill", action="store_true",
+                        help="leave out the GEMMs of more than 64 rows")
+    parser.add_argument("--training", action="store_true", help="also the backward's kernels")
+    parser.add_argument("--fp8", action="store_true", help="also scaled_matmul's (FP8)")
+    parser.add_argument("--fp8-scaling", nargs="+", choices=("tensor", "row", "block"),
+                        help="scaled_matmul's forms (default all)")
     parser.add_argument("--arch", default="sm_90a")
     parser.add_argument("--emulator", action="store_true",
                         help="also the CPU emulator's modules (ops on CPU tensors)")
@@ -157,7 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     options = dict(head_dim=args.head_dim, num_heads=args.num_heads,
                    num_kv_heads=args.num_kv_heads, hidden_size=args.hidden_size,
                    intermediate_size=args.intermediate_size, scale=args.scale, causal=causal,
-                   layouts=tuple(args.layouts) if args.layouts else None)
+                   layouts=tuple(args.layouts) if args.layouts else None, dtype=args.dtype,
+                   token_tiles=None if args.token_tiles is None else tuple(args.token_tiles),
+                   prefill=not args.no_prefill, training=args.training, fp8=args.fp8,
+                   fp8_scaling=tuple(args.fp8_scaling) if args.fp8_scaling else None)
     found = model_variants(config, ops=args.ops, **options)
     if args.list:
         print("\n".join(v.name for v in found))

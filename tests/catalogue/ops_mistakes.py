@@ -238,4 +238,34 @@ import tylo.ops
 tylo.knobs.cache.off = True
 tylo.ops.warmup(head_dim=128, num_heads=8)  # <-
 """, "ArgumentError", "the disk cache is off", located=False),
+    Mistake("warmup-gemm-dtype", O, "a warm-up of the GEMM ops in float32 (they take bfloat16 "
+            "or float16)", """
+import torch
+import tylo.ops
+tylo.ops.warmup(hidden_size=4096, dtype="float32")  # <-
+""", "ArgumentError", "'float32': the GEMM ops take bfloat16 or float16", located=False),
+    Mistake("warmup-token-tile", O, "a warm-up for a decode token tile the kernel has not "
+            "(8, 16, 32, 64)", """
+import torch
+import tylo.ops
+tylo.ops.warmup(hidden_size=4096, token_tiles=(8, 12))  # <-
+""", "ArgumentError", "12: the decode kernel's token tiles are 8, 16, 32, 64", located=False),
+    Mistake("warmup-gate-up-rows", O, "a warm-up of gate_up for an intermediate size that is "
+            "not a multiple of 64", """
+import torch
+import tylo.ops
+tylo.ops.warmup(hidden_size=4096, intermediate_size=1000)  # <-
+""", "ArgumentError", "1000: gate_up takes R (w_gate's rows) a multiple of 64", located=False),
+    Mistake("warmup-fp8-types", O, "a warm-up of scaled_matmul for e5m2 x e5m2 (torch refuses "
+            "it too)", """
+import torch
+import tylo.ops
+tylo.ops.warmup(hidden_size=4096, fp8=True, fp8_types=[("e5m2", "e5m2")])  # <-
+""", "ArgumentError", "pairs of the FP8 types of a and b", located=False),
+    Mistake("warmup-fp8-scaling", O, "a warm-up of scaled_matmul for a scaling form it has not",
+            """
+import torch
+import tylo.ops
+tylo.ops.warmup(hidden_size=4096, fp8=True, fp8_scaling=("colwise",))  # <-
+""", "ArgumentError", "'colwise': one of tensor, row, block", located=False),
 ]

@@ -4,13 +4,8 @@ cache's own accounting, `disk_cache.COUNTS`, not timing)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
-
 import pytest
+from fresh_process import warm_then_run
 
 torch = pytest.importorskip("torch")
 
@@ -22,7 +17,7 @@ LLAMA_8B = {"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads
 
 
 def test_a_config_gives_the_attention_variants():
-    found = ops_warmup.model_variants(LLAMA_8B)
+    found = ops_warmup.model_variants(LLAMA_8B, ops=["attention"])
     names = [v.name for v in found]
     assert len(names) == 10 == len(set(names))  # 5 memory orders x causal or not
     assert all(n.startswith("attention D128 ") and " Hq32 Hkv8 " in n for n in names)
@@ -44,7 +39,7 @@ def test_narrowing_and_no_attention_without_a_head_dim():
     found = ops_warmup.model_variants(head_dim=64, num_heads=4, causal=(True,),
                                       layouts=("varlen",))
     assert [v.name for v in found] == ["attention D64 causal Hq4 Hkv4 varlen scale 0.125"]
-    assert ops_warmup.model_variants(hidden_size=1024) == []
+    assert ops_warmup.model_variants(hidden_size=1024, ops=["attention", "gate_up"]) == []
 
 
 @pytest.mark.parametrize("options, argument", [
@@ -53,6 +48,11 @@ def test_narrowing_and_no_attention_without_a_head_dim():
     (dict(head_dim=128), "num_heads"),
     (dict(head_dim=128, num_heads=8, layouts=("sbhd",)), "layouts"),
     (dict(head_dim=128, num_heads=8, ops=["softmax"]), "ops"),
+    (dict(hidden_size=4096, dtype="float32"), "dtype"),
+    (dict(hidden_size=4096, token_tiles=(8, 12)), "token_tiles"),
+    (dict(hidden_size=4096, intermediate_size=1000), "intermediate_size"),
+    (dict(hidden_size=4096, fp8=True, fp8_types=[("e5m2", "e5m2")]), "fp8_types"),
+    (dict(hidden_size=4096, fp8=True, fp8_scaling=("colwise",)), "fp8_scaling"),
 ])
 def test_refusals_name_the_option(options, argument):
     with pytest.raises(tylo.ArgumentError) as info:
@@ -99,20 +99,11 @@ print(json.dumps({"counts": dict(disk_cache.COUNTS), "error": error, "origin": g
 
 
 def test_warmup_then_a_fresh_process_compiles_nothing(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("TYLO_NO_CACHE", "TYLO_PTX_RECORD")}
-    env["TYLO_CACHE_DIR"] = str(tmp_path / "cache")
-    warm = subprocess.run(
-        [sys.executable, "-m", "tylo.ops.warmup", "--head-dim", "64", "--num-heads", "2",
-         "--num-kv-heads", "1", "--causal", "yes", "--layouts", "bshd", "--emulator"],
-        env=env, capture_output=True, text=True, timeout=600)
-    assert warm.returncode == 0, warm.stderr
-    assert "attention D64 causal Hq2 Hkv1 bshd" in warm.stdout
-    script = tmp_path / "first_call.py"
-    script.write_text(textwrap.dedent(FIRST_CALL))
-    first = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
-                           text=True, timeout=600)
-    assert first.returncode == 0, first.stderr
-    result = json.loads(first.stdout.strip().splitlines()[-1])
+    out, result = warm_then_run(
+        tmp_path, ["-m", "tylo.ops.warmup", "--head-dim", "64", "--num-heads", "2",
+                   "--num-kv-heads", "1", "--causal", "yes", "--layouts", "bshd", "--emulator"],
+        FIRST_CALL)
+    assert "attention D64 causal Hq2 Hkv1 bshd" in out
     counts = result["counts"]
     assert counts.get("emulated hit") == 1 and counts.get("kernels hit") == 1, counts
     assert not any(k.endswith(("miss", "stored")) for k in counts), counts  # nothing compiled
@@ -172,18 +163,9 @@ def test_warmup_then_a_fresh_gpu_process_compiles_nothing(tmp_path):
     """On an H100: the warm-up (sm_90a, no GPU needed) of Hq 4 Hkv 2 D 128 causal (B, S, H, D),
     then a fresh process's first op call on CUDA tensors loads the kernel from disk (S 300: not
     a multiple of the tiles) and matches float32 SDPA."""
-    env = {k: v for k, v in os.environ.items() if k not in ("TYLO_NO_CACHE", "TYLO_PTX_RECORD")}
-    env["TYLO_CACHE_DIR"] = str(tmp_path / "cache")
-    warm = subprocess.run(
-        [sys.executable, "-m", "tylo.ops.warmup", "--head-dim", "128", "--num-heads", "4",
-         "--num-kv-heads", "2", "--causal", "yes", "--layouts", "bshd"],
-        env=env, capture_output=True, text=True, timeout=600)
-    assert warm.returncode == 0, warm.stderr
-    script = tmp_path / "first_gpu_call.py"
-    script.write_text(textwrap.dedent(FIRST_GPU_CALL))
-    first = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
-                           text=True, timeout=600)
-    assert first.returncode == 0, first.stderr
-    result = json.loads(first.stdout.strip().splitlines()[-1])
+    _, result = warm_then_run(
+        tmp_path, ["-m", "tylo.ops.warmup", "--head-dim", "128", "--num-heads", "4",
+                   "--num-kv-heads", "2", "--causal", "yes", "--layouts", "bshd"],
+        FIRST_GPU_CALL)
     assert result["counts"] == {"kernels hit": 1}, result
     assert not result["nan"] and result["error"] < 1e-2

@@ -1,0 +1,131 @@
+"""tylo.ops.kernels.attention with a sliding window (FlashAttention's window_size = (left,
+right), bottom-right aligned for Sq != Sk) and logit soft-capping (softcap tanh(scale s /
+softcap)): emulated against a float64 torch reference written here (a mask and the cap), on a
+GPU against the same reference in float32; fresh random inputs, O and lse poisoned first."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tylo import ArgumentError, BFloat16, Float32, testing
+from tylo.ops.kernels import attention as ex
+
+torch = pytest.importorskip("torch")
+
+
+def reference(q, k, v, causal, window=None, softcap=None, scale=None):
+    """O and lse of q (B, Hq, Sq, D), k, v (B, Hkv, Sk, D) torch tensors, in their dtype: query i
+    sees key j iff i + Sk - Sq - left <= j <= i + Sk - Sq + right (-1: unbounded; causal: right
+    0); logits scale q k, capped to softcap tanh(logit / softcap); a row that sees no key: O 0,
+    lse -inf."""
+    Sq, Sk, D = q.shape[2], k.shape[2], q.shape[3]
+    scale = 1 / math.sqrt(D) if scale is None else scale
+    group = q.shape[1] // k.shape[1]
+    k, v = (x.repeat_interleave(group, dim=1) for x in (k, v))
+    z = (q @ k.transpose(-1, -2)) * scale
+    if softcap is not None:
+        z = softcap * torch.tanh(z / softcap)
+    left, right = window or (-1, -1)
+    right = 0 if causal else right
+    i = torch.arange(Sq, device=q.device)[:, None] + (Sk - Sq)
+    j = torch.arange(Sk, device=q.device)[None, :]
+    hidden = torch.zeros(Sq, Sk, dtype=torch.bool, device=q.device)
+    if left >= 0:
+        hidden |= j < i - left
+    if right >= 0:
+        hidden |= j > i + right
+    z = z.masked_fill(hidden, -math.inf)
+    return torch.softmax(z, dim=-1).nan_to_num(0.0) @ v, torch.logsumexp(z, dim=-1)
+
+
+def _torch(x, dtype):
+    return x.to(dtype) if hasattr(x, "data_ptr") else torch.from_numpy(
+        np.asarray(x, np.float32)).to(dtype)
+
+
+def run(Hq, Hkv, Sq, Sk, D, causal, window=None, softcap=None, cfg=None, cuda=None,
+        scale=None):
+    """One (1, Hq, Sq, D) problem in the (B, H, S, D) layout; emulated unless `cuda` (torch)."""
+    arrays = testing.arrays(cuda)
+    Q = arrays.randn((1, Hq, Sq, D), BFloat16)
+    K, V = (arrays.randn((1, Hkv, Sk, D), BFloat16) for _ in range(2))
+    O, lse = arrays.poisoned((1, Hq, Sq, D), BFloat16), arrays.poisoned((1, Hq, Sq), Float32)
+    ex.Attention(Q, K, V, O, lse, causal, cfg=cfg, emulate=cuda is None, window=window,
+                 softcap=softcap, scale=scale)()
+    arrays.synchronize()
+    dtype = torch.float32 if cuda else torch.float64
+    ref_o, ref_lse = (x.cpu().numpy() for x in reference(*(_torch(x, dtype) for x in (Q, K, V)),
+                                                         causal, window, softcap, scale))
+    name = (f"Hq{Hq} Hkv{Hkv} Sq{Sq} Sk{Sk} D{D} causal {causal} window {window} softcap "
+            f"{softcap} scale {scale}")
+    if cuda is None or softcap is None:
+        return testing.report_attention(name, O, lse, ref_o, ref_lse, Sq)
+    # tanh.approx.f32 (relative error <= 2^-10.987) moves each logit by at most softcap 2^-10.987
+    # (0.025 at 50), so lse by at most that and each weight by a factor within e^(+-2 that)
+    o, l = testing.to_numpy(O), testing.to_numpy(lse)
+    bound = softcap * 2.0 ** -10.987
+    err = float(np.linalg.norm(o - ref_o) / np.linalg.norm(ref_o))
+    lse_err = float(np.abs(l - ref_lse).max())
+    print(f"check {name}: O relative error {err:.2e}, lse max error {lse_err:.2e} (bound "
+          f"{bound:.2e})")
+    return err < 1e-2 + 2 * bound and lse_err < 2e-3 + bound
+
+
+#: BM 128, BN 32: at S 320 with window (170, 0) the last query block skips key tiles 0-1,
+#: masks 2-6 (the band's left edge), not 7, masks 8-9 (the diagonal)
+SMALL = ex.Config(64, 32, 2, W=2)
+
+
+@pytest.mark.parametrize("Hq, Hkv, Sq, Sk, causal, window, softcap, scale, cfg", [
+    (2, 1, 320, 320, True, (170, -1), None, None, SMALL),  # causal band: skipped, edge, full
+    (2, 2, 128, 192, False, (-1, 40), None, None, None),   # right only, Sq < Sk (shift 64)
+    (2, 1, 192, 128, False, (30, 50), 5.0, None, None),    # both sides, Sq > Sk: rows see no key
+    (2, 1, 128, 128, True, None, 30.0, 0.5, None),         # softcap alone (logits ~ N(0, 16))
+])
+def test_emulated(Hq, Hkv, Sq, Sk, causal, window, softcap, scale, cfg):
+    assert run(Hq, Hkv, Sq, Sk, 64, causal, window, softcap, cfg, scale=scale)
+
+
+def test_window_forms():
+    """FlashAttention's window beside causal, in the kernel's form (causal, band)."""
+    assert ex.band(None, True, 99) == (True, None)
+    assert ex.band((-1, -1), False, 99) == (False, None)
+    assert ex.band((-1, 0), False, 99) == (True, None)        # (-1, 0) is causal
+    assert ex.band((-1, 7), True, 99) == (True, None)         # causal makes right 0
+    assert ex.band((16, 7), True, 99) == (False, (16, 0))
+    assert ex.band((-1, 7), False, 99) == (False, (99, 7))
+    assert ex.band((5, -1), False, 99) == (False, (5, 99))
+
+
+@pytest.mark.parametrize("window, match", [
+    ((-2, 0), "left extent -2 must be an int >= 0, or -1"),
+    ((4, 1.5), "right extent 1.5"),
+    (8, "a sliding window is \\(left, right\\)"),
+])
+def test_bad_windows_are_refused(window, match):
+    with pytest.raises(ArgumentError, match=match):
+        ex.band(window, False, 99)
+
+
+@pytest.mark.parametrize("softcap", [0.0, -1.0, math.inf, True])
+def test_bad_softcaps_are_refused(softcap):
+    with pytest.raises(ArgumentError, match="the logit cap must be a finite number > 0"):
+        ex.check_softcap(softcap)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("D", [64, 128, 256])
+def test_gpu_window_and_softcap(D):
+    from tylo.testing import cuda_torch
+
+    cuda = cuda_torch()
+    if cuda is None:
+        pytest.skip("needs torch and a CUDA GPU")
+    assert run(8, 2, 2000, 2000, True, (300, -1), None, cuda=cuda)
+    assert run(4, 1, 1000, 3000, False, (700, 100), None, cuda=cuda)   # Sq < Sk
+    assert run(4, 4, 1500, 900, False, (-1, 250), None, cuda=cuda)     # right only, Sq > Sk
+    assert run(8, 2, 2000, 2000, True, None, 50.0, cuda=cuda, scale=0.5)
+    assert run(4, 2, 1100, 1100, False, (256, 256), 30.0, cuda=cuda)

@@ -3,6 +3,8 @@ PyTorch custom op ``tylo::attention_forward``, in the layouts models hand over, 
 
     out = tylo.ops.attention(q, k, v, causal=True)                    # (B, S, H, D), FA's
     out = tylo.ops.attention(q, k, v, layout="bhsd")                  # (B, H, S, D), SDPA's
+    out = tylo.ops.attention(q, k, v, causal=True, window=(4095, 0))  # sliding window
+    out = tylo.ops.attention(q, k, v, causal=True, softcap=50.0)      # Gemma 2's logit cap
     out, lse = tylo.ops.attention(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=n,
                                   return_lse=True)                    # packed (rows, H, D)
 
@@ -22,11 +24,34 @@ a transposed (B, S, H, D) projection (what transformers hands over) is read as (
 may lie in one order and K, V in the other (a rotated Q beside a projected V, a KV cache).
 Other strides are refused (an ArgumentError naming the tensor), never copied silently.
 
+Sliding window, `window=(left, right)` (FlashAttention's window_size; -1 is unbounded): query
+i sees key j iff i + Sk - Sq - left <= j <= i + Sk - Sq + right (bottom-right aligned like
+causal; per sequence with cu_seqlens); `causal=True` makes right 0 (Mistral's window is
+``window=(w - 1, 0), causal=True``, or transformers' ``(w - 1, w - 1)`` with causal). left and
+right reach the kernel as runtime ints: one compiled variant serves every window (a first call
+with a window compiles it; (-1, -1) is no window, (-1, 0) plain causal). Each query block loads
+only the key tiles its rows see (the band), masks the tiles at the band's two edges and not
+those between: the work is about Sq (left + right + 128 + 128) key positions instead of Sq Sk.
+
+Soft-capping, `softcap` > 0 (FlashAttention-2/3's and Gemma 2's convention): the logits are
+``softcap * tanh(scale * q.k / softcap)``, the scale applied first, and the softmax and lse are
+of these (lse = log sum exp of the capped logits). The kernel computes ``tanh(s * (scale /
+softcap))`` on each score with ``tanh.approx.f32`` (relative error at most 2^-10.987, PTX ISA
+9.7.3.22: a capped logit is off by at most softcap 2^-10.987, 0.025 at softcap 50; the
+FlashAttention kernels use the same instruction) before the mask and the row maximum, and folds
+softcap log2(e) into the exponent instead of scale log2(e): one FMUL and one MUFU.TANH more per
+score. Each softcap value compiles its own variant (it is a constant of the kernel). softcap 0
+or None: no cap.
+
+Cost (to be measured on an H100, ``python bench/attention_layouts.py --window``): neither
+feature changes the kernels compiled without it (their PTX is the same).
+
 CUDA tensors run on the GPU (on torch's current stream); CPU tensors on the CPU emulator (small
 sizes: tests). `torch.compile(fullgraph=True)` traces the op (a fake implementation gives the
 outputs' shapes and strides); there is no backward yet: ``backward()`` through the op raises
-`UnsupportedError`. Not supported (refused): sliding windows (`window`), logit soft-capping
-(`softcap`), dropout, max_seqlen_k (unused: the kernel reads each sequence's length).
+`UnsupportedError`. Refused: a window that is not two ints >= -1 and a negative or non-finite
+softcap (ArgumentError naming the argument), dropout (UnsupportedError); max_seqlen_k is unused
+(the kernel reads each sequence's length).
 """
 
 from __future__ import annotations
@@ -153,7 +178,8 @@ def _outputs(q, k, v, cu_q, layout: str):
     return out, _lse(q, B, H, S), (order, kv_order), O
 
 
-def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layout):
+def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layout,
+          window_left, window_right, softcap):
     _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, layout)
     out, lse, _, _ = _outputs(q, k, v, cu_seqlens_q, layout)
     return out, lse
@@ -162,10 +188,11 @@ def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layo
 @custom_op("tylo::attention_forward", fake=_fake)
 def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              cu_seqlens_q: torch.Tensor | None, cu_seqlens_k: torch.Tensor | None,
-             max_seqlen_q: int, causal: bool, scale: float,
-             layout: str) -> tuple[torch.Tensor, torch.Tensor]:
+             max_seqlen_q: int, causal: bool, scale: float, layout: str, window_left: int,
+             window_right: int, softcap: float) -> tuple[torch.Tensor, torch.Tensor]:
     """The op behind `attention` (module docstring); `layout` "bshd" or "bhsd" (the logical
-    layout of q, k, v and out) unless cu_seqlens_q is given (packed rows)."""
+    layout of q, k, v and out) unless cu_seqlens_q is given (packed rows); window (-1, -1): none;
+    softcap 0: none."""
     _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, layout)
     out, lse, order, O = _outputs(q, k, v, cu_seqlens_q, layout)
     if order == "varlen":
@@ -176,7 +203,9 @@ def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         inputs = (q if layout == order[0] else q.transpose(1, 2),
                   *(x if layout == order[1] else x.transpose(1, 2) for x in (k, v)))
         options = dict(layout=order[0], kv_layout=order[1])
-    run = kernel.Attention(*inputs, O, lse, causal, scale=scale, **options)
+    window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
+    run = kernel.Attention(*inputs, O, lse, causal, scale=scale, window=window,
+                           softcap=softcap or None, **options)
     wrap(kernel.attention)[run.grid, run.block](*run.maps, *run.args)
     return out, lse
 
@@ -196,22 +225,21 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
               max_seqlen_q: int | None = None, max_seqlen_k: int | None = None,
               return_lse: bool = False, layout: str = "bshd", dropout_p: float = 0.0):
     """softmax(scale q k^T) v (module docstring): out, or (out, lse) with `return_lse`.
-    Raises ArgumentError naming the argument (dtype, shape, strides, heads, cu_seqlens),
-    UnsupportedError for what the kernel does not do (window, softcap, dropout)."""
+    Raises ArgumentError naming the argument (dtype, shape, strides, heads, cu_seqlens, a
+    window that is not two ints >= -1, a softcap < 0), UnsupportedError for what the kernel
+    does not do (dropout)."""
     if layout not in ("bshd", "bhsd"):
         raise ArgumentError("layout", f"{layout!r}: 'bshd' ((B, S, H, D), FlashAttention's) or "
                                       "'bhsd' ((B, H, S, D), SDPA's)")
-    if window is not None and tuple(window) != (-1, -1):
-        raise UnsupportedError("tylo.ops.attention: sliding windows (window=) are not supported")
-    if softcap:
-        raise UnsupportedError("tylo.ops.attention: logit soft-capping (softcap=) is not "
-                               "supported")
+    kernel.band(window, False, 0)  # ArgumentError naming `window` unless (left, right) >= -1
+    left, right = (-1, -1) if window is None else (int(window[0]), int(window[1]))
+    softcap = 0.0 if softcap is None or softcap == 0 else kernel.check_softcap(softcap)
     if dropout_p:
         raise UnsupportedError("tylo.ops.attention: dropout is not supported")
     D = q.shape[-1]
     scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
     out, lse = _forward(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q or 0),
-                        bool(causal), scale, layout)
+                        bool(causal), scale, layout, left, right, softcap)
     return (out, lse) if return_lse else out
 
 

@@ -129,3 +129,36 @@ def test_gpu_window_and_softcap(D):
     assert run(4, 4, 1500, 900, False, (-1, 250), None, cuda=cuda)     # right only, Sq > Sk
     assert run(8, 2, 2000, 2000, True, None, 50.0, cuda=cuda, scale=0.5)
     assert run(4, 2, 1100, 1100, False, (256, 256), 30.0, cuda=cuda)
+
+
+def test_op_bshd_grouped_query_window_and_softcap():
+    """tylo.ops.attention (CPU tensors: the emulator), (B, S, H, D), grouped-query heads, Sq <
+    Sk, a causal window and a softcap."""
+    import tylo.ops
+
+    q = torch.randn(1, 100, 4, 64, dtype=torch.bfloat16)
+    k, v = (torch.randn(1, 150, 2, 64, dtype=torch.bfloat16) for _ in range(2))
+    out, lse = tylo.ops.attention(q, k, v, causal=True, window=(40, 7), softcap=5.0,
+                                  return_lse=True)
+    ref = reference(*(x.transpose(1, 2).double() for x in (q, k, v)), True, (40, 7), 5.0)
+    assert testing.report_attention("op bshd window (40, 0) softcap 5", out.transpose(1, 2), lse,
+                                    *(x.numpy() for x in ref), 100)
+
+
+def test_op_packed_sequences_window():
+    """Packed sequences (cu_seqlens): each sequence's window aligned at its own bottom right."""
+    import tylo.ops
+
+    cu_q = torch.tensor([0, 30, 100], dtype=torch.int32)
+    cu_k = torch.tensor([0, 50, 120], dtype=torch.int32)
+    q = torch.randn(100, 2, 64, dtype=torch.bfloat16)
+    k, v = (torch.randn(120, 1, 64, dtype=torch.bfloat16) for _ in range(2))
+    out, lse = tylo.ops.attention(q, k, v, window=(20, 10), cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
+                                  max_seqlen_q=70, return_lse=True)
+    for b in range(2):
+        sq, sk = slice(int(cu_q[b]), int(cu_q[b + 1])), slice(int(cu_k[b]), int(cu_k[b + 1]))
+        ref = reference(*(x[s].transpose(0, 1)[None].double() for x, s in
+                          ((q, sq), (k, sk), (v, sk))), False, (20, 10))
+        assert testing.report_attention(f"op varlen sequence {b} window (20, 10)",
+                                        out[sq].transpose(0, 1)[None], lse[None, :, sq],
+                                        *(x.numpy() for x in ref), sq.stop - sq.start)

@@ -54,7 +54,14 @@ One CTA of 128 (W + 1) threads computes W * 64 query rows of one (batch, query h
   from one lane of each four.
 
 Causal CTAs run the longest rows first (block_idx(0) counts from the last query block), and
-skip the key tiles wholly above the diagonal. Tile choices per head dim: `CONFIGS` (BN 128,
+skip the key tiles wholly above the diagonal. A sliding window (FlashAttention's window_size
+(left, right), bottom-right aligned; the extents are runtime ints, so one variant serves every
+window) loads only the key tiles of the CTA's band and runs them in three loops: the band's
+left edge (masked), its middle (unmasked) and its right edge or diagonal (masked). A softcap
+(`Config.softcap`, a compile-time constant) makes each score tanh(scale s / softcap)
+(`tylo.tanh`, tanh.approx.f32) before the mask and the online softmax, whose exponent then
+folds softcap log2(e) in place of scale log2(e): the logits are softcap tanh(scale s /
+softcap), FlashAttention's convention. Without either, the kernel's PTX is what it was. Tile choices per head dim: `CONFIGS` (BN 128,
 and 80 at D 256 where shared memory runs out; BlockM 128 = two consumers at D 128 and 256, and
 FA3's 192 = three at D 64, where P is rounded to bf16 as soon as its softmax is done so that the
 three consumers' registers hold it).
@@ -566,13 +573,18 @@ BENCH_SHAPES = [(4, 16, 4096, 128), (4, 16, 4096, 64), (16, 16, 1024, 128), (1, 
 #: bytes, ptxas 13.0: the sequence geometry adds live registers to a 160-register consumer).
 PACKED_CONFIGS = {(64, False): Config(64, 128, 4), (64, True): Config(64, 128, 4)}
 
+#: A sliding window's tiles where they differ: at D 64 three consumers spill 200 bytes (ptxas
+#: 13.0: the band's extents stay live through the key loops), two do not.
+WINDOW_CONFIGS = {64: Config(64, 128, 4)}
 
-def config(D: int, causal: bool, packed: bool = False) -> Config:
+
+def config(D: int, causal: bool, packed: bool = False, window: bool = False) -> Config:
     """The tile choice for head dim D (64, 128, 256) in the (B, H, S, D) layout, or (`packed`)
-    in the packed ones; ArgumentError for another D."""
+    in the packed ones, or (`window`) with a sliding window; ArgumentError for another D."""
     key = (D, bool(causal))
     try:
-        return (PACKED_CONFIGS.get(key) if packed else None) or CONFIGS[key]
+        return ((WINDOW_CONFIGS.get(D) if window else None)
+                or (PACKED_CONFIGS.get(key) if packed else None) or CONFIGS[key])
     except KeyError:
         raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128, 256") from None
 
@@ -701,7 +713,7 @@ class Attention:
         causal, window = band(window, causal, max(Q.shape[-3], K.shape[-3], Q.shape[-2],
                                                   K.shape[-2], Q.shape[0], K.shape[0]))
         self.cfg = cfg or config(D, causal or window is not None,
-                                 layout != "bhsd" or kv_layout != "bhsd")
+                                 layout != "bhsd" or kv_layout != "bhsd", window is not None)
         if scale is not None and not _same_in_float32(scale, self.cfg.softmax_scale):
             self.cfg = replace(self.cfg, scale=float(scale))
         if softcap is not None:
@@ -745,11 +757,15 @@ def host_bindings(cfg: Config, S: int = 256):
     return bindings(Q, Q, Q, Q, S, S, cfg) + (np.zeros((1, S), np.float32),)
 
 
-def compile_for_sm90a(D: int = 128, causal: bool = False, cfg: Config | None = None):
-    """The kernel compiled for sm_90a from host bindings (`host_bindings`)."""
-    c = cfg or config(D, causal)
-    return attention.compile(*host_bindings(c), 256, 256, None, None, 1, 1, c, causal, False, False,
-                             None, None, block=128 * (c.W + 1), arch="sm_90a")
+def compile_for_sm90a(D: int = 128, causal: bool = False, cfg: Config | None = None,
+                      window: bool = False):
+    """The kernel compiled for sm_90a from host bindings (`host_bindings`); `window`: the
+    sliding-window variant (its extents are runtime values; `causal` is then ignored)."""
+    c = cfg or config(D, causal or window, window=window)
+    band = (64, 0) if window else (None, None)
+    return attention.compile(*host_bindings(c), 256, 256, None, None, 1, 1, c,
+                             causal and not window, False, False, *band,
+                             block=128 * (c.W + 1), arch="sm_90a")
 
 
 #: The memory orders of (Q, K and V) a call takes (`Attention`'s layout and kv_layout).

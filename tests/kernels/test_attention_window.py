@@ -162,3 +162,32 @@ def test_op_packed_sequences_window():
         assert testing.report_attention(f"op varlen sequence {b} window (20, 10)",
                                         out[sq].transpose(0, 1)[None], lse[None, :, sq],
                                         *(x.numpy() for x in ref), sq.stop - sq.start)
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    from dataclasses import replace
+
+    pytest.importorskip("tylo.runtime.ptxas")
+    capped = replace(ex.config(128, True), softcap=50.0)
+    return {"window 64": ex.compile_for_sm90a(64, window=True),
+            "window 128": ex.compile_for_sm90a(128, window=True),
+            "softcap 128": ex.compile_for_sm90a(128, True, capped),
+            "both 128": ex.compile_for_sm90a(128, cfg=capped, window=True)}
+
+
+@pytest.mark.parametrize("name", ["window 64", "window 128", "softcap 128", "both 128"])
+def test_sass(compiled, name):
+    """No spills; a window runs one more key loop (its left edge) than causal: Q K^T of the
+    first tile, three loops of Q K^T and P V, the last P V; a softcap is one MUFU.TANH per
+    score of each copy of the softmax (first tile and each loop), beside its MUFU.EX2."""
+    c = compiled[name]
+    counts = c.sass_counts()
+    D = int(name.split()[1])
+    cfg = ex.config(D, True, window=name.startswith(("window", "both")))
+    qk, pv = (D // 64) * 4, cfg.BN // 16
+    loops = 3 if name.startswith(("window", "both")) else 2
+    assert counts.opcodes["HGMMA"] == qk + loops * (qk + pv) + pv
+    assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
+    tanh = c.ptx.count("tanh.approx.f32")
+    assert tanh == ((1 + loops) * cfg.BN // 2 if name.startswith(("softcap", "both")) else 0)

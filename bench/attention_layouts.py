@@ -254,7 +254,8 @@ def bench_window(torch, m, check_only: bool = False) -> bool:
     """Sliding window and softcap: checks against float32 torch, then each timed beside the
     same kernel without them ("tylo plain"), flex_attention (block mask / score_mod) and, for
     the window, SDPA with the band as an explicit boolean mask (for the cap SDPA has no form:
-    its plain causal run is shown, "no cap"). TFLOP/s count the scores the band keeps."""
+    its plain run is shown, "no cap"). TFLOP/s count the scores the band keeps. The window's
+    own cost: the window variant with a band that bounds nothing beside plain causal."""
     from tylo.testing.peers import sdpa_cases
 
     ok = [check_window(torch, m, 8, 2, 2000, 2000, D, True, (300, -1), None) for D in (64, 128)]
@@ -283,6 +284,11 @@ def bench_window(torch, m, check_only: bool = False) -> bool:
             cases.update({f"{n} no cap": f for n, f in sdpa_cases(torch, Q, K, V, causal).items()})
         report(torch, f"B{B} H{H} S{S} D{D}{' causal' * causal} window {window} softcap "
                       f"{softcap}", cases, 4 * B * H * D * float(keep.sum()))
+        if window:  # the window variant's own cost: a band that bounds nothing, beside causal
+            cases = {"tylo": m["Attention"](Q, K, V, O, L, causal, window=(S, 0)),
+                     "tylo plain": cases["tylo plain"]}
+            report(torch, f"B{B} H{H} S{S} D{D} causal, window ({S}, 0) (bounds nothing)",
+                   cases, 4 * B * H * D * S * (S + 1) / 2)
     return True
 
 

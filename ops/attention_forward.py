@@ -31,17 +31,19 @@ causal; per sequence with cu_seqlens); `causal=True` makes right 0 (Mistral's wi
 right reach the kernel as runtime ints: one compiled variant serves every window (a first call
 with a window compiles it; (-1, -1) is no window, (-1, 0) plain causal). Each query block loads
 only the key tiles its rows see (the band), masks the tiles at the band's two edges and not
-those between: the work is about Sq (left + right + 128 + 128) key positions instead of Sq Sk.
+those between: the work is about Sq (left + right + BM + BN) scores instead of Sq Sk (BM +
+BN = 256 at D 64 and 128, 208 at D 256; a window at D 64 runs two consumer warpgroups, not
+three: three spill).
 
-Soft-capping, `softcap` > 0 (FlashAttention-2/3's and Gemma 2's convention): the logits are
+Soft-capping, `softcap` > 0 (FlashAttention's and Gemma 2's convention): the logits are
 ``softcap * tanh(scale * q.k / softcap)``, the scale applied first, and the softmax and lse are
 of these (lse = log sum exp of the capped logits). The kernel computes ``tanh(s * (scale /
 softcap))`` on each score with ``tanh.approx.f32`` (relative error at most 2^-10.987, PTX ISA
-9.7.3.22: a capped logit is off by at most softcap 2^-10.987, 0.025 at softcap 50; the
-FlashAttention kernels use the same instruction) before the mask and the row maximum, and folds
-softcap log2(e) into the exponent instead of scale log2(e): one FMUL and one MUFU.TANH more per
-score. Each softcap value compiles its own variant (it is a constant of the kernel). softcap 0
-or None: no cap.
+9.7.3.22: a capped logit is off by at most softcap 2^-10.987, 0.025 at softcap 50;
+FlashAttention-2's apply_softcap uses the same instruction, cutlass::fast_tanh) before the mask
+and the row maximum, and folds softcap log2(e) into the exponent instead of scale log2(e): one
+FMUL and one MUFU.TANH more per score. Each softcap value compiles its own variant (it is a
+constant of the kernel). softcap 0 or None: no cap.
 
 Cost (to be measured on an H100, ``python bench/attention_layouts.py --window``): neither
 feature changes the kernels compiled without it (their PTX is the same).

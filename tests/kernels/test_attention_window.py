@@ -191,3 +191,33 @@ def test_sass(compiled, name):
     assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
     tanh = c.ptx.count("tanh.approx.f32")
     assert tanh == ((1 + loops) * cfg.BN // 2 if name.startswith(("softcap", "both")) else 0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("D", [64, 128])
+def test_gpu_op_packed_layouts_window(D):
+    """tylo.ops.attention on CUDA tensors: (B, S, H, D) and packed sequences with a window
+    (fresh random inputs; against float32 torch, sequence by sequence)."""
+    import tylo.ops
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    q = torch.randn(2, 1500, 8, D, device="cuda", dtype=torch.bfloat16)
+    k, v = (torch.randn(2, 1700, 2, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    out, lse = tylo.ops.attention(q, k, v, causal=True, window=(400, -1), return_lse=True)
+    ref = reference(*(x.transpose(1, 2).float() for x in (q, k, v)), True, (400, -1))
+    assert testing.report_attention(f"op bshd D{D} window (400, 0)", out.transpose(1, 2), lse,
+                                    *(x.cpu().numpy() for x in ref), 1500)
+    lens = torch.randint(1, 900, (5,)).tolist()
+    cu = torch.tensor([0, *lens], device="cuda").cumsum(0).int()
+    qp, kp, vp = (torch.randn(int(cu[-1]), h, D, device="cuda", dtype=torch.bfloat16)
+                  for h in (8, 2, 2))
+    out, lse = tylo.ops.attention(qp, kp, vp, window=(200, 100), cu_seqlens_q=cu,
+                                  cu_seqlens_k=cu, max_seqlen_q=max(lens), return_lse=True)
+    for b in range(len(lens)):
+        s = slice(int(cu[b]), int(cu[b + 1]))
+        ref = reference(*(x[s].transpose(0, 1)[None].float() for x in (qp, kp, vp)), False,
+                        (200, 100))
+        assert testing.report_attention(f"op varlen D{D} sequence {b} window (200, 100)",
+                                        out[s].transpose(0, 1)[None], lse[None, :, s],
+                                        *(x.cpu().numpy() for x in ref), lens[b])

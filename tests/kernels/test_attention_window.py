@@ -77,6 +77,7 @@ def run(Hq, Hkv, Sq, Sk, D, causal, window=None, softcap=None, cfg=None, cuda=No
 #: BM 128, BN 32: at S 320 with window (170, 0) the last query block skips key tiles 0-1,
 #: masks 2-6 (the band's left edge), not 7, masks 8-9 (the diagonal)
 SMALL = ex.Config(64, 32, 2, W=2)
+SERIAL = ex.Config(64, 32, 2, W=2, overlap=False)  # (the ablation's schedule)
 
 
 @pytest.mark.parametrize("Hq, Hkv, Sq, Sk, causal, window, softcap, scale, cfg", [
@@ -84,6 +85,7 @@ SMALL = ex.Config(64, 32, 2, W=2)
     (2, 2, 128, 192, False, (-1, 40), None, None, None),   # right only, Sq < Sk (shift 64)
     (2, 1, 192, 128, False, (30, 50), 5.0, None, None),    # both sides, Sq > Sk: rows see no key
     (2, 1, 128, 128, True, None, 30.0, 0.5, None),         # softcap alone (logits ~ N(0, 16))
+    (1, 1, 320, 320, False, (100, 60), 5.0, None, SERIAL),  # the serial schedule's runtime mask
 ])
 def test_emulated(Hq, Hkv, Sq, Sk, causal, window, softcap, scale, cfg):
     assert run(Hq, Hkv, Sq, Sk, 64, causal, window, softcap, cfg, scale=scale)

@@ -223,3 +223,19 @@ def test_gpu_op_packed_layouts_window(D):
         assert testing.report_attention(f"op varlen D{D} sequence {b} window (200, 100)",
                                         out[s].transpose(0, 1)[None], lse[None, :, s],
                                         *(x.cpu().numpy() for x in ref), lens[b])
+
+
+def test_key_tiles_outside_the_band_are_not_read():
+    """Sq 128 < Sk 320 (shift 192), window (64, 0): no query sees keys 0-127, so the key loop
+    must start at tile 4 (BN 32). Those keys and values are NaN: a tile of them read would
+    put NaN into O (a weight of 0 times NaN), and the result must equal the reference's."""
+    arrays = testing.arrays()
+    Q = arrays.randn((1, 2, 128, 64), BFloat16)
+    K, V = (arrays.randn((1, 1, 320, 64), BFloat16) for _ in range(2))
+    clean = [np.asarray(x, np.float32) for x in (Q, K, V)]
+    K[:, :, :128], V[:, :, :128] = np.nan, np.nan
+    O, lse = arrays.poisoned((1, 2, 128, 64), BFloat16), arrays.poisoned((1, 2, 128), Float32)
+    ex.Attention(Q, K, V, O, lse, True, cfg=SMALL, emulate=True, window=(64, 0))()
+    ref = reference(*(torch.from_numpy(x).double() for x in clean), True, (64, 0))
+    assert testing.report_attention("keys 0-127 NaN, window (64, 0)", O, lse,
+                                    *(x.numpy() for x in ref), 128)

@@ -252,16 +252,19 @@ LAYOUTS = {"bhsd": ("bhsd", "bhsd"), "bshd": ("bshd", "bshd"), "bshd/bhsd": ("bs
 
 def variants(*, head_dim: int | None = None, num_heads: int | None = None,
              num_kv_heads: int | None = None, scale: float | None = None,
-             causal=(True, False), layouts=None, **_) -> list:
+             causal=(True, False), layouts=None, sliding_window: int | None = None,
+             softcap: float | None = None, **_) -> list:
     """The kernel variants `attention` launches for a model (`tylo.ops.warmup`): one per
     causality in `causal` and memory order in `layouts` (default all of `LAYOUTS`: (B, H, S,
     D) and (B, S, H, D) memory, Q in one and K/V in the other as a model with a KV cache
     hands them over, and packed sequences), for head dim `head_dim`, `num_heads` query and
     `num_kv_heads` key/value heads (both compile-time: a tensor-parallel shard passes its own)
-    and the softmax `scale` (default 1 / sqrt(head_dim)). [] without a head dim. Batch and
+    and the softmax `scale` (default 1 / sqrt(head_dim)); with a `sliding_window` (a model's:
+    any size, the window is a launch argument) also the window variant of each memory order,
+    and with a `softcap` (> 0) every variant capped. [] without a head dim. Batch and
     sequence lengths (decode's single query row included) are launch arguments: one variant
     serves them all. ArgumentError for a head dim the kernel does not serve, heads that do not
-    divide, or an unknown layout."""
+    divide, an unknown layout, or a softcap <= 0."""
     from .warmup import Variant
 
     if head_dim is None:
@@ -277,17 +280,20 @@ def variants(*, head_dim: int | None = None, num_heads: int | None = None,
         raise ArgumentError("num_kv_heads", f"{kv} key/value heads do not divide {num_heads} "
                                             "query heads")
     scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
+    softcap = None if not softcap else kernel.check_softcap(softcap)
+    capped = "" if softcap is None else f" softcap {softcap:g}"
     found = []
     for name in (LAYOUTS if layouts is None else layouts):
         if name not in LAYOUTS:
             raise ArgumentError("layouts", f"{name!r}: one of {', '.join(LAYOUTS)}")
         q_order, kv_order = LAYOUTS[name]
-        for c in causal:
-            label = (f"attention D{head_dim} {'causal' if c else 'full'} Hq{num_heads} Hkv{kv} "
-                     f"{name} scale {scale:.6g}")
+        kinds = [("causal" if c else "full", bool(c), False) for c in causal]
+        for kind, c, window in kinds + ([("window", False, True)] if sliding_window else []):
+            label = (f"attention D{head_dim} {kind} Hq{num_heads} Hkv{kv} {name} scale "
+                     f"{scale:.6g}{capped}")
 
-            def build(arch, emulator, c=bool(c), q_order=q_order, kv_order=kv_order):
+            def build(arch, emulator, c=c, q_order=q_order, kv_order=kv_order, window=window):
                 return kernel.precompile(head_dim, c, num_heads, kv, q_order, kv_order, scale,
-                                         arch, emulator)
+                                         arch, emulator, window, softcap)
             found.append(Variant("attention", label, build))
     return found

@@ -775,9 +775,11 @@ LAYOUTS = (("bhsd", "bhsd"), ("bshd", "bshd"), ("bshd", "bhsd"), ("bhsd", "bshd"
 
 def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: str = "bhsd",
                kv_layout: str | None = None, scale: float | None = None, arch: str = "sm_90a",
-               emulator: bool = False):
+               emulator: bool = False, window: bool = False, softcap: float | None = None):
     """Compile the variant a call of `Attention` with these choices launches (head dim D, causal,
-    Hq = `heads` and Hkv = `kv_heads`, both compile-time, the layouts, the softmax scale) into
+    Hq = `heads` and Hkv = `kv_heads`, both compile-time, the layouts, the softmax scale, the
+    softcap; `window`: the sliding-window variant, which serves every window and both
+    causalities) into
     the disk cache, for `arch` and (`emulator`) for the CPU emulator; no GPU needed. Batch and
     sequence lengths are launch arguments: one variant serves them all when lse's rows are 16-byte
     aligned (`tylo.ops.attention` allocates them so; a caller of `Attention` whose lse rows are
@@ -801,7 +803,7 @@ def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: 
         packed = dict(cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=S // 2)
     lse = np.zeros((heads, S) if layout == "varlen" else (1, heads, S), np.float32)
     run = Attention(Q, K, V, O, lse, causal, emulate=True, layout=layout, kv_layout=kv_layout,
-                    scale=scale, **packed)
+                    scale=scale, window=(S, 0) if window else None, softcap=softcap, **packed)
     return attention.precompile(*run.maps, *run.args, block=run.block, arch=arch,
                                 emulator=emulator)
 

@@ -3,6 +3,8 @@ PyTorch custom op ``tylo::attention_forward``, in the layouts models hand over, 
 
     out = tylo.ops.attention(q, k, v, causal=True)                    # (B, S, H, D), FA's
     out = tylo.ops.attention(q, k, v, layout="bhsd")                  # (B, H, S, D), SDPA's
+    out = tylo.ops.attention(q, k, v, causal=True, window=(4095, 0))  # sliding window
+    out = tylo.ops.attention(q, k, v, causal=True, softcap=50.0)      # Gemma 2's logit cap
     out, lse = tylo.ops.attention(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=n,
                                   return_lse=True)                    # packed (rows, H, D)
 
@@ -22,11 +24,36 @@ a transposed (B, S, H, D) projection (what transformers hands over) is read as (
 may lie in one order and K, V in the other (a rotated Q beside a projected V, a KV cache).
 Other strides are refused (an ArgumentError naming the tensor), never copied silently.
 
+Sliding window, `window=(left, right)` (FlashAttention's window_size; -1 is unbounded): query
+i sees key j iff i + Sk - Sq - left <= j <= i + Sk - Sq + right (bottom-right aligned like
+causal; per sequence with cu_seqlens); `causal=True` makes right 0 (Mistral's window is
+``window=(w - 1, 0), causal=True``, or transformers' ``(w - 1, w - 1)`` with causal). left and
+right reach the kernel as runtime ints: one compiled variant serves every window (a first call
+with a window compiles it; (-1, -1) is no window, (-1, 0) plain causal). Each query block loads
+only the key tiles its rows see (the band), masks the tiles at the band's two edges and not
+those between: the work is about Sq (left + right + BM + BN) scores instead of Sq Sk (BM +
+BN = 256 at D 64 and 128, 208 at D 256; a window at D 64 runs two consumer warpgroups, not
+three: three spill).
+
+Soft-capping, `softcap` > 0 (FlashAttention's and Gemma 2's convention): the logits are
+``softcap * tanh(scale * q.k / softcap)``, the scale applied first, and the softmax and lse are
+of these (lse = log sum exp of the capped logits). The kernel computes ``tanh(s * (scale /
+softcap))`` on each score with ``tanh.approx.f32`` (relative error at most 2^-10.987, PTX ISA
+9.7.3.22: a capped logit is off by at most softcap 2^-10.987, 0.025 at softcap 50;
+FlashAttention-2's apply_softcap uses the same instruction, cutlass::fast_tanh) before the mask
+and the row maximum, and folds softcap log2(e) into the exponent instead of scale log2(e): one
+FMUL and one MUFU.TANH more per score. Each softcap value compiles its own variant (it is a
+constant of the kernel). softcap 0 or None: no cap.
+
+Cost (to be measured on an H100, ``python bench/attention_layouts.py --window``): neither
+feature changes the kernels compiled without it (their PTX is the same).
+
 CUDA tensors run on the GPU (on torch's current stream); CPU tensors on the CPU emulator (small
 sizes: tests). `torch.compile(fullgraph=True)` traces the op (a fake implementation gives the
 outputs' shapes and strides); there is no backward yet: ``backward()`` through the op raises
-`UnsupportedError`. Not supported (refused): sliding windows (`window`), logit soft-capping
-(`softcap`), dropout, max_seqlen_k (unused: the kernel reads each sequence's length).
+`UnsupportedError`. Refused: a window that is not two ints >= -1 and a negative or non-finite
+softcap (ArgumentError naming the argument), dropout (UnsupportedError); max_seqlen_k is unused
+(the kernel reads each sequence's length).
 """
 
 from __future__ import annotations
@@ -153,7 +180,8 @@ def _outputs(q, k, v, cu_q, layout: str):
     return out, _lse(q, B, H, S), (order, kv_order), O
 
 
-def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layout):
+def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layout,
+          window_left, window_right, softcap):
     _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, layout)
     out, lse, _, _ = _outputs(q, k, v, cu_seqlens_q, layout)
     return out, lse
@@ -162,10 +190,11 @@ def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layo
 @custom_op("tylo::attention_forward", fake=_fake)
 def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              cu_seqlens_q: torch.Tensor | None, cu_seqlens_k: torch.Tensor | None,
-             max_seqlen_q: int, causal: bool, scale: float,
-             layout: str) -> tuple[torch.Tensor, torch.Tensor]:
+             max_seqlen_q: int, causal: bool, scale: float, layout: str, window_left: int,
+             window_right: int, softcap: float) -> tuple[torch.Tensor, torch.Tensor]:
     """The op behind `attention` (module docstring); `layout` "bshd" or "bhsd" (the logical
-    layout of q, k, v and out) unless cu_seqlens_q is given (packed rows)."""
+    layout of q, k, v and out) unless cu_seqlens_q is given (packed rows); window (-1, -1): none;
+    softcap 0: none."""
     _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, layout)
     out, lse, order, O = _outputs(q, k, v, cu_seqlens_q, layout)
     if order == "varlen":
@@ -176,7 +205,9 @@ def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         inputs = (q if layout == order[0] else q.transpose(1, 2),
                   *(x if layout == order[1] else x.transpose(1, 2) for x in (k, v)))
         options = dict(layout=order[0], kv_layout=order[1])
-    run = kernel.Attention(*inputs, O, lse, causal, scale=scale, **options)
+    window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
+    run = kernel.Attention(*inputs, O, lse, causal, scale=scale, window=window,
+                           softcap=softcap or None, **options)
     wrap(kernel.attention)[run.grid, run.block](*run.maps, *run.args)
     return out, lse
 
@@ -196,22 +227,21 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
               max_seqlen_q: int | None = None, max_seqlen_k: int | None = None,
               return_lse: bool = False, layout: str = "bshd", dropout_p: float = 0.0):
     """softmax(scale q k^T) v (module docstring): out, or (out, lse) with `return_lse`.
-    Raises ArgumentError naming the argument (dtype, shape, strides, heads, cu_seqlens),
-    UnsupportedError for what the kernel does not do (window, softcap, dropout)."""
+    Raises ArgumentError naming the argument (dtype, shape, strides, heads, cu_seqlens, a
+    window that is not two ints >= -1, a softcap < 0), UnsupportedError for what the kernel
+    does not do (dropout)."""
     if layout not in ("bshd", "bhsd"):
         raise ArgumentError("layout", f"{layout!r}: 'bshd' ((B, S, H, D), FlashAttention's) or "
                                       "'bhsd' ((B, H, S, D), SDPA's)")
-    if window is not None and tuple(window) != (-1, -1):
-        raise UnsupportedError("tylo.ops.attention: sliding windows (window=) are not supported")
-    if softcap:
-        raise UnsupportedError("tylo.ops.attention: logit soft-capping (softcap=) is not "
-                               "supported")
+    kernel.band(window, False, 0)  # ArgumentError naming `window` unless (left, right) >= -1
+    left, right = (-1, -1) if window is None else (int(window[0]), int(window[1]))
+    softcap = 0.0 if softcap is None or softcap == 0 else kernel.check_softcap(softcap)
     if dropout_p:
         raise UnsupportedError("tylo.ops.attention: dropout is not supported")
     D = q.shape[-1]
     scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
     out, lse = _forward(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q or 0),
-                        bool(causal), scale, layout)
+                        bool(causal), scale, layout, left, right, softcap)
     return (out, lse) if return_lse else out
 
 
@@ -222,16 +252,19 @@ LAYOUTS = {"bhsd": ("bhsd", "bhsd"), "bshd": ("bshd", "bshd"), "bshd/bhsd": ("bs
 
 def variants(*, head_dim: int | None = None, num_heads: int | None = None,
              num_kv_heads: int | None = None, scale: float | None = None,
-             causal=(True, False), layouts=None, **_) -> list:
+             causal=(True, False), layouts=None, sliding_window: int | None = None,
+             softcap: float | None = None, **_) -> list:
     """The kernel variants `attention` launches for a model (`tylo.ops.warmup`): one per
     causality in `causal` and memory order in `layouts` (default all of `LAYOUTS`: (B, H, S,
     D) and (B, S, H, D) memory, Q in one and K/V in the other as a model with a KV cache
     hands them over, and packed sequences), for head dim `head_dim`, `num_heads` query and
     `num_kv_heads` key/value heads (both compile-time: a tensor-parallel shard passes its own)
-    and the softmax `scale` (default 1 / sqrt(head_dim)). [] without a head dim. Batch and
+    and the softmax `scale` (default 1 / sqrt(head_dim)); with a `sliding_window` (a model's:
+    any size, the window is a launch argument) also the window variant of each memory order,
+    and with a `softcap` (> 0) every variant capped. [] without a head dim. Batch and
     sequence lengths (decode's single query row included) are launch arguments: one variant
     serves them all. ArgumentError for a head dim the kernel does not serve, heads that do not
-    divide, or an unknown layout."""
+    divide, an unknown layout, or a softcap <= 0."""
     from .warmup import Variant
 
     if head_dim is None:
@@ -247,17 +280,20 @@ def variants(*, head_dim: int | None = None, num_heads: int | None = None,
         raise ArgumentError("num_kv_heads", f"{kv} key/value heads do not divide {num_heads} "
                                             "query heads")
     scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
+    softcap = None if not softcap else kernel.check_softcap(softcap)
+    capped = "" if softcap is None else f" softcap {softcap:g}"
     found = []
     for name in (LAYOUTS if layouts is None else layouts):
         if name not in LAYOUTS:
             raise ArgumentError("layouts", f"{name!r}: one of {', '.join(LAYOUTS)}")
         q_order, kv_order = LAYOUTS[name]
-        for c in causal:
-            label = (f"attention D{head_dim} {'causal' if c else 'full'} Hq{num_heads} Hkv{kv} "
-                     f"{name} scale {scale:.6g}")
+        kinds = [("causal" if c else "full", bool(c), False) for c in causal]
+        for kind, c, window in kinds + ([("window", False, True)] if sliding_window else []):
+            label = (f"attention D{head_dim} {kind} Hq{num_heads} Hkv{kv} {name} scale "
+                     f"{scale:.6g}{capped}")
 
-            def build(arch, emulator, c=bool(c), q_order=q_order, kv_order=kv_order):
+            def build(arch, emulator, c=c, q_order=q_order, kv_order=kv_order, window=window):
                 return kernel.precompile(head_dim, c, num_heads, kv, q_order, kv_order, scale,
-                                         arch, emulator)
+                                         arch, emulator, window, softcap)
             found.append(Variant("attention", label, build))
     return found

@@ -42,7 +42,7 @@ OPT_IN = {"scaled_matmul": "fp8"}
 
 #: The options a model description gives (`model_options`), besides each op's own.
 MODEL_OPTIONS = ("head_dim", "num_heads", "num_kv_heads", "hidden_size", "intermediate_size",
-                 "scale")
+                 "scale", "sliding_window", "softcap")
 
 
 @dataclass(frozen=True)
@@ -60,16 +60,21 @@ def model_options(config=None, **options) -> dict:
     """The options of a model description: a transformers ``PretrainedConfig`` (or any object
     or dict with its field names: ``head_dim``, ``num_attention_heads``,
     ``num_key_value_heads``, ``hidden_size``, ``intermediate_size``,
-    ``query_pre_attn_scalar``), then `options` over it (None: not given). ``head_dim`` defaults
-    to hidden_size / num_attention_heads; ``scale`` is query_pre_attn_scalar ** -0.5 where the
-    config has one (Gemma's), else left to the op (attention: 1 / sqrt(head_dim), the same
-    variant as transformers' head_dim ** -0.5)."""
+    ``query_pre_attn_scalar``, ``sliding_window``, ``attn_logit_softcapping``), then `options`
+    over it (None: not given). ``head_dim`` defaults to hidden_size / num_attention_heads;
+    ``scale`` is query_pre_attn_scalar ** -0.5 where the config has one (Gemma's), else left
+    to the op (attention: 1 / sqrt(head_dim), the same variant as transformers' head_dim **
+    -0.5); ``sliding_window`` and ``softcap`` (attn_logit_softcapping) where the config has
+    them (Mistral's, Gemma 2's)."""
     get = (config.get if isinstance(config, dict) else
            (lambda name, default=None: getattr(config, name, default)))
     found: dict = {}
     if config is not None:
         found = {"num_heads": get("num_attention_heads"), "hidden_size": get("hidden_size"),
-                 "intermediate_size": get("intermediate_size"), "head_dim": get("head_dim")}
+                 "intermediate_size": get("intermediate_size"), "head_dim": get("head_dim"),
+                 "sliding_window": (None if get("use_sliding_window") is False  # Qwen 2's
+                                    else get("sliding_window")),
+                 "softcap": get("attn_logit_softcapping")}
         found["num_kv_heads"] = get("num_key_value_heads") or found["num_heads"]
         if found["head_dim"] is None and found["hidden_size"] and found["num_heads"]:
             found["head_dim"] = found["hidden_size"] // found["num_heads"]
@@ -152,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--intermediate-size", type=int)
     parser.add_argument("--scale", type=float, help="softmax scale (default head_dim ** -0.5)")
     parser.add_argument("--causal", choices=("both", "yes", "no"), default="both")
+    parser.add_argument("--sliding-window", type=int, help="attention: also the window variant")
+    parser.add_argument("--softcap", type=float, help="attention: logits capped (Gemma 2's 50)")
     parser.add_argument("--layouts", nargs="+", help="attention memory orders: bhsd, bshd, "
                                                      "bshd/bhsd (Q/KV), bhsd/bshd, varlen")
     parser.add_argument("--dtype", choices=("bfloat16", "float16"), default="bfloat16",
@@ -178,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     options = dict(head_dim=args.head_dim, num_heads=args.num_heads,
                    num_kv_heads=args.num_kv_heads, hidden_size=args.hidden_size,
                    intermediate_size=args.intermediate_size, scale=args.scale, causal=causal,
+                   sliding_window=args.sliding_window, softcap=args.softcap,
                    layouts=tuple(args.layouts) if args.layouts else None, dtype=args.dtype,
                    token_tiles=None if args.token_tiles is None else tuple(args.token_tiles),
                    prefill=not args.no_prefill, training=args.training, fp8=args.fp8,

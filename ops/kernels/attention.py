@@ -54,7 +54,14 @@ One CTA of 128 (W + 1) threads computes W * 64 query rows of one (batch, query h
   from one lane of each four.
 
 Causal CTAs run the longest rows first (block_idx(0) counts from the last query block), and
-skip the key tiles wholly above the diagonal. Tile choices per head dim: `CONFIGS` (BN 128,
+skip the key tiles wholly above the diagonal. A sliding window (FlashAttention's window_size
+(left, right), bottom-right aligned; the extents are runtime ints, so one variant serves every
+window) loads only the key tiles of the CTA's band and runs them in three loops: the band's
+left edge (masked), its middle (unmasked) and its right edge or diagonal (masked). A softcap
+(`Config.softcap`, a compile-time constant) makes each score tanh(scale s / softcap)
+(`tylo.tanh`, tanh.approx.f32) before the mask and the online softmax, whose exponent then
+folds softcap log2(e) in place of scale log2(e): the logits are softcap tanh(scale s /
+softcap), FlashAttention's convention. Without either, the kernel's PTX is what it was. Tile choices per head dim: `CONFIGS` (BN 128,
 and 80 at D 256 where shared memory runs out; BlockM 128 = two consumers at D 128 and 256, and
 FA3's 192 = three at D 64, where P is rounded to bf16 as soon as its softmax is done so that the
 three consumers' registers hold it).
@@ -92,10 +99,18 @@ class Config:
     pin_wait: bool = True   # a bar.arrive before P V's wait, so ptxas sinks the wait (module text)
     carry_bf16: bool = False  # P rounded to bf16 right after its softmax, not before P V
     scale: float | None = None  # the softmax's scale; None: 1 / sqrt(D)
+    softcap: float | None = None  # logits capped to softcap tanh(scale s / softcap); None: not
 
     @property
     def softmax_scale(self) -> float:
         return 1.0 / math.sqrt(self.D) if self.scale is None else self.scale
+
+    @property
+    def exponent_scale(self) -> float:
+        """The factor the online softmax folds into its exponent (`tylo.SoftmaxState`'s
+        scale): the softmax scale, or with a softcap the cap (the scores are then tanh(scale s
+        / softcap) and the logits softcap times those: FlashAttention-2's arrangement)."""
+        return self.softmax_scale if self.softcap is None else self.softcap
 
     @property
     def BM(self) -> int:
@@ -166,7 +181,7 @@ LSE = tylo.Tensor(tylo.Float32, 2, stride=(None, 1))
 @tylo.kernel
 def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, heads: tylo.constexpr,
               kv_heads: tylo.constexpr, cfg: tylo.constexpr, causal: tylo.constexpr,
-              packed: tylo.constexpr, kv_packed: tylo.constexpr):
+              packed: tylo.constexpr, kv_packed: tylo.constexpr, left, right):
     """One CTA: query rows [BM m, BM m + BM) of (batch, query head) block_idx(1) = b Hq + h
     (module docstring). The K/V head is h // (Hq / Hkv) (grouped-query attention: no copy of
     K, V). Two geometries:
@@ -181,7 +196,12 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
     `packed` is Q's and O's geometry, `kv_packed` K's and V's (they may differ: a model's
     rotated Q in (B, H, S, D) memory beside V in (B, S, H, D)).
     Causal: key j is seen by query i when j <= i + (n_k - n_q) (FlashAttention's bottom-right
-    alignment); a row that sees no key gets O = 0 and lse = -inf."""
+    alignment); a row that sees no key gets O = 0 and lse = -inf.
+    left, right: None (static: no window), or a sliding window's runtime int32 extents, both
+    >= 0 (the host writes an unbounded side as a large extent; `causal` is then False: a causal
+    window has right = 0): key j is seen by query i when i + off - left <= j <= i + off + right,
+    off = n_k - n_q. Only the key tiles that hold a key some row of the CTA sees are loaded;
+    the tiles at either edge of the band are masked, the ones between are not."""
     D, BN, STAGES, W = cfg.D, cfg.BN, cfg.STAGES, cfg.W
     BM, DH = cfg.BM, D // ROW
     wg = tylo.warpgroup_id()
@@ -198,7 +218,8 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
         k_start = 0
     zq = h if packed else bh
     zk = hk if kv_packed else b * kv_heads + hk
-    off = n_k - n_q if causal else 0  # the diagonal: key j <= query i + off
+    local = left is not None  # a sliding window (static)
+    off = n_k - n_q if causal or local else 0  # the diagonal: key j <= query i + off
     blocks = (n_q + BM - 1) // BM
     m0 = (blocks - 1 - tylo.block_idx(0)) * BM if causal else tylo.block_idx(0) * BM
     q_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
@@ -218,6 +239,9 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
     tiles = tylo.maximum((last + BN - 1) // BN, 1)
     full = (tylo.maximum(tylo.minimum((m0 + off + 1) // BN, n_k // BN), 0) if causal
             else n_k // BN)
+    first, band = 0, None
+    if local:  # tiles [first, tiles) hold the band's keys; [full_left, full) need no mask
+        first, tiles, full, band = window_tiles(m0, off, n_k, left, right, BM, BN)
     producer_regs, consumer_regs = cfg.registers
     if (m0 >= 0) & (m0 < n_q):  # a CTA past its sequence (varlen: grid for the longest) idles
         if wg == 0:
@@ -229,7 +253,7 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
                         box = tylo.shared_tile(Q_BOX, q_tiles.pointer(q) + c * 64 * ROW)
                         tylo.tma_load(box, q_map, (q_start + m0 + 64 * q, c * ROW, zq), q_bar[0])
                 st = pipe_k.start()
-                for j in range(tiles):
+                for j in range(first, tiles):
                     load_kv(pipe_k, st, k_stages, k_map, k_start + j * BN, zk, BN, DH)
                     load_kv(pipe_v, st, v_stages, v_map, k_start + j * BN, zk, BN, DH)
                     st = st.advance()
@@ -238,7 +262,7 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
             q = wg - 1
             row0 = m0 + 64 * q
             q_tile = q_tiles[q]
-            mask = (full, row0, n_k, causal, off)
+            mask = (full, row0, n_k, causal, off, band)
             q_bar[0].wait(0)
             consume = consume_overlapped if cfg.overlap else consume_serial
             state, o = consume(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg)
@@ -292,21 +316,28 @@ def softmax_step(state, s, j, mask, cfg, apply_mask):
     (float32 weights: the caller rounds them to bf16 where it suits ptxas), rescale). The mask is applied when `apply_mask` is True, not when False (static),
     and when None where j >= the first tile that needs it (a runtime branch: ptxas then waits
     for every WGMMA in flight before the branch, so the overlapped loops use the static
-    forms). cfg.ftz: the exponentials' form (`tylo.softmax_update`)."""
-    full, row0, n_k, causal, off = mask
+    forms). cfg.ftz: the exponentials' form (`tylo.softmax_update`). cfg.softcap: the scores
+    become tanh(scale s / softcap) before the mask and the maximum (the exponent's factor is
+    then the cap, `Config.exponent_scale`)."""
+    full, row0, n_k, causal, off, band = mask
     BN = cfg.BN
     s = tylo.finish_mma(s, qk_plan(BN))
+    if cfg.softcap is not None:
+        s = tylo.tanh(s * (cfg.softmax_scale / cfg.softcap))
     if apply_mask is None:
-        if j >= full:
-            s = masked(s, j * BN, row0, n_k, causal, off)
+        if band is None:
+            if j >= full:
+                s = masked(s, j * BN, row0, n_k, causal, off, band)
+        elif (j >= full) | (j < band[1]):
+            s = masked(s, j * BN, row0, n_k, causal, off, band)
     elif apply_mask:
-        s = masked(s, j * BN, row0, n_k, causal, off)
+        s = masked(s, j * BN, row0, n_k, causal, off, band)
     return tylo.softmax_update(state, s, ftz=cfg.ftz)
 
 
 def empty_state(cfg):
     return tylo.SoftmaxState(tylo.zeros(qk_plan(cfg.BN).operand_layout("C")), dims=1,
-                             scale=cfg.softmax_scale)
+                             scale=cfg.exponent_scale)
 
 
 @tylo.func
@@ -318,7 +349,7 @@ def consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg)
     state = empty_state(cfg)
     o = tylo.zero_accumulator(pv_chunks(D, BN)[0][1])
     st = pipe_k.start()
-    for j in range(tiles):
+    for j in range(0 if mask[5] is None else mask[5][0], tiles):
         pipe_k.consumer_wait(st)
         s = chain(qk_steps(q_tile, k_stages[st.index], D, BN), tylo.zero_accumulator(qk_plan(BN)),
                   cfg.chain)
@@ -350,8 +381,10 @@ def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, 
     if pingpong:
         if q == W - 1:
             tylo.barrier_arrive(8, 256)             # consumer 0 takes the first turn
+    band = mask[5]
+    first = 0 if band is None else band[0]          # a sliding window's first tile
     st_k = pipe_k.start()
-    # tile 0: S_0 alone
+    # the first tile: S alone (a window's first tile is always masked)
     take_turn(q, W, pingpong)
     pipe_k.consumer_wait(st_k)
     s, o, _ = interleaved(qk_steps(q_tile, k_stages[st_k.index], D, BN),
@@ -359,12 +392,22 @@ def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, 
                           issued=lambda: pass_turn(q, W, pingpong))
     if t == 0:
         pipe_k.consumer_release(st_k)
-    state, p, rescale = softmax_step(state, s, 0, mask, cfg, None)
+    state, p, rescale = softmax_step(state, s, first, mask, cfg,
+                                     None if band is None else True)
     p = p.to(BFloat16) if cfg.carry_bf16 else p
     st_v = st_k
     st_k = st_k.advance()
     full = tylo.maximum(mask[0], 1)
-    for j in range(1, full):                        # tiles that need no mask
+    if band is not None:                            # [first + 1, full_left): the band's left edge
+        full_left = tylo.minimum(tylo.maximum(band[1], first + 1), tiles)
+        full = tylo.maximum(mask[0], full_left)
+        for j in range(first + 1, full_left):
+            state, p, rescale, o, st_k, st_v = overlapped_tile(
+                q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescale, o, st_k, st_v,
+                j, mask, cfg, True)
+    else:
+        full_left = 1
+    for j in range(full_left, full):                # tiles that need no mask
         state, p, rescale, o, st_k, st_v = overlapped_tile(
             q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescale, o, st_k, st_v, j,
             mask, cfg, False)
@@ -399,7 +442,7 @@ def overlapped_tile(q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescal
     q = tylo.warpgroup_id() - 1
     # the one masked tile of a non-causal row (the ragged last) waits group by group: chained,
     # ptxas spilled a word there with three consumers at D 64
-    causal = mask[3]
+    causal = mask[3] or mask[5] is not None  # (a window's edges: as causal's diagonal)
     chained = cfg.chain and not (apply_mask and not causal)
     take_turn(q, W, pingpong)
     pipe_k.consumer_wait(st_k)
@@ -477,15 +520,36 @@ def store_rows(o_out, lse, out, lse_values, heads, seq_q, cu_q, row0, D, t):
 
 
 @tylo.func
-def masked(s, key0, row0, n_k, causal, off):
+def masked(s, key0, row0, n_k, causal, off, band):
     """Scores s (64, BN) of keys key0 .. for query rows row0 ..: -inf where the key is past
-    the sequence or (causal) past the query's diagonal (key > row + off)."""
+    the sequence, (causal) past the query's diagonal (key > row + off) or outside a sliding
+    window's band (band (first, full_left, left, right): key < row + off - left or key > row
+    + off + right)."""
     rows, cols = tylo.coordinates(s.ownership, tylo.warpgroup_thread_idx())
     keys = cols + key0
     keep = keys < n_k
     if causal:
         keep = keep & (keys <= rows + (row0 + off))
+    if band is not None:
+        keep = (keep & (keys <= rows + (row0 + off + band[3]))
+                & (keys >= rows + (row0 + off - band[2])))
     return tylo.select(keep, s, -math.inf)
+
+
+@tylo.func
+def window_tiles(m0, off, n_k, left, right, BM, BN):
+    """(first, tiles, full, band) of a sliding window for the CTA's query rows [m0, m0 + BM):
+    key tiles [first, tiles) hold every key a row sees (i + off - left <= key <= i + off +
+    right, key < n_k; at least one tile, so that rows that see no key are empty softmax lines),
+    tiles [full_left, full) need no mask (each of their keys is seen by every row of the CTA);
+    band = (first, full_left, left, right) for the consumers' masks."""
+    lo = tylo.maximum(m0 + off - left, 0)           # the first row's first key
+    hi = tylo.minimum(m0 + BM + off + right, n_k)   # past the last row's last key
+    first = lo // BN
+    tiles = tylo.maximum((hi + BN - 1) // BN, first + 1)
+    full = tylo.minimum((m0 + off + right + 1) // BN, n_k // BN)
+    full_left = (m0 + BM - 1 + off - left + BN - 1) // BN
+    return first, tiles, full, (first, full_left, left, right)
 
 
 @tylo.func
@@ -509,13 +573,18 @@ BENCH_SHAPES = [(4, 16, 4096, 128), (4, 16, 4096, 64), (16, 16, 1024, 128), (1, 
 #: bytes, ptxas 13.0: the sequence geometry adds live registers to a 160-register consumer).
 PACKED_CONFIGS = {(64, False): Config(64, 128, 4), (64, True): Config(64, 128, 4)}
 
+#: A sliding window's tiles where they differ: at D 64 three consumers spill 200 bytes (ptxas
+#: 13.0: the band's extents stay live through the key loops), two do not.
+WINDOW_CONFIGS = {64: Config(64, 128, 4)}
 
-def config(D: int, causal: bool, packed: bool = False) -> Config:
+
+def config(D: int, causal: bool, packed: bool = False, window: bool = False) -> Config:
     """The tile choice for head dim D (64, 128, 256) in the (B, H, S, D) layout, or (`packed`)
-    in the packed ones; ArgumentError for another D."""
+    in the packed ones, or (`window`) with a sliding window; ArgumentError for another D."""
     key = (D, bool(causal))
     try:
-        return (PACKED_CONFIGS.get(key) if packed else None) or CONFIGS[key]
+        return ((WINDOW_CONFIGS.get(D) if window else None)
+                or (PACKED_CONFIGS.get(key) if packed else None) or CONFIGS[key])
     except KeyError:
         raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128, 256") from None
 
@@ -582,6 +651,39 @@ def _same_in_float32(a: float, b: float) -> bool:
     return struct.pack("<f", a) == struct.pack("<f", b)
 
 
+def band(window, causal: bool, unbounded: int) -> tuple[bool, tuple[int, int] | None]:
+    """(causal, (left, right) or None): the kernel's form of FlashAttention's `window` (left,
+    right), each an int >= 0 or -1 (unbounded), beside `causal` (which makes right 0). A window
+    that bounds nothing is none, (-1, 0) is causal; otherwise causal becomes False and an
+    unbounded side `unbounded` (at least every sequence's length, so that it bounds nothing).
+    ArgumentError naming `window` for anything but two such ints."""
+    if window is None:
+        return bool(causal), None
+    try:
+        left, right = window
+    except (TypeError, ValueError):
+        raise tylo.ArgumentError("window", f"{window!r}: a sliding window is (left, right), two "
+                                           "ints (-1: unbounded)") from None
+    for side, n in (("left", left), ("right", right)):
+        if isinstance(n, bool) or not isinstance(n, int) or n < -1:
+            raise tylo.ArgumentError("window", f"{window!r}: its {side} extent {n!r} must be an "
+                                               "int >= 0, or -1 (unbounded)")
+    if causal:
+        right = 0
+    if left < 0 and right <= 0:
+        return right == 0, None
+    return False, (unbounded if left < 0 else left, unbounded if right < 0 else right)
+
+
+def check_softcap(softcap) -> float:
+    """`softcap` as a float, ArgumentError naming it unless it is a finite number > 0."""
+    if isinstance(softcap, bool) or not isinstance(softcap, (int, float)) \
+            or not math.isfinite(softcap) or softcap <= 0:
+        raise tylo.ArgumentError("softcap", f"{softcap!r}: the logit cap must be a finite number "
+                                            "> 0 (None: no cap)")
+    return float(softcap)
+
+
 class Attention:
     """O, lse = attention(Q, K, V) for one set of arrays: the bindings, made once, and the
     launch. `emulate=True` runs on the CPU emulator (numpy arrays). Layouts (`bindings`):
@@ -593,20 +695,29 @@ class Attention:
     `kv_layout` ("bhsd" or "bshd", default `layout`): K's and V's, when they lie otherwise than Q.
     Hq must be a multiple of Hkv (grouped-query attention; Hkv = 1: multi-query). `scale`: the
     softmax's scale (default 1 / sqrt(D); another value, unless equal to it in float32, compiles
-    another variant)."""
+    another variant). `window` (left, right): FlashAttention's sliding window (`band`; -1 is
+    unbounded; causal makes right 0); one compiled variant serves every window. `softcap`
+    (> 0): the logits are softcap tanh(scale q k / softcap) (FlashAttention's; each cap
+    compiles a variant)."""
 
     def __init__(self, Q, K, V, O, lse, causal: bool, seq: int | None = None,
                  cfg: Config | None = None, emulate: bool = False, layout: str = "bhsd",
                  cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q: int | None = None,
-                 scale: float | None = None, kv_layout: str | None = None):
+                 scale: float | None = None, kv_layout: str | None = None, window=None,
+                 softcap: float | None = None):
         D = Q.shape[-1]
         kv_layout = kv_layout or layout
         if kv_layout != layout and "varlen" in (layout, kv_layout):
             raise tylo.ArgumentError("kv_layout", f"{kv_layout!r} beside {layout!r}: packed "
                                                   "sequences take packed K and V")
-        self.cfg = cfg or config(D, causal, layout != "bhsd" or kv_layout != "bhsd")
+        causal, window = band(window, causal, max(Q.shape[-3], K.shape[-3], Q.shape[-2],
+                                                  K.shape[-2], Q.shape[0], K.shape[0]))
+        self.cfg = cfg or config(D, causal or window is not None,
+                                 layout != "bhsd" or kv_layout != "bhsd", window is not None)
         if scale is not None and not _same_in_float32(scale, self.cfg.softmax_scale):
             self.cfg = replace(self.cfg, scale=float(scale))
+        if softcap is not None:
+            self.cfg = replace(self.cfg, softcap=check_softcap(softcap))
         self.causal = bool(causal)
         if layout in ("bhsd", "bshd"):
             B, Hq, S = (Q.shape[0], Q.shape[1], Q.shape[2]) if layout == "bhsd" else \
@@ -624,7 +735,8 @@ class Attention:
             raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
         self.maps = bindings(Q, K, V, O, seq_q, seq_k, self.cfg, layout, kv_layout)
         self.args = (lse, seq_q, seq_k, cu_seqlens_q, cu_seqlens_k, Hq, Hkv, self.cfg,
-                     self.causal, layout != "bhsd", kv_layout != "bhsd")
+                     self.causal, layout != "bhsd", kv_layout != "bhsd",
+                     *(window or (None, None)))
         rows = max_seqlen_q if layout == "varlen" else seq_q
         self.grid = (-(-rows // self.cfg.BM), B * Hq)
         self.block = 128 * (self.cfg.W + 1)
@@ -645,10 +757,14 @@ def host_bindings(cfg: Config, S: int = 256):
     return bindings(Q, Q, Q, Q, S, S, cfg) + (np.zeros((1, S), np.float32),)
 
 
-def compile_for_sm90a(D: int = 128, causal: bool = False, cfg: Config | None = None):
-    """The kernel compiled for sm_90a from host bindings (`host_bindings`)."""
-    c = cfg or config(D, causal)
-    return attention.compile(*host_bindings(c), 256, 256, None, None, 1, 1, c, causal, False, False,
+def compile_for_sm90a(D: int = 128, causal: bool = False, cfg: Config | None = None,
+                      window: bool = False):
+    """The kernel compiled for sm_90a from host bindings (`host_bindings`); `window`: the
+    sliding-window variant (its extents are runtime values; `causal` is then ignored)."""
+    c = cfg or config(D, causal or window, window=window)
+    band = (64, 0) if window else (None, None)
+    return attention.compile(*host_bindings(c), 256, 256, None, None, 1, 1, c,
+                             causal and not window, False, False, *band,
                              block=128 * (c.W + 1), arch="sm_90a")
 
 
@@ -659,9 +775,11 @@ LAYOUTS = (("bhsd", "bhsd"), ("bshd", "bshd"), ("bshd", "bhsd"), ("bhsd", "bshd"
 
 def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: str = "bhsd",
                kv_layout: str | None = None, scale: float | None = None, arch: str = "sm_90a",
-               emulator: bool = False):
+               emulator: bool = False, window: bool = False, softcap: float | None = None):
     """Compile the variant a call of `Attention` with these choices launches (head dim D, causal,
-    Hq = `heads` and Hkv = `kv_heads`, both compile-time, the layouts, the softmax scale) into
+    Hq = `heads` and Hkv = `kv_heads`, both compile-time, the layouts, the softmax scale, the
+    softcap; `window`: the sliding-window variant, which serves every window and both
+    causalities) into
     the disk cache, for `arch` and (`emulator`) for the CPU emulator; no GPU needed. Batch and
     sequence lengths are launch arguments: one variant serves them all when lse's rows are 16-byte
     aligned (`tylo.ops.attention` allocates them so; a caller of `Attention` whose lse rows are
@@ -685,7 +803,7 @@ def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: 
         packed = dict(cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=S // 2)
     lse = np.zeros((heads, S) if layout == "varlen" else (1, heads, S), np.float32)
     run = Attention(Q, K, V, O, lse, causal, emulate=True, layout=layout, kv_layout=kv_layout,
-                    scale=scale, **packed)
+                    scale=scale, window=(S, 0) if window else None, softcap=softcap, **packed)
     return attention.precompile(*run.maps, *run.args, block=run.block, arch=arch,
                                 emulator=emulator)
 

@@ -64,9 +64,22 @@ tylo.ops.attention(q, x, x)  # <-
 cu = torch.tensor([0, 64])
 tylo.ops.attention(q[0], kv[0], kv[0], cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=64)  # <-
 """, "ArgumentError", "must be a 1-D torch.int32 tensor of B + 1 row offsets", located=False),
-    Mistake("attention-sliding-window", O, "a sliding window (not supported)", _PRELUDE + """
-tylo.ops.attention(q, kv, kv, causal=True, window=(128, 0))  # <-
-""", "UnsupportedError", "sliding windows (window=) are not supported", located=False),
+    Mistake("attention-window-extent", O, "a sliding window side below -1 (-1 is unbounded)",
+            _PRELUDE + """
+tylo.ops.attention(q, kv, kv, causal=True, window=(-128, 0))  # <-
+""", "ArgumentError", "its left extent -128 must be an int >= 0, or -1 (unbounded)",
+            located=False),
+    Mistake("attention-window-not-a-pair", O, "a sliding window given as one int (it is (left, "
+            "right))", _PRELUDE + """
+tylo.ops.attention(q, kv, kv, causal=True, window=128)  # <-
+""", "ArgumentError", "a sliding window is (left, right), two ints", located=False),
+    Mistake("attention-negative-softcap", O, "a negative logit softcap", _PRELUDE + """
+tylo.ops.attention(q, kv, kv, causal=True, softcap=-30.0)  # <-
+""", "ArgumentError", "the logit cap must be a finite number > 0", located=False),
+    Mistake("attention-dropout", O, "dropout in tylo.ops.attention (not supported)",
+            _PRELUDE + """
+tylo.ops.attention(q, kv, kv, causal=True, dropout_p=0.1)  # <-
+""", "UnsupportedError", "dropout is not supported", located=False),
     Mistake("attention-backward", O, "backward() through tylo.ops.attention (no backward kernel "
             "yet)", _PRELUDE + """
 out = tylo.ops.attention(q.requires_grad_(), kv, kv, causal=True)

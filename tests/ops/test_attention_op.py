@@ -79,7 +79,7 @@ def test_packed_sequences():
 def test_opcheck():
     q, k, v = randn(1, 64, 2, 64), randn(1, 64, 1, 64), randn(1, 64, 1, 64)
     torch.library.opcheck(torch.ops.tylo.attention_forward.default,
-                          (q, k, v, None, None, 0, True, 0.125, "bshd"),
+                          (q, k, v, None, None, 0, True, 0.125, "bshd", -1, -1, 0.0),
                           test_utils=("test_schema", "test_faketensor",
                                       "test_autograd_registration"))
 
@@ -111,8 +111,10 @@ def test_backward_is_refused_not_silently_missing():
     (dict(q=randn(1, 8, 2, 96), k=randn(1, 8, 2, 96), v=randn(1, 8, 2, 96)), tylo.ArgumentError,
      "head dim 96"),
     (dict(q=randn(1, 8, 3, 64)), tylo.ArgumentError, "2 key/value heads do not divide 3"),
-    (dict(window=(16, 0)), tylo.UnsupportedError, "sliding windows"),
-    (dict(softcap=30.0), tylo.UnsupportedError, "soft-capping"),
+    (dict(window=(-2, 0)), tylo.ArgumentError, "argument 'window'.*left extent -2"),
+    (dict(window=16), tylo.ArgumentError, "argument 'window'.*\\(left, right\\)"),
+    (dict(softcap=-30.0), tylo.ArgumentError, "argument 'softcap'.*finite number > 0"),
+    (dict(dropout_p=0.1), tylo.UnsupportedError, "dropout is not supported"),
     (dict(k=randn(1, 8, 2, 128)[..., ::2]), tylo.ArgumentError, "argument 'k'"),
     (dict(cu_seqlens_q=torch.tensor([0, 8])), tylo.ArgumentError, "argument 'q'.*dimensions"),
 ])

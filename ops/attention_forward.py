@@ -64,6 +64,7 @@ import torch
 
 from tylo import ArgumentError, UnsupportedError
 
+from .device import require_hopper
 from .kernels import attention as kernel
 from .library import custom_op, wrap
 
@@ -128,10 +129,7 @@ def _check(q, k, v, cu_q, cu_k, max_q: int, layout: str) -> None:
         if x.stride(-1) != 1:
             raise ArgumentError(name, f"has strides {tuple(x.stride())}: the kernel reads rows of "
                                       "D contiguous elements; pass x.contiguous()")
-    if q.device.type == "cuda" and torch.cuda.get_device_capability(q.device) != (9, 0):
-        major, minor = torch.cuda.get_device_capability(q.device)
-        raise UnsupportedError(f"tylo.ops.attention runs on Hopper (sm_90: H100, H200); "
-                               f"{q.device} is sm_{major}{minor}")
+    require_hopper(q.device, "tylo.ops.attention")
     D = q.shape[-1]
     if D not in HEAD_DIMS or k.shape[-1] != D or v.shape[-1] != D:
         raise ArgumentError("q", f"head dim {D} (k {k.shape[-1]}, v {v.shape[-1]}): the kernel "

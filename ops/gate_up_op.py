@@ -36,12 +36,13 @@ from __future__ import annotations
 import torch
 
 import tylo
-from tylo import ArgumentError, BFloat16, Float32, UnsupportedError
+from tylo import ArgumentError, BFloat16, Float32
 
 from .kernels import gate_up as fused
 from .kernels import projection
 from .library import custom_op, wrap
-from .matmul_op import _capability, _sm_count, matmul
+from .device import require_hopper, sm_count
+from .matmul_op import matmul
 from .variants import TOKEN_TILES
 
 #: The most rows of x the decode kernel (projection) takes; more go to the fused GEMM.
@@ -89,10 +90,7 @@ def _check(x, w_gate, w_up) -> torch.Tensor:
             raise ArgumentError(name, f"has strides {tuple(t.stride())}: gate_up reads K-"
                                       "contiguous rows whose stride is a multiple of 8 elements; "
                                       "pass it .contiguous()")
-    if x.device.type == "cuda" and _capability(x.device.index or 0) != (9, 0):
-        major, minor = _capability(x.device.index or 0)
-        raise UnsupportedError(f"tylo.ops.gate_up runs on Hopper (sm_90: H100, H200); "
-                               f"{x.device} is sm_{major}{minor}")
+    require_hopper(x.device, "tylo.ops.gate_up")
     return x2
 
 
@@ -111,7 +109,7 @@ def _gate_up(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor) -> torch
         return out
     out2 = out.view(M, R)
     cpu = x.device.type == "cpu"
-    ctas = 1 if cpu else _sm_count(x.device.index or 0)
+    ctas = 1 if cpu else sm_count(x.device.index or 0)
     if M <= DECODE_ROWS:
         run = projection.Projection(x2, w_gate, w_up, out2, ctas, emulate=cpu)
         wrap(projection.projection)[run.ctas, projection.THREADS](

@@ -43,12 +43,12 @@ layouts: with a = x and b = W.T, grad_a = grad @ W reads W N-major and grad_b = 
 
 from __future__ import annotations
 
-import functools
 
 import torch
 
-from tylo import ArgumentError, UnsupportedError
+from tylo import ArgumentError
 
+from .device import require_hopper, sm_count
 from .kernels import gemm_layouts as kernel
 from .kernels import projection
 from .library import custom_op, wrap
@@ -88,16 +88,6 @@ def _major(x: torch.Tensor, name: str, axes: str) -> str:
                               f"for {x.dtype} (pad it)")
 
 
-@functools.lru_cache(maxsize=None)
-def _capability(index: int) -> tuple[int, int]:
-    return torch.cuda.get_device_capability(index)
-
-
-@functools.lru_cache(maxsize=None)
-def _sm_count(index: int) -> int:
-    return torch.cuda.get_device_properties(index).multi_processor_count
-
-
 def _check(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> kernel.Variant | None:
     """The argument rules (module docstring), in the real and the fake implementation; the
     kernel variant that reads a and b where they lie (None when M, N or K is 0: no launch)."""
@@ -117,10 +107,7 @@ def _check(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> kernel.V
     if a.shape[1] != b.shape[0]:
         raise ArgumentError("b", f"has shape {tuple(b.shape)}, a {tuple(a.shape)}: b's rows "
                                  f"({b.shape[0]}) must equal a's columns (K = {a.shape[1]})")
-    if a.device.type == "cuda" and _capability(a.device.index or 0) != (9, 0):
-        major, minor = _capability(a.device.index or 0)
-        raise UnsupportedError(f"tylo.ops.matmul runs on Hopper (sm_90: H100, H200); {a.device} "
-                               f"is sm_{major}{minor}")
+    require_hopper(a.device, "tylo.ops.matmul")
     M, K = a.shape
     N = b.shape[1]
     if not (M and N and K):
@@ -158,7 +145,7 @@ def path(M: int, v: kernel.Variant) -> str:
 def route(M: int, N: int, device: torch.device) -> int:
     """The GEMM's persistent grid of an (M, N) output: one CTA per SM at most (the GPU's SM
     count), no more than the 128 x 256 tiles; `CPU_CTAS` on the emulator."""
-    ctas = CPU_CTAS if device.type == "cpu" else _sm_count(device.index or 0)
+    ctas = CPU_CTAS if device.type == "cpu" else sm_count(device.index or 0)
     return kernel.grid(M, N, ctas)
 
 
@@ -168,7 +155,7 @@ def _decode(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
     zeroed counters are allocated per call by torch (capturable; the kernel leaves the counters
     at zero)."""
     cpu = a.device.type == "cpu"
-    ctas = CPU_DECODE_CTAS if cpu else _sm_count(a.device.index or 0)
+    ctas = CPU_DECODE_CTAS if cpu else sm_count(a.device.index or 0)
     run = projection.Linear(a, b.T, out, ctas, emulate=cpu)
     wrap(projection.projection)[run.ctas, projection.THREADS](*run.args)
 

@@ -36,12 +36,12 @@ raises `UnsupportedError`.
 
 from __future__ import annotations
 
-import functools
 
 import torch
 
 from tylo import ArgumentError, UnsupportedError, prepare_tma
 
+from .device import require_hopper, sm_count
 from .kernels import gemm, gemm_fp8, gemm_fp8_blockwise
 from .library import custom_op, wrap
 from .variants import TOKEN_TILES
@@ -131,10 +131,7 @@ def _check(a, b, scale_a, scale_b) -> str:
     if a.device.type not in ("cuda", "cpu"):
         raise ArgumentError("a", f"is on {a.device}; scaled_matmul runs on CUDA tensors (CPU "
                                  "tensors on the emulator)")
-    if a.device.type == "cuda" and torch.cuda.get_device_capability(a.device) != (9, 0):
-        major, minor = torch.cuda.get_device_capability(a.device)
-        raise UnsupportedError(f"tylo.ops.scaled_matmul runs on Hopper (sm_90: H100, H200); "
-                               f"{a.device} is sm_{major}{minor}")
+    require_hopper(a.device, "tylo.ops.scaled_matmul")
     (M, K), N = a.shape, b.shape[1]
     return scaling(M, N, K, scale_a, scale_b)
 
@@ -145,11 +142,6 @@ def _maps(a, b, out, operands):
     (A tile, B tile, plan). The one place the op calls prepare_tma."""
     a_tile, b_tile, _ = operands
     return prepare_tma(a_tile, a), prepare_tma(b_tile, b), prepare_tma(gemm.C_TILE, out)
-
-
-@functools.lru_cache(maxsize=None)
-def _sm_count(index: int) -> int:
-    return torch.cuda.get_device_properties(index).multi_processor_count
 
 
 def _fake(a, b, scale_a, scale_b):
@@ -168,7 +160,7 @@ def _scaled_matmul(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
         return out
     if K == 0:
         return out.zero_()
-    ctas = _sm_count(a.get_device()) if a.is_cuda else 1
+    ctas = sm_count(a.get_device()) if a.is_cuda else 1
     types = (_FP8[a.dtype], _FP8[b.dtype])
     if form == "block":
         kernel = gemm_fp8_blockwise

@@ -159,6 +159,25 @@ class WrappedKernel:
         return WrappedLaunch(self, config)
 
 
+_TRACED_LAUNCH = ("a launch traced by torch.compile outside a custom op would be left out of "
+                  "its graph. Launch kernels inside a tylo.ops.custom_op (docs/torch.md "
+                  "section 1)")
+
+
+def _refuse_traced_launch(kernel) -> None:
+    raise UnsupportedError(f"tylo.ops.wrap({getattr(kernel, '__name__', kernel)}): "
+                           f"{_TRACED_LAUNCH}")
+
+
+# Dynamo does not trace into it: with fullgraph=True its error carries the reason; otherwise it
+# runs eagerly at the graph break and raises the UnsupportedError.
+try:
+    _refuse_traced_launch = torch.compiler.disable(_refuse_traced_launch,
+                                                   reason=f"tylo.ops.wrap: {_TRACED_LAUNCH}")
+except TypeError:  # a torch whose disable() takes no reason
+    _refuse_traced_launch = torch.compiler.disable(_refuse_traced_launch)
+
+
 class WrappedLaunch:
     """``wrap(kernel)[config]``: call it with the kernel's arguments."""
 
@@ -169,7 +188,10 @@ class WrappedLaunch:
 
     def __call__(self, *args, **kwargs) -> None:
         """Launch on the device of the tensors: one pass over the arguments when they are plain
-        tensors on one CUDA device (or all on the CPU), else `_launch` (fake tensors, errors)."""
+        tensors on one CUDA device (or all on the CPU), else `_launch` (fake tensors, errors).
+        Traced by ``torch.compile`` (Dynamo), outside a custom op: UnsupportedError."""
+        if torch.compiler.is_compiling() and not _in_fake_implementation():
+            _refuse_traced_launch(self.wrapped.kernel)
         index = None  # the CUDA device, or -1: the CPU
         for a in (args if not kwargs else (*args, *kwargs.values())):
             if not isinstance(a, torch.Tensor):

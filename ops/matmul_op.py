@@ -105,8 +105,11 @@ def _check(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> kernel.V
         raise ArgumentError("out_dtype", f"is {out_dtype}; tylo.ops.matmul writes torch.bfloat16, "
                                          "torch.float16 or torch.float32")
     if a.shape[1] != b.shape[0]:
+        hint = (" (an nn.Linear weight (N, K) is passed as w.T)"
+                if b.shape[1] == a.shape[1] else "")
         raise ArgumentError("b", f"has shape {tuple(b.shape)}, a {tuple(a.shape)}: b's rows "
-                                 f"({b.shape[0]}) must equal a's columns (K = {a.shape[1]})")
+                                 f"({b.shape[0]}) must equal a's columns (K = {a.shape[1]})"
+                                 + hint)
     require_hopper(a.device, "tylo.ops.matmul")
     M, K = a.shape
     N = b.shape[1]

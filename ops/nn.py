@@ -7,10 +7,13 @@
   (M, K) when its rows are contiguous (a view), else refused by matmul's checks.
 * `GatedMLP`: down(silu(x W_gate^T) * (x W_up^T)), Llama's MLP (transformers' ``LlamaMLP``,
   ``MistralMLP``, ``Qwen2MLP`` ...: any module with ``gate_proj``, ``up_proj``, ``down_proj`` and a
-  SiLU ``act_fn``), through `tylo.ops.gate_up` and `tylo.ops.matmul`.
+  SiLU ``act_fn``, bf16: gate_up's kernels are bf16), through `tylo.ops.gate_up` and
+  `tylo.ops.matmul`.
 * `convert(model)`: replaces such MLPs by `GatedMLP` and the remaining ``nn.Linear`` layers whose
-  weight is bf16 or f16 by `Linear`, sharing the parameters (training updates them as before),
-  and returns the model. An ``nn.Linear`` of another dtype stays as it is.
+  weight is bf16 or f16 by `Linear`, sharing the parameters under their names
+  (``gate_proj.weight`` ...: a state dict, ``save_pretrained`` and an optimizer's parameter
+  groups see the model as before), and returns the model. An f16 gated MLP gets three `Linear`
+  layers; an ``nn.Linear`` of another dtype stays as it is.
 
 The modules have the backward of the ops they call (autograd of `tylo.ops.matmul` and
 `tylo.ops.gate_up`); a bias is added by torch (one extra elementwise kernel).
@@ -61,7 +64,7 @@ def _is_gated_mlp(module: nn.Module) -> bool:
     if any(getattr(module, n).bias is not None for n in names[:2]):
         return False
     return _is_silu(getattr(module, "act_fn", None)) and \
-        module.gate_proj.weight.dtype in _DTYPES
+        module.gate_proj.weight.dtype == torch.bfloat16
 
 
 def _is_silu(act) -> bool:
@@ -72,22 +75,22 @@ def _is_silu(act) -> bool:
 
 class GatedMLP(nn.Module):
     """down_proj(silu(x W_gate^T) * (x W_up^T)) over the parameters of `mlp` (a module with
-    ``gate_proj``, ``up_proj`` (no bias), ``down_proj`` and a SiLU ``act_fn``; shared, not
-    copied). x: (..., hidden) bf16; returns (..., hidden)."""
+    bf16 ``gate_proj``, ``up_proj`` (no bias), ``down_proj`` and a SiLU ``act_fn``; shared,
+    not copied, under the same names). x: (..., hidden) bf16; returns (..., hidden)."""
 
     def __init__(self, mlp: nn.Module):
         super().__init__()
         if not _is_gated_mlp(mlp):
-            raise TypeError(f"GatedMLP takes a module with bias-free gate_proj and up_proj "
-                            f"nn.Linear layers of bf16/f16, a down_proj and a SiLU act_fn; got "
+            raise TypeError(f"GatedMLP takes a module with bias-free bf16 gate_proj and up_proj "
+                            f"nn.Linear layers, a down_proj and a SiLU act_fn; got "
                             f"{type(mlp).__name__}")
-        self.gate_weight, self.up_weight = mlp.gate_proj.weight, mlp.up_proj.weight
+        self.gate_proj, self.up_proj = mlp.gate_proj, mlp.up_proj  # (their weights: gate_up's)
         self.down_proj = Linear(mlp.down_proj)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         from .gate_up_op import gate_up
 
-        h = gate_up(_rows(x), self.gate_weight, self.up_weight)
+        h = gate_up(_rows(x), self.gate_proj.weight, self.up_proj.weight)
         return self.down_proj(h).view(*x.shape[:-1], -1)
 
 

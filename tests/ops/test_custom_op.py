@@ -137,12 +137,31 @@ def test_a_launch_traced_outside_a_custom_op_is_refused():
                       backend="aot_eager")
     with pytest.raises(Exception) as caught:  # torch wraps it (BackendCompilerFailed)
         f(x)
-    assert "UnsupportedError: kernel 'scale_kernel': argument 'out' is a fake tensor" \
-        in str(caught.value)
+    assert "UnsupportedError: tylo.ops.wrap(scale_kernel): a launch traced by torch.compile " \
+        "outside a custom op" in str(caught.value)
     with torch._subclasses.fake_tensor.FakeTensorMode():
         fake = torch.empty(4, dtype=torch.float64)
         with pytest.raises(UnsupportedError, match="argument 'out' is a fake tensor"):
             tylo.ops.wrap(user.scale_kernel)[1, 32](fake, fake.view(4), 1.0, 4)
+
+
+def test_a_launch_that_dynamo_traces_outside_a_custom_op_is_refused():
+    """wrap called by a compiled function itself (no custom op): refused by name, with
+    fullgraph (Dynamo's error carries the reason) and without (at the graph break)."""
+    def f(x):
+        out = torch.empty_like(x)
+        tylo.ops.wrap(user.scale_kernel)[1, 32](out, x, 2.0, x.numel())
+        return out + 1
+
+    x = torch.randn(8, dtype=torch.float64)
+    assert torch.equal(f(x), x * 2 + 1)  # eager: it runs
+    for fullgraph in (True, False):
+        torch._dynamo.reset()
+        with pytest.raises(Exception) as caught:
+            torch.compile(f, fullgraph=fullgraph, backend="aot_eager")(x)
+        assert "a launch traced by torch.compile outside a custom op" in str(caught.value)
+        if not fullgraph:
+            assert isinstance(caught.value, UnsupportedError)
 
 
 def test_meta_tensors_take_the_fake_implementation():

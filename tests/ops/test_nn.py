@@ -14,7 +14,7 @@ import tylo.ops.nn as tylo_nn  # noqa: E402
 
 
 def rel(a, b) -> float:
-    a, b = a.double(), b.double()
+    a, b = a.detach().double(), b.detach().double()
     return float((a - b).norm() / b.norm())
 
 
@@ -25,7 +25,8 @@ def test_linear_shares_the_parameters_and_matches_torch_forward_and_backward():
     assert mine.weight is lin.weight and mine.bias is lin.bias
     x = torch.randn(2, 3, 72, dtype=torch.bfloat16)
     xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
-    got, want = mine(xa), lin.double()(xb.double())
+    with torch.no_grad():
+        got, want = mine(xa), lin.double()(xb.double())
     assert got.shape == (2, 3, 40) and rel(got, want) < 1e-2
     lin.to(torch.bfloat16)
     g = torch.randn(2, 3, 40, dtype=torch.bfloat16)
@@ -45,6 +46,33 @@ def test_convert_leaves_float32_linears_alone():
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Linear(8, 8).to(torch.bfloat16))
     tylo_nn.convert(model)
     assert type(model[0]) is torch.nn.Linear and isinstance(model[1], tylo_nn.Linear)
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, dtype):
+        super().__init__()
+        self.gate_proj = torch.nn.Linear(64, 128, bias=False, dtype=dtype)
+        self.up_proj = torch.nn.Linear(64, 128, bias=False, dtype=dtype)
+        self.down_proj = torch.nn.Linear(128, 64, bias=False, dtype=dtype)
+        self.act_fn = torch.nn.SiLU()
+
+    def forward(self, x):
+        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+
+
+def test_convert_keeps_the_parameter_names_and_gives_float16_three_linears():
+    """A state dict (save_pretrained, an optimizer's groups) sees the same names after convert;
+    gate_up is bf16 only, so an f16 MLP keeps its shape with tylo Linear layers."""
+    model = torch.nn.Sequential(MLP(torch.bfloat16), MLP(torch.float16))
+    before = {k: v.data_ptr() for k, v in model.state_dict().items()}
+    tylo_nn.convert(model)
+    assert {k: v.data_ptr() for k, v in model.state_dict().items()} == before
+    assert isinstance(model[0], tylo_nn.GatedMLP)
+    assert type(model[1]) is MLP and isinstance(model[1].gate_proj, tylo_nn.Linear)
+    x = torch.randn(3, 64, dtype=torch.float16)
+    want = MLP(torch.float16)
+    want.load_state_dict(model[1].state_dict())
+    assert rel(model[1](x), want.double()(x.double())) < 1e-2
 
 
 def llamas(device, layers, hidden, heads, kv_heads, head_dim, mlp):

@@ -133,8 +133,11 @@ class TmaReduceOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_copy(self, self.src)
-        why = tma_reduce_type_error(self.red_op.data, self.tensor_map.type.plan.dtype.ptx)
-        if why is not None:
+        element = self.tensor_map.type.plan.dtype.ptx
+        # the IR's integer types are signless: either signedness of the width may be the map's
+        forms = [element] if element[0] not in "su" else ["s" + element[1:], "u" + element[1:]]
+        why = tma_reduce_type_error(self.red_op.data, forms[0])
+        if why is not None and all(tma_reduce_type_error(self.red_op.data, f) for f in forms):
             raise VerifyException(f"{self.name}: {why}")
 
 

@@ -151,12 +151,7 @@ class TMASemantics(InterpreterFunctions):
 
     @impl(B.BulkTensorStoreOp)
     def run_store(self, interpreter, op, args):
-        machine = interpreter.machine
-        ncoords = len(op.coords)
-        src = args[1 + ncoords]
-        for lane, t, info, coords in _lanes(interpreter, op, args[:1 + ncoords], 0):
-            data, offsets, inside, alloc = _read_source(machine, op, info, coords, int(src[lane]),
-                                                        t, "a TMA store")
+        for _, _, data, offsets, inside, alloc in _sources(interpreter, op, args, "a TMA store"):
             if inside.any():
                 scatter(alloc.data, offsets[inside], data[inside])
         return ()
@@ -164,11 +159,8 @@ class TMASemantics(InterpreterFunctions):
     @impl(B.BulkTensorReduceOp)
     def run_reduce(self, interpreter, op, args):
         machine = interpreter.machine
-        ncoords = len(op.coords)
-        src = args[1 + ncoords]
-        for lane, t, info, coords in _lanes(interpreter, op, args[:1 + ncoords], 0):
-            data, offsets, inside, alloc = _read_source(machine, op, info, coords, int(src[lane]),
-                                                        t, "a TMA reduction")
+        for t, info, data, offsets, inside, alloc in _sources(interpreter, op, args,
+                                                              "a TMA reduction"):
             why = B.tma_reduce_type_error(op.red_op.data, info.dtype.ptx)
             if why is not None:
                 machine.error(op, f"the tensor map '{info.argument}' holds {info.dtype}: {why}",
@@ -194,6 +186,15 @@ class TMASemantics(InterpreterFunctions):
             groups["committed"] = groups["committed"][len(done):]
             interpreter.machine.async_reads.release([o for g in done for o in g])
         return ()
+
+
+def _sources(interpreter, op, args, what: str):
+    """Per lane of a store or reduction (operands tensor map, coordinates, source): (thread,
+    tensor-map info, and what `_read_source` gives)."""
+    src = args[1 + len(op.coords)]
+    for lane, t, info, coords in _lanes(interpreter, op, args[:1 + len(op.coords)], 0):
+        yield (t, info) + _read_source(interpreter.machine, op, info, coords, int(src[lane]), t,
+                                       what)
 
 
 def _read_source(machine, op, info, coords, src: int, t: int, what: str):

@@ -213,22 +213,24 @@ def tma_box(plan: TMATile) -> TMABox:
     return TMABox(dims, (1, 1), swizzle_mode(plan.row_bytes).tma)
 
 
-TMA_OPS = ("load", "store")
+TMA_OPS = ("load", "store", "reduce")
 
 
 def validate_tma_origin(plan: TMATile, origin: Any, op: str) -> None:
     """Check on the host a zero-based LOGICAL origin of a copy of ``plan``.
 
-    origin: (i0, i1), or (i0, i1, matrix) for a batch of matrices; op: "load" or "store".
+    origin: (i0, i1), or (i0, i1, matrix) for a batch of matrices; op: "load", "store" or
+    "reduce" (a store that combines, ``tma_reduce``).
     The inner coordinate origin[plan.axis] must start a 16-byte chunk (the hardware rejects
     other starts: tma_constraints.md section 3); a store's coordinates must be non-negative
-    (a load may start outside the array: out-of-bounds elements are zero-filled).
+    (so are a reduction's; a load may start outside the array: out-of-bounds elements are
+    zero-filled).
     Only static int coordinates are checked; runtime ones are the device's to check.
     Raises PlanError for an unknown op, GeometryError for a bad origin (a coordinate that is
     neither an int nor a runtime value included).
     """
     if op not in TMA_OPS:
-        raise PlanError(f"validate_tma_origin: op {op!r} must be 'load' or 'store'")
+        raise PlanError(f"validate_tma_origin: op {op!r} must be 'load', 'store' or 'reduce'")
     try:
         coords = tuple(origin)
     except TypeError:
@@ -246,8 +248,8 @@ def validate_tma_origin(plan: TMATile, origin: Any, op: str) -> None:
         raise GeometryError(
             f"{plan}: inner origin coordinate {plan.axis} = {x} must start a 16-byte chunk "
             f"(a multiple of {16 // e} elements of {e} bytes)")
-    if op == "store":
+    if op in ("store", "reduce"):
         for i, c in enumerate(coords):
             if is_int(c) and c < 0:
                 raise GeometryError(
-                    f"{plan}: store origin coordinate {i} = {c} must be non-negative")
+                    f"{plan}: {op} origin coordinate {i} = {c} must be non-negative")

@@ -4,12 +4,14 @@ A copy names its shared tile by the shared pointer of the tile's first element (
 layout is the plan's `shared_layout`, checked by the frontend), its tensor map by the
 ``!tylo.tensor_map`` parameter value, and its box by i32 coordinates in the DRIVER's order
 (inner first: (c0, c1) or (c0, c1, matrix)). A load completes on an mbarrier (a shared
-pointer to one 8-byte element, `mbarrier_ops.check_barrier`).
+pointer to one 8-byte element, `mbarrier_ops.check_barrier`). A reduce (PTX ISA 9.7.9.27.1.3)
+is a store that combines each element with the one in global memory by its redOp, for the
+element types `ptx.bulk_tensor.TMA_REDUCE_TYPES` allows for the map's dtype.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import I64, IntegerAttr, UnitAttr, i32, i64
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, UnitAttr, i32, i64
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -23,6 +25,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from ..ptx.bulk_tensor import tma_reduce_type_error
 from .attributes import dtype_of
 from .mbarrier_ops import check_barrier
 from .types import PointerType, TensorMapType
@@ -104,6 +107,41 @@ class TmaStoreOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TmaReduceOp(IRDLOperation):
+    """Reduce the shared tile at `src` into the box at `coords` (driver order) of `tensor_map`
+    by `red_op` ("add", "min", "max", "inc", "dec", "and", "or", "xor"): each element of the box
+    becomes ``old <red_op> tile element``, atomically per element (elements outside the bounds
+    are skipped); part of the thread's current bulk group, like a store."""
+
+    name = "tylo.tma_reduce"
+    traits = traits_def(
+        MemoryAccess(READ, proxy=ASYNC, operand="src"),
+        MemoryAccess(ATOMIC, "global", proxy=ASYNC),
+        AsyncCompletion(("tylo.tma_wait",), committed_by="tylo.tma_commit"),
+    )
+    tensor_map = operand_def(TensorMapType)
+    coords = var_operand_def(i32)
+    src = operand_def(PointerType)
+    red_op = prop_def(StringAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = ("$red_op $tensor_map `[` $coords `]` `,` $src attr-dict `:` "
+                       "type($tensor_map) `,` type($src)")
+
+    def __init__(self, red_op: str, tensor_map: SSAValue, coords, src: SSAValue):
+        super().__init__(operands=[tensor_map, list(coords), src],
+                         properties={"red_op": StringAttr(red_op)})
+
+    def verify_(self) -> None:
+        _check_copy(self, self.src)
+        element = self.tensor_map.type.plan.dtype.ptx
+        # the IR's integer types are signless: either signedness of the width may be the map's
+        forms = [element] if element[0] not in "su" else ["s" + element[1:], "u" + element[1:]]
+        why = tma_reduce_type_error(self.red_op.data, forms[0])
+        if why is not None and all(tma_reduce_type_error(self.red_op.data, f) for f in forms):
+            raise VerifyException(f"{self.name}: {why}")
+
+
+@irdl_op_definition
 class TmaCommitOp(IRDLOperation):
     """Close the thread's current bulk group (its TMA stores since the last commit)."""
 
@@ -136,4 +174,4 @@ class TmaWaitOp(IRDLOperation):
             raise VerifyException(f"tylo.tma_wait: {self.pending.value.data} pending groups")
 
 
-TMA_OPS = (TmaLoadOp, TmaStoreOp, TmaCommitOp, TmaWaitOp)
+TMA_OPS = (TmaLoadOp, TmaStoreOp, TmaReduceOp, TmaCommitOp, TmaWaitOp)

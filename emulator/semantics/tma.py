@@ -1,5 +1,6 @@
-"""Semantics of the TMA copies and bulk groups (`tylo.dialects.ptx.bulk_tensor`; PTX ISA
-9.7.9.25 cp.async.bulk.tensor, 9.7.9.26-27 commit_group / wait_group).
+"""Semantics of the TMA copies, reductions and bulk groups (`tylo.dialects.ptx.bulk_tensor`;
+PTX ISA 9.7.9.25 cp.async.bulk.tensor, 9.7.9.27.1.3 cp.reduce.async.bulk.tensor, 9.7.9.26-27
+commit_group / wait_group).
 
 Each lane of an issue group issues its own copy, in thread order. The tensor map is found from
 the operand's generic address (`tensor_maps.tensor_map_at`: the host facts of the binding).
@@ -29,6 +30,21 @@ from the wait). The source read stays pending per thread (`async_reads.PendingRe
 generic store or TMA load into it before then is a race. Groups: per thread, the stores since
 the last ``commit_group`` are the open group; ``wait_group{.read} N`` releases all but the N
 most recent committed groups (``machine.async_groups["bulk"]``).
+
+Reduce: the source is read and held pending exactly as a store's; each element inside the
+bounds is reduced into global memory at the issue (as a store's writes are made visible there),
+as an atomic read-modify-write of the issuing thread (`Machine.atomic`): a plain load or store
+of one of its bytes by another thread of the CTA in the same epoch is a race, reductions and
+atomics among themselves never are (each element's reduction is ``.relaxed.gpu``), and CTAs
+are never compared (`races`). The element type is the tensor map's; the update is the
+arithmetic instruction of that type (`arithmetic.binary_function`): integers wrap, ``.add.f32``
+rounds to nearest even and flushes subnormal inputs and results to zero (ISA, of the sibling
+cp.reduce.async.bulk: "The current implementation of cp.reduce.async.bulk.add.f32 flushes
+subnormal inputs and results to sign-preserving zero"), f16/bf16 add, min and max keep
+subnormals (``.noftz``); ``.inc``: ``old >= x ? 0 : old + 1``, ``.dec``: ``old == 0 or old > x ?
+x : old - 1`` (u32); ``.and/.or/.xor`` on the bits. Boxes are applied in issue order (CTA by
+CTA, then thread order): one order the GPU may pick; its order across CTAs is unspecified, so a
+float sum on the GPU may differ from the emulator's in the last bits.
 """
 
 from __future__ import annotations
@@ -37,6 +53,7 @@ from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ...compiler.support.lazy_modules import np
 from ...dialects.ptx import bulk_tensor as B
+from .arithmetic import binary_function
 from ..async_reads import refuse_overwrite
 from ..cluster import cta_offsets
 from ..memory import gather, scatter
@@ -134,25 +151,22 @@ class TMASemantics(InterpreterFunctions):
 
     @impl(B.BulkTensorStoreOp)
     def run_store(self, interpreter, op, args):
-        machine = interpreter.machine
-        ncoords = len(op.coords)
-        src = args[1 + ncoords]
-        for lane, t, info, coords in _lanes(interpreter, op, args[:1 + ncoords], 0):
-            shared, offsets, inside, alloc = _box(machine, op, info, coords, int(src[lane]), t)
-            shared = cta_offsets(machine, op, shared, np.full(shared.size, t))
-            e = info.dtype.bytes
-            byte_offsets = (shared[:, None] + np.arange(e)).ravel()
-            machine.bulk.check_async_read(op, byte_offsets, "a TMA store")
-            machine.mbarriers.check_access(op, shared, e, np.full(shared.size, t), False)
-            _refuse_unordered(machine, op, byte_offsets, t)
-            data = gather(machine.shared.data, shared, e)
+        for _, _, data, offsets, inside, alloc in _sources(interpreter, op, args, "a TMA store"):
             if inside.any():
                 scatter(alloc.data, offsets[inside], data[inside])
-            groups = _groups(machine, t)
-            owner = ("bulk", t, groups["count"])
-            groups["count"] += 1
-            groups["open"].append(owner)
-            machine.async_reads.add(owner, shared, e, op, [t], f"a TMA store (thread {t})")
+        return ()
+
+    @impl(B.BulkTensorReduceOp)
+    def run_reduce(self, interpreter, op, args):
+        machine = interpreter.machine
+        for t, info, data, offsets, inside, alloc in _sources(interpreter, op, args,
+                                                              "a TMA reduction"):
+            why = B.tma_reduce_type_error(op.red_op.data, info.dtype.ptx)
+            if why is not None:
+                machine.error(op, f"the tensor map '{info.argument}' holds {info.dtype}: {why}",
+                              [t])
+            if inside.any():
+                _reduce(machine, op, info, alloc, offsets[inside], data[inside], t)
         return ()
 
     @impl(B.BulkCommitGroupOp)
@@ -172,6 +186,73 @@ class TMASemantics(InterpreterFunctions):
             groups["committed"] = groups["committed"][len(done):]
             interpreter.machine.async_reads.release([o for g in done for o in g])
         return ()
+
+
+def _sources(interpreter, op, args, what: str):
+    """Per lane of a store or reduction (operands tensor map, coordinates, source): (thread,
+    tensor-map info, and what `_read_source` gives)."""
+    src = args[1 + len(op.coords)]
+    for lane, t, info, coords in _lanes(interpreter, op, args[:1 + len(op.coords)], 0):
+        yield (t, info) + _read_source(interpreter.machine, op, info, coords, int(src[lane]), t,
+                                       what)
+
+
+def _read_source(machine, op, info, coords, src: int, t: int, what: str):
+    """Read a store's or reduction's shared source box (after the checks of the module
+    docstring) and hold it pending in thread `t`'s open bulk group: (the elements' bytes,
+    (n, e) uint8; their global byte offsets in `alloc`; inside-the-bounds mask; alloc)."""
+    shared, offsets, inside, alloc = _box(machine, op, info, coords, src, t)
+    shared = cta_offsets(machine, op, shared, np.full(shared.size, t))
+    e = info.dtype.bytes
+    byte_offsets = (shared[:, None] + np.arange(e)).ravel()
+    machine.bulk.check_async_read(op, byte_offsets, what)
+    machine.mbarriers.check_access(op, shared, e, np.full(shared.size, t), False)
+    _refuse_unordered(machine, op, byte_offsets, t, what)
+    data = gather(machine.shared.data, shared, e)
+    groups = _groups(machine, t)
+    owner = ("bulk", t, groups["count"])
+    groups["count"] += 1
+    groups["open"].append(owner)
+    machine.async_reads.add(owner, shared, e, op, [t], f"{what} (thread {t})")
+    return data, offsets, inside, alloc
+
+
+_WORDS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _update(red_op: str, element: str):
+    """(old, x) -> new on register bits for ``cp.reduce.async.bulk.tensor .red_op`` of
+    `element` elements (module docstring)."""
+    if red_op == "inc":
+        return lambda old, x: np.where(old >= x, 0, old + 1).astype(old.dtype)
+    if red_op == "dec":
+        return lambda old, x: np.where((old == 0) | (old > x), x, old - 1).astype(old.dtype)
+    if red_op in ("and", "or", "xor"):
+        element = "b" + element[1:]
+    words = ("ftz",) if (red_op, element) == ("add", "f32") else ()
+    return binary_function(red_op, element, words)
+
+
+def _reduce(machine, op, info, alloc, offsets, data, t: int) -> None:
+    """Reduce `data` ((n, e) bytes) into the elements at byte `offsets` of `alloc`, atomically,
+    as thread `t`'s accesses (`Machine.atomic`; the box's elements are distinct)."""
+    e = info.dtype.bytes
+    word = _WORDS[e]
+    fn = _update(op.red_op.data, info.dtype.ptx)
+    x = np.ascontiguousarray(data).view(word)[:, 0]
+    _, start = machine.memory.allocation_of(info.global_address)
+    addresses = (np.uint64(info.global_address - start) + offsets.astype(np.uint64))
+
+    def update(old, lanes):
+        new = fn(np.ascontiguousarray(old).view(word)[:, 0], x[lanes])
+        return np.asarray(new, word).view(np.uint8).reshape(-1, e)
+
+    whole = machine.threads
+    machine.threads = np.full(offsets.size, t, np.asarray(whole).dtype)
+    try:
+        machine.atomic(op, "global", addresses, e, update)
+    finally:
+        machine.threads = whole
 
 
 def _cluster_address(machine, op, address, thread: int) -> tuple[int, int]:
@@ -198,8 +279,8 @@ def _targets(machine, op, mask: int, thread: int) -> list[int]:
     return [r for r in range(n) if mask >> r & 1]
 
 
-def _refuse_unordered(machine, op, byte_offsets, thread: int) -> None:
-    """Refuse a TMA store's read of shared bytes another thread wrote in this epoch (since the
+def _refuse_unordered(machine, op, byte_offsets, thread: int, what: str) -> None:
+    """Refuse a TMA store's (or reduction's) read of shared bytes another thread wrote in this epoch (since the
     last bar.sync) unless an mbarrier ordered that write before the issuing thread."""
     races = machine.shared.races
     me = machine.cta_index * machine.unit_threads + thread
@@ -211,6 +292,6 @@ def _refuse_unordered(machine, op, byte_offsets, thread: int) -> None:
     if hit.any():
         at = int(b[np.nonzero(hit)[0][0]])
         writer = int(machine.local_id(int(races.w_tid[at])))
-        machine.error(op, f"data race on {machine._place('shared', at)}: a TMA store (thread "
+        machine.error(op, f"data race on {machine._place('shared', at)}: {what} (thread "
                           f"{thread}) reads it, and thread {writer} stored it with no barrier "
                           "between them", [thread], kind="race")

@@ -1,6 +1,6 @@
-"""TMA copies in kernels: ``tylo.tma_load``, ``tylo.tma_store`` and the bulk groups of stores
-(PTX ISA 9.7.9.25 cp.async.bulk.tensor, 9.7.9.26-27 cp.async.bulk.commit_group / wait_group;
-sm_90). A copy moves one box of a `TMATile` plan between the array a ``tylo.prepare_tma``
+"""TMA copies in kernels: ``tylo.tma_load``, ``tylo.tma_store``, ``tylo.tma_reduce`` and the
+bulk groups of stores and reductions (PTX ISA 9.7.9.25 cp.async.bulk.tensor, 9.7.9.27.1.3
+cp.reduce.async.bulk.tensor, 9.7.9.26-27 cp.async.bulk.commit_group / wait_group; sm_90). A copy moves one box of a `TMATile` plan between the array a ``tylo.prepare_tma``
 binding names (a `TensorMap` kernel parameter) and a shared tile of the plan's canonical
 swizzled layout::
 
@@ -21,7 +21,7 @@ swizzled layout::
 Origins are LOGICAL and zero-based in the plan's axes ((i0, i1), plus the matrix index for a
 rank-3 binding); the instructions take them inner first. A load may start outside the array:
 elements outside the binding's bounds are zero-filled (and still count as transaction bytes,
-`transfer_bytes`); a store skips them.
+`transfer_bytes`); a store or a reduction skips them.
 
 Checks at the user's line (TypeMismatchError, GeometryError): a TensorMap, a shared tile whose
 root layout is exactly ``shared_layout(tensor_map.plan)`` of the plan's dtype (``tylo.
@@ -44,7 +44,9 @@ from ...compiler.plans.tma_tile import alignment_bytes, shared_layout, validate_
 from ...dialects.builder import emit
 from ...dialects.scalars import Scalar
 from ...dialects.tylo.ops import MakeTileOp, SharedAllocOp
-from ...dialects.tylo.tma_ops import TmaCommitOp, TmaLoadOp, TmaStoreOp, TmaWaitOp
+from ...compiler.support.errors import UnsupportedError
+from ...dialects.ptx.bulk_tensor import TMA_REDUCE_TYPES, tma_reduce_type_error
+from ...dialects.tylo.tma_ops import TmaCommitOp, TmaLoadOp, TmaReduceOp, TmaStoreOp, TmaWaitOp
 from ...passes.analysis.pointer_analysis import pointer_address
 from .mbarrier import MBarrier
 from .tiles import Tile, _index, check
@@ -52,11 +54,13 @@ from .tma_params import TensorMap
 
 
 EXPORTS = (
-    "tma_load", "tma_store", "commit_tma_stores", "wait_tma_reads", "wait_tma_stores",
+    "tma_load", "tma_store", "tma_reduce", "commit_tma_stores", "wait_tma_reads",
+    "wait_tma_stores",
 )
 """Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
 
-__all__ = ["tma_load", "tma_store", "commit_tma_stores", "wait_tma_reads", "wait_tma_stores"]
+__all__ = ["tma_load", "tma_store", "tma_reduce", "commit_tma_stores", "wait_tma_reads",
+           "wait_tma_stores"]
 
 
 def _tensor_map(tensor_map) -> TensorMap:
@@ -123,8 +127,8 @@ def _coords(tm: TensorMap, origin, op: str, checked: bool) -> list:
                 check((x % unit) == 0,
                       f"tma_{op} inner origin (coordinate {i}) is a multiple of {unit} "
                       f"elements (16 bytes)")
-            if op == "store":
-                check(x >= 0, f"tma_store origin coordinate {i} >= 0")
+            if op in ("store", "reduce"):
+                check(x >= 0, f"tma_{op} origin coordinate {i} >= 0")
     order = [plan.axis, 1 - plan.axis] + ([2] if tm.rank == 3 else [])
     return [values[i] for i in order]
 
@@ -187,9 +191,40 @@ def tma_store(tensor_map, src_tile, origin, checked: bool = True) -> None:
     emit(TmaStoreOp(tm.value, coords, src))
 
 
+def tma_reduce(tensor_map, src_tile, origin, op: str = "add", checked: bool = True) -> None:
+    """Reduce `src_tile` (a shared tile of ``shared_layout(tensor_map.plan)``) into the box at
+    logical `origin` of `tensor_map`'s array: each element inside the bounds becomes
+    ``element <op> tile element``, atomically per element (one ``.relaxed.gpu`` reduction each,
+    so CTAs may reduce into overlapping boxes; the order of their reductions is unspecified, so
+    float sums may differ in the last bits from run to run). Elements outside the bounds are
+    skipped. `op` and the map's dtype (PTX ISA 9.7.9.27.1.3; TMA tiles hold 1-4 byte elements):
+    "add": Float32, Float16, BFloat16, Int32, UInt32 (f32: rounded to nearest even; the GPU may
+    flush f32 subnormals to zero, as cp.reduce.async.bulk.add.f32 does); "min", "max": Int32,
+    UInt32, Float16, BFloat16; "inc", "dec": UInt32 (``old >= x ? 0 : old + 1``,
+    ``old == 0 or old > x ? x : old - 1``); "and", "or", "xor": Int32, UInt32.
+    Like `tma_store`: the source is read through the async proxy (the fence pass fences generic
+    writes to it), must not be overwritten before ``wait_tma_reads``, and the reduction joins the
+    issuing thread's current bulk group (``commit_tma_stores``; ``wait_tma_stores`` waits for
+    the global writes). ``cp.reduce.async.bulk.tensor.{2,3}d.global.shared::cta.<op>.tile.
+    bulk_group``. Raises UnsupportedError for an unknown `op`, TypeMismatchError for a dtype the
+    ISA does not reduce with `op`, and as `tma_store` (module docstring)."""
+    tm = _tensor_map(tensor_map)
+    if not isinstance(op, str) or op not in TMA_REDUCE_TYPES:
+        raise UnsupportedError(f"tma_reduce: op={op!r} is not one of "
+                               f"{', '.join(repr(o) for o in TMA_REDUCE_TYPES)} (the redOps of "
+                               "cp.reduce.async.bulk.tensor, PTX ISA 9.7.9.27.1.3)")
+    why = tma_reduce_type_error(op, tm.plan.dtype.ptx)
+    if why is not None:
+        raise TypeMismatchError(f"tma_reduce: op={op!r} on the tensor map's {tm.plan.dtype} "
+                                f"elements: {why}")
+    src = _tile_pointer(src_tile, tm, "tma_reduce", checked)
+    coords = _coords(tm, origin, "reduce", checked)
+    emit(TmaReduceOp(op, tm.value, coords, src))
+
+
 def commit_tma_stores() -> None:
-    """``cp.async.bulk.commit_group``: this thread's TMA stores since its last commit become
-    one bulk group."""
+    """``cp.async.bulk.commit_group``: this thread's TMA stores and reductions since its last
+    commit become one bulk group."""
     emit(TmaCommitOp())
 
 

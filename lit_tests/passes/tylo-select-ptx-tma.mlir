@@ -7,6 +7,7 @@
 // CHECK:      	cvta.param.u64 %rd[[MAP:[0-9]+]], %rd{{[0-9]+}};
 // CHECK:      	cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r[[TILE:[0-9]+]]], [%rd[[MAP]], {%r1, %r2}], [%r{{[0-9]+}}];
 // CHECK-NEXT: 	cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd[[MAP]], {%r1, %r2}], [%r[[TILE]]];
+// CHECK-NEXT: 	cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile.bulk_group [%rd[[MAP]], {%r1, %r2}], [%r[[TILE]]];
 // CHECK-NEXT: 	cp.async.bulk.commit_group;
 // CHECK-NEXT: 	cp.async.bulk.wait_group.read 0;
 // CHECK-NEXT: 	cp.async.bulk.wait_group 1;
@@ -17,6 +18,7 @@ func.func @k(%map: !tylo.tensor_map<bf16, [16,64], axis 1, swizzle 128, rank 2>,
   %bar = tylo.shared_alloc 1, align 8 : !tylo.ptr<i64, shared>
   tylo.tma_load %tile, %map[%c0, %c1], %bar : !tylo.ptr<bf16, shared>, !tylo.tensor_map<bf16, [16,64], axis 1, swizzle 128, rank 2>, !tylo.ptr<i64, shared>
   tylo.tma_store %map[%c0, %c1], %tile : !tylo.tensor_map<bf16, [16,64], axis 1, swizzle 128, rank 2>, !tylo.ptr<bf16, shared>
+  tylo.tma_reduce "min" %map[%c0, %c1], %tile : !tylo.tensor_map<bf16, [16,64], axis 1, swizzle 128, rank 2>, !tylo.ptr<bf16, shared>
   tylo.tma_commit
   tylo.tma_wait 0 {read}
   tylo.tma_wait 1

@@ -1,4 +1,4 @@
-"""Instruction selection of the TMA copies and bulk groups (`dialects.tylo.tma_ops` ->
+"""Instruction selection of the TMA copies, reductions and bulk groups (`dialects.tylo.tma_ops` ->
 `dialects.ptx.bulk_tensor`; PTX ISA 9.7.9.25-27, sm_90): a shared tile or an mbarrier is its
 32-bit .shared address, a tensor map its .b64 generic address, coordinates .b32 (s32)."""
 
@@ -26,6 +26,13 @@ def _TmaStoreOp(sel: KernelSelection, op: T.TmaStoreOp) -> None:
     sel.require(90, op.name)
     sel.emit(B.BulkTensorStoreOp(sel.get(op.tensor_map), [sel.get(c) for c in op.coords],
                                   sel.get(op.src)))
+
+
+@HANDLERS.on(T.TmaReduceOp)
+def _TmaReduceOp(sel: KernelSelection, op: T.TmaReduceOp) -> None:
+    sel.require(90, op.name)
+    sel.emit(B.BulkTensorReduceOp(op.red_op.data, sel.get(op.tensor_map),
+                                   [sel.get(c) for c in op.coords], sel.get(op.src)))
 
 
 @HANDLERS.on(T.TmaCommitOp)

@@ -1,4 +1,5 @@
-"""The catalogue's entries for TMA copies in kernels (``tylo.tma_load`` / ``tylo.tma_store``,
+"""The catalogue's entries for TMA copies in kernels (``tylo.tma_load`` / ``tylo.tma_store`` /
+``tylo.tma_reduce``,
 frontend/language/tma.py): refused at the call's line when the kernel is compiled, and the bulk-group
 race the emulator reports (``located=False``: it names the PTX instruction and the thread)."""
 
@@ -86,4 +87,35 @@ def k(m):
         tylo.wait_tma_reads(0)
 k.emulate[1, 32](tm)
 """, "EmulationError", "shared stage overwritten while a TMA store (thread 0) reading it may be pending"),
+    Mistake("tma-reduce-unknown-op", D, "a TMA reduction with an op cp.reduce.async.bulk.tensor does not have", _PRELUDE + """
+@tylo.kernel
+def k(m):
+    tylo.tma_reduce(m, tylo.shared_tile(plan), (0, 0), op="mul")  # <-
+k.compile(tm, block=32)
+""", "UnsupportedError", "op='mul' is not one of 'add', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor'"),
+    Mistake("tma-reduce-type-not-taken", D, "a TMA bitwise reduction (.xor) into a bf16 tensor map", _PRELUDE + """
+@tylo.kernel
+def k(m):
+    tylo.tma_reduce(m, tylo.shared_tile(plan), (0, 0), op="xor")  # <-
+k.compile(tm, block=32)
+""", "TypeMismatchError", ".xor takes elements .b32, .b64, not .bf16 (PTX ISA 9.7.9.27.1.3"),
+    Mistake("tma-reduce-plain-store-same-epoch", D, "a plain store to an element a TMA reduction of another thread updates, with no barrier between", """
+import numpy as np
+from tylo.compiler.plans.tma_tile import TMATile
+plan = TMATile(Float32, (8, 32), 1, 128)
+out = np.zeros((8, 32), np.float32)
+@tylo.kernel
+def k(m, out):
+    tile = tylo.shared_tile(plan)
+    t = tylo.thread_idx()
+    tile[0, t] = 1.0
+    tylo.barrier()
+    if t == 0:
+        tylo.tma_reduce(m, tile, (0, 0))
+        tylo.commit_tma_stores()
+        tylo.wait_tma_stores(0)
+    if t == 1:
+        out[0, 0] = 2.0  # <-
+k.emulate[1, 32](tylo.prepare_tma(plan, out), out)
+""", "EmulationError", "write after atomic"),
 ]

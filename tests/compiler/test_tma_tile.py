@@ -100,7 +100,7 @@ def test_origin_rejections():
         validate_tma_origin(a, (0, 0, -1), "store")
     with pytest.raises(GeometryError, match="must be \\(i0, i1\\) or \\(i0, i1, matrix\\)"):
         validate_tma_origin(a, (0,), "load")
-    with pytest.raises(PlanError, match="op 'copy' must be 'load' or 'store'"):
+    with pytest.raises(PlanError, match="op 'copy' must be 'load', 'store' or 'reduce'"):
         validate_tma_origin(a, (0, 0), "copy")
     validate_tma_origin(a, (-8, -16, 3), "load")  # loads may start out of bounds
     validate_tma_origin(TMATile(Int8, (8, 128), 1), (0, 48), "store")

@@ -63,6 +63,33 @@ def test_copies_assemble(batch):
     assert counts.get("UTMALDG") == 1 and counts.get("UTMASTG") == 1
 
 
+@tylo.kernel
+def reduce(c_map, row, col, op: tylo.constexpr):
+    tile = tylo.shared_tile(c_map.plan)
+    tile[0, tylo.thread_idx()] = 1
+    tylo.barrier()
+    if tylo.thread_idx() == 0:
+        tylo.tma_reduce(c_map, tile, (row, col), op)
+        tylo.commit_tma_stores()
+        tylo.wait_tma_stores(0)
+
+
+@pytest.mark.parametrize("plan, op", [(TMATile(Float32, (16, 32), 1, 128), "add"),
+                                      (PLAN, "add"), (PLAN, "min"),
+                                      (TMATile(tylo.UInt32, (8, 32), 1, 128), "inc"),
+                                      (TMATile(tylo.Int32, (8, 32), 1, 128), "xor")])
+def test_reduce_assembles(plan, op):
+    """One cp.reduce.async.bulk.tensor line (coordinates inner first, the redOp, no type: the
+    map's), after the fence of the generic stores to its source; ptxas: one UTMAREDG."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    c = reduce.compile(binding(plan), 8, 0, op, block=32, arch="sm_90a")
+    lines = [x.strip() for x in c.ptx.splitlines() if "cp.reduce" in x or "fence.proxy" in x]
+    assert lines[0] == "fence.proxy.async.shared::cta;"
+    assert lines[1].startswith(f"cp.reduce.async.bulk.tensor.2d.global.shared::cta.{op}.tile."
+                               "bulk_group [%rd")
+    assert c.sass_counts().opcodes.get("UTMAREDG") == 1
+
+
 def test_runtime_inner_origin_traps_in_the_emulator():
     """A runtime column origin of 4 bf16 elements (8 bytes) does not start a 16-byte chunk: the
     device check traps (the message names it); checked=False would skip the check."""
@@ -135,6 +162,32 @@ def test_refusals_name_the_line():
         tylo.tma_store(m, tylo.shared_tile(PLAN), (-8, 0))
 
     assert "must be non-negative" in _refusal(negative_store, binding())
+
+    @tylo.kernel
+    def negative_reduce(m):
+        tylo.tma_reduce(m, tylo.shared_tile(PLAN), (0, -64))
+
+    assert "reduce origin coordinate 1 = -64 must be non-negative" in _refusal(negative_reduce,
+                                                                             binding())
+
+    @tylo.kernel
+    def reduce_op(m):
+        tylo.tma_reduce(m, tylo.shared_tile(PLAN), (0, 0), op="sub")
+
+    msg = _refusal(reduce_op, binding())
+    assert "test_tma.py" in msg and "UnsupportedError" in msg and "op='sub' is not one of" in msg
+
+    for plan, op, want in [(PLAN, "inc", ".inc takes elements .u32, not .bf16"),
+                           (TMATile(Float32, (16, 32), 1, 128), "max",
+                            ".max takes elements .u32, .s32, .u64, .s64, .f16, .bf16, not .f32"),
+                           (TMATile(tylo.Int8, (16, 128), 1, 128), "add", "not .s8"),
+                           (TMATile(tylo.Int32, (16, 32), 1, 128), "inc", "not .s32")]:
+        @tylo.kernel
+        def reduce_type(m, op: tylo.constexpr):
+            tylo.tma_reduce(m, tylo.shared_tile(m.plan), (0, 0), op)
+
+        msg = _refusal(reduce_type, binding(plan), op)
+        assert "TypeMismatchError" in msg and want in msg and "9.7.9.27.1.3" in msg, msg
 
     @tylo.kernel
     def wait_count(m):

@@ -132,3 +132,50 @@ def overwrite_source(dst, early: tylo.constexpr):
             tylo.wait_tma_reads(0)
         tile[0, 0] = 2.0
         tylo.wait_tma_stores(0)
+
+
+@tylo.kernel
+def reduce_boxes(dst, values, origins, op: tylo.constexpr):
+    """CTA b writes values[b] (plan-shaped, global) into its shared tile through the tile's
+    layout, then thread 0 reduces the tile into `dst` (a binding) by `op` at logical origin
+    (origins[b, 0], origins[b, 1]) with one ``tma_reduce``; boxes of different CTAs may
+    overlap."""
+    plan = dst.plan
+    t = tylo.thread_idx()
+    b = tylo.block_idx()
+    tile = tylo.shared_tile(plan)
+    cols = plan.shape[1]
+    for k in tylo.static_range((_elements(plan) + THREADS - 1) // THREADS):
+        i = k * THREADS + t
+        if i < _elements(plan):
+            tile[i // cols, i % cols] = values[b, i // cols, i % cols]
+    tylo.barrier()
+    if t == 0:
+        tylo.tma_reduce(dst, tile, (origins[b, 0], origins[b, 1]), op)
+        tylo.commit_tma_stores()
+        tylo.wait_tma_stores(0)
+
+
+@tylo.kernel
+def store_over_pending_reduce(dst, out, values, barrier: tylo.constexpr):
+    """Thread 0 reduce-adds the tile into `dst` (a binding of `out`) at (0, 0); thread 32
+    plainly stores 1 to out[0, 0], with (`barrier`) or without a barrier after the reduction's
+    wait: without, a race (the reduction is an atomic update per element, a plain access to
+    it in the same epoch is not ordered with it)."""
+    plan = dst.plan
+    t = tylo.thread_idx()
+    tile = tylo.shared_tile(plan)
+    cols = plan.shape[1]
+    for k in tylo.static_range((_elements(plan) + THREADS - 1) // THREADS):
+        i = k * THREADS + t
+        if i < _elements(plan):
+            tile[i // cols, i % cols] = values[i // cols, i % cols]
+    tylo.barrier()
+    if t == 0:
+        tylo.tma_reduce(dst, tile, (0, 0))
+        tylo.commit_tma_stores()
+        tylo.wait_tma_stores(0)
+    if barrier:
+        tylo.barrier()
+    if t == 32:
+        out[0, 0] = 1.0

@@ -80,7 +80,7 @@ def _rows_view(x: torch.Tensor, order: str):
     if order == "bshd":
         try:
             return mem.view(B * S, H, D)
-        except RuntimeError:
+        except (RuntimeError, ValueError):  # (fake tensors raise ValueError)
             return None
     try:
         return mem.transpose(1, 2).view(B * H, S, D)

@@ -123,11 +123,21 @@ def _host_view(value):
     return None
 
 
-def _encode(encoding: TMAEncoding, argument: str):
-    """cuTensorMapEncodeTiled through cuda-python: (CUtensorMap, its 128 bytes)."""
+def _encode(encoding: TMAEncoding, argument: str, device: int):
+    """cuTensorMapEncodeTiled through cuda-python: (CUtensorMap, its 128 bytes). The driver
+    wants a current context: `device`'s is made current on a thread that has none (autograd's
+    backward threads), pushed and popped when another device's is."""
     from . import driver
 
     cu = driver._init()
+    _, pushed = driver._enter(device)
+    try:
+        return _encode_in_context(cu, encoding, argument)
+    finally:
+        driver._leave(pushed)
+
+
+def _encode_in_context(cu, encoding: TMAEncoding, argument: str):
     T = cu.CUtensorMapDataType
     result = cu.cuTensorMapEncodeTiled(
         T(encoding.data_type[1]), encoding.rank, encoding.address,
@@ -191,7 +201,7 @@ def prepare_tma(plan: TMATile, array, bounds=None, l2_promotion: int = 0) -> TMA
     logical = tuple(bounds) if bounds is not None else logical_extents(tuple(shape))
     if device_array is None:
         return TMABinding(plan, array, logical, encoding, None)
-    descriptor, raw = _encode(encoding, argument)
+    descriptor, raw = _encode(encoding, argument, device_array.device)
     _ENCODED[key] = (logical, encoding, descriptor, raw)
     if len(_ENCODED) > ENCODED_ENTRIES:
         _ENCODED.popitem(last=False)

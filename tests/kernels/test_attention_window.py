@@ -126,11 +126,11 @@ def test_gpu_window_and_softcap(D):
     cuda = cuda_torch()
     if cuda is None:
         pytest.skip("needs torch and a CUDA GPU")
-    assert run(8, 2, 2000, 2000, True, (300, -1), None, cuda=cuda)
-    assert run(4, 1, 1000, 3000, False, (700, 100), None, cuda=cuda)   # Sq < Sk
-    assert run(4, 4, 1500, 900, False, (-1, 250), None, cuda=cuda)     # right only, Sq > Sk
-    assert run(8, 2, 2000, 2000, True, None, 50.0, cuda=cuda, scale=0.5)
-    assert run(4, 2, 1100, 1100, False, (256, 256), 30.0, cuda=cuda)
+    assert run(8, 2, 2000, 2000, D, True, (300, -1), None, cuda=cuda)
+    assert run(4, 1, 1000, 3000, D, False, (700, 100), None, cuda=cuda)   # Sq < Sk
+    assert run(4, 4, 1500, 900, D, False, (-1, 250), None, cuda=cuda)     # right only, Sq > Sk
+    assert run(8, 2, 2000, 2000, D, True, None, 50.0, cuda=cuda, scale=0.5)
+    assert run(4, 2, 1100, 1100, D, False, (256, 256), 30.0, cuda=cuda)
 
 
 def test_op_bshd_grouped_query_window_and_softcap():

@@ -290,3 +290,20 @@ def test_gpu_a_map_of_the_same_array_again_reuses_its_descriptor():
         tma._encode = real
     assert again.descriptor_bytes == first.descriptor_bytes and again.array is x
     assert other.descriptor_bytes != first.descriptor_bytes and calls == [1]
+
+
+@pytest.mark.gpu
+def test_gpu_a_map_is_encoded_on_a_thread_with_no_current_context():
+    """autograd runs a backward on a thread of its own, where no CUDA context is current:
+    prepare_tma makes the array's device's context current there (the driver refused the
+    encode with CUDA_ERROR_INVALID_CONTEXT before)."""
+    import threading
+
+    torch = pytest.importorskip("torch")
+    plan = tylo.TMATile(BF16, (64, 64), 1)
+    x = torch.zeros(384, 128, device="cuda", dtype=torch.bfloat16)
+    found = []
+    thread = threading.Thread(target=lambda: found.append(tylo.prepare_tma(plan, x[64:])))
+    thread.start()
+    thread.join()
+    assert found and len(found[0].descriptor_bytes) == 128

@@ -44,7 +44,7 @@ class FakeTensorMap:  # what cuda-python's CUtensorMap is to a binding: kept ali
 def fake_encode(monkeypatch):
     """prepare_tma on device arrays without a driver: `descriptor_of` the address."""
     monkeypatch.setattr(tma_module, "_encode",
-                        lambda e, argument: (FakeTensorMap(), descriptor_of(e.address)))
+                        lambda e, argument, device: (FakeTensorMap(), descriptor_of(e.address)))
 
 
 @pytest.fixture

@@ -111,7 +111,7 @@ def test_the_descriptor_cache_tells_a_view_from_its_transpose(monkeypatch):
     the row-major (K, N) tensor at the same address is still refused, and Bt.T again is a hit."""
     calls = []
     monkeypatch.setattr(tma_module, "_encode",
-                        lambda e, argument: calls.append(e) or (object(), bytes(128)))
+                        lambda e, argument, device: calls.append(e) or (object(), bytes(128)))
     ptr = BASE + 0x7_0000
     k_major = FakeTensor((64, 256), (1, 64), "bfloat16", ptr=ptr)  # Bt.T of Bt (256, 64)
     first = tylo.prepare_tma(K_MAJOR_B, k_major)

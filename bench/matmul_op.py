@@ -4,12 +4,17 @@ timed in one run, interleaved (CUDA events, `tylo.testing.interleaved_ms`), in T
 host time of one eager call at a launch-bound size (256 x 256 x 256) beside torch.matmul's.
 
     python bench/matmul_op.py [--shapes 4096,4096,4096 ...] [--orders nt,nn,tn,tt]
-                              [--out-dtype float32] [--host-only] [--decode]
+                              [--out-dtype float32] [--host-only] [--decode] [--graphed]
+                              [--profile]
 
 Orders name a's and b's memory: "n" a row-major a (M, K) / b (K, N), "t" a transposed view
 (a = x.T of a (K, M) tensor; b = w.T of an nn.Linear weight w (N, K)); "nt" is x @ w.T.
 `--out-dtype float32` times tylo.ops.matmul writing float32 C (its 3-stage variant) beside
-cuBLAS writing bf16.
+cuBLAS writing bf16. Eager calls are timed one by one between CUDA events, so an op whose host
+time per call (tensor maps, checks, torch's custom-op dispatch) exceeds the kernel's leaves the
+GPU idle inside the measurement: that is the op's time as an eager model sees it. `--graphed`
+times each case as a CUDA graph of GRAPH_CALLS calls instead: the kernels' GPU time. `--profile`
+prints cProfile's top functions of the eager 256^3 calls after the host times.
 
 `--decode`: the decode shapes, M = 1, 16, 64 tokens times Llama-3-8B's projections (N, K) =
 (6144, 4096) qkv, (4096, 4096) o, (28672, 4096) gate+up, (4096, 14336) down, as x @ w.T (the
@@ -56,9 +61,9 @@ def check(torch, a, b, out_dtype) -> bool:
     return not bool(out.isnan().any()) and err < 1e-2
 
 
-def bench(torch, shapes, orders, out_dtype) -> bool:
+def bench(torch, shapes, orders, out_dtype, graphed_calls: int = 0) -> bool:
     import tylo.ops
-    from tylo.testing import interleaved_ms
+    from tylo.testing import graphed, interleaved_ms
 
     good = True
     for M, N, K in shapes:
@@ -70,9 +75,12 @@ def bench(torch, shapes, orders, out_dtype) -> bool:
             good &= ok
             cases[f"tylo {order}"] = lambda a=a, b=b: tylo.ops.matmul(a, b, out_dtype=out_dtype)
             cases[f"torch {order}"] = lambda a=a, b=b: torch.matmul(a, b)
-        ms = interleaved_ms(torch, cases)
+        if graphed_calls:
+            cases = {k: graphed(torch, fn, graphed_calls) for k, fn in cases.items()}
+        ms = {k: t / max(graphed_calls, 1) for k, t in interleaved_ms(torch, cases).items()}
         flop = 2 * M * N * K
-        print(f"{M}x{N}x{K} (checks: {', '.join(checks)})")
+        print(f"{M}x{N}x{K} (checks: {', '.join(checks)}"
+              f"{'; CUDA graphs' if graphed_calls else '; eager calls'})")
         for order in orders:
             t, c = ms[f"tylo {order}"], ms[f"torch {order}"]
             print(f"  {order}: tylo {flop / t / 1e9:7.1f} TFLOP/s ({t:.3f} ms), cuBLAS "
@@ -116,7 +124,7 @@ def decode(torch) -> bool:
     return good
 
 
-def host_time(torch, calls: int = 200) -> None:
+def host_time(torch, calls: int = 200, profile: bool = False) -> None:
     """Microseconds of host time per eager call (no synchronization inside the loop), at
     HOST_SHAPE, tylo.ops.matmul and torch.matmul alternating in rounds; and the GPU time of a
     call (CUDA events, interleaved)."""
@@ -142,6 +150,17 @@ def host_time(torch, calls: int = 200) -> None:
     for name in fns:
         print(f"{M}x{N}x{K} {name}.matmul: host {statistics.median(per[name]):.1f} us per eager "
               f"call, {ms[name] * 1e3:.1f} us per call between CUDA events")
+    if profile:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(calls):
+            fns["tylo"]()
+        profiler.disable()
+        torch.cuda.synchronize()
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
 
 
 def parse_shape(text: str) -> tuple[int, int, int]:
@@ -159,6 +178,10 @@ def main(argv=None) -> int:
                         help="tylo's C dtype (cuBLAS writes bf16 either way)")
     parser.add_argument("--host-only", action="store_true",
                         help="only the host time per eager call at 256^3")
+    parser.add_argument("--graphed", action="store_true",
+                        help="time CUDA graphs of the calls (the kernels' GPU time)")
+    parser.add_argument("--profile", action="store_true",
+                        help="cProfile of the eager 256^3 calls")
     parser.add_argument("--decode", action="store_true",
                         help="only the decode shapes (M 1, 16, 64 x Llama-3-8B's projections)")
     args = parser.parse_args(argv)
@@ -174,8 +197,9 @@ def main(argv=None) -> int:
         return 0 if decode(torch) else 1
     good = True
     if not args.host_only:
-        good = bench(torch, args.shapes, orders, getattr(torch, args.out_dtype))
-    host_time(torch)
+        good = bench(torch, args.shapes, orders, getattr(torch, args.out_dtype),
+                     GRAPH_CALLS if args.graphed else 0)
+    host_time(torch, profile=args.profile)
     return 0 if good else 1
 
 

@@ -44,6 +44,8 @@ layouts: with a = x and b = W.T, grad_a = grad @ W reads W N-major and grad_b = 
 from __future__ import annotations
 
 
+import functools
+
 import torch
 
 from tylo import ArgumentError
@@ -88,6 +90,10 @@ def _major(x: torch.Tensor, name: str, axes: str) -> str:
                               f"for {x.dtype} (pad it)")
 
 
+#: One Variant object per specialization, so that its cached boxes and plans are built once.
+_variant = functools.lru_cache(maxsize=None)(kernel.Variant)
+
+
 def _check(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> kernel.Variant | None:
     """The argument rules (module docstring), in the real and the fake implementation; the
     kernel variant that reads a and b where they lie (None when M, N or K is 0: no launch)."""
@@ -130,7 +136,7 @@ def _check(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> kernel.V
                                  "are not a multiple of 16 bytes, which its TMA store needs (rule "
                                  f"R5 of cuTensorMapEncodeTiled): N must be a multiple of "
                                  f"{_ALIGN // out_bytes} for {out_dtype}")
-    return kernel.Variant(_DTYPES[a.dtype], *majors, _OUT_DTYPES[out_dtype])
+    return _variant(_DTYPES[a.dtype], *majors, _OUT_DTYPES[out_dtype])
 
 
 def path(M: int, v: kernel.Variant) -> str:

@@ -70,14 +70,15 @@ class TMABinding:
                  "device_array", "host", "launch_key", "__weakref__")
 
     def __init__(self, plan: TMATile, array, bounds: tuple[int, ...], encoding: TMAEncoding,
-                 device_array: DeviceArray | None, descriptor=None, descriptor_bytes=None):
+                 device_array: DeviceArray | None, descriptor=None, descriptor_bytes=None,
+                 launch_key: str | None = None):
         self.plan, self.array, self.bounds, self.encoding = plan, array, bounds, encoding
         self.rank = encoding.rank
         self.device_array = device_array
         self.host = device_array is None
         self.descriptor, self.descriptor_bytes = descriptor, descriptor_bytes
         where = "host" if self.host else f"{device_array.kind}{device_array.device}"
-        self.launch_key = f"{where}|{plan}|{self.rank}"
+        self.launch_key = launch_key or f"{where}|{plan}|{self.rank}"
 
     @property
     def device(self) -> int | None:
@@ -191,21 +192,23 @@ def prepare_tma(plan: TMATile, array, bounds=None, l2_promotion: int = 0) -> TMA
     key = None
     if device_array is not None:
         key = (plan, dtype, address, tuple(shape), tuple(strides),
-               None if bounds is None else tuple(bounds), l2_promotion, device_array.device)
+               None if bounds is None else tuple(bounds), l2_promotion, device_array.device,
+               device_array.kind)
         hit = _ENCODED.get(key)
         if hit is not None:
             _ENCODED.move_to_end(key)
-            return TMABinding(plan, array, hit[0], hit[1], device_array, hit[2], hit[3])
+            return TMABinding(plan, array, hit[0], hit[1], device_array, hit[2], hit[3], hit[4])
     encoding = encode_params(plan, argument, dtype, address, tuple(shape), tuple(strides),
                              bounds, l2_promotion)
     logical = tuple(bounds) if bounds is not None else logical_extents(tuple(shape))
     if device_array is None:
         return TMABinding(plan, array, logical, encoding, None)
     descriptor, raw = _encode(encoding, argument, device_array.device)
-    _ENCODED[key] = (logical, encoding, descriptor, raw)
+    binding = TMABinding(plan, array, logical, encoding, device_array, descriptor, raw)
+    _ENCODED[key] = (logical, encoding, descriptor, raw, binding.launch_key)
     if len(_ENCODED) > ENCODED_ENTRIES:
         _ENCODED.popitem(last=False)
-    return TMABinding(plan, array, logical, encoding, device_array, descriptor, raw)
+    return binding
 
 
 def check_binding(name: str, value, plan: TMATile, rank: int, what: str) -> "TMABinding":

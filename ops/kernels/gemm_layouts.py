@@ -23,6 +23,7 @@ K, M and N tails are zero-filled by the TMA loads and clipped by the TMA store.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import tylo
 from tylo import BFloat16, ComposedLayout, Float16, Float32, Layout, TMATile, WGMMA64
@@ -45,7 +46,8 @@ C_HALF_F32 = ComposedLayout(element_swizzle(128, 4), Layout((64, (32, 4)), (32, 
 class Variant:
     """One specialization of `matmul`: dtype (of A and B: "bfloat16" or "float16"), a_major
     ("K": A's K axis contiguous, "M": its M axis), b_major ("K" or "N"), out (C's dtype:
-    "bfloat16", "float16" or "float32")."""
+    "bfloat16", "float16" or "float32"). Its plans, boxes and layouts are made once per
+    object (cached_property: an op call reads them without building TMATiles again)."""
 
     dtype: str = "bfloat16"
     a_major: str = "K"
@@ -69,39 +71,39 @@ class Variant:
     def stage_bytes(self) -> int:
         return (BM * BK + BK * BN) * 2
 
-    @property
+    @cached_property
     def plan(self) -> WGMMA64:
         return WGMMA64(self.element, HALF, BK)
 
-    @property
+    @cached_property
     def a_box(self) -> TMATile:
         """The TMA box of A: (128, 64) K inner, or (64, 64) M inner (two per stage)."""
         if self.a_major == "K":
             return TMATile(self.element, (BM, BK), 1)
         return TMATile(self.element, (BOX, BK), 0)
 
-    @property
+    @cached_property
     def b_box(self) -> TMATile:
         """The TMA box of B: (64, 256) K inner, or (64, 64) N inner (four per stage)."""
         if self.b_major == "K":
             return TMATile(self.element, (BK, BN), 0)
         return TMATile(self.element, (BK, BOX), 1)
 
-    @property
+    @cached_property
     def a_layout(self) -> ComposedLayout:
         """A stage (BM, BK): K-major, or M-major boxes of 64 rows, BOX * BK elements apart."""
         if self.a_major == "K":
             return tylo.shared_layout(self.a_box)
         return ComposedLayout(SWIZZLE, Layout(((BOX, BM // BOX), BK), ((1, BOX * BK), BOX)))
 
-    @property
+    @cached_property
     def b_layout(self) -> ComposedLayout:
         """A stage (BK, BN): K-major, or N-major boxes of 64 columns, BK * BOX elements apart."""
         if self.b_major == "K":
             return tylo.shared_layout(self.b_box)
         return ComposedLayout(SWIZZLE, Layout((BK, (BOX, BN // BOX)), (BOX, (1, BK * BOX))))
 
-    @property
+    @cached_property
     def c_box(self) -> TMATile:
         """One TMA store box of C: 64 rows of 128 bytes."""
         return TMATile(self.out_element, (64, 128 // self.out_element.bytes), 1)

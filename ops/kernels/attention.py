@@ -69,6 +69,8 @@ three consumers' registers hold it).
 
 from __future__ import annotations
 
+import functools
+
 import math
 import struct
 from dataclasses import dataclass, replace
@@ -155,6 +157,7 @@ def v_layout(D: int, BN: int) -> ComposedLayout:
     return ComposedLayout(SWIZZLE, Layout((BN, (ROW, D // ROW)), (ROW, (1, BN * ROW))))
 
 
+@functools.lru_cache(maxsize=None)
 def kv_box(BN: int) -> TMATile:
     """The TMA box of K and V: BN keys x 64 columns of D."""
     return TMATile(BFloat16, (BN, ROW), 1)

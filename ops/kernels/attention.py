@@ -157,7 +157,6 @@ def v_layout(D: int, BN: int) -> ComposedLayout:
     return ComposedLayout(SWIZZLE, Layout((BN, (ROW, D // ROW)), (ROW, (1, BN * ROW))))
 
 
-@functools.lru_cache(maxsize=None)
 def kv_box(BN: int) -> TMATile:
     """The TMA box of K and V: BN keys x 64 columns of D."""
     return TMATile(BFloat16, (BN, ROW), 1)
@@ -617,6 +616,11 @@ def _heads_first(x):
     return x.permute(1, 0, 2) if hasattr(x, "permute") else x.transpose(1, 0, 2)
 
 
+#: kv_box made once per tile width for the host's bindings (an op call binds K and V; the kernel
+#: itself calls kv_box, whose source is its disk-cache token).
+_host_kv_box = functools.lru_cache(maxsize=None)(kv_box)
+
+
 def bindings(Q, K, V, O, seq_q: int, seq_k: int, cfg: Config, layout: str = "bhsd",
              kv_layout: str | None = None):
     """The TMA bindings of Q, K, V (and O in the "bhsd" layout; in the packed layouts O is
@@ -638,8 +642,9 @@ def bindings(Q, K, V, O, seq_q: int, seq_k: int, cfg: Config, layout: str = "bhs
             X = _view(X, (X.shape[0] * X.shape[1], X.shape[2], D))
         return tylo.prepare_tma(plan, _heads_first(X))
 
-    maps = (rows(Q_BOX, Q, layout, seq_q), rows(kv_box(cfg.BN), K, kv_layout, seq_k),
-            rows(kv_box(cfg.BN), V, kv_layout, seq_k))
+    box = _host_kv_box(cfg.BN)
+    maps = (rows(Q_BOX, Q, layout, seq_q), rows(box, K, kv_layout, seq_k),
+            rows(box, V, kv_layout, seq_k))
     if layout == "bhsd":
         return maps + (rows(Q_BOX, O, layout, seq_q),)
     if layout == "bshd":

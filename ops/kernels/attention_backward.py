@@ -1,0 +1,350 @@
+"""Backward attention on Hopper, FlashAttention-3's structure (arXiv 2407.08608, section 3 and
+appendix B.1): given Q, K, V, O, dO (bf16) and the forward's lse (float32, natural log), dQ, dK,
+dV of O = softmax(scale Q K^T) V, in three kernels:
+
+* `preprocess`: per query row delta = rowsum(dO * O) and lse2 = lse log2(e) (float32, both
+  padded to a multiple of BM rows: a padded row, or one that saw no key (lse -inf), gets lse2 =
+  +inf, so that its P = exp2(scale log2(e) s - lse2) is 0 with no row mask), and dQ's float32
+  accumulator cleared;
+* `attention_backward`: one CTA per (key block of BN = 64 W keys, batch, key/value head); a
+  producer warpgroup (setmaxnreg dec) loads the block's K and V once, then Q and dO of each
+  query block (BM = 64 rows) of each query head of the group through TMA into a `STAGES` ring;
+  each of the W consumer warpgroups (setmaxnreg inc) owns 64 of the keys and, per query
+  block, computes S^T = K Q^T and dP^T = dO... V dO^T (WGMMA, both operands in shared memory,
+  issued interleaved, S^T waited first), P^T = exp2(scale log2(e) S^T - lse2) while dP^T is in
+  flight, dV += P^T dO (P^T rounded to bf16 is the register A operand: the keys are the
+  accumulator's rows, as in the forward's P V), dS^T = P^T (dP^T - delta), dK += dS^T Q (dS^T
+  the register A operand again), and dQ += dS K: dS^T is stored transposed into shared memory
+  (the K-major A operand of a 64 x D x 64 WGMMA against the warpgroup's K rows, MN-major B)
+  and the product is added into dQ's float32 accumulator in global memory (`accumulate_dq`:
+  red.global.add.f32, one per element; the place to switch to TMA reduce-add). The trick of
+  computing the transposed scores ("swap AB") is what puts P^T and dS^T in registers with
+  the keys as rows, so dV and dK take them as A without a trip through shared memory. dK and
+  dV stay in registers across every query block and are written once (dK scaled);
+* `postprocess`: dQ = scale * accumulator, rounded to bf16.
+
+Layout: SDPA's (B, H, S, D), Q, O, dO, dQ (B, Hq, Sq, D), K, V, dK, dV (B, Hkv, Sk, D); Hq a
+multiple of Hkv (grouped-query attention: a CTA runs every query head of its key/value head's
+group, so dK and dV are summed over the group in registers); causal is FlashAttention's
+bottom-right alignment (query i sees key j <= i + Sk - Sq). D 64 or 128.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import tylo
+from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
+
+from .attention import Q_BOX, ROW, SWIZZLE, q_layout, _view
+from .mma_issue import chain, interleaved
+
+LOG2E = 1.4426950408889634
+BM = 64  # query rows per step (the N of S^T = K Q^T)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Tile choices: head dim D, W consumer warpgroups of 64 keys each (BN = 64 W keys per CTA),
+    STAGES of the Q/dO ring, the softmax scale (None: 1 / sqrt(D))."""
+
+    D: int
+    W: int = 2
+    STAGES: int = 2
+    scale: float | None = None
+
+    @property
+    def BN(self) -> int:
+        return 64 * self.W
+
+    @property
+    def softmax_scale(self) -> float:
+        return 1.0 / math.sqrt(self.D) if self.scale is None else self.scale
+
+    @property
+    def registers(self) -> tuple[int, int]:
+        """(producer, consumer) registers per thread (sum * 128 <= 65536)."""
+        return {1: (56, 256), 2: (24, 240)}[self.W]
+
+
+def config(D: int, causal: bool = False, scale: float | None = None) -> Config:
+    """The tile choice for head dim D (64 or 128); ArgumentError for another D."""
+    if D not in (64, 128):
+        raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128 (the backward's)")
+    return Config(D, 2, 2, scale)
+
+
+def kt_layout(D: int) -> ComposedLayout:
+    """A Q (or dO) stage (BM, D) seen as the B operand (D, BM) of S^T = K Q^T: K-major."""
+    return ComposedLayout(SWIZZLE, Layout(((ROW, D // ROW), BM), ((1, BM * ROW), ROW)))
+
+
+#: dS^T (64 keys, BM queries) stored as dS (BM, 64): the K-major A operand of dQ = dS K.
+DS_T = ComposedLayout(SWIZZLE, Layout((64, BM), (1, ROW)))
+
+ROWS = tylo.Tensor(Float32, 2, stride=(None, 1))
+
+
+@tylo.kernel
+def preprocess(o, do, lse: ROWS, delta: ROWS, lse2: ROWS, dq_acc, seq_q, D: tylo.constexpr):
+    """One thread per query row (64 per CTA, block_idx(1) = b Hq + h): delta = rowsum(dO O),
+    lse2 = lse log2(e) (+inf past seq_q or for an empty row: P 0 there), dQ's accumulator row
+    zeroed. o, do (B Hq, S, D) bf16; lse (B Hq, S) f32; delta, lse2 (B Hq, S_pad) f32, dq_acc
+    (B Hq, S_pad, D) f32, S_pad = BM * ceil(S / BM)."""
+    bh = tylo.block_idx(1)
+    row = tylo.block_idx(0) * 64 + tylo.thread_idx()
+    if row < seq_q:
+        total = 0.0
+        for c in tylo.static_range(D):
+            total = total + o[bh, row, c].to(Float32) * do[bh, row, c].to(Float32)
+        delta[bh, row] = total
+        x = lse[bh, row]
+        lse2[bh, row] = tylo.select(x == -math.inf, math.inf, x * LOG2E)
+    else:
+        delta[bh, row] = 0.0
+        lse2[bh, row] = math.inf
+    for c in tylo.static_range(D):
+        dq_acc[bh, row, c] = 0.0
+
+
+@tylo.kernel
+def postprocess(dq, dq_acc, seq_q, scale: tylo.constexpr, D: tylo.constexpr):
+    """dQ (B Hq, S, D) bf16 = scale * dq_acc (B Hq, S_pad, D) f32: one thread per row, 64 a CTA."""
+    bh = tylo.block_idx(1)
+    row = tylo.block_idx(0) * 64 + tylo.thread_idx()
+    if row < seq_q:
+        for c in tylo.static_range(D):
+            dq[bh, row, c] = (dq_acc[bh, row, c] * scale).to(BFloat16)
+
+
+def st_plan() -> WGMMA64:
+    """S^T (64 keys, BM queries) = K Q^T and dP^T = V dO^T: one k = 64 group per 64 of D."""
+    return WGMMA64(BFloat16, BM, ROW)
+
+
+def column_ownership(C: tylo.Ownership) -> tylo.Ownership:
+    """The (1, n) ownership of per-column values that each thread holds for the columns it owns
+    in the accumulator ownership C (64, n) (replicated over the rows: broadcasts against C with
+    no shuffle). C's layout values are column-major indices r + 64 c; the row strides (< 64)
+    drop out."""
+    def strides(x):
+        return tuple(strides(y) for y in x) if isinstance(x, tuple) else (x // 64 if x % 64 == 0
+                                                                          else 0)
+    return tylo.Ownership((1, C.shape[1]), Layout(C.layout.shape, strides(C.layout.stride)))
+
+
+def acc_plan(D: int) -> WGMMA64:
+    """dV, dK (64 keys, D) += P^T / dS^T (64, BM) @ dO / Q (BM, D); dQ (BM, D) += dS K."""
+    return WGMMA64(BFloat16, D, BM)
+
+
+def transposed_steps(a_tile, b_tile, D: int) -> list:
+    """The groups of X^T (64, BM) = A (64, D) B^T: A K-major (the warpgroup's K or V rows), B a
+    Q or dO stage seen (D, BM) K-major; one group per 64 of D."""
+    plan = st_plan()
+
+    def step(h):
+        a = tylo.wgmma_operand(plan, "A", a_tile, (0, h * ROW))
+        b = tylo.wgmma_operand(plan, "B", b_tile, (h * ROW, 0))
+        return lambda acc: tylo.mma_async(plan, a, b, acc)
+    return [step(h) for h in range(D // ROW)]
+
+
+@tylo.func
+def accumulate_dq(dq_acc, dq, bh, m0, t):
+    """dQ's float32 accumulator (B Hq, S_pad, D) += dq (BM, D) at rows m0 ..: one relaxed
+    red.global.add.f32 per element (rows past the sequence add 0 into padding)."""
+    rows, cols = tylo.coordinates(dq.ownership, t)
+    for v in tylo.static_range(dq.slots):
+        tylo.red_add(dq_acc, (bh, m0 + rows[v], cols[v]), dq[v])
+
+
+@tylo.func
+def causal_mask(s, n0, m0, off):
+    """S^T (64 keys from n0, BM queries from m0): -inf where key > query + off."""
+    rows, cols = tylo.coordinates(s.ownership, tylo.warpgroup_thread_idx())
+    return tylo.select(rows + n0 <= cols + (m0 + off), s, -math.inf)
+
+
+@tylo.func
+def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, pipe, st, dk, dv, lse2, delta,
+                dq_acc, bhq, m0, n0, off, cfg, masked):
+    """One query block (rows m0 .., query head matrix bhq) for this warpgroup's 64 keys (from
+    n0): S^T, dP^T, P^T, dV, dS^T, dK, dQ (module docstring). Returns (dk, dv)."""
+    D = cfg.D
+    t = tylo.warpgroup_thread_idx()
+    w = tylo.warpgroup_id() - 1
+    plan = st_plan()
+    cols = column_ownership(plan.operand_layout("C"))
+    pipe.consumer_wait(st)
+    q_kt = tylo.shared_tile(kt_layout(D), q_stages.pointer(st.index))
+    do_kt = tylo.shared_tile(kt_layout(D), do_stages.pointer(st.index))
+    s, dp, _ = interleaved(transposed_steps(k_tile, q_kt, D), tylo.zero_accumulator(plan),
+                           transposed_steps(v_tile, do_kt, D), tylo.zero_accumulator(plan), True)
+    l2 = tylo.load_fragment(cols, tylo.window(lse2, (bhq, m0), (1, BM), inbounds=True), t)
+    s = tylo.finish_mma(s, plan)
+    if masked:
+        s = causal_mask(s, n0 + 64 * w, m0, off)
+    p = tylo.exp2(s * (cfg.softmax_scale * LOG2E) - l2)
+    pb = p.to(BFloat16)
+    ap = acc_plan(D)
+    dv = tylo.mma_async(ap, tylo.wgmma_operand(ap, "A", pb),
+                        tylo.wgmma_operand(ap, "B", do_stages[st.index]), dv)
+    dl = tylo.load_fragment(cols, tylo.window(delta, (bhq, m0), (1, BM), inbounds=True), t)
+    dp = tylo.finish_mma(tylo.wait_mma(dp, 1), plan)
+    ds = (p * (dp - dl)).to(BFloat16)
+    dk = tylo.mma_async(ap, tylo.wgmma_operand(ap, "A", ds),
+                        tylo.wgmma_operand(ap, "B", q_stages[st.index]), dk)
+    tylo.store(ds_store, ds, t)
+    tylo.barrier(1 + w, 128)
+    dq = tylo.mma_async(ap, tylo.wgmma_operand(ap, "A", ds_tile),
+                        tylo.wgmma_operand(ap, "B", k_tile), tylo.zero_accumulator(ap))
+    dv = tylo.wait_mma(dv, 2)
+    dk = tylo.wait_mma(dk, 1)
+    dq = tylo.finish_mma(tylo.wait_mma(dq), ap)
+    if t == 0:
+        pipe.consumer_release(st)
+    accumulate_dq(dq_acc, dq, bhq, m0, t)
+    return dk, dv
+
+
+@tylo.kernel
+def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, delta: ROWS,
+                       dq_acc, seq_q, seq_k, heads: tylo.constexpr, kv_heads: tylo.constexpr,
+                       cfg: tylo.constexpr, causal: tylo.constexpr):
+    """One CTA: keys [BN n, BN n + BN) of (batch, key/value head) block_idx(1) = b Hkv + hk,
+    over every query block of each of the group's Hq / Hkv query heads (module docstring).
+    q_map, do_map bind Q_BOX to Q, dO viewed (B Hq, S, D) bounded at seq_q rows; k_map, v_map
+    to K, V viewed (B Hkv, Sk, D) bounded at seq_k; dk_out, dv_out (B Hkv, Sk, D) bf16; lse2,
+    delta (B Hq, S_pad) f32 and dq_acc (B Hq, S_pad, D) f32 from `preprocess`."""
+    D, W, STAGES = cfg.D, cfg.W, cfg.STAGES
+    BN, DH = cfg.BN, D // ROW
+    group = heads // kv_heads
+    wg = tylo.warpgroup_id()
+    t = tylo.warpgroup_thread_idx()
+    bhk = tylo.block_idx(1)
+    b = bhk // kv_heads
+    n0 = tylo.block_idx(0) * BN
+    off = seq_k - seq_q if causal else 0
+    k_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
+    v_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
+    q_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)
+    do_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)
+    ds_tiles = tylo.shared_tiles(q_layout(BM), W, BFloat16, dynamic=True)
+    kv_bar = tylo.mbarriers(1)
+    pipe = tylo.Pipeline(STAGES, W)
+    if tylo.linear_thread_idx() == 0:
+        kv_bar[0].init(1)
+    pipe.init()
+    blocks = (seq_q + BM - 1) // BM
+    # causal: the first query block that sees a key of this block, and the first past those
+    # that see only some of them (the diagonal: masked)
+    first = tylo.maximum(n0 - off, 0) // BM if causal else 0
+    diag = tylo.minimum(tylo.maximum((n0 + BN - 1 - off + BM - 1) // BM, first), blocks) \
+        if causal else 0
+    producer_regs, consumer_regs = cfg.registers
+    if wg == 0:
+        tylo.setmaxnreg(producer_regs, "dec")
+        if t == 0:
+            kv_bar[0].arrive_expect_tx(2 * BN * D * 2)
+            for w in tylo.static_range(W):
+                for c in tylo.static_range(DH):
+                    k_box = tylo.shared_tile(Q_BOX, k_tiles.pointer(w) + c * 64 * ROW)
+                    tylo.tma_load(k_box, k_map, (n0 + 64 * w, c * ROW, bhk), kv_bar[0])
+                    v_box = tylo.shared_tile(Q_BOX, v_tiles.pointer(w) + c * 64 * ROW)
+                    tylo.tma_load(v_box, v_map, (n0 + 64 * w, c * ROW, bhk), kv_bar[0])
+            st = pipe.start()
+            for g in range(group):
+                bhq = b * heads + (bhk - b * kv_heads) * group + g
+                for i in range(first, blocks):
+                    pipe.producer_acquire(st)
+                    pipe.producer_commit(st, 2 * BM * D * 2)
+                    for c in tylo.static_range(DH):
+                        box = tylo.shared_tile(Q_BOX, q_stages.pointer(st.index) + c * 64 * ROW)
+                        tylo.tma_load(box, q_map, (i * BM, c * ROW, bhq), pipe.full_barrier(st))
+                        box = tylo.shared_tile(Q_BOX, do_stages.pointer(st.index) + c * 64 * ROW)
+                        tylo.tma_load(box, do_map, (i * BM, c * ROW, bhq), pipe.full_barrier(st))
+                    st = st.advance()
+    else:
+        tylo.setmaxnreg(consumer_regs, "inc")
+        w = wg - 1
+        k_tile, v_tile, ds_tile = k_tiles[w], v_tiles[w], ds_tiles[w]
+        ds_store = tylo.shared_tile(DS_T, ds_tiles.pointer(w))
+        ap = acc_plan(D)
+        dk = tylo.zero_accumulator(ap)
+        dv = tylo.zero_accumulator(ap)
+        kv_bar[0].wait(0)
+        st = pipe.start()
+        for g in range(group):
+            bhq = b * heads + (bhk - b * kv_heads) * group + g
+            for i in range(first, diag):
+                dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, pipe, st, dk,
+                                     dv, lse2, delta, dq_acc, bhq, i * BM, n0, off, cfg, True)
+                st = st.advance()
+            for i in range(diag, blocks):
+                dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, pipe, st, dk,
+                                     dv, lse2, delta, dq_acc, bhq, i * BM, n0, off, cfg, False)
+                st = st.advance()
+        row0 = n0 + 64 * w
+        rows = seq_k - row0
+        dk = tylo.finish_mma(dk, ap)
+        dv = tylo.finish_mma(dv, ap)
+        for out, x in ((dk_out, dk * cfg.softmax_scale), (dv_out, dv)):
+            pitch = out.stride[1]
+            tile = tylo.GlobalTile(out.ptr + bhk * out.stride[0] + row0 * pitch,
+                                   tylo.Layout((64, D), (pitch, 1)))
+            tylo.store(tile, x.to(BFloat16), t, bounds=(rows, None))
+
+
+def _workspace(like, shape):
+    """A float32 array of `shape` beside `like` (a torch tensor on its device, or numpy)."""
+    if hasattr(like, "new_empty"):
+        import torch
+
+        return like.new_empty(shape, dtype=torch.float32)
+    import numpy as np
+
+    return np.empty(shape, np.float32)
+
+
+class AttentionBackward:
+    """dQ, dK, dV of O = softmax(scale Q K^T) V for one set of arrays (SDPA's (B, H, S, D)):
+    Q, O, dO, dQ (B, Hq, S, D) bf16, K, V, dK, dV (B, Hkv, Sk, D) bf16, lse (B, Hq, S) float32
+    (the forward's, natural log); Hq a multiple of Hkv; torch CUDA tensors, or numpy arrays with
+    `emulate=True` (the CPU emulator). `scale` the softmax's (default 1 / sqrt(D)); causal is
+    bottom-right aligned when Sq != Sk. Allocates the float32 workspace (delta, lse2, dQ's
+    accumulator: 4 B Hq S_pad (D + 2) bytes, S_pad = S rounded up to 64). ArgumentError for a
+    head dim other than 64 or 128, or Hkv not dividing Hq."""
+
+    def __init__(self, Q, K, V, O, dO, lse, dQ, dK, dV, causal: bool, scale: float | None = None,
+                 emulate: bool = False):
+        B, Hq, S, D = Q.shape
+        Hkv, Sk = K.shape[1], K.shape[2]
+        if Hq % Hkv:
+            raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
+        self.cfg = cfg = config(D, causal, scale)
+        pad = -(-S // BM) * BM
+        delta, lse2 = _workspace(Q, (B * Hq, pad)), _workspace(Q, (B * Hq, pad))
+        dq_acc = _workspace(Q, (B * Hq, pad, D))
+        q3, o3, do3, dq3 = (_view(x, (B * Hq, S, D)) for x in (Q, O, dO, dQ))
+        k3, v3, dk3, dv3 = (_view(x, (B * Hkv, Sk, D)) for x in (K, V, dK, dV))
+        lse = _view(lse, (B * Hq, S))
+        self.maps = [tylo.prepare_tma(Q_BOX, x, (n, D, rows))
+                     for x, n, rows in ((q3, S, B * Hq), (k3, Sk, B * Hkv), (v3, Sk, B * Hkv),
+                                        (do3, S, B * Hq))]
+        pre, main, post = ((k.emulate if emulate else k)
+                           for k in (preprocess, attention_backward, postprocess))
+        rows = (pad // 64, B * Hq)
+        self.launches = [
+            (pre[rows, 64], (o3, do3, lse, delta, lse2, dq_acc, S, D)),
+            (main[(-(-Sk // cfg.BN), B * Hkv), 128 * (cfg.W + 1)],
+             (*self.maps[:3], self.maps[3], dk3, dv3, lse2, delta, dq_acc, S, Sk, Hq, Hkv, cfg,
+              bool(causal))),
+            (post[rows, 64], (dq3, dq_acc, S, cfg.softmax_scale, D)),
+        ]
+        self.workspace = (delta, lse2, dq_acc)
+
+    def __call__(self):
+        for launch, args in self.launches:
+            launch(*args)

@@ -7,17 +7,21 @@ dV of O = softmax(scale Q K^T) V, in three kernels:
   +inf, so that its P = exp2(scale log2(e) s - lse2) is 0 with no row mask), and dQ's float32
   accumulator cleared;
 * `attention_backward`: one CTA per (key block of BN = 64 W keys, batch, key/value head); a
-  producer warpgroup (setmaxnreg dec) loads the block's K and V once, then Q and dO of each
-  query block (BM = 64 rows) of each query head of the group through TMA into a `STAGES` ring;
-  each of the W consumer warpgroups (setmaxnreg inc) owns 64 of the keys and, per query
-  block, computes S^T = K Q^T and dP^T = dO... V dO^T (WGMMA, both operands in shared memory,
+  producer warpgroup (setmaxnreg dec) has one thread TMA-load the block's K and V once, then
+  Q and dO of each query block (BM = 64 rows) of each query head of the group into a `STAGES`
+  ring, while its 128 threads copy the block's lse2 and delta into the same stage of a small
+  shared ring (one element each, an mbarrier of 128 arrivals: in shared memory ptxas loads
+  them where they are used; as 16 registers a column fragment each, prefetched, they spilled
+  at D 128); each of the W consumer warpgroups (setmaxnreg inc) owns 64 of the keys and, per
+  query block, computes S^T = K Q^T and dP^T = V dO^T (WGMMA, both operands in shared memory,
   issued interleaved, S^T waited first), P^T = exp2(scale log2(e) S^T - lse2) while dP^T is in
   flight, dV += P^T dO (P^T rounded to bf16 is the register A operand: the keys are the
   accumulator's rows, as in the forward's P V), dS^T = P^T (dP^T - delta), dK += dS^T Q (dS^T
   the register A operand again), and dQ += dS K: dS^T is stored transposed into shared memory
   (the K-major A operand of a 64 x D x 64 WGMMA against the warpgroup's K rows, MN-major B)
-  and the product is added into dQ's float32 accumulator in global memory (`accumulate_dq`:
-  red.global.add.f32, one per element; the place to switch to TMA reduce-add). The trick of
+  and the product, 64 columns of D at a time (32 registers, not D / 2), is added into dQ's
+  float32 accumulator in global memory (`accumulate_dq`: red.global.add.f32, one per element,
+  from a per-thread base and static offsets; the place to switch to TMA reduce-add). The trick of
   computing the transposed scores ("swap AB") is what puts P^T and dS^T in registers with
   the keys as rows, so dV and dK take them as A without a trip through shared memory. dK and
   dV stay in registers across every query block and are written once (dK scaled);
@@ -38,7 +42,7 @@ import tylo
 from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
 
 from .attention import Q_BOX, ROW, SWIZZLE, q_layout, _view
-from .mma_issue import chain, interleaved
+from .mma_issue import interleaved
 
 LOG2E = 1.4426950408889634
 BM = 64  # query rows per step (the N of S^T = K Q^T)
@@ -135,8 +139,13 @@ def column_ownership(C: tylo.Ownership) -> tylo.Ownership:
 
 
 def acc_plan(D: int) -> WGMMA64:
-    """dV, dK (64 keys, D) += P^T / dS^T (64, BM) @ dO / Q (BM, D); dQ (BM, D) += dS K."""
+    """dV, dK (64 keys, D) += P^T / dS^T (64, BM) @ dO / Q (BM, D)."""
     return WGMMA64(BFloat16, D, BM)
+
+
+def dq_plan() -> WGMMA64:
+    """64 columns of dQ (BM, 64) = dS (BM, 64 keys) K (64 keys, 64 columns)."""
+    return WGMMA64(BFloat16, ROW, 64)
 
 
 def transposed_steps(a_tile, b_tile, D: int) -> list:
@@ -152,12 +161,13 @@ def transposed_steps(a_tile, b_tile, D: int) -> list:
 
 
 @tylo.func
-def accumulate_dq(dq_acc, dq, bh, m0, t):
-    """dQ's float32 accumulator (B Hq, S_pad, D) += dq (BM, D) at rows m0 ..: one relaxed
-    red.global.add.f32 per element (rows past the sequence add 0 into padding)."""
+def accumulate_dq(dq_acc, dq, bh, m0, c0, t, D):
+    """dQ's float32 accumulator (B Hq, S_pad, D) += dq (BM, 64) at rows m0 .., columns c0 ..:
+    one relaxed red.global.add.f32 per element (rows past the sequence add 0 into padding)."""
     rows, cols = tylo.coordinates(dq.ownership, t)
-    for v in tylo.static_range(dq.slots):
-        tylo.red_add(dq_acc, (bh, m0 + rows[v], cols[v]), dq[v])
+    base = dq_acc.ptr + (bh * dq_acc.shape[1] + m0) * D + c0
+    for v in tylo.static_range(dq.slots):  # (a per-thread base plus a static offset per slot)
+        tylo.red_add(base, rows[v] * D + cols[v], dq[v])
 
 
 @tylo.func
@@ -168,8 +178,8 @@ def causal_mask(s, n0, m0, off):
 
 
 @tylo.func
-def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, pipe, st, dk, dv, lse2, delta,
-                dq_acc, bhq, m0, n0, off, cfg, masked):
+def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats, stats_full, pipe,
+                st, dk, dv, dq_acc, bhq, m0, n0, off, cfg, masked):
     """One query block (rows m0 .., query head matrix bhq) for this warpgroup's 64 keys (from
     n0): S^T, dP^T, P^T, dV, dS^T, dK, dQ (module docstring). Returns (dk, dv)."""
     D = cfg.D
@@ -178,11 +188,12 @@ def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, pipe, st
     plan = st_plan()
     cols = column_ownership(plan.operand_layout("C"))
     pipe.consumer_wait(st)
+    stats_full[st.index].wait(st.phase)
     q_kt = tylo.shared_tile(kt_layout(D), q_stages.pointer(st.index))
     do_kt = tylo.shared_tile(kt_layout(D), do_stages.pointer(st.index))
     s, dp, _ = interleaved(transposed_steps(k_tile, q_kt, D), tylo.zero_accumulator(plan),
                            transposed_steps(v_tile, do_kt, D), tylo.zero_accumulator(plan), True)
-    l2 = tylo.load_fragment(cols, tylo.window(lse2, (bhq, m0), (1, BM), inbounds=True), t)
+    l2 = tylo.load_fragment(cols, tylo.window(stats[st.index], (0, 0), (1, BM)), t)
     s = tylo.finish_mma(s, plan)
     if masked:
         s = causal_mask(s, n0 + 64 * w, m0, off)
@@ -191,21 +202,26 @@ def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, pipe, st
     ap = acc_plan(D)
     dv = tylo.mma_async(ap, tylo.wgmma_operand(ap, "A", pb),
                         tylo.wgmma_operand(ap, "B", do_stages[st.index]), dv)
-    dl = tylo.load_fragment(cols, tylo.window(delta, (bhq, m0), (1, BM), inbounds=True), t)
+    dl = tylo.load_fragment(cols, tylo.window(stats[st.index], (1, 0), (1, BM)), t)
     dp = tylo.finish_mma(tylo.wait_mma(dp, 1), plan)
+    dv = tylo.wait_mma(dv)  # P^T's registers free before dS^T is formed
     ds = (p * (dp - dl)).to(BFloat16)
     dk = tylo.mma_async(ap, tylo.wgmma_operand(ap, "A", ds),
                         tylo.wgmma_operand(ap, "B", q_stages[st.index]), dk)
     tylo.store(ds_store, ds, t)
     tylo.barrier(1 + w, 128)
-    dq = tylo.mma_async(ap, tylo.wgmma_operand(ap, "A", ds_tile),
-                        tylo.wgmma_operand(ap, "B", k_tile), tylo.zero_accumulator(ap))
-    dv = tylo.wait_mma(dv, 2)
-    dk = tylo.wait_mma(dk, 1)
-    dq = tylo.finish_mma(tylo.wait_mma(dq), ap)
-    if t == 0:
-        pipe.consumer_release(st)
-    accumulate_dq(dq_acc, dq, bhq, m0, t)
+    qp = dq_plan()
+    for h in tylo.static_range(D // ROW):  # dQ 64 columns at a time: 32 registers, not D / 2
+        dq = tylo.mma_async(qp, tylo.wgmma_operand(qp, "A", ds_tile),
+                            tylo.wgmma_operand(qp, "B", k_tile, (0, h * ROW)),
+                            tylo.zero_accumulator(qp))
+        if h == 0:
+            dk = tylo.wait_mma(dk, 1)
+        dq = tylo.finish_mma(tylo.wait_mma(dq), qp)
+        if h == D // ROW - 1:
+            if t == 0:
+                pipe.consumer_release(st)
+        accumulate_dq(dq_acc, dq, bhq, m0, h * ROW, t, D)
     return dk, dv
 
 
@@ -232,10 +248,14 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
     q_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)
     do_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)
     ds_tiles = tylo.shared_tiles(q_layout(BM), W, BFloat16, dynamic=True)
+    stats = tylo.shared_tiles(Layout((2, BM), (BM, 1)), STAGES, Float32)
     kv_bar = tylo.mbarriers(1)
+    stats_full = tylo.mbarriers(STAGES)  # lse2, delta of a stage: the producer's 128 threads
     pipe = tylo.Pipeline(STAGES, W)
     if tylo.linear_thread_idx() == 0:
         kv_bar[0].init(1)
+        for i in tylo.static_range(STAGES):
+            stats_full[i].init(128)
     pipe.init()
     blocks = (seq_q + BM - 1) // BM
     # causal: the first query block that sees a key of this block, and the first past those
@@ -254,18 +274,26 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
                     tylo.tma_load(k_box, k_map, (n0 + 64 * w, c * ROW, bhk), kv_bar[0])
                     v_box = tylo.shared_tile(Q_BOX, v_tiles.pointer(w) + c * 64 * ROW)
                     tylo.tma_load(v_box, v_map, (n0 + 64 * w, c * ROW, bhk), kv_bar[0])
-            st = pipe.start()
-            for g in range(group):
-                bhq = b * heads + (bhk - b * kv_heads) * group + g
-                for i in range(first, blocks):
-                    pipe.producer_acquire(st)
-                    pipe.producer_commit(st, 2 * BM * D * 2)
+        ps = pipe.start()
+        for g in range(group):
+            bhq = b * heads + (bhk - b * kv_heads) * group + g
+            for i in range(first, blocks):
+                pipe.producer_acquire(ps)
+                if t == 0:
+                    pipe.producer_commit(ps, 2 * BM * D * 2)
                     for c in tylo.static_range(DH):
-                        box = tylo.shared_tile(Q_BOX, q_stages.pointer(st.index) + c * 64 * ROW)
-                        tylo.tma_load(box, q_map, (i * BM, c * ROW, bhq), pipe.full_barrier(st))
-                        box = tylo.shared_tile(Q_BOX, do_stages.pointer(st.index) + c * 64 * ROW)
-                        tylo.tma_load(box, do_map, (i * BM, c * ROW, bhq), pipe.full_barrier(st))
-                    st = st.advance()
+                        q_box = tylo.shared_tile(Q_BOX, q_stages.pointer(ps.index) + c * 64 * ROW)
+                        tylo.tma_load(q_box, q_map, (i * BM, c * ROW, bhq), pipe.full_barrier(ps))
+                        o_box = tylo.shared_tile(Q_BOX, do_stages.pointer(ps.index) + c * 64 * ROW)
+                        tylo.tma_load(o_box, do_map, (i * BM, c * ROW, bhq), pipe.full_barrier(ps))
+                # the stage's lse2 (row 0) and delta (row 1), one element a thread
+                r = t % BM
+                if t < BM:
+                    stats[ps.index][0, r] = lse2[bhq, i * BM + r]
+                else:
+                    stats[ps.index][1, r] = delta[bhq, i * BM + r]
+                stats_full[ps.index].arrive()
+                ps = ps.advance()
     else:
         tylo.setmaxnreg(consumer_regs, "inc")
         w = wg - 1
@@ -279,12 +307,12 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
         for g in range(group):
             bhq = b * heads + (bhk - b * kv_heads) * group + g
             for i in range(first, diag):
-                dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, pipe, st, dk,
-                                     dv, lse2, delta, dq_acc, bhq, i * BM, n0, off, cfg, True)
+                dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats,
+                                     stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, cfg, True)
                 st = st.advance()
             for i in range(diag, blocks):
-                dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, pipe, st, dk,
-                                     dv, lse2, delta, dq_acc, bhq, i * BM, n0, off, cfg, False)
+                dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats,
+                                     stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, cfg, False)
                 st = st.advance()
         row0 = n0 + 64 * w
         rows = seq_k - row0
@@ -348,3 +376,20 @@ class AttentionBackward:
     def __call__(self):
         for launch, args in self.launches:
             launch(*args)
+
+
+def compile_for_sm90a(D: int = 128, causal: bool = False, heads: int = 1, kv_heads: int = 1,
+                      cfg: Config | None = None):
+    """The main kernel compiled for sm_90a from host bindings (numpy; no GPU needed)."""
+    import ml_dtypes
+    import numpy as np
+
+    c = cfg or config(D, causal)
+    S = 256
+    x = np.zeros((heads, S, D), ml_dtypes.bfloat16)
+    kv = np.zeros((kv_heads, S, D), ml_dtypes.bfloat16)
+    maps = [tylo.prepare_tma(Q_BOX, a, (S, D, a.shape[0])) for a in (x, kv, kv, x)]
+    rows = np.zeros((heads, S), np.float32)
+    return attention_backward.compile(*maps, kv, kv, rows, rows, np.zeros((heads, S, D), np.float32),
+                                      S, S, heads, kv_heads, c, causal, block=128 * (c.W + 1),
+                                      arch="sm_90a")

@@ -10,7 +10,6 @@ import math
 import pytest
 
 from tylo.ops.kernels import attention_backward as bw
-from tylo.ops.kernels import attention as fw
 
 torch = pytest.importorskip("torch")
 
@@ -22,12 +21,14 @@ def reference(q, k, v, do, causal: bool, scale: float):
     group = q.shape[1] // k.shape[1]
     kk, vv = (x.repeat_interleave(group, dim=1) for x in (k, v))
     z = scale * q @ kk.transpose(-1, -2)
+    seen = torch.ones(q.shape[2], dtype=torch.bool)
     if causal:
         sq, sk = q.shape[2], k.shape[2]
         hidden = torch.arange(sk)[None, :] > torch.arange(sq)[:, None] + (sk - sq)
-        z = z.masked_fill(hidden, -math.inf)
-    lse = torch.logsumexp(z, dim=-1)
-    o = torch.softmax(z, dim=-1).nan_to_num(0.0) @ vv
+        seen = ~hidden.all(-1)  # (Sq > Sk: the first rows see no key: O 0, lse -inf, grads 0)
+        z = z.masked_fill(hidden & seen[:, None], -math.inf)
+    lse = torch.logsumexp(z, dim=-1).masked_fill(~seen, -math.inf)
+    o = (torch.softmax(z, dim=-1) * seen[:, None]) @ vv
     o.backward(do)
     return q.grad, k.grad, v.grad, o.detach(), lse.detach()
 
@@ -69,3 +70,53 @@ def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None) -> bool:
 ])
 def test_emulated_against_autograd(B, H, S, D, causal):
     assert run_emulated(B, H, H, S, S, D, causal)
+
+
+@pytest.mark.parametrize("Hq, Hkv, S, Sk, D, causal", [
+    (4, 2, 128, 128, 64, True),    # grouped-query: dK, dV summed over each group of two
+    (3, 1, 128, 128, 64, False),   # multi-query
+])
+def test_emulated_grouped_query(Hq, Hkv, S, Sk, D, causal):
+    assert run_emulated(1, Hq, Hkv, S, Sk, D, causal)
+
+
+@pytest.mark.parametrize("S, Sk, causal", [
+    (128, 192, True),    # more keys: query i sees key j <= i + 64 (bottom-right)
+    (192, 128, True),    # more queries: the first 64 rows see no key (lse -inf, grads 0)
+    (128, 192, False),
+])
+def test_emulated_unequal_lengths(S, Sk, causal):
+    assert run_emulated(1, 1, 1, S, Sk, 64, causal)
+
+
+def test_emulated_scale():
+    """A softmax scale other than 1 / sqrt(D) (dK and dQ carry it)."""
+    assert run_emulated(1, 1, 1, 128, 128, 64, True, scale=0.3)
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    pytest.importorskip("tylo.runtime.ptxas")
+    return {(D, causal): bw.compile_for_sm90a(D, causal) for D in (64, 128)
+            for causal in (False, True)}
+
+
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sass(compiled, D, causal):
+    """The main kernel for sm_90a: no spills, no stack, setmaxnreg 24/240, every GEMM a WGMMA
+    (per query block: S^T and dP^T, D / 64 groups each of m64n64k16 x 4; dV and dK, 4 each;
+    dQ, 4 per 64 columns), dQ added by red.global.add.f32 (one per accumulator element)."""
+    c = compiled[(D, causal)]
+    counts = c.sass_counts()
+    assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
+    assert c.report.stack_frame_bytes == 0
+    assert "setmaxnreg.inc.sync.aligned.u32 240;" in c.ptx
+    assert "setmaxnreg.dec.sync.aligned.u32 24;" in c.ptx
+    per_block = 2 * (D // 64) * 4 + 2 * 4 + (D // 64) * 4
+    loops = 2 if causal else 1    # the masked (diagonal) loop and the unmasked one
+    assert counts.opcodes["HGMMA"] == loops * per_block
+    assert counts.opcodes["REDG"] == loops * (D // 64) * 32
+    assert c.ptx.count("red.relaxed.gpu.global.add.f32") == loops * (D // 64) * 32
+    # K and V of both consumers once (unrolled), Q and dO per query block
+    assert counts.opcodes["UTMALDG"] == 2 * 2 * (D // 64) + 2 * (D // 64)

@@ -50,8 +50,10 @@ feature changes the kernels compiled without it (their PTX is the same).
 
 CUDA tensors run on the GPU (on torch's current stream); CPU tensors on the CPU emulator (small
 sizes: tests). `torch.compile(fullgraph=True)` traces the op (a fake implementation gives the
-outputs' shapes and strides); there is no backward yet: ``backward()`` through the op raises
-`UnsupportedError`. Refused: a window that is not two ints >= -1 and a negative or non-finite
+outputs' shapes and strides). ``backward()`` runs ``tylo::attention_backward``
+(`attention_backward`: D 64 and 128, causal or not, grouped-query heads, the scale, a loss
+that reads lse; packed sequences, a window, a softcap and D 256 raise `UnsupportedError` when
+backward() runs). Refused: a window that is not two ints >= -1 and a negative or non-finite
 softcap (ArgumentError naming the argument), dropout (UnsupportedError); max_seqlen_k is unused
 (the kernel reads each sequence's length).
 """
@@ -64,6 +66,7 @@ import torch
 
 from tylo import ArgumentError, UnsupportedError
 
+from . import attention_backward
 from .device import require_hopper
 from .kernels import attention as kernel
 from .library import custom_op, wrap
@@ -210,13 +213,8 @@ def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     return out, lse
 
 
-def _no_backward(ctx, grad_out, grad_lse):
-    raise UnsupportedError("tylo.ops.attention has no backward yet (the attention backward "
-                           "kernel is not written): a loss through it cannot be differentiated. "
-                           "Use torch's scaled_dot_product_attention where gradients are needed")
-
-
-_forward.register_autograd(_no_backward, setup_context=lambda ctx, inputs, output: None)
+_forward.register_autograd(attention_backward.backward,
+                           setup_context=attention_backward.setup_context)
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False,

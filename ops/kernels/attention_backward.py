@@ -91,8 +91,10 @@ ROWS = tylo.Tensor(Float32, 2, stride=(None, 1))
 
 
 @tylo.kernel
-def preprocess(o, do, lse: ROWS, delta: ROWS, lse2: ROWS, dq_acc, seq_q, D: tylo.constexpr):
-    """One thread per query row (64 per CTA, block_idx(1) = b Hq + h): delta = rowsum(dO O),
+def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, seq_q, D: tylo.constexpr):
+    """One thread per query row (64 per CTA, block_idx(1) = b Hq + h): delta = rowsum(dO O)
+    (less dlse[bh, row], the gradient of the row's lse, when dlse is not None: d lse / d s =
+    P folds into dS = P (dP - delta) so),
     lse2 = lse log2(e) (+inf past seq_q or for an empty row: P 0 there), dQ's accumulator row
     zeroed. o, do (B Hq, S, D) bf16; lse (B Hq, S) f32; delta, lse2 (B Hq, S_pad) f32, dq_acc
     (B Hq, S_pad, D) f32, S_pad = BM * ceil(S / BM)."""
@@ -102,6 +104,8 @@ def preprocess(o, do, lse: ROWS, delta: ROWS, lse2: ROWS, dq_acc, seq_q, D: tylo
         total = 0.0
         for c in tylo.static_range(D):
             total = total + o[bh, row, c].to(Float32) * do[bh, row, c].to(Float32)
+        if dlse is not None:
+            total = total - dlse[bh, row]
         delta[bh, row] = total
         x = lse[bh, row]
         lse2[bh, row] = tylo.select(x == -math.inf, math.inf, x * LOG2E)
@@ -340,13 +344,14 @@ class AttentionBackward:
     """dQ, dK, dV of O = softmax(scale Q K^T) V for one set of arrays (SDPA's (B, H, S, D)):
     Q, O, dO, dQ (B, Hq, S, D) bf16, K, V, dK, dV (B, Hkv, Sk, D) bf16, lse (B, Hq, S) float32
     (the forward's, natural log); Hq a multiple of Hkv; torch CUDA tensors, or numpy arrays with
-    `emulate=True` (the CPU emulator). `scale` the softmax's (default 1 / sqrt(D)); causal is
+    `emulate=True` (the CPU emulator). `dlse` (B, Hq, S) float32, optional: the gradient of
+    lse (when the loss reads it). `scale` the softmax's (default 1 / sqrt(D)); causal is
     bottom-right aligned when Sq != Sk. Allocates the float32 workspace (delta, lse2, dQ's
     accumulator: 4 B Hq S_pad (D + 2) bytes, S_pad = S rounded up to 64). ArgumentError for a
     head dim other than 64 or 128, or Hkv not dividing Hq."""
 
     def __init__(self, Q, K, V, O, dO, lse, dQ, dK, dV, causal: bool, scale: float | None = None,
-                 emulate: bool = False):
+                 emulate: bool = False, dlse=None):
         B, Hq, S, D = Q.shape
         Hkv, Sk = K.shape[1], K.shape[2]
         if Hq % Hkv:
@@ -361,21 +366,22 @@ class AttentionBackward:
         self.maps = [tylo.prepare_tma(Q_BOX, x, (n, D, rows))
                      for x, n, rows in ((q3, S, B * Hq), (k3, Sk, B * Hkv), (v3, Sk, B * Hkv),
                                         (do3, S, B * Hq))]
-        pre, main, post = ((k.emulate if emulate else k)
-                           for k in (preprocess, attention_backward, postprocess))
+        if dlse is not None:
+            dlse = _view(dlse, (B * Hq, S))
         rows = (pad // 64, B * Hq)
+        #: (kernel, grid, block, arguments) of the three launches, in order
         self.launches = [
-            (pre[rows, 64], (o3, do3, lse, delta, lse2, dq_acc, S, D)),
-            (main[(-(-Sk // cfg.BN), B * Hkv), 128 * (cfg.W + 1)],
-             (*self.maps[:3], self.maps[3], dk3, dv3, lse2, delta, dq_acc, S, Sk, Hq, Hkv, cfg,
-              bool(causal))),
-            (post[rows, 64], (dq3, dq_acc, S, cfg.softmax_scale, D)),
+            (preprocess, rows, 64, (o3, do3, lse, dlse, delta, lse2, dq_acc, S, D)),
+            (attention_backward, (-(-Sk // cfg.BN), B * Hkv), 128 * (cfg.W + 1),
+             (*self.maps, dk3, dv3, lse2, delta, dq_acc, S, Sk, Hq, Hkv, cfg, bool(causal))),
+            (postprocess, rows, 64, (dq3, dq_acc, S, cfg.softmax_scale, D)),
         ]
+        self.emulate = emulate
         self.workspace = (delta, lse2, dq_acc)
 
     def __call__(self):
-        for launch, args in self.launches:
-            launch(*args)
+        for kernel, grid, block, args in self.launches:
+            (kernel.emulate if self.emulate else kernel)[grid, block](*args)
 
 
 def compile_for_sm90a(D: int = 128, causal: bool = False, heads: int = 1, kv_heads: int = 1,

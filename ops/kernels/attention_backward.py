@@ -208,7 +208,6 @@ def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats, s
                         tylo.wgmma_operand(ap, "B", do_stages[st.index]), dv)
     dl = tylo.load_fragment(cols, tylo.window(stats[st.index], (1, 0), (1, BM)), t)
     dp = tylo.finish_mma(tylo.wait_mma(dp, 1), plan)
-    dv = tylo.wait_mma(dv)  # P^T's registers free before dS^T is formed
     ds = (p * (dp - dl)).to(BFloat16)
     dk = tylo.mma_async(ap, tylo.wgmma_operand(ap, "A", ds),
                         tylo.wgmma_operand(ap, "B", q_stages[st.index]), dk)
@@ -220,6 +219,7 @@ def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats, s
                             tylo.wgmma_operand(qp, "B", k_tile, (0, h * ROW)),
                             tylo.zero_accumulator(qp))
         if h == 0:
+            dv = tylo.wait_mma(dv, 2)
             dk = tylo.wait_mma(dk, 1)
         dq = tylo.finish_mma(tylo.wait_mma(dq), qp)
         if h == D // ROW - 1:

@@ -6,10 +6,11 @@ main kernel, postprocess) and the autograd rule that `attention_forward` registe
 dq, dk, dv = attention_backward(dout, q, k, v, out, lse, dlse, causal, scale): every tensor in
 SDPA's logical (B, H, S, D) layout, q, out, dout (B, Hq, Sq, D) and k, v (B, Hkv, Sk, D)
 bfloat16, lse (B, Hq, Sq) float32 (the forward's, natural log), dlse (the gradient of lse, or
-None); the gradients come back (B, H, S, D)-contiguous bfloat16 (dk, dv summed over each
-group of Hq / Hkv query heads). The kernels read (B, H, S, D) memory: a tensor that lies
-otherwise (the default "bshd" layout's (B, S, H, D)) is copied into it first (`contiguous`), and
-the rule hands the gradients back as transposed views. Served: D 64 and 128, causal or not (Sq
+None); the gradients come back bfloat16 in the memory order of q, k, v (dk, dv summed over
+each group of Hq / Hkv query heads). The kernels read q, k, v and dout where they lie when
+their rows are D-contiguous in (B, H, S, D) or (B, S, H, D) memory (the default "bshd"
+layout's), as the forward does; dout is copied into q's memory order when it lies otherwise
+(the gradient of a sum is an expanded tensor), and v into k's. Served: D 64 and 128, causal or not (Sq
 != Sk bottom-right), grouped-query heads, any scale, a loss that reads lse. Refused with
 `UnsupportedError` when backward() runs: D 256, packed sequences (cu_seqlens), a sliding window
 and a softcap (the forward serves them; the backward's kernel does not yet).
@@ -28,13 +29,41 @@ from .library import custom_op, wrap
 HEAD_DIMS = (64, 128)
 
 
-def _gradients(dout, q, k, v):
-    """dq, dk, dv allocated (B, H, S, D)-contiguous (the kernels' layout)."""
-    return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
+def _rows_in_place(x) -> str | None:
+    """"bhsd" or "bshd": the memory order whose rows the kernels read `x` (logical (B, H, S, D))
+    in place from, or None (a copy is needed)."""
+    B, H, S, D = x.shape
+    if x.stride(-1) == 1:
+        try:
+            x.view(B * H, S, D)
+            return "bhsd"
+        except RuntimeError:
+            pass
+        try:
+            x.transpose(1, 2).view(B * S, H, D)
+            return "bshd"
+        except RuntimeError:
+            pass
+    return None
+
+
+def _in_order(x, order: str):
+    """x (logical (B, H, S, D)) in `order`'s memory: itself when it lies so, else a copy."""
+    if _rows_in_place(x) == order:
+        return x
+    if order == "bhsd":
+        return x.contiguous()
+    return x.transpose(1, 2).contiguous().transpose(1, 2)
+
+
+def _gradients(q, k, v):
+    """dq, dk, dv in q's, k's and v's memory order where they are dense (empty_like keeps the
+    strides of a dense tensor), else (B, H, S, D)-contiguous."""
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
 
 def _fake(dout, q, k, v, out, lse, dlse, causal, scale):
-    return _gradients(dout, q, k, v)
+    return _gradients(q, k, v)
 
 
 @custom_op("tylo::attention_backward", fake=_fake)
@@ -43,12 +72,17 @@ def attention_backward(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: 
                        causal: bool, scale: float) -> tuple[torch.Tensor, torch.Tensor,
                                                             torch.Tensor]:
     """dq, dk, dv of softmax(scale q k^T) v (module docstring); all (B, H, S, D) logical."""
-    dq, dk, dv = _gradients(dout, q, k, v)
-    dout, q, k, v, out = (x.contiguous() for x in (dout, q, k, v, out))
+    order = _rows_in_place(q) or "bhsd"
+    kv_order = _rows_in_place(k) or "bhsd"
+    q, dout = _in_order(q, order), _in_order(dout, order)
+    k, v = _in_order(k, kv_order), _in_order(v, kv_order)
+    if out.stride(-1) != 1:
+        out = out.contiguous()
     if lse.stride(-1) != 1:
         lse = lse.contiguous()
     if dlse is not None:
         dlse = dlse.contiguous()
+    dq, dk, dv = _gradients(q, k, v)
     run = kernel.AttentionBackward(q, k, v, out, dout, lse, dq, dk, dv, causal, scale,
                                    dlse=dlse)
     for kern, grid, block, args in run.launches:

@@ -27,7 +27,11 @@ dV of O = softmax(scale Q K^T) V, in three kernels:
   dV stay in registers across every query block and are written once (dK scaled);
 * `postprocess`: dQ = scale * accumulator, rounded to bf16.
 
-Layout: SDPA's (B, H, S, D), Q, O, dO, dQ (B, Hq, Sq, D), K, V, dK, dV (B, Hkv, Sk, D); Hq a
+Layout: every array is given logical (B, H, S, D) (SDPA's), Q, O, dO, dQ (B, Hq, Sq, D), K, V,
+dK, dV (B, Hkv, Sk, D); Q and dO, and K and V, are read in place from (B, H, S, D) memory
+(TMA maps (B H, S, D) bounded at S rows) or (B, S, H, D) memory, FlashAttention's (maps (H,
+B S, D) over all rows, sequence b from row b S, the keys past Sk masked in the ragged key
+block); Hq a
 multiple of Hkv (grouped-query attention: a CTA runs every query head of its key/value head's
 group, so dK and dV are summed over the group in registers); causal is FlashAttention's
 bottom-right alignment (query i sees key j <= i + Sk - Sq). D 64 or 128.
@@ -41,7 +45,7 @@ from dataclasses import dataclass
 import tylo
 from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
 
-from .attention import Q_BOX, ROW, SWIZZLE, q_layout, _view
+from .attention import Q_BOX, ROW, SWIZZLE, _heads_first, _view, q_layout
 from .mma_issue import interleaved
 
 LOG2E = 1.4426950408889634
@@ -91,19 +95,22 @@ ROWS = tylo.Tensor(Float32, 2, stride=(None, 1))
 
 
 @tylo.kernel
-def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, seq_q, D: tylo.constexpr):
+def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, seq_q,
+               heads: tylo.constexpr, D: tylo.constexpr):
     """One thread per query row (64 per CTA, block_idx(1) = b Hq + h): delta = rowsum(dO O)
     (less dlse[bh, row], the gradient of the row's lse, when dlse is not None: d lse / d s =
-    P folds into dS = P (dP - delta) so),
-    lse2 = lse log2(e) (+inf past seq_q or for an empty row: P 0 there), dQ's accumulator row
-    zeroed. o, do (B Hq, S, D) bf16; lse (B Hq, S) f32; delta, lse2 (B Hq, S_pad) f32, dq_acc
-    (B Hq, S_pad, D) f32, S_pad = BM * ceil(S / BM)."""
+    P folds into dS = P (dP - delta) so), lse2 = lse log2(e) (+inf past seq_q or for an empty
+    row: P 0 there), dQ's accumulator row zeroed. o, do (B, Hq, S, D) bf16 in any strides
+    (their rows D-contiguous or not); lse, dlse (B Hq, S) f32; delta, lse2 (B Hq, S_pad) f32,
+    dq_acc (B Hq, S_pad, D) f32, S_pad = BM * ceil(S / BM)."""
     bh = tylo.block_idx(1)
+    b = bh // heads
+    h = bh - b * heads
     row = tylo.block_idx(0) * 64 + tylo.thread_idx()
     if row < seq_q:
         total = 0.0
         for c in tylo.static_range(D):
-            total = total + o[bh, row, c].to(Float32) * do[bh, row, c].to(Float32)
+            total = total + o[b, h, row, c].to(Float32) * do[b, h, row, c].to(Float32)
         if dlse is not None:
             total = total - dlse[bh, row]
         delta[bh, row] = total
@@ -117,13 +124,17 @@ def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, seq_q, D
 
 
 @tylo.kernel
-def postprocess(dq, dq_acc, seq_q, scale: tylo.constexpr, D: tylo.constexpr):
-    """dQ (B Hq, S, D) bf16 = scale * dq_acc (B Hq, S_pad, D) f32: one thread per row, 64 a CTA."""
+def postprocess(dq, dq_acc, seq_q, heads: tylo.constexpr, scale: tylo.constexpr,
+                D: tylo.constexpr):
+    """dQ (B, Hq, S, D) bf16, any strides, = scale * dq_acc (B Hq, S_pad, D) f32: one thread
+    per row, 64 a CTA."""
     bh = tylo.block_idx(1)
+    b = bh // heads
+    h = bh - b * heads
     row = tylo.block_idx(0) * 64 + tylo.thread_idx()
     if row < seq_q:
         for c in tylo.static_range(D):
-            dq[bh, row, c] = (dq_acc[bh, row, c] * scale).to(BFloat16)
+            dq[b, h, row, c] = (dq_acc[bh, row, c] * scale).to(BFloat16)
 
 
 def st_plan() -> WGMMA64:
@@ -175,15 +186,19 @@ def accumulate_dq(dq_acc, dq, bh, m0, c0, t, D):
 
 
 @tylo.func
-def causal_mask(s, n0, m0, off):
-    """S^T (64 keys from n0, BM queries from m0): -inf where key > query + off."""
+def masked(s, n0, m0, off, n_k, causal):
+    """S^T (64 keys from n0, BM queries from m0): -inf where the key is past the sequence
+    (key >= n_k) or, causal, past the query's diagonal (key > query + off)."""
     rows, cols = tylo.coordinates(s.ownership, tylo.warpgroup_thread_idx())
-    return tylo.select(rows + n0 <= cols + (m0 + off), s, -math.inf)
+    keep = rows + n0 < n_k
+    if causal:
+        keep = keep & (rows + n0 <= cols + (m0 + off))
+    return tylo.select(keep, s, -math.inf)
 
 
 @tylo.func
 def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats, stats_full, pipe,
-                st, dk, dv, dq_acc, bhq, m0, n0, off, cfg, masked):
+                st, dk, dv, dq_acc, bhq, m0, n0, off, n_k, causal, cfg, apply_mask):
     """One query block (rows m0 .., query head matrix bhq) for this warpgroup's 64 keys (from
     n0): S^T, dP^T, P^T, dV, dS^T, dK, dQ (module docstring). Returns (dk, dv)."""
     D = cfg.D
@@ -199,8 +214,8 @@ def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats, s
                            transposed_steps(v_tile, do_kt, D), tylo.zero_accumulator(plan), True)
     l2 = tylo.load_fragment(cols, tylo.window(stats[st.index], (0, 0), (1, BM)), t)
     s = tylo.finish_mma(s, plan)
-    if masked:
-        s = causal_mask(s, n0 + 64 * w, m0, off)
+    if apply_mask:
+        s = masked(s, n0 + 64 * w, m0, off, n_k, causal)
     p = tylo.exp2(s * (cfg.softmax_scale * LOG2E) - l2)
     pb = p.to(BFloat16)
     ap = acc_plan(D)
@@ -232,12 +247,17 @@ def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats, s
 @tylo.kernel
 def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, delta: ROWS,
                        dq_acc, seq_q, seq_k, heads: tylo.constexpr, kv_heads: tylo.constexpr,
-                       cfg: tylo.constexpr, causal: tylo.constexpr):
+                       cfg: tylo.constexpr, causal: tylo.constexpr, packed: tylo.constexpr,
+                       kv_packed: tylo.constexpr):
     """One CTA: keys [BN n, BN n + BN) of (batch, key/value head) block_idx(1) = b Hkv + hk,
     over every query block of each of the group's Hq / Hkv query heads (module docstring).
-    q_map, do_map bind Q_BOX to Q, dO viewed (B Hq, S, D) bounded at seq_q rows; k_map, v_map
-    to K, V viewed (B Hkv, Sk, D) bounded at seq_k; dk_out, dv_out (B Hkv, Sk, D) bf16; lse2,
-    delta (B Hq, S_pad) f32 and dq_acc (B Hq, S_pad, D) f32 from `preprocess`."""
+    q_map, do_map bind Q_BOX to Q, dO viewed (B Hq, S, D) bounded at seq_q rows, or with
+    `packed` ((B, S, H, D) memory) viewed (Hq, B S, D) over all rows (sequence b's from b S);
+    k_map, v_map to K, V the same way with Sk rows (`kv_packed`); dk_out, dv_out (B, Hkv, Sk,
+    D) bf16, any strides with D contiguous; lse2, delta (B Hq, S_pad) f32 and dq_acc (B Hq,
+    S_pad, D) f32 from `preprocess`. The keys past Sk (the next sequence's rows, in the packed
+    geometry) are masked in a CTA whose key block is ragged; the query rows past Sq need no
+    mask (their lse2 is +inf: P = 0)."""
     D, W, STAGES = cfg.D, cfg.W, cfg.STAGES
     BN, DH = cfg.BN, D // ROW
     group = heads // kv_heads
@@ -245,6 +265,10 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
     t = tylo.warpgroup_thread_idx()
     bhk = tylo.block_idx(1)
     b = bhk // kv_heads
+    hk = bhk - b * kv_heads
+    zk = hk if kv_packed else bhk
+    k_row0 = b * seq_k if kv_packed else 0
+    q_row0 = b * seq_q if packed else 0
     n0 = tylo.block_idx(0) * BN
     off = seq_k - seq_q if causal else 0
     k_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
@@ -267,6 +291,7 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
     first = tylo.maximum(n0 - off, 0) // BM if causal else 0
     diag = tylo.minimum(tylo.maximum((n0 + BN - 1 - off + BM - 1) // BM, first), blocks) \
         if causal else 0
+    diag = tylo.select(n0 + BN > seq_k, blocks, diag)  # a ragged key block: every block masked
     producer_regs, consumer_regs = cfg.registers
     if wg == 0:
         tylo.setmaxnreg(producer_regs, "dec")
@@ -275,21 +300,24 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
             for w in tylo.static_range(W):
                 for c in tylo.static_range(DH):
                     k_box = tylo.shared_tile(Q_BOX, k_tiles.pointer(w) + c * 64 * ROW)
-                    tylo.tma_load(k_box, k_map, (n0 + 64 * w, c * ROW, bhk), kv_bar[0])
+                    tylo.tma_load(k_box, k_map, (k_row0 + n0 + 64 * w, c * ROW, zk), kv_bar[0])
                     v_box = tylo.shared_tile(Q_BOX, v_tiles.pointer(w) + c * 64 * ROW)
-                    tylo.tma_load(v_box, v_map, (n0 + 64 * w, c * ROW, bhk), kv_bar[0])
+                    tylo.tma_load(v_box, v_map, (k_row0 + n0 + 64 * w, c * ROW, zk), kv_bar[0])
         ps = pipe.start()
         for g in range(group):
-            bhq = b * heads + (bhk - b * kv_heads) * group + g
+            bhq = b * heads + hk * group + g
+            zq = hk * group + g if packed else bhq
             for i in range(first, blocks):
                 pipe.producer_acquire(ps)
                 if t == 0:
                     pipe.producer_commit(ps, 2 * BM * D * 2)
                     for c in tylo.static_range(DH):
                         q_box = tylo.shared_tile(Q_BOX, q_stages.pointer(ps.index) + c * 64 * ROW)
-                        tylo.tma_load(q_box, q_map, (i * BM, c * ROW, bhq), pipe.full_barrier(ps))
+                        tylo.tma_load(q_box, q_map, (q_row0 + i * BM, c * ROW, zq),
+                                      pipe.full_barrier(ps))
                         o_box = tylo.shared_tile(Q_BOX, do_stages.pointer(ps.index) + c * 64 * ROW)
-                        tylo.tma_load(o_box, do_map, (i * BM, c * ROW, bhq), pipe.full_barrier(ps))
+                        tylo.tma_load(o_box, do_map, (q_row0 + i * BM, c * ROW, zq),
+                                      pipe.full_barrier(ps))
                 # the stage's lse2 (row 0) and delta (row 1), one element a thread
                 r = t % BM
                 if t < BM:
@@ -309,23 +337,23 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
         kv_bar[0].wait(0)
         st = pipe.start()
         for g in range(group):
-            bhq = b * heads + (bhk - b * kv_heads) * group + g
+            bhq = b * heads + hk * group + g
             for i in range(first, diag):
                 dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats,
-                                     stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, cfg, True)
+                                     stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, seq_k, causal, cfg, True)
                 st = st.advance()
             for i in range(diag, blocks):
                 dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats,
-                                     stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, cfg, False)
+                                     stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, seq_k, causal, cfg, False)
                 st = st.advance()
         row0 = n0 + 64 * w
         rows = seq_k - row0
         dk = tylo.finish_mma(dk, ap)
         dv = tylo.finish_mma(dv, ap)
         for out, x in ((dk_out, dk * cfg.softmax_scale), (dv_out, dv)):
-            pitch = out.stride[1]
-            tile = tylo.GlobalTile(out.ptr + bhk * out.stride[0] + row0 * pitch,
-                                   tylo.Layout((64, D), (pitch, 1)))
+            pitch = out.stride[2]
+            tile = tylo.GlobalTile(out.ptr + b * out.stride[0] + hk * out.stride[1]
+                                   + row0 * pitch, tylo.Layout((64, D), (pitch, 1)))
             tylo.store(tile, x.to(BFloat16), t, bounds=(rows, None))
 
 
@@ -340,15 +368,37 @@ def _workspace(like, shape):
     return np.empty(shape, np.float32)
 
 
+def _swap_sh(x):
+    """(B, H, S, D) seen as (B, S, H, D) and back (a view, torch or numpy)."""
+    return x.transpose(1, 2) if hasattr(x, "data_ptr") else x.transpose(0, 2, 1, 3)
+
+
+def rows_map(x):
+    """(the TMA binding of Q_BOX over x, packed) for x logical (B, H, S, D): its (B H, S, D)
+    view bounded at S rows per matrix when the memory is (B, H, S, D) (packed False), else its
+    (H, B S, D) view over all rows when the memory is (B, S, H, D) (packed True: the kernel
+    offsets sequence b by b S rows). ArgumentError when the rows are neither."""
+    B, H, S, D = x.shape
+    try:
+        return tylo.prepare_tma(Q_BOX, _view(x, (B * H, S, D)), (S, D, B * H)), False
+    except tylo.ArgumentError:
+        pass
+    rows = _view(_swap_sh(x), (B * S, H, D))  # (ArgumentError: neither memory order)
+    return tylo.prepare_tma(Q_BOX, _heads_first(rows)), True
+
+
 class AttentionBackward:
-    """dQ, dK, dV of O = softmax(scale Q K^T) V for one set of arrays (SDPA's (B, H, S, D)):
-    Q, O, dO, dQ (B, Hq, S, D) bf16, K, V, dK, dV (B, Hkv, Sk, D) bf16, lse (B, Hq, S) float32
-    (the forward's, natural log); Hq a multiple of Hkv; torch CUDA tensors, or numpy arrays with
-    `emulate=True` (the CPU emulator). `dlse` (B, Hq, S) float32, optional: the gradient of
-    lse (when the loss reads it). `scale` the softmax's (default 1 / sqrt(D)); causal is
+    """dQ, dK, dV of O = softmax(scale Q K^T) V for one set of arrays, each given logical
+    (B, H, S, D) (SDPA's): Q, O, dO, dQ (B, Hq, S, D) bf16, K, V, dK, dV (B, Hkv, Sk, D) bf16,
+    lse (B, Hq, S) float32 (the forward's, natural log); Hq a multiple of Hkv; torch CUDA
+    tensors, or numpy arrays with `emulate=True` (the CPU emulator). Q and dO are read in
+    place from (B, H, S, D) or (B, S, H, D) memory (both the same), K and V likewise (a
+    transposed view of (B, S, H, D) memory is FlashAttention's layout); O, dQ, dK, dV may have
+    any strides with D contiguous. `dlse` (B, Hq, S) float32, optional: the gradient of lse
+    (when the loss reads it). `scale` the softmax's (default 1 / sqrt(D)); causal is
     bottom-right aligned when Sq != Sk. Allocates the float32 workspace (delta, lse2, dQ's
     accumulator: 4 B Hq S_pad (D + 2) bytes, S_pad = S rounded up to 64). ArgumentError for a
-    head dim other than 64 or 128, or Hkv not dividing Hq."""
+    head dim other than 64 or 128, Hkv not dividing Hq, or rows in neither memory order."""
 
     def __init__(self, Q, K, V, O, dO, lse, dQ, dK, dV, causal: bool, scale: float | None = None,
                  emulate: bool = False, dlse=None):
@@ -360,21 +410,23 @@ class AttentionBackward:
         pad = -(-S // BM) * BM
         delta, lse2 = _workspace(Q, (B * Hq, pad)), _workspace(Q, (B * Hq, pad))
         dq_acc = _workspace(Q, (B * Hq, pad, D))
-        q3, o3, do3, dq3 = (_view(x, (B * Hq, S, D)) for x in (Q, O, dO, dQ))
-        k3, v3, dk3, dv3 = (_view(x, (B * Hkv, Sk, D)) for x in (K, V, dK, dV))
+        (q_map, packed), (do_map, do_packed) = rows_map(Q), rows_map(dO)
+        (k_map, kv_packed), (v_map, v_packed) = rows_map(K), rows_map(V)
+        if do_packed != packed or v_packed != kv_packed:
+            raise tylo.ArgumentError("dO/V", "dO must lie in Q's memory order and V in K's "
+                                             "((B, H, S, D) or (B, S, H, D))")
+        self.maps = [q_map, k_map, v_map, do_map]
         lse = _view(lse, (B * Hq, S))
-        self.maps = [tylo.prepare_tma(Q_BOX, x, (n, D, rows))
-                     for x, n, rows in ((q3, S, B * Hq), (k3, Sk, B * Hkv), (v3, Sk, B * Hkv),
-                                        (do3, S, B * Hq))]
         if dlse is not None:
             dlse = _view(dlse, (B * Hq, S))
         rows = (pad // 64, B * Hq)
         #: (kernel, grid, block, arguments) of the three launches, in order
         self.launches = [
-            (preprocess, rows, 64, (o3, do3, lse, dlse, delta, lse2, dq_acc, S, D)),
+            (preprocess, rows, 64, (O, dO, lse, dlse, delta, lse2, dq_acc, S, Hq, D)),
             (attention_backward, (-(-Sk // cfg.BN), B * Hkv), 128 * (cfg.W + 1),
-             (*self.maps, dk3, dv3, lse2, delta, dq_acc, S, Sk, Hq, Hkv, cfg, bool(causal))),
-            (postprocess, rows, 64, (dq3, dq_acc, S, cfg.softmax_scale, D)),
+             (*self.maps, dK, dV, lse2, delta, dq_acc, S, Sk, Hq, Hkv, cfg, bool(causal),
+              packed, kv_packed)),
+            (postprocess, rows, 64, (dQ, dq_acc, S, Hq, cfg.softmax_scale, D)),
         ]
         self.emulate = emulate
         self.workspace = (delta, lse2, dq_acc)
@@ -385,17 +437,22 @@ class AttentionBackward:
 
 
 def compile_for_sm90a(D: int = 128, causal: bool = False, heads: int = 1, kv_heads: int = 1,
-                      cfg: Config | None = None):
-    """The main kernel compiled for sm_90a from host bindings (numpy; no GPU needed)."""
+                      cfg: Config | None = None, packed: bool = False):
+    """The main kernel compiled for sm_90a from host bindings (numpy; no GPU needed); `packed`:
+    Q, dO, K, V in (B, S, H, D) memory."""
     import ml_dtypes
     import numpy as np
 
     c = cfg or config(D, causal)
-    S = 256
-    x = np.zeros((heads, S, D), ml_dtypes.bfloat16)
-    kv = np.zeros((kv_heads, S, D), ml_dtypes.bfloat16)
-    maps = [tylo.prepare_tma(Q_BOX, a, (S, D, a.shape[0])) for a in (x, kv, kv, x)]
+    S, bf = 256, ml_dtypes.bfloat16
+
+    def array(h):
+        return _swap_sh(np.zeros((1, S, h, D), bf)) if packed else np.zeros((1, h, S, D), bf)
+
+    x, kv = array(heads), array(kv_heads)
+    maps = [rows_map(a)[0] for a in (x, kv, kv, x)]
     rows = np.zeros((heads, S), np.float32)
-    return attention_backward.compile(*maps, kv, kv, rows, rows, np.zeros((heads, S, D), np.float32),
-                                      S, S, heads, kv_heads, c, causal, block=128 * (c.W + 1),
-                                      arch="sm_90a")
+    return attention_backward.compile(*maps, kv, kv, rows, rows,
+                                      np.zeros((heads, S, D), np.float32), S, S, heads,
+                                      kv_heads, c, causal, packed, packed,
+                                      block=128 * (c.W + 1), arch="sm_90a")

@@ -42,7 +42,9 @@ def close(name, got, want, tol=2e-2) -> bool:
     return ok
 
 
-def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None) -> bool:
+def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None, packed=False) -> bool:
+    """Fresh random inputs, dQ, dK, dV poisoned; `packed`: every array in (B, S, H, D) memory
+    (FlashAttention's), handed over as its (B, H, S, D) view, else (B, H, S, D) memory."""
     import ml_dtypes
     import numpy as np
 
@@ -52,12 +54,18 @@ def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None) -> bool:
     k, v = (torch.randn(B, Hkv, Sk, D, generator=g).to(torch.bfloat16) for _ in range(2))
     s = 1 / math.sqrt(D) if scale is None else scale
     dq_ref, dk_ref, dv_ref, o_ref, lse_ref = reference(q, k, v, do, causal, s)
-    arr = lambda x: x.float().numpy().astype(bf)  # noqa: E731
-    Q, K, V, dO = (arr(x) for x in (q, k, v, do))
-    O = arr(o_ref)
+
+    def arr(x):  # (B, H, S, D) values in the memory order asked for
+        a = x.float().numpy().astype(bf)
+        return a.transpose(0, 2, 1, 3).copy().transpose(0, 2, 1, 3) if packed else a
+
+    def poisoned(shape):
+        a = np.full(shape, np.nan, bf)
+        return arr(torch.from_numpy(a.astype(np.float32)))
+
+    Q, K, V, dO, O = (arr(x) for x in (q, k, v, do, o_ref))
     lse = lse_ref.float().numpy().copy()
-    dQ = np.full(Q.shape, np.nan, bf)
-    dK, dV = np.full(K.shape, np.nan, bf), np.full(V.shape, np.nan, bf)
+    dQ, dK, dV = poisoned(Q.shape), poisoned(K.shape), poisoned(V.shape)
     bw.AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True)()
     return all([close("dQ", dQ, dq_ref), close("dK", dK, dk_ref), close("dV", dV, dv_ref)])
 
@@ -114,9 +122,18 @@ def test_sass(compiled, D, causal):
     assert "setmaxnreg.inc.sync.aligned.u32 240;" in c.ptx
     assert "setmaxnreg.dec.sync.aligned.u32 24;" in c.ptx
     per_block = 2 * (D // 64) * 4 + 2 * 4 + (D // 64) * 4
-    loops = 2 if causal else 1    # the masked (diagonal) loop and the unmasked one
+    loops = 2                     # the masked loop (diagonal, ragged keys) and the unmasked one
     assert counts.opcodes["HGMMA"] == loops * per_block
     assert counts.opcodes["REDG"] == loops * (D // 64) * 32
     assert c.ptx.count("red.relaxed.gpu.global.add.f32") == loops * (D // 64) * 32
     # K and V of both consumers once (unrolled), Q and dO per query block
     assert counts.opcodes["UTMALDG"] == 2 * 2 * (D // 64) + 2 * (D // 64)
+
+
+@pytest.mark.parametrize("Hq, Hkv, S, Sk, D, causal", [
+    (2, 1, 160, 160, 64, True),     # two sequences one after the other: ragged key blocks
+    (1, 1, 96, 200, 128, False),    # whose rows past Sk are the next sequence's (masked)
+])
+def test_emulated_bshd_memory(Hq, Hkv, S, Sk, D, causal):
+    """(B, S, H, D) memory read in place (the packed geometry: (H, B S, D) maps), B = 2."""
+    assert run_emulated(2, Hq, Hkv, S, Sk, D, causal, packed=True)

@@ -76,7 +76,22 @@ def test_gradients_against_float64_autograd(layout, causal, Sq, Sk, Hq, Hkv, D):
 
     def op(q, k, v):
         return tylo.ops.attention(q, k, v, causal=causal, layout=layout, return_lse=True)
-    check(*gradients(q, k, v, bhsd, dict(op=op, lse=False, causal=causal, scale=scale)))
+    got, want = gradients(q, k, v, bhsd, dict(op=op, lse=False, causal=causal, scale=scale))
+    check(got, want)
+    # read and written in place: each gradient lies as its input does (no (B, H, S, D) copy)
+    assert [g.stride() for g in got] == [x.stride() for x in (q, k, v)]
+
+
+def test_q_and_kv_in_different_memory_orders():
+    """A rotated q in (B, H, S, D) memory beside k, v in (B, S, H, D) (given as bhsd views)."""
+    q, = leaves((1, 2, 64, 64))
+    k, v = (x.detach().transpose(1, 2).requires_grad_()
+            for x in leaves((1, 64, 1, 64), (1, 64, 1, 64)))
+    k.retain_grad(), v.retain_grad()
+
+    def op(q, k, v):
+        return tylo.ops.attention(q, k, v, causal=True, layout="bhsd", return_lse=True)
+    check(*gradients(q, k, v, True, dict(op=op, lse=False, causal=True, scale=0.125)))
 
 
 def test_a_scale_and_a_loss_that_reads_lse():

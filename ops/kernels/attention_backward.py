@@ -94,47 +94,78 @@ DS_T = ComposedLayout(SWIZZLE, Layout((64, BM), (1, ROW)))
 ROWS = tylo.Tensor(Float32, 2, stride=(None, 1))
 
 
+#: Rows per CTA of `preprocess` and `postprocess`, and how they hold a (ROWS_PER_CTA, 64) chunk
+#: of columns: thread t has row t // 8 and the 8 columns from 8 (t % 8) (one 16-byte vector of
+#: bf16, two of float32), so that a warp reads four whole 128-byte rows at a time and a row's
+#: sum is three butterflies.
+ROWS_PER_CTA = 16
+CHUNK = tylo.Ownership((ROWS_PER_CTA, ROW), Layout(((8, ROWS_PER_CTA), 8),
+                                                   ((8 * ROWS_PER_CTA, 1), ROWS_PER_CTA)))
+
+
+@tylo.func
+def row_chunk(x, b, h, row0, c0):
+    """Rows row0 .. row0 + ROWS_PER_CTA, columns c0 .. c0 + 64 of matrix (b, h) of x (B, H, S,
+    D), D contiguous, 16-byte aligned rows."""
+    return tylo.GlobalTile(x.ptr + b * x.stride[0] + h * x.stride[1] + row0 * x.stride[2] + c0,
+                           Layout((ROWS_PER_CTA, ROW), (x.stride[2], 1)), align=16)
+
+
 @tylo.kernel
 def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, seq_q,
                heads: tylo.constexpr, D: tylo.constexpr):
-    """One thread per query row (64 per CTA, block_idx(1) = b Hq + h): delta = rowsum(dO O)
-    (less dlse[bh, row], the gradient of the row's lse, when dlse is not None: d lse / d s =
-    P folds into dS = P (dP - delta) so), lse2 = lse log2(e) (+inf past seq_q or for an empty
-    row: P 0 there), dQ's accumulator row zeroed. o, do (B, Hq, S, D) bf16 in any strides
-    (their rows D-contiguous or not); lse, dlse (B Hq, S) f32; delta, lse2 (B Hq, S_pad) f32,
-    dq_acc (B Hq, S_pad, D) f32, S_pad = BM * ceil(S / BM)."""
+    """ROWS_PER_CTA query rows per CTA of 128 threads (block_idx(1) = b Hq + h): delta =
+    rowsum(dO O) (less dlse[bh, row], the gradient of the row's lse, when dlse is not None:
+    d lse / d s = P folds into dS = P (dP - delta) so), lse2 = lse log2(e) (+inf past seq_q
+    or for an empty row: P 0 there), dQ's accumulator rows zeroed. o, do (B, Hq, S, D) bf16,
+    D contiguous, rows 16-byte aligned, any other strides; lse, dlse (B Hq, S) f32; delta,
+    lse2 (B Hq, S_pad) f32, dq_acc (B Hq, S_pad, D) f32, S_pad = BM * ceil(S / BM)."""
     bh = tylo.block_idx(1)
     b = bh // heads
     h = bh - b * heads
-    row = tylo.block_idx(0) * 64 + tylo.thread_idx()
-    if row < seq_q:
-        total = 0.0
-        for c in tylo.static_range(D):
-            total = total + o[b, h, row, c].to(Float32) * do[b, h, row, c].to(Float32)
-        if dlse is not None:
-            total = total - dlse[bh, row]
-        delta[bh, row] = total
-        x = lse[bh, row]
-        lse2[bh, row] = tylo.select(x == -math.inf, math.inf, x * LOG2E)
-    else:
-        delta[bh, row] = 0.0
-        lse2[bh, row] = math.inf
-    for c in tylo.static_range(D):
-        dq_acc[bh, row, c] = 0.0
+    t = tylo.thread_idx()
+    row0 = tylo.block_idx(0) * ROWS_PER_CTA
+    valid = seq_q - row0
+    prod = tylo.zeros(CHUNK)
+    for c in tylo.static_range(D // ROW):
+        of = tylo.load_fragment(CHUNK, row_chunk(o, b, h, row0, c * ROW), t, bounds=(valid, None))
+        gf = tylo.load_fragment(CHUNK, row_chunk(do, b, h, row0, c * ROW), t,
+                                bounds=(valid, None))
+        prod = prod + of.to(Float32) * gf.to(Float32)
+        acc = tylo.GlobalTile(dq_acc.ptr + (bh * dq_acc.shape[1] + row0) * D + c * ROW,
+                              Layout((ROWS_PER_CTA, ROW), (D, 1)), align=16)
+        tylo.store(acc, tylo.zeros(CHUNK), t)
+    total = tylo.sum(prod, 1)
+    row = row0 + t // 8
+    if t % 8 == 0:
+        if row < seq_q:
+            d = total[0]
+            if dlse is not None:
+                d = d - dlse[bh, row]
+            delta[bh, row] = d
+            x = lse[bh, row]
+            lse2[bh, row] = tylo.select(x == -math.inf, math.inf, x * LOG2E)
+        else:
+            delta[bh, row] = 0.0
+            lse2[bh, row] = math.inf
 
 
 @tylo.kernel
 def postprocess(dq, dq_acc, seq_q, heads: tylo.constexpr, scale: tylo.constexpr,
                 D: tylo.constexpr):
-    """dQ (B, Hq, S, D) bf16, any strides, = scale * dq_acc (B Hq, S_pad, D) f32: one thread
-    per row, 64 a CTA."""
+    """dQ (B, Hq, S, D) bf16 (D contiguous, rows 16-byte aligned, any other strides) = scale *
+    dq_acc (B Hq, S_pad, D) f32: ROWS_PER_CTA rows per CTA of 128 threads."""
     bh = tylo.block_idx(1)
     b = bh // heads
     h = bh - b * heads
-    row = tylo.block_idx(0) * 64 + tylo.thread_idx()
-    if row < seq_q:
-        for c in tylo.static_range(D):
-            dq[b, h, row, c] = (dq_acc[bh, row, c] * scale).to(BFloat16)
+    t = tylo.thread_idx()
+    row0 = tylo.block_idx(0) * ROWS_PER_CTA
+    for c in tylo.static_range(D // ROW):
+        acc = tylo.GlobalTile(dq_acc.ptr + (bh * dq_acc.shape[1] + row0) * D + c * ROW,
+                              Layout((ROWS_PER_CTA, ROW), (D, 1)), align=16)
+        x = tylo.load_fragment(CHUNK, acc, t)
+        tylo.store(row_chunk(dq, b, h, row0, c * ROW), (x * scale).to(BFloat16), t,
+                   bounds=(seq_q - row0, None))
 
 
 def st_plan() -> WGMMA64:
@@ -419,14 +450,14 @@ class AttentionBackward:
         lse = _view(lse, (B * Hq, S))
         if dlse is not None:
             dlse = _view(dlse, (B * Hq, S))
-        rows = (pad // 64, B * Hq)
+        rows = (pad // ROWS_PER_CTA, B * Hq)
         #: (kernel, grid, block, arguments) of the three launches, in order
         self.launches = [
-            (preprocess, rows, 64, (O, dO, lse, dlse, delta, lse2, dq_acc, S, Hq, D)),
+            (preprocess, rows, 128, (O, dO, lse, dlse, delta, lse2, dq_acc, S, Hq, D)),
             (attention_backward, (-(-Sk // cfg.BN), B * Hkv), 128 * (cfg.W + 1),
              (*self.maps, dK, dV, lse2, delta, dq_acc, S, Sk, Hq, Hkv, cfg, bool(causal),
               packed, kv_packed)),
-            (postprocess, rows, 64, (dQ, dq_acc, S, Hq, cfg.softmax_scale, D)),
+            (postprocess, rows, 128, (dQ, dq_acc, S, Hq, cfg.softmax_scale, D)),
         ]
         self.emulate = emulate
         self.workspace = (delta, lse2, dq_acc)

@@ -55,7 +55,8 @@ outputs' shapes and strides). ``backward()`` runs ``tylo::attention_backward``
 that reads lse; packed sequences, a window, a softcap and D 256 raise `UnsupportedError` when
 backward() runs). Refused: a window that is not two ints >= -1 and a negative or non-finite
 softcap (ArgumentError naming the argument), dropout (UnsupportedError); max_seqlen_k is unused
-(the kernel reads each sequence's length).
+by the forward (the kernel reads each sequence's length) and sizes the backward's grid (without
+it the backward reads cu_seqlens_k on the host: a synchronization, and no torch.compile).
 """
 
 from __future__ import annotations
@@ -182,7 +183,7 @@ def _outputs(q, k, v, cu_q, layout: str):
 
 
 def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layout,
-          window_left, window_right, softcap):
+          window_left, window_right, softcap, max_seqlen_k=0):
     _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, layout)
     out, lse, _, _ = _outputs(q, k, v, cu_seqlens_q, layout)
     return out, lse
@@ -192,10 +193,11 @@ def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layo
 def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              cu_seqlens_q: torch.Tensor | None, cu_seqlens_k: torch.Tensor | None,
              max_seqlen_q: int, causal: bool, scale: float, layout: str, window_left: int,
-             window_right: int, softcap: float) -> tuple[torch.Tensor, torch.Tensor]:
+             window_right: int, softcap: float,
+             max_seqlen_k: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """The op behind `attention` (module docstring); `layout` "bshd" or "bhsd" (the logical
     layout of q, k, v and out) unless cu_seqlens_q is given (packed rows); window (-1, -1): none;
-    softcap 0: none."""
+    softcap 0: none; max_seqlen_k (0: unknown) only for the backward's grid."""
     _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, layout)
     out, lse, order, O = _outputs(q, k, v, cu_seqlens_q, layout)
     if order == "varlen":
@@ -237,7 +239,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
     D = q.shape[-1]
     scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
     out, lse = _forward(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q or 0),
-                        bool(causal), scale, layout, left, right, softcap)
+                        bool(causal), scale, layout, left, right, softcap,
+                        int(max_seqlen_k or 0))
     return (out, lse) if return_lse else out
 
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import tylo
 from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
 
-from .attention import Q_BOX, ROW, SWIZZLE, _heads_first, _view, q_layout
+from .attention import Q_BOX, ROW, SWIZZLE, _heads_first, _view, q_layout, sequence
 from .mma_issue import interleaved
 
 LOG2E = 1.4426950408889634
@@ -104,32 +104,42 @@ CHUNK = tylo.Ownership((ROWS_PER_CTA, ROW), Layout(((8, ROWS_PER_CTA), 8),
 
 
 @tylo.func
-def row_chunk(x, b, h, row0, c0):
-    """Rows row0 .. row0 + ROWS_PER_CTA, columns c0 .. c0 + 64 of matrix (b, h) of x (B, H, S,
-    D), D contiguous, 16-byte aligned rows."""
+def row_chunk(x, b, h, row0, c0, start, varlen):
+    """Rows row0 .. row0 + ROWS_PER_CTA, columns c0 .. c0 + 64 of head h of sequence b of x:
+    (B, H, S, D), or `varlen` (rows, H, D) with the sequence from row `start`; D contiguous,
+    16-byte aligned rows."""
+    if varlen:
+        return tylo.GlobalTile(x.ptr + (start + row0) * x.stride[0] + h * x.stride[1] + c0,
+                               Layout((ROWS_PER_CTA, ROW), (x.stride[0], 1)), align=16)
     return tylo.GlobalTile(x.ptr + b * x.stride[0] + h * x.stride[1] + row0 * x.stride[2] + c0,
                            Layout((ROWS_PER_CTA, ROW), (x.stride[2], 1)), align=16)
 
 
 @tylo.kernel
-def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, seq_q,
+def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, seq_q, cu_q,
                heads: tylo.constexpr, D: tylo.constexpr):
     """ROWS_PER_CTA query rows per CTA of 128 threads (block_idx(1) = b Hq + h): delta =
     rowsum(dO O) (less dlse[bh, row], the gradient of the row's lse, when dlse is not None:
     d lse / d s = P folds into dS = P (dP - delta) so), lse2 = lse log2(e) (+inf past seq_q
     or for an empty row: P 0 there), dQ's accumulator rows zeroed. o, do (B, Hq, S, D) bf16,
     D contiguous, rows 16-byte aligned, any other strides; lse, dlse (B Hq, S) f32; delta,
-    lse2 (B Hq, S_pad) f32, dq_acc (B Hq, S_pad, D) f32, S_pad = BM * ceil(S / BM)."""
+    lse2 (B Hq, S_pad) f32, dq_acc (B Hq, S_pad, D) f32, S_pad = BM * ceil(S / BM). With
+    cu_q (varlen): o, do (rows, Hq, D), lse, dlse (Hq, rows), sequence b's rows from cu_q[b]
+    (S: the longest)."""
     bh = tylo.block_idx(1)
     b = bh // heads
     h = bh - b * heads
     t = tylo.thread_idx()
     row0 = tylo.block_idx(0) * ROWS_PER_CTA
-    valid = seq_q - row0
+    start, n_q = sequence(b, seq_q, cu_q)
+    varlen = cu_q is not None
+    lz, lbase = (h, start) if varlen else (bh, 0)  # lse's row and first column
+    valid = n_q - row0
     prod = tylo.zeros(CHUNK)
     for c in tylo.static_range(D // ROW):
-        of = tylo.load_fragment(CHUNK, row_chunk(o, b, h, row0, c * ROW), t, bounds=(valid, None))
-        gf = tylo.load_fragment(CHUNK, row_chunk(do, b, h, row0, c * ROW), t,
+        of = tylo.load_fragment(CHUNK, row_chunk(o, b, h, row0, c * ROW, start, varlen), t,
+                                bounds=(valid, None))
+        gf = tylo.load_fragment(CHUNK, row_chunk(do, b, h, row0, c * ROW, start, varlen), t,
                                 bounds=(valid, None))
         prod = prod + of.to(Float32) * gf.to(Float32)
         acc = tylo.GlobalTile(dq_acc.ptr + (bh * dq_acc.shape[1] + row0) * D + c * ROW,
@@ -138,12 +148,12 @@ def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, seq_q,
     total = tylo.sum(prod, 1)
     row = row0 + t // 8
     if t % 8 == 0:
-        if row < seq_q:
+        if row < n_q:
             d = total[0]
             if dlse is not None:
-                d = d - dlse[bh, row]
+                d = d - dlse[lz, lbase + row]
             delta[bh, row] = d
-            x = lse[bh, row]
+            x = lse[lz, lbase + row]
             lse2[bh, row] = tylo.select(x == -math.inf, math.inf, x * LOG2E)
         else:
             delta[bh, row] = 0.0
@@ -151,21 +161,23 @@ def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, seq_q,
 
 
 @tylo.kernel
-def postprocess(dq, dq_acc, seq_q, heads: tylo.constexpr, scale: tylo.constexpr,
+def postprocess(dq, dq_acc, seq_q, cu_q, heads: tylo.constexpr, scale: tylo.constexpr,
                 D: tylo.constexpr):
-    """dQ (B, Hq, S, D) bf16 (D contiguous, rows 16-byte aligned, any other strides) = scale *
-    dq_acc (B Hq, S_pad, D) f32: ROWS_PER_CTA rows per CTA of 128 threads."""
+    """dQ (B, Hq, S, D) bf16 (D contiguous, rows 16-byte aligned, any other strides; with cu_q
+    (varlen) (rows, Hq, D)) = scale * dq_acc (B Hq, S_pad, D) f32: ROWS_PER_CTA rows per CTA
+    of 128 threads."""
     bh = tylo.block_idx(1)
     b = bh // heads
     h = bh - b * heads
     t = tylo.thread_idx()
     row0 = tylo.block_idx(0) * ROWS_PER_CTA
+    start, n_q = sequence(b, seq_q, cu_q)
     for c in tylo.static_range(D // ROW):
         acc = tylo.GlobalTile(dq_acc.ptr + (bh * dq_acc.shape[1] + row0) * D + c * ROW,
                               Layout((ROWS_PER_CTA, ROW), (D, 1)), align=16)
         x = tylo.load_fragment(CHUNK, acc, t)
-        tylo.store(row_chunk(dq, b, h, row0, c * ROW), (x * scale).to(BFloat16), t,
-                   bounds=(seq_q - row0, None))
+        tylo.store(row_chunk(dq, b, h, row0, c * ROW, start, cu_q is not None),
+                   (x * scale).to(BFloat16), t, bounds=(n_q - row0, None))
 
 
 def st_plan() -> WGMMA64:
@@ -277,7 +289,8 @@ def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats, s
 
 @tylo.kernel
 def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, delta: ROWS,
-                       dq_acc, seq_q, seq_k, heads: tylo.constexpr, kv_heads: tylo.constexpr,
+                       dq_acc, seq_q, seq_k, cu_q, cu_k, heads: tylo.constexpr,
+                       kv_heads: tylo.constexpr,
                        cfg: tylo.constexpr, causal: tylo.constexpr, packed: tylo.constexpr,
                        kv_packed: tylo.constexpr):
     """One CTA: keys [BN n, BN n + BN) of (batch, key/value head) block_idx(1) = b Hkv + hk,
@@ -298,10 +311,12 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
     b = bhk // kv_heads
     hk = bhk - b * kv_heads
     zk = hk if kv_packed else bhk
-    k_row0 = b * seq_k if kv_packed else 0
-    q_row0 = b * seq_q if packed else 0
+    q_start, n_q = sequence(b, seq_q, cu_q)
+    k_start, n_k = sequence(b, seq_k, cu_k)
+    q_row0 = q_start if packed else 0
+    k_row0 = k_start if kv_packed else 0
     n0 = tylo.block_idx(0) * BN
-    off = seq_k - seq_q if causal else 0
+    off = n_k - n_q if causal else 0
     k_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
     v_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
     q_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)
@@ -316,76 +331,81 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
         for i in tylo.static_range(STAGES):
             stats_full[i].init(128)
     pipe.init()
-    blocks = (seq_q + BM - 1) // BM
+    blocks = (n_q + BM - 1) // BM
     # causal: the first query block that sees a key of this block, and the first past those
     # that see only some of them (the diagonal: masked)
     first = tylo.maximum(n0 - off, 0) // BM if causal else 0
     diag = tylo.minimum(tylo.maximum((n0 + BN - 1 - off + BM - 1) // BM, first), blocks) \
         if causal else 0
-    diag = tylo.select(n0 + BN > seq_k, blocks, diag)  # a ragged key block: every block masked
+    diag = tylo.select(n0 + BN > n_k, blocks, diag)  # a ragged key block: every block masked
     producer_regs, consumer_regs = cfg.registers
-    if wg == 0:
-        tylo.setmaxnreg(producer_regs, "dec")
-        if t == 0:
-            kv_bar[0].arrive_expect_tx(2 * BN * D * 2)
-            for w in tylo.static_range(W):
-                for c in tylo.static_range(DH):
-                    k_box = tylo.shared_tile(Q_BOX, k_tiles.pointer(w) + c * 64 * ROW)
-                    tylo.tma_load(k_box, k_map, (k_row0 + n0 + 64 * w, c * ROW, zk), kv_bar[0])
-                    v_box = tylo.shared_tile(Q_BOX, v_tiles.pointer(w) + c * 64 * ROW)
-                    tylo.tma_load(v_box, v_map, (k_row0 + n0 + 64 * w, c * ROW, zk), kv_bar[0])
-        ps = pipe.start()
-        for g in range(group):
-            bhq = b * heads + hk * group + g
-            zq = hk * group + g if packed else bhq
-            for i in range(first, blocks):
-                pipe.producer_acquire(ps)
-                if t == 0:
-                    pipe.producer_commit(ps, 2 * BM * D * 2)
+    if n0 < n_k:  # (varlen: the grid covers the longest sequence's keys; the rest idle)
+        if wg == 0:
+            tylo.setmaxnreg(producer_regs, "dec")
+            if t == 0:
+                kv_bar[0].arrive_expect_tx(2 * BN * D * 2)
+                for w in tylo.static_range(W):
                     for c in tylo.static_range(DH):
-                        q_box = tylo.shared_tile(Q_BOX, q_stages.pointer(ps.index) + c * 64 * ROW)
-                        tylo.tma_load(q_box, q_map, (q_row0 + i * BM, c * ROW, zq),
-                                      pipe.full_barrier(ps))
-                        o_box = tylo.shared_tile(Q_BOX, do_stages.pointer(ps.index) + c * 64 * ROW)
-                        tylo.tma_load(o_box, do_map, (q_row0 + i * BM, c * ROW, zq),
-                                      pipe.full_barrier(ps))
-                # the stage's lse2 (row 0) and delta (row 1), one element a thread
-                r = t % BM
-                if t < BM:
-                    stats[ps.index][0, r] = lse2[bhq, i * BM + r]
-                else:
-                    stats[ps.index][1, r] = delta[bhq, i * BM + r]
-                stats_full[ps.index].arrive()
-                ps = ps.advance()
-    else:
-        tylo.setmaxnreg(consumer_regs, "inc")
-        w = wg - 1
-        k_tile, v_tile, ds_tile = k_tiles[w], v_tiles[w], ds_tiles[w]
-        ds_store = tylo.shared_tile(DS_T, ds_tiles.pointer(w))
-        ap = acc_plan(D)
-        dk = tylo.zero_accumulator(ap)
-        dv = tylo.zero_accumulator(ap)
-        kv_bar[0].wait(0)
-        st = pipe.start()
-        for g in range(group):
-            bhq = b * heads + hk * group + g
-            for i in range(first, diag):
-                dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats,
-                                     stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, seq_k, causal, cfg, True)
-                st = st.advance()
-            for i in range(diag, blocks):
-                dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats,
-                                     stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, seq_k, causal, cfg, False)
-                st = st.advance()
-        row0 = n0 + 64 * w
-        rows = seq_k - row0
-        dk = tylo.finish_mma(dk, ap)
-        dv = tylo.finish_mma(dv, ap)
-        for out, x in ((dk_out, dk * cfg.softmax_scale), (dv_out, dv)):
-            pitch = out.stride[2]
-            tile = tylo.GlobalTile(out.ptr + b * out.stride[0] + hk * out.stride[1]
-                                   + row0 * pitch, tylo.Layout((64, D), (pitch, 1)))
-            tylo.store(tile, x.to(BFloat16), t, bounds=(rows, None))
+                        k_box = tylo.shared_tile(Q_BOX, k_tiles.pointer(w) + c * 64 * ROW)
+                        tylo.tma_load(k_box, k_map, (k_row0 + n0 + 64 * w, c * ROW, zk), kv_bar[0])
+                        v_box = tylo.shared_tile(Q_BOX, v_tiles.pointer(w) + c * 64 * ROW)
+                        tylo.tma_load(v_box, v_map, (k_row0 + n0 + 64 * w, c * ROW, zk), kv_bar[0])
+            ps = pipe.start()
+            for g in range(group):
+                bhq = b * heads + hk * group + g
+                zq = hk * group + g if packed else bhq
+                for i in range(first, blocks):
+                    pipe.producer_acquire(ps)
+                    if t == 0:
+                        pipe.producer_commit(ps, 2 * BM * D * 2)
+                        for c in tylo.static_range(DH):
+                            q_box = tylo.shared_tile(Q_BOX, q_stages.pointer(ps.index) + c * 64 * ROW)
+                            tylo.tma_load(q_box, q_map, (q_row0 + i * BM, c * ROW, zq),
+                                          pipe.full_barrier(ps))
+                            o_box = tylo.shared_tile(Q_BOX, do_stages.pointer(ps.index) + c * 64 * ROW)
+                            tylo.tma_load(o_box, do_map, (q_row0 + i * BM, c * ROW, zq),
+                                          pipe.full_barrier(ps))
+                    # the stage's lse2 (row 0) and delta (row 1), one element a thread
+                    r = t % BM
+                    if t < BM:
+                        stats[ps.index][0, r] = lse2[bhq, i * BM + r]
+                    else:
+                        stats[ps.index][1, r] = delta[bhq, i * BM + r]
+                    stats_full[ps.index].arrive()
+                    ps = ps.advance()
+        else:
+            tylo.setmaxnreg(consumer_regs, "inc")
+            w = wg - 1
+            k_tile, v_tile, ds_tile = k_tiles[w], v_tiles[w], ds_tiles[w]
+            ds_store = tylo.shared_tile(DS_T, ds_tiles.pointer(w))
+            ap = acc_plan(D)
+            dk = tylo.zero_accumulator(ap)
+            dv = tylo.zero_accumulator(ap)
+            kv_bar[0].wait(0)
+            st = pipe.start()
+            for g in range(group):
+                bhq = b * heads + hk * group + g
+                for i in range(first, diag):
+                    dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats,
+                                         stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, n_k, causal, cfg, True)
+                    st = st.advance()
+                for i in range(diag, blocks):
+                    dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats,
+                                         stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, n_k, causal, cfg, False)
+                    st = st.advance()
+            row0 = n0 + 64 * w
+            rows = n_k - row0
+            dk = tylo.finish_mma(dk, ap)
+            dv = tylo.finish_mma(dv, ap)
+            for out, x in ((dk_out, dk * cfg.softmax_scale), (dv_out, dv)):
+                if cu_k is None:   # (B, Hkv, Sk, D)
+                    pitch = out.stride[2]
+                    base = out.ptr + b * out.stride[0] + hk * out.stride[1] + row0 * pitch
+                else:              # (rows, Hkv, D)
+                    pitch = out.stride[0]
+                    base = out.ptr + (k_start + row0) * pitch + hk * out.stride[1]
+                tile = tylo.GlobalTile(base, tylo.Layout((64, D), (pitch, 1)))
+                tylo.store(tile, x.to(BFloat16), t, bounds=(rows, None))
 
 
 def _workspace(like, shape):
@@ -428,36 +448,51 @@ class AttentionBackward:
     any strides with D contiguous. `dlse` (B, Hq, S) float32, optional: the gradient of lse
     (when the loss reads it). `scale` the softmax's (default 1 / sqrt(D)); causal is
     bottom-right aligned when Sq != Sk. Allocates the float32 workspace (delta, lse2, dQ's
-    accumulator: 4 B Hq S_pad (D + 2) bytes, S_pad = S rounded up to 64). ArgumentError for a
+    accumulator: 4 B Hq S_pad (D + 2) bytes, S_pad = S rounded up to 64). Packed sequences
+    (FlashAttention's varlen): Q, O, dO, dQ (rows_q, Hq, D), K, V, dK, dV (rows_k, Hkv, D),
+    lse, dlse (Hq, rows_q), with cu_seqlens_q / cu_seqlens_k (int32, B + 1 row offsets) and
+    max_seqlen_q / max_seqlen_k (the grids' extents: at least the longest sequence). ArgumentError for a
     head dim other than 64 or 128, Hkv not dividing Hq, or rows in neither memory order."""
 
     def __init__(self, Q, K, V, O, dO, lse, dQ, dK, dV, causal: bool, scale: float | None = None,
-                 emulate: bool = False, dlse=None):
-        B, Hq, S, D = Q.shape
-        Hkv, Sk = K.shape[1], K.shape[2]
+                 emulate: bool = False, dlse=None, cu_seqlens_q=None, cu_seqlens_k=None,
+                 max_seqlen_q: int | None = None, max_seqlen_k: int | None = None):
+        varlen = cu_seqlens_q is not None
+        if varlen:  # (rows, H, D), lse (Hq, rows)
+            B, (Hq, D), Hkv = len(cu_seqlens_q) - 1, Q.shape[1:], K.shape[1]
+            S, Sk, seq_q, seq_k = max_seqlen_q, max_seqlen_k, 0, 0
+        else:
+            B, Hq, S, D = Q.shape
+            Hkv, Sk = K.shape[1], K.shape[2]
+            seq_q, seq_k = S, Sk
         if Hq % Hkv:
             raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
         self.cfg = cfg = config(D, causal, scale)
         pad = -(-S // BM) * BM
         delta, lse2 = _workspace(Q, (B * Hq, pad)), _workspace(Q, (B * Hq, pad))
         dq_acc = _workspace(Q, (B * Hq, pad, D))
-        (q_map, packed), (do_map, do_packed) = rows_map(Q), rows_map(dO)
-        (k_map, kv_packed), (v_map, v_packed) = rows_map(K), rows_map(V)
-        if do_packed != packed or v_packed != kv_packed:
-            raise tylo.ArgumentError("dO/V", "dO must lie in Q's memory order and V in K's "
-                                             "((B, H, S, D) or (B, S, H, D))")
-        self.maps = [q_map, k_map, v_map, do_map]
-        lse = _view(lse, (B * Hq, S))
-        if dlse is not None:
-            dlse = _view(dlse, (B * Hq, S))
+        if varlen:
+            self.maps = [tylo.prepare_tma(Q_BOX, _heads_first(x)) for x in (Q, K, V, dO)]
+            packed = kv_packed = True
+        else:
+            (q_map, packed), (do_map, do_packed) = rows_map(Q), rows_map(dO)
+            (k_map, kv_packed), (v_map, v_packed) = rows_map(K), rows_map(V)
+            if do_packed != packed or v_packed != kv_packed:
+                raise tylo.ArgumentError("dO/V", "dO must lie in Q's memory order and V in K's "
+                                                 "((B, H, S, D) or (B, S, H, D))")
+            self.maps = [q_map, k_map, v_map, do_map]
+            lse = _view(lse, (B * Hq, S))
+            if dlse is not None:
+                dlse = _view(dlse, (B * Hq, S))
         rows = (pad // ROWS_PER_CTA, B * Hq)
+        cu = (cu_seqlens_q, cu_seqlens_k)
         #: (kernel, grid, block, arguments) of the three launches, in order
         self.launches = [
-            (preprocess, rows, 128, (O, dO, lse, dlse, delta, lse2, dq_acc, S, Hq, D)),
+            (preprocess, rows, 128, (O, dO, lse, dlse, delta, lse2, dq_acc, seq_q, cu[0], Hq, D)),
             (attention_backward, (-(-Sk // cfg.BN), B * Hkv), 128 * (cfg.W + 1),
-             (*self.maps, dK, dV, lse2, delta, dq_acc, S, Sk, Hq, Hkv, cfg, bool(causal),
-              packed, kv_packed)),
-            (postprocess, rows, 128, (dQ, dq_acc, S, Hq, cfg.softmax_scale, D)),
+             (*self.maps, dK, dV, lse2, delta, dq_acc, seq_q, seq_k, *cu, Hq, Hkv, cfg,
+              bool(causal), packed, kv_packed)),
+            (postprocess, rows, 128, (dQ, dq_acc, seq_q, cu[0], Hq, cfg.softmax_scale, D)),
         ]
         self.emulate = emulate
         self.workspace = (delta, lse2, dq_acc)
@@ -484,6 +519,7 @@ def compile_for_sm90a(D: int = 128, causal: bool = False, heads: int = 1, kv_hea
     maps = [rows_map(a)[0] for a in (x, kv, kv, x)]
     rows = np.zeros((heads, S), np.float32)
     return attention_backward.compile(*maps, kv, kv, rows, rows,
-                                      np.zeros((heads, S, D), np.float32), S, S, heads,
+                                      np.zeros((heads, S, D), np.float32), S, S, None, None,
+                                      heads,
                                       kv_heads, c, causal, packed, packed,
                                       block=128 * (c.W + 1), arch="sm_90a")

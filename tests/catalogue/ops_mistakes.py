@@ -81,8 +81,7 @@ tylo.ops.attention(q, kv, kv, causal=True, softcap=-30.0)  # <-
 tylo.ops.attention(q, kv, kv, causal=True, dropout_p=0.1)  # <-
 """, "UnsupportedError", "dropout is not supported", located=False),
     Mistake("attention-backward", O, "backward() through tylo.ops.attention with a sliding "
-            "window (the backward kernel serves D 64 and 128 without window, softcap or packed "
-            "sequences)", _PRELUDE + """
+            "window (the backward kernel serves D 64 and 128 without a window or a softcap)", _PRELUDE + """
 out = tylo.ops.attention(q.requires_grad_(), kv, kv, causal=True, window=(15, 0))
 out.float().sum().backward()  # <-
 """, "UnsupportedError", "backward does not serve a sliding window", located=False),

@@ -137,3 +137,40 @@ def test_sass(compiled, D, causal):
 def test_emulated_bshd_memory(Hq, Hkv, S, Sk, D, causal):
     """(B, S, H, D) memory read in place (the packed geometry: (H, B S, D) maps), B = 2."""
     assert run_emulated(2, Hq, Hkv, S, Sk, D, causal, packed=True)
+
+
+@pytest.mark.parametrize("lens_q, lens_k, causal", [
+    ([70, 130], [70, 130], True),     # self-attention, sequences not multiples of the tiles
+    ([40, 100], [150, 100], False),   # more keys than queries in the first
+])
+def test_emulated_varlen(lens_q, lens_k, causal):
+    """Packed sequences (rows, H, D) with cu_seqlens, Hq 2, Hkv 1, D 64: each sequence's
+    gradients against its own float64 autograd; lse (Hq, rows)."""
+    import ml_dtypes
+    import numpy as np
+
+    bf, D, Hq, Hkv = ml_dtypes.bfloat16, 64, 2, 1
+    rq, rk = sum(lens_q), sum(lens_k)
+    q, do = (torch.randn(rq, Hq, D).to(torch.bfloat16) for _ in range(2))
+    k, v = (torch.randn(rk, Hkv, D).to(torch.bfloat16) for _ in range(2))
+    cq = np.cumsum([0, *lens_q]).astype(np.int32)
+    ck = np.cumsum([0, *lens_k]).astype(np.int32)
+    refs, O, lse = [], np.zeros((rq, Hq, D), bf), np.zeros((Hq, rq), np.float32)
+    for b in range(len(lens_q)):
+        sq, sk = slice(cq[b], cq[b + 1]), slice(ck[b], ck[b + 1])
+        seq = [x[s].transpose(0, 1)[None] for x, s in ((q, sq), (k, sk), (v, sk), (do, sq))]
+        refs.append(reference(*seq, causal, 1 / math.sqrt(D)))
+        O[sq] = refs[-1][3][0].transpose(0, 1).float().numpy().astype(bf)
+        lse[:, sq] = refs[-1][4][0].float().numpy()
+    arr = lambda x: x.float().numpy().astype(bf)  # noqa: E731
+    dQ, dK, dV = (np.full(x.shape, np.nan, bf) for x in (q, k, v))
+    bw.AttentionBackward(arr(q), arr(k), arr(v), O, arr(do), lse, dQ, dK, dV, causal,
+                         emulate=True, cu_seqlens_q=cq, cu_seqlens_k=ck,
+                         max_seqlen_q=max(lens_q), max_seqlen_k=max(lens_k))()
+    ok = []
+    for b, (dq_ref, dk_ref, dv_ref, _, _) in enumerate(refs):
+        sq, sk = slice(cq[b], cq[b + 1]), slice(ck[b], ck[b + 1])
+        ok += [close(f"dQ {b}", dQ[sq].transpose(1, 0, 2), dq_ref[0]),
+               close(f"dK {b}", dK[sk].transpose(1, 0, 2), dk_ref[0]),
+               close(f"dV {b}", dV[sk].transpose(1, 0, 2), dv_ref[0])]
+    assert all(ok)

@@ -94,6 +94,30 @@ def test_q_and_kv_in_different_memory_orders():
     check(*gradients(q, k, v, True, dict(op=op, lse=False, causal=True, scale=0.125)))
 
 
+@pytest.mark.parametrize("max_k", [True, False], ids=["max_seqlen_k", "read-on-host"])
+def test_packed_sequences(max_k):
+    """(rows, H, D) with cu_seqlens, bottom-right causal per sequence, Hq 2 Hkv 1: each
+    sequence's gradients against its own float64 autograd."""
+    lens_q, lens_k = [50, 90], [70, 90]
+    cq = torch.tensor([0, *lens_q]).cumsum(0).int()
+    ck = torch.tensor([0, *lens_k]).cumsum(0).int()
+    q, k, v = leaves((sum(lens_q), 2, 64), (sum(lens_k), 1, 64), (sum(lens_k), 1, 64))
+    out = tylo.ops.attention(q, k, v, causal=True, cu_seqlens_q=cq, cu_seqlens_k=ck,
+                             max_seqlen_q=max(lens_q),
+                             max_seqlen_k=max(lens_k) if max_k else None)
+    g_out = torch.randn_like(out.float())
+    got = torch.autograd.grad((out.float() * g_out).sum(), (q, k, v))
+    for b in range(2):
+        sq, sk = slice(int(cq[b]), int(cq[b + 1])), slice(int(ck[b]), int(ck[b + 1]))
+        rq, rk, rv = (x[s].detach().double().transpose(0, 1)[None].requires_grad_()
+                      for x, s in ((q, sq), (k, sk), (v, sk)))
+        ref, _ = reference(rq, rk, rv, True, 1 / 8)
+        want = torch.autograd.grad((ref * g_out[sq].double().transpose(0, 1)[None]).sum(),
+                                   (rq, rk, rv))
+        check([g[s] for g, s in zip(got, (sq, sk, sk))],
+              [w[0].transpose(0, 1) for w in want])
+
+
 def test_a_scale_and_a_loss_that_reads_lse():
     q, k, v = leaves((1, 2, 64, 64), (1, 2, 64, 64), (1, 2, 64, 64))
 

@@ -174,3 +174,49 @@ def test_emulated_varlen(lens_q, lens_k, causal):
                close(f"dK {b}", dK[sk].transpose(1, 0, 2), dk_ref[0]),
                close(f"dV {b}", dV[sk].transpose(1, 0, 2), dv_ref[0])]
     assert all(ok)
+
+
+def _cuda():
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    return torch.device("cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("Hq, Hkv, D", [(16, 16, 128), (32, 8, 128), (16, 16, 64)])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("packed", [False, True], ids=["bhsd", "bshd"])
+def test_gpu_against_float32_autograd(Hq, Hkv, D, causal, packed):
+    """B 2, S 2048: fresh random inputs, dQ, dK, dV poisoned (NaN), the forward's O and lse
+    from the forward kernel, against float32 torch autograd."""
+    from tylo.ops.kernels.attention import Attention
+
+    dev = _cuda()
+    B, S = 2, 2048
+
+    def make(h, fill=None):  # (B, h, S, D) logical, in (B, S, H, D) memory when packed
+        shape = (B, S, h, D) if packed else (B, h, S, D)
+        x = (torch.randn(shape, device=dev) if fill is None
+             else torch.full(shape, fill, device=dev)).to(torch.bfloat16)
+        return x.transpose(1, 2) if packed else x
+
+    q, do, o = make(Hq), make(Hq), make(Hq, 0.0)
+    k, v = make(Hkv), make(Hkv)
+    lse = torch.empty(B, Hq, S, device=dev)
+    if packed:  # the forward takes (B, S, H, D) memory as its "bshd" layout
+        Attention(*(x.transpose(1, 2) for x in (q, k, v, o)), lse, causal, layout="bshd")()
+    else:
+        Attention(q, k, v, o, lse, causal)()
+    dq, dk, dv = make(Hq, float("nan")), make(Hkv, float("nan")), make(Hkv, float("nan"))
+    bw.AttentionBackward(q, k, v, o, do, lse, dq, dk, dv, causal)()
+    torch.cuda.synchronize()
+    rq, rk, rv = (x.detach().float().requires_grad_() for x in (q, k, v))
+    g = Hq // Hkv
+    z = rq @ rk.repeat_interleave(g, 1).transpose(-1, -2) / math.sqrt(D)
+    if causal:
+        z = z.masked_fill(torch.ones(S, S, dtype=torch.bool, device=dev).triu(1), -math.inf)
+    (torch.softmax(z, -1) @ rv.repeat_interleave(g, 1)).backward(do.float())
+    for name, got, want in (("dQ", dq, rq.grad), ("dK", dk, rk.grad), ("dV", dv, rv.grad)):
+        assert not got.isnan().any(), name
+        err = float((got.float() - want).norm() / want.norm())
+        assert err < 2e-2, f"{name}: relative error {err:.3g}"

@@ -31,10 +31,18 @@ Layout: every array is given logical (B, H, S, D) (SDPA's), Q, O, dO, dQ (B, Hq,
 dK, dV (B, Hkv, Sk, D); Q and dO, and K and V, are read in place from (B, H, S, D) memory
 (TMA maps (B H, S, D) bounded at S rows) or (B, S, H, D) memory, FlashAttention's (maps (H,
 B S, D) over all rows, sequence b from row b S, the keys past Sk masked in the ragged key
-block); Hq a
-multiple of Hkv (grouped-query attention: a CTA runs every query head of its key/value head's
-group, so dK and dV are summed over the group in registers); causal is FlashAttention's
-bottom-right alignment (query i sees key j <= i + Sk - Sq). D 64 or 128.
+block); or packed sequences (rows, H, D) with cu_seqlens (FlashAttention's varlen; lse (Hq,
+rows); the grid covers the longest sequence, CTAs past a sequence's keys idle). Hq a multiple
+of Hkv (grouped-query attention: a CTA runs every query head of its key/value head's group,
+so dK and dV are summed over the group in registers); causal is FlashAttention's bottom-right
+alignment (query i sees key j <= i + Sk - Sq). D 64 or 128 (ptxas 13: no spills, 24/240
+registers; `compile_for_sm90a`).
+
+Not yet FA3's: dQ is added by each consumer warpgroup for its own 64 keys (twice the atomics of
+one sum per CTA; splitting dQ's columns between the warpgroups over both halves of dS spilled
+at D 128) and from registers rather than from shared memory by a writer warp (TMA reduce-add
+is the intended switch, `accumulate_dq`); no ping-pong between the consumers; BM 64 at D 64
+too; the dQ accumulator is float32 (B Hq, S_pad, D), cleared by `preprocess`.
 """
 
 from __future__ import annotations

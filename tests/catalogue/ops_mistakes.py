@@ -93,6 +93,15 @@ q = torch.randn(1, 64, 1, 256, dtype=torch.bfloat16, requires_grad=True)
 out = tylo.ops.attention(q, q.detach(), q.detach(), causal=True)
 out.float().sum().backward()  # <-
 """, "UnsupportedError", "does not serve head dim 256 (it serves 64, 128)", located=False),
+    Mistake("attention-backward-kernel-head-dim", O, "the backward kernels' runner "
+            "(`tylo.ops.kernels.attention_backward.AttentionBackward`) at head dim 96", """
+import ml_dtypes
+import numpy as np
+from tylo.ops.kernels.attention_backward import AttentionBackward
+x = np.zeros((1, 1, 64, 96), ml_dtypes.bfloat16)      # (B, H, S, D)
+lse = np.zeros((1, 1, 64), np.float32)
+AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True)  # <-
+""", "ArgumentError", "head dim 96 is not one of 64, 128 (the backward's)", located=False),
     Mistake("matmul-float32", O, "float32 operands to tylo.ops.matmul (the kernel takes 16-bit "
             "inputs)", _MATMUL + """
 tylo.ops.matmul(x.float(), w.float())  # <-

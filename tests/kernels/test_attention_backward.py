@@ -220,3 +220,15 @@ def test_gpu_against_float32_autograd(Hq, Hkv, D, causal, packed):
         assert not got.isnan().any(), name
         err = float((got.float() - want).norm() / want.norm())
         assert err < 2e-2, f"{name}: relative error {err:.3g}"
+
+
+def test_a_head_dim_it_does_not_serve_is_refused():
+    import ml_dtypes
+    import numpy as np
+
+    import tylo
+
+    x = np.zeros((1, 1, 64, 256), ml_dtypes.bfloat16)
+    lse = np.zeros((1, 1, 64), np.float32)
+    with pytest.raises(tylo.ArgumentError, match="head dim 256 is not one of 64, 128"):
+        bw.AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True)

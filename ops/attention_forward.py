@@ -50,10 +50,13 @@ feature changes the kernels compiled without it (their PTX is the same).
 
 CUDA tensors run on the GPU (on torch's current stream); CPU tensors on the CPU emulator (small
 sizes: tests). `torch.compile(fullgraph=True)` traces the op (a fake implementation gives the
-outputs' shapes and strides); there is no backward yet: ``backward()`` through the op raises
-`UnsupportedError`. Refused: a window that is not two ints >= -1 and a negative or non-finite
+outputs' shapes and strides). ``backward()`` runs ``tylo::attention_backward``
+(`attention_backward`: D 64 and 128, causal or not, grouped-query heads, the scale, a loss
+that reads lse; packed sequences, a window, a softcap and D 256 raise `UnsupportedError` when
+backward() runs). Refused: a window that is not two ints >= -1 and a negative or non-finite
 softcap (ArgumentError naming the argument), dropout (UnsupportedError); max_seqlen_k is unused
-(the kernel reads each sequence's length).
+by the forward (the kernel reads each sequence's length) and sizes the backward's grid (without
+it the backward reads cu_seqlens_k on the host: a synchronization, and no torch.compile).
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ import torch
 
 from tylo import ArgumentError, UnsupportedError
 
+from . import attention_backward
 from .device import require_hopper
 from .kernels import attention as kernel
 from .library import custom_op, wrap
@@ -179,7 +183,7 @@ def _outputs(q, k, v, cu_q, layout: str):
 
 
 def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layout,
-          window_left, window_right, softcap):
+          window_left, window_right, softcap, max_seqlen_k=0):
     _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, layout)
     out, lse, _, _ = _outputs(q, k, v, cu_seqlens_q, layout)
     return out, lse
@@ -189,10 +193,11 @@ def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layo
 def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              cu_seqlens_q: torch.Tensor | None, cu_seqlens_k: torch.Tensor | None,
              max_seqlen_q: int, causal: bool, scale: float, layout: str, window_left: int,
-             window_right: int, softcap: float) -> tuple[torch.Tensor, torch.Tensor]:
+             window_right: int, softcap: float,
+             max_seqlen_k: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """The op behind `attention` (module docstring); `layout` "bshd" or "bhsd" (the logical
     layout of q, k, v and out) unless cu_seqlens_q is given (packed rows); window (-1, -1): none;
-    softcap 0: none."""
+    softcap 0: none; max_seqlen_k (0: unknown) only for the backward's grid."""
     _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, layout)
     out, lse, order, O = _outputs(q, k, v, cu_seqlens_q, layout)
     if order == "varlen":
@@ -210,13 +215,8 @@ def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     return out, lse
 
 
-def _no_backward(ctx, grad_out, grad_lse):
-    raise UnsupportedError("tylo.ops.attention has no backward yet (the attention backward "
-                           "kernel is not written): a loss through it cannot be differentiated. "
-                           "Use torch's scaled_dot_product_attention where gradients are needed")
-
-
-_forward.register_autograd(_no_backward, setup_context=lambda ctx, inputs, output: None)
+_forward.register_autograd(attention_backward.backward,
+                           setup_context=attention_backward.setup_context)
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False,
@@ -239,7 +239,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
     D = q.shape[-1]
     scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
     out, lse = _forward(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q or 0),
-                        bool(causal), scale, layout, left, right, softcap)
+                        bool(causal), scale, layout, left, right, softcap,
+                        int(max_seqlen_k or 0))
     return (out, lse) if return_lse else out
 
 

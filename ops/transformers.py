@@ -50,7 +50,8 @@ def attention_forward(module, query, key, value, attention_mask, dropout: float 
         q, k, v = (x[0].transpose(0, 1) for x in (query, key, value))
         out = attention(q, k, v, cu_seqlens_q=cu_q.int(),
                         cu_seqlens_k=kwargs["cu_seq_lens_k"].int(),
-                        max_seqlen_q=int(kwargs["max_length_q"]), **options)
+                        max_seqlen_q=int(kwargs["max_length_q"]),
+                        max_seqlen_k=int(kwargs["max_length_k"]), **options)
         return out[None], None
     if attention_mask is not None:
         return _padded(query, key, value, attention_mask.bool(), options), None
@@ -72,7 +73,7 @@ def _padded(query, key, value, mask, options):
     q = query.transpose(1, 2).reshape(B * Sq, Hq, D)[keep_q]
     k, v = (x.transpose(1, 2).reshape(B * Sk, Hkv, D)[keep_k] for x in (key, value))
     rows = attention(q, k, v, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
-                     max_seqlen_q=int(lens_q.max()), **options)
+                     max_seqlen_q=int(lens_q.max()), max_seqlen_k=int(lens_k.max()), **options)
     out = query.new_zeros(B * Sq, Hq, D)
     out[keep_q] = rows
     return out.view(B, Sq, Hq, D)

@@ -1,0 +1,143 @@
+"""Tylo's Hopper attention backward (tylo.ops.kernels.attention_backward: preprocess, the
+FlashAttention-3-structured main kernel, postprocess) on the GPU, (B, H, S, D): checks against
+float32 torch autograd on fresh random inputs with poisoned gradients, then times the three
+kernels beside torch's SDPA backward (cuDNN, flash) on the same inputs, interleaved in one run
+(`tylo.testing.interleaved_ms`). TFLOP/s count 2.5 times the forward's 4 B Hq Sq Sk D (half
+of it causal): the backward's five GEMMs to the forward's two.
+
+    python bench/attention_backward.py [--check-only] [--bench-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+#: (B, Hq, Hkv, S, D) timed, each causal and not.
+SHAPES = [(2, 16, 16, 2048, 128), (2, 32, 8, 2048, 128), (2, 16, 16, 2048, 64),
+          (4, 16, 16, 4096, 128), (1, 16, 16, 8192, 128)]
+
+
+def flops(B, Hq, S, Sk, D, causal) -> float:
+    """2.5 x the forward's FLOPs (4 B Hq Sq Sk D; half when causal)."""
+    return 2.5 * 4 * B * Hq * S * Sk * D / (2 if causal else 1)
+
+
+def inputs(torch, B, Hq, Hkv, S, D, device="cuda"):
+    """Fresh random q, dout (B, Hq, S, D), k, v (B, Hkv, S, D) bfloat16."""
+    q, dout = (torch.randn(B, Hq, S, D, device=device, dtype=torch.bfloat16) for _ in range(2))
+    k, v = (torch.randn(B, Hkv, S, D, device=device, dtype=torch.bfloat16) for _ in range(2))
+    return q, k, v, dout
+
+
+def reference(torch, q, k, v, dout, causal):
+    """out, lse and (dq, dk, dv) by float32 torch autograd (GQA by repeating K, V heads)."""
+    q, k, v = (x.detach().float().requires_grad_() for x in (q, k, v))
+    g = q.shape[1] // k.shape[1]
+    kk, vv = (x.repeat_interleave(g, dim=1) for x in (k, v))
+    z = q @ kk.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        n = q.shape[2]
+        z = z.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1),
+                          -math.inf)
+    lse = torch.logsumexp(z, dim=-1)
+    out = torch.softmax(z, dim=-1) @ vv
+    out.backward(dout.float())
+    return out.detach(), lse.detach(), (q.grad, k.grad, v.grad)
+
+
+def tylo_backward(torch, q, k, v, out, dout, lse, causal):
+    """(the launches as a callable, (dq, dk, dv) poisoned) of the kernels on these arrays."""
+    from tylo.ops.kernels.attention_backward import AttentionBackward
+
+    grads = tuple(torch.full_like(x, float("nan")) for x in (q, k, v))
+    run = AttentionBackward(q, k, v, out, dout, lse, *grads, causal,
+                            emulate=q.device.type == "cpu")
+    return run, grads
+
+
+def check(torch, B, Hq, Hkv, S, D, causal, device="cuda") -> bool:
+    q, k, v, dout = inputs(torch, B, Hq, Hkv, S, D, device)
+    out, lse, want = reference(torch, q, k, v, dout, causal)
+    run, got = tylo_backward(torch, q, k, v, out.to(torch.bfloat16), dout, lse, causal)
+    run()
+    if device != "cpu":
+        torch.cuda.synchronize()
+    errs = [float((g.float() - w).norm() / w.norm()) for g, w in zip(got, want)]
+    written = not any(bool(g.isnan().any()) for g in got)
+    good = written and max(errs) < 2e-2
+    print(f"check B{B} Hq{Hq} Hkv{Hkv} S{S} D{D}{' causal' * causal}: dq/dk/dv rel err "
+          + "/".join(f"{e:.2e}" for e in errs) + f", all written {written}: "
+          + ("ok" if good else "FAILED"))
+    return good
+
+
+def sdpa_case(torch, backend, q, k, v, dout, causal):
+    """A callable running SDPA's backward alone with `backend` (its forward done once), or None
+    where that backend refuses these inputs."""
+    from torch.nn.attention import sdpa_kernel
+
+    q, k, v = (x.detach().requires_grad_() for x in (q, k, v))
+    try:
+        with sdpa_kernel(backend):
+            out = torch.nn.functional.scaled_dot_product_attention(
+                q, k, v, is_causal=causal, enable_gqa=q.shape[1] != k.shape[1])
+            torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
+    except RuntimeError:
+        return None
+
+    def run():
+        with sdpa_kernel(backend):
+            torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
+    return run
+
+
+def bench(torch, B, Hq, Hkv, S, D, causal) -> None:
+    from torch.nn.attention import SDPBackend
+
+    from tylo.testing import interleaved_ms
+
+    q, k, v, dout = inputs(torch, B, Hq, Hkv, S, D)
+    out = torch.empty_like(q)
+    lse = torch.empty(B, Hq, S, device="cuda")
+    from tylo.ops.kernels.attention import Attention
+
+    Attention(q, k, v, out, lse, causal)()  # the forward's out and lse, as training has them
+    run, _ = tylo_backward(torch, q, k, v, out, dout, lse, causal)
+    cases = {"tylo": run}
+    for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
+                          ("flash", SDPBackend.FLASH_ATTENTION)):
+        case = sdpa_case(torch, backend, q, k, v, dout, causal)
+        if case is not None:
+            cases[name] = case
+    ms = interleaved_ms(torch, cases)
+    f = flops(B, Hq, S, S, D, causal)
+    tf = {n: f / t / 1e9 for n, t in ms.items()}
+    print(f"bench B{B} Hq{Hq} Hkv{Hkv} S{S} D{D}{' causal' * causal}: "
+          + " | ".join(f"{n} {v:.1f}" for n, v in tf.items()) + " TFLOP/s | "
+          + " ".join(f"tylo/{n} {tf['tylo'] / tf[n]:.3f}" for n in tf if n != "tylo"))
+
+
+def main() -> None:
+    import torch
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check-only", action="store_true")
+    parser.add_argument("--bench-only", action="store_true")
+    args = parser.parse_args()
+    ok = True
+    if not args.bench_only:
+        for D in (64, 128):
+            for causal in (False, True):
+                ok &= check(torch, 2, 16, 16, 2048, D, causal)
+                ok &= check(torch, 2, 32, 8, 1024, D, causal)
+    if not args.check_only:
+        for shape in SHAPES:
+            for causal in (False, True):
+                bench(torch, *shape, causal)
+    if not ok:
+        raise SystemExit("a check FAILED")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,533 @@
+"""Backward attention on Hopper, FlashAttention-3's structure (arXiv 2407.08608, section 3 and
+appendix B.1): given Q, K, V, O, dO (bf16) and the forward's lse (float32, natural log), dQ, dK,
+dV of O = softmax(scale Q K^T) V, in three kernels:
+
+* `preprocess`: per query row delta = rowsum(dO * O) and lse2 = lse log2(e) (float32, both
+  padded to a multiple of BM rows: a padded row, or one that saw no key (lse -inf), gets lse2 =
+  +inf, so that its P = exp2(scale log2(e) s - lse2) is 0 with no row mask), and dQ's float32
+  accumulator cleared;
+* `attention_backward`: one CTA per (key block of BN = 64 W keys, batch, key/value head); a
+  producer warpgroup (setmaxnreg dec) has one thread TMA-load the block's K and V once, then
+  Q and dO of each query block (BM = 64 rows) of each query head of the group into a `STAGES`
+  ring, while its 128 threads copy the block's lse2 and delta into the same stage of a small
+  shared ring (one element each, an mbarrier of 128 arrivals: in shared memory ptxas loads
+  them where they are used; as 16 registers a column fragment each, prefetched, they spilled
+  at D 128); each of the W consumer warpgroups (setmaxnreg inc) owns 64 of the keys and, per
+  query block, computes S^T = K Q^T and dP^T = V dO^T (WGMMA, both operands in shared memory,
+  issued interleaved, S^T waited first), P^T = exp2(scale log2(e) S^T - lse2) while dP^T is in
+  flight, dV += P^T dO (P^T rounded to bf16 is the register A operand: the keys are the
+  accumulator's rows, as in the forward's P V), dS^T = P^T (dP^T - delta), dK += dS^T Q (dS^T
+  the register A operand again), and dQ += dS K: dS^T is stored transposed into shared memory
+  (the K-major A operand of a 64 x D x 64 WGMMA against the warpgroup's K rows, MN-major B)
+  and the product, 64 columns of D at a time (32 registers, not D / 2), is added into dQ's
+  float32 accumulator in global memory (`accumulate_dq`: red.global.add.f32, one per element,
+  from a per-thread base and static offsets; the place to switch to TMA reduce-add). The trick of
+  computing the transposed scores ("swap AB") is what puts P^T and dS^T in registers with
+  the keys as rows, so dV and dK take them as A without a trip through shared memory. dK and
+  dV stay in registers across every query block and are written once (dK scaled);
+* `postprocess`: dQ = scale * accumulator, rounded to bf16.
+
+Layout: every array is given logical (B, H, S, D) (SDPA's), Q, O, dO, dQ (B, Hq, Sq, D), K, V,
+dK, dV (B, Hkv, Sk, D); Q and dO, and K and V, are read in place from (B, H, S, D) memory
+(TMA maps (B H, S, D) bounded at S rows) or (B, S, H, D) memory, FlashAttention's (maps (H,
+B S, D) over all rows, sequence b from row b S, the keys past Sk masked in the ragged key
+block); or packed sequences (rows, H, D) with cu_seqlens (FlashAttention's varlen; lse (Hq,
+rows); the grid covers the longest sequence, CTAs past a sequence's keys idle). Hq a multiple
+of Hkv (grouped-query attention: a CTA runs every query head of its key/value head's group,
+so dK and dV are summed over the group in registers); causal is FlashAttention's bottom-right
+alignment (query i sees key j <= i + Sk - Sq). D 64 or 128 (ptxas 13: no spills, 24/240
+registers; `compile_for_sm90a`).
+
+Not yet FA3's: dQ is added by each consumer warpgroup for its own 64 keys (twice the atomics of
+one sum per CTA; splitting dQ's columns between the warpgroups over both halves of dS spilled
+at D 128) and from registers rather than from shared memory by a writer warp (TMA reduce-add
+is the intended switch, `accumulate_dq`); no ping-pong between the consumers; BM 64 at D 64
+too; the dQ accumulator is float32 (B Hq, S_pad, D), cleared by `preprocess`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import tylo
+from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
+
+from .attention import Q_BOX, ROW, SWIZZLE, _heads_first, _view, q_layout, sequence
+from .mma_issue import interleaved
+
+LOG2E = 1.4426950408889634
+BM = 64  # query rows per step (the N of S^T = K Q^T)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Tile choices: head dim D, W consumer warpgroups of 64 keys each (BN = 64 W keys per CTA),
+    STAGES of the Q/dO ring, the softmax scale (None: 1 / sqrt(D))."""
+
+    D: int
+    W: int = 2
+    STAGES: int = 2
+    scale: float | None = None
+
+    @property
+    def BN(self) -> int:
+        return 64 * self.W
+
+    @property
+    def softmax_scale(self) -> float:
+        return 1.0 / math.sqrt(self.D) if self.scale is None else self.scale
+
+    @property
+    def registers(self) -> tuple[int, int]:
+        """(producer, consumer) registers per thread (sum * 128 <= 65536)."""
+        return {1: (56, 256), 2: (24, 240)}[self.W]
+
+
+def config(D: int, causal: bool = False, scale: float | None = None) -> Config:
+    """The tile choice for head dim D (64 or 128); ArgumentError for another D."""
+    if D not in (64, 128):
+        raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128 (the backward's)")
+    return Config(D, 2, 2, scale)
+
+
+def kt_layout(D: int) -> ComposedLayout:
+    """A Q (or dO) stage (BM, D) seen as the B operand (D, BM) of S^T = K Q^T: K-major."""
+    return ComposedLayout(SWIZZLE, Layout(((ROW, D // ROW), BM), ((1, BM * ROW), ROW)))
+
+
+#: dS^T (64 keys, BM queries) stored as dS (BM, 64): the K-major A operand of dQ = dS K.
+DS_T = ComposedLayout(SWIZZLE, Layout((64, BM), (1, ROW)))
+
+ROWS = tylo.Tensor(Float32, 2, stride=(None, 1))
+
+
+#: Rows per CTA of `preprocess` and `postprocess`, and how they hold a (ROWS_PER_CTA, 64) chunk
+#: of columns: thread t has row t // 8 and the 8 columns from 8 (t % 8) (one 16-byte vector of
+#: bf16, two of float32), so that a warp reads four whole 128-byte rows at a time and a row's
+#: sum is three butterflies.
+ROWS_PER_CTA = 16
+CHUNK = tylo.Ownership((ROWS_PER_CTA, ROW), Layout(((8, ROWS_PER_CTA), 8),
+                                                   ((8 * ROWS_PER_CTA, 1), ROWS_PER_CTA)))
+
+
+@tylo.func
+def row_chunk(x, b, h, row0, c0, start, varlen):
+    """Rows row0 .. row0 + ROWS_PER_CTA, columns c0 .. c0 + 64 of head h of sequence b of x:
+    (B, H, S, D), or `varlen` (rows, H, D) with the sequence from row `start`; D contiguous,
+    16-byte aligned rows."""
+    if varlen:
+        return tylo.GlobalTile(x.ptr + (start + row0) * x.stride[0] + h * x.stride[1] + c0,
+                               Layout((ROWS_PER_CTA, ROW), (x.stride[0], 1)), align=16)
+    return tylo.GlobalTile(x.ptr + b * x.stride[0] + h * x.stride[1] + row0 * x.stride[2] + c0,
+                           Layout((ROWS_PER_CTA, ROW), (x.stride[2], 1)), align=16)
+
+
+@tylo.kernel
+def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, seq_q, cu_q,
+               heads: tylo.constexpr, D: tylo.constexpr):
+    """ROWS_PER_CTA query rows per CTA of 128 threads (block_idx(1) = b Hq + h): delta =
+    rowsum(dO O) (less dlse[bh, row], the gradient of the row's lse, when dlse is not None:
+    d lse / d s = P folds into dS = P (dP - delta) so), lse2 = lse log2(e) (+inf past seq_q
+    or for an empty row: P 0 there), dQ's accumulator rows zeroed. o, do (B, Hq, S, D) bf16,
+    D contiguous, rows 16-byte aligned, any other strides; lse, dlse (B Hq, S) f32; delta,
+    lse2 (B Hq, S_pad) f32, dq_acc (B Hq, S_pad, D) f32, S_pad = BM * ceil(S / BM). With
+    cu_q (varlen): o, do (rows, Hq, D), lse, dlse (Hq, rows), sequence b's rows from cu_q[b]
+    (S: the longest)."""
+    bh = tylo.block_idx(1)
+    b = bh // heads
+    h = bh - b * heads
+    t = tylo.thread_idx()
+    row0 = tylo.block_idx(0) * ROWS_PER_CTA
+    start, n_q = sequence(b, seq_q, cu_q)
+    varlen = cu_q is not None
+    lz, lbase = (h, start) if varlen else (bh, 0)  # lse's row and first column
+    valid = n_q - row0
+    prod = tylo.zeros(CHUNK)
+    for c in tylo.static_range(D // ROW):
+        of = tylo.load_fragment(CHUNK, row_chunk(o, b, h, row0, c * ROW, start, varlen), t,
+                                bounds=(valid, None))
+        gf = tylo.load_fragment(CHUNK, row_chunk(do, b, h, row0, c * ROW, start, varlen), t,
+                                bounds=(valid, None))
+        prod = prod + of.to(Float32) * gf.to(Float32)
+        acc = tylo.GlobalTile(dq_acc.ptr + (bh * dq_acc.shape[1] + row0) * D + c * ROW,
+                              Layout((ROWS_PER_CTA, ROW), (D, 1)), align=16)
+        tylo.store(acc, tylo.zeros(CHUNK), t)
+    total = tylo.sum(prod, 1)
+    row = row0 + t // 8
+    if t % 8 == 0:
+        if row < n_q:
+            d = total[0]
+            if dlse is not None:
+                d = d - dlse[lz, lbase + row]
+            delta[bh, row] = d
+            x = lse[lz, lbase + row]
+            lse2[bh, row] = tylo.select(x == -math.inf, math.inf, x * LOG2E)
+        else:
+            delta[bh, row] = 0.0
+            lse2[bh, row] = math.inf
+
+
+@tylo.kernel
+def postprocess(dq, dq_acc, seq_q, cu_q, heads: tylo.constexpr, scale: tylo.constexpr,
+                D: tylo.constexpr):
+    """dQ (B, Hq, S, D) bf16 (D contiguous, rows 16-byte aligned, any other strides; with cu_q
+    (varlen) (rows, Hq, D)) = scale * dq_acc (B Hq, S_pad, D) f32: ROWS_PER_CTA rows per CTA
+    of 128 threads."""
+    bh = tylo.block_idx(1)
+    b = bh // heads
+    h = bh - b * heads
+    t = tylo.thread_idx()
+    row0 = tylo.block_idx(0) * ROWS_PER_CTA
+    start, n_q = sequence(b, seq_q, cu_q)
+    for c in tylo.static_range(D // ROW):
+        acc = tylo.GlobalTile(dq_acc.ptr + (bh * dq_acc.shape[1] + row0) * D + c * ROW,
+                              Layout((ROWS_PER_CTA, ROW), (D, 1)), align=16)
+        x = tylo.load_fragment(CHUNK, acc, t)
+        tylo.store(row_chunk(dq, b, h, row0, c * ROW, start, cu_q is not None),
+                   (x * scale).to(BFloat16), t, bounds=(n_q - row0, None))
+
+
+def st_plan() -> WGMMA64:
+    """S^T (64 keys, BM queries) = K Q^T and dP^T = V dO^T: one k = 64 group per 64 of D."""
+    return WGMMA64(BFloat16, BM, ROW)
+
+
+def column_ownership(C: tylo.Ownership) -> tylo.Ownership:
+    """The (1, n) ownership of per-column values that each thread holds for the columns it owns
+    in the accumulator ownership C (64, n) (replicated over the rows: broadcasts against C with
+    no shuffle). C's layout values are column-major indices r + 64 c; the row strides (< 64)
+    drop out."""
+    def strides(x):
+        return tuple(strides(y) for y in x) if isinstance(x, tuple) else (x // 64 if x % 64 == 0
+                                                                          else 0)
+    return tylo.Ownership((1, C.shape[1]), Layout(C.layout.shape, strides(C.layout.stride)))
+
+
+def acc_plan(D: int) -> WGMMA64:
+    """dV, dK (64 keys, D) += P^T / dS^T (64, BM) @ dO / Q (BM, D)."""
+    return WGMMA64(BFloat16, D, BM)
+
+
+def dq_plan() -> WGMMA64:
+    """64 columns of dQ (BM, 64) = dS (BM, 64 keys) K (64 keys, 64 columns)."""
+    return WGMMA64(BFloat16, ROW, 64)
+
+
+def transposed_steps(a_tile, b_tile, D: int) -> list:
+    """The groups of X^T (64, BM) = A (64, D) B^T: A K-major (the warpgroup's K or V rows), B a
+    Q or dO stage seen (D, BM) K-major; one group per 64 of D."""
+    plan = st_plan()
+
+    def step(h):
+        a = tylo.wgmma_operand(plan, "A", a_tile, (0, h * ROW))
+        b = tylo.wgmma_operand(plan, "B", b_tile, (h * ROW, 0))
+        return lambda acc: tylo.mma_async(plan, a, b, acc)
+    return [step(h) for h in range(D // ROW)]
+
+
+@tylo.func
+def accumulate_dq(dq_acc, dq, bh, m0, c0, t, D):
+    """dQ's float32 accumulator (B Hq, S_pad, D) += dq (BM, 64) at rows m0 .., columns c0 ..:
+    one relaxed red.global.add.f32 per element (rows past the sequence add 0 into padding)."""
+    rows, cols = tylo.coordinates(dq.ownership, t)
+    base = dq_acc.ptr + (bh * dq_acc.shape[1] + m0) * D + c0
+    for v in tylo.static_range(dq.slots):  # (a per-thread base plus a static offset per slot)
+        tylo.red_add(base, rows[v] * D + cols[v], dq[v])
+
+
+@tylo.func
+def masked(s, n0, m0, off, n_k, causal):
+    """S^T (64 keys from n0, BM queries from m0): -inf where the key is past the sequence
+    (key >= n_k) or, causal, past the query's diagonal (key > query + off)."""
+    rows, cols = tylo.coordinates(s.ownership, tylo.warpgroup_thread_idx())
+    keep = rows + n0 < n_k
+    if causal:
+        keep = keep & (rows + n0 <= cols + (m0 + off))
+    return tylo.select(keep, s, -math.inf)
+
+
+@tylo.func
+def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats, stats_full, pipe,
+                st, dk, dv, dq_acc, bhq, m0, n0, off, n_k, causal, cfg, apply_mask):
+    """One query block (rows m0 .., query head matrix bhq) for this warpgroup's 64 keys (from
+    n0): S^T, dP^T, P^T, dV, dS^T, dK, dQ (module docstring). Returns (dk, dv)."""
+    D = cfg.D
+    t = tylo.warpgroup_thread_idx()
+    w = tylo.warpgroup_id() - 1
+    plan = st_plan()
+    cols = column_ownership(plan.operand_layout("C"))
+    pipe.consumer_wait(st)
+    stats_full[st.index].wait(st.phase)
+    q_kt = tylo.shared_tile(kt_layout(D), q_stages.pointer(st.index))
+    do_kt = tylo.shared_tile(kt_layout(D), do_stages.pointer(st.index))
+    s, dp, _ = interleaved(transposed_steps(k_tile, q_kt, D), tylo.zero_accumulator(plan),
+                           transposed_steps(v_tile, do_kt, D), tylo.zero_accumulator(plan), True)
+    l2 = tylo.load_fragment(cols, tylo.window(stats[st.index], (0, 0), (1, BM)), t)
+    s = tylo.finish_mma(s, plan)
+    if apply_mask:
+        s = masked(s, n0 + 64 * w, m0, off, n_k, causal)
+    p = tylo.exp2(s * (cfg.softmax_scale * LOG2E) - l2)
+    pb = p.to(BFloat16)
+    ap = acc_plan(D)
+    dv = tylo.mma_async(ap, tylo.wgmma_operand(ap, "A", pb),
+                        tylo.wgmma_operand(ap, "B", do_stages[st.index]), dv)
+    dl = tylo.load_fragment(cols, tylo.window(stats[st.index], (1, 0), (1, BM)), t)
+    dp = tylo.finish_mma(tylo.wait_mma(dp, 1), plan)
+    ds = (p * (dp - dl)).to(BFloat16)
+    dk = tylo.mma_async(ap, tylo.wgmma_operand(ap, "A", ds),
+                        tylo.wgmma_operand(ap, "B", q_stages[st.index]), dk)
+    tylo.store(ds_store, ds, t)
+    tylo.barrier(1 + w, 128)
+    qp = dq_plan()
+    for h in tylo.static_range(D // ROW):  # dQ 64 columns at a time: 32 registers, not D / 2
+        dq = tylo.mma_async(qp, tylo.wgmma_operand(qp, "A", ds_tile),
+                            tylo.wgmma_operand(qp, "B", k_tile, (0, h * ROW)),
+                            tylo.zero_accumulator(qp))
+        if h == 0:
+            dv = tylo.wait_mma(dv, 2)
+            dk = tylo.wait_mma(dk, 1)
+        dq = tylo.finish_mma(tylo.wait_mma(dq), qp)
+        if h == D // ROW - 1:
+            if t == 0:
+                pipe.consumer_release(st)
+        accumulate_dq(dq_acc, dq, bhq, m0, h * ROW, t, D)
+    return dk, dv
+
+
+@tylo.kernel
+def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, delta: ROWS,
+                       dq_acc, seq_q, seq_k, cu_q, cu_k, heads: tylo.constexpr,
+                       kv_heads: tylo.constexpr,
+                       cfg: tylo.constexpr, causal: tylo.constexpr, packed: tylo.constexpr,
+                       kv_packed: tylo.constexpr):
+    """One CTA: keys [BN n, BN n + BN) of (batch, key/value head) block_idx(1) = b Hkv + hk,
+    over every query block of each of the group's Hq / Hkv query heads (module docstring).
+    q_map, do_map bind Q_BOX to Q, dO viewed (B Hq, S, D) bounded at seq_q rows, or with
+    `packed` ((B, S, H, D) memory) viewed (Hq, B S, D) over all rows (sequence b's from b S);
+    k_map, v_map to K, V the same way with Sk rows (`kv_packed`); dk_out, dv_out (B, Hkv, Sk,
+    D) bf16, any strides with D contiguous; lse2, delta (B Hq, S_pad) f32 and dq_acc (B Hq,
+    S_pad, D) f32 from `preprocess`. The keys past Sk (the next sequence's rows, in the packed
+    geometry) are masked in a CTA whose key block is ragged; the query rows past Sq need no
+    mask (their lse2 is +inf: P = 0)."""
+    D, W, STAGES = cfg.D, cfg.W, cfg.STAGES
+    BN, DH = cfg.BN, D // ROW
+    group = heads // kv_heads
+    wg = tylo.warpgroup_id()
+    t = tylo.warpgroup_thread_idx()
+    bhk = tylo.block_idx(1)
+    b = bhk // kv_heads
+    hk = bhk - b * kv_heads
+    zk = hk if kv_packed else bhk
+    q_start, n_q = sequence(b, seq_q, cu_q)
+    k_start, n_k = sequence(b, seq_k, cu_k)
+    q_row0 = q_start if packed else 0
+    k_row0 = k_start if kv_packed else 0
+    n0 = tylo.block_idx(0) * BN
+    off = n_k - n_q if causal else 0
+    k_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
+    v_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
+    q_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)
+    do_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)
+    ds_tiles = tylo.shared_tiles(q_layout(BM), W, BFloat16, dynamic=True)
+    stats = tylo.shared_tiles(Layout((2, BM), (BM, 1)), STAGES, Float32)
+    kv_bar = tylo.mbarriers(1)
+    stats_full = tylo.mbarriers(STAGES)  # lse2, delta of a stage: the producer's 128 threads
+    pipe = tylo.Pipeline(STAGES, W)
+    if tylo.linear_thread_idx() == 0:
+        kv_bar[0].init(1)
+        for i in tylo.static_range(STAGES):
+            stats_full[i].init(128)
+    pipe.init()
+    blocks = (n_q + BM - 1) // BM
+    # causal: the first query block that sees a key of this block, and the first past those
+    # that see only some of them (the diagonal: masked)
+    first = tylo.maximum(n0 - off, 0) // BM if causal else 0
+    diag = tylo.minimum(tylo.maximum((n0 + BN - 1 - off + BM - 1) // BM, first), blocks) \
+        if causal else 0
+    diag = tylo.select(n0 + BN > n_k, blocks, diag)  # a ragged key block: every block masked
+    producer_regs, consumer_regs = cfg.registers
+    if n0 < n_k:  # (varlen: the grid covers the longest sequence's keys; the rest idle)
+        if wg == 0:
+            tylo.setmaxnreg(producer_regs, "dec")
+            if t == 0:
+                kv_bar[0].arrive_expect_tx(2 * BN * D * 2)
+                for w in tylo.static_range(W):
+                    for c in tylo.static_range(DH):
+                        k_box = tylo.shared_tile(Q_BOX, k_tiles.pointer(w) + c * 64 * ROW)
+                        tylo.tma_load(k_box, k_map, (k_row0 + n0 + 64 * w, c * ROW, zk), kv_bar[0])
+                        v_box = tylo.shared_tile(Q_BOX, v_tiles.pointer(w) + c * 64 * ROW)
+                        tylo.tma_load(v_box, v_map, (k_row0 + n0 + 64 * w, c * ROW, zk), kv_bar[0])
+            ps = pipe.start()
+            for g in range(group):
+                bhq = b * heads + hk * group + g
+                zq = hk * group + g if packed else bhq
+                for i in range(first, blocks):
+                    pipe.producer_acquire(ps)
+                    if t == 0:
+                        pipe.producer_commit(ps, 2 * BM * D * 2)
+                        for c in tylo.static_range(DH):
+                            q_box = tylo.shared_tile(Q_BOX, q_stages.pointer(ps.index) + c * 64 * ROW)
+                            tylo.tma_load(q_box, q_map, (q_row0 + i * BM, c * ROW, zq),
+                                          pipe.full_barrier(ps))
+                            o_box = tylo.shared_tile(Q_BOX, do_stages.pointer(ps.index) + c * 64 * ROW)
+                            tylo.tma_load(o_box, do_map, (q_row0 + i * BM, c * ROW, zq),
+                                          pipe.full_barrier(ps))
+                    # the stage's lse2 (row 0) and delta (row 1), one element a thread
+                    r = t % BM
+                    if t < BM:
+                        stats[ps.index][0, r] = lse2[bhq, i * BM + r]
+                    else:
+                        stats[ps.index][1, r] = delta[bhq, i * BM + r]
+                    stats_full[ps.index].arrive()
+                    ps = ps.advance()
+        else:
+            tylo.setmaxnreg(consumer_regs, "inc")
+            w = wg - 1
+            k_tile, v_tile, ds_tile = k_tiles[w], v_tiles[w], ds_tiles[w]
+            ds_store = tylo.shared_tile(DS_T, ds_tiles.pointer(w))
+            ap = acc_plan(D)
+            dk = tylo.zero_accumulator(ap)
+            dv = tylo.zero_accumulator(ap)
+            kv_bar[0].wait(0)
+            st = pipe.start()
+            for g in range(group):
+                bhq = b * heads + hk * group + g
+                for i in range(first, diag):
+                    dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats,
+                                         stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, n_k, causal, cfg, True)
+                    st = st.advance()
+                for i in range(diag, blocks):
+                    dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats,
+                                         stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, n_k, causal, cfg, False)
+                    st = st.advance()
+            row0 = n0 + 64 * w
+            rows = n_k - row0
+            dk = tylo.finish_mma(dk, ap)
+            dv = tylo.finish_mma(dv, ap)
+            for out, x in ((dk_out, dk * cfg.softmax_scale), (dv_out, dv)):
+                if cu_k is None:   # (B, Hkv, Sk, D)
+                    pitch = out.stride[2]
+                    base = out.ptr + b * out.stride[0] + hk * out.stride[1] + row0 * pitch
+                else:              # (rows, Hkv, D)
+                    pitch = out.stride[0]
+                    base = out.ptr + (k_start + row0) * pitch + hk * out.stride[1]
+                tile = tylo.GlobalTile(base, tylo.Layout((64, D), (pitch, 1)))
+                tylo.store(tile, x.to(BFloat16), t, bounds=(rows, None))
+
+
+def _workspace(like, shape):
+    """A float32 array of `shape` beside `like` (a torch tensor on its device, or numpy)."""
+    if hasattr(like, "new_empty"):
+        import torch
+
+        return like.new_empty(shape, dtype=torch.float32)
+    import numpy as np
+
+    return np.empty(shape, np.float32)
+
+
+def _swap_sh(x):
+    """(B, H, S, D) seen as (B, S, H, D) and back (a view, torch or numpy)."""
+    return x.transpose(1, 2) if hasattr(x, "data_ptr") else x.transpose(0, 2, 1, 3)
+
+
+def rows_map(x):
+    """(the TMA binding of Q_BOX over x, packed) for x logical (B, H, S, D): its (B H, S, D)
+    view bounded at S rows per matrix when the memory is (B, H, S, D) (packed False), else its
+    (H, B S, D) view over all rows when the memory is (B, S, H, D) (packed True: the kernel
+    offsets sequence b by b S rows). ArgumentError when the rows are neither."""
+    B, H, S, D = x.shape
+    try:
+        return tylo.prepare_tma(Q_BOX, _view(x, (B * H, S, D)), (S, D, B * H)), False
+    except tylo.ArgumentError:
+        pass
+    rows = _view(_swap_sh(x), (B * S, H, D))  # (ArgumentError: neither memory order)
+    return tylo.prepare_tma(Q_BOX, _heads_first(rows)), True
+
+
+class AttentionBackward:
+    """dQ, dK, dV of O = softmax(scale Q K^T) V for one set of arrays, each given logical
+    (B, H, S, D) (SDPA's): Q, O, dO, dQ (B, Hq, S, D) bf16, K, V, dK, dV (B, Hkv, Sk, D) bf16,
+    lse (B, Hq, S) float32 (the forward's, natural log); Hq a multiple of Hkv; torch CUDA
+    tensors, or numpy arrays with `emulate=True` (the CPU emulator). Q and dO are read in
+    place from (B, H, S, D) or (B, S, H, D) memory (both the same), K and V likewise (a
+    transposed view of (B, S, H, D) memory is FlashAttention's layout); O, dQ, dK, dV may have
+    any strides with D contiguous. `dlse` (B, Hq, S) float32, optional: the gradient of lse
+    (when the loss reads it). `scale` the softmax's (default 1 / sqrt(D)); causal is
+    bottom-right aligned when Sq != Sk. Allocates the float32 workspace (delta, lse2, dQ's
+    accumulator: 4 B Hq S_pad (D + 2) bytes, S_pad = S rounded up to 64). Packed sequences
+    (FlashAttention's varlen): Q, O, dO, dQ (rows_q, Hq, D), K, V, dK, dV (rows_k, Hkv, D),
+    lse, dlse (Hq, rows_q), with cu_seqlens_q / cu_seqlens_k (int32, B + 1 row offsets) and
+    max_seqlen_q / max_seqlen_k (the grids' extents: at least the longest sequence). ArgumentError for a
+    head dim other than 64 or 128, Hkv not dividing Hq, or rows in neither memory order."""
+
+    def __init__(self, Q, K, V, O, dO, lse, dQ, dK, dV, causal: bool, scale: float | None = None,
+                 emulate: bool = False, dlse=None, cu_seqlens_q=None, cu_seqlens_k=None,
+                 max_seqlen_q: int | None = None, max_seqlen_k: int | None = None):
+        varlen = cu_seqlens_q is not None
+        if varlen:  # (rows, H, D), lse (Hq, rows)
+            B, (Hq, D), Hkv = len(cu_seqlens_q) - 1, Q.shape[1:], K.shape[1]
+            S, Sk, seq_q, seq_k = max_seqlen_q, max_seqlen_k, 0, 0
+        else:
+            B, Hq, S, D = Q.shape
+            Hkv, Sk = K.shape[1], K.shape[2]
+            seq_q, seq_k = S, Sk
+        if Hq % Hkv:
+            raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
+        self.cfg = cfg = config(D, causal, scale)
+        pad = -(-S // BM) * BM
+        delta, lse2 = _workspace(Q, (B * Hq, pad)), _workspace(Q, (B * Hq, pad))
+        dq_acc = _workspace(Q, (B * Hq, pad, D))
+        if varlen:
+            self.maps = [tylo.prepare_tma(Q_BOX, _heads_first(x)) for x in (Q, K, V, dO)]
+            packed = kv_packed = True
+        else:
+            (q_map, packed), (do_map, do_packed) = rows_map(Q), rows_map(dO)
+            (k_map, kv_packed), (v_map, v_packed) = rows_map(K), rows_map(V)
+            if do_packed != packed or v_packed != kv_packed:
+                raise tylo.ArgumentError("dO/V", "dO must lie in Q's memory order and V in K's "
+                                                 "((B, H, S, D) or (B, S, H, D))")
+            self.maps = [q_map, k_map, v_map, do_map]
+            lse = _view(lse, (B * Hq, S))
+            if dlse is not None:
+                dlse = _view(dlse, (B * Hq, S))
+        rows = (pad // ROWS_PER_CTA, B * Hq)
+        cu = (cu_seqlens_q, cu_seqlens_k)
+        #: (kernel, grid, block, arguments) of the three launches, in order
+        self.launches = [
+            (preprocess, rows, 128, (O, dO, lse, dlse, delta, lse2, dq_acc, seq_q, cu[0], Hq, D)),
+            (attention_backward, (-(-Sk // cfg.BN), B * Hkv), 128 * (cfg.W + 1),
+             (*self.maps, dK, dV, lse2, delta, dq_acc, seq_q, seq_k, *cu, Hq, Hkv, cfg,
+              bool(causal), packed, kv_packed)),
+            (postprocess, rows, 128, (dQ, dq_acc, seq_q, cu[0], Hq, cfg.softmax_scale, D)),
+        ]
+        self.emulate = emulate
+        self.workspace = (delta, lse2, dq_acc)
+
+    def __call__(self):
+        for kernel, grid, block, args in self.launches:
+            (kernel.emulate if self.emulate else kernel)[grid, block](*args)
+
+
+def compile_for_sm90a(D: int = 128, causal: bool = False, heads: int = 1, kv_heads: int = 1,
+                      cfg: Config | None = None, packed: bool = False):
+    """The main kernel compiled for sm_90a from host bindings (numpy; no GPU needed); `packed`:
+    Q, dO, K, V in (B, S, H, D) memory."""
+    import ml_dtypes
+    import numpy as np
+
+    c = cfg or config(D, causal)
+    S, bf = 256, ml_dtypes.bfloat16
+
+    def array(h):
+        return _swap_sh(np.zeros((1, S, h, D), bf)) if packed else np.zeros((1, h, S, D), bf)
+
+    x, kv = array(heads), array(kv_heads)
+    maps = [rows_map(a)[0] for a in (x, kv, kv, x)]
+    rows = np.zeros((heads, S), np.float32)
+    return attention_backward.compile(*maps, kv, kv, rows, rows,
+                                      np.zeros((heads, S, D), np.float32), S, S, None, None,
+                                      heads,
+                                      kv_heads, c, causal, packed, packed,
+                                      block=128 * (c.W + 1), arch="sm_90a")

@@ -1,0 +1,234 @@
+"""tylo.ops.kernels.attention_backward: emulated against float64 torch autograd of
+softmax(scale Q K^T) V (fresh random inputs, dQ, dK, dV poisoned first; causal and not, head
+dims 64 and 128, sequences that are not multiples of the tiles); the SASS of the main kernel
+(no spills); on a GPU, against float32 torch autograd."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tylo.ops.kernels import attention_backward as bw
+
+torch = pytest.importorskip("torch")
+
+
+def reference(q, k, v, do, causal: bool, scale: float):
+    """dQ, dK, dV (and O, lse) of softmax(scale Q K^T) V by torch autograd in float64 (GQA:
+    K, V repeated over each group; causal bottom-right aligned)."""
+    q, k, v, do = (x.detach().double().requires_grad_() for x in (q, k, v, do))
+    group = q.shape[1] // k.shape[1]
+    kk, vv = (x.repeat_interleave(group, dim=1) for x in (k, v))
+    z = scale * q @ kk.transpose(-1, -2)
+    seen = torch.ones(q.shape[2], dtype=torch.bool)
+    if causal:
+        sq, sk = q.shape[2], k.shape[2]
+        hidden = torch.arange(sk)[None, :] > torch.arange(sq)[:, None] + (sk - sq)
+        seen = ~hidden.all(-1)  # (Sq > Sk: the first rows see no key: O 0, lse -inf, grads 0)
+        z = z.masked_fill(hidden & seen[:, None], -math.inf)
+    lse = torch.logsumexp(z, dim=-1).masked_fill(~seen, -math.inf)
+    o = (torch.softmax(z, dim=-1) * seen[:, None]) @ vv
+    o.backward(do)
+    return q.grad, k.grad, v.grad, o.detach(), lse.detach()
+
+
+def close(name, got, want, tol=2e-2) -> bool:
+    got = torch.as_tensor(got.astype("float32") if hasattr(got, "astype") else got).double()
+    err = (got - want.double()).abs().max().item()
+    scale = want.abs().max().item() + 1e-6
+    ok = bool(torch.isfinite(got).all()) and err <= tol * scale
+    print(f"{name}: max error {err:.3g} of max {scale:.3g} {'ok' if ok else 'FAILED'}")
+    return ok
+
+
+def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None, packed=False) -> bool:
+    """Fresh random inputs, dQ, dK, dV poisoned; `packed`: every array in (B, S, H, D) memory
+    (FlashAttention's), handed over as its (B, H, S, D) view, else (B, H, S, D) memory."""
+    import ml_dtypes
+    import numpy as np
+
+    bf = ml_dtypes.bfloat16
+    g = torch.Generator().manual_seed(int(torch.randint(0, 2**31, ())))
+    q, do = (torch.randn(B, Hq, S, D, generator=g).to(torch.bfloat16) for _ in range(2))
+    k, v = (torch.randn(B, Hkv, Sk, D, generator=g).to(torch.bfloat16) for _ in range(2))
+    s = 1 / math.sqrt(D) if scale is None else scale
+    dq_ref, dk_ref, dv_ref, o_ref, lse_ref = reference(q, k, v, do, causal, s)
+
+    def arr(x):  # (B, H, S, D) values in the memory order asked for
+        a = x.float().numpy().astype(bf)
+        return a.transpose(0, 2, 1, 3).copy().transpose(0, 2, 1, 3) if packed else a
+
+    def poisoned(shape):
+        a = np.full(shape, np.nan, bf)
+        return arr(torch.from_numpy(a.astype(np.float32)))
+
+    Q, K, V, dO, O = (arr(x) for x in (q, k, v, do, o_ref))
+    lse = lse_ref.float().numpy().copy()
+    dQ, dK, dV = poisoned(Q.shape), poisoned(K.shape), poisoned(V.shape)
+    bw.AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True)()
+    return all([close("dQ", dQ, dq_ref), close("dK", dK, dk_ref), close("dV", dV, dv_ref)])
+
+
+@pytest.mark.parametrize("B, H, S, D, causal", [
+    (1, 1, 128, 64, False),
+    (1, 2, 192, 64, True),      # three query blocks, a diagonal, two key blocks (one ragged)
+    (1, 1, 160, 128, False),    # a ragged last query block and key block
+    (1, 1, 128, 128, True),
+])
+def test_emulated_against_autograd(B, H, S, D, causal):
+    assert run_emulated(B, H, H, S, S, D, causal)
+
+
+@pytest.mark.parametrize("Hq, Hkv, S, Sk, D, causal", [
+    (4, 2, 128, 128, 64, True),    # grouped-query: dK, dV summed over each group of two
+    (3, 1, 128, 128, 64, False),   # multi-query
+])
+def test_emulated_grouped_query(Hq, Hkv, S, Sk, D, causal):
+    assert run_emulated(1, Hq, Hkv, S, Sk, D, causal)
+
+
+@pytest.mark.parametrize("S, Sk, causal", [
+    (128, 192, True),    # more keys: query i sees key j <= i + 64 (bottom-right)
+    (192, 128, True),    # more queries: the first 64 rows see no key (lse -inf, grads 0)
+    (128, 192, False),
+])
+def test_emulated_unequal_lengths(S, Sk, causal):
+    assert run_emulated(1, 1, 1, S, Sk, 64, causal)
+
+
+def test_emulated_scale():
+    """A softmax scale other than 1 / sqrt(D) (dK and dQ carry it)."""
+    assert run_emulated(1, 1, 1, 128, 128, 64, True, scale=0.3)
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    pytest.importorskip("tylo.runtime.ptxas")
+    return {(D, causal): bw.compile_for_sm90a(D, causal) for D in (64, 128)
+            for causal in (False, True)}
+
+
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sass(compiled, D, causal):
+    """The main kernel for sm_90a: no spills, no stack, setmaxnreg 24/240, every GEMM a WGMMA
+    (per query block: S^T and dP^T, D / 64 groups each of m64n64k16 x 4; dV and dK, 4 each;
+    dQ, 4 per 64 columns), dQ added by red.global.add.f32 (one per accumulator element)."""
+    c = compiled[(D, causal)]
+    counts = c.sass_counts()
+    assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
+    assert c.report.stack_frame_bytes == 0
+    assert "setmaxnreg.inc.sync.aligned.u32 240;" in c.ptx
+    assert "setmaxnreg.dec.sync.aligned.u32 24;" in c.ptx
+    per_block = 2 * (D // 64) * 4 + 2 * 4 + (D // 64) * 4
+    loops = 2                     # the masked loop (diagonal, ragged keys) and the unmasked one
+    assert counts.opcodes["HGMMA"] == loops * per_block
+    assert counts.opcodes["REDG"] == loops * (D // 64) * 32
+    assert c.ptx.count("red.relaxed.gpu.global.add.f32") == loops * (D // 64) * 32
+    # K and V of both consumers once (unrolled), Q and dO per query block
+    assert counts.opcodes["UTMALDG"] == 2 * 2 * (D // 64) + 2 * (D // 64)
+
+
+@pytest.mark.parametrize("Hq, Hkv, S, Sk, D, causal", [
+    (2, 1, 160, 160, 64, True),     # two sequences one after the other: ragged key blocks
+    (1, 1, 96, 200, 128, False),    # whose rows past Sk are the next sequence's (masked)
+])
+def test_emulated_bshd_memory(Hq, Hkv, S, Sk, D, causal):
+    """(B, S, H, D) memory read in place (the packed geometry: (H, B S, D) maps), B = 2."""
+    assert run_emulated(2, Hq, Hkv, S, Sk, D, causal, packed=True)
+
+
+@pytest.mark.parametrize("lens_q, lens_k, causal", [
+    ([70, 130], [70, 130], True),     # self-attention, sequences not multiples of the tiles
+    ([40, 100], [150, 100], False),   # more keys than queries in the first
+])
+def test_emulated_varlen(lens_q, lens_k, causal):
+    """Packed sequences (rows, H, D) with cu_seqlens, Hq 2, Hkv 1, D 64: each sequence's
+    gradients against its own float64 autograd; lse (Hq, rows)."""
+    import ml_dtypes
+    import numpy as np
+
+    bf, D, Hq, Hkv = ml_dtypes.bfloat16, 64, 2, 1
+    rq, rk = sum(lens_q), sum(lens_k)
+    q, do = (torch.randn(rq, Hq, D).to(torch.bfloat16) for _ in range(2))
+    k, v = (torch.randn(rk, Hkv, D).to(torch.bfloat16) for _ in range(2))
+    cq = np.cumsum([0, *lens_q]).astype(np.int32)
+    ck = np.cumsum([0, *lens_k]).astype(np.int32)
+    refs, O, lse = [], np.zeros((rq, Hq, D), bf), np.zeros((Hq, rq), np.float32)
+    for b in range(len(lens_q)):
+        sq, sk = slice(cq[b], cq[b + 1]), slice(ck[b], ck[b + 1])
+        seq = [x[s].transpose(0, 1)[None] for x, s in ((q, sq), (k, sk), (v, sk), (do, sq))]
+        refs.append(reference(*seq, causal, 1 / math.sqrt(D)))
+        O[sq] = refs[-1][3][0].transpose(0, 1).float().numpy().astype(bf)
+        lse[:, sq] = refs[-1][4][0].float().numpy()
+    arr = lambda x: x.float().numpy().astype(bf)  # noqa: E731
+    dQ, dK, dV = (np.full(x.shape, np.nan, bf) for x in (q, k, v))
+    bw.AttentionBackward(arr(q), arr(k), arr(v), O, arr(do), lse, dQ, dK, dV, causal,
+                         emulate=True, cu_seqlens_q=cq, cu_seqlens_k=ck,
+                         max_seqlen_q=max(lens_q), max_seqlen_k=max(lens_k))()
+    ok = []
+    for b, (dq_ref, dk_ref, dv_ref, _, _) in enumerate(refs):
+        sq, sk = slice(cq[b], cq[b + 1]), slice(ck[b], ck[b + 1])
+        ok += [close(f"dQ {b}", dQ[sq].transpose(1, 0, 2), dq_ref[0]),
+               close(f"dK {b}", dK[sk].transpose(1, 0, 2), dk_ref[0]),
+               close(f"dV {b}", dV[sk].transpose(1, 0, 2), dv_ref[0])]
+    assert all(ok)
+
+
+def _cuda():
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    return torch.device("cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("Hq, Hkv, D", [(16, 16, 128), (32, 8, 128), (16, 16, 64)])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("packed", [False, True], ids=["bhsd", "bshd"])
+def test_gpu_against_float32_autograd(Hq, Hkv, D, causal, packed):
+    """B 2, S 2048: fresh random inputs, dQ, dK, dV poisoned (NaN), the forward's O and lse
+    from the forward kernel, against float32 torch autograd."""
+    from tylo.ops.kernels.attention import Attention
+
+    dev = _cuda()
+    B, S = 2, 2048
+
+    def make(h, fill=None):  # (B, h, S, D) logical, in (B, S, H, D) memory when packed
+        shape = (B, S, h, D) if packed else (B, h, S, D)
+        x = (torch.randn(shape, device=dev) if fill is None
+             else torch.full(shape, fill, device=dev)).to(torch.bfloat16)
+        return x.transpose(1, 2) if packed else x
+
+    q, do, o = make(Hq), make(Hq), make(Hq, 0.0)
+    k, v = make(Hkv), make(Hkv)
+    lse = torch.empty(B, Hq, S, device=dev)
+    if packed:  # the forward takes (B, S, H, D) memory as its "bshd" layout
+        Attention(*(x.transpose(1, 2) for x in (q, k, v, o)), lse, causal, layout="bshd")()
+    else:
+        Attention(q, k, v, o, lse, causal)()
+    dq, dk, dv = make(Hq, float("nan")), make(Hkv, float("nan")), make(Hkv, float("nan"))
+    bw.AttentionBackward(q, k, v, o, do, lse, dq, dk, dv, causal)()
+    torch.cuda.synchronize()
+    rq, rk, rv = (x.detach().float().requires_grad_() for x in (q, k, v))
+    g = Hq // Hkv
+    z = rq @ rk.repeat_interleave(g, 1).transpose(-1, -2) / math.sqrt(D)
+    if causal:
+        z = z.masked_fill(torch.ones(S, S, dtype=torch.bool, device=dev).triu(1), -math.inf)
+    (torch.softmax(z, -1) @ rv.repeat_interleave(g, 1)).backward(do.float())
+    for name, got, want in (("dQ", dq, rq.grad), ("dK", dk, rk.grad), ("dV", dv, rv.grad)):
+        assert not got.isnan().any(), name
+        err = float((got.float() - want).norm() / want.norm())
+        assert err < 2e-2, f"{name}: relative error {err:.3g}"
+
+
+def test_a_head_dim_it_does_not_serve_is_refused():
+    import ml_dtypes
+    import numpy as np
+
+    import tylo
+
+    x = np.zeros((1, 1, 64, 256), ml_dtypes.bfloat16)
+    lse = np.zeros((1, 1, 64), np.float32)
+    with pytest.raises(tylo.ArgumentError, match="head dim 256 is not one of 64, 128"):
+        bw.AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True)

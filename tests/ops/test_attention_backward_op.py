@@ -1,0 +1,223 @@
+"""The backward of tylo.ops.attention (the custom op tylo::attention_backward, registered as the
+autograd rule of tylo::attention_forward): on CPU tensors through the emulator, gradients of q,
+k, v against float64 torch autograd (fresh random inputs) in both layouts, grouped-query heads,
+causal with Sq != Sk, a scale, a loss that reads lse; torch.compile(fullgraph=True) of forward
+and backward; what the backward refuses. On a GPU (marked gpu): real sizes against float32
+torch autograd."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tylo  # noqa: E402
+import tylo.ops  # noqa: E402
+
+
+def reference(q, k, v, causal: bool, scale: float, dtype=torch.float64):
+    """out, lse of softmax(scale q k^T) v in (B, H, S, D), differentiable, in `dtype` (GQA by
+    repeating K, V; causal bottom-right; rows that see no key: out 0, lse -inf)."""
+    group = q.shape[1] // k.shape[1]
+    q, k, v = (x.to(dtype) for x in (q, k, v))
+    k, v = (x.repeat_interleave(group, dim=1) for x in (k, v))
+    z = scale * q @ k.transpose(-1, -2)
+    seen = torch.ones(q.shape[2], dtype=torch.bool, device=q.device)
+    if causal:
+        sq, sk = q.shape[2], k.shape[2]
+        hidden = (torch.arange(sk, device=q.device)[None, :]
+                  > torch.arange(sq, device=q.device)[:, None] + (sk - sq))
+        seen = ~hidden.all(-1)
+        z = z.masked_fill(hidden & seen[:, None], -math.inf)
+    lse = torch.logsumexp(z, dim=-1).masked_fill(~seen, -math.inf)
+    return (torch.softmax(z, dim=-1) * seen[:, None]) @ v, lse
+
+
+def leaves(*shapes, device="cpu"):
+    return [torch.randn(*s, dtype=torch.bfloat16, device=device).requires_grad_() for s in shapes]
+
+
+def check(got, want, tol=2e-2):
+    for name, g, w in zip("qkv", got, want):
+        assert g is not None and not g.isnan().any(), name
+        err = float((g.double() - w.double()).norm() / w.double().norm())
+        assert err < tol, f"d{name}: relative error {err:.3g}"
+
+
+def gradients(q, k, v, bhsd, loss):
+    """(dq, dk, dv) of loss(out, lse) through the op and through the float64 reference."""
+    to = (lambda x: x) if bhsd else (lambda x: x.transpose(1, 2))
+    out, lse = loss["op"](q, k, v)
+    torch.manual_seed(1)
+    g_out = torch.randn_like(out.float())
+    g_lse = torch.randn_like(lse) if loss["lse"] else None
+    total = (out.float() * g_out).sum() + ((lse * g_lse).sum() if loss["lse"] else 0)
+    got = torch.autograd.grad(total, (q, k, v))
+    rq, rk, rv = (x.detach().double().requires_grad_() for x in (q, k, v))
+    ref_out, ref_lse = reference(to(rq), to(rk), to(rv), loss["causal"], loss["scale"])
+    ref_total = (to(ref_out) * g_out.double()).sum()
+    if loss["lse"]:
+        ref_total = ref_total + (ref_lse * g_lse.double()).sum()
+    return got, torch.autograd.grad(ref_total, (rq, rk, rv))
+
+
+@pytest.mark.parametrize("layout, causal, Sq, Sk, Hq, Hkv, D", [
+    ("bshd", True, 128, 128, 2, 1, 64),     # grouped-query, causal, FlashAttention's layout
+    ("bhsd", False, 96, 160, 1, 1, 64),     # ragged lengths, Sq != Sk
+    ("bshd", True, 64, 128, 1, 1, 128),     # D 128, bottom-right causal with more keys
+])
+def test_gradients_against_float64_autograd(layout, causal, Sq, Sk, Hq, Hkv, D):
+    bhsd = layout == "bhsd"
+    shape = (lambda s, h: (1, h, s, D)) if bhsd else (lambda s, h: (1, s, h, D))
+    q, k, v = leaves(shape(Sq, Hq), shape(Sk, Hkv), shape(Sk, Hkv))
+    scale = 1 / math.sqrt(D)
+
+    def op(q, k, v):
+        return tylo.ops.attention(q, k, v, causal=causal, layout=layout, return_lse=True)
+    got, want = gradients(q, k, v, bhsd, dict(op=op, lse=False, causal=causal, scale=scale))
+    check(got, want)
+    # read and written in place: each gradient lies as its input does (no (B, H, S, D) copy)
+    assert [g.stride() for g in got] == [x.stride() for x in (q, k, v)]
+
+
+def test_q_and_kv_in_different_memory_orders():
+    """A rotated q in (B, H, S, D) memory beside k, v in (B, S, H, D) (given as bhsd views)."""
+    q, = leaves((1, 2, 64, 64))
+    k, v = (x.detach().transpose(1, 2).requires_grad_()
+            for x in leaves((1, 64, 1, 64), (1, 64, 1, 64)))
+    k.retain_grad(), v.retain_grad()
+
+    def op(q, k, v):
+        return tylo.ops.attention(q, k, v, causal=True, layout="bhsd", return_lse=True)
+    check(*gradients(q, k, v, True, dict(op=op, lse=False, causal=True, scale=0.125)))
+
+
+@pytest.mark.parametrize("max_k", [True, False], ids=["max_seqlen_k", "read-on-host"])
+def test_packed_sequences(max_k):
+    """(rows, H, D) with cu_seqlens, bottom-right causal per sequence, Hq 2 Hkv 1: each
+    sequence's gradients against its own float64 autograd."""
+    lens_q, lens_k = [50, 90], [70, 90]
+    cq = torch.tensor([0, *lens_q]).cumsum(0).int()
+    ck = torch.tensor([0, *lens_k]).cumsum(0).int()
+    q, k, v = leaves((sum(lens_q), 2, 64), (sum(lens_k), 1, 64), (sum(lens_k), 1, 64))
+    out = tylo.ops.attention(q, k, v, causal=True, cu_seqlens_q=cq, cu_seqlens_k=ck,
+                             max_seqlen_q=max(lens_q),
+                             max_seqlen_k=max(lens_k) if max_k else None)
+    g_out = torch.randn_like(out.float())
+    got = torch.autograd.grad((out.float() * g_out).sum(), (q, k, v))
+    for b in range(2):
+        sq, sk = slice(int(cq[b]), int(cq[b + 1])), slice(int(ck[b]), int(ck[b + 1]))
+        rq, rk, rv = (x[s].detach().double().transpose(0, 1)[None].requires_grad_()
+                      for x, s in ((q, sq), (k, sk), (v, sk)))
+        ref, _ = reference(rq, rk, rv, True, 1 / 8)
+        want = torch.autograd.grad((ref * g_out[sq].double().transpose(0, 1)[None]).sum(),
+                                   (rq, rk, rv))
+        check([g[s] for g, s in zip(got, (sq, sk, sk))],
+              [w[0].transpose(0, 1) for w in want])
+
+
+def test_a_scale_and_a_loss_that_reads_lse():
+    q, k, v = leaves((1, 2, 64, 64), (1, 2, 64, 64), (1, 2, 64, 64))
+
+    def op(q, k, v):
+        return tylo.ops.attention(q, k, v, causal=True, scale=0.3, layout="bhsd",
+                                  return_lse=True)
+    check(*gradients(q, k, v, True, dict(op=op, lse=True, causal=True, scale=0.3)))
+
+
+def test_torch_compile_fullgraph_forward_and_backward():
+    """torch.compile(fullgraph=True, backend="aot_eager") traces the forward and the backward
+    (tylo::attention_backward in the backward graph) and gives eager's gradients."""
+    def block(q, k, v):
+        return tylo.ops.attention(q, k, v, causal=True).float().square().sum()
+
+    q, k, v = leaves((1, 64, 2, 64), (1, 64, 1, 64), (1, 64, 1, 64))
+    eager = torch.autograd.grad(block(q, k, v), (q, k, v))
+    compiled = torch.compile(block, fullgraph=True, backend="aot_eager")
+    got = torch.autograd.grad(compiled(q, k, v), (q, k, v))
+    for g, e in zip(got, eager):
+        assert torch.equal(g, e)
+
+
+def test_opcheck_of_the_backward_op():
+    q, k, v, out, dout = (torch.randn(1, 2, 64, 64, dtype=torch.bfloat16) for _ in range(5))
+    lse = torch.randn(1, 2, 64)
+    torch.library.opcheck(torch.ops.tylo.attention_backward.default,
+                          (dout, q, k, v, out, lse, None, True, 0.125),
+                          test_utils=("test_schema", "test_faketensor"))
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(window=(15, 0)), "a sliding window"),
+    (dict(softcap=30.0), "a softcap"),
+])
+def test_what_the_backward_refuses(options, match):
+    q, k, v = leaves((1, 64, 1, 64), (1, 64, 1, 64), (1, 64, 1, 64))
+    out = tylo.ops.attention(q, k, v, causal=True, **options)
+    with pytest.raises(tylo.UnsupportedError, match=match):
+        out.float().sum().backward()
+
+
+def _cuda():
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    return torch.device("cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("Hq, Hkv", [(16, 16), (32, 8)])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("D", [64, 128])
+def test_gpu_against_float32_autograd(Hq, Hkv, causal, D):
+    """B 2, S 2048, (B, S, H, D): the op's gradients against float32 torch autograd of the
+    same inputs (the bf16 rounding of the op's inputs of each GEMM bounds the error)."""
+    dev = _cuda()
+    q, k, v = leaves((2, 2048, Hq, D), (2, 2048, Hkv, D), (2, 2048, Hkv, D), device=dev)
+    out = tylo.ops.attention(q, k, v, causal=causal)
+    g_out = torch.randn_like(out)
+    torch.full((2**27,), float("nan"), device=dev)  # (freed: the gradients' memory is likely NaN)
+    got = torch.autograd.grad(out, (q, k, v), g_out)
+    rq, rk, rv = (x.detach().float().transpose(1, 2).requires_grad_() for x in (q, k, v))
+    ref, _ = reference(rq, rk, rv, causal, 1 / math.sqrt(D), torch.float32)
+    ref.backward(g_out.float().transpose(1, 2))
+    check(got, [x.grad.transpose(1, 2) for x in (rq, rk, rv)])
+
+
+@pytest.mark.gpu
+def test_gpu_unequal_lengths_and_bhsd():
+    dev = _cuda()
+    q = torch.randn(2, 8, 777, 128, device=dev, dtype=torch.bfloat16).requires_grad_()
+    k, v = (torch.randn(2, 2, 900, 128, device=dev, dtype=torch.bfloat16).requires_grad_()
+            for _ in range(2))
+
+    def op(q, k, v):
+        return tylo.ops.attention(q, k, v, causal=True, layout="bhsd", return_lse=True)
+    got, want = gradients(q, k, v, True, dict(op=op, lse=True, causal=True,
+                                              scale=1 / math.sqrt(128)))
+    check(got, want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("D", [64, 128])
+def test_gpu_packed_sequences(D):
+    """Five packed sequences of random lengths (keys longer than queries in some), Hq 8 Hkv 2,
+    causal: each sequence's gradients against float32 torch autograd."""
+    dev = _cuda()
+    lens_q = torch.randint(1, 700, (5,)).tolist()
+    lens_k = [n + int(torch.randint(0, 300, ())) for n in lens_q]
+    cq = torch.tensor([0, *lens_q], device=dev).cumsum(0).int()
+    ck = torch.tensor([0, *lens_k], device=dev).cumsum(0).int()
+    q, k, v = leaves((sum(lens_q), 8, D), (sum(lens_k), 2, D), (sum(lens_k), 2, D), device=dev)
+    out = tylo.ops.attention(q, k, v, causal=True, cu_seqlens_q=cq, cu_seqlens_k=ck,
+                             max_seqlen_q=max(lens_q), max_seqlen_k=max(lens_k))
+    g_out = torch.randn_like(out)
+    got = torch.autograd.grad(out, (q, k, v), g_out)
+    for b in range(5):
+        sq, sk = slice(int(cq[b]), int(cq[b + 1])), slice(int(ck[b]), int(ck[b + 1]))
+        rq, rk, rv = (x[s].detach().float().transpose(0, 1)[None].requires_grad_()
+                      for x, s in ((q, sq), (k, sk), (v, sk)))
+        ref, _ = reference(rq, rk, rv, True, 1 / math.sqrt(D), torch.float32)
+        want = torch.autograd.grad(ref, (rq, rk, rv), g_out[sq].float().transpose(0, 1)[None])
+        check([g[s] for g, s in zip(got, (sq, sk, sk))], [w[0].transpose(0, 1) for w in want])

@@ -57,6 +57,21 @@ def _in_order(x, order: str):
     return x.transpose(1, 2).contiguous().transpose(1, 2)
 
 
+def _aligned_rows(x):
+    """x (float32, a row per sequence on its last axis: lse, dlse) itself when that axis is
+    contiguous and its rows lie a multiple of 4 elements (16 bytes) apart, else a copy in rows
+    padded so (as the forward allocates lse): every sequence length then launches one compiled
+    variant of `preprocess` (an array's alignment is part of its key), the one
+    ``tylo.ops.warmup`` compiles. (autograd hands a loss that does not read lse a dense dlse
+    of zeros, whose rows are S apart.)"""
+    if x.stride(-1) == 1 and all(s % 4 == 0 for e, s in zip(x.shape[:-1], x.stride()[:-1])
+                                 if e > 1):
+        return x
+    rows = -(-x.shape[-1] // 4) * 4
+    padded = x.new_empty((*x.shape[:-1], rows))[..., :x.shape[-1]]
+    return padded.copy_(x)
+
+
 def _gradients(q, k, v):
     """dq, dk, dv in q's, k's and v's memory order where they are dense (empty_like keeps the
     strides of a dense tensor), else (B, H, S, D)-contiguous."""
@@ -73,8 +88,8 @@ def _packed(dout, q, k, v, out, lse, dlse, causal, scale, cu_q, cu_k, max_q, max
     q, k, v, out, dout = (x if x.stride(-1) == 1 and x.stride(0) % 8 == 0 else x.contiguous()
                           for x in (q, k, v, out, dout))
     dq, dk, dv = _gradients(q, k, v)
-    run = kernel.AttentionBackward(q, k, v, out, dout, lse.contiguous(), dq, dk, dv, causal,
-                                   scale, dlse=None if dlse is None else dlse.contiguous(),
+    run = kernel.AttentionBackward(q, k, v, out, dout, _aligned_rows(lse), dq, dk, dv, causal,
+                                   scale, dlse=None if dlse is None else _aligned_rows(dlse),
                                    cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, max_seqlen_q=max_q,
                                    max_seqlen_k=max_k)
     for kern, grid, block, args in run.launches:
@@ -100,10 +115,9 @@ def attention_backward(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: 
     k, v = _in_order(k, kv_order), _in_order(v, kv_order)
     if out.stride(-1) != 1:
         out = out.contiguous()
-    if lse.stride(-1) != 1:
-        lse = lse.contiguous()
+    lse = _aligned_rows(lse)
     if dlse is not None:
-        dlse = dlse.contiguous()
+        dlse = _aligned_rows(dlse)
     dq, dk, dv = _gradients(q, k, v)
     run = kernel.AttentionBackward(q, k, v, out, dout, lse, dq, dk, dv, causal, scale,
                                    dlse=dlse)

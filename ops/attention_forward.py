@@ -252,7 +252,7 @@ LAYOUTS = {"bhsd": ("bhsd", "bhsd"), "bshd": ("bshd", "bshd"), "bshd/bhsd": ("bs
 def variants(*, head_dim: int | None = None, num_heads: int | None = None,
              num_kv_heads: int | None = None, scale: float | None = None,
              causal=(True, False), layouts=None, sliding_window: int | None = None,
-             softcap: float | None = None, **_) -> list:
+             softcap: float | None = None, training: bool = False, **_) -> list:
     """The kernel variants `attention` launches for a model (`tylo.ops.warmup`): one per
     causality in `causal` and memory order in `layouts` (default all of `LAYOUTS`: (B, H, S,
     D) and (B, S, H, D) memory, Q in one and K/V in the other as a model with a KV cache
@@ -262,8 +262,10 @@ def variants(*, head_dim: int | None = None, num_heads: int | None = None,
     any size, the window is a launch argument) also the window variant of each memory order,
     and with a `softcap` (> 0) every variant capped. [] without a head dim. Batch and
     sequence lengths (decode's single query row included) are launch arguments: one variant
-    serves them all. ArgumentError for a head dim the kernel does not serve, heads that do not
-    divide, an unknown layout, or a softcap <= 0."""
+    serves them all. With `training`, also the backward's kernels (`backward_variants`) for
+    the same choices, but for none of those the backward refuses (a window, a softcap, D 256).
+    ArgumentError for a head dim the kernel does not serve, heads that do not divide, an
+    unknown layout, or a softcap <= 0."""
     from .warmup import Variant
 
     if head_dim is None:
@@ -295,4 +297,44 @@ def variants(*, head_dim: int | None = None, num_heads: int | None = None,
                 return kernel.precompile(head_dim, c, num_heads, kv, q_order, kv_order, scale,
                                          arch, emulator, window, softcap)
             found.append(Variant("attention", label, build))
+    if training and softcap is None and head_dim in attention_backward.HEAD_DIMS:
+        found += backward_variants(head_dim, num_heads, kv, scale, causal,
+                                   LAYOUTS if layouts is None else layouts)
     return found
+
+
+def backward_variants(head_dim: int, num_heads: int, num_kv_heads: int, scale: float,
+                      causal, layouts) -> list:
+    """The kernel variants of `attention`'s backward (`attention_backward`) for these choices
+    (head dim 64 or 128; `layouts` names of `LAYOUTS`): per memory order and causality the
+    main kernel (specialized by both, the head dim, both head counts and the scale; where Q or
+    K/V lie (B, S, H, D) with more than one head, a batch of one is another variant, "batch
+    1": `kernels.attention_backward.host_launches`), and per head dim, query heads and packed
+    or not `preprocess` (by these only) and `postprocess` (and the scale). No key holds a
+    length: the op pads lse's and dlse's rows to 16 bytes (``_aligned_rows``)."""
+    from .kernels import attention_backward as backward
+    from .warmup import Variant
+
+    found = {}
+    for name in layouts:
+        q_order, kv_order = LAYOUTS[name]
+        rows = "varlen" if name == "varlen" else "batched"
+        shared = f"D{head_dim} Hq{num_heads} {rows}"
+        ones = ((q_order == "bshd" and num_heads > 1) or (kv_order == "bshd" and num_kv_heads > 1))
+        for c in causal:
+            kind = "causal" if c else "full"
+            each = [("preprocess", 2, f"attention_backward preprocess {shared}")]
+            each += [("attention_backward", b,
+                      f"attention_backward D{head_dim} {kind} Hq{num_heads} Hkv{num_kv_heads} "
+                      f"{name}{' batch 1' if b == 1 else ''} scale {scale:.6g}")
+                     for b in ((2, 1) if ones else (2,))]
+            each += [("postprocess", 2, f"attention_backward postprocess {shared} scale "
+                                        f"{scale:.6g}")]
+            for kern, b, label in each:
+                def build(arch, emulator, c=c, q_order=q_order, kv_order=kv_order, kern=kern,
+                          b=b):
+                    return backward.precompile(head_dim, bool(c), num_heads, num_kv_heads,
+                                               q_order, kv_order, scale, arch, emulator,
+                                               (kern,), b)[0]
+                found.setdefault(label, Variant("attention", label, build))
+    return list(found.values())

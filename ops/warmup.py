@@ -15,7 +15,8 @@ An op takes part by naming, in `OPS`, the module of `tylo.ops` that declares its
 one function, ``variants(**options) -> list[Variant]``: the options are a model's description
 (`model_options`: ``head_dim``, ``num_heads``, ``num_kv_heads``, ``hidden_size``,
 ``intermediate_size``, ``scale``, and the op's own narrowing ones, e.g. attention's ``causal``
-and ``layouts``, the GEMMs' ``dtype``, ``token_tiles``, ``prefill``, ``training``); it returns
+and ``layouts``, the GEMMs' ``dtype``, ``token_tiles``, ``prefill``, and ``training``: the
+backward's kernels too, attention's and the GEMMs'); it returns
 [] when the options do not describe a use of the op (no head dim: no attention), ignores the
 options it does not use, and each `Variant`'s ``compile(arch, emulator)`` compiles one kernel
 variant into the disk cache (``Kernel.precompile``). Ops today: attention, matmul, gate_up,

@@ -53,7 +53,8 @@ from dataclasses import dataclass
 import tylo
 from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
 
-from .attention import Q_BOX, ROW, SWIZZLE, _heads_first, _view, q_layout, sequence
+from .attention import (Q_BOX, ROW, SWIZZLE, _heads_first, _same_in_float32, _view, q_layout,
+                        sequence)
 from .mma_issue import interleaved
 
 LOG2E = 1.4426950408889634
@@ -85,9 +86,13 @@ class Config:
 
 
 def config(D: int, causal: bool = False, scale: float | None = None) -> Config:
-    """The tile choice for head dim D (64 or 128); ArgumentError for another D."""
+    """The tile choice for head dim D (64 or 128), with `scale` None when it rounds to 1 /
+    sqrt(D) in float32 (as the forward's: transformers' D ** -0.5 is the same variant);
+    ArgumentError for another D."""
     if D not in (64, 128):
         raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128 (the backward's)")
+    if scale is not None and _same_in_float32(scale, 1.0 / math.sqrt(D)):
+        scale = None
     return Config(D, 2, 2, scale)
 
 
@@ -531,3 +536,67 @@ def compile_for_sm90a(D: int = 128, causal: bool = False, heads: int = 1, kv_hea
                                       heads,
                                       kv_heads, c, causal, packed, packed,
                                       block=128 * (c.W + 1), arch="sm_90a")
+
+
+#: The memory orders `host_launches` lays Q (with O, dO, dQ) and K (with V, dK, dV) out in.
+ORDERS = ("bhsd", "bshd", "varlen")
+
+
+def host_launches(D: int, causal: bool, heads: int = 1, kv_heads: int = 1,
+                  layout: str = "bhsd", kv_layout: str | None = None,
+                  scale: float | None = None, batch: int = 2) -> list:
+    """The (kernel, grid, block, arguments) of the three launches of ``tylo.ops.attention``'s
+    backward for these compile-time choices, on host (numpy) stand-ins with the specs the op's
+    arrays have (`precompile`): Q, O, dO, dQ in `layout`'s memory and K, V, dK, dV in
+    `kv_layout`'s (default `layout`): "bhsd" (B, H, S, D), "bshd" (B, S, H, D), or "varlen"
+    (both: packed (rows, H, D) sequences with cu_seqlens); lse and dlse (the gradient of lse:
+    autograd passes zeros when the loss does not read lse) with rows 16-byte aligned, as the
+    op gives them. Sequence lengths are launch arguments: the stand-ins' (`batch` sequences of
+    128, or two of 64 packed) serve every length. So is the batch, but for one case: Q (K) in
+    (B, S, H, D) memory with more than one head is read as packed rows (`rows_map`) when B > 1
+    and as (B H, S, D) matrices when B is 1 (that view exists then), two variants of the main
+    kernel (`batch` 2 or 1). ArgumentError for a head dim
+    other than 64 or 128, heads that do not divide, or an unknown or mixed varlen order."""
+    import ml_dtypes
+    import numpy as np
+
+    kv_layout = kv_layout or layout
+    if layout not in ORDERS or kv_layout not in ORDERS or ("varlen" in (layout, kv_layout)
+                                                           and layout != kv_layout):
+        raise tylo.ArgumentError("layout", f"{layout!r}/{kv_layout!r}: each of "
+                                           f"{', '.join(ORDERS)} (varlen for both or neither)")
+    S, bf = 128, ml_dtypes.bfloat16
+
+    def array(order, h):
+        if order == "varlen":
+            return np.zeros((S, h, D), bf)
+        return (_swap_sh(np.zeros((batch, S, h, D), bf)) if order == "bshd"
+                else np.zeros((batch, h, S, D), bf))
+
+    Q, O, dO, dQ = (array(layout, heads) for _ in range(4))
+    K, V, dK, dV = (array(kv_layout, kv_heads) for _ in range(4))
+    if layout == "varlen":
+        cu = np.array([0, S // 2, S], np.int32)
+        lse, dlse = np.zeros((heads, S), np.float32), np.zeros((heads, S), np.float32)
+        packed = dict(cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=S // 2,
+                      max_seqlen_k=S // 2)
+    else:
+        lse, dlse = (np.zeros((batch, heads, S), np.float32) for _ in range(2))
+        packed = {}
+    run = AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True,
+                            dlse=dlse, **packed)
+    return run.launches
+
+
+def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: str = "bhsd",
+               kv_layout: str | None = None, scale: float | None = None, arch: str = "sm_90a",
+               emulator: bool = False, kernels=("preprocess", "attention_backward",
+                                                "postprocess"), batch: int = 2) -> list:
+    """Compile the `kernels` (by name) of ``tylo.ops.attention``'s backward for these choices
+    (`host_launches`) into the disk cache, for `arch` and (`emulator`) for the CPU emulator; no
+    GPU needed. Returns their `CompiledKernel`s in launch order. ArgumentError as
+    `host_launches`."""
+    return [kern.precompile(*args, block=block, arch=arch, emulator=emulator)
+            for kern, _, block, args in host_launches(D, causal, heads, kv_heads, layout,
+                                                      kv_layout, scale, batch)
+            if kern.fn.__name__ in kernels]

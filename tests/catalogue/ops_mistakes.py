@@ -102,6 +102,12 @@ x = np.zeros((1, 1, 64, 96), ml_dtypes.bfloat16)      # (B, H, S, D)
 lse = np.zeros((1, 1, 64), np.float32)
 AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True)  # <-
 """, "ArgumentError", "head dim 96 is not one of 64, 128 (the backward's)", located=False),
+    Mistake("attention-backward-precompile-mixed-varlen", O, "the backward's warm-up "
+            "(`tylo.ops.kernels.attention_backward.precompile`) with packed Q beside batched K/V",
+            """
+from tylo.ops.kernels.attention_backward import precompile
+precompile(64, True, 2, 1, "varlen", "bshd")  # <-
+""", "ArgumentError", "varlen for both or neither", located=False),
     Mistake("matmul-float32", O, "float32 operands to tylo.ops.matmul (the kernel takes 16-bit "
             "inputs)", _MATMUL + """
 tylo.ops.matmul(x.float(), w.float())  # <-

@@ -190,3 +190,153 @@ def test_warmup_then_a_fresh_gpu_process_compiles_nothing(tmp_path):
         FIRST_GPU_CALL)
     assert result["counts"] == {"kernels hit": 1}, result
     assert not result["nan"] and result["error"] < 1e-2
+
+
+def test_training_adds_the_backward_variants():
+    """With training: per memory order and causality the backward's main kernel (and its
+    batch-of-one variant where Q or K/V lie (B, S, H, D) with more than one head), and
+    preprocess and postprocess once per batched or packed rows; none where the backward
+    refuses (a softcap, D 256) and no window variant."""
+    names = [v.name for v in ops_warmup.model_variants(LLAMA_8B, ops=["attention"],
+                                                       training=True, sliding_window=4096)]
+    backward = [n for n in names if n.startswith("attention_backward ")]
+    assert len(names) == 15 + len(backward) and len(set(names)) == len(names)
+    main = [n for n in backward if n.split()[1] == "D128"]
+    assert len(main) == 2 * (5 + 3)  # causal or not x (5 memory orders + 3 of batch 1)
+    assert not any(" window " in n for n in backward)
+    assert sum(" batch 1 " in n for n in main) == 6
+    assert sorted(n for n in backward if n not in main) == [
+        "attention_backward postprocess D128 Hq32 batched scale 0.0883883",
+        "attention_backward postprocess D128 Hq32 varlen scale 0.0883883",
+        "attention_backward preprocess D128 Hq32 batched",
+        "attention_backward preprocess D128 Hq32 varlen"]
+    for refused in (dict(softcap=50.0), dict(head_dim=256)):
+        found = ops_warmup.model_variants(LLAMA_8B, ops=["attention"], training=True, **refused)
+        assert found and not any(v.name.startswith("attention_backward") for v in found)
+
+
+@pytest.mark.parametrize("layout", ["bhsd", "bshd", "bshd/bhsd", "bhsd/bshd", "varlen"])
+def test_the_backward_warmup_keys_are_the_ops(layout, monkeypatch):
+    """The keys (parameter specs) of the op's three backward launches, for several batches,
+    lengths (not multiples of 4 too: dlse is padded) and head counts, are those of the
+    warm-up's host arrays (`host_launches`; its batch 1 variant for a batch of one where it
+    differs), and the transformers scale head_dim ** -0.5 is the default's variant."""
+    from tylo.frontend.jit.emulate import host_array
+    from tylo.ops import attention_backward as op_backward
+    from tylo.ops import attention_forward as op
+    from tylo.ops.kernels import attention_backward as kernel
+
+    launched = []
+
+    class Launches:  # wrap(kernel)[grid, block](*args): recorded, not run
+        def __init__(self, k):
+            self.k = k
+
+        def __getitem__(self, launch):
+            return lambda *args: launched.append((self.k, args))
+
+    monkeypatch.setattr(op, "wrap", Launches)
+    monkeypatch.setattr(op_backward, "wrap", Launches)
+
+    def specs(k, args):
+        names = list(k.signature.parameters)
+        return k._bind(tuple(host_array(n, x.detach() if hasattr(x, "detach") else x)
+                             for n, x in zip(names, args)), {}, describe=True)[0]
+
+    q_order, kv_order = op.LAYOUTS[layout]
+    for B, S, Hq, Hkv, D, scale in ((1, 40, 2, 1, 64, None), (3, 5, 4, 2, 64, None),
+                                    (2, 7, 1, 1, 128, 128 ** -0.5), (1, 9, 4, 4, 128, 0.1)):
+        def tensor(order, h, B=B, S=S, D=D):
+            if order == "varlen":
+                return torch.zeros(B * S, h, D, dtype=torch.bfloat16, requires_grad=True)
+            x = torch.zeros(*((B, S, h, D) if order == "bshd" else (B, h, S, D)),
+                            dtype=torch.bfloat16)
+            return (x.transpose(1, 2) if order == "bhsd" else x).requires_grad_()
+        q, k, v = tensor(q_order, Hq), tensor(kv_order, Hkv), tensor(kv_order, Hkv)
+        packed = {}
+        if layout == "varlen":
+            cu = torch.arange(0, B * S + 1, S, dtype=torch.int32)
+            packed = dict(cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=S, max_seqlen_k=S)
+        launched.clear()
+        tylo.ops.attention(q, k, v, causal=True, scale=scale, **packed).sum().backward()
+        batch = 1 if B == 1 and ((q_order == "bshd" and Hq > 1) or
+                                 (kv_order == "bshd" and Hkv > 1)) else 2
+        warm = kernel.host_launches(D, True, Hq, Hkv, q_order, kv_order,
+                                    D ** -0.5 if scale is None else scale, batch)
+        assert [k for k, _ in launched[1:]] == [k for k, _, _, _ in warm]  # (1st: forward)
+        assert [specs(k, a) for k, a in launched[1:]] == [specs(k, a) for k, _, _, a in warm]
+
+
+FIRST_BACKWARD = """
+import json, torch, tylo.ops
+from tylo.frontend.jit import disk_cache
+from tylo.ops.kernels import attention_backward as backward
+torch.manual_seed(0)
+q = torch.randn(2, 6, 2, 64, dtype=torch.bfloat16, requires_grad=True)  # (B, S, Hq, D)
+k, v = (torch.randn(2, 6, 1, 64, dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
+out = tylo.ops.attention(q, k, v, causal=True)          # CPU tensors: the emulator
+grad = torch.randn_like(out)
+out.backward(grad)
+q32, k32, v32 = (x.detach().float().requires_grad_() for x in (q, k, v))
+ref = torch.nn.functional.scaled_dot_product_attention(
+    q32.transpose(1, 2), k32.transpose(1, 2), v32.transpose(1, 2),
+    is_causal=True, enable_gqa=True).transpose(1, 2)
+ref.backward(grad.float())
+error = max(float((x.grad.float() - r.grad).norm() / r.grad.norm())
+            for x, r in ((q, q32), (k, k32), (v, v32)))
+gpu = backward.precompile(64, True, 2, 1, "bshd", "bshd", 0.125)  # a GPU's first backward's
+print(json.dumps({"counts": dict(disk_cache.COUNTS), "error": error,
+                  "origins": [c.origin for c in gpu]}))
+"""
+
+
+def test_a_training_warmup_then_a_fresh_backward_compiles_nothing(tmp_path):
+    """`--training --emulator`, then a fresh process's forward and backward on CPU tensors
+    (S 6: dlse's rows not 16-byte aligned unpadded) load all four kernels from the disk cache,
+    and the sm_90a backward kernels are there too."""
+    out, result = warm_then_run(
+        tmp_path, ["-m", "tylo.ops.warmup", "--head-dim", "64", "--num-heads", "2",
+                   "--num-kv-heads", "1", "--causal", "yes", "--layouts", "bshd", "--training",
+                   "--emulator"],
+        FIRST_BACKWARD)
+    assert "attention_backward D64 causal Hq2 Hkv1 bshd scale 0.125" in out
+    counts = result["counts"]
+    assert counts.get("emulated hit") == 4 and counts.get("kernels hit") == 3, counts
+    assert not any(k.endswith(("miss", "stored")) for k in counts), counts  # nothing compiled
+    assert result["origins"] == ["disk cache"] * 3
+    assert result["error"] < 2e-2
+
+
+FIRST_GPU_BACKWARD = """
+import json, torch, tylo.ops
+from tylo.frontend.jit import disk_cache
+q = torch.randn(2, 300, 4, 128, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+k, v = (torch.randn(2, 300, 2, 128, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+        for _ in range(2))
+out = tylo.ops.attention(q, k, v, causal=True)                 # (B, S, H, D), S 300
+grad = torch.randn_like(out)
+grads = torch.autograd.grad(out, (q, k, v), grad)
+torch.cuda.synchronize()
+q32, k32, v32 = (x.detach().float().requires_grad_() for x in (q, k, v))
+ref = torch.nn.functional.scaled_dot_product_attention(
+    q32.transpose(1, 2), k32.transpose(1, 2), v32.transpose(1, 2),
+    is_causal=True, enable_gqa=True).transpose(1, 2)
+refs = torch.autograd.grad(ref, (q32, k32, v32), grad.float())
+error = max(float((g.float() - r).norm() / r.norm()) for g, r in zip(grads, refs))
+print(json.dumps({"counts": dict(disk_cache.COUNTS), "error": error,
+                  "nan": any(bool(g.isnan().any()) for g in grads)}))
+"""
+
+
+@pytest.mark.gpu
+def test_a_training_warmup_then_a_fresh_gpu_backward_compiles_nothing(tmp_path):
+    """On an H100: `--training` (sm_90a, no GPU needed) of Hq 4 Hkv 2 D 128 causal (B, S, H,
+    D), then a fresh process's forward and backward on CUDA tensors (B 2, S 300) load their
+    four kernels from disk and the gradients match float32 SDPA's."""
+    _, result = warm_then_run(
+        tmp_path, ["-m", "tylo.ops.warmup", "--head-dim", "128", "--num-heads", "4",
+                   "--num-kv-heads", "2", "--causal", "yes", "--layouts", "bshd",
+                   "--training"],
+        FIRST_GPU_BACKWARD)
+    assert result["counts"] == {"kernels hit": 4}, result
+    assert not result["nan"] and result["error"] < 2e-2

@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 import tylo  # noqa: E402
 import tylo.ops  # noqa: E402
+import tylo.ops.attention_forward  # noqa: E402,F401  (registers the tylo:: attention ops)
 
 
 def reference(q, k, v, causal: bool, scale: float, dtype=torch.float64):

@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 
 import tylo  # noqa: E402
 import tylo.ops  # noqa: E402
+import tylo.ops.gate_up_op  # noqa: E402,F401  (registers torch.ops.tylo.gate_up)
 
 
 def inputs(M, R, K, device="cpu", lead=()):

@@ -102,7 +102,7 @@ class TMABinding:
 
 
 #: The tensor maps encoded last, by (plan, dtype, address, shape, strides, bounds, L2
-#: promotion, device): a binding of the same array again (an op called on the same tensors, as
+#: promotion, device, array kind): a binding of the same array again (an op called on the same tensors, as
 #: a model's layers are) reuses the descriptor instead of checking the rules and calling the
 #: driver again (about 125 us of the 150 us of a prepare_tma on an H100 host). The entries hold
 #: no array, only its address; the least recently used of more than ENCODED_ENTRIES go.
@@ -196,7 +196,10 @@ def prepare_tma(plan: TMATile, array, bounds=None, l2_promotion: int = 0) -> TMA
                device_array.kind)
         hit = _ENCODED.get(key)
         if hit is not None:
-            _ENCODED.move_to_end(key)
+            try:
+                _ENCODED.move_to_end(key)
+            except KeyError:  # evicted meanwhile by another thread (autograd's): still valid
+                pass
             return TMABinding(plan, array, hit[0], hit[1], device_array, hit[2], hit[3], hit[4])
     encoding = encode_params(plan, argument, dtype, address, tuple(shape), tuple(strides),
                              bounds, l2_promotion)

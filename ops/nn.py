@@ -7,8 +7,8 @@
   (M, K) when its rows are contiguous (a view), else refused by matmul's checks.
 * `GatedMLP`: down(silu(x W_gate^T) * (x W_up^T)), Llama's MLP (transformers' ``LlamaMLP``,
   ``MistralMLP``, ``Qwen2MLP`` ...: any module with ``gate_proj``, ``up_proj``, ``down_proj`` and a
-  SiLU ``act_fn``, bf16: gate_up's kernels are bf16), through `tylo.ops.gate_up` and
-  `tylo.ops.matmul`.
+  SiLU ``act_fn``, bf16, intermediate size a multiple of 64: gate_up's rules), through
+  `tylo.ops.gate_up` and `tylo.ops.matmul`.
 * `convert(model)`: replaces such MLPs by `GatedMLP` and the remaining ``nn.Linear`` layers whose
   weight is bf16 or f16 by `Linear`, sharing the parameters under their names
   (``gate_proj.weight`` ...: a state dict, ``save_pretrained`` and an optimizer's parameter
@@ -63,8 +63,9 @@ def _is_gated_mlp(module: nn.Module) -> bool:
         return False
     if any(getattr(module, n).bias is not None for n in names[:2]):
         return False
+    R, K = module.gate_proj.weight.shape  # gate_up's rules: R a multiple of 64, K of 8
     return _is_silu(getattr(module, "act_fn", None)) and \
-        module.gate_proj.weight.dtype == torch.bfloat16
+        module.gate_proj.weight.dtype == torch.bfloat16 and R % 64 == 0 and K % 8 == 0
 
 
 def _is_silu(act) -> bool:

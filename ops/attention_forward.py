@@ -65,12 +65,12 @@ import math
 
 import torch
 
-from tylo import ArgumentError, UnsupportedError
+from tylo import ArgumentError, TyloError, UnsupportedError
 
 from . import attention_backward
 from .device import require_hopper
 from .kernels import attention as kernel
-from .library import custom_op, wrap
+from .library import custom_op, direct, wrap
 
 #: The head dims the kernel serves.
 HEAD_DIMS = (64, 128, 256)
@@ -189,8 +189,7 @@ def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layo
     return out, lse
 
 
-@custom_op("tylo::attention_forward", fake=_fake)
-def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+def _run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              cu_seqlens_q: torch.Tensor | None, cu_seqlens_k: torch.Tensor | None,
              max_seqlen_q: int, causal: bool, scale: float, layout: str, window_left: int,
              window_right: int, softcap: float,
@@ -215,6 +214,7 @@ def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     return out, lse
 
 
+_forward = custom_op("tylo::attention_forward", _run, fake=_fake)
 _forward.register_autograd(attention_backward.backward,
                            setup_context=attention_backward.setup_context)
 
@@ -238,9 +238,15 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
         raise UnsupportedError("tylo.ops.attention: dropout is not supported")
     D = q.shape[-1]
     scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
-    out, lse = _forward(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q or 0),
-                        bool(causal), scale, layout, left, right, softcap,
-                        int(max_seqlen_k or 0))
+    args = (q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q or 0), bool(causal), scale,
+            layout, left, right, softcap, int(max_seqlen_k or 0))
+    if direct(q, k, v):  # an eager call that torch need not see: no dispatcher (library.direct)
+        try:
+            out, lse = _run(*args)
+        except TyloError as e:  # the caller's mistake: no frames of this module
+            raise e.with_traceback(None) from None
+    else:
+        out, lse = _forward(*args)
     return (out, lse) if return_lse else out
 
 

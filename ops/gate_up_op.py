@@ -36,11 +36,11 @@ from __future__ import annotations
 import torch
 
 import tylo
-from tylo import ArgumentError, BFloat16, Float32
+from tylo import ArgumentError, BFloat16, Float32, TyloError
 
 from .kernels import gate_up as fused
 from .kernels import projection
-from .library import custom_op, wrap
+from .library import custom_op, direct, wrap
 from .device import require_hopper, sm_count
 from .matmul_op import matmul
 from .variants import TOKEN_TILES
@@ -99,8 +99,7 @@ def _fake(x, w_gate, w_up):
     return x.new_empty((*x.shape[:-1], w_gate.shape[0]))
 
 
-@custom_op("tylo::gate_up", fake=_fake)
-def _gate_up(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor) -> torch.Tensor:
+def _run(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor) -> torch.Tensor:
     """The op behind `gate_up` (module docstring)."""
     x2 = _check(x, w_gate, w_up)
     M, R = x2.shape[0], w_gate.shape[0]
@@ -118,6 +117,9 @@ def _gate_up(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor) -> torch
         run = fused.GateUp(x2, w_gate, w_up, out2, ctas, emulate=cpu)
         wrap(fused.gate_up)[run.grid, fused.THREADS](*run.maps, run.M, run.R, run.K)
     return out
+
+
+_gate_up = custom_op("tylo::gate_up", _run, fake=_fake)
 
 
 # -- backward ---------------------------------------------------------------------------------
@@ -226,6 +228,11 @@ def gate_up(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor) -> torch.
     (R, K) -> bf16 (..., R). Raises ArgumentError naming the argument (dtype, shape, strides,
     R not a multiple of 64, K not of 8, tensors on two devices), UnsupportedError on a GPU
     that is not sm_90."""
+    if direct(x, w_gate, w_up):  # an eager call that torch need not see (library.direct)
+        try:
+            return _run(x, w_gate, w_up)
+        except TyloError as e:  # the caller's mistake: no frames of this module
+            raise e.with_traceback(None) from None
     return _gate_up(x, w_gate, w_up)
 
 

@@ -55,7 +55,7 @@ import torch
 import tylo
 from tylo import ArgumentError, DType, Tensor, TyloError, UnsupportedError
 
-__all__ = ["custom_op", "wrap"]
+__all__ = ["custom_op", "direct", "wrap"]
 
 _DEVICE_TYPES = ("cpu", "cuda")
 _state = threading.local()  # .fake: how many fake implementations of custom ops are running
@@ -120,6 +120,37 @@ def _one_device(tensors: list[tuple[str, torch.Tensor]], where: str,
             raise ArgumentError(name, f"is on device '{d}', but '{first}' is on '{device}'; "
                                       f"{where} takes tensors on one device")
     return device
+
+
+# -- direct calls -----------------------------------------------------------------------------
+
+
+_C = torch._C
+
+
+def direct(*tensors) -> bool:
+    """Whether an eager call of a Tylo op on `tensors` may run the op's implementation itself,
+    skipping torch's dispatcher (which costs a ``torch.library.custom_op`` 6-11 us per call,
+    pytorch#177109): every tensor a plain ``torch.Tensor`` (or ``nn.Parameter``) on one CUDA
+    device, none needing a gradient while grad mode is on, and nothing running that must see
+    the op: ``torch.compile`` tracing, a TorchDispatchMode or TorchFunctionMode, a functorch
+    transform (vmap, grad), torch's profiler. The op's result is the same either way; a call
+    that is not direct goes through the custom op (autograd, tracing, profiles name it, and
+    its checks name a tensor on another device). About 0.5 us for two tensors."""
+    if (torch.compiler.is_compiling() or _C._len_torch_dispatch_stack()
+            or _C._is_torch_function_mode_enabled() or _C._are_functorch_transforms_active()
+            or _C._autograd._profiler_enabled()):
+        return False
+    grad = _C.is_grad_enabled()
+    device = None
+    for t in tensors:
+        if type(t) not in _PLAIN or not t.is_cuda or (grad and t.requires_grad):
+            return False
+        if device is None:
+            device = t.get_device()
+        elif t.get_device() != device:
+            return False
+    return True
 
 
 # -- wrap -------------------------------------------------------------------------------------

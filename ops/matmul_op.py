@@ -48,12 +48,12 @@ import functools
 
 import torch
 
-from tylo import ArgumentError
+from tylo import ArgumentError, TyloError
 
 from .device import require_hopper, sm_count
 from .kernels import gemm_layouts as kernel
 from .kernels import projection
-from .library import custom_op, wrap
+from .library import custom_op, direct, wrap
 from .variants import TOKEN_TILES
 
 _DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
@@ -174,20 +174,53 @@ def _fake(a, b, out_dtype):
     return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
 
 
-@custom_op("tylo::matmul", fake=_fake)
-def _matmul(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
-    """The op behind `matmul`: a (M, K) @ b (K, N) -> (M, N) of out_dtype (module docstring)."""
+#: A call's (dtypes, shapes, strides, devices) -> (Variant or None, path, grid): the rules of
+#: `_check` and the routing, done once per geometry (an address's alignment, per call).
+_PLANS: dict = {}
+_PLAN_ENTRIES = 1024
+
+
+def _plan(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> tuple:
+    """(variant or None, `path`, the GEMM's grid) of a real call on one device, checked
+    (`_check`)."""
+    key = (a.dtype, b.dtype, out_dtype, a.shape, a.stride(), b.shape, b.stride(), a.device,
+           b.device)
+    plan = _PLANS.get(key)
+    if plan is not None and not (a.data_ptr() | b.data_ptr()) % _ALIGN:
+        return plan
     v = _check(a, b, out_dtype)
+    M, N = a.shape[0], b.shape[1]
+    kind = None if v is None else path(M, v)
+    plan = v, kind, route(M, N, a.device) if kind == "gemm" else 0
+    if len(_PLANS) >= _PLAN_ENTRIES:
+        _PLANS.clear()
+    _PLANS[key] = plan
+    return plan
+
+
+def _run(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
+    """a (M, K) @ b (K, N) -> a new (M, N) of out_dtype: the op's implementation, which
+    `matmul` also calls directly when torch need not see the call (`library.direct`)."""
+    v, kind, ctas = _plan(a, b, out_dtype)
     (M, K), N = a.shape, b.shape[1]
-    out = a.new_empty((M, N), dtype=out_dtype)
+    out = torch.empty((M, N), dtype=out_dtype, device=a.device)
     if v is None:
         return out.zero_()
-    if path(M, v) == "decode":
+    if kind == "decode":
         _decode(a, b, out)
         return out
     maps = kernel.bind(v.a_box, a), kernel.bind(v.b_box, b), kernel.bind(v.c_box, out)
-    wrap(kernel.matmul)[route(M, N, a.device), kernel.THREADS](*maps, M, N, K, v)
+    if a.is_cuda:  # a real CUDA tensor: the launch itself (wrap's checks are for any tensor)
+        kernel.matmul[ctas, kernel.THREADS](*maps, M, N, K, v)
+    else:
+        wrap(kernel.matmul)[ctas, kernel.THREADS](*maps, M, N, K, v)
     return out
+
+
+@custom_op("tylo::matmul", fake=_fake)
+def _matmul(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
+    """The op behind `matmul`: a (M, K) @ b (K, N) -> (M, N) of out_dtype (module docstring)."""
+    return _run(a, b, out_dtype)
 
 
 def _readable(g: torch.Tensor) -> torch.Tensor:
@@ -232,7 +265,18 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, out_dtype: torch.dtype | None = 
                                      f"{tuple(a.stride())}: its leading axes do not merge into "
                                      "one (M) by a view, which the batched form needs (no "
                                      "copy); pass a.contiguous()") from None
-        return _matmul(flat, b, out_dtype).view(*lead, b.shape[1])
+        return _call(flat, b, out_dtype).view(*lead, b.shape[1])
+    return _call(a, b, out_dtype)
+
+
+def _call(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
+    """The op, or its implementation directly where torch need not see it (`library.direct`:
+    an eager call on plain CUDA tensors that needs no gradient)."""
+    if direct(a, b):
+        try:
+            return _run(a, b, out_dtype)
+        except TyloError as e:  # the caller's mistake: no frames of this module
+            raise e.with_traceback(None) from None
     return _matmul(a, b, out_dtype)
 
 

@@ -39,11 +39,11 @@ from __future__ import annotations
 
 import torch
 
-from tylo import ArgumentError, UnsupportedError, prepare_tma
+from tylo import ArgumentError, TyloError, UnsupportedError, prepare_tma
 
 from .device import require_hopper, sm_count
 from .kernels import gemm, gemm_fp8, gemm_fp8_blockwise
-from .library import custom_op, wrap
+from .library import custom_op, direct, wrap
 from .variants import TOKEN_TILES
 
 BLOCK = 128  # the block scales' extent along K (and along N for scale_b)
@@ -149,8 +149,7 @@ def _fake(a, b, scale_a, scale_b):
     return a.new_empty((a.shape[0], b.shape[1]), dtype=torch.bfloat16)
 
 
-@custom_op("tylo::scaled_matmul", fake=_fake)
-def _scaled_matmul(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
+def _run(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
                    scale_b: torch.Tensor) -> torch.Tensor:
     """The op behind `scaled_matmul` (module docstring)."""
     form = _check(a, b, scale_a, scale_b)
@@ -178,6 +177,9 @@ def _scaled_matmul(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
     return out
 
 
+_scaled_matmul = custom_op("tylo::scaled_matmul", _run, fake=_fake)
+
+
 def _no_backward(ctx, grad):
     raise UnsupportedError("tylo.ops.scaled_matmul has no backward: FP8 training recipes differ "
                            "(what is quantized, with which scales, kept in which precision), so "
@@ -199,6 +201,11 @@ def scaled_matmul(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor,
     if out_dtype != torch.bfloat16:
         raise UnsupportedError(f"tylo.ops.scaled_matmul: out_dtype={out_dtype}; the kernels write "
                                "torch.bfloat16 (their epilogue stages bf16 tiles)")
+    if direct(a, b, scale_a, scale_b):  # an eager call torch need not see (library.direct)
+        try:
+            return _run(a, b, scale_a, scale_b)
+        except TyloError as e:  # the caller's mistake: no frames of this module
+            raise e.with_traceback(None) from None
     return _scaled_matmul(a, b, scale_a, scale_b)
 
 

@@ -175,3 +175,58 @@ def test_torch_compile_inductor_fullgraph():
     assert relative(out, ref.float()) < 2e-2
     out.float().sum().backward()
     assert model.up.weight.grad is not None
+
+
+def test_direct_calls_skip_the_dispatcher_only_where_torch_need_not_see_them(monkeypatch):
+    """An eager call that needs no gradient runs the implementation directly (the custom op
+    made to fail is not reached); a call needing a gradient, under the profiler or a
+    TorchDispatchMode goes through tylo::matmul. Results match float32 torch either way."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from tylo.ops import library
+
+    a, w = operand(300, 520, 1), operand(1000, 520, 1)
+    ref = a.float() @ w.float().T
+    seen = []
+
+    class Names(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    assert library.direct(a, w.T)
+    real = matmul_op._matmul
+    monkeypatch.setattr(matmul_op, "_matmul", lambda *args: pytest.fail("dispatcher reached"))
+    with torch.no_grad():
+        out = poisoned_call(lambda: tylo.ops.matmul(a, w.T), (300, 1000), torch.bfloat16)
+    out2 = tylo.ops.matmul(a, w.T)  # no tensor requires grad: direct with grad mode on too
+    monkeypatch.setattr(matmul_op, "_matmul", real)
+    torch.cuda.synchronize()
+    assert relative(out, ref) < 1e-2 and torch.equal(out, out2)
+    with Names():
+        assert not library.direct(a, w.T)
+        tylo.ops.matmul(a, w.T)
+    assert any("tylo.matmul" in s for s in seen), seen
+    with torch.profiler.profile() as prof:
+        assert not library.direct(a, w.T)
+        tylo.ops.matmul(a, w.T)
+    assert any("tylo::matmul" in e.name for e in prof.events())
+    wg = w.clone().requires_grad_()
+    assert not library.direct(a, wg.T)
+    tylo.ops.matmul(a, wg.T).float().sum().backward()
+    assert wg.grad is not None
+    with torch.no_grad():
+        assert library.direct(a, wg.T)
+    assert not library.direct(a.cpu(), w.cpu().T)
+
+
+def test_direct_call_errors_name_the_argument():
+    """The direct path checks as the op does: misaligned and mismatched-device operands."""
+    a, w = operand(64, 520, 1), operand(256, 520, 1)
+    with torch.no_grad():
+        with pytest.raises(tylo.ArgumentError, match="16-byte"):
+            tylo.ops.matmul(a.view(-1)[1:].view(-1)[: 64 * 512].view(64, 512), w[:, :512].T)
+        with pytest.raises(tylo.ArgumentError, match="one device"):
+            tylo.ops.matmul(a, w.cpu().T)
+        out = tylo.ops.matmul(a, w.T)  # the same geometry again after the errors
+    assert relative(out, a.float() @ w.float().T) < 1e-2

@@ -100,7 +100,7 @@ def bench(torch, B, Hq, Hkv, S, D, causal) -> None:
     q, k, v, dout = inputs(torch, B, Hq, Hkv, S, D)
     out = torch.empty_like(q)
     lse = torch.empty(B, Hq, S, device="cuda")
-    from tylo.ops.kernels.attention import Attention
+    from tylo.ops.kernels.attention_host import Attention
 
     Attention(q, k, v, out, lse, causal)()  # the forward's out and lse, as training has them
     run, _ = tylo_backward(torch, q, k, v, out, dout, lse, causal)

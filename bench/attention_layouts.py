@@ -14,9 +14,9 @@ import argparse
 
 
 def load() -> dict:
-    from tylo.ops.kernels import attention
+    from tylo.ops.kernels import attention_host
 
-    return vars(attention)
+    return vars(attention_host)
 
 
 def reference(torch, q, k, v, causal):

@@ -38,7 +38,7 @@ def launch(D: int, causal: bool, layout: str, heads: int = 2, kv_heads: int = 1)
     import ml_dtypes
     import numpy as np
 
-    from tylo.ops.kernels import attention as A
+    from tylo.ops.kernels import attention_host
 
     S, bf, packed = 128, ml_dtypes.bfloat16, {}
     shape = {"bhsd": lambda h: (1, h, S, D), "bshd": lambda h: (1, S, h, D),
@@ -48,8 +48,8 @@ def launch(D: int, causal: bool, layout: str, heads: int = 2, kv_heads: int = 1)
     if layout == "varlen":
         cu = np.array([0, 64, S], np.int32)
         packed = dict(cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=64)
-    return A.Attention(Q, K, K.copy(), Q.copy(), lse, causal, emulate=True, layout=layout,
-                       **packed)
+    return attention_host.Attention(Q, K, K.copy(), Q.copy(), lse, causal, emulate=True,
+                                    layout=layout, **packed)
 
 
 def _cpu() -> float:

@@ -18,8 +18,9 @@ import sys
 from dataclasses import replace
 
 from tylo import testing
-from tylo.ops.kernels.attention import BENCH_SHAPES as SHAPES
-from tylo.ops.kernels.attention import Attention, config
+from tylo.ops.kernels.attention_host import BENCH_SHAPES as SHAPES
+from tylo.ops.kernels.attention_host import Attention
+from tylo.ops.kernels.attention_tiles import config
 
 
 def ablation(base) -> dict:

@@ -70,6 +70,7 @@ from tylo import ArgumentError, TyloError, UnsupportedError
 from . import attention_backward
 from .device import require_hopper
 from .kernels import attention as kernel
+from .kernels import attention_host as host
 from .library import custom_op, direct, wrap
 
 #: The head dims the kernel serves.
@@ -208,7 +209,7 @@ def _run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                   *(x if layout == order[1] else x.transpose(1, 2) for x in (k, v)))
         options = dict(layout=order[0], kv_layout=order[1])
     window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
-    run = kernel.Attention(*inputs, O, lse, causal, scale=scale, window=window,
+    run = host.Attention(*inputs, O, lse, causal, scale=scale, window=window,
                            softcap=softcap or None, **options)
     wrap(kernel.attention)[run.grid, run.block](*run.maps, *run.args)
     return out, lse
@@ -231,9 +232,9 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
     if layout not in ("bshd", "bhsd"):
         raise ArgumentError("layout", f"{layout!r}: 'bshd' ((B, S, H, D), FlashAttention's) or "
                                       "'bhsd' ((B, H, S, D), SDPA's)")
-    kernel.band(window, False, 0)  # ArgumentError naming `window` unless (left, right) >= -1
+    host.band(window, False, 0)  # ArgumentError naming `window` unless (left, right) >= -1
     left, right = (-1, -1) if window is None else (int(window[0]), int(window[1]))
-    softcap = 0.0 if softcap is None or softcap == 0 else kernel.check_softcap(softcap)
+    softcap = 0.0 if softcap is None or softcap == 0 else host.check_softcap(softcap)
     if dropout_p:
         raise UnsupportedError("tylo.ops.attention: dropout is not supported")
     D = q.shape[-1]
@@ -287,7 +288,7 @@ def variants(*, head_dim: int | None = None, num_heads: int | None = None,
         raise ArgumentError("num_kv_heads", f"{kv} key/value heads do not divide {num_heads} "
                                             "query heads")
     scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
-    softcap = None if not softcap else kernel.check_softcap(softcap)
+    softcap = None if not softcap else host.check_softcap(softcap)
     capped = "" if softcap is None else f" softcap {softcap:g}"
     found = []
     for name in (LAYOUTS if layouts is None else layouts):
@@ -300,7 +301,7 @@ def variants(*, head_dim: int | None = None, num_heads: int | None = None,
                      f"{scale:.6g}{capped}")
 
             def build(arch, emulator, c=c, q_order=q_order, kv_order=kv_order, window=window):
-                return kernel.precompile(head_dim, c, num_heads, kv, q_order, kv_order, scale,
+                return host.precompile(head_dim, c, num_heads, kv, q_order, kv_order, scale,
                                          arch, emulator, window, softcap)
             found.append(Variant("attention", label, build))
     if training and softcap is None and head_dim in attention_backward.HEAD_DIMS:

@@ -6,16 +6,16 @@ and the log-sum-exp of every row, from the library.
     python bench/hopper_attention.py --shapes      # time it beside torch SDPA (flash, cuDNN)
 
 The kernel is tylo.ops.kernels.attention (ops/kernels/attention.py, whose docstring walks
-through it): a producer warpgroup TMA-loads Q once and K and V tile by tile into two
-`tylo.Pipeline` rings; each consumer warpgroup owns 64 query rows, computes S = Q K^T with
-WGMMA, runs the online softmax on the accumulator's own registers (`tylo.softmax_update`:
-no shared-memory round trip) and feeds P straight back to WGMMA as its register A operand for
-O += P V; the consumers take turns issuing their GEMMs so that one's softmax runs under the
-other's tensor-core work. Tile choices per head dim: `CONFIGS`. The arrays may be padded along S
-(a batch of sequences of one length `seq` <= S): rows past `seq` are neither read nor written,
-which the checks verify by poisoning them. The schedule's switches (overlap, ping-pong,
-chaining, ...) are timed against each other, and the kernel beside torch SDPA, by
-bench/hopper_attention.py.
+through it; the runner `Attention` and the reference: ops/kernels/attention_host.py): a producer
+warpgroup TMA-loads Q once and K and V tile by tile into two `tylo.Pipeline` rings; each
+consumer warpgroup owns 64 query rows, computes S = Q K^T with WGMMA, runs the online softmax on
+the accumulator's own registers (`tylo.softmax_update`: no shared-memory round trip) and feeds P
+straight back to WGMMA as its register A operand for O += P V; the consumers take turns issuing
+their GEMMs so that one's softmax runs under the other's tensor-core work. Tile choices per head
+dim: `CONFIGS` (ops/kernels/attention_tiles.py). The arrays may be padded along S (a batch of
+sequences of one length `seq` <= S): rows past `seq` are neither read nor written, which the
+checks verify by poisoning them. The schedule's switches (overlap, ping-pong, chaining, ...) are
+timed against each other, and the kernel beside torch SDPA, by bench/hopper_attention.py.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ import argparse
 import sys
 
 from tylo import BFloat16, Float32, testing
-from tylo.ops.kernels.attention import Attention, compile_for_sm90a, config, reference
+from tylo.ops.kernels.attention_host import Attention, compile_for_sm90a, reference
+from tylo.ops.kernels.attention_tiles import config
 
 
 def check(B: int, H: int, S: int, D: int, causal: bool, seq: int | None = None,

@@ -53,8 +53,9 @@ from dataclasses import dataclass
 import tylo
 from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
 
-from .attention import (Q_BOX, ROW, SWIZZLE, _heads_first, _same_in_float32, _view, q_layout,
-                        sequence)
+from .attention import sequence
+from .attention_host import _heads_first, _same_in_float32, _view
+from .attention_tiles import Q_BOX, ROW, SWIZZLE, q_layout
 from .mma_issue import interleaved
 
 LOG2E = 1.4426950408889634

@@ -12,7 +12,7 @@ only the shared storage of the stages, the producer's TMA boxes and the C store 
   read by WGMMA as an MN-major A operand (16-bit inputs have the transpose bit);
 * B K-major (B (K, N) with K contiguous: ``W.T`` of an nn.Linear weight W (N, K)): one
   (64, 256) box, K inner (gemm.py's); B N-major (the row-major (K, N)): four (64, 64) boxes
-  with N inner, an MN-major B operand (the layout of attention.py's V);
+  with N inner, an MN-major B operand (the layout of attention_tiles.py's V);
 * C 16-bit: gemm.py's staging (two 64 x 64 boxes per consumer and half); float32: four
   64 x 32 boxes (128-byte rows) per consumer and half, twice the staging, so 3 stages instead
   of 4 (shared memory: 3 x 48 + 64 KiB).

@@ -11,6 +11,21 @@ def _elements(plan):
     return plan.shape[0] * plan.shape[1]
 
 
+@tylo.func
+def fill_tile(tile, values, plan, t, block):
+    """Thread t's share of the shared tile written from the plan-shaped `values` (global)
+    through the tile's layout: element i = k * THREADS + t is values[i // cols, i % cols], or
+    with `block` (not None) values[block, i // cols, i % cols]."""
+    cols = plan.shape[1]
+    for k in tylo.static_range((_elements(plan) + THREADS - 1) // THREADS):
+        i = k * THREADS + t
+        if i < _elements(plan):
+            if block is None:
+                tile[i // cols, i % cols] = values[i // cols, i % cols]
+            else:
+                tile[i // cols, i % cols] = values[block, i // cols, i % cols]
+
+
 @tylo.kernel
 def load_box(out, src, origin0, origin1, matrix):
     """out (plan.shape) = the box of `src` (a rank-2 or 3 binding) at logical (origin0, origin1
@@ -44,11 +59,7 @@ def store_box(dst, values, origin0, origin1, matrix):
     plan = dst.plan
     t = tylo.thread_idx()
     tile = tylo.shared_tile(plan)
-    cols = plan.shape[1]
-    for k in tylo.static_range((_elements(plan) + THREADS - 1) // THREADS):
-        i = k * THREADS + t
-        if i < _elements(plan):
-            tile[i // cols, i % cols] = values[i // cols, i % cols]
+    fill_tile(tile, values, plan, t, None)
     tylo.barrier()
     if t == 0:
         if dst.rank == 3:
@@ -144,11 +155,7 @@ def reduce_boxes(dst, values, origins, op: tylo.constexpr):
     t = tylo.thread_idx()
     b = tylo.block_idx()
     tile = tylo.shared_tile(plan)
-    cols = plan.shape[1]
-    for k in tylo.static_range((_elements(plan) + THREADS - 1) // THREADS):
-        i = k * THREADS + t
-        if i < _elements(plan):
-            tile[i // cols, i % cols] = values[b, i // cols, i % cols]
+    fill_tile(tile, values, plan, t, b)
     tylo.barrier()
     if t == 0:
         tylo.tma_reduce(dst, tile, (origins[b, 0], origins[b, 1]), op)
@@ -165,11 +172,7 @@ def store_over_pending_reduce(dst, out, values, barrier: tylo.constexpr):
     plan = dst.plan
     t = tylo.thread_idx()
     tile = tylo.shared_tile(plan)
-    cols = plan.shape[1]
-    for k in tylo.static_range((_elements(plan) + THREADS - 1) // THREADS):
-        i = k * THREADS + t
-        if i < _elements(plan):
-            tile[i // cols, i % cols] = values[i // cols, i % cols]
+    fill_tile(tile, values, plan, t, None)
     tylo.barrier()
     if t == 0:
         tylo.tma_reduce(dst, tile, (0, 0))

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from tylo import WGMMA64, BFloat16, Float32, testing, window_plan
-from tylo.ops.kernels import attention as ex
+from tylo.ops.kernels import attention_host as host
+from tylo.ops.kernels import attention_tiles as tiles
 
 
 def run(B: int, H: int, S: int, D: int, causal: bool, seq: int | None = None, cfg=None,
@@ -22,10 +23,10 @@ def run(B: int, H: int, S: int, D: int, causal: bool, seq: int | None = None, cf
     Q, K, V = (arrays.randn((B, H, S, D), BFloat16) for _ in range(3))
     O = arrays.poisoned((B, H, S, D), BFloat16)
     lse = arrays.poisoned((B, H, S), Float32)
-    ex.Attention(Q, K, V, O, lse, causal, seq, cfg, emulate=torch is None)()
+    host.Attention(Q, K, V, O, lse, causal, seq, cfg, emulate=torch is None)()
     arrays.synchronize()
     name = f"{B}x{H}x{S}x{D}{' causal' if causal else ''} seq {seq}"
-    return testing.report_attention(name, O, lse, *ex.reference(Q, K, V, causal, seq), seq)
+    return testing.report_attention(name, O, lse, *host.reference(Q, K, V, causal, seq), seq)
 
 
 def register_a_is_accumulator(D: int, BN: int) -> bool:
@@ -36,8 +37,8 @@ def register_a_is_accumulator(D: int, BN: int) -> bool:
     exchange (tylo.window is a register selection; `window_plan` refuses anything else)."""
     from tylo.frontend.language.wgmma import register_a_ownership
 
-    C = WGMMA64(BFloat16, BN, ex.ROW).operand_layout("C")
-    for k0, plan in ex.pv_chunks(D, BN):
+    C = WGMMA64(BFloat16, BN, tiles.ROW).operand_layout("C")
+    for k0, plan in tiles.pv_chunks(D, BN):
         want = register_a_ownership(plan)
         selected = window_plan(C, (0, k0), (64, plan.k))
         if selected is None or selected.ownership != want:
@@ -61,7 +62,7 @@ def test_emulated_against_numpy(B, H, S, D, causal, seq):
 def test_emulated_three_consumers_and_a_wide_key_tile():
     """W = 3 consumer warpgroups (BM 192, setmaxnreg 32/160, the turn passed round three) and
     BN 176 (PV chunks 64, 64, 32, 16), three stages, over more key tiles than stages."""
-    assert run(1, 1, 400, 64, False, None, ex.Config(64, 176, 3, 3))
+    assert run(1, 1, 400, 64, False, None, tiles.Config(64, 176, 3, 3))
 
 
 @pytest.mark.parametrize("kw", [dict(overlap=False, pingpong=False), dict(pingpong=False),
@@ -72,7 +73,7 @@ def test_emulated_schedules_of_the_ablation(kw):
     one without turns, the default without chains (a wait between a GEMM's groups) and with
     P V's wait left to ptxas (not pinned), which bench/hopper_attention.py's ablation times
     beside the default."""
-    cfg = ex.Config(128, 128, 2, 2, **kw)
+    cfg = tiles.Config(128, 128, 2, 2, **kw)
     assert run(1, 1, 320, 128, True, None, cfg)
 
 
@@ -95,7 +96,7 @@ def test_register_a_matches_the_isa_fragment(D, BN):
     """Independently of Tylo's layouts: the slots tylo.window selects for each PV chunk hold,
     in every thread, the coordinates the ISA's A fragment assigns to that thread's registers."""
     C = WGMMA64(BFloat16, BN, 64).operand_layout("C")
-    for k0, plan in ex.pv_chunks(D, BN):
+    for k0, plan in tiles.pv_chunks(D, BN):
         slots = window_plan(C, (0, k0), (64, plan.k)).slots
         assert len(slots) == plan.k // 2
         for thread in range(128):
@@ -114,7 +115,7 @@ def test_a_misaligned_chunk_is_refused():
 @pytest.fixture(scope="module")
 def compiled():
     pytest.importorskip("tylo.runtime.ptxas")
-    return {(D, causal): ex.compile_for_sm90a(D, causal) for D in (64, 128) for causal in (False, True)}
+    return {(D, causal): host.compile_for_sm90a(D, causal) for D in (64, 128) for causal in (False, True)}
 
 
 @pytest.mark.parametrize("D", [64, 128])
@@ -122,7 +123,7 @@ def compiled():
 def test_sass(compiled, D, causal):
     c = compiled[(D, causal)]
     counts = c.sass_counts()
-    cfg = ex.config(D, causal)
+    cfg = tiles.config(D, causal)
     qk = (D // 64) * 4                       # m64nBNk16 per 16 of D
     pv = cfg.BN // 16                        # m64nDk16 per 16 keys
     # tile 0's Q K^T, the unmasked and the masked loop (each Q K^T and P V), the last P V
@@ -138,7 +139,7 @@ def test_sass(compiled, D, causal):
     # a GEMM's groups are chained, one wait per GEMM: tile 0's S, S (O in flight) and O in
     # each of the two loops, the last P V (unchained: one per group, 12 at D 128); the masked
     # loop of a non-causal row (its ragged last tile) waits group by group
-    masked = 2 if causal else D // 64 + len(ex.pv_chunks(D, cfg.BN))
+    masked = 2 if causal else D // 64 + len(tiles.pv_chunks(D, cfg.BN))
     assert c.ptx.count("wgmma.wait_group") == 1 + 2 + masked + 1
     assert 4 * counts.opcodes.get("FSETP", 0) < counts.opcodes["MUFU"]  # (IEEE: FSETP > MUFU)
 
@@ -163,8 +164,8 @@ def test_pinned_wait_lets_the_softmax_run_under_p_v(compiled):
     from dataclasses import replace
 
     for causal in (False, True):
-        base = ex.config(64, causal)
-        unpinned = ex.compile_for_sm90a(64, causal, replace(base, pin_wait=False))
+        base = tiles.config(64, causal)
+        unpinned = host.compile_for_sm90a(64, causal, replace(base, pin_wait=False))
         assert _exponentials_under_p_v(unpinned.asm["sass"]) < 16
         loops = 2 if causal else 1                 # non-causal: the masked tile waits per group
         assert _exponentials_under_p_v(compiled[(64, causal)].asm["sass"]) > loops * 66 // 2

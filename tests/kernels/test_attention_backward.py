@@ -189,7 +189,7 @@ def _cuda():
 def test_gpu_against_float32_autograd(Hq, Hkv, D, causal, packed):
     """B 2, S 2048: fresh random inputs, dQ, dK, dV poisoned (NaN), the forward's O and lse
     from the forward kernel, against float32 torch autograd."""
-    from tylo.ops.kernels.attention import Attention
+    from tylo.ops.kernels.attention_host import Attention
 
     dev = _cuda()
     B, S = 2, 2048

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tylo import ArgumentError, BFloat16, Float32, testing
-from tylo.ops.kernels import attention as ex
+from tylo.ops.kernels import attention_host as host
 
 
 def _bhsd(x):
@@ -23,10 +23,10 @@ def run_bhsd(B, Hq, Hkv, Sq, Sk, D, causal, torch=None):
     Q = arrays.randn((B, Hq, Sq, D), BFloat16)
     K, V = (arrays.randn((B, Hkv, Sk, D), BFloat16) for _ in range(2))
     O, lse = arrays.poisoned((B, Hq, Sq, D), BFloat16), arrays.poisoned((B, Hq, Sq), Float32)
-    ex.Attention(Q, K, V, O, lse, causal, emulate=torch is None)()
+    host.Attention(Q, K, V, O, lse, causal, emulate=torch is None)()
     arrays.synchronize()
     return testing.report_attention(f"bhsd B{B} Hq{Hq} Hkv{Hkv} Sq{Sq} Sk{Sk} D{D}", O, lse,
-                                    *ex.reference(Q, K, V, causal), Sq)
+                                    *host.reference(Q, K, V, causal), Sq)
 
 
 def run_packed(lq, lk, Hq, Hkv, D, causal, layout, torch=None):
@@ -52,7 +52,7 @@ def run_packed(lq, lk, Hq, Hkv, D, causal, layout, torch=None):
         args = dict(layout="varlen", cu_seqlens_q=as_int(cq), cu_seqlens_k=as_int(ck),
                     max_seqlen_q=max(lq))
         QKVO = (Q, K, V, O)
-    ex.Attention(*QKVO, lse_out, causal, emulate=torch is None, **args)()
+    host.Attention(*QKVO, lse_out, causal, emulate=torch is None, **args)()
     arrays.synchronize()
     if layout == "bshd":
         lse = (lse_out.transpose(1, 0, 2) if not torch else lse_out.transpose(0, 1)).reshape(
@@ -62,7 +62,7 @@ def run_packed(lq, lk, Hq, Hkv, D, causal, layout, torch=None):
         q, k, v = (_bhsd(x[c[b]:c[b + 1]]) for x, c in ((Q, cq), (K, ck), (V, ck)))
         o, s = _bhsd(O[cq[b]:cq[b + 1]]), lse[None, :, cq[b]:cq[b + 1]]
         good.append(testing.report_attention(f"{layout} sequence {b} ({lq[b]} x {lk[b]}) Hq{Hq} "
-                                             f"Hkv{Hkv} D{D}", o, s, *ex.reference(q, k, v, causal),
+                                             f"Hkv{Hkv} D{D}", o, s, *host.reference(q, k, v, causal),
                                              lq[b]))
     return all(good)
 
@@ -93,7 +93,7 @@ def test_heads_that_do_not_group_are_refused():
     Q = arrays.randn((1, 3, 64, 64), BFloat16)
     K = arrays.randn((1, 2, 64, 64), BFloat16)
     with pytest.raises(ArgumentError, match="2 key/value heads do not divide 3 query heads"):
-        ex.Attention(Q, K, K, Q, arrays.poisoned((1, 3, 64), Float32), False, emulate=True)
+        host.Attention(Q, K, K, Q, arrays.poisoned((1, 3, 64), Float32), False, emulate=True)
 
 
 @pytest.mark.gpu

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from tylo import ArgumentError, BFloat16, Float32, testing
-from tylo.ops.kernels import attention as ex
+from tylo.ops.kernels import attention_host as host
+from tylo.ops.kernels import attention_tiles as tiles
 
 torch = pytest.importorskip("torch")
 
@@ -53,7 +54,7 @@ def run(Hq, Hkv, Sq, Sk, D, causal, window=None, softcap=None, cfg=None, cuda=No
     Q = arrays.randn((1, Hq, Sq, D), BFloat16)
     K, V = (arrays.randn((1, Hkv, Sk, D), BFloat16) for _ in range(2))
     O, lse = arrays.poisoned((1, Hq, Sq, D), BFloat16), arrays.poisoned((1, Hq, Sq), Float32)
-    ex.Attention(Q, K, V, O, lse, causal, cfg=cfg, emulate=cuda is None, window=window,
+    host.Attention(Q, K, V, O, lse, causal, cfg=cfg, emulate=cuda is None, window=window,
                  softcap=softcap, scale=scale)()
     arrays.synchronize()
     dtype = torch.float32 if cuda else torch.float64
@@ -76,8 +77,8 @@ def run(Hq, Hkv, Sq, Sk, D, causal, window=None, softcap=None, cfg=None, cuda=No
 
 #: BM 128, BN 32: at S 320 with window (170, 0) the last query block skips key tiles 0-1,
 #: masks 2-6 (the band's left edge), not 7, masks 8-9 (the diagonal)
-SMALL = ex.Config(64, 32, 2, W=2)
-SERIAL = ex.Config(64, 32, 2, W=2, overlap=False)  # (the ablation's schedule)
+SMALL = tiles.Config(64, 32, 2, W=2)
+SERIAL = tiles.Config(64, 32, 2, W=2, overlap=False)  # (the ablation's schedule)
 
 
 @pytest.mark.parametrize("Hq, Hkv, Sq, Sk, causal, window, softcap, scale, cfg", [
@@ -93,13 +94,13 @@ def test_emulated(Hq, Hkv, Sq, Sk, causal, window, softcap, scale, cfg):
 
 def test_window_forms():
     """FlashAttention's window beside causal, in the kernel's form (causal, band)."""
-    assert ex.band(None, True, 99) == (True, None)
-    assert ex.band((-1, -1), False, 99) == (False, None)
-    assert ex.band((-1, 0), False, 99) == (True, None)        # (-1, 0) is causal
-    assert ex.band((-1, 7), True, 99) == (True, None)         # causal makes right 0
-    assert ex.band((16, 7), True, 99) == (False, (16, 0))
-    assert ex.band((-1, 7), False, 99) == (False, (99, 7))
-    assert ex.band((5, -1), False, 99) == (False, (5, 99))
+    assert host.band(None, True, 99) == (True, None)
+    assert host.band((-1, -1), False, 99) == (False, None)
+    assert host.band((-1, 0), False, 99) == (True, None)        # (-1, 0) is causal
+    assert host.band((-1, 7), True, 99) == (True, None)         # causal makes right 0
+    assert host.band((16, 7), True, 99) == (False, (16, 0))
+    assert host.band((-1, 7), False, 99) == (False, (99, 7))
+    assert host.band((5, -1), False, 99) == (False, (5, 99))
 
 
 @pytest.mark.parametrize("window, match", [
@@ -109,13 +110,13 @@ def test_window_forms():
 ])
 def test_bad_windows_are_refused(window, match):
     with pytest.raises(ArgumentError, match=match):
-        ex.band(window, False, 99)
+        host.band(window, False, 99)
 
 
 @pytest.mark.parametrize("softcap", [0.0, -1.0, math.inf, True])
 def test_bad_softcaps_are_refused(softcap):
     with pytest.raises(ArgumentError, match="the logit cap must be a finite number > 0"):
-        ex.check_softcap(softcap)
+        host.check_softcap(softcap)
 
 
 @pytest.mark.gpu
@@ -171,11 +172,11 @@ def compiled():
     from dataclasses import replace
 
     pytest.importorskip("tylo.runtime.ptxas")
-    capped = replace(ex.config(128, True), softcap=50.0)
-    return {"window 64": ex.compile_for_sm90a(64, window=True),
-            "window 128": ex.compile_for_sm90a(128, window=True),
-            "softcap 128": ex.compile_for_sm90a(128, True, capped),
-            "both 128": ex.compile_for_sm90a(128, cfg=capped, window=True)}
+    capped = replace(tiles.config(128, True), softcap=50.0)
+    return {"window 64": host.compile_for_sm90a(64, window=True),
+            "window 128": host.compile_for_sm90a(128, window=True),
+            "softcap 128": host.compile_for_sm90a(128, True, capped),
+            "both 128": host.compile_for_sm90a(128, cfg=capped, window=True)}
 
 
 @pytest.mark.parametrize("name", ["window 64", "window 128", "softcap 128", "both 128"])
@@ -186,7 +187,7 @@ def test_sass(compiled, name):
     c = compiled[name]
     counts = c.sass_counts()
     D = int(name.split()[1])
-    cfg = ex.config(D, True, window=name.startswith(("window", "both")))
+    cfg = tiles.config(D, True, window=name.startswith(("window", "both")))
     qk, pv = (D // 64) * 4, cfg.BN // 16
     loops = 3 if name.startswith(("window", "both")) else 2
     assert counts.opcodes["HGMMA"] == qk + loops * (qk + pv) + pv
@@ -235,7 +236,7 @@ def test_key_tiles_outside_the_band_are_not_read():
     clean = [np.asarray(x, np.float32) for x in (Q, K, V)]
     K[:, :, :128], V[:, :, :128] = np.nan, np.nan
     O, lse = arrays.poisoned((1, 2, 128, 64), BFloat16), arrays.poisoned((1, 2, 128), Float32)
-    ex.Attention(Q, K, V, O, lse, True, cfg=SMALL, emulate=True, window=(64, 0))()
+    host.Attention(Q, K, V, O, lse, True, cfg=SMALL, emulate=True, window=(64, 0))()
     ref = reference(*(torch.from_numpy(x).double() for x in clean), True, (64, 0))
     assert testing.report_attention("keys 0-127 NaN, window (64, 0)", O, lse,
                                     *(x.numpy() for x in ref), 128)

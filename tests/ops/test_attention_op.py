@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 import tylo  # noqa: E402
 import tylo.ops  # noqa: E402
 from tylo.ops import attention_forward  # noqa: E402
-from tylo.ops.kernels.attention import reference  # noqa: E402  ((B, H, S, D), float32 on torch)
+from tylo.ops.kernels.attention_host import reference  # noqa: E402  ((B, H, S, D), float32 on torch)
 
 
 def close(out, lse, ref_out, ref_lse):

@@ -40,9 +40,9 @@ def test_a_sliding_window_and_a_softcap_add_the_window_variants_all_capped():
 def test_the_window_variant_precompiles():
     """The window variant compiles for sm_90a, capped (its left and right are launch
     arguments: one variant for every window)."""
-    from tylo.ops.kernels import attention as kernel
+    from tylo.ops.kernels import attention_host as host
 
-    compiled = kernel.precompile(128, True, 2, 1, "bshd", window=True, softcap=30.0)
+    compiled = host.precompile(128, True, 2, 1, "bshd", window=True, softcap=30.0)
     assert "tanh.approx.f32" in compiled.ptx
 
 
@@ -91,13 +91,14 @@ def test_transformers_scale_is_the_default_variant():
     bit at D 128; they are one variant (the kernel computes in float32)."""
     import numpy as np
 
-    from tylo.ops.kernels import attention as kernel
+    from tylo import BFloat16
+    from tylo.ops.kernels import attention_host as host
 
-    x = np.zeros((1, 2, 64, 128), dtype=kernel.BFloat16.numpy)
+    x = np.zeros((1, 2, 64, 128), dtype=BFloat16.numpy)
     lse = np.zeros((1, 2, 64), np.float32)
-    default = kernel.Attention(x, x, x, x, lse, True, emulate=True)
-    hf = kernel.Attention(x, x, x, x, lse, True, emulate=True, scale=128 ** -0.5)
-    other = kernel.Attention(x, x, x, x, lse, True, emulate=True, scale=0.1)
+    default = host.Attention(x, x, x, x, lse, True, emulate=True)
+    hf = host.Attention(x, x, x, x, lse, True, emulate=True, scale=128 ** -0.5)
+    other = host.Attention(x, x, x, x, lse, True, emulate=True, scale=0.1)
     assert 128 ** -0.5 != 1 / np.sqrt(128)
     assert hf.cfg == default.cfg and other.cfg != default.cfg
 
@@ -105,7 +106,7 @@ def test_transformers_scale_is_the_default_variant():
 FIRST_CALL = """
 import json, torch, tylo.ops
 from tylo.frontend.jit import disk_cache
-from tylo.ops.kernels import attention as kernel
+from tylo.ops.kernels import attention_host as host
 torch.manual_seed(0)
 q = torch.randn(1, 40, 2, 64, dtype=torch.bfloat16)   # (B, S, Hq, D): the "bshd" path
 k, v = (torch.randn(1, 40, 1, 64, dtype=torch.bfloat16) for _ in range(2))
@@ -114,7 +115,7 @@ ref = torch.nn.functional.scaled_dot_product_attention(
     q.transpose(1, 2).float(), k.transpose(1, 2).float(), v.transpose(1, 2).float(),
     is_causal=True, enable_gqa=True).transpose(1, 2)
 error = float((out.float() - ref).norm() / ref.norm())
-gpu = kernel.precompile(64, True, 2, 1, "bshd", "bshd")  # what a GPU's first launch looks up
+gpu = host.precompile(64, True, 2, 1, "bshd", "bshd")  # what a GPU's first launch looks up
 print(json.dumps({"counts": dict(disk_cache.COUNTS), "error": error, "origin": gpu.origin}))
 """
 
@@ -140,6 +141,7 @@ def test_one_variant_serves_every_length(varlen):
     from tylo.frontend.jit.emulate import host_array
     from tylo.ops import attention_forward as op
     from tylo.ops.kernels import attention as kernel
+    from tylo.ops.kernels import attention_host as host
 
     names = list(kernel.attention.signature.parameters)
     keys = set()
@@ -150,12 +152,12 @@ def test_one_variant_serves_every_length(varlen):
             q, k = q[0], k[0]
             cu_q, cu_k = (torch.tensor([0, x.shape[0]], dtype=torch.int32) for x in (q, k))
             out, lse, _, _ = op._outputs(q, k, k, cu_q, "bshd")
-            run = kernel.Attention(q, k, k, out, lse, True, emulate=True, layout="varlen",
-                                   cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, max_seqlen_q=S)
+            run = host.Attention(q, k, k, out, lse, True, emulate=True, layout="varlen",
+                                 cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, max_seqlen_q=S)
         else:
             _, lse, order, O = op._outputs(q, k, k, None, "bshd")
-            run = kernel.Attention(q, k, k, O, lse, True, emulate=True, layout=order[0],
-                                   kv_layout=order[1])
+            run = host.Attention(q, k, k, O, lse, True, emulate=True, layout=order[0],
+                                 kv_layout=order[1])
         args = tuple(host_array(n, a) for n, a in zip(names, (*run.maps, *run.args)))
         specs, _ = kernel.attention._bind(args, {}, describe=True)
         keys.add(specs)

@@ -1,0 +1,132 @@
+"""The tiles of Hopper attention (ops/kernels/attention.py): the tile choices per head dim
+(`Config`, `CONFIGS`, `config`), the 128-byte swizzled shared-memory layouts of Q, K and V, the
+TMA boxes that fill them, and the WGMMA plans of S = Q K^T and O += P V. The forward's kernel,
+its consumers' key loop (attention_consumer.py), its host side (attention_host.py) and the
+backward (attention_backward.py) all read them from here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import tylo
+from tylo import BFloat16, ComposedLayout, Layout, TMATile, WGMMA64, element_swizzle
+
+ROW = 64  # bf16 elements of one 128-byte swizzle row: D is cut into D / ROW column blocks
+SWIZZLE = element_swizzle(128, 2)
+Q_BOX = TMATile(BFloat16, (64, ROW), 1)  # one consumer's 64 rows x 64 columns of Q (and of O)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Tile choices: head dim D, BN keys per tile, STAGES of the K and V rings, W consumer
+    warpgroups (BM = 64 W query rows per CTA), the producer's and consumers' setmaxnreg."""
+
+    D: int
+    BN: int
+    STAGES: int = 2
+    W: int = 2
+    overlap: bool = True    # S_{j+1} = Q K^T issued with P_j V_j, softmax under the last group
+    pingpong: bool = True   # the consumers issue their GEMMs in turns (named barriers)
+    ftz: bool = True        # the softmax's exp2 as ex2.approx.ftz.f32 (False: ex2.approx.f32)
+    chain: bool = True      # a GEMM's groups chained on the pending accumulator, one wait each
+    pin_wait: bool = True   # a bar.arrive before P V's wait, so ptxas sinks the wait (module text)
+    carry_bf16: bool = False  # P rounded to bf16 right after its softmax, not before P V
+    scale: float | None = None  # the softmax's scale; None: 1 / sqrt(D)
+    softcap: float | None = None  # logits capped to softcap tanh(scale s / softcap); None: not
+
+    @property
+    def softmax_scale(self) -> float:
+        return 1.0 / math.sqrt(self.D) if self.scale is None else self.scale
+
+    @property
+    def exponent_scale(self) -> float:
+        """The factor the online softmax folds into its exponent (`tylo.SoftmaxState`'s
+        scale): the softmax scale, or with a softcap the cap (the scores are then tanh(scale s
+        / softcap) and the logits softcap times those: FlashAttention-2's arrangement)."""
+        return self.softmax_scale if self.softcap is None else self.softcap
+
+    @property
+    def BM(self) -> int:
+        return 64 * self.W
+
+    @property
+    def registers(self) -> tuple[int, int]:
+        """(producer, consumer) registers per thread: FA3's 24/240 for two consumer
+        warpgroups, 32/160 for three, 56/256 for one (sum * 128 <= 65536)."""
+        return {1: (56, 256), 2: (24, 240), 3: (32, 160)}[self.W]
+
+
+#: (D, causal) -> tiles. FA3's bf16 BlockM x BlockN (its hopper/tile_size.h) is
+#: 128 x 128 (causal) / 128 x 176 at D 128, 128 x 80 at D 256, 192 x 128/192 (three consumers)
+#: at D 64; here BN 176 spills, so BN is 128 (80 at D 256, where shared memory runs out),
+#: BlockM 128 at D 128 and 256, and 192 (three consumers, 160 registers) at D 64 with P carried
+#: between tiles as bf16 (in f32 it spills there; at D 128 f32 is 2-5% faster: H200 run 39,
+#: where three consumers at D 64 ran 1.03-1.07x two).
+CONFIGS = {
+    (64, False): Config(64, 128, 4, W=3, carry_bf16=True),
+    (64, True): Config(64, 128, 4, W=3, carry_bf16=True),
+    (128, False): Config(128, 128, 2), (128, True): Config(128, 128, 2),
+    (256, False): Config(256, 80, 2), (256, True): Config(256, 80, 2),
+}
+
+
+def q_layout(D: int) -> ComposedLayout:
+    """One consumer's Q (64, D) in shared memory: D / 64 blocks of 64 columns, each a 64 x 64
+    box of 128-byte swizzled rows, 4096 elements apart (the A operand, K-major)."""
+    return ComposedLayout(SWIZZLE, Layout((64, (ROW, D // ROW)), (ROW, (1, 64 * ROW))))
+
+
+def k_layout(D: int, BN: int) -> ComposedLayout:
+    """A K stage seen as the B operand (D, BN) of S = Q K^T: K-major (D contiguous), one
+    (BN, 64) box per 64 columns of D, BN * 64 elements apart."""
+    return ComposedLayout(SWIZZLE, Layout(((ROW, D // ROW), BN), ((1, BN * ROW), ROW)))
+
+
+def v_layout(D: int, BN: int) -> ComposedLayout:
+    """A V stage seen as the B operand (BN, D) of O += P V: MN-major (D, the N axis, is
+    contiguous), the same boxes as a K stage."""
+    return ComposedLayout(SWIZZLE, Layout((BN, (ROW, D // ROW)), (ROW, (1, BN * ROW))))
+
+
+def kv_box(BN: int) -> TMATile:
+    """The TMA box of K and V: BN keys x 64 columns of D."""
+    return TMATile(BFloat16, (BN, ROW), 1)
+
+
+def pv_chunks(D: int, BN: int) -> list[tuple[int, WGMMA64]]:
+    """(first key, plan) of each PV product: BN keys in k = 64 groups, the rest in 32 and 16."""
+    chunks, k0 = [], 0
+    for k in (64, 32, 16):
+        while BN - k0 >= k:
+            chunks.append((k0, WGMMA64(BFloat16, D, k)))
+            k0 += k
+    if k0 != BN:
+        raise tylo.GeometryError(f"attention: BN = {BN} must be a multiple of 16")
+    return chunks
+
+
+def qk_plan(BN: int) -> WGMMA64:
+    """S (64, BN) = Q K^T, one k = 64 group per 64 columns of D."""
+    return WGMMA64(BFloat16, BN, ROW)
+
+
+#: The packed layouts' tiles where they differ: three consumers at D 64 spill there (168
+#: bytes, ptxas 13.0: the sequence geometry adds live registers to a 160-register consumer).
+PACKED_CONFIGS = {(64, False): Config(64, 128, 4), (64, True): Config(64, 128, 4)}
+
+#: A sliding window's tiles where they differ: at D 64 three consumers spill 200 bytes (ptxas
+#: 13.0: the band's extents stay live through the key loops), two do not.
+WINDOW_CONFIGS = {64: Config(64, 128, 4)}
+
+
+def config(D: int, causal: bool, packed: bool = False, window: bool = False) -> Config:
+    """The tile choice for head dim D (64, 128, 256) in the (B, H, S, D) layout, or (`packed`)
+    in the packed ones, or (`window`) with a sliding window; ArgumentError for another D."""
+    key = (D, bool(causal))
+    try:
+        return ((WINDOW_CONFIGS.get(D) if window else None)
+                or (PACKED_CONFIGS.get(key) if packed else None) or CONFIGS[key])
+    except KeyError:
+        raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128, 256") from None

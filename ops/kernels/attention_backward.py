@@ -36,7 +36,8 @@ rows); the grid covers the longest sequence, CTAs past a sequence's keys idle). 
 of Hkv (grouped-query attention: a CTA runs every query head of its key/value head's group,
 so dK and dV are summed over the group in registers); causal is FlashAttention's bottom-right
 alignment (query i sees key j <= i + Sk - Sq). D 64 or 128 (ptxas 13: no spills, 24/240
-registers; `compile_for_sm90a`).
+registers; `compile_for_sm90a`); D 256 runs `attention_backward_d256` (its `SplitConfig`:
+the consumers split D, not the keys) between the same preprocess and postprocess.
 
 Not yet FA3's: dQ is added by each consumer warpgroup for its own 64 keys (twice the atomics of
 one sum per CTA; splitting dQ's columns between the warpgroups over both halves of dS spilled
@@ -85,15 +86,24 @@ class Config:
         """(producer, consumer) registers per thread (sum * 128 <= 65536)."""
         return {1: (56, 256), 2: (24, 240)}[self.W]
 
+    @property
+    def kernel(self):
+        """The main kernel these tiles are for (D 256's: attention_backward_d256)."""
+        return attention_backward
+
 
 def config(D: int, causal: bool = False, scale: float | None = None) -> Config:
-    """The tile choice for head dim D (64 or 128), with `scale` None when it rounds to 1 /
-    sqrt(D) in float32 (as the forward's: transformers' D ** -0.5 is the same variant);
-    ArgumentError for another D."""
-    if D not in (64, 128):
-        raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128 (the backward's)")
+    """The tile choice for head dim D (64, 128, or 256: attention_backward_d256's
+    `SplitConfig`), with `scale` None when it rounds to 1 / sqrt(D) in float32 (as the
+    forward's: transformers' D ** -0.5 is the same variant); ArgumentError for another D."""
+    if D not in (64, 128, 256):
+        raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128, 256 (the "
+                                      "backward's)")
     if scale is not None and _same_in_float32(scale, 1.0 / math.sqrt(D)):
         scale = None
+    if D == 256:
+        from .attention_backward_d256 import SplitConfig
+        return SplitConfig(D, 2, 2, scale)
     return Config(D, 2, 2, scale)
 
 
@@ -466,7 +476,7 @@ class AttentionBackward:
     (FlashAttention's varlen): Q, O, dO, dQ (rows_q, Hq, D), K, V, dK, dV (rows_k, Hkv, D),
     lse, dlse (Hq, rows_q), with cu_seqlens_q / cu_seqlens_k (int32, B + 1 row offsets) and
     max_seqlen_q / max_seqlen_k (the grids' extents: at least the longest sequence). ArgumentError for a
-    head dim other than 64 or 128, Hkv not dividing Hq, or rows in neither memory order."""
+    head dim other than 64, 128 or 256, Hkv not dividing Hq, or rows in neither memory order."""
 
     def __init__(self, Q, K, V, O, dO, lse, dQ, dK, dV, causal: bool, scale: float | None = None,
                  emulate: bool = False, dlse=None, cu_seqlens_q=None, cu_seqlens_k=None,
@@ -503,7 +513,7 @@ class AttentionBackward:
         #: (kernel, grid, block, arguments) of the three launches, in order
         self.launches = [
             (preprocess, rows, 128, (O, dO, lse, dlse, delta, lse2, dq_acc, seq_q, cu[0], Hq, D)),
-            (attention_backward, (-(-Sk // cfg.BN), B * Hkv), 128 * (cfg.W + 1),
+            (cfg.kernel, (-(-Sk // cfg.BN), B * Hkv), 128 * (cfg.W + 1),
              (*self.maps, dK, dV, lse2, delta, dq_acc, seq_q, seq_k, *cu, Hq, Hkv, cfg,
               bool(causal), packed, kv_packed)),
             (postprocess, rows, 128, (dQ, dq_acc, seq_q, cu[0], Hq, cfg.softmax_scale, D)),
@@ -532,11 +542,11 @@ def compile_for_sm90a(D: int = 128, causal: bool = False, heads: int = 1, kv_hea
     x, kv = array(heads), array(kv_heads)
     maps = [rows_map(a)[0] for a in (x, kv, kv, x)]
     rows = np.zeros((heads, S), np.float32)
-    return attention_backward.compile(*maps, kv, kv, rows, rows,
-                                      np.zeros((heads, S, D), np.float32), S, S, None, None,
-                                      heads,
-                                      kv_heads, c, causal, packed, packed,
-                                      block=128 * (c.W + 1), arch="sm_90a")
+    return c.kernel.compile(*maps, kv, kv, rows, rows,
+                            np.zeros((heads, S, D), np.float32), S, S, None, None,
+                            heads,
+                            kv_heads, c, causal, packed, packed,
+                            block=128 * (c.W + 1), arch="sm_90a")
 
 
 #: The memory orders `host_launches` lays Q (with O, dO, dQ) and K (with V, dK, dV) out in.
@@ -557,7 +567,7 @@ def host_launches(D: int, causal: bool, heads: int = 1, kv_heads: int = 1,
     (B, S, H, D) memory with more than one head is read as packed rows (`rows_map`) when B > 1
     and as (B H, S, D) matrices when B is 1 (that view exists then), two variants of the main
     kernel (`batch` 2 or 1). ArgumentError for a head dim
-    other than 64 or 128, heads that do not divide, or an unknown or mixed varlen order."""
+    other than 64, 128 or 256, heads that do not divide, or an unknown or mixed varlen order."""
     import ml_dtypes
     import numpy as np
 
@@ -595,9 +605,10 @@ def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: 
                                                 "postprocess"), batch: int = 2) -> list:
     """Compile the `kernels` (by name) of ``tylo.ops.attention``'s backward for these choices
     (`host_launches`) into the disk cache, for `arch` and (`emulator`) for the CPU emulator; no
-    GPU needed. Returns their `CompiledKernel`s in launch order. ArgumentError as
-    `host_launches`."""
+    GPU needed ("attention_backward" names the main kernel, at D 256 attention_backward_d256).
+    Returns their `CompiledKernel`s in launch order. ArgumentError as `host_launches`."""
+    launches = host_launches(D, causal, heads, kv_heads, layout, kv_layout, scale, batch)
     return [kern.precompile(*args, block=block, arch=arch, emulator=emulator)
-            for kern, _, block, args in host_launches(D, causal, heads, kv_heads, layout,
-                                                      kv_layout, scale, batch)
-            if kern.fn.__name__ in kernels]
+            for name, (kern, _, block, args) in zip(("preprocess", "attention_backward",
+                                                     "postprocess"), launches)
+            if name in kernels]

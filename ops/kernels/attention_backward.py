@@ -55,12 +55,12 @@ import tylo
 from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
 
 from .attention import sequence
+from .attention_backward_d256 import SplitConfig
+from .attention_backward_tiles import (BM, LOG2E, ROWS, column_ownership, dq_plan, kt_layout,
+                                       masked)
 from .attention_host import _heads_first, _same_in_float32, _view
 from .attention_tiles import Q_BOX, ROW, SWIZZLE, q_layout
 from .mma_issue import interleaved
-
-LOG2E = 1.4426950408889634
-BM = 64  # query rows per step (the N of S^T = K Q^T)
 
 
 @dataclass(frozen=True)
@@ -102,20 +102,12 @@ def config(D: int, causal: bool = False, scale: float | None = None) -> Config:
     if scale is not None and _same_in_float32(scale, 1.0 / math.sqrt(D)):
         scale = None
     if D == 256:
-        from .attention_backward_d256 import SplitConfig
-        return SplitConfig(D, 2, 2, scale)
+        return SplitConfig(scale=scale)
     return Config(D, 2, 2, scale)
-
-
-def kt_layout(D: int) -> ComposedLayout:
-    """A Q (or dO) stage (BM, D) seen as the B operand (D, BM) of S^T = K Q^T: K-major."""
-    return ComposedLayout(SWIZZLE, Layout(((ROW, D // ROW), BM), ((1, BM * ROW), ROW)))
 
 
 #: dS^T (64 keys, BM queries) stored as dS (BM, 64): the K-major A operand of dQ = dS K.
 DS_T = ComposedLayout(SWIZZLE, Layout((64, BM), (1, ROW)))
-
-ROWS = tylo.Tensor(Float32, 2, stride=(None, 1))
 
 
 #: Rows per CTA of `preprocess` and `postprocess`, and how they hold a (ROWS_PER_CTA, 64) chunk
@@ -209,25 +201,9 @@ def st_plan() -> WGMMA64:
     return WGMMA64(BFloat16, BM, ROW)
 
 
-def column_ownership(C: tylo.Ownership) -> tylo.Ownership:
-    """The (1, n) ownership of per-column values that each thread holds for the columns it owns
-    in the accumulator ownership C (64, n) (replicated over the rows: broadcasts against C with
-    no shuffle). C's layout values are column-major indices r + 64 c; the row strides (< 64)
-    drop out."""
-    def strides(x):
-        return tuple(strides(y) for y in x) if isinstance(x, tuple) else (x // 64 if x % 64 == 0
-                                                                          else 0)
-    return tylo.Ownership((1, C.shape[1]), Layout(C.layout.shape, strides(C.layout.stride)))
-
-
 def acc_plan(D: int) -> WGMMA64:
     """dV, dK (64 keys, D) += P^T / dS^T (64, BM) @ dO / Q (BM, D)."""
     return WGMMA64(BFloat16, D, BM)
-
-
-def dq_plan() -> WGMMA64:
-    """64 columns of dQ (BM, 64) = dS (BM, 64 keys) K (64 keys, 64 columns)."""
-    return WGMMA64(BFloat16, ROW, 64)
 
 
 def transposed_steps(a_tile, b_tile, D: int) -> list:
@@ -250,17 +226,6 @@ def accumulate_dq(dq_acc, dq, bh, m0, c0, t, D):
     base = dq_acc.ptr + (bh * dq_acc.shape[1] + m0) * D + c0
     for v in tylo.static_range(dq.slots):  # (a per-thread base plus a static offset per slot)
         tylo.red_add(base, rows[v] * D + cols[v], dq[v])
-
-
-@tylo.func
-def masked(s, n0, m0, off, n_k, causal):
-    """S^T (64 keys from n0, BM queries from m0): -inf where the key is past the sequence
-    (key >= n_k) or, causal, past the query's diagonal (key > query + off)."""
-    rows, cols = tylo.coordinates(s.ownership, tylo.warpgroup_thread_idx())
-    keep = rows + n0 < n_k
-    if causal:
-        keep = keep & (rows + n0 <= cols + (m0 + off))
-    return tylo.select(keep, s, -math.inf)
 
 
 @tylo.func

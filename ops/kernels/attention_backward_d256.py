@@ -1,6 +1,8 @@
 """Backward attention on Hopper at head dim 256: the main kernel that `attention_backward`'s
 runner launches between its `preprocess` and `postprocess` when D is 256 (`config(256)` gives a
 `SplitConfig`, whose `kernel` is this one; same arguments and block, a grid of 64-key blocks).
+It shares the backward's pieces (attention_backward_tiles.py) without importing
+attention_backward.py, which imports it.
 
 At D 64 and 128 each consumer warpgroup owns 64 keys and keeps their dK and dV (64 x D float32)
 in registers; at D 256 that is 2 x 128 registers a thread, more than the 240 a consumer has.
@@ -22,8 +24,8 @@ memory and a named barrier), the two consumer warpgroups split D instead of the 
   shared P^T, K-major; issued before dS^T is computed), dK[:, w] += dS^T Q[:, w] (A = the
   shared dS^T), 64 + 64 float32 registers a thread kept across every query block; and
   dQ[:, w] = dS K[:, w] (A = the same dS^T tile read MN-major as dS), 64 columns at a time
-  (32 registers), added into dQ's float32 accumulator by `accumulate_dq` (red.global.add.f32):
-  one sum per CTA, no column added twice.
+  (32 registers), added into dQ's float32 accumulator by red.global.add.f32 (`add_dq`, the
+  loop of attention_backward's `accumulate_dq`): one sum per CTA, no column added twice.
 
 P^T and dS^T have two tiles each, used by alternate steps, so that a warpgroup writing step
 j + 2's into the tiles of step j has passed a barrier of step j + 1, which the other warpgroup
@@ -39,14 +41,15 @@ serialized.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import tylo
 from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
 
 from .attention import sequence
-from .attention_backward import (BM, LOG2E, ROWS, Config, accumulate_dq, column_ownership,
-                                 dq_plan, kt_layout, masked)
+from .attention_backward_tiles import (BM, LOG2E, ROWS, column_ownership, dq_plan, kt_layout,
+                                       masked)
 from .attention_tiles import Q_BOX, ROW, SWIZZLE, q_layout
 from .mma_issue import interleaved
 
@@ -60,13 +63,28 @@ DS = ComposedLayout(SWIZZLE, Layout((BM, BN), (1, ROW)))
 
 
 @dataclass(frozen=True)
-class SplitConfig(Config):
-    """`Config` of the D 256 kernel: W = 2 consumer warpgroups splitting D (not the keys), so
-    a CTA has BN = 64 keys."""
+class SplitConfig:
+    """The tile choices of the D 256 kernel, `attention_backward.Config`'s fields and
+    properties as the runner reads them: W = 2 consumer warpgroups splitting D (not the keys),
+    so BN = 64 keys a CTA; STAGES of the Q/dO ring; the softmax scale (None: 1 / sqrt(D))."""
+
+    D: int = 256
+    W: int = 2
+    STAGES: int = 2
+    scale: float | None = None
 
     @property
     def BN(self) -> int:
         return BN
+
+    @property
+    def softmax_scale(self) -> float:
+        return 1.0 / math.sqrt(self.D) if self.scale is None else self.scale
+
+    @property
+    def registers(self) -> tuple[int, int]:
+        """(producer, consumer) registers per thread: FA3's 24/240."""
+        return 24, 240
 
     @property
     def kernel(self):
@@ -104,6 +122,17 @@ def store_half(tiles, buf, x, w, t):
     for half in tylo.static_range(BM // HALF):
         if w == half:
             tylo.store(tylo.window(tiles[buf], (0, HALF * half), (BN, HALF)), x, t)
+
+
+@tylo.func
+def add_dq(dq_acc, dq, bh, m0, c0, t):
+    """dQ's float32 accumulator (B Hq, S_pad, 256) += dq (BM, 64) at rows m0 .., columns c0
+    ..: a relaxed red.global.add.f32 per element, from a per-thread base and static offsets
+    (`attention_backward.accumulate_dq`'s loop, kept apart while that one moves to TMA)."""
+    rows, cols = tylo.coordinates(dq.ownership, t)
+    base = dq_acc.ptr + (bh * dq_acc.shape[1] + m0) * 256 + c0
+    for v in tylo.static_range(dq.slots):
+        tylo.red_add(base, rows[v] * 256 + cols[v], dq[v])
 
 
 @tylo.func
@@ -162,7 +191,7 @@ def split_block(kv_tiles, p_tiles, ds_tiles, q_stages, do_stages, stats, stats_f
         if h == COLS // ROW - 1:
             if t == 0:
                 pipe.consumer_release(st)
-        accumulate_dq(dq_acc, dq, bhq, m0, c0, t, D)
+        add_dq(dq_acc, dq, bhq, m0, c0, t)
     return dk, dv
 
 

@@ -1,7 +1,8 @@
 """Tylo's Hopper attention backward (tylo.ops.kernels.attention_backward: preprocess, the
-FlashAttention-3-structured main kernel, postprocess) on the GPU, (B, H, S, D): checks against
-float32 torch autograd on fresh random inputs with poisoned gradients, then times the three
-kernels beside torch's SDPA backward (cuDNN, flash) on the same inputs, interleaved in one run
+FlashAttention-3-structured main kernel, at D 256 attention_backward_d256, postprocess) on the
+GPU, (B, H, S, D), D 64, 128 and 256: checks against float32 torch autograd on fresh random
+inputs with poisoned gradients, then times the three kernels beside torch's SDPA backward
+(cuDNN, flash) on the same inputs, interleaved in one run
 (`tylo.testing.interleaved_ms`). TFLOP/s count 2.5 times the forward's 4 B Hq Sq Sk D (half
 of it causal): the backward's five GEMMs to the forward's two.
 
@@ -15,7 +16,8 @@ import math
 
 #: (B, Hq, Hkv, S, D) timed, each causal and not.
 SHAPES = [(2, 16, 16, 2048, 128), (2, 32, 8, 2048, 128), (2, 16, 16, 2048, 64),
-          (4, 16, 16, 4096, 128), (1, 16, 16, 8192, 128)]
+          (4, 16, 16, 4096, 128), (1, 16, 16, 8192, 128),
+          (2, 16, 16, 2048, 256), (2, 16, 4, 2048, 256), (1, 16, 16, 8192, 256)]
 
 
 def flops(B, Hq, S, Sk, D, causal) -> float:
@@ -127,7 +129,7 @@ def main() -> None:
     args = parser.parse_args()
     ok = True
     if not args.bench_only:
-        for D in (64, 128):
+        for D in (64, 128, 256):
             for causal in (False, True):
                 ok &= check(torch, 2, 16, 16, 2048, D, causal)
                 ok &= check(torch, 2, 32, 8, 1024, D, causal)

@@ -12,9 +12,11 @@ their rows are D-contiguous in (B, H, S, D) or (B, S, H, D) memory (the default 
 layout's), as the forward does; dout is copied into q's memory order when it lies otherwise
 (the gradient of a sum is an expanded tensor), and v into k's. Packed sequences (cu_seqlens_q/k, max_seqlen_q/k; rows, H, D)
 too: attention's max_seqlen_k sizes the key grid (without it the rule reads cu_seqlens_k on the
-host). Served: D 64 and 128, causal or not (Sq != Sk bottom-right), grouped-query heads, any
-scale, a loss that reads lse. Refused with `UnsupportedError` when backward() runs: D 256, a
-sliding window and a softcap (the forward serves them; the backward's kernel does not yet).
+host). Served: every head dim of the forward, D 64 and 128 (the main kernel
+`attention_backward`) and 256 (`attention_backward_d256`: the two consumer warpgroups split D),
+causal or not (Sq != Sk bottom-right), grouped-query heads, any scale, a loss that reads lse.
+Refused with `UnsupportedError` when backward() runs: a sliding window and a softcap (the
+forward serves them; the backward's kernels do not yet).
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from tylo import UnsupportedError
 from .kernels import attention_backward as kernel
 from .library import custom_op, wrap
 
-#: The head dims the backward serves.
-HEAD_DIMS = (64, 128)
+#: The head dims the backward serves (the forward's: backward() refuses none of them).
+HEAD_DIMS = (64, 128, 256)
 
 
 def _rows_in_place(x) -> str | None:
@@ -142,8 +144,6 @@ def backward(ctx, grad_out, grad_lse):
     q, k, v, out, lse, cu_q, cu_k = ctx.saved_tensors
     refused = [what for what, on in (("a sliding window", o["window"]),
                                       ("a softcap", o["softcap"])) if on]
-    if q.shape[-1] not in HEAD_DIMS:
-        refused.append(f"head dim {q.shape[-1]} (it serves {', '.join(map(str, HEAD_DIMS))})")
     if refused:
         raise UnsupportedError("tylo.ops.attention's backward does not serve "
                                + ", ".join(refused) + " yet: use torch's "

@@ -51,8 +51,8 @@ feature changes the kernels compiled without it (their PTX is the same).
 CUDA tensors run on the GPU (on torch's current stream); CPU tensors on the CPU emulator (small
 sizes: tests). `torch.compile(fullgraph=True)` traces the op (a fake implementation gives the
 outputs' shapes and strides). ``backward()`` runs ``tylo::attention_backward``
-(`attention_backward`: D 64 and 128, causal or not, grouped-query heads, the scale, a loss
-that reads lse; packed sequences, a window, a softcap and D 256 raise `UnsupportedError` when
+(`attention_backward`: D 64, 128 and 256, causal or not, grouped-query heads, the scale, a
+loss that reads lse, packed sequences; a window and a softcap raise `UnsupportedError` when
 backward() runs). Refused: a window that is not two ints >= -1 and a negative or non-finite
 softcap (ArgumentError naming the argument), dropout (UnsupportedError); max_seqlen_k is unused
 by the forward (the kernel reads each sequence's length) and sizes the backward's grid (without
@@ -270,7 +270,7 @@ def variants(*, head_dim: int | None = None, num_heads: int | None = None,
     and with a `softcap` (> 0) every variant capped. [] without a head dim. Batch and
     sequence lengths (decode's single query row included) are launch arguments: one variant
     serves them all. With `training`, also the backward's kernels (`backward_variants`) for
-    the same choices, but for none of those the backward refuses (a window, a softcap, D 256).
+    the same choices, but for none of those the backward refuses (a window, a softcap).
     ArgumentError for a head dim the kernel does not serve, heads that do not divide, an
     unknown layout, or a softcap <= 0."""
     from .warmup import Variant
@@ -313,7 +313,7 @@ def variants(*, head_dim: int | None = None, num_heads: int | None = None,
 def backward_variants(head_dim: int, num_heads: int, num_kv_heads: int, scale: float,
                       causal, layouts) -> list:
     """The kernel variants of `attention`'s backward (`attention_backward`) for these choices
-    (head dim 64 or 128; `layouts` names of `LAYOUTS`): per memory order and causality the
+    (head dim 64, 128 or 256; `layouts` names of `LAYOUTS`): per memory order and causality the
     main kernel (specialized by both, the head dim, both head counts and the scale; where Q or
     K/V lie (B, S, H, D) with more than one head, a batch of one is another variant, "batch
     1": `kernels.attention_backward.host_launches`), and per head dim, query heads and packed

@@ -81,18 +81,11 @@ tylo.ops.attention(q, kv, kv, causal=True, softcap=-30.0)  # <-
 tylo.ops.attention(q, kv, kv, causal=True, dropout_p=0.1)  # <-
 """, "UnsupportedError", "dropout is not supported", located=False),
     Mistake("attention-backward", O, "backward() through tylo.ops.attention with a sliding "
-            "window (the backward kernel serves D 64 and 128 without a window or a softcap)", _PRELUDE + """
+            "window (the backward kernels serve D 64, 128 and 256 without a window or a "
+            "softcap)", _PRELUDE + """
 out = tylo.ops.attention(q.requires_grad_(), kv, kv, causal=True, window=(15, 0))
 out.float().sum().backward()  # <-
 """, "UnsupportedError", "backward does not serve a sliding window", located=False),
-    Mistake("attention-backward-head-dim", O, "backward() through tylo.ops.attention at head "
-            "dim 256 (the backward kernel serves 64 and 128)", """
-import torch
-import tylo.ops
-q = torch.randn(1, 64, 1, 256, dtype=torch.bfloat16, requires_grad=True)
-out = tylo.ops.attention(q, q.detach(), q.detach(), causal=True)
-out.float().sum().backward()  # <-
-""", "UnsupportedError", "does not serve head dim 256 (it serves 64, 128)", located=False),
     Mistake("attention-backward-kernel-head-dim", O, "the backward kernels' runner "
             "(`tylo.ops.kernels.attention_backward.AttentionBackward`) at head dim 96", """
 import ml_dtypes
@@ -101,7 +94,8 @@ from tylo.ops.kernels.attention_backward import AttentionBackward
 x = np.zeros((1, 1, 64, 96), ml_dtypes.bfloat16)      # (B, H, S, D)
 lse = np.zeros((1, 1, 64), np.float32)
 AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True)  # <-
-""", "ArgumentError", "head dim 96 is not one of 64, 128 (the backward's)", located=False),
+""", "ArgumentError", "head dim 96 is not one of 64, 128, 256 (the backward's)",
+            located=False),
     Mistake("attention-backward-precompile-mixed-varlen", O, "the backward's warm-up "
             "(`tylo.ops.kernels.attention_backward.precompile`) with packed Q beside batched K/V",
             """

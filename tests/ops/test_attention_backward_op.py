@@ -1,9 +1,9 @@
 """The backward of tylo.ops.attention (the custom op tylo::attention_backward, registered as the
 autograd rule of tylo::attention_forward): on CPU tensors through the emulator, gradients of q,
 k, v against float64 torch autograd (fresh random inputs) in both layouts, grouped-query heads,
-causal with Sq != Sk, a scale, a loss that reads lse; torch.compile(fullgraph=True) of forward
-and backward; what the backward refuses. On a GPU (marked gpu): real sizes against float32
-torch autograd."""
+causal with Sq != Sk, D 64, 128 and 256, a scale, a loss that reads lse;
+torch.compile(fullgraph=True) of forward and backward; what the backward refuses. On a GPU
+(marked gpu): real sizes against float32 torch autograd."""
 
 from __future__ import annotations
 
@@ -68,6 +68,7 @@ def gradients(q, k, v, bhsd, loss):
     ("bshd", True, 128, 128, 2, 1, 64),     # grouped-query, causal, FlashAttention's layout
     ("bhsd", False, 96, 160, 1, 1, 64),     # ragged lengths, Sq != Sk
     ("bshd", True, 64, 128, 1, 1, 128),     # D 128, bottom-right causal with more keys
+    ("bshd", True, 80, 112, 2, 1, 256),     # D 256 (the split kernel), GQA, ragged, Sq != Sk
 ])
 def test_gradients_against_float64_autograd(layout, causal, Sq, Sk, Hq, Hkv, D):
     bhsd = layout == "bhsd"
@@ -170,7 +171,7 @@ def _cuda():
 @pytest.mark.gpu
 @pytest.mark.parametrize("Hq, Hkv", [(16, 16), (32, 8)])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("D", [64, 128, 256])
 def test_gpu_against_float32_autograd(Hq, Hkv, causal, D):
     """B 2, S 2048, (B, S, H, D): the op's gradients against float32 torch autograd of the
     same inputs (the bf16 rounding of the op's inputs of each GEMM bounds the error)."""
@@ -201,7 +202,7 @@ def test_gpu_unequal_lengths_and_bhsd():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("D", [64, 128, 256])
 def test_gpu_packed_sequences(D):
     """Five packed sequences of random lengths (keys longer than queries in some), Hq 8 Hkv 2,
     causal: each sequence's gradients against float32 torch autograd."""

@@ -2,7 +2,7 @@
 emulator: against torch in float32 (fresh random inputs) in the (B, S, H, D), (B, H, S, D) and
 packed layouts with grouped-query heads; the inputs read where they lie (a transposed
 projection is not copied); opcheck; torch.compile(fullgraph=True) with no graph break; the
-backward's refusal at D 256; the argument checks."""
+argument checks (the backward: tests/ops/test_attention_backward_op.py)."""
 
 from __future__ import annotations
 
@@ -96,15 +96,6 @@ def test_torch_compile_fullgraph_matches_eager():
     assert torch.equal(eager, compiled)
     explained = torch._dynamo.explain(Block())(x)
     assert explained.graph_break_count == 0 and explained.graph_count == 1
-
-
-def test_a_backward_it_does_not_serve_is_refused_not_silently_missing():
-    """D 256 has no backward kernel yet (tests/ops/test_attention_backward_op.py runs the
-    served ones)."""
-    q = randn(1, 64, 1, 256).requires_grad_()
-    out = tylo.ops.attention(q, q.detach(), q.detach(), causal=True)
-    with pytest.raises(tylo.UnsupportedError, match="does not serve head dim 256"):
-        out.float().sum().backward()
 
 
 @pytest.mark.parametrize("change, error, match", [

@@ -197,8 +197,8 @@ def test_warmup_then_a_fresh_gpu_process_compiles_nothing(tmp_path):
 def test_training_adds_the_backward_variants():
     """With training: per memory order and causality the backward's main kernel (and its
     batch-of-one variant where Q or K/V lie (B, S, H, D) with more than one head), and
-    preprocess and postprocess once per batched or packed rows; none where the backward
-    refuses (a softcap, D 256) and no window variant."""
+    preprocess and postprocess once per batched or packed rows, at D 256 too (its own main
+    kernel); none where the backward refuses (a softcap) and no window variant."""
     names = [v.name for v in ops_warmup.model_variants(LLAMA_8B, ops=["attention"],
                                                        training=True, sliding_window=4096)]
     backward = [n for n in names if n.startswith("attention_backward ")]
@@ -212,9 +212,12 @@ def test_training_adds_the_backward_variants():
         "attention_backward postprocess D128 Hq32 varlen scale 0.0883883",
         "attention_backward preprocess D128 Hq32 batched",
         "attention_backward preprocess D128 Hq32 varlen"]
-    for refused in (dict(softcap=50.0), dict(head_dim=256)):
-        found = ops_warmup.model_variants(LLAMA_8B, ops=["attention"], training=True, **refused)
-        assert found and not any(v.name.startswith("attention_backward") for v in found)
+    found = ops_warmup.model_variants(LLAMA_8B, ops=["attention"], training=True, softcap=50.0)
+    assert found and not any(v.name.startswith("attention_backward") for v in found)
+    d256 = [v.name for v in ops_warmup.model_variants(LLAMA_8B, ops=["attention"],
+                                                      training=True, head_dim=256)]
+    assert len([n for n in d256 if n.startswith("attention_backward D256 ")]) == len(main)
+    assert "attention_backward D256 causal Hq32 Hkv8 varlen scale 0.0625" in d256
 
 
 @pytest.mark.parametrize("layout", ["bhsd", "bshd", "bshd/bhsd", "bhsd/bshd", "varlen"])
@@ -247,7 +250,8 @@ def test_the_backward_warmup_keys_are_the_ops(layout, monkeypatch):
 
     q_order, kv_order = op.LAYOUTS[layout]
     for B, S, Hq, Hkv, D, scale in ((1, 40, 2, 1, 64, None), (3, 5, 4, 2, 64, None),
-                                    (2, 7, 1, 1, 128, 128 ** -0.5), (1, 9, 4, 4, 128, 0.1)):
+                                    (2, 7, 1, 1, 128, 128 ** -0.5), (1, 9, 4, 4, 128, 0.1),
+                                    (2, 11, 4, 2, 256, None)):
         def tensor(order, h, B=B, S=S, D=D):
             if order == "varlen":
                 return torch.zeros(B * S, h, D, dtype=torch.bfloat16, requires_grad=True)

@@ -41,10 +41,10 @@ TINY = ["--layers", "1", "--hidden", "64", "--heads", "2", "--kv-heads", "1", "-
 
 def test_a_tiny_llama_trains_on_the_emulator_as_on_sdpa(tmp_path):
     """bench/train_llama.py's main on the CPU: SDPA's math backend the baseline, its CPU
-    flash kernel the noise reference; 3 steps and one step's gradients."""
+    flash kernel the noise reference, a float32 run; 3 steps and one step's gradients."""
     out = tmp_path / "train.json"
     assert bench.main(["--device", "cpu", "--baseline", "sdpa-math", "--steps", "3",
-                       "--window", "3", "--warmup", "0", "--check-grads", *TINY,
+                       "--window", "3", "--warmup", "0", "--check-grads", "--float32", *TINY,
                        "--json", str(out)]) == 0
     result = json.loads(out.read_text())
     assert result["passed"] and result["judgement"]["passed"]
@@ -56,6 +56,7 @@ def test_a_tiny_llama_trains_on_the_emulator_as_on_sdpa(tmp_path):
     assert len(grads) == 12                 # every parameter, none missing
     for name, errors in grads.items():
         assert errors["tylo"] < 1e-2, name  # (inf when missing or not finite)
+        assert result["gradients"]["float32"][name]["tylo"] < 1e-2, name
 
 
 class _ScaledGrad(torch.autograd.Function):

@@ -53,12 +53,13 @@ sizes: tests). `torch.compile(fullgraph=True)` traces the op (a fake implementat
 outputs' shapes and strides). ``backward()`` runs ``tylo::attention_backward``
 (`attention_backward`: D 64 and 128, causal or not, grouped-query heads, the scale, a loss
 that reads lse, packed sequences; a window, a softcap and D 256 raise `UnsupportedError` when
-backward() runs). Under ``torch.autocast`` (CPU or CUDA, any autocast dtype) float32 q, k, v
-are cast to bfloat16 first (differentiably: their gradients come back float32), as mixed-precision
-training hands them over (float32 after a rotary embedding in float32). Refused: a window that is not two ints >= -1 and a negative or non-finite
-softcap (ArgumentError naming the argument), dropout (UnsupportedError); max_seqlen_k is unused
-by the forward (the kernel reads each sequence's length) and sizes the backward's grid (without
-it the backward reads cu_seqlens_k on the host: a synchronization, and no torch.compile).
+backward() runs). Under ``torch.autocast`` (CPU or CUDA, any autocast dtype) float32 or
+float16 q, k, v are cast to bfloat16 first (differentiably: their gradients come back in their
+dtype), as mixed-precision training hands them over (float32 after a rotary embedding in
+float32). Refused: a window that is not two ints >= -1 and a negative or non-finite softcap
+(ArgumentError naming the argument), dropout (UnsupportedError); max_seqlen_k is unused by the
+forward (the kernel reads each sequence's length) and sizes the backward's grid (without it the
+backward reads cu_seqlens_k on the host: a synchronization, and no torch.compile).
 """
 
 from __future__ import annotations

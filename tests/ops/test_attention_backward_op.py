@@ -161,13 +161,16 @@ def test_what_the_backward_refuses(options, match):
         out.float().sum().backward()
 
 
-def test_float32_inputs_under_autocast():
-    """Mixed precision: float32 q, k, v (as a rotary embedding in float32 leaves them) under
-    torch.autocast are cast to bf16 before the op (its autocast rule); the gradients come back
-    float32, against float64 autograd of the bf16-rounded inputs."""
-    q = torch.randn(1, 64, 2, 64, requires_grad=True)
-    k, v = (torch.randn(1, 64, 1, 64, requires_grad=True) for _ in range(2))
-    with torch.autocast("cpu", dtype=torch.bfloat16):
+@pytest.mark.parametrize("dtype, autocast", [(torch.float32, torch.bfloat16),
+                                             (torch.float16, torch.float16)])
+def test_inputs_under_autocast(dtype, autocast):
+    """Mixed precision: float32 q, k, v (as a rotary embedding in float32 leaves them), or
+    float16 ones, under torch.autocast are cast to bf16 before the op (its autocast rule,
+    whatever the autocast dtype); the gradients come back in the inputs' dtype, against float64
+    autograd of the bf16-rounded inputs."""
+    q = torch.randn(1, 64, 2, 64, dtype=dtype, requires_grad=True)
+    k, v = (torch.randn(1, 64, 1, 64, dtype=dtype, requires_grad=True) for _ in range(2))
+    with torch.autocast("cpu", dtype=autocast):
         out = tylo.ops.attention(q, k, v, causal=True)
     assert out.dtype == torch.bfloat16
     g_out = torch.randn(out.shape)
@@ -176,7 +179,7 @@ def test_float32_inputs_under_autocast():
                   for x in (q, k, v))
     ref, _ = reference(rq, rk, rv, True, 1 / 8)
     want = torch.autograd.grad(ref, (rq, rk, rv), g_out.double().transpose(1, 2))
-    assert all(x.dtype == torch.float32 for x in got)
+    assert all(x.dtype == dtype for x in got)
     check(got, [w.transpose(1, 2) for w in want])
 
 

@@ -52,11 +52,14 @@ CUDA tensors run on the GPU (on torch's current stream); CPU tensors on the CPU 
 sizes: tests). `torch.compile(fullgraph=True)` traces the op (a fake implementation gives the
 outputs' shapes and strides). ``backward()`` runs ``tylo::attention_backward``
 (`attention_backward`: D 64 and 128, causal or not, grouped-query heads, the scale, a loss
-that reads lse; packed sequences, a window, a softcap and D 256 raise `UnsupportedError` when
-backward() runs). Refused: a window that is not two ints >= -1 and a negative or non-finite
-softcap (ArgumentError naming the argument), dropout (UnsupportedError); max_seqlen_k is unused
-by the forward (the kernel reads each sequence's length) and sizes the backward's grid (without
-it the backward reads cu_seqlens_k on the host: a synchronization, and no torch.compile).
+that reads lse, packed sequences; a window, a softcap and D 256 raise `UnsupportedError` when
+backward() runs). Under ``torch.autocast`` (CPU or CUDA, any autocast dtype) float32 or
+float16 q, k, v are cast to bfloat16 first (differentiably: their gradients come back in their
+dtype), as mixed-precision training hands them over (float32 after a rotary embedding in
+float32). Refused: a window that is not two ints >= -1 and a negative or non-finite softcap
+(ArgumentError naming the argument), dropout (UnsupportedError); max_seqlen_k is unused by the
+forward (the kernel reads each sequence's length) and sizes the backward's grid (without it the
+backward reads cu_seqlens_k on the host: a synchronization, and no torch.compile).
 """
 
 from __future__ import annotations
@@ -218,6 +221,8 @@ def _run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 _forward = custom_op("tylo::attention_forward", _run, fake=_fake)
 _forward.register_autograd(attention_backward.backward,
                            setup_context=attention_backward.setup_context)
+for _device in ("cpu", "cuda"):  # mixed precision: float32 q, k, v under autocast become bf16
+    _forward.register_autocast(_device, torch.bfloat16)
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False,

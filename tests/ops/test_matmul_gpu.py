@@ -230,3 +230,17 @@ def test_direct_call_errors_name_the_argument():
             tylo.ops.matmul(a, w.cpu().T)
         out = tylo.ops.matmul(a, w.T)  # the same geometry again after the errors
     assert relative(out, a.float() @ w.float().T) < 1e-2
+
+
+def test_attention_under_autocast_is_not_direct():
+    """Under torch.autocast a call goes through the op, whose autocast rule casts float32
+    q, k, v to bf16 (a direct call would refuse float32)."""
+    from tylo.ops import library
+
+    q, k, v = (torch.randn(1, 128, 2, 64, device="cuda") for _ in range(3))
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+        assert not library.direct(q, k, v)
+        out = tylo.ops.attention(q, k, v)
+    ref = torch.nn.functional.scaled_dot_product_attention(
+        *(x.transpose(1, 2).bfloat16().float() for x in (q, k, v))).transpose(1, 2)
+    assert out.dtype == torch.bfloat16 and relative(out, ref) < 2e-2

@@ -34,7 +34,8 @@ Which kernel runs (`path`): M <= 64 rows (decode) with a row-major (K-contiguous
 K-major b (b = W.T, the nn.Linear case) and a bf16/f16 output run the swap-AB kernel of
 `tylo.ops.kernels.projection` (its plain epilogue: W's rows are WGMMA's M, the tokens its N,
 Stream-K over units of 128 rows of W with one CTA per SM, the weights streamed once; a small f32
-workspace and an int32 counter per unit allocated per call by torch). Every other shape, memory
+workspace and an int32 counter per unit, kept per CUDA stream: the kernel leaves the counters
+at zero) Every other shape, memory
 order or a float32 output runs the 128 x 256 persistent GEMM (`route`), which at M <= 64 leaves
 most SMs idle (16 CTAs for N = 4096). The backward's products route by their own rows and
 layouts: with a = x and b = W.T, grad_a = grad @ W reads W N-major and grad_b = x.T @ grad
@@ -161,8 +162,8 @@ def route(M: int, N: int, device: torch.device) -> int:
 def _decode(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
     """out = a @ b on the swap-AB kernel (`path` "decode"): W = b.T (N, K) streamed once by a
     Stream-K grid of one CTA per SM (`CPU_DECODE_CTAS` on the emulator); its f32 workspace and
-    zeroed counters are allocated per call by torch (capturable; the kernel leaves the counters
-    at zero)."""
+    zeroed counters are kept per stream (`projection._buffers`; a CUDA graph capture allocates
+    its own)."""
     cpu = a.device.type == "cpu"
     ctas = CPU_DECODE_CTAS if cpu else sm_count(a.device.index or 0)
     run = projection.Linear(a, b.T, out, ctas, emulate=cpu)

@@ -244,3 +244,26 @@ def test_attention_under_autocast_is_not_direct():
     ref = torch.nn.functional.scaled_dot_product_attention(
         *(x.transpose(1, 2).bfloat16().float() for x in (q, k, v))).transpose(1, 2)
     assert out.dtype == torch.bfloat16 and relative(out, ref) < 2e-2
+
+
+def test_decode_launches_share_scratch_in_stream_order():
+    """Back-to-back decode products (one stream, no synchronization between them) reuse one
+    workspace and counter array, which each launch leaves zeroed; a second stream gets its
+    own. Every result matches float32 torch."""
+    from tylo.ops.kernels import projection
+
+    side = torch.cuda.Stream()
+    calls = []
+    for i in range(6):
+        x, w = operand(8, 4096, 1), operand(4096, 4096, 1)
+        stream = side if i % 2 else torch.cuda.current_stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream), torch.no_grad():
+            calls.append((x, w, tylo.ops.matmul(x, w.T)))
+    torch.cuda.synchronize()
+    for x, w, out in calls:
+        assert relative(out, x.float() @ w.float().T) < 1e-2
+    streams = {key[1] for key in projection._SCRATCH}
+    assert {side.cuda_stream, torch.cuda.current_stream().cuda_stream} <= streams
+    for _, counts in projection._SCRATCH.values():
+        assert not counts.any()

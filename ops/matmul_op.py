@@ -192,7 +192,7 @@ def _plan(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> tuple:
     v = _check(a, b, out_dtype)
     M, N = a.shape[0], b.shape[1]
     kind = None if v is None else path(M, v)
-    plan = v, kind, route(M, N, a.device) if kind == "gemm" else 0
+    plan = v, kind, route(M, N, a.device) if kind == "gemm" else 0, ({}, {}, {})
     if len(_PLANS) >= _PLAN_ENTRIES:
         _PLANS.clear()
     _PLANS[key] = plan
@@ -202,7 +202,7 @@ def _plan(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> tuple:
 def _run(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
     """a (M, K) @ b (K, N) -> a new (M, N) of out_dtype: the op's implementation, which
     `matmul` also calls directly when torch need not see the call (`library.direct`)."""
-    v, kind, ctas = _plan(a, b, out_dtype)
+    v, kind, ctas, caches = _plan(a, b, out_dtype)
     (M, K), N = a.shape, b.shape[1]
     out = torch.empty((M, N), dtype=out_dtype, device=a.device)
     if v is None:
@@ -210,12 +210,30 @@ def _run(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.Tens
     if kind == "decode":
         _decode(a, b, out)
         return out
-    maps = kernel.bind(v.a_box, a), kernel.bind(v.b_box, b), kernel.bind(v.c_box, out)
     if a.is_cuda:  # a real CUDA tensor: the launch itself (wrap's checks are for any tensor)
+        maps = (_bound(caches[0], v.a_box, a), _bound(caches[1], v.b_box, b),
+                _bound(caches[2], v.c_box, out))
         kernel.matmul[ctas, kernel.THREADS](*maps, M, N, K, v)
     else:
+        maps = kernel.bind(v.a_box, a), kernel.bind(v.b_box, b), kernel.bind(v.c_box, out)
         wrap(kernel.matmul)[ctas, kernel.THREADS](*maps, M, N, K, v)
     return out
+
+
+_BOUND_ENTRIES = 32  # addresses remembered per geometry and operand
+
+
+def _bound(cache: dict, box, x: torch.Tensor):
+    """The tensor map of `box` over the CUDA tensor x, from `cache` (this geometry's, for this
+    operand: x's shape and strides are the geometry's) by x's address: a detached binding
+    (`tylo.TMABinding.detached`), which holds no memory alive."""
+    ptr = x.data_ptr()
+    bound = cache.get(ptr)
+    if bound is None:
+        if len(cache) >= _BOUND_ENTRIES:
+            cache.clear()
+        bound = cache[ptr] = kernel.bind(box, x).detached()
+    return bound
 
 
 @custom_op("tylo::matmul", fake=_fake)

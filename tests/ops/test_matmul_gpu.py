@@ -267,3 +267,23 @@ def test_decode_launches_share_scratch_in_stream_order():
     assert {side.cuda_stream, torch.cuda.current_stream().cuda_stream} <= streams
     for _, counts in projection._SCRATCH.values():
         assert not counts.any()
+
+
+def test_repeated_calls_of_one_geometry_reuse_maps_by_address():
+    """Calls of one geometry reuse their tensor maps by address (detached bindings): freed
+    and reallocated operands and outputs at old addresses, new ones at new addresses, all
+    right."""
+    outs = []
+    keep = []
+    with torch.no_grad():
+        for i in range(8):
+            a, w = operand(512, 1024, 1), operand(768, 1024, 1)
+            out = tylo.ops.matmul(a, w.T)
+            outs.append((out, a.float() @ w.float().T))
+            if i % 2:
+                keep.append((a, w))  # every other pair stays alive: new addresses next time
+    torch.cuda.synchronize()
+    for out, ref in outs:
+        assert relative(out, ref) < 1e-2
+    plan = next(p for k, p in matmul_op._PLANS.items() if k[3] == (512, 1024))
+    assert all(0 < len(cache) <= matmul_op._BOUND_ENTRIES for cache in plan[3])

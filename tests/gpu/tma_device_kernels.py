@@ -182,3 +182,33 @@ def store_over_pending_reduce(dst, out, values, barrier: tylo.constexpr):
         tylo.barrier()
     if t == 32:
         out[0, 0] = 1.0
+
+
+@tylo.kernel
+def read_after_reduce(dst, out, values, got, reader: tylo.constexpr, wait: tylo.constexpr):
+    """Thread 0 reduce-adds the tile into `dst` (a binding of `out`) at (0, 0) and commits the
+    group, then (`wait`) waits for it (``wait_tma_stores``, or with `wait` "reads" only for its
+    reads, ``wait_tma_reads``); after a barrier thread `reader` loads out[0, 0] into got[0]. A
+    load before the group's wait_group completes may see the element before the reduction."""
+    plan = dst.plan
+    t = tylo.thread_idx()
+    tile = tylo.shared_tile(plan)
+    cols = plan.shape[1]
+    for k in tylo.static_range((_elements(plan) + THREADS - 1) // THREADS):
+        i = k * THREADS + t
+        if i < _elements(plan):
+            tile[i // cols, i % cols] = values[i // cols, i % cols]
+    tylo.barrier()
+    if t == 0:
+        tylo.tma_reduce(dst, tile, (0, 0))
+        tylo.commit_tma_stores()
+        if wait == "stores":
+            tylo.wait_tma_stores(0)
+        if wait == "reads":
+            tylo.wait_tma_reads(0)
+    tylo.barrier()
+    if t == reader:
+        got[0] = out[0, 0]
+    tylo.barrier()
+    if t == 0:
+        tylo.wait_tma_stores(0)

@@ -4,9 +4,12 @@ GPU, (B, H, S, D), D 64, 128 and 256: checks against float32 torch autograd on f
 inputs with poisoned gradients, then times the three kernels beside torch's SDPA backward
 (cuDNN, flash) on the same inputs, interleaved in one run
 (`tylo.testing.interleaved_ms`). TFLOP/s count 2.5 times the forward's 4 B Hq Sq Sk D (half
-of it causal): the backward's five GEMMs to the forward's two.
+of it causal): the backward's five GEMMs to the forward's two. `--dq` picks the main kernel's
+dQ mode ("red": red.global.add per element; "tma": the CTA's sum by TMA reductions; "both":
+each checked, and timed as its own case "tylo-red", "tylo-tma" in the same interleaved run;
+default: the kernels' default, `DQ_MODE`).
 
-    python bench/attention_backward.py [--check-only] [--bench-only]
+    python bench/attention_backward.py [--check-only] [--bench-only] [--dq red|tma|both]
 """
 
 from __future__ import annotations
@@ -48,27 +51,44 @@ def reference(torch, q, k, v, dout, causal):
     return out.detach(), lse.detach(), (q.grad, k.grad, v.grad)
 
 
-def tylo_backward(torch, q, k, v, out, dout, lse, causal):
-    """(the launches as a callable, (dq, dk, dv) poisoned) of the kernels on these arrays."""
+def modes(dq: str | None) -> list:
+    """The dQ modes a `--dq` value names (None: the kernels' default)."""
+    from tylo.ops.kernels.attention_backward import DQ_MODE, DQ_MODES
+
+    if dq is None:
+        return [DQ_MODE]
+    return list(DQ_MODES) if dq == "both" else [dq]
+
+
+def at_dim(dq: list, D: int) -> list:
+    """The modes of `dq` the kernels have at head dim D: at D 256 "red" alone
+    (attention_backward_d256)."""
+    return dq if D != 256 else ["red"]
+
+
+def tylo_backward(torch, q, k, v, out, dout, lse, causal, dq=None):
+    """(the launches as a callable, (dq, dk, dv) poisoned) of the kernels on these arrays,
+    dQ added the `dq` way (None: the default)."""
     from tylo.ops.kernels.attention_backward import AttentionBackward
 
     grads = tuple(torch.full_like(x, float("nan")) for x in (q, k, v))
     run = AttentionBackward(q, k, v, out, dout, lse, *grads, causal,
-                            emulate=q.device.type == "cpu")
+                            emulate=q.device.type == "cpu", dq=dq)
     return run, grads
 
 
-def check(torch, B, Hq, Hkv, S, D, causal, device="cuda") -> bool:
+def check(torch, B, Hq, Hkv, S, D, causal, device="cuda", dq=None) -> bool:
     q, k, v, dout = inputs(torch, B, Hq, Hkv, S, D, device)
     out, lse, want = reference(torch, q, k, v, dout, causal)
-    run, got = tylo_backward(torch, q, k, v, out.to(torch.bfloat16), dout, lse, causal)
+    run, got = tylo_backward(torch, q, k, v, out.to(torch.bfloat16), dout, lse, causal, dq)
     run()
     if device != "cpu":
         torch.cuda.synchronize()
     errs = [float((g.float() - w).norm() / w.norm()) for g, w in zip(got, want)]
     written = not any(bool(g.isnan().any()) for g in got)
     good = written and max(errs) < 2e-2
-    print(f"check B{B} Hq{Hq} Hkv{Hkv} S{S} D{D}{' causal' * causal}: dq/dk/dv rel err "
+    print(f"check B{B} Hq{Hq} Hkv{Hkv} S{S} D{D}{' causal' * causal}"
+          f"{'' if dq is None else ' dq ' + dq}: dq/dk/dv rel err "
           + "/".join(f"{e:.2e}" for e in errs) + f", all written {written}: "
           + ("ok" if good else "FAILED"))
     return good
@@ -94,7 +114,9 @@ def sdpa_case(torch, backend, q, k, v, dout, causal):
     return run
 
 
-def bench(torch, B, Hq, Hkv, S, D, causal) -> None:
+def bench(torch, B, Hq, Hkv, S, D, causal, dq=(None,)) -> None:
+    """One shape: the Tylo kernels in each dQ mode of `dq` (a case "tylo", or "tylo-<mode>"
+    when several) beside SDPA's cuDNN and flash backward, interleaved; TFLOP/s and ratios."""
     from torch.nn.attention import SDPBackend
 
     from tylo.testing import interleaved_ms
@@ -105,8 +127,11 @@ def bench(torch, B, Hq, Hkv, S, D, causal) -> None:
     from tylo.ops.kernels.attention_host import Attention
 
     Attention(q, k, v, out, lse, causal)()  # the forward's out and lse, as training has them
-    run, _ = tylo_backward(torch, q, k, v, out, dout, lse, causal)
-    cases = {"tylo": run}
+    cases = {}
+    for mode in dq:
+        name = "tylo" if len(dq) == 1 else f"tylo-{mode}"
+        cases[name] = tylo_backward(torch, q, k, v, out, dout, lse, causal, mode)[0]
+    ours = list(cases)
     for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
                           ("flash", SDPBackend.FLASH_ATTENTION)):
         case = sdpa_case(torch, backend, q, k, v, dout, causal)
@@ -115,9 +140,11 @@ def bench(torch, B, Hq, Hkv, S, D, causal) -> None:
     ms = interleaved_ms(torch, cases)
     f = flops(B, Hq, S, S, D, causal)
     tf = {n: f / t / 1e9 for n, t in ms.items()}
+    others = [n for n in tf if n not in ours]
+    pairs = [(o, n) for o in ours for n in others] + [(o, ours[0]) for o in ours[1:]]
     print(f"bench B{B} Hq{Hq} Hkv{Hkv} S{S} D{D}{' causal' * causal}: "
           + " | ".join(f"{n} {v:.1f}" for n, v in tf.items()) + " TFLOP/s | "
-          + " ".join(f"tylo/{n} {tf['tylo'] / tf[n]:.3f}" for n in tf if n != "tylo"))
+          + " ".join(f"{o}/{n} {tf[o] / tf[n]:.3f}" for o, n in pairs))
 
 
 def main() -> None:
@@ -126,17 +153,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check-only", action="store_true")
     parser.add_argument("--bench-only", action="store_true")
+    parser.add_argument("--dq", choices=("red", "tma", "both"), default=None,
+                        help="the main kernel's dQ mode(s) (default: the kernels' default)")
     args = parser.parse_args()
+    dq = modes(args.dq)
     ok = True
     if not args.bench_only:
         for D in (64, 128, 256):
-            for causal in (False, True):
-                ok &= check(torch, 2, 16, 16, 2048, D, causal)
-                ok &= check(torch, 2, 32, 8, 1024, D, causal)
+            for mode in at_dim(dq, D):
+                for causal in (False, True):
+                    ok &= check(torch, 2, 16, 16, 2048, D, causal, dq=mode)
+                    ok &= check(torch, 2, 32, 8, 1024, D, causal, dq=mode)
     if not args.check_only:
         for shape in SHAPES:
             for causal in (False, True):
-                bench(torch, *shape, causal)
+                bench(torch, *shape, causal, at_dim(dq, shape[-1]))
     if not ok:
         raise SystemExit("a check FAILED")
 

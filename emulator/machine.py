@@ -31,6 +31,7 @@ from .memory import (
 )
 from .async_copies import PendingCopies
 from .async_reads import PendingReads
+from .bulk_writes import BulkWrites
 from .bulk_copies import BulkCopies
 from .cluster import Geometry
 from .mbarriers import MBarriers
@@ -81,6 +82,7 @@ class Machine:
         self.local: Window | None = None
         self.pending_registers: dict[str, object] = {}  # register -> int8 lock per thread
         self.async_reads = PendingReads()
+        self.bulk_writes = BulkWrites()  # global bytes of bulk stores/reductions not yet waited
         self.async_groups: dict = {}  # per-CTA state of asynchronous families (wgmma groups)
         self.mbarriers = MBarriers(self)
         self.bulk = BulkCopies(self)
@@ -142,6 +144,7 @@ class Machine:
         self.local = Window("local", np.zeros((n, self.local_size), np.uint8))
         self.pending_registers, self.async_groups = {}, {}
         self.async_reads = PendingReads()
+        self.bulk_writes = BulkWrites()
         self.mbarriers.begin_cta(n, self.cta_index * n, size)
         self.bulk.begin_cta(size)
         self.copies.begin_cta(size)
@@ -352,6 +355,10 @@ class Machine:
         out = np.empty((addresses.size, size), np.uint8) if data is None else None
         for alloc, offsets, lanes in parts:
             part = None if data is None else (data if lanes is None else data[lanes])
+            if self.bulk_writes and not self.atomic_access:
+                self.bulk_writes.refuse(self, op, alloc, offsets, size, self.threads
+                                        if lanes is None else self.threads[lanes],
+                                        data is not None)
             got = self._tracked(op, alloc.data, alloc.races, offsets, size, part, alloc.name,
                                 lanes)
             if data is None:

@@ -13,7 +13,8 @@
   kernels a ``torch.library`` custom op with a fake implementation (``torch.compile``,
   ``opcheck``, CUDA graphs; `register_autograd` for a backward), and
   `wrap(kernel)[grid, block](...)` launches a kernel on its tensors' device: CUDA tensors on
-  torch's current stream, CPU tensors on the CPU emulator (`ops.library`); `warmup(config)`
+  torch's current stream, CPU tensors on the CPU emulator, and `direct(*tensors)` says when an
+  eager call may skip torch's dispatcher (`ops.library`); `warmup(config)`
   (also ``python -m tylo.ops.warmup``) compiles the kernel variants a model needs into the disk
   cache ahead of time, without a GPU (`ops.warmup`). docs/torch.md is the guide.
 
@@ -22,11 +23,11 @@ The package imports `tylo`'s public names only (tests/test_layering.py).
 
 from importlib import import_module
 
-_TORCH_SIDE = {"custom_op": "library", "wrap": "library", "WrappedKernel": "library",
+_TORCH_SIDE = {"custom_op": "library", "direct": "library", "wrap": "library", "WrappedKernel": "library",
                "attention": "attention_forward", "matmul": "matmul_op", "gate_up": "gate_up_op",
                "scaled_matmul": "scaled_matmul_op", "warmup": "warmup"}
 
-__all__ = ["WrappedKernel", "attention", "custom_op", "gate_up", "matmul", "scaled_matmul",
+__all__ = ["WrappedKernel", "attention", "custom_op", "direct", "gate_up", "matmul", "scaled_matmul",
            "warmup", "wrap"]
 
 

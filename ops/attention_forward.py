@@ -53,10 +53,13 @@ sizes: tests). `torch.compile(fullgraph=True)` traces the op (a fake implementat
 outputs' shapes and strides). ``backward()`` runs ``tylo::attention_backward``
 (`attention_backward`: D 64, 128 and 256, causal or not, grouped-query heads, the scale, a
 loss that reads lse, packed sequences; a window and a softcap raise `UnsupportedError` when
-backward() runs). Refused: a window that is not two ints >= -1 and a negative or non-finite
-softcap (ArgumentError naming the argument), dropout (UnsupportedError); max_seqlen_k is unused
-by the forward (the kernel reads each sequence's length) and sizes the backward's grid (without
-it the backward reads cu_seqlens_k on the host: a synchronization, and no torch.compile).
+backward() runs). Under ``torch.autocast`` (CPU or CUDA, any autocast dtype) float32 or
+float16 q, k, v are cast to bfloat16 first (differentiably: their gradients come back in their
+dtype), as mixed-precision training hands them over (float32 after a rotary embedding in
+float32). Refused: a window that is not two ints >= -1 and a negative or non-finite softcap
+(ArgumentError naming the argument), dropout (UnsupportedError); max_seqlen_k is unused by the
+forward (the kernel reads each sequence's length) and sizes the backward's grid (without it the
+backward reads cu_seqlens_k on the host: a synchronization, and no torch.compile).
 """
 
 from __future__ import annotations
@@ -170,13 +173,13 @@ def _lse(q, *shape: int):
     return q.new_empty((*shape[:-1], rows), dtype=torch.float32)[..., :shape[-1]]
 
 
-def _outputs(q, k, v, cu_q, layout: str):
-    """(out in q's layout, lse, the kernel paths (Q's, K's and V's), O as the kernel writes
-    it): allocated the same way by the op and its fake implementation."""
+def _outputs(q, k, v, cu_q, layout: str, orders: tuple[str, str] | None = None):
+    """(out in q's layout, lse, the kernel paths (Q's, K's and V's: `orders` when known), O
+    as the kernel writes it): allocated the same way by the op and its fake implementation."""
     if cu_q is not None:
         return (torch.empty_like(q, memory_format=torch.contiguous_format),
                 _lse(q, q.shape[1], q.shape[0]), "varlen", None)
-    order, kv_order = _memory_orders(q, k, v, layout)
+    order, kv_order = orders or _memory_orders(q, k, v, layout)
     B, S, H, D = q.shape if layout == "bshd" else (q.shape[0], q.shape[2], q.shape[1], q.shape[3])
     O = q.new_empty((B, S, H, D) if order == "bshd" else (B, H, S, D))
     out = O if order == layout else O.transpose(1, 2)
@@ -190,6 +193,29 @@ def _fake(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, scale, layo
     return out, lse
 
 
+#: A real call's geometry (shapes, strides, dtypes, devices, layout) -> the memory orders
+#: `_memory_orders` found, after `_check`: both done once per geometry.
+_ORDERS: dict = {}
+_ORDER_ENTRIES = 1024
+
+
+def _checked(q, k, v, cu_q, cu_k, max_q: int, layout: str) -> tuple[str, str] | None:
+    """`_check` and `_memory_orders` (None for packed rows) of real tensors, once per
+    geometry."""
+    key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype, k.dtype,
+           v.dtype, q.device, k.device, v.device, layout, max_q > 0,
+           None if cu_q is None else (cu_q.dtype, cu_q.shape, cu_q.device),
+           None if cu_k is None else (cu_k.dtype, cu_k.shape, cu_k.device))
+    hit = _ORDERS.get(key)
+    if hit is None:
+        _check(q, k, v, cu_q, cu_k, max_q, layout)
+        hit = ("varlen", "varlen") if cu_q is not None else _memory_orders(q, k, v, layout)
+        if len(_ORDERS) >= _ORDER_ENTRIES:
+            _ORDERS.clear()
+        _ORDERS[key] = hit
+    return None if hit[0] == "varlen" else hit
+
+
 def _run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              cu_seqlens_q: torch.Tensor | None, cu_seqlens_k: torch.Tensor | None,
              max_seqlen_q: int, causal: bool, scale: float, layout: str, window_left: int,
@@ -198,8 +224,8 @@ def _run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     """The op behind `attention` (module docstring); `layout` "bshd" or "bhsd" (the logical
     layout of q, k, v and out) unless cu_seqlens_q is given (packed rows); window (-1, -1): none;
     softcap 0: none; max_seqlen_k (0: unknown) only for the backward's grid."""
-    _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, layout)
-    out, lse, order, O = _outputs(q, k, v, cu_seqlens_q, layout)
+    orders = _checked(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, layout)
+    out, lse, order, O = _outputs(q, k, v, cu_seqlens_q, layout, orders)
     if order == "varlen":
         inputs, O = (q, k, v), out
         options = dict(layout="varlen", cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
@@ -218,6 +244,8 @@ def _run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 _forward = custom_op("tylo::attention_forward", _run, fake=_fake)
 _forward.register_autograd(attention_backward.backward,
                            setup_context=attention_backward.setup_context)
+for _device in ("cpu", "cuda"):  # mixed precision: float32 q, k, v under autocast become bf16
+    _forward.register_autocast(_device, torch.bfloat16)
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False,

@@ -12,7 +12,7 @@ and K of 8; x's rows and the weights' rows K-contiguous with row strides that ar
 
 Routing by M (the rows of x): M <= 64 (decode) runs `tylo.ops.kernels.projection` (swap-AB
 WGMMA, the weights streamed once, Stream-K; it writes and resets a small f32 workspace and an
-int32 counter per 64 rows of R, allocated per call from torch's caching allocator); M > 64
+int32 counter per 64 rows of R, kept per CUDA stream and allocated anew in a graph capture); M > 64
 (prefill) runs `tylo.ops.kernels.gate_up` (the Hopper GEMM with W_gate's and W_up's rows as the
 two halves of its B tile and silu(g) * u in its epilogue). Neither writes g or u to memory.
 

@@ -134,12 +134,13 @@ def direct(*tensors) -> bool:
     pytorch#177109): every tensor a plain ``torch.Tensor`` (or ``nn.Parameter``) on one CUDA
     device, none needing a gradient while grad mode is on, and nothing running that must see
     the op: ``torch.compile`` tracing, a TorchDispatchMode or TorchFunctionMode, a functorch
-    transform (vmap, grad), torch's profiler. The op's result is the same either way; a call
-    that is not direct goes through the custom op (autograd, tracing, profiles name it, and
-    its checks name a tensor on another device). About 0.5 us for two tensors."""
+    transform (vmap, grad), torch's profiler, ``torch.autocast`` (an op's autocast rule casts
+    its inputs). The op's result is the same either way; a call that is not direct goes
+    through the custom op (autograd, tracing, profiles name it, and its checks name a tensor
+    on another device). About 0.5 us for two tensors."""
     if (torch.compiler.is_compiling() or _C._len_torch_dispatch_stack()
             or _C._is_torch_function_mode_enabled() or _C._are_functorch_transforms_active()
-            or _C._autograd._profiler_enabled()):
+            or _C._autograd._profiler_enabled() or _C._is_any_autocast_enabled()):
         return False
     grad = _C.is_grad_enabled()
     device = None

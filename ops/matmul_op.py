@@ -34,7 +34,8 @@ Which kernel runs (`path`): M <= 64 rows (decode) with a row-major (K-contiguous
 K-major b (b = W.T, the nn.Linear case) and a bf16/f16 output run the swap-AB kernel of
 `tylo.ops.kernels.projection` (its plain epilogue: W's rows are WGMMA's M, the tokens its N,
 Stream-K over units of 128 rows of W with one CTA per SM, the weights streamed once; a small f32
-workspace and an int32 counter per unit allocated per call by torch). Every other shape, memory
+workspace and an int32 counter per unit, kept per CUDA stream: the kernel leaves the counters
+at zero) Every other shape, memory
 order or a float32 output runs the 128 x 256 persistent GEMM (`route`), which at M <= 64 leaves
 most SMs idle (16 CTAs for N = 4096). The backward's products route by their own rows and
 layouts: with a = x and b = W.T, grad_a = grad @ W reads W N-major and grad_b = x.T @ grad
@@ -161,8 +162,8 @@ def route(M: int, N: int, device: torch.device) -> int:
 def _decode(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
     """out = a @ b on the swap-AB kernel (`path` "decode"): W = b.T (N, K) streamed once by a
     Stream-K grid of one CTA per SM (`CPU_DECODE_CTAS` on the emulator); its f32 workspace and
-    zeroed counters are allocated per call by torch (capturable; the kernel leaves the counters
-    at zero)."""
+    zeroed counters are kept per stream (`projection._buffers`; a CUDA graph capture allocates
+    its own)."""
     cpu = a.device.type == "cpu"
     ctas = CPU_DECODE_CTAS if cpu else sm_count(a.device.index or 0)
     run = projection.Linear(a, b.T, out, ctas, emulate=cpu)
@@ -191,7 +192,7 @@ def _plan(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> tuple:
     v = _check(a, b, out_dtype)
     M, N = a.shape[0], b.shape[1]
     kind = None if v is None else path(M, v)
-    plan = v, kind, route(M, N, a.device) if kind == "gemm" else 0
+    plan = v, kind, route(M, N, a.device) if kind == "gemm" else 0, ({}, {}, {})
     if len(_PLANS) >= _PLAN_ENTRIES:
         _PLANS.clear()
     _PLANS[key] = plan
@@ -201,7 +202,7 @@ def _plan(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> tuple:
 def _run(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
     """a (M, K) @ b (K, N) -> a new (M, N) of out_dtype: the op's implementation, which
     `matmul` also calls directly when torch need not see the call (`library.direct`)."""
-    v, kind, ctas = _plan(a, b, out_dtype)
+    v, kind, ctas, caches = _plan(a, b, out_dtype)
     (M, K), N = a.shape, b.shape[1]
     out = torch.empty((M, N), dtype=out_dtype, device=a.device)
     if v is None:
@@ -209,12 +210,30 @@ def _run(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.Tens
     if kind == "decode":
         _decode(a, b, out)
         return out
-    maps = kernel.bind(v.a_box, a), kernel.bind(v.b_box, b), kernel.bind(v.c_box, out)
     if a.is_cuda:  # a real CUDA tensor: the launch itself (wrap's checks are for any tensor)
+        maps = (_bound(caches[0], v.a_box, a), _bound(caches[1], v.b_box, b),
+                _bound(caches[2], v.c_box, out))
         kernel.matmul[ctas, kernel.THREADS](*maps, M, N, K, v)
     else:
+        maps = kernel.bind(v.a_box, a), kernel.bind(v.b_box, b), kernel.bind(v.c_box, out)
         wrap(kernel.matmul)[ctas, kernel.THREADS](*maps, M, N, K, v)
     return out
+
+
+_BOUND_ENTRIES = 32  # addresses remembered per geometry and operand
+
+
+def _bound(cache: dict, box, x: torch.Tensor):
+    """The tensor map of `box` over the CUDA tensor x, from `cache` (this geometry's, for this
+    operand: x's shape and strides are the geometry's) by x's address: a detached binding
+    (`tylo.TMABinding.detached`), which holds no memory alive."""
+    ptr = x.data_ptr()
+    bound = cache.get(ptr)
+    if bound is None:
+        if len(cache) >= _BOUND_ENTRIES:
+            cache.clear()
+        bound = cache[ptr] = kernel.bind(box, x).detached()
+    return bound
 
 
 @custom_op("tylo::matmul", fake=_fake)

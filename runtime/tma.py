@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ctypes
 from collections import OrderedDict
+from dataclasses import replace
 
 from ..compiler.hardware import dtypes
 from ..compiler.support.errors import ArgumentError
@@ -83,6 +84,20 @@ class TMABinding:
     @property
     def device(self) -> int | None:
         return None if self.device_array is None else self.device_array.device
+
+    def detached(self) -> "TMABinding":
+        """This binding of a device array without the array: the same descriptor and launch
+        key, holding no memory alive, so that a cache keyed by the array's address (an op's
+        per-geometry cache) can keep it and launch it again on the same memory. The caller
+        keeps the array alive while a launch may read it (torch's stream-ordered allocator does
+        for a tensor freed after its launch). ArgumentError for a host binding (the emulator
+        needs the array)."""
+        if self.host:
+            raise ArgumentError("binding", f"{self!r} is of a host array: the emulator reads "
+                                           "the array it holds; only a device binding detaches")
+        device_array = replace(self.device_array, owner=None)
+        return TMABinding(self.plan, None, self.bounds, self.encoding, device_array,
+                          self.descriptor, self.descriptor_bytes, self.launch_key)
 
     def param_bytes(self, argument: str) -> bytes:
         """The 128 descriptor bytes a launch passes; LaunchError (naming `argument`) for a

@@ -24,20 +24,23 @@ refuse_overwrite`), then ``complete_tx(box bytes)`` on the barrier.
 Store: the source bytes must not carry an unfenced generic write (`bulk_copies`), a generic
 write by another thread not ordered before the issue (same epoch, no mbarrier order), or an
 async write the issuer has not observed; elements inside the bounds are written to global
-memory at once (the emulator makes them visible at the issue, which no correct kernel can tell
-from the wait). The source read stays pending per thread (`async_reads.PendingReads`, owner
-``("bulk", thread, n)``) until a ``wait_group.read`` / ``wait_group`` releases its group: a
-generic store or TMA load into it before then is a race. Groups: per thread, the stores since
-the last ``commit_group`` are the open group; ``wait_group{.read} N`` releases all but the N
-most recent committed groups (``machine.async_groups["bulk"]``).
+memory at once, and held pending until the wait that completes the group (`bulk_writes`: a
+plain load or store of them before then, by any thread of the CTA, is a race; at the wait they
+become the issuing thread's write of that moment). The source read stays pending per thread
+(`async_reads.PendingReads`, owner ``("bulk", thread, n)``) until a ``wait_group.read`` /
+``wait_group`` releases its group: a generic store or TMA load into it before then is a race.
+Groups: per thread, the stores since the last ``commit_group`` are the open group;
+``wait_group.read N`` releases the reads of all but the N most recent committed groups,
+``wait_group N`` their reads and writes (``machine.async_groups["bulk"]``).
 
 Reduce: the source is read and held pending exactly as a store's; each element inside the
-bounds is reduced into global memory at the issue (as a store's writes are made visible there),
-as an atomic read-modify-write of the issuing thread (`Machine.atomic`): a plain load or store
-of one of its bytes by another thread of the CTA in the same epoch is a race, reductions and
-atomics among themselves never are (each element's reduction is ``.relaxed.gpu``), and CTAs
-are never compared (`races`). The element type is the tensor map's; the update is the
-arithmetic instruction of that type (`arithmetic.binary_function`): integers wrap, ``.add.f32``
+bounds is reduced into global memory at the issue, as an atomic read-modify-write of the
+issuing thread (`Machine.atomic`), and held pending until its group's ``wait_group`` as a
+store's writes are (`bulk_writes`; at the wait, an atomic update of the issuing thread): a plain
+load or store of one of its bytes before that wait, or by another thread of the CTA in the
+epoch of the wait, is a race, reductions and atomics among themselves never are (each
+element's reduction is ``.relaxed.gpu``), and CTAs are never compared (`races`). The element
+type is the tensor map's; the update is the arithmetic instruction of that type (`arithmetic.binary_function`): integers wrap, ``.add.f32``
 rounds to nearest even and flushes subnormal inputs and results to zero (ISA, of the sibling
 cp.reduce.async.bulk: "The current implementation of cp.reduce.async.bulk.add.f32 flushes
 subnormal inputs and results to sign-preserving zero"), f16/bf16 add, min and max keep
@@ -55,6 +58,7 @@ from ...compiler.support.lazy_modules import np
 from ...dialects.ptx import bulk_tensor as B
 from .arithmetic import binary_function
 from ..async_reads import refuse_overwrite
+from ..bulk_writes import BulkWrites, PendingWrite
 from ..cluster import cta_offsets
 from ..memory import gather, scatter
 from ..tensor_maps import tensor_map_at
@@ -113,7 +117,7 @@ def _lanes(interpreter, op, args, n_before: int):
 
 def _groups(machine, thread: int) -> dict:
     state = machine.async_groups.setdefault("bulk", {})
-    return state.setdefault(thread, {"open": [], "committed": [], "count": 0})
+    return state.setdefault(thread, {"open": [], "committed": [], "writing": [], "count": 0})
 
 
 @register_impls
@@ -151,22 +155,26 @@ class TMASemantics(InterpreterFunctions):
 
     @impl(B.BulkTensorStoreOp)
     def run_store(self, interpreter, op, args):
-        for _, _, data, offsets, inside, alloc in _sources(interpreter, op, args, "a TMA store"):
+        for t, info, data, offsets, inside, alloc, owner in _sources(interpreter, op, args,
+                                                                     "a TMA store"):
             if inside.any():
+                _pending_write(interpreter.machine, op, info, alloc, offsets[inside], owner, t,
+                               False)
                 scatter(alloc.data, offsets[inside], data[inside])
         return ()
 
     @impl(B.BulkTensorReduceOp)
     def run_reduce(self, interpreter, op, args):
         machine = interpreter.machine
-        for t, info, data, offsets, inside, alloc in _sources(interpreter, op, args,
-                                                              "a TMA reduction"):
+        for t, info, data, offsets, inside, alloc, owner in _sources(interpreter, op, args,
+                                                                     "a TMA reduction"):
             why = B.tma_reduce_type_error(op.red_op.data, info.dtype.ptx)
             if why is not None:
                 machine.error(op, f"the tensor map '{info.argument}' holds {info.dtype}: {why}",
                               [t])
             if inside.any():
                 _reduce(machine, op, info, alloc, offsets[inside], data[inside], t)
+                _pending_write(machine, op, info, alloc, offsets[inside], owner, t, True)
         return ()
 
     @impl(B.BulkCommitGroupOp)
@@ -174,17 +182,26 @@ class TMASemantics(InterpreterFunctions):
         for t in interpreter.threads:
             groups = _groups(interpreter.machine, int(t))
             groups["committed"].append(groups["open"])
+            groups["writing"].append(groups["open"])
             groups["open"] = []
         return ()
 
     @impl(B.BulkWaitGroupOp)
     def run_wait(self, interpreter, op, args):
         n = op.pending.value.data
+        machine = interpreter.machine
         for t in interpreter.threads:
-            groups = _groups(interpreter.machine, int(t))
-            done = groups["committed"][:len(groups["committed"]) - n] if n else groups["committed"]
-            groups["committed"] = groups["committed"][len(done):]
-            interpreter.machine.async_reads.release([o for g in done for o in g])
+            groups = _groups(machine, int(t))
+            # the groups that have read their sources; without .read, also written
+            lists = ("committed",) if op.read is not None else ("committed", "writing")
+            for name in lists:
+                done = groups[name][:len(groups[name]) - n] if n else groups[name]
+                groups[name] = groups[name][len(done):]
+                owners = [o for g in done for o in g]
+                if name == "committed":
+                    machine.async_reads.release(owners)
+                else:
+                    _complete_writes(machine, machine.bulk_writes.release(owners))
         return ()
 
 
@@ -200,7 +217,8 @@ def _sources(interpreter, op, args, what: str):
 def _read_source(machine, op, info, coords, src: int, t: int, what: str):
     """Read a store's or reduction's shared source box (after the checks of the module
     docstring) and hold it pending in thread `t`'s open bulk group: (the elements' bytes,
-    (n, e) uint8; their global byte offsets in `alloc`; inside-the-bounds mask; alloc)."""
+    (n, e) uint8; their global byte offsets in `alloc`; inside-the-bounds mask; alloc; the
+    group entry (owner) that its wait names)."""
     shared, offsets, inside, alloc = _box(machine, op, info, coords, src, t)
     shared = cta_offsets(machine, op, shared, np.full(shared.size, t))
     e = info.dtype.bytes
@@ -214,7 +232,36 @@ def _read_source(machine, op, info, coords, src: int, t: int, what: str):
     groups["count"] += 1
     groups["open"].append(owner)
     machine.async_reads.add(owner, shared, e, op, [t], f"{what} (thread {t})")
-    return data, offsets, inside, alloc
+    return data, offsets, inside, alloc, owner
+
+
+def _pending_write(machine, op, info, alloc, offsets, owner, t: int, atomic: bool) -> None:
+    """Hold the global bytes a store or reduction writes until its group's wait
+    (`bulk_writes`)."""
+    _, start = machine.memory.allocation_of(info.global_address)
+    what = f"a TMA {'reduction' if atomic else 'store'} (thread {t})"
+    machine.bulk_writes.add(PendingWrite(owner, alloc, info.global_address - start,
+                                         np.asarray(offsets, np.int64), info.dtype.bytes, op,
+                                         t, atomic, what))
+
+
+def _complete_writes(machine, writes) -> None:
+    """The writes of completed bulk copies become the issuing thread's accesses now (an atomic
+    update for a reduction, a store for a store, of the values they hold): another thread's
+    access needs a barrier after the wait (`bulk_writes`)."""
+    whole, pending = machine.threads, machine.bulk_writes
+    machine.bulk_writes = BulkWrites()  # (these writes again: no pending one refuses them)
+    try:
+        for w in writes:
+            addresses = np.uint64(w.base) + w.offsets.astype(np.uint64)
+            machine.threads = np.full(addresses.size, w.thread, np.asarray(whole).dtype)
+            if w.atomic:
+                machine.atomic(w.op, "global", addresses, w.size, lambda old, lanes: old)
+            else:
+                machine.store(w.op, "global", addresses,
+                              gather(w.alloc.data, w.offsets, w.size))
+    finally:
+        machine.threads, machine.bulk_writes = whole, pending
 
 
 _WORDS = {2: np.uint16, 4: np.uint32, 8: np.uint64}

@@ -18,10 +18,18 @@ dV of O = softmax(scale Q K^T) V, in three kernels:
   flight, dV += P^T dO (P^T rounded to bf16 is the register A operand: the keys are the
   accumulator's rows, as in the forward's P V), dS^T = P^T (dP^T - delta), dK += dS^T Q (dS^T
   the register A operand again), and dQ += dS K: dS^T is stored transposed into shared memory
-  (the K-major A operand of a 64 x D x 64 WGMMA against the warpgroup's K rows, MN-major B)
-  and the product, 64 columns of D at a time (32 registers, not D / 2), is added into dQ's
-  float32 accumulator in global memory (`accumulate_dq`: red.global.add.f32, one per element,
-  from a per-thread base and static offsets; the place to switch to TMA reduce-add). The trick of
+  (the K-major A operand of a WGMMA against K rows, MN-major B) and the product is added into
+  dQ's float32 accumulator in global memory, one of two ways (`Config.dq`, `DQ_MODES`):
+  "red", each warpgroup its own keys' product, 64 x D x 64, 64 columns of D at a time (32
+  registers, not D / 2), by red.global.add.f32, one per element (`accumulate_dq`, from a
+  per-thread base and static offsets); or "tma", the CTA's sum once (half the additions into
+  global memory, and by the TMA engine): after a named barrier of the consumers (every dS^T
+  stored) warpgroup w computes columns w D / W .. of dS K over all BN keys (WGMMA chained over
+  the W dS^T tiles and K tiles), stores them into a float32 tile in shared memory (one per
+  pipeline stage, `dq_layout`), and after a second barrier one thread reduce-adds the tile
+  into the accumulator with D / 8 TMA reductions (`reduce_dq`; the issuing thread waits for
+  the reads of a stage's tile before the barrier that lets the consumers overwrite it).
+  The trick of
   computing the transposed scores ("swap AB") is what puts P^T and dS^T in registers with
   the keys as rows, so dV and dK take them as A without a trip through shared memory. dK and
   dV stay in registers across every query block and are written once (dK scaled);
@@ -35,15 +43,18 @@ block); or packed sequences (rows, H, D) with cu_seqlens (FlashAttention's varle
 rows); the grid covers the longest sequence, CTAs past a sequence's keys idle). Hq a multiple
 of Hkv (grouped-query attention: a CTA runs every query head of its key/value head's group,
 so dK and dV are summed over the group in registers); causal is FlashAttention's bottom-right
-alignment (query i sees key j <= i + Sk - Sq). D 64 or 128 (ptxas 13: no spills, 24/240
-registers; `compile_for_sm90a`); D 256 runs `attention_backward_d256` (its `SplitConfig`:
-the consumers split D, not the keys) between the same preprocess and postprocess.
+alignment (query i sees key j <= i + Sk - Sq). D 64 or 128, either dQ mode (ptxas 13: no
+spills, 24/240 registers; `compile_for_sm90a`); D 256 runs `attention_backward_d256` (its
+`SplitConfig`: the consumers split D, not the keys; dQ "red") between the same preprocess and
+postprocess. The "tma" mode's loop has no runtime check
+(``@!p trap``): its TMA origins and its WGMMA B origin are known good (``checked=False``,
+``inbounds=True``); with either check there ptxas 13 spilled (at D 64 the consumers' code
+then used at most 166 registers of its 240; at D 128 it serialized the WGMMAs).
 
-Not yet FA3's: dQ is added by each consumer warpgroup for its own 64 keys (twice the atomics of
-one sum per CTA; splitting dQ's columns between the warpgroups over both halves of dS spilled
-at D 128) and from registers rather than from shared memory by a writer warp (TMA reduce-add
-is the intended switch, `accumulate_dq`); no ping-pong between the consumers; BM 64 at D 64
-too; the dQ accumulator is float32 (B Hq, S_pad, D), cleared by `preprocess`.
+Not yet FA3's: dQ's default mode is "red" (per warpgroup, per element: twice FA3's additions);
+"tma" is FA3's one sum per CTA, but issued by a consumer thread rather than a writer warp of
+the producer; no ping-pong between the consumers; BM 64 at D 64 too; the dQ accumulator is
+float32 (B Hq, S_pad, D), cleared by `preprocess`.
 """
 
 from __future__ import annotations
@@ -52,7 +63,7 @@ import math
 from dataclasses import dataclass
 
 import tylo
-from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
+from tylo import BFloat16, ComposedLayout, Float32, Layout, TMATile, WGMMA64, element_swizzle
 
 from .attention import sequence
 from .attention_backward_d256 import SplitConfig
@@ -62,16 +73,26 @@ from .attention_host import _heads_first, _same_in_float32, _view
 from .attention_tiles import Q_BOX, ROW, SWIZZLE, q_layout
 from .mma_issue import interleaved
 
+#: How the main kernel adds dQ into its float32 accumulator: "red", each consumer warpgroup
+#: its own 64 keys' product by one red.global.add.f32 per element from registers; "tma", the
+#: CTA's sum over its BN keys, staged in shared memory and added by TMA reductions (module
+#: docstring).
+DQ_MODES = ("red", "tma")
+#: The mode a caller that names none gets (``tylo.ops.attention``'s backward, the warm-up).
+DQ_MODE = "red"
+
 
 @dataclass(frozen=True)
 class Config:
     """Tile choices: head dim D, W consumer warpgroups of 64 keys each (BN = 64 W keys per CTA),
-    STAGES of the Q/dO ring, the softmax scale (None: 1 / sqrt(D))."""
+    STAGES of the Q/dO ring, the softmax scale (None: 1 / sqrt(D)), how dQ is added (`dq`, one
+    of `DQ_MODES`)."""
 
     D: int
     W: int = 2
     STAGES: int = 2
     scale: float | None = None
+    dq: str = DQ_MODE
 
     @property
     def BN(self) -> int:
@@ -88,26 +109,58 @@ class Config:
 
     @property
     def kernel(self):
-        """The main kernel these tiles are for (D 256's: attention_backward_d256)."""
+        """The main kernel these tiles are for (D 256's `SplitConfig`: attention_backward_d256)."""
         return attention_backward
 
 
-def config(D: int, causal: bool = False, scale: float | None = None) -> Config:
+def config(D: int, causal: bool = False, scale: float | None = None,
+           dq: str | None = None) -> Config | SplitConfig:
     """The tile choice for head dim D (64, 128, or 256: attention_backward_d256's
     `SplitConfig`), with `scale` None when it rounds to 1 / sqrt(D) in float32 (as the
-    forward's: transformers' D ** -0.5 is the same variant); ArgumentError for another D."""
+    forward's: transformers' D ** -0.5 is the same variant) and dQ added the `dq` way
+    (`DQ_MODES`; None: `DQ_MODE`, at D 256 always "red"); ArgumentError for another D or dq
+    mode, or "tma" at D 256."""
     if D not in (64, 128, 256):
         raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128, 256 (the "
                                       "backward's)")
+    if D == 256 and dq not in (None, "red"):
+        raise tylo.ArgumentError("dq", f"{dq!r} at head dim 256: its kernel adds dQ by "
+                                       "red.global.add ('red'); its shared memory (226 of 227 "
+                                       "KB) leaves no room to stage dQ for TMA reductions")
+    dq = DQ_MODE if dq is None else dq
+    if dq not in DQ_MODES:
+        raise tylo.ArgumentError("dq", f"{dq!r} is not one of {', '.join(map(repr, DQ_MODES))} "
+                                       "(how dQ is added into its float32 accumulator)")
     if scale is not None and _same_in_float32(scale, 1.0 / math.sqrt(D)):
         scale = None
     if D == 256:
         return SplitConfig(scale=scale)
-    return Config(D, 2, 2, scale)
+    return Config(D, 2, 2, scale, dq)
 
 
 #: dS^T (64 keys, BM queries) stored as dS (BM, 64): the K-major A operand of dQ = dS K.
 DS_T = ComposedLayout(SWIZZLE, Layout((64, BM), (1, ROW)))
+
+
+F32_ROW = 8  # float32 elements of one 32-byte swizzle row
+#: One TMA reduction of dQ ("tma"): BM rows x 8 float32 columns of the accumulator (B Hq, S_pad,
+#: D), 32-byte swizzled rows in shared memory (2 KB; D / 8 of them per query block).
+DQ_BOX = TMATile(Float32, (BM, F32_ROW), 1, 4 * F32_ROW)
+
+
+def dq_layout(n: int) -> ComposedLayout:
+    """n columns of dQ's float32 partial (BM, n) in shared memory ("tma"): n / 8 boxes of
+    `DQ_BOX` (BM rows of 32 bytes, the two 16-byte halves of row r swapped when r % 8 >= 4),
+    BM * 8 elements apart. Why 32-byte rows, the narrowest TMA swizzle: a thread's slots of a
+    WGMMA accumulator are two rows r, r + 8 at columns c + 8 j + {0, 1} (c even, < 8); with a
+    box of 8 columns each j is its own box and the swizzle's XOR reads only row bits the two
+    rows share, so every slot is the thread's swizzled base plus a static offset (`dq_slots`):
+    one address register and ``STS.64 [R + imm]`` per column pair (a 64- or 128-byte swizzle
+    XORs column bit 3 or 4 with row bits, an address per slot: 32 more registers across the
+    loop). Banks: a warp's 8-byte stores of one j cover rows r .. r + 7 (4 threads a row, the
+    row's 32 bytes), 256 bytes in two wavefronts, the least for 256 bytes."""
+    return ComposedLayout(element_swizzle(4 * F32_ROW, 4),
+                          Layout((BM, (F32_ROW, n // F32_ROW)), (F32_ROW, (1, BM * F32_ROW))))
 
 
 #: Rows per CTA of `preprocess` and `postprocess`, and how they hold a (ROWS_PER_CTA, 64) chunk
@@ -206,6 +259,12 @@ def acc_plan(D: int) -> WGMMA64:
     return WGMMA64(BFloat16, D, BM)
 
 
+def dq_split_plan(cfg: Config) -> WGMMA64:
+    """("tma") A consumer's D / W columns of dQ (BM, D / W) += dS (BM, 64 keys) K (64 keys,
+    D / W columns), once per consumer's 64 keys (chained)."""
+    return WGMMA64(BFloat16, cfg.D // cfg.W, 64)
+
+
 def transposed_steps(a_tile, b_tile, D: int) -> list:
     """The groups of X^T (64, BM) = A (64, D) B^T: A K-major (the warpgroup's K or V rows), B a
     Q or dO stage seen (D, BM) K-major; one group per 64 of D."""
@@ -228,11 +287,107 @@ def accumulate_dq(dq_acc, dq, bh, m0, c0, t, D):
         tylo.red_add(base, rows[v] * D + cols[v], dq[v])
 
 
+def dq_slots(cfg: Config) -> tuple[int, ...]:
+    """("tma") Per slot of a consumer's dQ accumulator (`dq_split_plan`), its element offset in
+    the consumer's tile `dq_layout(D / W)` from the thread's base (`store_dq`). The 32-byte
+    swizzle flips element bit 2 by bit 5 (a row's 16-byte halves by the row's bit 2): a
+    thread's slots lie in its two rows r, r + 8 (bit 2 alike) at columns c + 8 j + {0, 1} (c
+    even, < 8: the box j, bit 2 untouched by the + 1), so each element is the thread's
+    swizzled base plus a static offset. Checked here for every thread and slot (GeometryError
+    otherwise)."""
+    own = dq_split_plan(cfg).operand_layout("C")
+    layout = dq_layout(cfg.D // cfg.W)
+    table = own.table()
+    bases = [_swizzled(r * F32_ROW + c) for r, c in (row[0] for row in table)]
+    slots = tuple(layout(*own(0, v)) - layout(*own(0, 0)) for v in range(own.values))
+    for t, row in enumerate(table):
+        for v, (r, c) in enumerate(row):
+            if layout(r, c) != bases[t] + slots[v]:
+                raise tylo.GeometryError(f"dQ slot {v} of thread {t} at ({r}, {c}) is not the "
+                                         f"thread's base plus a static offset in {layout}")
+    return slots
+
+
+def _swizzled(o):
+    """The 32-byte swizzle of float32 element offset o (int or runtime): bit 2 ^= bit 5."""
+    return o ^ ((o >> 3) & 4)
+
+
+@tylo.func
+def store_dq(tile, dq, t, cfg):
+    """("tma") This thread's slots of dq (BM, D / W) float32 into the consumer's tile at
+    `tile` (layout `dq_layout(D / W)`): one st.shared.f32 per slot at the thread's base plus a
+    static offset (`dq_slots`), so the loop keeps one address (a fragment store computes one
+    per slot, which hoisted out of the loop spilled)."""
+    rows, cols = tylo.coordinates(dq.ownership, t)
+    flat = tylo.SharedTile(tile + _swizzled(rows[0] * F32_ROW + cols[0]),
+                           Layout((1, BM * (cfg.D // cfg.W)), (0, 1)))
+    slots = dq_slots(cfg)
+    for v in tylo.static_range(dq.slots):
+        flat[0, slots[v]] = dq[v]
+
+
+@tylo.func
+def dq_issuer(w, t):
+    """The thread that issues the TMA reductions of dQ ("tma"): thread 0 of consumer 0."""
+    return (w == 0) & (t == 0)
+
+
+@tylo.func
+def dq_tile_free(w, t, cfg):
+    """("tma") The issuer waits until the TMA reductions of the query block STAGES blocks back
+    have read their dQ tile, this block's (before the barrier after which the consumers store
+    into it): at most STAGES - 1 later groups may still read theirs."""
+    if dq_issuer(w, t):
+        tylo.wait_tma_reads(cfg.STAGES - 1)
+
+
+@tylo.func
+def reduce_dq(dq_map, dq_tiles, k_tiles, ds_tiles, pipe, st, dk, dv, bhq, m0, t, w, cfg):
+    """("tma") After this consumer stored its dS^T: the CTA's dQ partial (BM, D) = dS (BM, BN)
+    K (BN, D) added into the accumulator by TMA. After a named barrier of the consumers (every
+    dS^T stored), consumer w computes columns w D / W .. (WGMMA chained over every consumer's
+    dS^T and K rows), waits for dV and dK (the stage is released), stores its columns into
+    the stage's float32 tile in shared memory (`dq_tiles`: STAGES tiles of D / 8 `DQ_BOX`
+    boxes, `dq_layout`); after a second barrier one thread reduce-adds the tile, box by box,
+    into rows m0 .. of matrix bhq of dq_map's array (B Hq, S_pad, D) and commits the group.
+    A stage's tile is stored into again STAGES blocks later, after the first barrier, before
+    which the issuing thread waits for the reads of all but its last STAGES - 1 groups
+    (`dq_tile_free`); the second barrier orders every consumer's WGMMA reads of the dS^T
+    tiles before the next block's stores into them. (The tile per stage also keeps its store
+    addresses inside the loop: a base that moves with the stage plus static offsets, no
+    address per slot hoisted across the loop.) Returns (dk, dv) ready."""
+    D, W = cfg.D, cfg.W
+    n = D // W
+    plan = dq_split_plan(cfg)
+    dq_tile_free(w, t, cfg)
+    tylo.barrier(3, 128 * W)  # every dS^T stored; the stage's dQ tile read by its reductions
+    dq = tylo.zero_accumulator(plan)
+    for u in tylo.static_range(W):  # (B origin inbounds: w < W, so no trap in the loop)
+        dq = tylo.mma_async(plan, tylo.wgmma_operand(plan, "A", ds_tiles[u]),
+                            tylo.wgmma_operand(plan, "B", k_tiles[u], (0, w * n), True), dq)
+    dv = tylo.wait_mma(dv, W + 1)
+    dk = tylo.wait_mma(dk, W)
+    if t == 0:
+        pipe.consumer_release(st)
+    dq = tylo.finish_mma(tylo.wait_mma(dq), plan)
+    tile = st.index * (D // F32_ROW)  # the stage's tile: its first box
+    store_dq(dq_tiles.pointer(tile + w * (n // F32_ROW)), dq, t, cfg)
+    tylo.barrier(4, 128 * W)  # the tile whole (the fence pass fences the stores first)
+    if dq_issuer(w, t):
+        for c in range(D // F32_ROW):  # (origins >= 0, columns whole boxes: unchecked)
+            tylo.tma_reduce(dq_map, dq_tiles[tile + c], (m0, c * F32_ROW, bhq), checked=False)
+        tylo.commit_tma_stores()
+    return dk, dv
+
+
 @tylo.func
 def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats, stats_full, pipe,
-                st, dk, dv, dq_acc, bhq, m0, n0, off, n_k, causal, cfg, apply_mask):
+                st, dk, dv, dq_acc, bhq, m0, n0, off, n_k, causal, cfg, apply_mask, shared=None):
     """One query block (rows m0 .., query head matrix bhq) for this warpgroup's 64 keys (from
-    n0): S^T, dP^T, P^T, dV, dS^T, dK, dQ (module docstring). Returns (dk, dv)."""
+    n0): S^T, dP^T, P^T, dV, dS^T, dK, dQ (module docstring). dq_acc: dQ's accumulator ("red")
+    or its tensor map ("tma", with `shared` = (dQ tile, K tiles, dS^T tiles): `reduce_dq`).
+    Returns (dk, dv)."""
     D = cfg.D
     t = tylo.warpgroup_thread_idx()
     w = tylo.warpgroup_id() - 1
@@ -259,20 +414,23 @@ def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats, s
     dk = tylo.mma_async(ap, tylo.wgmma_operand(ap, "A", ds),
                         tylo.wgmma_operand(ap, "B", q_stages[st.index]), dk)
     tylo.store(ds_store, ds, t)
-    tylo.barrier(1 + w, 128)
-    qp = dq_plan()
-    for h in tylo.static_range(D // ROW):  # dQ 64 columns at a time: 32 registers, not D / 2
-        dq = tylo.mma_async(qp, tylo.wgmma_operand(qp, "A", ds_tile),
-                            tylo.wgmma_operand(qp, "B", k_tile, (0, h * ROW)),
-                            tylo.zero_accumulator(qp))
-        if h == 0:
-            dv = tylo.wait_mma(dv, 2)
-            dk = tylo.wait_mma(dk, 1)
-        dq = tylo.finish_mma(tylo.wait_mma(dq), qp)
-        if h == D // ROW - 1:
-            if t == 0:
-                pipe.consumer_release(st)
-        accumulate_dq(dq_acc, dq, bhq, m0, h * ROW, t, D)
+    if cfg.dq == "tma":
+        dk, dv = reduce_dq(dq_acc, *shared, pipe, st, dk, dv, bhq, m0, t, w, cfg)
+    else:
+        tylo.barrier(1 + w, 128)
+        qp = dq_plan()
+        for h in tylo.static_range(D // ROW):  # dQ 64 columns at a time: 32 registers, not D / 2
+            dq = tylo.mma_async(qp, tylo.wgmma_operand(qp, "A", ds_tile),
+                                tylo.wgmma_operand(qp, "B", k_tile, (0, h * ROW)),
+                                tylo.zero_accumulator(qp))
+            if h == 0:
+                dv = tylo.wait_mma(dv, 2)
+                dk = tylo.wait_mma(dk, 1)
+            dq = tylo.finish_mma(tylo.wait_mma(dq), qp)
+            if h == D // ROW - 1:
+                if t == 0:
+                    pipe.consumer_release(st)
+            accumulate_dq(dq_acc, dq, bhq, m0, h * ROW, t, D)
     return dk, dv
 
 
@@ -312,6 +470,10 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
     do_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)
     ds_tiles = tylo.shared_tiles(q_layout(BM), W, BFloat16, dynamic=True)
     stats = tylo.shared_tiles(Layout((2, BM), (BM, 1)), STAGES, Float32)
+    shared = None
+    if cfg.dq == "tma":  # dQ's float32 partial, summed over the consumers (`reduce_dq`)
+        shared = (tylo.shared_tiles(DQ_BOX, STAGES * (D // F32_ROW), dynamic=True), k_tiles,
+                  ds_tiles)
     kv_bar = tylo.mbarriers(1)
     stats_full = tylo.mbarriers(STAGES)  # lse2, delta of a stage: the producer's 128 threads
     pipe = tylo.Pipeline(STAGES, W)
@@ -376,12 +538,17 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
                 bhq = b * heads + hk * group + g
                 for i in range(first, diag):
                     dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats,
-                                         stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, n_k, causal, cfg, True)
+                                         stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, n_k, causal, cfg, True,
+                                         shared)
                     st = st.advance()
                 for i in range(diag, blocks):
                     dk, dv = query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats,
-                                         stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, n_k, causal, cfg, False)
+                                         stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, n_k, causal, cfg, False,
+                                         shared)
                     st = st.advance()
+            if cfg.dq == "tma":
+                if dq_issuer(w, t):  # the reductions done before the CTA's shared memory goes
+                    tylo.wait_tma_stores(0)
             row0 = n0 + 64 * w
             rows = n_k - row0
             dk = tylo.finish_mma(dk, ap)
@@ -440,12 +607,16 @@ class AttentionBackward:
     accumulator: 4 B Hq S_pad (D + 2) bytes, S_pad = S rounded up to 64). Packed sequences
     (FlashAttention's varlen): Q, O, dO, dQ (rows_q, Hq, D), K, V, dK, dV (rows_k, Hkv, D),
     lse, dlse (Hq, rows_q), with cu_seqlens_q / cu_seqlens_k (int32, B + 1 row offsets) and
-    max_seqlen_q / max_seqlen_k (the grids' extents: at least the longest sequence). ArgumentError for a
-    head dim other than 64, 128 or 256, Hkv not dividing Hq, or rows in neither memory order."""
+    max_seqlen_q / max_seqlen_k (the grids' extents: at least the longest sequence). `dq`: how
+    the main kernel adds dQ (`DQ_MODES`: "red" per element from registers, "tma" by TMA
+    reductions of the CTA's sum staged in shared memory; None: `DQ_MODE`; at D 256 "red"
+    only). ArgumentError for a head dim other than 64, 128 or 256, Hkv not dividing Hq, rows
+    in neither memory order, or another dq mode."""
 
     def __init__(self, Q, K, V, O, dO, lse, dQ, dK, dV, causal: bool, scale: float | None = None,
                  emulate: bool = False, dlse=None, cu_seqlens_q=None, cu_seqlens_k=None,
-                 max_seqlen_q: int | None = None, max_seqlen_k: int | None = None):
+                 max_seqlen_q: int | None = None, max_seqlen_k: int | None = None,
+                 dq: str | None = None):
         varlen = cu_seqlens_q is not None
         if varlen:  # (rows, H, D), lse (Hq, rows)
             B, (Hq, D), Hkv = len(cu_seqlens_q) - 1, Q.shape[1:], K.shape[1]
@@ -456,10 +627,12 @@ class AttentionBackward:
             seq_q, seq_k = S, Sk
         if Hq % Hkv:
             raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
-        self.cfg = cfg = config(D, causal, scale)
+        self.cfg = cfg = config(D, causal, scale, dq)
         pad = -(-S // BM) * BM
         delta, lse2 = _workspace(Q, (B * Hq, pad)), _workspace(Q, (B * Hq, pad))
         dq_acc = _workspace(Q, (B * Hq, pad, D))
+        # the main kernel's view of dQ's accumulator: itself, or ("tma") its TMA binding
+        dq_to = tylo.prepare_tma(DQ_BOX, dq_acc) if cfg.dq == "tma" else dq_acc
         if varlen:
             self.maps = [tylo.prepare_tma(Q_BOX, _heads_first(x)) for x in (Q, K, V, dO)]
             packed = kv_packed = True
@@ -479,7 +652,7 @@ class AttentionBackward:
         self.launches = [
             (preprocess, rows, 128, (O, dO, lse, dlse, delta, lse2, dq_acc, seq_q, cu[0], Hq, D)),
             (cfg.kernel, (-(-Sk // cfg.BN), B * Hkv), 128 * (cfg.W + 1),
-             (*self.maps, dK, dV, lse2, delta, dq_acc, seq_q, seq_k, *cu, Hq, Hkv, cfg,
+             (*self.maps, dK, dV, lse2, delta, dq_to, seq_q, seq_k, *cu, Hq, Hkv, cfg,
               bool(causal), packed, kv_packed)),
             (postprocess, rows, 128, (dQ, dq_acc, seq_q, cu[0], Hq, cfg.softmax_scale, D)),
         ]
@@ -492,13 +665,13 @@ class AttentionBackward:
 
 
 def compile_for_sm90a(D: int = 128, causal: bool = False, heads: int = 1, kv_heads: int = 1,
-                      cfg: Config | None = None, packed: bool = False):
+                      cfg: Config | None = None, packed: bool = False, dq: str | None = None):
     """The main kernel compiled for sm_90a from host bindings (numpy; no GPU needed); `packed`:
-    Q, dO, K, V in (B, S, H, D) memory."""
+    Q, dO, K, V in (B, S, H, D) memory; `dq` the dQ mode (`config`) when cfg is None."""
     import ml_dtypes
     import numpy as np
 
-    c = cfg or config(D, causal)
+    c = cfg or config(D, causal, dq=dq)
     S, bf = 256, ml_dtypes.bfloat16
 
     def array(h):
@@ -507,8 +680,10 @@ def compile_for_sm90a(D: int = 128, causal: bool = False, heads: int = 1, kv_hea
     x, kv = array(heads), array(kv_heads)
     maps = [rows_map(a)[0] for a in (x, kv, kv, x)]
     rows = np.zeros((heads, S), np.float32)
+    acc = np.zeros((heads, S, D), np.float32)
     return c.kernel.compile(*maps, kv, kv, rows, rows,
-                            np.zeros((heads, S, D), np.float32), S, S, None, None,
+                            tylo.prepare_tma(DQ_BOX, acc) if c.dq == "tma" else acc,
+                            S, S, None, None,
                             heads,
                             kv_heads, c, causal, packed, packed,
                             block=128 * (c.W + 1), arch="sm_90a")
@@ -520,7 +695,7 @@ ORDERS = ("bhsd", "bshd", "varlen")
 
 def host_launches(D: int, causal: bool, heads: int = 1, kv_heads: int = 1,
                   layout: str = "bhsd", kv_layout: str | None = None,
-                  scale: float | None = None, batch: int = 2) -> list:
+                  scale: float | None = None, batch: int = 2, dq: str | None = None) -> list:
     """The (kernel, grid, block, arguments) of the three launches of ``tylo.ops.attention``'s
     backward for these compile-time choices, on host (numpy) stand-ins with the specs the op's
     arrays have (`precompile`): Q, O, dO, dQ in `layout`'s memory and K, V, dK, dV in
@@ -531,8 +706,9 @@ def host_launches(D: int, causal: bool, heads: int = 1, kv_heads: int = 1,
     128, or two of 64 packed) serve every length. So is the batch, but for one case: Q (K) in
     (B, S, H, D) memory with more than one head is read as packed rows (`rows_map`) when B > 1
     and as (B H, S, D) matrices when B is 1 (that view exists then), two variants of the main
-    kernel (`batch` 2 or 1). ArgumentError for a head dim
-    other than 64, 128 or 256, heads that do not divide, or an unknown or mixed varlen order."""
+    kernel (`batch` 2 or 1). `dq`: the dQ mode (`config`). ArgumentError for a head dim
+    other than 64, 128 or 256, heads that do not divide, an unknown or mixed varlen order, or
+    another dq mode."""
     import ml_dtypes
     import numpy as np
 
@@ -560,19 +736,21 @@ def host_launches(D: int, causal: bool, heads: int = 1, kv_heads: int = 1,
         lse, dlse = (np.zeros((batch, heads, S), np.float32) for _ in range(2))
         packed = {}
     run = AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True,
-                            dlse=dlse, **packed)
+                            dlse=dlse, dq=dq, **packed)
     return run.launches
 
 
 def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: str = "bhsd",
                kv_layout: str | None = None, scale: float | None = None, arch: str = "sm_90a",
                emulator: bool = False, kernels=("preprocess", "attention_backward",
-                                                "postprocess"), batch: int = 2) -> list:
+                                                "postprocess"), batch: int = 2,
+               dq: str | None = None) -> list:
     """Compile the `kernels` (by name) of ``tylo.ops.attention``'s backward for these choices
-    (`host_launches`) into the disk cache, for `arch` and (`emulator`) for the CPU emulator; no
-    GPU needed ("attention_backward" names the main kernel, at D 256 attention_backward_d256).
-    Returns their `CompiledKernel`s in launch order. ArgumentError as `host_launches`."""
-    launches = host_launches(D, causal, heads, kv_heads, layout, kv_layout, scale, batch)
+    (`host_launches`, `dq` the dQ mode) into the disk cache, for `arch` and (`emulator`) for
+    the CPU emulator; no GPU needed ("attention_backward" names the main kernel, at D 256
+    attention_backward_d256). Returns their `CompiledKernel`s in launch order. ArgumentError
+    as `host_launches`."""
+    launches = host_launches(D, causal, heads, kv_heads, layout, kv_layout, scale, batch, dq)
     return [kern.precompile(*args, block=block, arch=arch, emulator=emulator)
             for name, (kern, _, block, args) in zip(("preprocess", "attention_backward",
                                                      "postprocess"), launches)

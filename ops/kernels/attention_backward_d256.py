@@ -87,6 +87,11 @@ class SplitConfig:
         return 24, 240
 
     @property
+    def dq(self) -> str:
+        """How dQ is added (`attention_backward.DQ_MODES`): by red.global.add.f32."""
+        return "red"
+
+    @property
     def kernel(self):
         return attention_backward_d256
 

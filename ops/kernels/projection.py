@@ -453,16 +453,44 @@ def shapes(x, W_gate, W_up, out, multiple: int) -> tuple[int, int, int]:
     return M, R, K
 
 
+#: (device, stream, workspace shape, units) -> (workspace, counters) of eager CUDA launches: the
+#: kernel leaves the counters at zero and the workspace is scratch, so launches in one stream's
+#: order share them (another stream gets its own; a CUDA graph capture allocates its own).
+_SCRATCH: dict = {}
+_SCRATCH_ENTRIES = 64
+
+
 def _buffers(like, ws_shape, units: int):
-    """The f32 workspace and the zeroed Int32 counters, on `like`'s device (torch) or host."""
+    """The f32 workspace and the zeroed Int32 counters, on `like`'s device (torch) or host: on
+    a CUDA device, reused by the launches of torch's current stream (`_SCRATCH`), allocated
+    anew while a CUDA graph is being captured."""
     if type(like).__module__.startswith("torch"):
         import torch
 
+        if like.is_cuda and not torch.cuda.is_current_stream_capturing():
+            index = like.get_device()
+            key = (index, _current_stream(torch, index), ws_shape, units)
+            hit = _SCRATCH.get(key)
+            if hit is None:
+                if len(_SCRATCH) >= _SCRATCH_ENTRIES:
+                    _SCRATCH.clear()
+                hit = _SCRATCH[key] = (
+                    torch.empty(ws_shape, device=like.device, dtype=torch.float32),
+                    torch.zeros(units, device=like.device, dtype=torch.int32))
+            return hit
         return (torch.empty(ws_shape, device=like.device, dtype=torch.float32),
                 torch.zeros(units, device=like.device, dtype=torch.int32))
     import numpy as np
 
     return np.zeros(ws_shape, np.float32), np.zeros(units, np.int32)
+
+
+def _current_stream(torch, index: int) -> int:
+    """The handle of torch's current stream on CUDA device `index`."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(index)
+    return torch.cuda.current_stream(index).cuda_stream
 
 
 def reference(x, W_gate, W_up):

@@ -1,6 +1,7 @@
 """bench/attention_backward.py imports without a GPU, and its check is what it claims: on CPU
-tensors (the emulator) its float32 autograd reference and the kernels agree at a tiny size, and
-its FLOP count is 2.5 times the forward's."""
+tensors (the emulator) its float32 autograd reference and the kernels agree at a tiny size in
+each dQ mode, its `--dq` values name the modes, and its FLOP count is 2.5 times the
+forward's."""
 
 from __future__ import annotations
 
@@ -24,8 +25,17 @@ def _bench():
 bench = _bench()
 
 
-def test_the_check_on_the_emulator():
-    assert bench.check(torch, 1, 2, 1, 128, 64, True, device="cpu")
+@pytest.mark.parametrize("dq", ["red", "tma"])
+def test_the_check_on_the_emulator(dq):
+    assert bench.check(torch, 1, 2, 1, 128, 64, True, device="cpu", dq=dq)
+
+
+def test_dq_values_name_the_modes():
+    from tylo.ops.kernels.attention_backward import DQ_MODE
+
+    assert bench.modes("both") == ["red", "tma"]
+    assert bench.modes("tma") == ["tma"]
+    assert bench.modes(None) == [DQ_MODE]
 
 
 def test_flops_are_two_and_a_half_forwards():

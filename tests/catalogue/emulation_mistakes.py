@@ -94,4 +94,27 @@ def k(out):
         bar.wait(0)
 k.emulate[1, 64](np.zeros(1, np.int32))
 """, "EmulationError", "read after write: thread 32 and thread 0 access it with no barrier"),
+    Mistake("emulated-read-before-tma-reduce-completes", E, "reading global memory a TMA "
+            "reduction updates after waiting only for its reads (wait_tma_reads)", """
+import numpy as np
+from tylo.compiler.plans.tma_tile import TMATile
+plan = TMATile(Float32, (8, 32), 1)
+@tylo.kernel
+def k(acc, out):
+    t = tylo.thread_idx()
+    tile = tylo.shared_tile(plan)
+    tile[t // 32, t % 32] = 1.0
+    tylo.barrier()
+    if t == 0:
+        tylo.tma_reduce(acc, tile, (0, 0))
+        tylo.commit_tma_stores()
+        tylo.wait_tma_reads(0)
+    tylo.barrier()
+    if t == 0:
+        out[0, 0] = out[0, 0] * 2.0  # <-
+        tylo.wait_tma_stores(0)
+data = np.zeros((8, 32), np.float32)
+k.emulate[1, 256](tylo.prepare_tma(plan, data), data)
+""", "EmulationError", "a load reads it while a TMA reduction (thread 0) writing it may be "
+                       "pending"),
 ]

@@ -96,6 +96,25 @@ lse = np.zeros((1, 1, 64), np.float32)
 AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True)  # <-
 """, "ArgumentError", "head dim 96 is not one of 64, 128, 256 (the backward's)",
             located=False),
+    Mistake("attention-backward-dq-mode", O, "the backward kernels' runner with a dQ mode it "
+            "does not have (`dq` is \"red\" or \"tma\")", """
+import ml_dtypes
+import numpy as np
+from tylo.ops.kernels.attention_backward import AttentionBackward
+x = np.zeros((1, 1, 64, 64), ml_dtypes.bfloat16)      # (B, H, S, D)
+lse = np.zeros((1, 1, 64), np.float32)
+AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq="atomic")  # <-
+""", "ArgumentError", "'atomic' is not one of 'red', 'tma'", located=False),
+    Mistake("attention-backward-d256-dq-tma", O, "the backward kernels' runner at head dim 256 "
+            "with dQ by TMA reductions (the D 256 kernel adds dQ by red.global.add only)", """
+import ml_dtypes
+import numpy as np
+from tylo.ops.kernels.attention_backward import AttentionBackward
+x = np.zeros((1, 1, 64, 256), ml_dtypes.bfloat16)     # (B, H, S, D)
+lse = np.zeros((1, 1, 64), np.float32)
+AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq="tma")  # <-
+""", "ArgumentError", "'tma' at head dim 256: its kernel adds dQ by red.global.add",
+            located=False),
     Mistake("attention-backward-precompile-mixed-varlen", O, "the backward's warm-up "
             "(`tylo.ops.kernels.attention_backward.precompile`) with packed Q beside batched K/V",
             """

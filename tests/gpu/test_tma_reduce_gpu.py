@@ -145,3 +145,28 @@ def test_plain_store_over_a_reduce_is_a_race():
     expect[:8, :32] = values
     expect[0, 0] = 1.0
     np.testing.assert_array_equal(out, expect)
+
+
+@pytest.mark.parametrize("reader", [0, 32])
+@pytest.mark.parametrize("wait", [None, "reads", "stores"])
+def test_a_read_before_the_reduction_completes_is_a_race(reader, wait):
+    """Emulator only: a plain load of an element a TMA reduction updates, before the issuing
+    thread's wait_group (not .read) for its group, is refused, whether by the issuing thread
+    or by another after a barrier (the write completes at that wait: the attention backward's
+    dQ accumulator read before its reductions complete); after the wait and a barrier the load
+    sees the reduced value."""
+    from tma_device_kernels import read_after_reduce
+    from tylo.compiler.support.errors import EmulationError
+
+    plan = plan_of(dtypes.Float32)
+    values = np.random.default_rng().standard_normal(plan.shape).astype(np.float32)
+    out = np.zeros((ROWS, COLS), np.float32)
+    got = np.full(1, np.nan, np.float32)
+    launch = read_after_reduce.emulate[1, THREADS]
+    if wait != "stores":
+        with pytest.raises(EmulationError, match="while a TMA reduction .thread 0. writing it "
+                                                 "may be pending"):
+            launch(tylo.prepare_tma(plan, out), out, values, got, reader, wait)
+        return
+    launch(tylo.prepare_tma(plan, out), out, values, got, reader, wait)
+    assert got[0] == values[0, 0]

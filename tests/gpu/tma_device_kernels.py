@@ -163,22 +163,51 @@ def reduce_boxes(dst, values, origins, op: tylo.constexpr):
         tylo.wait_tma_stores(0)
 
 
-@tylo.kernel
-def store_over_pending_reduce(dst, out, values, barrier: tylo.constexpr):
-    """Thread 0 reduce-adds the tile into `dst` (a binding of `out`) at (0, 0); thread 32
-    plainly stores 1 to out[0, 0], with (`barrier`) or without a barrier after the reduction's
-    wait: without, a race (the reduction is an atomic update per element, a plain access to
-    it in the same epoch is not ordered with it)."""
+@tylo.func
+def reduce_at_origin(dst, values, t):
+    """The plan-shaped `values` (global) through a shared tile, reduce-added by thread 0 into
+    `dst` at (0, 0): its bulk group committed, not waited for."""
     plan = dst.plan
-    t = tylo.thread_idx()
     tile = tylo.shared_tile(plan)
     fill_tile(tile, values, plan, t, None)
     tylo.barrier()
     if t == 0:
         tylo.tma_reduce(dst, tile, (0, 0))
         tylo.commit_tma_stores()
+
+
+@tylo.kernel
+def store_over_pending_reduce(dst, out, values, barrier: tylo.constexpr):
+    """Thread 0 reduce-adds the tile into `dst` (a binding of `out`) at (0, 0); thread 32
+    plainly stores 1 to out[0, 0], with (`barrier`) or without a barrier after the reduction's
+    wait: without, a race (the reduction is an atomic update per element, a plain access to
+    it in the same epoch is not ordered with it)."""
+    t = tylo.thread_idx()
+    reduce_at_origin(dst, values, t)
+    if t == 0:
         tylo.wait_tma_stores(0)
     if barrier:
         tylo.barrier()
     if t == 32:
         out[0, 0] = 1.0
+
+
+@tylo.kernel
+def read_after_reduce(dst, out, values, got, reader: tylo.constexpr, wait: tylo.constexpr):
+    """Thread 0 reduce-adds the tile into `dst` (a binding of `out`) at (0, 0) and commits the
+    group, then (`wait`) waits for it (``wait_tma_stores``, or with `wait` "reads" only for its
+    reads, ``wait_tma_reads``); after a barrier thread `reader` loads out[0, 0] into got[0]. A
+    load before the group's wait_group completes may see the element before the reduction."""
+    t = tylo.thread_idx()
+    reduce_at_origin(dst, values, t)
+    if t == 0:
+        if wait == "stores":
+            tylo.wait_tma_stores(0)
+        if wait == "reads":
+            tylo.wait_tma_reads(0)
+    tylo.barrier()
+    if t == reader:
+        got[0] = out[0, 0]
+    tylo.barrier()
+    if t == 0:
+        tylo.wait_tma_stores(0)

@@ -1,7 +1,9 @@
 """tylo.ops.kernels.attention_backward: emulated against float64 torch autograd of
 softmax(scale Q K^T) V (fresh random inputs, dQ, dK, dV poisoned first; causal and not, head
-dims 64 and 128, sequences that are not multiples of the tiles); the SASS of the main kernel
-(no spills); on a GPU, against float32 torch autograd."""
+dims 64 and 128, sequences that are not multiples of the tiles), each in both dQ modes
+(`DQ_MODES`: red.global.add per element, or the CTA's sum by TMA reductions); the SASS of the
+main kernel (no spills); a planted race in the TMA mode reported by the emulator; on a GPU,
+against float32 torch autograd."""
 
 from __future__ import annotations
 
@@ -42,9 +44,10 @@ def close(name, got, want, tol=2e-2) -> bool:
     return ok
 
 
-def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None, packed=False) -> bool:
+def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None, packed=False, dq="red") -> bool:
     """Fresh random inputs, dQ, dK, dV poisoned; `packed`: every array in (B, S, H, D) memory
-    (FlashAttention's), handed over as its (B, H, S, D) view, else (B, H, S, D) memory."""
+    (FlashAttention's), handed over as its (B, H, S, D) view, else (B, H, S, D) memory; `dq`
+    the main kernel's dQ mode."""
     import ml_dtypes
     import numpy as np
 
@@ -66,91 +69,137 @@ def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None, packed=False) -> bool
     Q, K, V, dO, O = (arr(x) for x in (q, k, v, do, o_ref))
     lse = lse_ref.float().numpy().copy()
     dQ, dK, dV = poisoned(Q.shape), poisoned(K.shape), poisoned(V.shape)
-    bw.AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True)()
+    bw.AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True, dq=dq)()
     return all([close("dQ", dQ, dq_ref), close("dK", dK, dk_ref), close("dV", dV, dv_ref)])
 
 
+DQ = pytest.mark.parametrize("dq", bw.DQ_MODES)
+
+
+@DQ
 @pytest.mark.parametrize("B, H, S, D, causal", [
     (1, 1, 128, 64, False),
     (1, 2, 192, 64, True),      # three query blocks, a diagonal, two key blocks (one ragged)
     (1, 1, 160, 128, False),    # a ragged last query block and key block
     (1, 1, 128, 128, True),
 ])
-def test_emulated_against_autograd(B, H, S, D, causal):
-    assert run_emulated(B, H, H, S, S, D, causal)
+def test_emulated_against_autograd(B, H, S, D, causal, dq):
+    assert run_emulated(B, H, H, S, S, D, causal, dq=dq)
 
 
+@DQ
 @pytest.mark.parametrize("Hq, Hkv, S, Sk, D, causal", [
     (4, 2, 128, 128, 64, True),    # grouped-query: dK, dV summed over each group of two
     (3, 1, 128, 128, 64, False),   # multi-query
 ])
-def test_emulated_grouped_query(Hq, Hkv, S, Sk, D, causal):
-    assert run_emulated(1, Hq, Hkv, S, Sk, D, causal)
+def test_emulated_grouped_query(Hq, Hkv, S, Sk, D, causal, dq):
+    assert run_emulated(1, Hq, Hkv, S, Sk, D, causal, dq=dq)
 
 
+@DQ
 @pytest.mark.parametrize("S, Sk, causal", [
     (128, 192, True),    # more keys: query i sees key j <= i + 64 (bottom-right)
     (192, 128, True),    # more queries: the first 64 rows see no key (lse -inf, grads 0)
     (128, 192, False),
 ])
-def test_emulated_unequal_lengths(S, Sk, causal):
-    assert run_emulated(1, 1, 1, S, Sk, 64, causal)
+def test_emulated_unequal_lengths(S, Sk, causal, dq):
+    assert run_emulated(1, 1, 1, S, Sk, 64, causal, dq=dq)
 
 
-def test_emulated_scale():
+@DQ
+def test_emulated_scale(dq):
     """A softmax scale other than 1 / sqrt(D) (dK and dQ carry it)."""
-    assert run_emulated(1, 1, 1, 128, 128, 64, True, scale=0.3)
+    assert run_emulated(1, 1, 1, 128, 128, 64, True, scale=0.3, dq=dq)
+
+
+def test_emulated_tma_dq_many_blocks():
+    """dQ by TMA over 5 query blocks of two heads (GQA 2:1) at D 128: each pipeline stage's
+    float32 tile is stored into again two blocks later (after its reductions' reads are
+    waited for), the second head's blocks after the first's."""
+    assert run_emulated(1, 2, 1, 320, 128, 128, False, dq="tma")
+
+
+def test_planted_race_on_the_dq_tile_is_reported(monkeypatch):
+    """Without the issuing thread's wait for the reads of a stage's TMA reductions
+    (`dq_tile_free` planted as a no-op), the consumers store the third query block's dQ into
+    the tile the first block's reductions still read: the emulator refuses the store."""
+    import tylo
+
+    @tylo.func
+    def no_wait(w, t, cfg):
+        """(planted) no wait: the tile is overwritten while its reductions may still read it."""
+        return None
+
+    monkeypatch.setattr(bw, "dq_tile_free", no_wait)
+    with pytest.raises(tylo.EmulationError, match="overwritten while a TMA reduction"):
+        run_emulated(1, 1, 1, 192, 128, 64, False, dq="tma")
 
 
 @pytest.fixture(scope="module")
 def compiled():
     pytest.importorskip("tylo.runtime.ptxas")
-    return {(D, causal): bw.compile_for_sm90a(D, causal) for D in (64, 128)
-            for causal in (False, True)}
+    return {(D, causal, dq): bw.compile_for_sm90a(D, causal, dq=dq) for D in (64, 128)
+            for causal in (False, True) for dq in bw.DQ_MODES}
 
 
+@DQ
 @pytest.mark.parametrize("D", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
-def test_sass(compiled, D, causal):
+def test_sass(compiled, D, causal, dq):
     """The main kernel for sm_90a: no spills, no stack, setmaxnreg 24/240, every GEMM a WGMMA
     (per query block: S^T and dP^T, D / 64 groups each of m64n64k16 x 4; dV and dK, 4 each;
-    dQ, 4 per 64 columns), dQ added by red.global.add.f32 (one per accumulator element)."""
-    c = compiled[(D, causal)]
+    dQ: "red" 4 per 64 columns, "tma" 4 per consumer's keys at n = D / 2). "red": dQ added by
+    red.global.add.f32 (one per accumulator element); "tma": no red, D / 8 TMA reductions a
+    query block (one loop in the PTX, unrolled by ptxas) and no runtime check (trap) in the
+    consumers' loops."""
+    c = compiled[(D, causal, dq)]
     counts = c.sass_counts()
     assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
     assert c.report.stack_frame_bytes == 0
     assert "setmaxnreg.inc.sync.aligned.u32 240;" in c.ptx
     assert "setmaxnreg.dec.sync.aligned.u32 24;" in c.ptx
-    per_block = 2 * (D // 64) * 4 + 2 * 4 + (D // 64) * 4
     loops = 2                     # the masked loop (diagonal, ragged keys) and the unmasked one
+    dq_groups = (D // 64) * 4 if dq == "red" else 2 * 4
+    per_block = 2 * (D // 64) * 4 + 2 * 4 + dq_groups
     assert counts.opcodes["HGMMA"] == loops * per_block
-    assert counts.opcodes["REDG"] == loops * (D // 64) * 32
-    assert c.ptx.count("red.relaxed.gpu.global.add.f32") == loops * (D // 64) * 32
     # K and V of both consumers once (unrolled), Q and dO per query block
     assert counts.opcodes["UTMALDG"] == 2 * 2 * (D // 64) + 2 * (D // 64)
+    if dq == "red":
+        assert counts.opcodes["REDG"] == loops * (D // 64) * 32
+        assert c.ptx.count("red.relaxed.gpu.global.add.f32") == loops * (D // 64) * 32
+        return
+    assert counts.opcodes.get("REDG", 0) == 0
+    assert c.ptx.count("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile") == loops
+    assert counts.opcodes["UTMAREDG"] == loops * D // 8
+    consumer = c.ptx[c.ptx.index("setmaxnreg.inc"):]
+    assert "trap;" not in consumer[:consumer.rindex("cp.async.bulk.wait_group 0;")]
 
 
+@DQ
 @pytest.mark.parametrize("Hq, Hkv, S, Sk, D, causal", [
     (2, 1, 160, 160, 64, True),     # two sequences one after the other: ragged key blocks
     (1, 1, 96, 200, 128, False),    # whose rows past Sk are the next sequence's (masked)
 ])
-def test_emulated_bshd_memory(Hq, Hkv, S, Sk, D, causal):
+def test_emulated_bshd_memory(Hq, Hkv, S, Sk, D, causal, dq):
     """(B, S, H, D) memory read in place (the packed geometry: (H, B S, D) maps), B = 2."""
-    assert run_emulated(2, Hq, Hkv, S, Sk, D, causal, packed=True)
+    assert run_emulated(2, Hq, Hkv, S, Sk, D, causal, packed=True, dq=dq)
 
 
+@DQ
 @pytest.mark.parametrize("lens_q, lens_k, causal", [
     ([70, 130], [70, 130], True),     # self-attention, sequences not multiples of the tiles
     ([40, 100], [150, 100], False),   # more keys than queries in the first
 ])
-def test_emulated_varlen(lens_q, lens_k, causal):
+def test_emulated_varlen(lens_q, lens_k, causal, dq):
     """Packed sequences (rows, H, D) with cu_seqlens, Hq 2, Hkv 1, D 64."""
-    assert run_varlen(lens_q, lens_k, causal, 64)
+    assert run_varlen(lens_q, lens_k, causal, 64, dq=dq)
 
 
-def run_varlen(lens_q, lens_k, causal: bool, D: int, Hq: int = 2, Hkv: int = 1) -> bool:
+def run_varlen(lens_q, lens_k, causal: bool, D: int, Hq: int = 2, Hkv: int = 1,
+               dq: str = "red") -> bool:
     """Packed sequences (rows, H, D) with cu_seqlens: each sequence's gradients against its own
-    float64 autograd (fresh random inputs, dQ, dK, dV poisoned); lse (Hq, rows)."""
+    float64 autograd (fresh random inputs, dQ, dK, dV poisoned); lse (Hq, rows); `dq` the main
+    kernel's dQ mode."""
     import ml_dtypes
     import numpy as np
 
@@ -171,7 +220,7 @@ def run_varlen(lens_q, lens_k, causal: bool, D: int, Hq: int = 2, Hkv: int = 1) 
     dQ, dK, dV = (np.full(x.shape, np.nan, bf) for x in (q, k, v))
     bw.AttentionBackward(arr(q), arr(k), arr(v), O, arr(do), lse, dQ, dK, dV, causal,
                          emulate=True, cu_seqlens_q=cq, cu_seqlens_k=ck,
-                         max_seqlen_q=max(lens_q), max_seqlen_k=max(lens_k))()
+                         max_seqlen_q=max(lens_q), max_seqlen_k=max(lens_k), dq=dq)()
     ok = []
     for b, (dq_ref, dk_ref, dv_ref, _, _) in enumerate(refs):
         sq, sk = slice(cq[b], cq[b + 1]), slice(ck[b], ck[b + 1])
@@ -188,12 +237,13 @@ def _cuda():
 
 
 @pytest.mark.gpu
+@DQ
 @pytest.mark.parametrize("Hq, Hkv, D", [(16, 16, 128), (32, 8, 128), (16, 16, 64)])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("packed", [False, True], ids=["bhsd", "bshd"])
-def test_gpu_against_float32_autograd(Hq, Hkv, D, causal, packed):
+def test_gpu_against_float32_autograd(Hq, Hkv, D, causal, packed, dq):
     """B 2, S 2048: fresh random inputs, dQ, dK, dV poisoned (NaN), the forward's O and lse
-    from the forward kernel, against float32 torch autograd."""
+    from the forward kernel, against float32 torch autograd; each dQ mode."""
     from tylo.ops.kernels.attention_host import Attention
 
     dev = _cuda()
@@ -212,8 +262,8 @@ def test_gpu_against_float32_autograd(Hq, Hkv, D, causal, packed):
         Attention(*(x.transpose(1, 2) for x in (q, k, v, o)), lse, causal, layout="bshd")()
     else:
         Attention(q, k, v, o, lse, causal)()
-    dq, dk, dv = make(Hq, float("nan")), make(Hkv, float("nan")), make(Hkv, float("nan"))
-    bw.AttentionBackward(q, k, v, o, do, lse, dq, dk, dv, causal)()
+    dq_out, dk, dv = make(Hq, float("nan")), make(Hkv, float("nan")), make(Hkv, float("nan"))
+    bw.AttentionBackward(q, k, v, o, do, lse, dq_out, dk, dv, causal, dq=dq)()
     torch.cuda.synchronize()
     rq, rk, rv = (x.detach().float().requires_grad_() for x in (q, k, v))
     g = Hq // Hkv
@@ -221,10 +271,51 @@ def test_gpu_against_float32_autograd(Hq, Hkv, D, causal, packed):
     if causal:
         z = z.masked_fill(torch.ones(S, S, dtype=torch.bool, device=dev).triu(1), -math.inf)
     (torch.softmax(z, -1) @ rv.repeat_interleave(g, 1)).backward(do.float())
-    for name, got, want in (("dQ", dq, rq.grad), ("dK", dk, rk.grad), ("dV", dv, rv.grad)):
+    for name, got, want in (("dQ", dq_out, rq.grad), ("dK", dk, rk.grad), ("dV", dv, rv.grad)):
         assert not got.isnan().any(), name
         err = float((got.float() - want).norm() / want.norm())
         assert err < 2e-2, f"{name}: relative error {err:.3g}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("D, causal", [(128, True), (64, False)])
+def test_gpu_dq_modes_agree(D, causal):
+    """GQA 32:8, S 1000 (a ragged last block), packed (B, S, H, D) memory: the two dQ modes'
+    dQ, dK, dV on the same inputs, each poisoned first, agree to the float32 summation order
+    (dK and dV bit for bit: the modes differ only in how dQ is added)."""
+    from tylo.ops.kernels.attention_host import Attention
+
+    dev = _cuda()
+    B, S, Hq, Hkv = 2, 1000, 32, 8
+    q, do = (torch.randn(B, S, Hq, D, device=dev, dtype=torch.bfloat16) for _ in range(2))
+    k, v = (torch.randn(B, S, Hkv, D, device=dev, dtype=torch.bfloat16) for _ in range(2))
+    o = torch.empty_like(q)
+    lse = torch.empty(B, Hq, S, device=dev)
+    Attention(q, k, v, o, lse, causal, layout="bshd")()
+    got = {}
+    for mode in bw.DQ_MODES:
+        grads = [torch.full_like(x, float("nan")) for x in (q, k, v)]
+        bw.AttentionBackward(*(x.transpose(1, 2) for x in (q, k, v, o, do)), lse,
+                             *(g.transpose(1, 2) for g in grads), causal, dq=mode)()
+        torch.cuda.synchronize()
+        assert not any(bool(g.isnan().any()) for g in grads), mode
+        got[mode] = grads
+    (dq_red, dk_red, dv_red), (dq_tma, dk_tma, dv_tma) = got["red"], got["tma"]
+    assert torch.equal(dk_red, dk_tma) and torch.equal(dv_red, dv_tma)
+    err = float((dq_red.float() - dq_tma.float()).norm() / dq_red.float().norm())
+    assert err < 1e-2, f"dQ: the modes differ by {err:.3g} (relative)"
+
+
+def test_an_unknown_dq_mode_is_refused():
+    import ml_dtypes
+    import numpy as np
+
+    import tylo
+
+    x = np.zeros((1, 1, 64, 64), ml_dtypes.bfloat16)
+    lse = np.zeros((1, 1, 64), np.float32)
+    with pytest.raises(tylo.ArgumentError, match="'bulk' is not one of 'red', 'tma'"):
+        bw.AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq="bulk")
 
 
 def test_a_head_dim_it_does_not_serve_is_refused():

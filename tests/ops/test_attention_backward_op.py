@@ -1,9 +1,9 @@
 """The backward of tylo.ops.attention (the custom op tylo::attention_backward, registered as the
 autograd rule of tylo::attention_forward): on CPU tensors through the emulator, gradients of q,
 k, v against float64 torch autograd (fresh random inputs) in both layouts, grouped-query heads,
-causal with Sq != Sk, D 64, 128 and 256, a scale, a loss that reads lse;
-torch.compile(fullgraph=True) of forward and backward; what the backward refuses. On a GPU
-(marked gpu): real sizes against float32 torch autograd."""
+causal with Sq != Sk, D 64, 128 and 256, a scale, a loss that reads lse, float32 inputs under
+autocast; torch.compile(fullgraph=True) of forward and backward; what the backward refuses. On
+a GPU (marked gpu): real sizes against float32 torch autograd."""
 
 from __future__ import annotations
 
@@ -160,6 +160,28 @@ def test_what_the_backward_refuses(options, match):
     out = tylo.ops.attention(q, k, v, causal=True, **options)
     with pytest.raises(tylo.UnsupportedError, match=match):
         out.float().sum().backward()
+
+
+@pytest.mark.parametrize("dtype, autocast", [(torch.float32, torch.bfloat16),
+                                             (torch.float16, torch.float16)])
+def test_inputs_under_autocast(dtype, autocast):
+    """Mixed precision: float32 q, k, v (as a rotary embedding in float32 leaves them), or
+    float16 ones, under torch.autocast are cast to bf16 before the op (its autocast rule,
+    whatever the autocast dtype); the gradients come back in the inputs' dtype, against float64
+    autograd of the bf16-rounded inputs."""
+    q = torch.randn(1, 64, 2, 64, dtype=dtype, requires_grad=True)
+    k, v = (torch.randn(1, 64, 1, 64, dtype=dtype, requires_grad=True) for _ in range(2))
+    with torch.autocast("cpu", dtype=autocast):
+        out = tylo.ops.attention(q, k, v, causal=True)
+    assert out.dtype == torch.bfloat16
+    g_out = torch.randn(out.shape)
+    got = torch.autograd.grad(out, (q, k, v), g_out.to(torch.bfloat16))
+    rq, rk, rv = (x.detach().to(torch.bfloat16).double().transpose(1, 2).requires_grad_()
+                  for x in (q, k, v))
+    ref, _ = reference(rq, rk, rv, True, 1 / 8)
+    want = torch.autograd.grad(ref, (rq, rk, rv), g_out.double().transpose(1, 2))
+    assert all(x.dtype == dtype for x in got)
+    check(got, [w.transpose(1, 2) for w in want])
 
 
 def _cuda():

@@ -230,3 +230,60 @@ def test_direct_call_errors_name_the_argument():
             tylo.ops.matmul(a, w.cpu().T)
         out = tylo.ops.matmul(a, w.T)  # the same geometry again after the errors
     assert relative(out, a.float() @ w.float().T) < 1e-2
+
+
+def test_attention_under_autocast_is_not_direct():
+    """Under torch.autocast a call goes through the op, whose autocast rule casts float32
+    q, k, v to bf16 (a direct call would refuse float32)."""
+    from tylo.ops import library
+
+    q, k, v = (torch.randn(1, 128, 2, 64, device="cuda") for _ in range(3))
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+        assert not library.direct(q, k, v)
+        out = tylo.ops.attention(q, k, v)
+    ref = torch.nn.functional.scaled_dot_product_attention(
+        *(x.transpose(1, 2).bfloat16().float() for x in (q, k, v))).transpose(1, 2)
+    assert out.dtype == torch.bfloat16 and relative(out, ref) < 2e-2
+
+
+def test_decode_launches_share_scratch_in_stream_order():
+    """Back-to-back decode products (one stream, no synchronization between them) reuse one
+    workspace and counter array, which each launch leaves zeroed; a second stream gets its
+    own. Every result matches float32 torch."""
+    from tylo.ops.kernels import projection
+
+    side = torch.cuda.Stream()
+    calls = []
+    for i in range(6):
+        x, w = operand(8, 4096, 1), operand(4096, 4096, 1)
+        stream = side if i % 2 else torch.cuda.current_stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream), torch.no_grad():
+            calls.append((x, w, tylo.ops.matmul(x, w.T)))
+    torch.cuda.synchronize()
+    for x, w, out in calls:
+        assert relative(out, x.float() @ w.float().T) < 1e-2
+    streams = {key[1] for key in projection._SCRATCH}
+    assert {side.cuda_stream, torch.cuda.current_stream().cuda_stream} <= streams
+    for _, counts in projection._SCRATCH.values():
+        assert not counts.any()
+
+
+def test_repeated_calls_of_one_geometry_reuse_maps_by_address():
+    """Calls of one geometry reuse their tensor maps by address (detached bindings): freed
+    and reallocated operands and outputs at old addresses, new ones at new addresses, all
+    right."""
+    outs = []
+    keep = []
+    with torch.no_grad():
+        for i in range(8):
+            a, w = operand(512, 1024, 1), operand(768, 1024, 1)
+            out = tylo.ops.matmul(a, w.T)
+            outs.append((out, a.float() @ w.float().T))
+            if i % 2:
+                keep.append((a, w))  # every other pair stays alive: new addresses next time
+    torch.cuda.synchronize()
+    for out, ref in outs:
+        assert relative(out, ref) < 1e-2
+    plan = next(p for k, p in matmul_op._PLANS.items() if k[3] == (512, 1024))
+    assert all(0 < len(cache) <= matmul_op._BOUND_ENTRIES for cache in plan[3])

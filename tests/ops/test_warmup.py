@@ -220,17 +220,22 @@ def test_training_adds_the_backward_variants():
     assert "attention_backward D256 causal Hq32 Hkv8 varlen scale 0.0625" in d256
 
 
+@pytest.mark.parametrize("dq", ["red", "tma"])
 @pytest.mark.parametrize("layout", ["bhsd", "bshd", "bshd/bhsd", "bhsd/bshd", "varlen"])
-def test_the_backward_warmup_keys_are_the_ops(layout, monkeypatch):
+def test_the_backward_warmup_keys_are_the_ops(layout, dq, monkeypatch):
     """The keys (parameter specs) of the op's three backward launches, for several batches,
     lengths (not multiples of 4 too: dlse is padded) and head counts, are those of the
     warm-up's host arrays (`host_launches`; its batch 1 variant for a batch of one where it
-    differs), and the transformers scale head_dim ** -0.5 is the default's variant."""
+    differs), and the transformers scale head_dim ** -0.5 is the default's variant; with
+    either dQ mode the default (`DQ_MODE`: "tma" binds dQ's accumulator as a tensor map; D
+    256 adds dQ by red.global.add whatever the default)."""
     from tylo.frontend.jit.emulate import host_array
     from tylo.ops import attention_backward as op_backward
     from tylo.ops import attention_forward as op
     from tylo.ops.kernels import attention_backward as kernel
+    from tylo.ops.kernels.attention_backward_d256 import SplitConfig
 
+    monkeypatch.setattr(kernel, "DQ_MODE", dq)
     launched = []
 
     class Launches:  # wrap(kernel)[grid, block](*args): recorded, not run
@@ -271,6 +276,8 @@ def test_the_backward_warmup_keys_are_the_ops(layout, monkeypatch):
                                     D ** -0.5 if scale is None else scale, batch)
         assert [k for k, _ in launched[1:]] == [k for k, _, _, _ in warm]  # (1st: forward)
         assert [specs(k, a) for k, a in launched[1:]] == [specs(k, a) for k, _, _, a in warm]
+        modes = [x.dq for x in launched[2][1] if isinstance(x, (kernel.Config, SplitConfig))]
+        assert modes == [dq if D != 256 else "red"]  # (D 256: red.global.add only)
 
 
 FIRST_BACKWARD = """

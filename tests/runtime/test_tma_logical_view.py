@@ -122,6 +122,21 @@ def test_the_descriptor_cache_tells_a_view_from_its_transpose(monkeypatch):
     assert len(calls) == 1
 
 
+def test_a_detached_binding_keeps_the_descriptor_and_not_the_array(monkeypatch):
+    """`TMABinding.detached()`: the same descriptor, encoding and launch key, no array and no
+    owner held; a host binding refuses to detach (the emulator reads its array)."""
+    monkeypatch.setattr(tma_module, "_encode", lambda e, argument, device: (object(), bytes(128)))
+    t = FakeTensor((64, 256), (1, 64), "bfloat16", ptr=BASE + 0x9_0000)
+    bound = tylo.prepare_tma(K_MAJOR_B, t)
+    free = bound.detached()
+    assert free.array is None and free.device_array.owner is None
+    assert (free.descriptor_bytes, free.encoding, free.launch_key, free.device) == \
+        (bound.descriptor_bytes, bound.encoding, bound.launch_key, bound.device)
+    assert bound.array is t  # (the original keeps its array)
+    with pytest.raises(tylo.ArgumentError, match="host array"):
+        tylo.prepare_tma(TA, np.zeros((256, 64), ml_dtypes.bfloat16)).detached()
+
+
 @pytest.mark.gpu
 def test_gpu_the_driver_encodes_bt_transposed_and_a_row_major_b_is_refused_first():
     torch = pytest.importorskip("torch")

@@ -34,14 +34,20 @@ def test_emulated_varlen():
 
 
 def test_the_d256_config_and_runner():
-    """config(256) is the split one: 64 keys a CTA, two consumers, the D 256 kernel launched
-    between the same preprocess and postprocess (a 64-key grid); D 64/128 unchanged."""
+    """config(256) is the split one: 64 keys a CTA, two consumers, dQ by red.global.add (TMA
+    reductions refused), the D 256 kernel launched between the same preprocess and postprocess
+    (a 64-key grid); D 64/128 unchanged."""
     import ml_dtypes
     import numpy as np
 
+    import tylo
+
     c = bw.config(256, True)
     assert isinstance(c, split.SplitConfig) and (c.BN, c.W, c.registers) == (64, 2, (24, 240))
-    assert c.kernel is split.attention_backward_d256
+    assert c.kernel is split.attention_backward_d256 and c.dq == "red"
+    assert bw.config(256, dq="red") == c
+    with pytest.raises(tylo.ArgumentError, match="'tma' at head dim 256"):
+        bw.config(256, dq="tma")  # (no shared memory left to stage dQ)
     assert bw.config(128).kernel is bw.attention_backward and bw.config(128).BN == 128
     x = np.zeros((2, 3, 200, 256), ml_dtypes.bfloat16)
     lse = np.zeros((2, 3, 200), np.float32)

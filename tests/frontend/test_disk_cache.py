@@ -251,8 +251,8 @@ def test_a_disk_cache_hit_does_not_import_the_ir_machinery(project):
 
 LIBRARY = '''
 import json
-from tylo.ops.kernels import (ampere_gemm, attention, gate_up, gemm, gemm_fp8, gemm_fp8_blockwise,
-                               projection)
+from tylo.ops.kernels import (ampere_gemm, attention_backward, attention_host, gate_up, gemm,
+                               gemm_fp8, gemm_fp8_blockwise, projection)
 
 compiles = {
     "gemm": lambda: gemm.compile_for_sm90a(1),
@@ -260,7 +260,8 @@ compiles = {
     "gemm_fp8": gemm_fp8.compile_for_sm90a,
     "gemm_fp8_rowwise": lambda: gemm_fp8.compile_for_sm90a(True),
     "gemm_fp8_blockwise": gemm_fp8_blockwise.compile_for_sm90a,
-    "attention": lambda: attention.compile_for_sm90a(128, True),
+    "attention": lambda: attention_host.compile_for_sm90a(128, True),
+    "attention_backward": lambda: attention_backward.compile_for_sm90a(128, True),
     "projection": projection.compile_for_sm90a,
     "gate_up": gate_up.compile_for_sm90a,
     "ampere_gemm": lambda: ampere_gemm.compile_config(ampere_gemm.CONFIG, "sm_80"),

@@ -17,10 +17,10 @@ from __future__ import annotations
 import argparse
 import math
 
-#: (B, Hq, Hkv, S, D) timed, each causal and not.
-SHAPES = [(2, 16, 16, 2048, 128), (2, 32, 8, 2048, 128), (2, 16, 16, 2048, 64),
-          (4, 16, 16, 4096, 128), (1, 16, 16, 8192, 128),
-          (2, 16, 16, 2048, 256), (2, 16, 4, 2048, 256), (1, 16, 16, 8192, 256)]
+#: (B, Hq, Hkv, S, D) timed, each causal and not: issue 25's four (B4 S4096 and B1 S16384 at D 64
+#: and 128), grouped-query heads, and D 256.
+SHAPES = [(4, 16, 16, 4096, 64), (4, 16, 16, 4096, 128), (1, 16, 16, 16384, 64),
+          (1, 16, 16, 16384, 128), (2, 32, 8, 4096, 128), (2, 16, 16, 4096, 256)]
 
 
 def flops(B, Hq, S, Sk, D, causal) -> float:

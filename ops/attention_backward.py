@@ -40,12 +40,12 @@ def _rows_in_place(x) -> str | None:
         try:
             x.view(B * H, S, D)
             return "bhsd"
-        except RuntimeError:
+        except (RuntimeError, ValueError):  # (fake tensors raise ValueError)
             pass
         try:
             x.transpose(1, 2).view(B * S, H, D)
             return "bshd"
-        except RuntimeError:
+        except (RuntimeError, ValueError):  # (fake tensors raise ValueError)
             pass
     return None
 

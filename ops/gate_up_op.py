@@ -58,7 +58,7 @@ def _rows(x: torch.Tensor) -> torch.Tensor:
         raise ArgumentError("x", "is a 0-d tensor; gate_up takes (..., K)")
     try:
         return x.view(-1, x.shape[-1])
-    except RuntimeError:
+    except (RuntimeError, ValueError):  # (fake tensors raise ValueError)
         raise ArgumentError("x", f"has shape {tuple(x.shape)} and strides {tuple(x.stride())}: "
                                  "its leading dims do not flatten to rows without a copy; pass "
                                  "x.contiguous()") from None

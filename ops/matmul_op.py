@@ -279,7 +279,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, out_dtype: torch.dtype | None = 
         lead = a.shape[:-1]
         try:
             flat = a.view(-1, a.shape[-1])
-        except RuntimeError:
+        except (RuntimeError, ValueError):  # (fake tensors raise ValueError)
             raise ArgumentError("a", f"has shape {tuple(a.shape)} and strides "
                                      f"{tuple(a.stride())}: its leading axes do not merge into "
                                      "one (M) by a view, which the batched form needs (no "

@@ -78,8 +78,10 @@ from .mma_issue import interleaved
 #: CTA's sum over its BN keys, staged in shared memory and added by TMA reductions (module
 #: docstring).
 DQ_MODES = ("red", "tma")
-#: The mode a caller that names none gets (``tylo.ops.attention``'s backward, the warm-up).
-DQ_MODE = "red"
+#: The mode a caller that names none gets (``tylo.ops.attention``'s backward, the warm-up):
+#: "tma", 2.6-3.3x "red"'s TFLOP/s on an H100 (session 25, `bench/attention_backward.py --dq
+#: both`: B4 S4096 D128 448.7 against 135.5; "red" is bound by its scalar atomics).
+DQ_MODE = "tma"
 
 
 @dataclass(frozen=True)

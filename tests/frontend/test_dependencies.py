@@ -89,3 +89,38 @@ def test_free_reads_are_globals_with_their_attribute_chains():
     reads = free_reads(ast.parse(source).body[0])
     assert reads == [("cfg", ("tile", "m")), ("range", ()), ("helpers", ("twice",)),
                      ("SCALE", ()), ("LAMBDA_GLOBAL", ()), ("G", ())]
+
+
+TABLE = [1, 2, 3]
+SCALE = 2.0
+
+
+def test_changed_sees_a_rebound_global_and_a_mutable_one_changed_in_place():
+    """`Dependencies.changed`'s generated identity test: a rebound immutable global, and a
+    list changed in place (same object: its token decides) are changes; rebinding to an equal
+    value is not; a name deleted is."""
+    from tylo.frontend.jit import dependencies
+
+    @tylo.kernel
+    def k(out):
+        out[0] = SCALE * TABLE[1]
+
+    deps = k.dependencies()
+    module = globals()
+    assert not deps.changed()
+    TABLE[1] = 5
+    try:
+        assert deps.changed()
+    finally:
+        TABLE[1] = 2
+    assert not deps.changed()
+    module["SCALE"] = 3.0
+    try:
+        assert deps.changed()
+        module["SCALE"] = 2.0  # an equal value, another object: unchanged by its token
+        assert not deps.changed()
+        del module["SCALE"]
+        assert deps.changed()
+    finally:
+        module["SCALE"] = 2.0
+    assert isinstance(deps._same, dependencies.FunctionType)

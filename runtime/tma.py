@@ -37,6 +37,7 @@ is a `LaunchError` naming the argument.
 from __future__ import annotations
 
 import ctypes
+import sys
 from collections import OrderedDict
 from dataclasses import replace
 
@@ -123,6 +124,10 @@ class TMABinding:
 #: no array, only its address; the least recently used of more than ENCODED_ENTRIES go.
 _ENCODED: OrderedDict = OrderedDict()
 ENCODED_ENTRIES = 512
+#: The same descriptors of torch CUDA tensors, keyed by what a tensor says of itself (torch
+#: dtype, address, torch.Size, strides, device index): a hit reads five attributes of the
+#: tensor and builds no `DeviceArray` (its entry's has no owner: the binding holds the tensor).
+_TORCH_ENCODED: dict = {}
 
 
 def _host_view(value):
@@ -181,6 +186,16 @@ def prepare_tma(plan: TMATile, array, bounds=None, l2_promotion: int = 0) -> TMA
     that cuTensorMapEncodeTiled would refuse, ArgumentError for something that is not an array,
     DeviceError when a device array is given but no CUDA driver works.
     """
+    torch = sys.modules.get("torch")
+    if type(array) is getattr(torch, "Tensor", None) and array.is_cuda:
+        # a torch CUDA tensor bound again (an op's call): its key straight from the tensor
+        torch_key = (plan, array.dtype, array.data_ptr(), array.shape, array.stride(),
+                     None if bounds is None else tuple(bounds), l2_promotion, array.get_device())
+        hit = _TORCH_ENCODED.get(torch_key)
+        if hit is not None:
+            return TMABinding(plan, array, hit[0], hit[1], hit[5], hit[2], hit[3], hit[4])
+    else:
+        torch_key = None
     argument = "array"
     if not isinstance(plan, TMATile):
         raise TMAError("plan", f"{plan!r} is not a TMATile (tylo.TMATile(dtype, shape, axis, "
@@ -223,10 +238,21 @@ def prepare_tma(plan: TMATile, array, bounds=None, l2_promotion: int = 0) -> TMA
         return TMABinding(plan, array, logical, encoding, None)
     descriptor, raw = _encode(encoding, argument, device_array.device)
     binding = TMABinding(plan, array, logical, encoding, device_array, descriptor, raw)
-    _ENCODED[key] = (logical, encoding, descriptor, raw, binding.launch_key)
-    if len(_ENCODED) > ENCODED_ENTRIES:
-        _ENCODED.popitem(last=False)
+    _remember(_ENCODED, key, (logical, encoding, descriptor, raw, binding.launch_key))
+    if torch_key is not None:
+        _remember(_TORCH_ENCODED, torch_key, (logical, encoding, descriptor, raw,
+                                              binding.launch_key, replace(device_array, owner=None)))
     return binding
+
+
+def _remember(cache: dict, key, entry) -> None:
+    """Add `entry`; the oldest entry goes past ENCODED_ENTRIES (first in, first out)."""
+    cache[key] = entry
+    if len(cache) > ENCODED_ENTRIES:
+        try:
+            del cache[next(iter(cache))]
+        except (KeyError, StopIteration, RuntimeError):  # another thread changed it meanwhile
+            pass
 
 
 def check_binding(name: str, value, plan: TMATile, rank: int, what: str) -> "TMABinding":

@@ -146,3 +146,20 @@ def test_gpu_the_driver_encodes_bt_transposed_and_a_row_major_b_is_refused_first
     assert b.encoding.global_dims == (64, 256) and b.encoding.global_strides == (128,)
     with pytest.raises(TMAError, match="axis i0 of the logical"):
         tylo.prepare_tma(K_MAJOR_B, Bt.T.contiguous())
+
+
+@pytest.mark.gpu
+def test_gpu_a_torch_tensor_bound_again_is_a_hit_by_its_own_attributes(monkeypatch):
+    """A torch CUDA tensor bound again hits the torch-keyed cache (no encode, no rule
+    check); a view of other strides at the same address misses and is checked."""
+    torch = pytest.importorskip("torch")
+    Bt = torch.randn(256, 64, device="cuda").to(torch.bfloat16)
+    first = tylo.prepare_tma(K_MAJOR_B, Bt.T)
+    calls = []
+    monkeypatch.setattr(tma_module, "_encode",
+                        lambda *a: calls.append(a) or pytest.fail("encoded again"))
+    again = tylo.prepare_tma(K_MAJOR_B, Bt.T)
+    assert not calls and again.descriptor_bytes == first.descriptor_bytes
+    assert again.array is not None and again.device == first.device
+    with pytest.raises(TMAError, match="axis i0 of the logical"):
+        tylo.prepare_tma(K_MAJOR_B, Bt.view(64, 256))

@@ -46,10 +46,11 @@ from __future__ import annotations
 
 
 import functools
+import threading
 
 import torch
 
-from tylo import ArgumentError, TyloError
+from tylo import ArgumentError, TyloError, prepare_tma
 
 from .device import require_hopper, sm_count
 from .kernels import gemm_layouts as kernel
@@ -170,6 +171,30 @@ def _decode(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
     wrap(projection.projection)[run.ctas, projection.THREADS](*run.args)
 
 
+def _decode_cuda(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, caches: tuple,
+                 state: list) -> None:
+    """`_decode` on CUDA tensors of a known geometry: the `projection.Linear` of the first call
+    gives the tile plans, grid, buffer shapes and constants (`state[1]`; the Linear itself, which
+    holds the arrays, is not kept), the tensor maps come from `caches`
+    by address, the workspace and counters from `projection._buffers` (per stream), and one
+    prepared launch per geometry (`state[0]`) swaps them in."""
+    shape = state[1]
+    if shape is None:  # (plans, grid, buffer shapes, constants: no array kept)
+        run = projection.Linear(a, b.T, out, sm_count(a.get_device()))
+        shape = state[1] = ([m.plan for m in run.maps], run.ctas, tuple(run.ws.shape),
+                            run.counts.shape[0], run.args[6:])
+    (w_plan, _, x_plan, out_plan), ctas, ws_shape, units, constants = shape
+    w = _bound(caches[1], w_plan, b.T)
+    maps = (w, w, _bound(caches[0], x_plan, a.T), _bound(caches[2], out_plan, out))
+    ws, counts = projection._buffers(a, ws_shape, units)
+    with _PREPARED_LOCK:
+        launch = state[0]
+        if launch is None:
+            launch = state[0] = projection.projection[ctas, projection.THREADS].prepare(
+                *maps, ws, counts, *constants)
+        launch(*maps, ws, counts, *constants)
+
+
 def _fake(a, b, out_dtype):
     _check(a, b, out_dtype)
     return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
@@ -192,7 +217,7 @@ def _plan(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> tuple:
     v = _check(a, b, out_dtype)
     M, N = a.shape[0], b.shape[1]
     kind = None if v is None else path(M, v)
-    plan = v, kind, route(M, N, a.device) if kind == "gemm" else 0, ({}, {}, {})
+    plan = v, kind, route(M, N, a.device) if kind == "gemm" else 0, ({}, {}, {}), [None, None]
     if len(_PLANS) >= _PLAN_ENTRIES:
         _PLANS.clear()
     _PLANS[key] = plan
@@ -202,18 +227,26 @@ def _plan(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> tuple:
 def _run(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
     """a (M, K) @ b (K, N) -> a new (M, N) of out_dtype: the op's implementation, which
     `matmul` also calls directly when torch need not see the call (`library.direct`)."""
-    v, kind, ctas, caches = _plan(a, b, out_dtype)
+    v, kind, ctas, caches, prepared = _plan(a, b, out_dtype)
     (M, K), N = a.shape, b.shape[1]
     out = torch.empty((M, N), dtype=out_dtype, device=a.device)
     if v is None:
         return out.zero_()
     if kind == "decode":
-        _decode(a, b, out)
+        if a.is_cuda:
+            _decode_cuda(a, b, out, caches, prepared)
+        else:
+            _decode(a, b, out)
         return out
     if a.is_cuda:  # a real CUDA tensor: the launch itself (wrap's checks are for any tensor)
         maps = (_bound(caches[0], v.a_box, a), _bound(caches[1], v.b_box, b),
                 _bound(caches[2], v.c_box, out))
-        kernel.matmul[ctas, kernel.THREADS](*maps, M, N, K, v)
+        with _PREPARED_LOCK:  # (one prepared launch swaps its arguments at a time)
+            launch = prepared[0]
+            if launch is None:  # compiled and bound once per geometry (`Launcher.prepare`)
+                launch = prepared[0] = kernel.matmul[ctas, kernel.THREADS].prepare(
+                    *maps, M, N, K, v)
+            launch(*maps, M, N, K, v)
     else:
         maps = kernel.bind(v.a_box, a), kernel.bind(v.b_box, b), kernel.bind(v.c_box, out)
         wrap(kernel.matmul)[ctas, kernel.THREADS](*maps, M, N, K, v)
@@ -221,6 +254,9 @@ def _run(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.Tens
 
 
 _BOUND_ENTRIES = 32  # addresses remembered per geometry and operand
+#: A geometry's prepared launch (`Launcher.prepare`: the argument kinds checked once, each call
+#: swaps the three descriptors in) is used by one thread at a time.
+_PREPARED_LOCK = threading.Lock()
 
 
 def _bound(cache: dict, box, x: torch.Tensor):
@@ -232,7 +268,7 @@ def _bound(cache: dict, box, x: torch.Tensor):
     if bound is None:
         if len(cache) >= _BOUND_ENTRIES:
             cache.clear()
-        bound = cache[ptr] = kernel.bind(box, x).detached()
+        bound = cache[ptr] = prepare_tma(box, x).detached()
     return bound
 
 

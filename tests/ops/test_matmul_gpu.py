@@ -287,3 +287,33 @@ def test_repeated_calls_of_one_geometry_reuse_maps_by_address():
         assert relative(out, ref) < 1e-2
     plan = next(p for k, p in matmul_op._PLANS.items() if k[3] == (512, 1024))
     assert all(0 < len(cache) <= matmul_op._BOUND_ENTRIES for cache in plan[3])
+
+
+def test_threads_share_a_geometrys_prepared_launch():
+    """Four threads calling one geometry at once (each its own stream): every product right
+    (the prepared launch swaps its descriptors under a lock)."""
+    import threading
+
+    results, errors = [], []
+
+    def work():
+        try:
+            stream = torch.cuda.Stream()
+            with torch.cuda.stream(stream), torch.no_grad():
+                for _ in range(10):
+                    a, w = operand(384, 512, 1), operand(640, 512, 1)
+                    results.append((tylo.ops.matmul(a, w.T), a, w, stream))
+            stream.synchronize()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    torch.cuda.synchronize()
+    assert not errors, errors
+    assert len(results) == 40
+    for out, a, w, _ in results:
+        assert relative(out, a.float() @ w.float().T) < 1e-2

@@ -67,8 +67,9 @@ from tylo import BFloat16, ComposedLayout, Float32, Layout, TMATile, WGMMA64, el
 
 from .attention import sequence
 from .attention_backward_d256 import SplitConfig
-from .attention_backward_tiles import (BM, LOG2E, ROWS, column_ownership, dq_plan, kt_layout,
-                                       masked)
+from .attention_backward_tiles import (BM, LOG2E, ROWS, add_dq, barriers, column_ownership,
+                                       cta_geometry, kt_layout, load_queries, masked,
+                                       query_range)
 from .attention_host import _heads_first, _same_in_float32, _view
 from .attention_tiles import Q_BOX, ROW, SWIZZLE, q_layout
 from .mma_issue import interleaved
@@ -279,16 +280,6 @@ def transposed_steps(a_tile, b_tile, D: int) -> list:
     return [step(h) for h in range(D // ROW)]
 
 
-@tylo.func
-def accumulate_dq(dq_acc, dq, bh, m0, c0, t, D):
-    """dQ's float32 accumulator (B Hq, S_pad, D) += dq (BM, 64) at rows m0 .., columns c0 ..:
-    one relaxed red.global.add.f32 per element (rows past the sequence add 0 into padding)."""
-    rows, cols = tylo.coordinates(dq.ownership, t)
-    base = dq_acc.ptr + (bh * dq_acc.shape[1] + m0) * D + c0
-    for v in tylo.static_range(dq.slots):  # (a per-thread base plus a static offset per slot)
-        tylo.red_add(base, rows[v] * D + cols[v], dq[v])
-
-
 def dq_slots(cfg: Config) -> tuple[int, ...]:
     """("tma") Per slot of a consumer's dQ accumulator (`dq_split_plan`), its element offset in
     the consumer's tile `dq_layout(D / W)` from the thread's base (`store_dq`). The 32-byte
@@ -419,20 +410,8 @@ def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats, s
     if cfg.dq == "tma":
         dk, dv = reduce_dq(dq_acc, *shared, pipe, st, dk, dv, bhq, m0, t, w, cfg)
     else:
-        tylo.barrier(1 + w, 128)
-        qp = dq_plan()
-        for h in tylo.static_range(D // ROW):  # dQ 64 columns at a time: 32 registers, not D / 2
-            dq = tylo.mma_async(qp, tylo.wgmma_operand(qp, "A", ds_tile),
-                                tylo.wgmma_operand(qp, "B", k_tile, (0, h * ROW)),
-                                tylo.zero_accumulator(qp))
-            if h == 0:
-                dv = tylo.wait_mma(dv, 2)
-                dk = tylo.wait_mma(dk, 1)
-            dq = tylo.finish_mma(tylo.wait_mma(dq), qp)
-            if h == D // ROW - 1:
-                if t == 0:
-                    pipe.consumer_release(st)
-            accumulate_dq(dq_acc, dq, bhq, m0, h * ROW, t, D)
+        tylo.barrier(1 + w, 128)  # dQ 64 columns at a time: 32 registers, not D / 2
+        dk, dv = add_dq(ds_tile, k_tile, pipe, st, dk, dv, dq_acc, bhq, m0, t, D, D)
     return dk, dv
 
 
@@ -456,16 +435,8 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
     group = heads // kv_heads
     wg = tylo.warpgroup_id()
     t = tylo.warpgroup_thread_idx()
-    bhk = tylo.block_idx(1)
-    b = bhk // kv_heads
-    hk = bhk - b * kv_heads
-    zk = hk if kv_packed else bhk
-    q_start, n_q = sequence(b, seq_q, cu_q)
-    k_start, n_k = sequence(b, seq_k, cu_k)
-    q_row0 = q_start if packed else 0
-    k_row0 = k_start if kv_packed else 0
-    n0 = tylo.block_idx(0) * BN
-    off = n_k - n_q if causal else 0
+    b, hk, zk, n_q, k_start, n_k, q_row0, k_row0, n0, off = cta_geometry(
+        seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_packed)
     k_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
     v_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
     q_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)
@@ -476,21 +447,8 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
     if cfg.dq == "tma":  # dQ's float32 partial, summed over the consumers (`reduce_dq`)
         shared = (tylo.shared_tiles(DQ_BOX, STAGES * (D // F32_ROW), dynamic=True), k_tiles,
                   ds_tiles)
-    kv_bar = tylo.mbarriers(1)
-    stats_full = tylo.mbarriers(STAGES)  # lse2, delta of a stage: the producer's 128 threads
-    pipe = tylo.Pipeline(STAGES, W)
-    if tylo.linear_thread_idx() == 0:
-        kv_bar[0].init(1)
-        for i in tylo.static_range(STAGES):
-            stats_full[i].init(128)
-    pipe.init()
-    blocks = (n_q + BM - 1) // BM
-    # causal: the first query block that sees a key of this block, and the first past those
-    # that see only some of them (the diagonal: masked)
-    first = tylo.maximum(n0 - off, 0) // BM if causal else 0
-    diag = tylo.minimum(tylo.maximum((n0 + BN - 1 - off + BM - 1) // BM, first), blocks) \
-        if causal else 0
-    diag = tylo.select(n0 + BN > n_k, blocks, diag)  # a ragged key block: every block masked
+    kv_bar, stats_full, pipe = barriers(STAGES, W)
+    blocks, first, diag = query_range(n_q, n_k, n0, off, BN, causal)
     producer_regs, consumer_regs = cfg.registers
     if n0 < n_k:  # (varlen: the grid covers the longest sequence's keys; the rest idle)
         if wg == 0:
@@ -503,29 +461,8 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
                         tylo.tma_load(k_box, k_map, (k_row0 + n0 + 64 * w, c * ROW, zk), kv_bar[0])
                         v_box = tylo.shared_tile(Q_BOX, v_tiles.pointer(w) + c * 64 * ROW)
                         tylo.tma_load(v_box, v_map, (k_row0 + n0 + 64 * w, c * ROW, zk), kv_bar[0])
-            ps = pipe.start()
-            for g in range(group):
-                bhq = b * heads + hk * group + g
-                zq = hk * group + g if packed else bhq
-                for i in range(first, blocks):
-                    pipe.producer_acquire(ps)
-                    if t == 0:
-                        pipe.producer_commit(ps, 2 * BM * D * 2)
-                        for c in tylo.static_range(DH):
-                            q_box = tylo.shared_tile(Q_BOX, q_stages.pointer(ps.index) + c * 64 * ROW)
-                            tylo.tma_load(q_box, q_map, (q_row0 + i * BM, c * ROW, zq),
-                                          pipe.full_barrier(ps))
-                            o_box = tylo.shared_tile(Q_BOX, do_stages.pointer(ps.index) + c * 64 * ROW)
-                            tylo.tma_load(o_box, do_map, (q_row0 + i * BM, c * ROW, zq),
-                                          pipe.full_barrier(ps))
-                    # the stage's lse2 (row 0) and delta (row 1), one element a thread
-                    r = t % BM
-                    if t < BM:
-                        stats[ps.index][0, r] = lse2[bhq, i * BM + r]
-                    else:
-                        stats[ps.index][1, r] = delta[bhq, i * BM + r]
-                    stats_full[ps.index].arrive()
-                    ps = ps.advance()
+            load_queries(q_map, do_map, q_stages, do_stages, stats, stats_full, lse2, delta, pipe,
+                         b, hk, heads, group, first, blocks, q_row0, packed, D, t)
         else:
             tylo.setmaxnreg(consumer_regs, "inc")
             w = wg - 1

@@ -25,7 +25,7 @@ memory and a named barrier), the two consumer warpgroups split D instead of the 
   shared dS^T), 64 + 64 float32 registers a thread kept across every query block; and
   dQ[:, w] = dS K[:, w] (A = the same dS^T tile read MN-major as dS), 64 columns at a time
   (32 registers), added into dQ's float32 accumulator by red.global.add.f32 (`add_dq`, the
-  loop of attention_backward's `accumulate_dq`): one sum per CTA, no column added twice.
+  loop attention_backward's "red" mode runs too): one sum per CTA, no column added twice.
 
 P^T and dS^T have two tiles each, used by alternate steps, so that a warpgroup writing step
 j + 2's into the tiles of step j has passed a barrier of step j + 1, which the other warpgroup
@@ -47,9 +47,9 @@ from dataclasses import dataclass
 import tylo
 from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
 
-from .attention import sequence
-from .attention_backward_tiles import (BM, LOG2E, ROWS, column_ownership, dq_plan, kt_layout,
-                                       masked)
+from .attention_backward_tiles import (BM, LOG2E, ROWS, add_dq, barriers, column_ownership,
+                                       cta_geometry, kt_layout, load_queries, masked,
+                                       query_range)
 from .attention_tiles import Q_BOX, ROW, SWIZZLE, q_layout
 from .mma_issue import interleaved
 
@@ -130,17 +130,6 @@ def store_half(tiles, buf, x, w, t):
 
 
 @tylo.func
-def add_dq(dq_acc, dq, bh, m0, c0, t):
-    """dQ's float32 accumulator (B Hq, S_pad, 256) += dq (BM, 64) at rows m0 .., columns c0
-    ..: a relaxed red.global.add.f32 per element, from a per-thread base and static offsets
-    (`attention_backward.accumulate_dq`'s loop, kept apart while that one moves to TMA)."""
-    rows, cols = tylo.coordinates(dq.ownership, t)
-    base = dq_acc.ptr + (bh * dq_acc.shape[1] + m0) * 256 + c0
-    for v in tylo.static_range(dq.slots):
-        tylo.red_add(base, rows[v] * 256 + cols[v], dq[v])
-
-
-@tylo.func
 def split_block(kv_tiles, p_tiles, ds_tiles, q_stages, do_stages, stats, stats_full, pipe, st,
                 buf, dk, dv, dq_acc, bhq, m0, n0, off, n_k, causal, cfg, apply_mask):
     """One query block (rows m0 .., query head matrix bhq) of the CTA's 64 keys (from n0), for
@@ -183,21 +172,7 @@ def split_block(kv_tiles, p_tiles, ds_tiles, q_stages, do_stages, stats, stats_f
                         tylo.wgmma_operand(ap, "B", q_stages[i], (0, COLS * w), inbounds=True),
                         dk)
     ds_mn = tylo.shared_tile(DS, ds_tiles.pointer(buf))
-    qp = dq_plan()
-    for h in tylo.static_range(COLS // ROW):  # 64 columns at a time: 32 registers
-        c0 = COLS * w + h * ROW
-        dq = tylo.mma_async(qp, tylo.wgmma_operand(qp, "A", ds_mn),
-                            tylo.wgmma_operand(qp, "B", k_tile, (0, c0), inbounds=True),
-                            tylo.zero_accumulator(qp))
-        if h == 0:
-            dv = tylo.wait_mma(dv, 2)
-            dk = tylo.wait_mma(dk, 1)
-        dq = tylo.finish_mma(tylo.wait_mma(dq), qp)
-        if h == COLS // ROW - 1:
-            if t == 0:
-                pipe.consumer_release(st)
-        add_dq(dq_acc, dq, bhq, m0, c0, t)
-    return dk, dv
+    return add_dq(ds_mn, k_tile, pipe, st, dk, dv, dq_acc, bhq, m0, t, D, COLS, w)
 
 
 @tylo.kernel
@@ -213,37 +188,16 @@ def attention_backward_d256(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: R
     group = heads // kv_heads
     wg = tylo.warpgroup_id()
     t = tylo.warpgroup_thread_idx()
-    bhk = tylo.block_idx(1)
-    b = bhk // kv_heads
-    hk = bhk - b * kv_heads
-    zk = hk if kv_packed else bhk
-    q_start, n_q = sequence(b, seq_q, cu_q)
-    k_start, n_k = sequence(b, seq_k, cu_k)
-    q_row0 = q_start if packed else 0
-    k_row0 = k_start if kv_packed else 0
-    n0 = tylo.block_idx(0) * BN
-    off = n_k - n_q if causal else 0
+    b, hk, zk, n_q, k_start, n_k, q_row0, k_row0, n0, off = cta_geometry(
+        seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_packed)
     kv_tiles = tylo.shared_tiles(q_layout(D), 2, BFloat16, dynamic=True)  # K, V
     q_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)
     do_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)
     p_tiles = tylo.shared_tiles(q_layout(BM), 2, BFloat16, dynamic=True)  # (alternate steps)
     ds_tiles = tylo.shared_tiles(q_layout(BM), 2, BFloat16, dynamic=True)
     stats = tylo.shared_tiles(Layout((2, BM), (BM, 1)), STAGES, Float32)
-    kv_bar = tylo.mbarriers(1)
-    stats_full = tylo.mbarriers(STAGES)  # lse2, delta of a stage: the producer's 128 threads
-    pipe = tylo.Pipeline(STAGES, 2)
-    if tylo.linear_thread_idx() == 0:
-        kv_bar[0].init(1)
-        for s in tylo.static_range(STAGES):
-            stats_full[s].init(128)
-    pipe.init()
-    blocks = (n_q + BM - 1) // BM
-    # causal: the first query block that sees a key of this block, and the first past those
-    # that see only some of them (the diagonal: masked); a ragged key block: every one masked
-    first = tylo.maximum(n0 - off, 0) // BM if causal else 0
-    diag = tylo.minimum(tylo.maximum((n0 + BN - 1 - off + BM - 1) // BM, first), blocks) \
-        if causal else 0
-    diag = tylo.select(n0 + BN > n_k, blocks, diag)
+    kv_bar, stats_full, pipe = barriers(STAGES, 2)
+    blocks, first, diag = query_range(n_q, n_k, n0, off, BN, causal)
     producer_regs, consumer_regs = cfg.registers
     if n0 < n_k:  # (varlen: the grid covers the longest sequence's keys; the rest idle)
         if wg == 0:
@@ -254,27 +208,8 @@ def attention_backward_d256(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: R
                     for c in tylo.static_range(DH):
                         box = tylo.shared_tile(Q_BOX, kv_tiles.pointer(j) + c * 64 * ROW)
                         tylo.tma_load(box, kv_map, (k_row0 + n0, c * ROW, zk), kv_bar[0])
-            ps = pipe.start()
-            for g in range(group):
-                bhq = b * heads + hk * group + g
-                zq = hk * group + g if packed else bhq
-                for m in range(first, blocks):
-                    pipe.producer_acquire(ps)
-                    if t == 0:
-                        pipe.producer_commit(ps, 2 * BM * D * 2)
-                        for c in tylo.static_range(DH):
-                            for x_stages, x_map in ((q_stages, q_map), (do_stages, do_map)):
-                                box = tylo.shared_tile(Q_BOX, x_stages.pointer(ps.index)
-                                                       + c * 64 * ROW)
-                                tylo.tma_load(box, x_map, (q_row0 + m * BM, c * ROW, zq),
-                                              pipe.full_barrier(ps))
-                    r = t % BM  # the stage's lse2 (row 0) and delta (row 1), one a thread
-                    if t < BM:
-                        stats[ps.index][0, r] = lse2[bhq, m * BM + r]
-                    else:
-                        stats[ps.index][1, r] = delta[bhq, m * BM + r]
-                    stats_full[ps.index].arrive()
-                    ps = ps.advance()
+            load_queries(q_map, do_map, q_stages, do_stages, stats, stats_full, lse2, delta, pipe,
+                         b, hk, heads, group, first, blocks, q_row0, packed, D, t)
         else:
             tylo.setmaxnreg(consumer_regs, "inc")
             w = wg - 1

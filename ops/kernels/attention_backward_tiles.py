@@ -1,9 +1,12 @@
 """The pieces both main kernels of the attention backward use (`attention_backward` at D 64 and
 128, `attention_backward_d256` at D 256): the query block BM, the layout of a Q or dO stage as
 the B operand of S^T = K Q^T, the per-column ownership of lse2 and delta beside an accumulator,
-dQ's WGMMA plan, the mask of S^T, and the spec of the float32 row arrays (lse2, delta). In a
-module of their own so that the D 256 kernel and the runner that picks it
-(attention_backward.py) import them without importing each other.
+dQ's WGMMA plan, the mask of S^T, the spec of the float32 row arrays (lse2, delta), and the
+steps the two main kernels take alike: the CTA's geometry (`cta_geometry`), its barriers and
+pipeline (`barriers`), the query blocks a key block sees (`query_range`), the producer's Q/dO
+and lse2/delta loop (`load_queries`) and dQ's loop of red.global.add (`add_dq`). In a module
+of their own so that the D 256 kernel and the runner that picks it (attention_backward.py)
+import them without importing each other.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import math
 import tylo
 from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
 
-from .attention_tiles import ROW, SWIZZLE
+from .attention import sequence
+from .attention_tiles import Q_BOX, ROW, SWIZZLE
 
 LOG2E = 1.4426950408889634
 BM = 64  # query rows per step (the N of S^T = K Q^T)
@@ -52,3 +56,118 @@ def masked(s, n0, m0, off, n_k, causal):
     if causal:
         keep = keep & (rows + n0 <= cols + (m0 + off))
     return tylo.select(keep, s, -math.inf)
+
+
+@tylo.func
+def cta_geometry(seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_packed):
+    """This CTA's place: (b, hk, zk, n_q, k_start, n_k, q_row0, k_row0, n0, off) for keys
+    [BN n, BN n + BN) of (batch b, key/value head hk) block_idx(1) = b Hkv + hk: zk the K/V
+    maps' matrix (hk when `kv_packed`), n_q and n_k the sequence's query and key rows, k_start
+    its first key row (varlen), q_row0 and k_row0 the maps' first row of the sequence (0 unless
+    packed), n0 = BN block_idx(0) the first key, off = n_k - n_q the causal diagonal's shift
+    (bottom-right; 0 when not causal)."""
+    bhk = tylo.block_idx(1)
+    b = bhk // kv_heads
+    hk = bhk - b * kv_heads
+    zk = hk if kv_packed else bhk
+    q_start, n_q = sequence(b, seq_q, cu_q)
+    k_start, n_k = sequence(b, seq_k, cu_k)
+    q_row0 = q_start if packed else 0
+    k_row0 = k_start if kv_packed else 0
+    n0 = tylo.block_idx(0) * BN
+    off = n_k - n_q if causal else 0
+    return b, hk, zk, n_q, k_start, n_k, q_row0, k_row0, n0, off
+
+
+@tylo.func
+def barriers(STAGES, consumers):
+    """(kv_bar, stats_full, pipe), initialized: kv_bar[0] the K and V loads' mbarrier (one
+    arrival), stats_full[s] stage s's lse2 and delta (the producer's 128 threads arrive), pipe
+    the Q/dO ring of STAGES stages for `consumers` consumer warpgroups."""
+    kv_bar = tylo.mbarriers(1)
+    stats_full = tylo.mbarriers(STAGES)  # lse2, delta of a stage: the producer's 128 threads
+    pipe = tylo.Pipeline(STAGES, consumers)
+    if tylo.linear_thread_idx() == 0:
+        kv_bar[0].init(1)
+        for s in tylo.static_range(STAGES):
+            stats_full[s].init(128)
+    pipe.init()
+    return kv_bar, stats_full, pipe
+
+
+@tylo.func
+def query_range(n_q, n_k, n0, off, BN, causal):
+    """(blocks, first, diag): the sequence's query blocks of BM rows; causal, the first that
+    sees a key of the block [n0, n0 + BN), and the first past those that see only some of
+    them (the diagonal, masked: blocks first .. diag; 0, 0 when not causal); a ragged key block
+    (n0 + BN > n_k): every one masked (diag = blocks)."""
+    blocks = (n_q + BM - 1) // BM
+    first = tylo.maximum(n0 - off, 0) // BM if causal else 0
+    diag = tylo.minimum(tylo.maximum((n0 + BN - 1 - off + BM - 1) // BM, first), blocks) \
+        if causal else 0
+    diag = tylo.select(n0 + BN > n_k, blocks, diag)
+    return blocks, first, diag
+
+
+@tylo.func
+def load_queries(q_map, do_map, q_stages, do_stages, stats, stats_full, lse2, delta, pipe, b, hk,
+                 heads, group, first, blocks, q_row0, packed, D, t):
+    """The producer warpgroup's loop (thread t of 128): for each query head of the group (head
+    hk of batch b) and each query block first .. blocks, acquire a stage of the ring, have
+    thread 0 TMA-load Q and dO (BM, D) into it (Q_BOX boxes of 64 columns, rows from q_row0,
+    `packed`: the maps' matrix is the head), and the 128 threads copy the block's lse2 (row 0
+    of `stats`' stage) and delta (row 1), one element each, then arrive on stats_full."""
+    ps = pipe.start()
+    for g in range(group):
+        bhq = b * heads + hk * group + g
+        zq = hk * group + g if packed else bhq
+        for m in range(first, blocks):
+            pipe.producer_acquire(ps)
+            if t == 0:
+                pipe.producer_commit(ps, 2 * BM * D * 2)
+                for c in tylo.static_range(D // ROW):
+                    for x_stages, x_map in ((q_stages, q_map), (do_stages, do_map)):
+                        box = tylo.shared_tile(Q_BOX, x_stages.pointer(ps.index) + c * 64 * ROW)
+                        tylo.tma_load(box, x_map, (q_row0 + m * BM, c * ROW, zq),
+                                      pipe.full_barrier(ps))
+            r = t % BM  # the stage's lse2 (row 0) and delta (row 1), one a thread
+            if t < BM:
+                stats[ps.index][0, r] = lse2[bhq, m * BM + r]
+            else:
+                stats[ps.index][1, r] = delta[bhq, m * BM + r]
+            stats_full[ps.index].arrive()
+            ps = ps.advance()
+
+
+@tylo.func
+def accumulate_dq(dq_acc, dq, bh, m0, c0, t, D):
+    """dQ's float32 accumulator (B Hq, S_pad, D) += dq (BM, 64) at rows m0 .., columns c0 ..:
+    one relaxed red.global.add.f32 per element (rows past the sequence add 0 into padding)."""
+    rows, cols = tylo.coordinates(dq.ownership, t)
+    base = dq_acc.ptr + (bh * dq_acc.shape[1] + m0) * D + c0
+    for v in tylo.static_range(dq.slots):  # (a per-thread base plus a static offset per slot)
+        tylo.red_add(base, rows[v] * D + cols[v], dq[v])
+
+
+@tylo.func
+def add_dq(ds, k_tile, pipe, st, dk, dv, dq_acc, bhq, m0, t, D, n, w=None):
+    """dQ (BM, n) = dS (BM, 64 keys: `ds`, the K-major A operand) K (64 keys, n columns of
+    `k_tile`'s D), 64 columns at a time (32 registers), each added into dQ's accumulator (B
+    Hq, S_pad, D) at rows m0 .. of matrix bhq (`accumulate_dq`); the columns from 0, or with
+    w from n w (a runtime origin, `inbounds`). The first waits for dV and dK (all but 2 and 1
+    groups: returned ready), the last releases the ring's stage `st`. Returns (dk, dv)."""
+    qp = dq_plan()
+    for h in tylo.static_range(n // ROW):
+        c0 = h * ROW if w is None else n * w + h * ROW
+        dq = tylo.mma_async(qp, tylo.wgmma_operand(qp, "A", ds),
+                            tylo.wgmma_operand(qp, "B", k_tile, (0, c0), inbounds=w is not None),
+                            tylo.zero_accumulator(qp))
+        if h == 0:
+            dv = tylo.wait_mma(dv, 2)
+            dk = tylo.wait_mma(dk, 1)
+        dq = tylo.finish_mma(tylo.wait_mma(dq), qp)
+        if h == n // ROW - 1:
+            if t == 0:
+                pipe.consumer_release(st)
+        accumulate_dq(dq_acc, dq, bhq, m0, c0, t, D)
+    return dk, dv

@@ -200,15 +200,15 @@ def _fake(a, b, out_dtype):
     return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
 
 
-#: A call's (dtypes, shapes, strides, devices) -> (Variant or None, path, grid): the rules of
-#: `_check` and the routing, done once per geometry (an address's alignment, per call).
+#: A call's (dtypes, shapes, strides, devices) -> (Variant or None, path, grid, tensor-map
+#: caches of a, b and out by address, [prepared launch, decode shapes]): the rules of `_check`
+#: and the routing, done once per geometry (an address's alignment, per call).
 _PLANS: dict = {}
 _PLAN_ENTRIES = 1024
 
 
 def _plan(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> tuple:
-    """(variant or None, `path`, the GEMM's grid) of a real call on one device, checked
-    (`_check`)."""
+    """The `_PLANS` entry of a real call on one device, checked (`_check`) on a miss."""
     key = (a.dtype, b.dtype, out_dtype, a.shape, a.stride(), b.shape, b.stride(), a.device,
            b.device)
     plan = _PLANS.get(key)

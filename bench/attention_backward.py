@@ -69,7 +69,7 @@ def at_dim(dq: list, D: int) -> list:
 def tylo_backward(torch, q, k, v, out, dout, lse, causal, dq=None):
     """(the launches as a callable, (dq, dk, dv) poisoned) of the kernels on these arrays,
     dQ added the `dq` way (None: the default)."""
-    from tylo.ops.kernels.attention_backward import AttentionBackward
+    from tylo.ops.kernels.attention_backward_host import AttentionBackward
 
     grads = tuple(torch.full_like(x, float("nan")) for x in (q, k, v))
     run = AttentionBackward(q, k, v, out, dout, lse, *grads, causal,

@@ -25,7 +25,7 @@ import torch
 
 from tylo import UnsupportedError
 
-from .kernels import attention_backward as kernel
+from .kernels import attention_backward_host as kernel
 from .library import custom_op, wrap
 
 #: The head dims the backward serves (the forward's: backward() refuses none of them).

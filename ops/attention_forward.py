@@ -344,10 +344,10 @@ def backward_variants(head_dim: int, num_heads: int, num_kv_heads: int, scale: f
     (head dim 64, 128 or 256; `layouts` names of `LAYOUTS`): per memory order and causality the
     main kernel (specialized by both, the head dim, both head counts and the scale; where Q or
     K/V lie (B, S, H, D) with more than one head, a batch of one is another variant, "batch
-    1": `kernels.attention_backward.host_launches`), and per head dim, query heads and packed
+    1": `kernels.attention_backward_host.host_launches`), and per head dim, query heads and packed
     or not `preprocess` (by these only) and `postprocess` (and the scale). No key holds a
     length: the op pads lse's and dlse's rows to 16 bytes (``_aligned_rows``)."""
-    from .kernels import attention_backward as backward
+    from .kernels import attention_backward_host as backward
     from .warmup import Variant
 
     found = {}

@@ -35,8 +35,8 @@ of S^T, so 64. Causal (bottom-right when Sq != Sk), GQA (dK, dV summed over the 
 registers), (B, H, S, D) and (B, S, H, D) memory, packed sequences and the scale are the D
 64/128 kernel's (its docstring). Shared memory: K and V 32 KB each, Q and dO 2 x 32 KB each,
 P^T and dS^T 2 x 8 KB each, lse2/delta 1 KB: 231,464 bytes of the 232,448 a CTA may have.
-ptxas 13 (`compile_for_sm90a(256, ...)`): 24/240 registers, no spills, the WGMMAs not
-serialized; the consumers reach R237 of their 240, so little is left for more live values.
+ptxas 13 (`attention_backward_host.compile_for_sm90a(256, ...)`): 24/240 registers, no
+spills, the WGMMAs not serialized; the consumers reach R237 of their 240, so little is left for more live values.
 """
 
 from __future__ import annotations

@@ -87,10 +87,10 @@ out = tylo.ops.attention(q.requires_grad_(), kv, kv, causal=True, window=(15, 0)
 out.float().sum().backward()  # <-
 """, "UnsupportedError", "backward does not serve a sliding window", located=False),
     Mistake("attention-backward-kernel-head-dim", O, "the backward kernels' runner "
-            "(`tylo.ops.kernels.attention_backward.AttentionBackward`) at head dim 96", """
+            "(`tylo.ops.kernels.attention_backward_host.AttentionBackward`) at head dim 96", """
 import ml_dtypes
 import numpy as np
-from tylo.ops.kernels.attention_backward import AttentionBackward
+from tylo.ops.kernels.attention_backward_host import AttentionBackward
 x = np.zeros((1, 1, 64, 96), ml_dtypes.bfloat16)      # (B, H, S, D)
 lse = np.zeros((1, 1, 64), np.float32)
 AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True)  # <-
@@ -100,7 +100,7 @@ AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True)  # <-
             "does not have (`dq` is \"red\" or \"tma\")", """
 import ml_dtypes
 import numpy as np
-from tylo.ops.kernels.attention_backward import AttentionBackward
+from tylo.ops.kernels.attention_backward_host import AttentionBackward
 x = np.zeros((1, 1, 64, 64), ml_dtypes.bfloat16)      # (B, H, S, D)
 lse = np.zeros((1, 1, 64), np.float32)
 AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq="atomic")  # <-
@@ -109,16 +109,16 @@ AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq="atomic") 
             "with dQ by TMA reductions (the D 256 kernel adds dQ by red.global.add only)", """
 import ml_dtypes
 import numpy as np
-from tylo.ops.kernels.attention_backward import AttentionBackward
+from tylo.ops.kernels.attention_backward_host import AttentionBackward
 x = np.zeros((1, 1, 64, 256), ml_dtypes.bfloat16)     # (B, H, S, D)
 lse = np.zeros((1, 1, 64), np.float32)
 AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq="tma")  # <-
 """, "ArgumentError", "'tma' at head dim 256: its kernel adds dQ by red.global.add",
             located=False),
     Mistake("attention-backward-precompile-mixed-varlen", O, "the backward's warm-up "
-            "(`tylo.ops.kernels.attention_backward.precompile`) with packed Q beside batched K/V",
+            "(`tylo.ops.kernels.attention_backward_host.precompile`) with packed Q beside batched K/V",
             """
-from tylo.ops.kernels.attention_backward import precompile
+from tylo.ops.kernels.attention_backward_host import precompile
 precompile(64, True, 2, 1, "varlen", "bshd")  # <-
 """, "ArgumentError", "varlen for both or neither", located=False),
     Mistake("matmul-float32", O, "float32 operands to tylo.ops.matmul (the kernel takes 16-bit "

@@ -251,7 +251,7 @@ def test_a_disk_cache_hit_does_not_import_the_ir_machinery(project):
 
 LIBRARY = '''
 import json
-from tylo.ops.kernels import (ampere_gemm, attention_backward, attention_host, gate_up, gemm,
+from tylo.ops.kernels import (ampere_gemm, attention_backward_host, attention_host, gate_up, gemm,
                                gemm_fp8, gemm_fp8_blockwise, projection)
 
 compiles = {
@@ -261,7 +261,7 @@ compiles = {
     "gemm_fp8_rowwise": lambda: gemm_fp8.compile_for_sm90a(True),
     "gemm_fp8_blockwise": gemm_fp8_blockwise.compile_for_sm90a,
     "attention": lambda: attention_host.compile_for_sm90a(128, True),
-    "attention_backward": lambda: attention_backward.compile_for_sm90a(128, True),
+    "attention_backward": lambda: attention_backward_host.compile_for_sm90a(128, True),
     "projection": projection.compile_for_sm90a,
     "gate_up": gate_up.compile_for_sm90a,
     "ampere_gemm": lambda: ampere_gemm.compile_config(ampere_gemm.CONFIG, "sm_80"),

@@ -12,6 +12,7 @@ import math
 import pytest
 
 from tylo.ops.kernels import attention_backward as bw
+from tylo.ops.kernels import attention_backward_host as host
 
 torch = pytest.importorskip("torch")
 
@@ -69,7 +70,7 @@ def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None, packed=False, dq="red
     Q, K, V, dO, O = (arr(x) for x in (q, k, v, do, o_ref))
     lse = lse_ref.float().numpy().copy()
     dQ, dK, dV = poisoned(Q.shape), poisoned(K.shape), poisoned(V.shape)
-    bw.AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True, dq=dq)()
+    host.AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True, dq=dq)()
     return all([close("dQ", dQ, dq_ref), close("dK", dK, dk_ref), close("dV", dV, dv_ref)])
 
 
@@ -138,7 +139,7 @@ def test_planted_race_on_the_dq_tile_is_reported(monkeypatch):
 @pytest.fixture(scope="module")
 def compiled():
     pytest.importorskip("tylo.runtime.ptxas")
-    return {(D, causal, dq): bw.compile_for_sm90a(D, causal, dq=dq) for D in (64, 128)
+    return {(D, causal, dq): host.compile_for_sm90a(D, causal, dq=dq) for D in (64, 128)
             for causal in (False, True) for dq in bw.DQ_MODES}
 
 
@@ -218,7 +219,7 @@ def run_varlen(lens_q, lens_k, causal: bool, D: int, Hq: int = 2, Hkv: int = 1,
         lse[:, sq] = refs[-1][4][0].float().numpy()
     arr = lambda x: x.float().numpy().astype(bf)  # noqa: E731
     dQ, dK, dV = (np.full(x.shape, np.nan, bf) for x in (q, k, v))
-    bw.AttentionBackward(arr(q), arr(k), arr(v), O, arr(do), lse, dQ, dK, dV, causal,
+    host.AttentionBackward(arr(q), arr(k), arr(v), O, arr(do), lse, dQ, dK, dV, causal,
                          emulate=True, cu_seqlens_q=cq, cu_seqlens_k=ck,
                          max_seqlen_q=max(lens_q), max_seqlen_k=max(lens_k), dq=dq)()
     ok = []
@@ -263,7 +264,7 @@ def test_gpu_against_float32_autograd(Hq, Hkv, D, causal, packed, dq):
     else:
         Attention(q, k, v, o, lse, causal)()
     dq_out, dk, dv = make(Hq, float("nan")), make(Hkv, float("nan")), make(Hkv, float("nan"))
-    bw.AttentionBackward(q, k, v, o, do, lse, dq_out, dk, dv, causal, dq=dq)()
+    host.AttentionBackward(q, k, v, o, do, lse, dq_out, dk, dv, causal, dq=dq)()
     torch.cuda.synchronize()
     rq, rk, rv = (x.detach().float().requires_grad_() for x in (q, k, v))
     g = Hq // Hkv
@@ -295,7 +296,7 @@ def test_gpu_dq_modes_agree(D, causal):
     got = {}
     for mode in bw.DQ_MODES:
         grads = [torch.full_like(x, float("nan")) for x in (q, k, v)]
-        bw.AttentionBackward(*(x.transpose(1, 2) for x in (q, k, v, o, do)), lse,
+        host.AttentionBackward(*(x.transpose(1, 2) for x in (q, k, v, o, do)), lse,
                              *(g.transpose(1, 2) for g in grads), causal, dq=mode)()
         torch.cuda.synchronize()
         assert not any(bool(g.isnan().any()) for g in grads), mode
@@ -315,7 +316,7 @@ def test_an_unknown_dq_mode_is_refused():
     x = np.zeros((1, 1, 64, 64), ml_dtypes.bfloat16)
     lse = np.zeros((1, 1, 64), np.float32)
     with pytest.raises(tylo.ArgumentError, match="'bulk' is not one of 'red', 'tma'"):
-        bw.AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq="bulk")
+        host.AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq="bulk")
 
 
 def test_a_head_dim_it_does_not_serve_is_refused():
@@ -327,4 +328,4 @@ def test_a_head_dim_it_does_not_serve_is_refused():
     x = np.zeros((1, 1, 64, 192), ml_dtypes.bfloat16)
     lse = np.zeros((1, 1, 64), np.float32)
     with pytest.raises(tylo.ArgumentError, match="head dim 192 is not one of 64, 128, 256"):
-        bw.AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True)
+        host.AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True)

@@ -11,6 +11,7 @@ from test_attention_backward import run_emulated, run_varlen
 from test_attention_backward import test_gpu_against_float32_autograd as gpu_case
 
 from tylo.ops.kernels import attention_backward as bw
+from tylo.ops.kernels import attention_backward_host as host
 from tylo.ops.kernels import attention_backward_d256 as split
 
 torch = pytest.importorskip("torch")
@@ -51,7 +52,7 @@ def test_the_d256_config_and_runner():
     assert bw.config(128).kernel is bw.attention_backward and bw.config(128).BN == 128
     x = np.zeros((2, 3, 200, 256), ml_dtypes.bfloat16)
     lse = np.zeros((2, 3, 200), np.float32)
-    launches = bw.AttentionBackward(x, x, x, x, x, lse, x, x, x, False, emulate=True).launches
+    launches = host.AttentionBackward(x, x, x, x, x, lse, x, x, x, False, emulate=True).launches
     assert [k for k, *_ in launches] == [bw.preprocess, split.attention_backward_d256,
                                          bw.postprocess]
     assert launches[1][1:3] == ((4, 6), 384)
@@ -69,7 +70,7 @@ def test_sass():
     pytest.importorskip("tylo.runtime.ptxas")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        c = bw.compile_for_sm90a(256, True, heads=2, kv_heads=1)
+        c = host.compile_for_sm90a(256, True, heads=2, kv_heads=1)
     counts = c.sass_counts()
     assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
     assert c.report.stack_frame_bytes == 0

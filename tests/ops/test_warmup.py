@@ -233,6 +233,7 @@ def test_the_backward_warmup_keys_are_the_ops(layout, dq, monkeypatch):
     from tylo.ops import attention_backward as op_backward
     from tylo.ops import attention_forward as op
     from tylo.ops.kernels import attention_backward as kernel
+    from tylo.ops.kernels import attention_backward_host as host
     from tylo.ops.kernels.attention_backward_d256 import SplitConfig
 
     monkeypatch.setattr(kernel, "DQ_MODE", dq)
@@ -272,7 +273,7 @@ def test_the_backward_warmup_keys_are_the_ops(layout, dq, monkeypatch):
         tylo.ops.attention(q, k, v, causal=True, scale=scale, **packed).sum().backward()
         batch = 1 if B == 1 and ((q_order == "bshd" and Hq > 1) or
                                  (kv_order == "bshd" and Hkv > 1)) else 2
-        warm = kernel.host_launches(D, True, Hq, Hkv, q_order, kv_order,
+        warm = host.host_launches(D, True, Hq, Hkv, q_order, kv_order,
                                     D ** -0.5 if scale is None else scale, batch)
         assert [k for k, _ in launched[1:]] == [k for k, _, _, _ in warm]  # (1st: forward)
         assert [specs(k, a) for k, a in launched[1:]] == [specs(k, a) for k, _, _, a in warm]
@@ -283,7 +284,7 @@ def test_the_backward_warmup_keys_are_the_ops(layout, dq, monkeypatch):
 FIRST_BACKWARD = """
 import json, torch, tylo.ops
 from tylo.frontend.jit import disk_cache
-from tylo.ops.kernels import attention_backward as backward
+from tylo.ops.kernels import attention_backward_host as backward
 torch.manual_seed(0)
 q = torch.randn(2, 6, 2, 64, dtype=torch.bfloat16, requires_grad=True)  # (B, S, Hq, D)
 k, v = (torch.randn(2, 6, 1, 64, dtype=torch.bfloat16, requires_grad=True) for _ in range(2))

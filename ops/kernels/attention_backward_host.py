@@ -1,0 +1,209 @@
+"""The host side of the attention backward (`attention_backward`'s kernels: preprocess, the
+main kernel or, at D 256, `attention_backward_d256`'s, postprocess): `AttentionBackward`, the
+three launches for one set of arrays (torch CUDA tensors, or numpy arrays on the emulator),
+with its float32 workspace and tensor maps; `compile_for_sm90a`, `host_launches` and
+`precompile` (the kernels compiled from host stand-ins, no GPU: ptxas reports and the disk
+cache of ``tylo.ops.warmup``)."""
+
+from __future__ import annotations
+
+import tylo
+
+from .attention_backward import (DQ_BOX, ROWS_PER_CTA, Config, config, postprocess,
+                                 preprocess)
+from .attention_backward_tiles import BM
+from .attention_host import _heads_first, _view
+from .attention_tiles import Q_BOX
+
+
+def _workspace(like, shape):
+    """A float32 array of `shape` beside `like` (a torch tensor on its device, or numpy)."""
+    if hasattr(like, "new_empty"):
+        import torch
+
+        return like.new_empty(shape, dtype=torch.float32)
+    import numpy as np
+
+    return np.empty(shape, np.float32)
+
+
+def _swap_sh(x):
+    """(B, H, S, D) seen as (B, S, H, D) and back (a view, torch or numpy)."""
+    return x.transpose(1, 2) if hasattr(x, "data_ptr") else x.transpose(0, 2, 1, 3)
+
+
+def rows_map(x):
+    """(the TMA binding of Q_BOX over x, packed) for x logical (B, H, S, D): its (B H, S, D)
+    view bounded at S rows per matrix when the memory is (B, H, S, D) (packed False), else its
+    (H, B S, D) view over all rows when the memory is (B, S, H, D) (packed True: the kernel
+    offsets sequence b by b S rows). ArgumentError when the rows are neither."""
+    B, H, S, D = x.shape
+    try:
+        return tylo.prepare_tma(Q_BOX, _view(x, (B * H, S, D)), (S, D, B * H)), False
+    except tylo.ArgumentError:
+        pass
+    rows = _view(_swap_sh(x), (B * S, H, D))  # (ArgumentError: neither memory order)
+    return tylo.prepare_tma(Q_BOX, _heads_first(rows)), True
+
+
+class AttentionBackward:
+    """dQ, dK, dV of O = softmax(scale Q K^T) V for one set of arrays, each given logical
+    (B, H, S, D) (SDPA's): Q, O, dO, dQ (B, Hq, S, D) bf16, K, V, dK, dV (B, Hkv, Sk, D) bf16,
+    lse (B, Hq, S) float32 (the forward's, natural log); Hq a multiple of Hkv; torch CUDA
+    tensors, or numpy arrays with `emulate=True` (the CPU emulator). Q and dO are read in
+    place from (B, H, S, D) or (B, S, H, D) memory (both the same), K and V likewise (a
+    transposed view of (B, S, H, D) memory is FlashAttention's layout); O, dQ, dK, dV may have
+    any strides with D contiguous. `dlse` (B, Hq, S) float32, optional: the gradient of lse
+    (when the loss reads it). `scale` the softmax's (default 1 / sqrt(D)); causal is
+    bottom-right aligned when Sq != Sk. Allocates the float32 workspace (delta, lse2, dQ's
+    accumulator: 4 B Hq S_pad (D + 2) bytes, S_pad = S rounded up to 64). Packed sequences
+    (FlashAttention's varlen): Q, O, dO, dQ (rows_q, Hq, D), K, V, dK, dV (rows_k, Hkv, D),
+    lse, dlse (Hq, rows_q), with cu_seqlens_q / cu_seqlens_k (int32, B + 1 row offsets) and
+    max_seqlen_q / max_seqlen_k (the grids' extents: at least the longest sequence). `dq`: how
+    the main kernel adds dQ (`DQ_MODES`: "red" per element from registers, "tma" by TMA
+    reductions of the CTA's sum staged in shared memory; None: `DQ_MODE`; at D 256 "red"
+    only). ArgumentError for a head dim other than 64, 128 or 256, Hkv not dividing Hq, rows
+    in neither memory order, or another dq mode."""
+
+    def __init__(self, Q, K, V, O, dO, lse, dQ, dK, dV, causal: bool, scale: float | None = None,
+                 emulate: bool = False, dlse=None, cu_seqlens_q=None, cu_seqlens_k=None,
+                 max_seqlen_q: int | None = None, max_seqlen_k: int | None = None,
+                 dq: str | None = None):
+        varlen = cu_seqlens_q is not None
+        if varlen:  # (rows, H, D), lse (Hq, rows)
+            B, (Hq, D), Hkv = len(cu_seqlens_q) - 1, Q.shape[1:], K.shape[1]
+            S, Sk, seq_q, seq_k = max_seqlen_q, max_seqlen_k, 0, 0
+        else:
+            B, Hq, S, D = Q.shape
+            Hkv, Sk = K.shape[1], K.shape[2]
+            seq_q, seq_k = S, Sk
+        if Hq % Hkv:
+            raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
+        self.cfg = cfg = config(D, causal, scale, dq)
+        pad = -(-S // BM) * BM
+        delta, lse2 = _workspace(Q, (B * Hq, pad)), _workspace(Q, (B * Hq, pad))
+        dq_acc = _workspace(Q, (B * Hq, pad, D))
+        # the main kernel's view of dQ's accumulator: itself, or ("tma") its TMA binding
+        dq_to = tylo.prepare_tma(DQ_BOX, dq_acc) if cfg.dq == "tma" else dq_acc
+        if varlen:
+            self.maps = [tylo.prepare_tma(Q_BOX, _heads_first(x)) for x in (Q, K, V, dO)]
+            packed = kv_packed = True
+        else:
+            (q_map, packed), (do_map, do_packed) = rows_map(Q), rows_map(dO)
+            (k_map, kv_packed), (v_map, v_packed) = rows_map(K), rows_map(V)
+            if do_packed != packed or v_packed != kv_packed:
+                raise tylo.ArgumentError("dO/V", "dO must lie in Q's memory order and V in K's "
+                                                 "((B, H, S, D) or (B, S, H, D))")
+            self.maps = [q_map, k_map, v_map, do_map]
+            lse = _view(lse, (B * Hq, S))
+            if dlse is not None:
+                dlse = _view(dlse, (B * Hq, S))
+        rows = (pad // ROWS_PER_CTA, B * Hq)
+        cu = (cu_seqlens_q, cu_seqlens_k)
+        #: (kernel, grid, block, arguments) of the three launches, in order
+        self.launches = [
+            (preprocess, rows, 128, (O, dO, lse, dlse, delta, lse2, dq_acc, seq_q, cu[0], Hq, D)),
+            (cfg.kernel, (-(-Sk // cfg.BN), B * Hkv), 128 * (cfg.W + 1),
+             (*self.maps, dK, dV, lse2, delta, dq_to, seq_q, seq_k, *cu, Hq, Hkv, cfg,
+              bool(causal), packed, kv_packed)),
+            (postprocess, rows, 128, (dQ, dq_acc, seq_q, cu[0], Hq, cfg.softmax_scale, D)),
+        ]
+        self.emulate = emulate
+        self.workspace = (delta, lse2, dq_acc)
+
+    def __call__(self):
+        for kernel, grid, block, args in self.launches:
+            (kernel.emulate if self.emulate else kernel)[grid, block](*args)
+
+
+def compile_for_sm90a(D: int = 128, causal: bool = False, heads: int = 1, kv_heads: int = 1,
+                      cfg: Config | None = None, packed: bool = False, dq: str | None = None):
+    """The main kernel compiled for sm_90a from host bindings (numpy; no GPU needed); `packed`:
+    Q, dO, K, V in (B, S, H, D) memory; `dq` the dQ mode (`config`) when cfg is None."""
+    import ml_dtypes
+    import numpy as np
+
+    c = cfg or config(D, causal, dq=dq)
+    S, bf = 256, ml_dtypes.bfloat16
+
+    def array(h):
+        return _swap_sh(np.zeros((1, S, h, D), bf)) if packed else np.zeros((1, h, S, D), bf)
+
+    x, kv = array(heads), array(kv_heads)
+    maps = [rows_map(a)[0] for a in (x, kv, kv, x)]
+    rows = np.zeros((heads, S), np.float32)
+    acc = np.zeros((heads, S, D), np.float32)
+    return c.kernel.compile(*maps, kv, kv, rows, rows,
+                            tylo.prepare_tma(DQ_BOX, acc) if c.dq == "tma" else acc,
+                            S, S, None, None,
+                            heads,
+                            kv_heads, c, causal, packed, packed,
+                            block=128 * (c.W + 1), arch="sm_90a")
+
+
+#: The memory orders `host_launches` lays Q (with O, dO, dQ) and K (with V, dK, dV) out in.
+ORDERS = ("bhsd", "bshd", "varlen")
+
+
+def host_launches(D: int, causal: bool, heads: int = 1, kv_heads: int = 1,
+                  layout: str = "bhsd", kv_layout: str | None = None,
+                  scale: float | None = None, batch: int = 2, dq: str | None = None) -> list:
+    """The (kernel, grid, block, arguments) of the three launches of ``tylo.ops.attention``'s
+    backward for these compile-time choices, on host (numpy) stand-ins with the specs the op's
+    arrays have (`precompile`): Q, O, dO, dQ in `layout`'s memory and K, V, dK, dV in
+    `kv_layout`'s (default `layout`): "bhsd" (B, H, S, D), "bshd" (B, S, H, D), or "varlen"
+    (both: packed (rows, H, D) sequences with cu_seqlens); lse and dlse (the gradient of lse:
+    autograd passes zeros when the loss does not read lse) with rows 16-byte aligned, as the
+    op gives them. Sequence lengths are launch arguments: the stand-ins' (`batch` sequences of
+    128, or two of 64 packed) serve every length. So is the batch, but for one case: Q (K) in
+    (B, S, H, D) memory with more than one head is read as packed rows (`rows_map`) when B > 1
+    and as (B H, S, D) matrices when B is 1 (that view exists then), two variants of the main
+    kernel (`batch` 2 or 1). `dq`: the dQ mode (`config`). ArgumentError for a head dim
+    other than 64, 128 or 256, heads that do not divide, an unknown or mixed varlen order, or
+    another dq mode."""
+    import ml_dtypes
+    import numpy as np
+
+    kv_layout = kv_layout or layout
+    if layout not in ORDERS or kv_layout not in ORDERS or ("varlen" in (layout, kv_layout)
+                                                           and layout != kv_layout):
+        raise tylo.ArgumentError("layout", f"{layout!r}/{kv_layout!r}: each of "
+                                           f"{', '.join(ORDERS)} (varlen for both or neither)")
+    S, bf = 128, ml_dtypes.bfloat16
+
+    def array(order, h):
+        if order == "varlen":
+            return np.zeros((S, h, D), bf)
+        return (_swap_sh(np.zeros((batch, S, h, D), bf)) if order == "bshd"
+                else np.zeros((batch, h, S, D), bf))
+
+    Q, O, dO, dQ = (array(layout, heads) for _ in range(4))
+    K, V, dK, dV = (array(kv_layout, kv_heads) for _ in range(4))
+    if layout == "varlen":
+        cu = np.array([0, S // 2, S], np.int32)
+        lse, dlse = np.zeros((heads, S), np.float32), np.zeros((heads, S), np.float32)
+        packed = dict(cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=S // 2,
+                      max_seqlen_k=S // 2)
+    else:
+        lse, dlse = (np.zeros((batch, heads, S), np.float32) for _ in range(2))
+        packed = {}
+    run = AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True,
+                            dlse=dlse, dq=dq, **packed)
+    return run.launches
+
+
+def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: str = "bhsd",
+               kv_layout: str | None = None, scale: float | None = None, arch: str = "sm_90a",
+               emulator: bool = False, kernels=("preprocess", "attention_backward",
+                                                "postprocess"), batch: int = 2,
+               dq: str | None = None) -> list:
+    """Compile the `kernels` (by name) of ``tylo.ops.attention``'s backward for these choices
+    (`host_launches`, `dq` the dQ mode) into the disk cache, for `arch` and (`emulator`) for
+    the CPU emulator; no GPU needed ("attention_backward" names the main kernel, at D 256
+    attention_backward_d256). Returns their `CompiledKernel`s in launch order. ArgumentError
+    as `host_launches`."""
+    launches = host_launches(D, causal, heads, kv_heads, layout, kv_layout, scale, batch, dq)
+    return [kern.precompile(*args, block=block, arch=arch, emulator=emulator)
+            for name, (kern, _, block, args) in zip(("preprocess", "attention_backward",
+                                                     "postprocess"), launches)
+            if name in kernels]

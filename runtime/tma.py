@@ -186,7 +186,12 @@ def prepare_tma(plan: TMATile, array, bounds=None, l2_promotion: int = 0) -> TMA
     that cuTensorMapEncodeTiled would refuse, ArgumentError for something that is not an array,
     DeviceError when a device array is given but no CUDA driver works.
     """
+    argument = "array"
+    if not isinstance(plan, TMATile):
+        raise TMAError("plan", f"{plan!r} is not a TMATile (tylo.TMATile(dtype, shape, axis, "
+                               "row_bytes))")
     torch = sys.modules.get("torch")
+    torch_key = None
     if type(array) is getattr(torch, "Tensor", None) and array.is_cuda:
         # a torch CUDA tensor bound again (an op's call): its key straight from the tensor
         torch_key = (plan, array.dtype, array.data_ptr(), array.shape, array.stride(),
@@ -194,12 +199,6 @@ def prepare_tma(plan: TMATile, array, bounds=None, l2_promotion: int = 0) -> TMA
         hit = _TORCH_ENCODED.get(torch_key)
         if hit is not None:
             return TMABinding(plan, array, hit[0], hit[1], hit[5], hit[2], hit[3], hit[4])
-    else:
-        torch_key = None
-    argument = "array"
-    if not isinstance(plan, TMATile):
-        raise TMAError("plan", f"{plan!r} is not a TMATile (tylo.TMATile(dtype, shape, axis, "
-                               "row_bytes))")
     host = _host_view(array)
     device_array = None
     if host is not None:
@@ -230,6 +229,8 @@ def prepare_tma(plan: TMATile, array, bounds=None, l2_promotion: int = 0) -> TMA
                 _ENCODED.move_to_end(key)
             except KeyError:  # evicted meanwhile by another thread (autograd's): still valid
                 pass
+            if torch_key is not None:
+                _remember(_TORCH_ENCODED, torch_key, (*hit, replace(device_array, owner=None)))
             return TMABinding(plan, array, hit[0], hit[1], device_array, hit[2], hit[3], hit[4])
     encoding = encode_params(plan, argument, dtype, address, tuple(shape), tuple(strides),
                              bounds, l2_promotion)

@@ -71,7 +71,7 @@ from .attention import sequence
 from .attention_backward_d256 import SplitConfig
 from .attention_backward_tiles import (BM, LOG2E, ROWS, add_dq, barriers, column_ownership,
                                        cta_geometry, kt_layout, load_queries, masked,
-                                       query_range)
+                                       kv_rows, query_range)
 from .attention_host import _same_in_float32
 from .attention_tiles import Q_BOX, ROW, SWIZZLE, q_layout
 from .mma_issue import interleaved
@@ -189,6 +189,20 @@ def row_chunk(x, b, h, row0, c0, start, varlen):
                            Layout((ROWS_PER_CTA, ROW), (x.stride[2], 1)), align=16)
 
 
+@tylo.func
+def row_block(heads, seq_q, cu_q):
+    """(bh, b, h, t, row0, start, n_q) of a `preprocess` or `postprocess` CTA: query matrix bh
+    = b Hq + h (block_idx(1)), thread t, its ROWS_PER_CTA rows from row0, and sequence b's
+    first row and length (`sequence`)."""
+    bh = tylo.block_idx(1)
+    b = bh // heads
+    h = bh - b * heads
+    t = tylo.thread_idx()
+    row0 = tylo.block_idx(0) * ROWS_PER_CTA
+    start, n_q = sequence(b, seq_q, cu_q)
+    return bh, b, h, t, row0, start, n_q
+
+
 @tylo.kernel
 def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, seq_q, cu_q,
                heads: tylo.constexpr, D: tylo.constexpr):
@@ -200,12 +214,7 @@ def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, seq_q, c
     lse2 (B Hq, S_pad) f32, dq_acc (B Hq, S_pad, D) f32, S_pad = BM * ceil(S / BM). With
     cu_q (varlen): o, do (rows, Hq, D), lse, dlse (Hq, rows), sequence b's rows from cu_q[b]
     (S: the longest)."""
-    bh = tylo.block_idx(1)
-    b = bh // heads
-    h = bh - b * heads
-    t = tylo.thread_idx()
-    row0 = tylo.block_idx(0) * ROWS_PER_CTA
-    start, n_q = sequence(b, seq_q, cu_q)
+    bh, b, h, t, row0, start, n_q = row_block(heads, seq_q, cu_q)
     varlen = cu_q is not None
     lz, lbase = (h, start) if varlen else (bh, 0)  # lse's row and first column
     valid = n_q - row0
@@ -240,12 +249,7 @@ def postprocess(dq, dq_acc, seq_q, cu_q, heads: tylo.constexpr, scale: tylo.cons
     """dQ (B, Hq, S, D) bf16 (D contiguous, rows 16-byte aligned, any other strides; with cu_q
     (varlen) (rows, Hq, D)) = scale * dq_acc (B Hq, S_pad, D) f32: ROWS_PER_CTA rows per CTA
     of 128 threads."""
-    bh = tylo.block_idx(1)
-    b = bh // heads
-    h = bh - b * heads
-    t = tylo.thread_idx()
-    row0 = tylo.block_idx(0) * ROWS_PER_CTA
-    start, n_q = sequence(b, seq_q, cu_q)
+    bh, b, h, t, row0, start, n_q = row_block(heads, seq_q, cu_q)
     for c in tylo.static_range(D // ROW):
         acc = tylo.GlobalTile(dq_acc.ptr + (bh * dq_acc.shape[1] + row0) * D + c * ROW,
                               Layout((ROWS_PER_CTA, ROW), (D, 1)), align=16)
@@ -495,11 +499,6 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
             dk = tylo.finish_mma(dk, ap)
             dv = tylo.finish_mma(dv, ap)
             for out, x in ((dk_out, dk * cfg.softmax_scale), (dv_out, dv)):
-                if cu_k is None:   # (B, Hkv, Sk, D)
-                    pitch = out.stride[2]
-                    base = out.ptr + b * out.stride[0] + hk * out.stride[1] + row0 * pitch
-                else:              # (rows, Hkv, D)
-                    pitch = out.stride[0]
-                    base = out.ptr + (k_start + row0) * pitch + hk * out.stride[1]
+                base, pitch = kv_rows(out, b, hk, k_start, row0, cu_k)
                 tile = tylo.GlobalTile(base, tylo.Layout((64, D), (pitch, 1)))
                 tylo.store(tile, x.to(BFloat16), t, bounds=(rows, None))

@@ -49,7 +49,7 @@ from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
 
 from .attention_backward_tiles import (BM, LOG2E, ROWS, add_dq, barriers, column_ownership,
                                        cta_geometry, kt_layout, load_queries, masked,
-                                       query_range)
+                                       kv_rows, query_range)
 from .attention_tiles import Q_BOX, ROW, SWIZZLE, q_layout
 from .mma_issue import interleaved
 
@@ -234,11 +234,6 @@ def attention_backward_d256(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: R
             dk = tylo.finish_mma(dk, ap)
             dv = tylo.finish_mma(dv, ap)
             for out, x in ((dk_out, dk * cfg.softmax_scale), (dv_out, dv)):
-                if cu_k is None:   # (B, Hkv, Sk, D)
-                    pitch = out.stride[2]
-                    base = out.ptr + b * out.stride[0] + hk * out.stride[1] + n0 * pitch
-                else:              # (row, Hkv, D)
-                    pitch = out.stride[0]
-                    base = out.ptr + (k_start + n0) * pitch + hk * out.stride[1]
+                base, pitch = kv_rows(out, b, hk, k_start, n0, cu_k)
                 tile = tylo.GlobalTile(base + COLS * w, tylo.Layout((BN, COLS), (pitch, 1)))
                 tylo.store(tile, x.to(BFloat16), t, bounds=(n_k - n0, None))

@@ -171,3 +171,16 @@ def add_dq(ds, k_tile, pipe, st, dk, dv, dq_acc, bhq, m0, t, D, n, w=None):
                 pipe.consumer_release(st)
         accumulate_dq(dq_acc, dq, bhq, m0, c0, t, D)
     return dk, dv
+
+
+@tylo.func
+def kv_rows(out, b, hk, k_start, row0, cu_k):
+    """(address of row row0, row pitch in elements) of dK or dV (`out`) for batch b, key/value
+    head hk: (B, Hkv, Sk, D), or with cu_k (packed sequences) (rows, Hkv, D) from row k_start."""
+    if cu_k is None:
+        pitch = out.stride[2]
+        base = out.ptr + b * out.stride[0] + hk * out.stride[1] + row0 * pitch
+    else:
+        pitch = out.stride[0]
+        base = out.ptr + (k_start + row0) * pitch + hk * out.stride[1]
+    return base, pitch

@@ -66,21 +66,22 @@ def at_dim(dq: list, D: int) -> list:
     return dq if D != 256 else ["red"]
 
 
-def tylo_backward(torch, q, k, v, out, dout, lse, causal, dq=None):
+def tylo_backward(torch, q, k, v, out, dout, lse, causal, dq=None, lpt=None):
     """(the launches as a callable, (dq, dk, dv) poisoned) of the kernels on these arrays,
-    dQ added the `dq` way (None: the default)."""
+    dQ added the `dq` way, the grid in `lpt` order (None: the defaults)."""
     from tylo.ops.kernels.attention_backward_host import AttentionBackward
 
     grads = tuple(torch.full_like(x, float("nan")) for x in (q, k, v))
     run = AttentionBackward(q, k, v, out, dout, lse, *grads, causal,
-                            emulate=q.device.type == "cpu", dq=dq)
+                            emulate=q.device.type == "cpu", dq=dq, lpt=lpt)
     return run, grads
 
 
-def check(torch, B, Hq, Hkv, S, D, causal, device="cuda", dq=None) -> bool:
+def check(torch, B, Hq, Hkv, S, D, causal, device="cuda", dq=None, lpt=None) -> bool:
     q, k, v, dout = inputs(torch, B, Hq, Hkv, S, D, device)
     out, lse, want = reference(torch, q, k, v, dout, causal)
-    run, got = tylo_backward(torch, q, k, v, out.to(torch.bfloat16), dout, lse, causal, dq)
+    run, got = tylo_backward(torch, q, k, v, out.to(torch.bfloat16), dout, lse, causal, dq,
+                             lpt)
     run()
     if device != "cpu":
         torch.cuda.synchronize()
@@ -88,7 +89,8 @@ def check(torch, B, Hq, Hkv, S, D, causal, device="cuda", dq=None) -> bool:
     written = not any(bool(g.isnan().any()) for g in got)
     good = written and max(errs) < 2e-2
     print(f"check B{B} Hq{Hq} Hkv{Hkv} S{S} D{D}{' causal' * causal}"
-          f"{'' if dq is None else ' dq ' + dq}: dq/dk/dv rel err "
+          f"{'' if dq is None else ' dq ' + dq}{'' if lpt is None else f' lpt {lpt}'}: "
+          "dq/dk/dv rel err "
           + "/".join(f"{e:.2e}" for e in errs) + f", all written {written}: "
           + ("ok" if good else "FAILED"))
     return good
@@ -114,9 +116,10 @@ def sdpa_case(torch, backend, q, k, v, dout, causal):
     return run
 
 
-def bench(torch, B, Hq, Hkv, S, D, causal, dq=(None,)) -> None:
-    """One shape: the Tylo kernels in each dQ mode of `dq` (a case "tylo", or "tylo-<mode>"
-    when several) beside SDPA's cuDNN and flash backward, interleaved; TFLOP/s and ratios."""
+def bench(torch, B, Hq, Hkv, S, D, causal, dq=(None,), lpts=(None,)) -> None:
+    """One shape: the Tylo kernels in each dQ mode of `dq` and grid order of `lpts` (a case
+    "tylo", or "tylo-<mode>[-lpt|-heads]" when several) beside SDPA's cuDNN and flash backward,
+    interleaved; TFLOP/s and ratios."""
     from torch.nn.attention import SDPBackend
 
     from tylo.testing import interleaved_ms
@@ -129,8 +132,10 @@ def bench(torch, B, Hq, Hkv, S, D, causal, dq=(None,)) -> None:
     Attention(q, k, v, out, lse, causal)()  # the forward's out and lse, as training has them
     cases = {}
     for mode in dq:
-        name = "tylo" if len(dq) == 1 else f"tylo-{mode}"
-        cases[name] = tylo_backward(torch, q, k, v, out, dout, lse, causal, mode)[0]
+        for lpt in lpts:
+            name = "tylo" + (f"-{mode}" if len(dq) > 1 else "") + \
+                (f"-{'lpt' if lpt else 'heads'}" if len(lpts) > 1 else "")
+            cases[name] = tylo_backward(torch, q, k, v, out, dout, lse, causal, mode, lpt)[0]
     ours = list(cases)
     for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
                           ("flash", SDPBackend.FLASH_ATTENTION)):
@@ -155,19 +160,28 @@ def main() -> None:
     parser.add_argument("--bench-only", action="store_true")
     parser.add_argument("--dq", choices=("red", "tma", "both"), default=None,
                         help="the main kernel's dQ mode(s) (default: the kernels' default)")
+    parser.add_argument("--lpt", choices=("on", "off", "both"), default=None,
+                        help="the main kernel's grid order: key blocks slowest (on), heads "
+                             "slowest (off), both (default: the kernels' default by causality)")
+    parser.add_argument("--shapes", default=None,
+                        help="comma-separated indices into SHAPES to time (default: all)")
     args = parser.parse_args()
     dq = modes(args.dq)
+    lpts = {None: [None], "on": [True], "off": [False], "both": [False, True]}[args.lpt]
     ok = True
     if not args.bench_only:
         for D in (64, 128, 256):
             for mode in at_dim(dq, D):
                 for causal in (False, True):
-                    ok &= check(torch, 2, 16, 16, 2048, D, causal, dq=mode)
-                    ok &= check(torch, 2, 32, 8, 1024, D, causal, dq=mode)
+                    for lpt in lpts:
+                        ok &= check(torch, 2, 16, 16, 2048, D, causal, dq=mode, lpt=lpt)
+                        ok &= check(torch, 2, 32, 8, 1024, D, causal, dq=mode, lpt=lpt)
     if not args.check_only:
-        for shape in SHAPES:
+        picked = (SHAPES if args.shapes is None
+                  else [SHAPES[int(i)] for i in args.shapes.split(",")])
+        for shape in picked:
             for causal in (False, True):
-                bench(torch, *shape, causal, at_dim(dq, shape[-1]))
+                bench(torch, *shape, causal, at_dim(dq, shape[-1]), lpts)
     if not ok:
         raise SystemExit("a check FAILED")
 

@@ -91,13 +91,14 @@ DQ_MODE = "tma"
 class Config:
     """Tile choices: head dim D, W consumer warpgroups of 64 keys each (BN = 64 W keys per CTA),
     STAGES of the Q/dO ring, the softmax scale (None: 1 / sqrt(D)), how dQ is added (`dq`, one
-    of `DQ_MODES`)."""
+    of `DQ_MODES`), the grid's order (`lpt`: key blocks slowest, `cta_geometry`)."""
 
     D: int
     W: int = 2
     STAGES: int = 2
     scale: float | None = None
     dq: str = DQ_MODE
+    lpt: bool = False
 
     @property
     def BN(self) -> int:
@@ -119,12 +120,13 @@ class Config:
 
 
 def config(D: int, causal: bool = False, scale: float | None = None,
-           dq: str | None = None) -> Config | SplitConfig:
+           dq: str | None = None, lpt: bool | None = None) -> Config | SplitConfig:
     """The tile choice for head dim D (64, 128, or 256: attention_backward_d256's
     `SplitConfig`), with `scale` None when it rounds to 1 / sqrt(D) in float32 (as the
-    forward's: transformers' D ** -0.5 is the same variant) and dQ added the `dq` way
-    (`DQ_MODES`; None: `DQ_MODE`, at D 256 always "red"); ArgumentError for another D or dq
-    mode, or "tma" at D 256."""
+    forward's: transformers' D ** -0.5 is the same variant), dQ added the `dq` way
+    (`DQ_MODES`; None: `DQ_MODE`, at D 256 always "red") and the grid in `lpt` order (key
+    blocks slowest, `cta_geometry`; None: `lpt_default(causal)`); ArgumentError for another D
+    or dq mode, or "tma" at D 256."""
     if D not in (64, 128, 256):
         raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128, 256 (the "
                                       "backward's)")
@@ -138,9 +140,17 @@ def config(D: int, causal: bool = False, scale: float | None = None,
                                        "(how dQ is added into its float32 accumulator)")
     if scale is not None and _same_in_float32(scale, 1.0 / math.sqrt(D)):
         scale = None
+    lpt = lpt_default(causal) if lpt is None else bool(lpt)
     if D == 256:
-        return SplitConfig(scale=scale)
-    return Config(D, 2, 2, scale, dq)
+        return SplitConfig(scale=scale, lpt=lpt)
+    return Config(D, 2, 2, scale, dq, lpt)
+
+
+def lpt_default(causal: bool) -> bool:
+    """Whether the grid runs key blocks slowest (`cta_geometry`) by default: when causal, where
+    key block n's CTA sees every query block from n's diagonal on, so block 0's are the longest
+    and starting them first shortens the last wave's tail."""
+    return bool(causal)
 
 
 #: dS^T (64 keys, BM queries) stored as dS (BM, 64): the K-major A operand of dQ = dS K.
@@ -442,7 +452,7 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
     wg = tylo.warpgroup_id()
     t = tylo.warpgroup_thread_idx()
     b, hk, zk, n_q, k_start, n_k, q_row0, k_row0, n0, off = cta_geometry(
-        seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_packed)
+        seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_packed, cfg.lpt)
     k_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
     v_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
     q_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)

@@ -66,12 +66,14 @@ DS = ComposedLayout(SWIZZLE, Layout((BM, BN), (1, ROW)))
 class SplitConfig:
     """The tile choices of the D 256 kernel, `attention_backward.Config`'s fields and
     properties as the runner reads them: W = 2 consumer warpgroups splitting D (not the keys),
-    so BN = 64 keys a CTA; STAGES of the Q/dO ring; the softmax scale (None: 1 / sqrt(D))."""
+    so BN = 64 keys a CTA; STAGES of the Q/dO ring; the softmax scale (None: 1 / sqrt(D)); the
+    grid's order (`lpt`: key blocks slowest, `attention_backward_tiles.cta_geometry`)."""
 
     D: int = 256
     W: int = 2
     STAGES: int = 2
     scale: float | None = None
+    lpt: bool = False
 
     @property
     def BN(self) -> int:
@@ -189,7 +191,7 @@ def attention_backward_d256(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: R
     wg = tylo.warpgroup_id()
     t = tylo.warpgroup_thread_idx()
     b, hk, zk, n_q, k_start, n_k, q_row0, k_row0, n0, off = cta_geometry(
-        seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_packed)
+        seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_packed, cfg.lpt)
     kv_tiles = tylo.shared_tiles(q_layout(D), 2, BFloat16, dynamic=True)  # K, V
     q_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)
     do_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)

@@ -12,6 +12,7 @@ import tylo
 from .attention_backward import (DQ_BOX, ROWS_PER_CTA, Config, config, postprocess,
                                  preprocess)
 from .attention_backward_tiles import BM
+from .attention_backward_tiles import grid as main_grid
 from .attention_host import _heads_first, _view
 from .attention_tiles import Q_BOX
 
@@ -62,13 +63,14 @@ class AttentionBackward:
     max_seqlen_q / max_seqlen_k (the grids' extents: at least the longest sequence). `dq`: how
     the main kernel adds dQ (`DQ_MODES`: "red" per element from registers, "tma" by TMA
     reductions of the CTA's sum staged in shared memory; None: `DQ_MODE`; at D 256 "red"
-    only). ArgumentError for a head dim other than 64, 128 or 256, Hkv not dividing Hq, rows
+    only). `lpt`: the main kernel's grid with key blocks slowest (`config`; None: when
+    causal). ArgumentError for a head dim other than 64, 128 or 256, Hkv not dividing Hq, rows
     in neither memory order, or another dq mode."""
 
     def __init__(self, Q, K, V, O, dO, lse, dQ, dK, dV, causal: bool, scale: float | None = None,
                  emulate: bool = False, dlse=None, cu_seqlens_q=None, cu_seqlens_k=None,
                  max_seqlen_q: int | None = None, max_seqlen_k: int | None = None,
-                 dq: str | None = None):
+                 dq: str | None = None, lpt: bool | None = None):
         varlen = cu_seqlens_q is not None
         if varlen:  # (rows, H, D), lse (Hq, rows)
             B, (Hq, D), Hkv = len(cu_seqlens_q) - 1, Q.shape[1:], K.shape[1]
@@ -79,7 +81,7 @@ class AttentionBackward:
             seq_q, seq_k = S, Sk
         if Hq % Hkv:
             raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
-        self.cfg = cfg = config(D, causal, scale, dq)
+        self.cfg = cfg = config(D, causal, scale, dq, lpt)
         pad = -(-S // BM) * BM
         delta, lse2 = _workspace(Q, (B * Hq, pad)), _workspace(Q, (B * Hq, pad))
         dq_acc = _workspace(Q, (B * Hq, pad, D))
@@ -103,7 +105,7 @@ class AttentionBackward:
         #: (kernel, grid, block, arguments) of the three launches, in order
         self.launches = [
             (preprocess, rows, 128, (O, dO, lse, dlse, delta, lse2, dq_acc, seq_q, cu[0], Hq, D)),
-            (cfg.kernel, (-(-Sk // cfg.BN), B * Hkv), 128 * (cfg.W + 1),
+            (cfg.kernel, main_grid(-(-Sk // cfg.BN), B * Hkv, cfg.lpt), 128 * (cfg.W + 1),
              (*self.maps, dK, dV, lse2, delta, dq_to, seq_q, seq_k, *cu, Hq, Hkv, cfg,
               bool(causal), packed, kv_packed)),
             (postprocess, rows, 128, (dQ, dq_acc, seq_q, cu[0], Hq, cfg.softmax_scale, D)),

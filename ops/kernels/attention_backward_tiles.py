@@ -59,14 +59,16 @@ def masked(s, n0, m0, off, n_k, causal):
 
 
 @tylo.func
-def cta_geometry(seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_packed):
+def cta_geometry(seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_packed, lpt):
     """This CTA's place: (b, hk, zk, n_q, k_start, n_k, q_row0, k_row0, n0, off) for keys
-    [BN n, BN n + BN) of (batch b, key/value head hk) block_idx(1) = b Hkv + hk: zk the K/V
-    maps' matrix (hk when `kv_packed`), n_q and n_k the sequence's query and key rows, k_start
-    its first key row (varlen), q_row0 and k_row0 the maps' first row of the sequence (0 unless
-    packed), n0 = BN block_idx(0) the first key, off = n_k - n_q the causal diagonal's shift
-    (bottom-right; 0 when not causal)."""
-    bhk = tylo.block_idx(1)
+    [BN n, BN n + BN) of (batch b, key/value head hk) b Hkv + hk: zk the K/V maps' matrix (hk
+    when `kv_packed`), n_q and n_k the sequence's query and key rows, k_start its first key
+    row (varlen), q_row0 and k_row0 the maps' first row of the sequence (0 unless packed), n0
+    = BN n the first key, off = n_k - n_q the causal diagonal's shift (bottom-right; 0 when
+    not causal). The grid (`grid`): n = block_idx(0) and b Hkv + hk = block_idx(1), or with
+    `lpt` the other way round, so that the CTAs of key block 0 (the longest when causal: they
+    see every query block) start first, then block 1's, ...: longest processing time first."""
+    bhk = tylo.block_idx(0) if lpt else tylo.block_idx(1)
     b = bhk // kv_heads
     hk = bhk - b * kv_heads
     zk = hk if kv_packed else bhk
@@ -74,9 +76,15 @@ def cta_geometry(seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_pack
     k_start, n_k = sequence(b, seq_k, cu_k)
     q_row0 = q_start if packed else 0
     k_row0 = k_start if kv_packed else 0
-    n0 = tylo.block_idx(0) * BN
+    n0 = (tylo.block_idx(1) if lpt else tylo.block_idx(0)) * BN
     off = n_k - n_q if causal else 0
     return b, hk, zk, n_q, k_start, n_k, q_row0, k_row0, n0, off
+
+
+def grid(key_blocks: int, kv_heads: int, lpt: bool) -> tuple[int, int]:
+    """The main kernels' grid for `key_blocks` blocks of BN keys and `kv_heads` = B Hkv
+    (`cta_geometry`): (key_blocks, kv_heads), or with `lpt` (kv_heads, key_blocks)."""
+    return (kv_heads, key_blocks) if lpt else (key_blocks, kv_heads)
 
 
 @tylo.func

@@ -45,10 +45,11 @@ def close(name, got, want, tol=2e-2) -> bool:
     return ok
 
 
-def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None, packed=False, dq="red") -> bool:
+def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None, packed=False, dq="red",
+                 lpt=None) -> bool:
     """Fresh random inputs, dQ, dK, dV poisoned; `packed`: every array in (B, S, H, D) memory
     (FlashAttention's), handed over as its (B, H, S, D) view, else (B, H, S, D) memory; `dq`
-    the main kernel's dQ mode."""
+    the main kernel's dQ mode, `lpt` its grid order (None: the default)."""
     import ml_dtypes
     import numpy as np
 
@@ -70,7 +71,8 @@ def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None, packed=False, dq="red
     Q, K, V, dO, O = (arr(x) for x in (q, k, v, do, o_ref))
     lse = lse_ref.float().numpy().copy()
     dQ, dK, dV = poisoned(Q.shape), poisoned(K.shape), poisoned(V.shape)
-    host.AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True, dq=dq)()
+    host.AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True, dq=dq,
+                           lpt=lpt)()
     return all([close("dQ", dQ, dq_ref), close("dK", dK, dk_ref), close("dV", dV, dv_ref)])
 
 
@@ -111,6 +113,15 @@ def test_emulated_unequal_lengths(S, Sk, causal, dq):
 def test_emulated_scale(dq):
     """A softmax scale other than 1 / sqrt(D) (dK and dQ carry it)."""
     assert run_emulated(1, 1, 1, 128, 128, 64, True, scale=0.3, dq=dq)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_emulated_grid_orders(causal):
+    """The grid the other way round from the default (`lpt`: key blocks slowest when not
+    causal, heads slowest when causal): two batches of GQA 4:2, three key blocks (one
+    ragged), so that every CTA must find its (b, hk, n) from the swapped block indices."""
+    assert bw.config(64, causal).lpt == causal
+    assert run_emulated(2, 4, 2, 192, 320, 64, causal, dq="tma", lpt=not causal)
 
 
 def test_emulated_tma_dq_many_blocks():
@@ -305,6 +316,34 @@ def test_gpu_dq_modes_agree(D, causal):
     assert torch.equal(dk_red, dk_tma) and torch.equal(dv_red, dv_tma)
     err = float((dq_red.float() - dq_tma.float()).norm() / dq_red.float().norm())
     assert err < 1e-2, f"dQ: the modes differ by {err:.3g} (relative)"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("D, causal", [(128, True), (64, False), (256, True)])
+def test_gpu_grid_orders_agree(D, causal):
+    """GQA 16:4, B 3, S 1000 (ragged): the main kernel's two grid orders (`lpt`) on the same
+    inputs, each poisoned first: dK and dV bit for bit (a CTA's work does not depend on when
+    it runs), dQ to the float32 summation order of its additions."""
+    from tylo.ops.kernels.attention_host import Attention
+
+    dev = _cuda()
+    B, S, Hq, Hkv = 3, 1000, 16, 4
+    q, do = (torch.randn(B, Hq, S, D, device=dev, dtype=torch.bfloat16) for _ in range(2))
+    k, v = (torch.randn(B, Hkv, S, D, device=dev, dtype=torch.bfloat16) for _ in range(2))
+    o = torch.empty_like(q)
+    lse = torch.empty(B, Hq, S, device=dev)
+    Attention(q, k, v, o, lse, causal)()
+    got = []
+    for lpt in (False, True):
+        grads = [torch.full_like(x, float("nan")) for x in (q, k, v)]
+        host.AttentionBackward(q, k, v, o, do, lse, *grads, causal, lpt=lpt)()
+        torch.cuda.synchronize()
+        assert not any(bool(g.isnan().any()) for g in grads), lpt
+        got.append(grads)
+    (dq0, dk0, dv0), (dq1, dk1, dv1) = got
+    assert torch.equal(dk0, dk1) and torch.equal(dv0, dv1)
+    err = float((dq0.float() - dq1.float()).norm() / dq0.float().norm())
+    assert err < 1e-2, f"dQ: the orders differ by {err:.3g} (relative)"
 
 
 def test_an_unknown_dq_mode_is_refused():

@@ -46,7 +46,8 @@ def test_the_d256_config_and_runner():
     c = bw.config(256, True)
     assert isinstance(c, split.SplitConfig) and (c.BN, c.W, c.registers) == (64, 2, (24, 240))
     assert c.kernel is split.attention_backward_d256 and c.dq == "red"
-    assert bw.config(256, dq="red") == c
+    assert bw.config(256, True, dq="red") == c and c.lpt  # causal: key blocks slowest
+    assert not bw.config(256, dq="red").lpt
     with pytest.raises(tylo.ArgumentError, match="'tma' at head dim 256"):
         bw.config(256, dq="tma")  # (no shared memory left to stage dQ)
     assert bw.config(128).kernel is bw.attention_backward and bw.config(128).BN == 128

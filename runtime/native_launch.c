@@ -1,0 +1,155 @@
+/* Tylo's compiled launcher: cuLaunchKernel and cuCtxGetCurrent called from C, for the generated
+ * launch functions of runtime/binding.py and runtime/prepared.py (runtime/native.py builds and
+ * loads this file; read its docstring).
+ *
+ * The driver's entry points are looked up once, by bind(library, launch_symbol), with dlopen and
+ * dlsym, and kept in the module's state (each loaded module object has its own, so a test may
+ * bind a second module to a stand-in library). Arguments are read with the vectorcall
+ * convention (METH_FASTCALL); every handle and address is a Python int. The GIL is released
+ * around cuLaunchKernel, as cuda-python does: the driver may block there (a full launch queue).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <dlfcn.h>
+#include <limits.h>
+
+typedef int (*launch_fn)(void *f, unsigned int gx, unsigned int gy, unsigned int gz,
+                         unsigned int bx, unsigned int by, unsigned int bz,
+                         unsigned int shared_bytes, void *stream, void **params, void **extra);
+typedef int (*current_fn)(void **context);
+
+typedef struct {
+    void *library;
+    launch_fn launch;
+    current_fn current;
+} state_t;
+
+static state_t *state_of(PyObject *module) { return (state_t *)PyModule_GetState(module); }
+
+static int as_pointer(PyObject *value, const char *what, void **out) {
+    if (!PyLong_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
+                     Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    *out = PyLong_AsVoidPtr(value);
+    return (*out == NULL && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int as_uint(PyObject *value, const char *what, unsigned int *out) {
+    if (!PyLong_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
+                     Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    unsigned long v = PyLong_AsUnsignedLong(value);
+    if (v == (unsigned long)-1 && PyErr_Occurred())
+        return -1;
+    if (v > UINT_MAX) {
+        PyErr_Format(PyExc_OverflowError, "%s %lu does not fit an unsigned int", what, v);
+        return -1;
+    }
+    *out = (unsigned int)v;
+    return 0;
+}
+
+static const char *const NAMES[] = {"function", "grid x", "grid y", "grid z", "block x",
+                                    "block y", "block z", "shared_bytes", "stream", "params"};
+
+/* launch(function, gx, gy, gz, bx, by, bz, shared_bytes, stream, params) -> CUresult (int) */
+static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    state_t *st = state_of(module);
+    void *function, *stream, *params;
+    unsigned int dims[7];
+    if (nargs != 10) {
+        PyErr_Format(PyExc_TypeError, "launch() takes 10 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (st == NULL || st->launch == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "launch(): bind() has not found the driver");
+        return NULL;
+    }
+    if (as_pointer(args[0], NAMES[0], &function) < 0)
+        return NULL;
+    for (int i = 0; i < 7; i++)
+        if (as_uint(args[1 + i], NAMES[1 + i], &dims[i]) < 0)
+            return NULL;
+    if (as_pointer(args[8], NAMES[8], &stream) < 0 || as_pointer(args[9], NAMES[9], &params) < 0)
+        return NULL;
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    err = st->launch(function, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6],
+                     stream, (void **)params, NULL);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(err);
+}
+
+/* current_context() -> the thread's current CUcontext as an int (0: none, or the call failed) */
+static PyObject *current_context(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    state_t *st = state_of(module);
+    void *context = NULL;
+    (void)args;
+    if (nargs != 0) {
+        PyErr_Format(PyExc_TypeError, "current_context() takes no arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (st == NULL || st->current == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "current_context(): bind() has not found the driver");
+        return NULL;
+    }
+    if (st->current(&context) != 0)
+        context = NULL;
+    return PyLong_FromVoidPtr(context);
+}
+
+/* bind(library, launch_symbol): dlopen the driver library, dlsym its entry points */
+static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    state_t *st = state_of(module);
+    if (st == NULL) { /* module_from_spec without exec_module: no state allocated */
+        PyErr_SetString(PyExc_RuntimeError, "bind(): the module was not executed");
+        return NULL;
+    }
+    if (nargs != 2 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "bind(library: str, launch_symbol: str)");
+        return NULL;
+    }
+    const char *path = PyUnicode_AsUTF8(args[0]), *symbol = PyUnicode_AsUTF8(args[1]);
+    if (path == NULL || symbol == NULL)
+        return NULL;
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        PyErr_Format(PyExc_OSError, "dlopen(%s): %s", path, dlerror());
+        return NULL;
+    }
+    void *launch_entry = dlsym(library, symbol), *current_entry = dlsym(library, "cuCtxGetCurrent");
+    if (launch_entry == NULL || current_entry == NULL) {
+        PyErr_Format(PyExc_OSError, "%s has no %s", path,
+                     launch_entry == NULL ? symbol : "cuCtxGetCurrent");
+        dlclose(library);
+        return NULL;
+    }
+    /* an earlier library stays open: another thread may be calling into it */
+    st->library = library;
+    st->current = (current_fn)current_entry;
+    st->launch = (launch_fn)launch_entry;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
+     "launch(function, gx, gy, gz, bx, by, bz, shared_bytes, stream, params) -> CUresult"},
+    {"current_context", (PyCFunction)(void (*)(void))current_context, METH_FASTCALL,
+     "current_context() -> the current CUcontext handle (0: none)"},
+    {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL,
+     "bind(library, launch_symbol): resolve the driver's entry points"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyModuleDef_Slot slots[] = {{0, NULL}};
+
+static struct PyModuleDef definition = {
+    PyModuleDef_HEAD_INIT, "_tylo_launch", "Tylo's compiled kernel launcher.",
+    sizeof(state_t), methods, slots, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__tylo_launch(void) { return PyModuleDef_Init(&definition); }

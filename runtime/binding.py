@@ -27,11 +27,12 @@ the value of scalar parameter i; ``m{i}``: the 128 descriptor bytes of tensor-ma
 
 `prepared.Prepared` is a `Binding` whose generated launch has its parameters packed already.
 
-Steps 3 and 4 call the compiled launcher (`native`: ``current_context()`` and ``launch(...)``
-of a C extension, with the handles as ints and a CUresult int back) where `native.launcher`
-gives one, else cuda-python's ``cuCtxGetCurrent`` and ``cuLaunchKernel``; the generated text
-differs only in those two calls. The push and pop, `Binding.slow` and every other driver call
-stay on cuda-python.
+Steps 3 and 4 call the compiled launcher (`native`: a C extension taking the handles as ints
+and answering a CUresult int) where `native.launcher` gives one, else cuda-python's
+``cuCtxGetCurrent`` and ``cuLaunchKernel``. Without a push, the context comparison and the
+launch are its one call ``launch_in(CTX, F, ...)`` (-1 and no launch when another context is
+current: then `Binding.slow`, as before); with one, ``current_context()`` and ``launch(...)``.
+The push and pop, `Binding.slow` and every other driver call stay on cuda-python.
 
 cuda-python releases the GIL inside ``cuLaunchKernel``, hence one buffer per thread. The
 generated code is cached per layout (pack format and value expressions); a new binding only
@@ -110,11 +111,11 @@ def factory(F, BX, BY, BZ, CTX, DEV, FN, SLOW, FAIL, WRONG, LAUNCH, GETCUR, PCTX
             GX, GY, GZ, SMEM, ADDR):
     def launch({args}):
 {prologue}
-        if {smem} > FN.dynamic_shared_set or {current} != CTX:
-            return SLOW({grid}, {smem}, stream, {addr})
+        if {test}:
+            return {slow}
 {call}
         if err:
-            FAIL(err)
+{refused}            FAIL(err)
     return launch
 """
 
@@ -137,12 +138,22 @@ def make_factory(args: str, prologue: str, grid: str, smem: str, addr: str, push
     (`SLOW` on a difference), the ``cuLaunchKernel`` call (with a push and pop of the target
     context around it when it is not current, `driver.resolve`) and the checks of its results.
     `namespace` holds the names the prologue uses. `native`: ``LAUNCH`` and ``GETCUR`` are the
-    compiled launcher's (`native`: ints in, a CUresult int and a context int out), ``F`` and
-    ``CTX`` ints; else cuda-python's (result tuples)."""
-    if native:
-        call = f"err = LAUNCH(F, {grid}, BX, BY, BZ, {smem}, stream, {addr})"
+    compiled launcher's (`native`; ``F`` and ``CTX`` ints, a CUresult int back): with a push,
+    ``launch`` and ``current_context``; without, ``launch_in``, which compares the current
+    context itself and answers -1 for `SLOW` instead of launching. Else cuda-python's (result
+    tuples)."""
+    slow = f"SLOW({grid}, {smem}, stream, {addr})"
+    test, refused = f"{smem} > FN.dynamic_shared_set", ""
+    args_ = f"{grid}, BX, BY, BZ, {smem}, stream, {addr}"
+    if not native:
+        test += " or GETCUR()[1] != CTX"
+        call = f"err, = LAUNCH(F, {args_}, 0)"
+    elif pushed:
+        test += " or GETCUR() != CTX"
+        call = f"err = LAUNCH(F, {args_})"
     else:
-        call = f"err, = LAUNCH(F, {grid}, BX, BY, BZ, {smem}, stream, {addr}, 0)"
+        call = f"err = LAUNCH(CTX, F, {args_})"
+        refused = f"            if err < 0:\n                return {slow}\n"
     if pushed:
         call = "\n".join("        " + line for line in (
             "perr = PUSH(PCTX)[0]", "if perr:", "    FAIL(perr, 'cuCtxPushCurrent')", "try:",
@@ -150,8 +161,8 @@ def make_factory(args: str, prologue: str, grid: str, smem: str, addr: str, push
             "    FAIL(perr, 'cuCtxPopCurrent')"))
     else:
         call = "        " + call
-    source = _FACTORY.format(args=args, prologue=prologue, grid=grid, smem=smem, addr=addr,
-                             call=call, current="GETCUR()" if native else "GETCUR()[1]")
+    source = _FACTORY.format(args=args, prologue=prologue, test=test, slow=slow, call=call,
+                             refused=refused)
     made = _factories.get(source)
     if made is None:
         exec(compile(source, "<tylo launch>", "exec"), namespace)  # noqa: S102
@@ -231,8 +242,8 @@ class Binding:
         self.native = ext is not None
         if ext is None:
             return target.function.handle, target.current, cu.cuLaunchKernel, cu.cuCtxGetCurrent
-        return (int(target.function.handle), int(target.current), ext.launch,
-                ext.current_context)
+        return (int(target.function.handle), int(target.current),
+                ext.launch if target.push is not None else ext.launch_in, ext.current_context)
 
     def slow(self, gx: int, gy: int, gz: int, smem: int, stream: int, address: int) -> None:
         """The launch when the context or the shared-memory opt-in changed (module docstring)."""

@@ -3,9 +3,10 @@
 The generated launch functions (`binding`, `prepared`) call the driver through cuda-python,
 whose wrappers convert each argument (the floor of a launcher written in Python), unless this
 module gives them `launcher(cu)`: a small CPython extension (``native_launch.c``) whose
-``launch(function, gx, gy, gz, bx, by, bz, shared_bytes, stream, params) -> CUresult`` and
-``current_context() -> int`` take Python ints (the ``CUfunction``, stream and context handles,
-the kernelParams address) and call the driver's entry points, looked up once in
+``launch(function, gx, gy, gz, bx, by, bz, shared_bytes, stream, params) -> CUresult``,
+``current_context() -> int`` and ``launch_in(context, function, ...)`` (the launch only when
+`context` is current, else -1) take Python ints (the ``CUfunction``, stream and context
+handles, the kernelParams address) and call the driver's entry points, looked up once in
 ``libcuda.so.1`` (``cuLaunchKernel_ptsz`` when cuda-python's
 ``CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM`` is set, as cuda-python itself does). The GIL is
 released around the launch, as cuda-python does.

@@ -56,32 +56,69 @@ static int as_uint(PyObject *value, const char *what, unsigned int *out) {
 static const char *const NAMES[] = {"function", "grid x", "grid y", "grid z", "block x",
                                     "block y", "block z", "shared_bytes", "stream", "params"};
 
+typedef struct {
+    void *function, *stream, *params;
+    unsigned int dims[7]; /* grid x, y, z, block x, y, z, shared_bytes */
+} call_t;
+
+static state_t *bound(PyObject *module, const char *what) {
+    state_t *st = state_of(module);
+    if (st == NULL || st->launch == NULL) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): bind() has not found the driver", what);
+        return NULL;
+    }
+    return st;
+}
+
+/* The 10 arguments of launch() from args[0..9]; -1 with an exception set on a bad one. */
+static int read_call(PyObject *const *args, call_t *c) {
+    if (as_pointer(args[0], NAMES[0], &c->function) < 0)
+        return -1;
+    for (int i = 0; i < 7; i++)
+        if (as_uint(args[1 + i], NAMES[1 + i], &c->dims[i]) < 0)
+            return -1;
+    if (as_pointer(args[8], NAMES[8], &c->stream) < 0 || as_pointer(args[9], NAMES[9], &c->params) < 0)
+        return -1;
+    return 0;
+}
+
+static PyObject *call_driver(state_t *st, const call_t *c) {
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    err = st->launch(c->function, c->dims[0], c->dims[1], c->dims[2], c->dims[3], c->dims[4],
+                     c->dims[5], c->dims[6], c->stream, (void **)c->params, NULL);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(err);
+}
+
 /* launch(function, gx, gy, gz, bx, by, bz, shared_bytes, stream, params) -> CUresult (int) */
 static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    state_t *st = state_of(module);
-    void *function, *stream, *params;
-    unsigned int dims[7];
+    call_t c;
     if (nargs != 10) {
         PyErr_Format(PyExc_TypeError, "launch() takes 10 arguments (%zd given)", nargs);
         return NULL;
     }
-    if (st == NULL || st->launch == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "launch(): bind() has not found the driver");
+    state_t *st = bound(module, "launch");
+    if (st == NULL || read_call(args, &c) < 0)
+        return NULL;
+    return call_driver(st, &c);
+}
+
+/* launch_in(context, function, gx, ..., params) -> CUresult (int), or -1 without launching
+ * when `context` is not the thread's current context (or cuCtxGetCurrent fails) */
+static PyObject *launch_in(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    call_t c;
+    void *expected, *current = NULL;
+    if (nargs != 11) {
+        PyErr_Format(PyExc_TypeError, "launch_in() takes 11 arguments (%zd given)", nargs);
         return NULL;
     }
-    if (as_pointer(args[0], NAMES[0], &function) < 0)
+    state_t *st = bound(module, "launch_in");
+    if (st == NULL || as_pointer(args[0], "context", &expected) < 0 || read_call(args + 1, &c) < 0)
         return NULL;
-    for (int i = 0; i < 7; i++)
-        if (as_uint(args[1 + i], NAMES[1 + i], &dims[i]) < 0)
-            return NULL;
-    if (as_pointer(args[8], NAMES[8], &stream) < 0 || as_pointer(args[9], NAMES[9], &params) < 0)
-        return NULL;
-    int err;
-    Py_BEGIN_ALLOW_THREADS
-    err = st->launch(function, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6],
-                     stream, (void **)params, NULL);
-    Py_END_ALLOW_THREADS
-    return PyLong_FromLong(err);
+    if (st->current(&current) != 0 || current != expected)
+        return PyLong_FromLong(-1);
+    return call_driver(st, &c);
 }
 
 /* current_context() -> the thread's current CUcontext as an int (0: none, or the call failed) */
@@ -138,6 +175,8 @@ static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef methods[] = {
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
      "launch(function, gx, gy, gz, bx, by, bz, shared_bytes, stream, params) -> CUresult"},
+    {"launch_in", (PyCFunction)(void (*)(void))launch_in, METH_FASTCALL,
+     "launch_in(context, function, gx, ..., params) -> CUresult, -1: context not current"},
     {"current_context", (PyCFunction)(void (*)(void))current_context, METH_FASTCALL,
      "current_context() -> the current CUcontext handle (0: none)"},
     {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL,

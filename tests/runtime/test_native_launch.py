@@ -98,6 +98,22 @@ def test_the_result_and_the_current_context_come_back(ext, stub):
     assert ext.current_context() == 0
 
 
+def test_launch_in_launches_only_in_the_given_context(ext, stub):
+    stub.reset(context=0x1000)
+    assert ext.launch_in(0x2000, 0xF00D, 3, 5, 7, 11, 13, 17, 19, 0x5000, 0) == -1
+    assert stub.record.calls == 0
+    assert ext.launch_in(0x1000, 0xF00D, 3, 5, 7, 11, 13, 17, 19, 0x5000, 0) == 0
+    assert stub.record.calls == 1
+    assert stub.launch_args() == (0xF00D, (3, 5, 7), (11, 13, 17), 19, 0x5000, 0)
+    stub.config.context = 2**64 - 1  # cuCtxGetCurrent fails: nothing is launched
+    assert ext.launch_in(2**64 - 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0) == -1
+    assert stub.record.calls == 1
+    with pytest.raises(TypeError, match=r"launch_in\(\) takes 11 arguments \(10 given\)"):
+        ext.launch_in(0x1000, 1, 1, 1, 1, 1, 1, 1, 0, 0)
+    with pytest.raises(TypeError, match="context must be an int, not NoneType"):
+        ext.launch_in(None, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0)
+
+
 @pytest.mark.parametrize("args, error, message", [
     ((1, 1, 1, 1, 1, 1, 1, 0, 0), TypeError, r"takes 10 arguments \(9 given\)"),
     ((1, 1.0, 1, 1, 1, 1, 1, 0, 0, 0), TypeError, "grid x must be an int, not float"),
@@ -236,6 +252,18 @@ def test_a_tensor_map_reaches_the_driver_in_its_aligned_slot(wired, stub, monkey
         slot_address = ctypes.c_uint64.from_address(stub.record.params).value
         assert slot_address % 64 == 0
     assert stub.record.calls == 2 and wired.launches == []
+
+
+def test_another_device_s_context_is_pushed_around_the_compiled_launch(wired, stub):
+    stub.reset(context=1000, sizes=AXPY_SIZES)
+    wired.devices = 2
+    y = FakeTensor((8,), (1,), "float32", ("cuda", 1), BASE)
+    axpy[1, 32](y, y, 1.0)  # device 0's context is current: device 1's primary is pushed
+    wired.calls.clear()
+    axpy[1, 32](y, y, 1.0)
+    assert wired.names() == ["cuCtxPushCurrent", "cuCtxPopCurrent"] and wired.launches == []
+    assert wired.calls[0] == ("cuCtxPushCurrent", 1001) and wired.current == 1000
+    assert stub.record.calls == 2 and stub.record.stream == 0x5001
 
 
 def test_a_driver_error_names_the_kernel(wired, stub):

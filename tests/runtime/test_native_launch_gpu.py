@@ -39,7 +39,7 @@ def calls_native(launch) -> bool:
     """Whether a generated launch function calls the compiled launcher (its ``LAUNCH``)."""
     cells = dict(zip(launch.__code__.co_freevars, (c.cell_contents for c in launch.__closure__)))
     module = native._state.module
-    return module is not None and cells["LAUNCH"] is module.launch
+    return module is not None and cells["LAUNCH"] in (module.launch, module.launch_in)
 
 
 def inputs(torch):

@@ -42,7 +42,7 @@ def _relaunch_on_the_stub() -> int:
 
     folder = Path(tempfile.mkdtemp(prefix="tylo-stub-"))
     try:
-        path = build(native_build.compiler(), folder)
+        path = build(native_build.compiler(), folder, "libcuda.so.1")
     except native_build.BuildError as exc:
         print(f"cannot build the stub: {exc}")
         return 1

@@ -24,11 +24,16 @@ class Record(ctypes.Structure):
                 ("slots", (ctypes.c_uint8 * SLOT_BYTES) * SLOTS)]
 
 
-def build(compiler: list[str], folder: Path) -> Path:
-    """``<folder>/libcuda.so.1``, compiled from stub_libcuda.c with `compiler`."""
-    path = Path(folder) / "libcuda.so.1"
-    subprocess.run([*compiler, "-O2", "-shared", "-fPIC", str(SOURCE), "-o", str(path),
-                    "-Wl,-soname,libcuda.so.1"], check=True, capture_output=True)
+def build(compiler: list[str], folder: Path, name: str = "libtylo_cuda_stub.so") -> Path:
+    """``<folder>/<name>``, compiled from stub_libcuda.c with `compiler`, without a soname.
+
+    In a process that may use the real driver, keep the default name: glibc answers a later
+    ``dlopen("libcuda.so.1")`` with an already loaded library of that name or soname, so a
+    stub loaded as libcuda.so.1 would stand in for the driver. Name it ``libcuda.so.1`` only
+    for a process that is to find it as the driver (bench/native_launch_cpu.py)."""
+    path = Path(folder) / name
+    subprocess.run([*compiler, "-O2", "-shared", "-fPIC", str(SOURCE), "-o", str(path)],
+                   check=True, capture_output=True)
     return path
 
 

@@ -184,7 +184,17 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyModuleDef_Slot slots[] = {{0, NULL}};
+/* No Python object is kept in C statics (the driver's entry points live in the module's
+ * state), so the module works in subinterpreters and without the GIL (free-threaded builds). */
+static PyModuleDef_Slot slots[] = {
+#ifdef Py_mod_multiple_interpreters
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+#ifdef Py_mod_gil
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
 
 static struct PyModuleDef definition = {
     PyModuleDef_HEAD_INIT, "_tylo_launch", "Tylo's compiled kernel launcher.",

@@ -14,6 +14,11 @@ Kernels (elementwise over 4096 floats, 32 blocks of 128 threads):
 * ``add2_map(out, a, b, tm, where)``: 4 tensors and a tensor map (a ``tylo.prepare_tma``
   binding, its 128 bytes copied into a 64-byte-aligned slot per launch), cached and prepared,
   beside add4 (issue 10: a tensor map should cost about what a tensor does);
+* the compiled launcher (runtime/native.py) against cuda-python's: ``add4`` cached and
+  prepared once more through a second kernel object whose launches were made with
+  ``tylo.knobs.runtime.native_launch`` off (the rows "..., cuda-python launcher"), and the two
+  ``cuCtxGetCurrent`` calls alone; every other Tylo row uses the default (the compiled
+  launcher where it built: the first line says whether it is in use);
 * Triton's cached launch of the same three kernels;
 * the parts of a 4-tensor launch besides the driver call: reading the four torch tensors,
   torch's current stream, ``cuCtxGetCurrent``.
@@ -40,7 +45,7 @@ import triton.language as tl
 from cuda.bindings import driver as cu
 
 import tylo
-from tylo.runtime import assemble, driver, target_arch
+from tylo.runtime import assemble, driver, native, target_arch
 
 N = 4096
 BLOCK = 128
@@ -77,6 +82,8 @@ def add2_map(out, a, b, tm, where):
     if i == 0:
         where[0] = tm.address()
 
+
+add4_python = tylo.kernel(add4.fn)  # the same kernel, launched through cuda-python (main)
 
 MAP_PLAN = tylo.TMATile(tylo.BFloat16, (128, 64), 1)
 
@@ -131,8 +138,28 @@ def _poisoned():
     return torch.full((N,), float("nan"), device="cuda")
 
 
+def python_launches(out, a, b, c):
+    """add4_python's cached launch and a prepared add4, both made with the compiled launcher
+    off: they call cuda-python's cuLaunchKernel and cuCtxGetCurrent."""
+    with tylo.knobs.runtime.scope(native_launch=False):
+        launch = add4_python[GRID, BLOCK]
+        launch(out, a, b, c)  # the binding is made now, while the knob is off
+        run = add4[GRID, BLOCK].prepare(out, a, b, c)
+    assert not run.native
+    return launch, run
+
+
 def check_results() -> None:
-    """Each Tylo kernel (cached, then prepared) against torch in float64."""
+    """Each Tylo kernel (cached, then prepared) against torch in float64; add4 through both
+    launchers."""
+    for step in range(3):  # add4 through cuda-python: made (and launched), cached, prepared
+        out, (a, b, c) = _poisoned(), _fresh(3)
+        if step == 0:
+            launch, run = python_launches(out, a, b, c)
+        else:
+            (launch if step == 1 else run)(out, a, b, c)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(out, (a.double() + b.double() * c.double()).float())
     out, x = _poisoned(), *_fresh(1)
     scale[GRID, BLOCK](out, x, 2.5)
     torch.cuda.synchronize()
@@ -215,9 +242,12 @@ def parts(out, a, b, c) -> dict:
         for t in tensors:
             t.data_ptr(), t.shape, t.stride(), t.get_device(), t.dtype
 
-    return {"part: read 4 tensors (5 attributes each)": reads,
-            "part: torch current stream": lambda: stream_of(0),
-            "part: cuCtxGetCurrent": cu.cuCtxGetCurrent}
+    calls = {"part: read 4 tensors (5 attributes each)": reads,
+             "part: torch current stream": lambda: stream_of(0),
+             "part: cuCtxGetCurrent": cu.cuCtxGetCurrent}
+    if native.status().active:
+        calls["part: compiled current_context()"] = native._state.module.current_context
+    return calls
 
 
 def measure(cases: dict, calls: int, repeats: int) -> dict[str, float]:
@@ -250,6 +280,7 @@ def main() -> None:
     tw = (0.5, -1.5, 2.0, 0.25, 1, 2, 3, N)
     tm, where = _binding(), torch.zeros(1, dtype=torch.int64, device="cuda")
     run_map = add2_map[GRID, BLOCK].prepare(out, a, b, tm, where)
+    launch_py, run_py = python_launches(out, a, b, c)
     cases = {
         "raw empty kernel": raw_empty,
         "raw add4, params packed once": raw_once,
@@ -259,6 +290,9 @@ def main() -> None:
         "tylo twelve (12 arguments)": lambda: twelve[GRID, BLOCK](out, a, b, c, *tw),
         "tylo add4 prepared p()": run,
         "tylo add4 prepared p(out, a, b, c)": lambda: run(out, a, b, c),
+        "tylo add4, cuda-python launcher": lambda: launch_py(out, a, b, c),
+        "tylo add4 p(), cuda-python launcher": run_py,
+        "tylo add4 p(out, a, b, c), cuda-python": lambda: run_py(out, a, b, c),
         "tylo add2_map (4 tensors + tensor map)": lambda: add2_map[GRID, BLOCK](out, a, b, tm,
                                                                                   where),
         "tylo add2_map prepared p()": run_map,
@@ -269,6 +303,8 @@ def main() -> None:
         **parts(out, a, b, c),
     }
     t = measure(cases, args.calls, args.repeats)
+    state = native.status()
+    print(f"compiled launcher: {'in use' if state.active else 'NOT in use'} ({state.reason})")
     print(f"host us per launch (median of {args.repeats} x {args.calls}), "
           f"{torch.cuda.get_device_name()}:")
     for name, us in t.items():
@@ -277,6 +313,15 @@ def main() -> None:
     print(f"ratio tylo twelve / triton twelve:     {t['tylo twelve (12 arguments)'] / t['triton twelve']:.2f}")
     print(f"ratio tylo add4 / triton add4:         {t['tylo add4 (4 tensors)'] / t['triton add4']:.2f}"
           "   (goal <= 0.5)")
+    print(f"ratio tylo add4 cuda-python / triton:  "
+          f"{t['tylo add4, cuda-python launcher'] / t['triton add4']:.2f}   (before the compiled "
+          "launcher)")
+    for what, key, py in (
+            ("add4", "tylo add4 (4 tensors)", "tylo add4, cuda-python launcher"),
+            ("p()", "tylo add4 prepared p()", "tylo add4 p(), cuda-python launcher"),
+            ("p(args)", "tylo add4 prepared p(out, a, b, c)", "tylo add4 p(out, a, b, c), cuda-python")):
+        print(f"compiled launcher saves on {what:8s} {t[py] - t[key]:5.2f} us "
+              f"({t[key] / t[py]:.2f}x the cuda-python launcher's time)")
     print(f"ratio tylo prepared / raw empty:       {t['tylo add4 prepared p()'] / t['raw empty kernel']:.2f}"
           "   (goal <= 2)")
     print(f"ratio prepared swap / raw empty:       "

@@ -10,7 +10,8 @@ Each row is the mean over `--calls` back-to-back calls after 20 warm-up calls, t
 hides when the kernel is longer). The rows name the op's pieces: `library.direct`, the
 per-geometry plan (`matmul_op._plan`), the implementation (`matmul_op._run`), torch's
 allocation, `prepare_tma` on a descriptor-cache hit, the launch through ``kernel[grid,
-block]`` and through a prepared launch, and torch's stream reads.
+block]`` and through a prepared launch (also one made with the compiled launcher off:
+cuda-python's driver calls), and torch's stream reads.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ def rows(torch, n: int = 256) -> dict:
     grid = op.route(n, n, a.device)
     launch = kernel.matmul[grid, kernel.THREADS]
     prepared = launch.prepare(*maps, n, n, n, v)
+    with tylo.knobs.runtime.scope(native_launch=False):  # the same, through cuda-python
+        prepared_python = launch.prepare(*maps, n, n, n, v)
     bf16 = torch.bfloat16
     return {
         "torch.mm(a, w.T)": lambda: torch.mm(a, b),
@@ -62,6 +65,7 @@ def rows(torch, n: int = 256) -> dict:
         "kernel.matmul[grid, block](...)": lambda: launch(*maps, n, n, n, v),
         "prepared(*maps, ...)": lambda: prepared(*maps, n, n, n, v),
         "prepared()": prepared,
+        "prepared(), cuda-python launcher": prepared_python,
         "torch.cuda.current_stream().cuda_stream": lambda: torch.cuda.current_stream().cuda_stream,
     }
 
@@ -81,6 +85,10 @@ def main() -> None:
     args = parser.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("bench/op_host_time.py needs a CUDA GPU (host time of CUDA launches)")
+    from tylo.runtime import native
+
+    state = native.status()
+    print(f"compiled launcher: {'in use' if state.active else 'NOT in use'} ({state.reason})")
     for name, fn in rows(torch).items():
         print(f"{name:44s} {per_call_us(torch, fn, args.calls):8.2f} us", flush=True)
     if args.profile:

@@ -10,7 +10,8 @@ reported as a one-line `DeviceError` at the first launch.
 * `arguments`: `specialize`, `prepare`, `check`, `common_device`.
 * The launch fast path: `dispatch` (per call: arguments -> key -> launch function),
   `binding` (the generated pack-and-cuLaunchKernel of one compiled kernel on one device),
-  `prepared` (a launch with arguments bound once).
+  `prepared` (a launch with arguments bound once); `native` (the compiled launcher those
+  call where it builds, else cuda-python; `native.status()`), `native_build` (its build).
 * `packing`: `pack` -> `PackedParams` (cuLaunchKernel's kernelParams);
   `streams`: `launch_stream`, `stream_handle` (which stream a launch goes to).
 """

@@ -27,6 +27,13 @@ the value of scalar parameter i; ``m{i}``: the 128 descriptor bytes of tensor-ma
 
 `prepared.Prepared` is a `Binding` whose generated launch has its parameters packed already.
 
+Steps 3 and 4 call the compiled launcher (`native`: a C extension taking the handles as ints
+and answering a CUresult int) where `native.launcher` gives one, else cuda-python's
+``cuCtxGetCurrent`` and ``cuLaunchKernel``. Without a push, the context comparison and the
+launch are its one call ``launch_in(CTX, F, ...)`` (-1 and no launch when another context is
+current: then `Binding.slow`, as before); with one, ``current_context()`` and ``launch(...)``.
+The push and pop, `Binding.slow` and every other driver call stay on cuda-python.
+
 cuda-python releases the GIL inside ``cuLaunchKernel``, hence one buffer per thread. The
 generated code is cached per layout (pack format and value expressions); a new binding only
 closes over its constants (about a microsecond). Argument forms (measured with the driver's
@@ -44,7 +51,7 @@ from typing import Any
 
 from ..compiler.support.errors import LaunchError
 from ..compiler.params.signature import DeviceParam, ScalarSpec, TensorMapSpec, TensorSpec
-from . import driver
+from . import driver, native
 from .arrays import DeviceArray
 from .packing import _convert, has_tensor_maps, new_aligned_buffer, new_buffer, values_struct
 
@@ -104,11 +111,11 @@ def factory(F, BX, BY, BZ, CTX, DEV, FN, SLOW, FAIL, WRONG, LAUNCH, GETCUR, PCTX
             GX, GY, GZ, SMEM, ADDR):
     def launch({args}):
 {prologue}
-        if {smem} > FN.dynamic_shared_set or GETCUR()[1] != CTX:
-            return SLOW({grid}, {smem}, stream, {addr})
+        if {test}:
+            return {slow}
 {call}
         if err:
-            FAIL(err)
+{refused}            FAIL(err)
     return launch
 """
 
@@ -125,13 +132,28 @@ _factories: dict[str, Callable] = {}
 
 
 def make_factory(args: str, prologue: str, grid: str, smem: str, addr: str, pushed: bool,
-                 namespace: dict) -> Callable:
+                 namespace: dict, native: bool = False) -> Callable:
     """Generate (once per source text) ``factory(F, BX, ..., ADDR) -> launch``: `prologue`
     (8-space indent) makes `stream` and `addr` ready, then the context and shared-memory test
     (`SLOW` on a difference), the ``cuLaunchKernel`` call (with a push and pop of the target
     context around it when it is not current, `driver.resolve`) and the checks of its results.
-    `namespace` holds the names the prologue uses."""
-    call = f"err, = LAUNCH(F, {grid}, BX, BY, BZ, {smem}, stream, {addr}, 0)"
+    `namespace` holds the names the prologue uses. `native`: ``LAUNCH`` and ``GETCUR`` are the
+    compiled launcher's (`native`; ``F`` and ``CTX`` ints, a CUresult int back): with a push,
+    ``launch`` and ``current_context``; without, ``launch_in``, which compares the current
+    context itself and answers -1 for `SLOW` instead of launching. Else cuda-python's (result
+    tuples)."""
+    slow = f"SLOW({grid}, {smem}, stream, {addr})"
+    test, refused = f"{smem} > FN.dynamic_shared_set", ""
+    args_ = f"{grid}, BX, BY, BZ, {smem}, stream, {addr}"
+    if not native:
+        test += " or GETCUR()[1] != CTX"
+        call = f"err, = LAUNCH(F, {args_}, 0)"
+    elif pushed:
+        test += " or GETCUR() != CTX"
+        call = f"err = LAUNCH(F, {args_})"
+    else:
+        call = f"err = LAUNCH(CTX, F, {args_})"
+        refused = f"            if err < 0:\n                return {slow}\n"
     if pushed:
         call = "\n".join("        " + line for line in (
             "perr = PUSH(PCTX)[0]", "if perr:", "    FAIL(perr, 'cuCtxPushCurrent')", "try:",
@@ -139,8 +161,8 @@ def make_factory(args: str, prologue: str, grid: str, smem: str, addr: str, push
             "    FAIL(perr, 'cuCtxPopCurrent')"))
     else:
         call = "        " + call
-    source = _FACTORY.format(args=args, prologue=prologue, grid=grid, smem=smem, addr=addr,
-                             call=call)
+    source = _FACTORY.format(args=args, prologue=prologue, test=test, slow=slow, call=call,
+                             refused=refused)
     made = _factories.get(source)
     if made is None:
         exec(compile(source, "<tylo launch>", "exec"), namespace)  # noqa: S102
@@ -149,9 +171,10 @@ def make_factory(args: str, prologue: str, grid: str, smem: str, addr: str, push
 
 
 def factory(specs: Sequence[tuple[str, Any]], params: Sequence[DeviceParam],
-            pushed: bool, dynamic_shared: int = 0) -> Callable:
+            pushed: bool, dynamic_shared: int = 0, native: bool = False) -> Callable:
     """The generated factory of a `Binding` for this parameter layout (module docstring);
-    `dynamic_shared`: the kernel's own dynamic shared bytes, added to the launch's."""
+    `dynamic_shared`: the kernel's own dynamic shared bytes, added to the launch's; `native`:
+    through the compiled launcher (`make_factory`)."""
     exprs = value_exprs(specs, params)
     struct_ = values_struct(params)
     namespace = {"PACK": struct_.pack_into, "LOCAL": threading.local(), "NEWBUF": new_buffer,
@@ -169,7 +192,7 @@ def factory(specs: Sequence[tuple[str, Any]], params: Sequence[DeviceParam],
                         f"        # {struct_.format}\n"
                         + _PACKING.format(local=local, slot=slot, pack=pack),
                         "gx, gy, gz", f"(smem + {int(dynamic_shared)})" if dynamic_shared
-                        else "smem", "addr", pushed, namespace)
+                        else "smem", "addr", pushed, namespace, native)
 
 
 class Binding:
@@ -177,7 +200,8 @@ class Binding:
     `device` (`primary`: in its primary context, `driver.resolve`). `launch` is the generated
     function (module docstring); `install(launch)` is told each new one (the fast path's cache
     entry). `dynamic_shared`: the kernel's dynamic shared bytes
-    (`CompiledKernel.dynamic_shared_bytes`), added to each launch's shared_bytes."""
+    (`CompiledKernel.dynamic_shared_bytes`), added to each launch's shared_bytes. `native`:
+    whether `launch` calls the compiled launcher (`native`) rather than cuda-python."""
 
     def __init__(self, cubin: bytes, name: str, specs: Sequence[tuple[str, Any]],
                  params: Sequence[DeviceParam], block: tuple[int, int, int], device: int | None,
@@ -188,6 +212,7 @@ class Binding:
         self.block, self.device, self.primary, self.install = block, device, primary, install
         values_struct(params)  # ArgumentError for a parameter type that cannot be passed
         self.launch: Callable
+        self.native = False
         self.retarget()
 
     def retarget(self) -> driver.Target:
@@ -201,12 +226,24 @@ class Binding:
         return target
 
     def _make(self, target: driver.Target, cu: Any) -> Callable:
-        function = target.function
-        make = factory(self.specs, self.params, target.push is not None, self.dynamic_shared)
-        return make(function.handle, *self.block, target.current, target.device, function,
-                    self.slow, self._fail, self._wrong_stream, cu.cuLaunchKernel,
-                    cu.cuCtxGetCurrent, target.push, cu.cuCtxPushCurrent, cu.cuCtxPopCurrent,
+        handle, current, launch, get_current = self._driver_calls(target, cu)
+        make = factory(self.specs, self.params, target.push is not None, self.dynamic_shared,
+                       self.native)
+        return make(handle, *self.block, current, target.device, target.function,
+                    self.slow, self._fail, self._wrong_stream, launch, get_current,
+                    target.push, cu.cuCtxPushCurrent, cu.cuCtxPopCurrent,
                     None, None, None, None, None)
+
+    def _driver_calls(self, target: driver.Target, cu: Any) -> tuple:
+        """(function handle, current context, launch, get-current) for the generated code: the
+        compiled launcher's with ints where `native.launcher` gives it (`native` is then
+        True), else cuda-python's with its handle objects."""
+        ext = native.launcher(cu)
+        self.native = ext is not None
+        if ext is None:
+            return target.function.handle, target.current, cu.cuLaunchKernel, cu.cuCtxGetCurrent
+        return (int(target.function.handle), int(target.current),
+                ext.launch if target.push is not None else ext.launch_in, ext.current_context)
 
     def slow(self, gx: int, gy: int, gz: int, smem: int, stream: int, address: int) -> None:
         """The launch when the context or the shared-memory opt-in changed (module docstring)."""
@@ -221,6 +258,11 @@ class Binding:
             driver._leave(target.push is not None)
 
     def _fail(self, err: Any, what: str | None = None) -> None:
+        if type(err) is int:  # the compiled launcher's CUresult: cuda-python's enum names it
+            try:
+                err = driver._state.cu.CUresult(err)
+            except (ValueError, TypeError):
+                pass
         driver._check((err,), what or f"cuLaunchKernel({self.name})")
 
     def _wrong_stream(self, stream_device: int, device: int | None = None) -> None:

@@ -6,7 +6,8 @@ buffer of its own. Then:
 
 * ``p()`` launches the bound arguments: per call the stream (torch's or CuPy's current stream of
   the device, unless the launch configuration fixed one), the current-context comparison of
-  `binding` and ``cuLaunchKernel``; nothing is read from the arguments and nothing is packed.
+  `binding` and ``cuLaunchKernel`` (through the compiled launcher, `native`, where it is
+  available); nothing is read from the arguments and nothing is packed.
 * ``p(*args)`` launches new arguments of the same kinds: each array must have the prepared
   array's dtype, extents, strides and device (one comparison each) and a pointer aligned as
   the compiled kernel requires; each scalar the prepared scalar's type and dtype range; each
@@ -69,12 +70,12 @@ class Prepared(Binding):
 
     # -- generated code ---------------------------------------------------------------------
     def _make(self, target, cu) -> Any:
+        handle, current, launch, get_current = self._driver_calls(target, cu)
         make = make_factory("stream", "        pass", "GX, GY, GZ", "SMEM", "ADDR",
-                            target.push is not None, {})
-        function = target.function
-        return make(function.handle, *self.block, target.current, target.device, function,
-                    self.slow, self._fail, self._wrong_stream, cu.cuLaunchKernel,
-                    cu.cuCtxGetCurrent, target.push, cu.cuCtxPushCurrent, cu.cuCtxPopCurrent,
+                            target.push is not None, {}, self.native)
+        return make(handle, *self.block, current, target.device, target.function,
+                    self.slow, self._fail, self._wrong_stream, launch, get_current,
+                    target.push, cu.cuCtxPushCurrent, cu.cuCtxPopCurrent,
                     *self.grid, self.shared_bytes, self.address)
 
     def _make_swap(self, call) -> Any:

@@ -51,6 +51,10 @@ TYLO_CACHE_DIR              Default: the user cache folder, ``$XDG_CACHE_HOME/ty
 TYLO_NO_CACHE
 ``runtime.emulate``         ``1``: every launch ``kernel[grid, block](...)`` runs on the CPU
 TYLO_EMULATE                emulator (`tylo.emulator`) instead of the GPU, on host arrays.
+``runtime.native_launch``   ``0``: launches call the driver through cuda-python instead of
+TYLO_NATIVE_LAUNCH          Tylo's compiled launcher (default on where a C compiler built it;
+                            `tylo.runtime.native.status()` says whether it is in use, and why
+                            not).
 ``autotune.progress``       ``0``: autotuning prints no progress lines (default: a line per
 TYLO_AUTOTUNE_PROGRESS      config on stderr).
 ``testing.wgmma_dump``      A path prefix: tests/gpu/test_wgmma_numerics_gpu.py writes the GPU's
@@ -314,6 +318,8 @@ class CacheKnobs(Knobs):
 
 class RuntimeKnobs(Knobs):
     emulate = Flag("TYLO_EMULATE", False, "Launches run on the CPU emulator")
+    native_launch = Flag("TYLO_NATIVE_LAUNCH", True, "Launches call the compiled launcher (else "
+                         "cuda-python)")
 
 
 class AutotuneKnobs(Knobs):

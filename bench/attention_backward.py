@@ -68,12 +68,21 @@ def at_dim(dq: list, D: int) -> list:
 
 def tylo_backward(torch, q, k, v, out, dout, lse, causal, dq=None, lpt=None):
     """(the launches as a callable, (dq, dk, dv) poisoned) of the kernels on these arrays,
-    dQ added the `dq` way, the grid in `lpt` order (None: the defaults)."""
+    dQ added the `dq` way, the grid in `lpt` order (None: the defaults; "full": one chunk of
+    every head, `attention_backward_tiles.grid`)."""
+    from tylo.ops.kernels import attention_backward_tiles as tiles
     from tylo.ops.kernels.attention_backward_host import AttentionBackward
 
     grads = tuple(torch.full_like(x, float("nan")) for x in (q, k, v))
-    run = AttentionBackward(q, k, v, out, dout, lse, *grads, causal,
-                            emulate=q.device.type == "cpu", dq=dq, lpt=lpt)
+    budget = tiles.LPT_L2_BYTES
+    if lpt == "full":
+        tiles.LPT_L2_BYTES = 1 << 62
+    try:
+        run = AttentionBackward(q, k, v, out, dout, lse, *grads, causal,
+                                emulate=q.device.type == "cpu", dq=dq,
+                                lpt=None if lpt is None else bool(lpt))
+    finally:
+        tiles.LPT_L2_BYTES = budget
     return run, grads
 
 
@@ -133,8 +142,9 @@ def bench(torch, B, Hq, Hkv, S, D, causal, dq=(None,), lpts=(None,)) -> None:
     cases = {}
     for mode in dq:
         for lpt in lpts:
+            order = {False: "heads", True: "lpt", "full": "lpt-full"}.get(lpt)
             name = "tylo" + (f"-{mode}" if len(dq) > 1 else "") + \
-                (f"-{'lpt' if lpt else 'heads'}" if len(lpts) > 1 else "")
+                (f"-{order}" if len(lpts) > 1 else "")
             cases[name] = tylo_backward(torch, q, k, v, out, dout, lse, causal, mode, lpt)[0]
     ours = list(cases)
     for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
@@ -160,14 +170,18 @@ def main() -> None:
     parser.add_argument("--bench-only", action="store_true")
     parser.add_argument("--dq", choices=("red", "tma", "both"), default=None,
                         help="the main kernel's dQ mode(s) (default: the kernels' default)")
-    parser.add_argument("--lpt", choices=("on", "off", "both"), default=None,
-                        help="the main kernel's grid order: key blocks slowest (on), heads "
-                             "slowest (off), both (default: the kernels' default by causality)")
+    parser.add_argument("--lpt", choices=("on", "off", "both", "all"), default=None,
+                        help="the main kernel's grid order: key blocks slowest in chunks of "
+                             "heads (on), heads slowest (off), both, all (both and one chunk "
+                             "of every head) (default: the kernels' default by causality)")
     parser.add_argument("--shapes", default=None,
                         help="comma-separated indices into SHAPES to time (default: all)")
+    parser.add_argument("--shape", action="append", default=[], metavar="B,Hq,Hkv,S,D",
+                        help="another shape to time (repeatable; with --shapes or alone)")
     args = parser.parse_args()
     dq = modes(args.dq)
-    lpts = {None: [None], "on": [True], "off": [False], "both": [False, True]}[args.lpt]
+    lpts = {None: [None], "on": [True], "off": [False], "both": [False, True],
+            "all": [False, True, "full"]}[args.lpt]
     ok = True
     if not args.bench_only:
         for D in (64, 128, 256):
@@ -177,8 +191,9 @@ def main() -> None:
                         ok &= check(torch, 2, 16, 16, 2048, D, causal, dq=mode, lpt=lpt)
                         ok &= check(torch, 2, 32, 8, 1024, D, causal, dq=mode, lpt=lpt)
     if not args.check_only:
-        picked = (SHAPES if args.shapes is None
-                  else [SHAPES[int(i)] for i in args.shapes.split(",")])
+        extra = [tuple(int(x) for x in shape.split(",")) for shape in args.shape]
+        picked = (SHAPES if args.shapes is None and not extra
+                  else [SHAPES[int(i)] for i in (args.shapes or "").split(",") if i] + extra)
         for shape in picked:
             for causal in (False, True):
                 bench(torch, *shape, causal, at_dim(dq, shape[-1]), lpts)

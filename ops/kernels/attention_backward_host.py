@@ -13,6 +13,7 @@ from .attention_backward import (DQ_BOX, ROWS_PER_CTA, Config, config, postproce
                                  preprocess)
 from .attention_backward_tiles import BM
 from .attention_backward_tiles import grid as main_grid
+from .attention_backward_tiles import lpt_chunk
 from .attention_host import _heads_first, _view
 from .attention_tiles import Q_BOX
 
@@ -105,7 +106,8 @@ class AttentionBackward:
         #: (kernel, grid, block, arguments) of the three launches, in order
         self.launches = [
             (preprocess, rows, 128, (O, dO, lse, dlse, delta, lse2, dq_acc, seq_q, cu[0], Hq, D)),
-            (cfg.kernel, main_grid(-(-Sk // cfg.BN), B * Hkv, cfg.lpt), 128 * (cfg.W + 1),
+            (cfg.kernel, main_grid(-(-Sk // cfg.BN), B * Hkv, cfg.lpt, lpt_chunk(Hq // Hkv, S, D)),
+             128 * (cfg.W + 1),
              (*self.maps, dK, dV, lse2, delta, dq_to, seq_q, seq_k, *cu, Hq, Hkv, cfg,
               bool(causal), packed, kv_packed)),
             (postprocess, rows, 128, (dQ, dq_acc, seq_q, cu[0], Hq, cfg.softmax_scale, D)),

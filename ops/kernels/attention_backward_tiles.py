@@ -66,9 +66,12 @@ def cta_geometry(seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_pack
     row (varlen), q_row0 and k_row0 the maps' first row of the sequence (0 unless packed), n0
     = BN n the first key, off = n_k - n_q the causal diagonal's shift (bottom-right; 0 when
     not causal). The grid (`grid`): n = block_idx(0) and b Hkv + hk = block_idx(1), or with
-    `lpt` the other way round, so that the CTAs of key block 0 (the longest when causal: they
-    see every query block) start first, then block 1's, ...: longest processing time first."""
-    bhk = tylo.block_idx(0) if lpt else tylo.block_idx(1)
+    `lpt` chunks of grid_dim(0) heads, b Hkv + hk = block_idx(2) grid_dim(0) + block_idx(0) and
+    n = block_idx(1), so that within a chunk the CTAs of key block 0 (the longest when causal:
+    they see every query block) start first, then block 1's, ...: longest processing time
+    first, over heads few enough that their queries stay in L2 (`lpt_chunk`)."""
+    bhk = (tylo.block_idx(2) * tylo.grid_dim(0) + tylo.block_idx(0)) if lpt \
+        else tylo.block_idx(1)
     b = bhk // kv_heads
     hk = bhk - b * kv_heads
     zk = hk if kv_packed else bhk
@@ -81,10 +84,26 @@ def cta_geometry(seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_pack
     return b, hk, zk, n_q, k_start, n_k, q_row0, k_row0, n0, off
 
 
-def grid(key_blocks: int, kv_heads: int, lpt: bool) -> tuple[int, int]:
+def grid(key_blocks: int, kv_heads: int, lpt: bool, chunk: int = 0) -> tuple[int, ...]:
     """The main kernels' grid for `key_blocks` blocks of BN keys and `kv_heads` = B Hkv
-    (`cta_geometry`): (key_blocks, kv_heads), or with `lpt` (kv_heads, key_blocks)."""
-    return (kv_heads, key_blocks) if lpt else (key_blocks, kv_heads)
+    (`cta_geometry`): (key_blocks, kv_heads), or with `lpt` (c, key_blocks, kv_heads / c) for
+    chunks of c heads, c the largest divisor of kv_heads at most `chunk` (0: all heads in one
+    chunk)."""
+    if not lpt:
+        return key_blocks, kv_heads
+    c = max(d for d in range(1, kv_heads + 1) if kv_heads % d == 0 and d <= (chunk or kv_heads))
+    return c, key_blocks, kv_heads // c
+
+
+#: The L2 bytes (of an H100's 50 MB) that the query-side rows of one chunk of `lpt` heads may
+#: fill: Q and dO (bf16), each head read by every CTA of its chunk.
+LPT_L2_BYTES = 24 << 20
+
+
+def lpt_chunk(group: int, seq_q: int, D: int) -> int:
+    """Heads per `lpt` chunk (`grid`): as many key/value heads as keep their `group` query
+    heads' Q and dO rows (2 seq_q D bf16 each) within `LPT_L2_BYTES`, at least 1."""
+    return max(1, LPT_L2_BYTES // (group * seq_q * D * 2 * 2))
 
 
 @tylo.func

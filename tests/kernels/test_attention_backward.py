@@ -115,13 +115,33 @@ def test_emulated_scale(dq):
     assert run_emulated(1, 1, 1, 128, 128, 64, True, scale=0.3, dq=dq)
 
 
-@pytest.mark.parametrize("causal", [False, True])
-def test_emulated_grid_orders(causal):
+@pytest.mark.parametrize("causal, chunk", [(False, 0), (True, 0), (False, 2)])
+def test_emulated_grid_orders(causal, chunk, monkeypatch):
     """The grid the other way round from the default (`lpt`: key blocks slowest when not
-    causal, heads slowest when causal): two batches of GQA 4:2, three key blocks (one
-    ragged), so that every CTA must find its (b, hk, n) from the swapped block indices."""
+    causal, heads slowest when causal), with the 4 (batch, key/value head) pairs in one chunk
+    or (`chunk` 2: an L2 budget of two heads' Q and dO) in two: two batches of GQA 4:2, five
+    key blocks (one ragged), so that every CTA must find its (b, hk, n) from the block
+    indices."""
+    from tylo.ops.kernels import attention_backward_tiles as tiles
+
+    if chunk:
+        monkeypatch.setattr(tiles, "LPT_L2_BYTES", chunk * 2 * 192 * 64 * 4)
+        assert tiles.grid(5, 4, True, tiles.lpt_chunk(2, 192, 64)) == (2, 5, 2)
     assert bw.config(64, causal).lpt == causal
     assert run_emulated(2, 4, 2, 192, 320, 64, causal, dq="tma", lpt=not causal)
+
+
+def test_grid_orders():
+    """`grid`: heads slowest (key blocks on x), or lpt chunks of the largest divisor of the
+    heads within the chunk asked for (0: one chunk)."""
+    from tylo.ops.kernels.attention_backward_tiles import grid, lpt_chunk
+
+    assert grid(16, 64, False) == (16, 64)
+    assert grid(16, 64, True) == (64, 16, 1)
+    assert grid(16, 64, True, 24) == (16, 16, 4)
+    assert grid(16, 13, True, 4) == (1, 16, 13)  # (13 is prime)
+    assert grid(16, 12, True, 5) == (4, 16, 3)
+    assert lpt_chunk(1, 4096, 64) == 24 and lpt_chunk(64, 1 << 20, 256) == 1
 
 
 def test_emulated_tma_dq_many_blocks():

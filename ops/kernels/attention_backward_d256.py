@@ -36,8 +36,9 @@ registers), (B, H, S, D) and (B, S, H, D) memory, packed sequences and the scale
 64/128 kernel's (its docstring). Shared memory: K and V 32 KB each, Q and dO 2 x 32 KB each,
 P^T and dS^T 2 x 8 KB each, lse2/delta 1 KB: 231,464 bytes of the 232,448 a CTA may have.
 ptxas 13 (`attention_backward_host.compile_for_sm90a(256, ...)`): 24/240 registers, no
-spills, the WGMMAs not serialized; the consumers reach R236 of their 240 (R237 with one scalar
-red.global.add.f32 per dQ element), so little is left for more live values.
+spills, the WGMMAs not serialized; the consumers reach R219 of their 240 (R237 with a scalar
+red.global.add.f32 per dQ element, each at a 64-bit address of its own; now one address a
+thread per 64 columns, the pairs' offsets immediates).
 """
 
 from __future__ import annotations

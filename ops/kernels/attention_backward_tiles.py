@@ -150,8 +150,13 @@ def load_queries(q_map, do_map, q_stages, do_stages, stats, stats_full, lse2, de
 def column_pairs(C: tylo.Ownership) -> range:
     """The first slots 0, 2, .. of the slot pairs (2i, 2i + 1) of accumulator ownership C, after
     checking that in every thread each pair holds two adjacent columns of one row, the first
-    even: the 8-byte aligned element pairs one red.global.add.v2.f32 adds (a WGMMA
-    accumulator's fragment is so). GeometryError (at trace time) for an ownership that is not."""
+    even (the 8-byte aligned element pairs one red.global.add.v2.f32 adds), and that C is
+    separable (every slot's coordinate is the thread's slot-0 coordinate plus a static offset,
+    `Ownership.slot_offsets`: a pair's address is a per-thread base plus an immediate). A
+    WGMMA accumulator's fragment is both. GeometryError (at trace time) for one that is not."""
+    if not C.separable:
+        raise tylo.GeometryError(f"dQ's accumulator {C} is not separable: its slots are not "
+                                 "one per-thread coordinate plus static offsets")
     for thread, slots in enumerate(C.table()):
         for v in range(0, C.values, 2):
             (r, c), pair = slots[v], slots[v + 1:v + 2]
@@ -167,12 +172,17 @@ def column_pairs(C: tylo.Ownership) -> range:
 def accumulate_dq(dq_acc, dq, bh, m0, c0, t, D):
     """dQ's float32 accumulator (B Hq, S_pad, D) += dq (BM, 64) at rows m0 .., columns c0 ..
     (even): one relaxed red.global.add.v2.f32 per pair of adjacent columns of a row that the
-    thread holds (slots 2i, 2i + 1: `column_pairs`), half the requests of one per element
-    (rows past the sequence add 0 into padding)."""
-    rows, cols = tylo.coordinates(dq.ownership, t)
-    base = dq_acc.ptr + (bh * dq_acc.shape[1] + m0) * D + c0
-    for v in column_pairs(dq.ownership):  # (a per-thread base plus a static offset per pair)
-        tylo.red_add(base, rows[v] * D + cols[v], (dq[v], dq[v + 1]))
+    thread holds (slots 2i, 2i + 1: `column_pairs`), half the requests of one per element, each
+    at the thread's base address (its slot 0's element) plus the pair's static offset, which
+    ptxas folds into the instruction: one 64-bit address per thread, not one per pair (rows
+    past the sequence add 0 into padding)."""
+    own = dq.ownership
+    pairs = column_pairs(own)
+    r, c = own.thread_coordinate(t)
+    base = dq_acc.ptr + (bh * dq_acc.shape[1] + m0) * D + c0 + (r * D + c)
+    for v in pairs:
+        dr, dc = own.slot_offsets[v]
+        tylo.red_add(base, dr * D + dc, (dq[v], dq[v + 1]))
 
 
 @tylo.func

@@ -135,9 +135,11 @@ def test_emulated_tma_dq_many_blocks():
 
 def test_dq_pairs_are_adjacent_columns():
     """accumulate_dq adds slots 2i, 2i + 1 of dQ's WGMMA accumulator by one
-    red.global.add.v2.f32: every thread's pair is (r, c), (r, c + 1) with c even; an ownership
-    whose slot pairs are not (here the accumulator with its first two value strides swapped:
-    slot 1 is 8 rows down) is refused at trace time, before any PTX."""
+    red.global.add.v2.f32 at a per-thread base plus a static offset: every thread's pair is
+    (r, c), (r, c + 1) with c even, and the ownership is separable. One whose slot pairs are
+    not (here the accumulator with its first two value strides swapped: slot 1 is 8 rows down),
+    or one that is not separable (thread t's slot 0 at row 2t mod 4, its column carried from
+    the row), is refused at trace time, before any PTX."""
     C = tiles.dq_plan().operand_layout("C")
     assert tiles.column_pairs(C) == range(0, 32, 2)
     (t_shape, (v0, v1, v2)), (t_stride, (s0, s1, s2)) = C.layout.shape, C.layout.stride
@@ -145,6 +147,9 @@ def test_dq_pairs_are_adjacent_columns():
                                                       (t_stride, (s1, s0, s2))))
     with pytest.raises(tylo.GeometryError, match=r"\(0, 0\) in slot 0 and \(8, 0\) in slot 1"):
         tiles.column_pairs(rows_paired)
+    carried = tylo.Ownership((4, 4), tylo.Layout((4, (2, 2)), (2, (1, 8))))
+    with pytest.raises(tylo.GeometryError, match="is not separable"):
+        tiles.column_pairs(carried)
 
 
 def test_planted_race_on_the_dq_tile_is_reported(monkeypatch):

@@ -57,7 +57,7 @@ def disassemble(cubin: bytes, name: str = "kernel", cubin_path: Path | None = No
 _INSTRUCTION = re.compile(
     r"^\s*/\*[0-9a-fA-F]+\*/\s*"  # the address comment
     r"(?:@!?U?P(?:T|\d+)\s+)?"  # an optional guard predicate: @P0, @!P1, @UPT, ...
-    r"([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)"  # the opcode and its modifiers
+    r"([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)"  # the opcode and its modifiers (.F32x2 too)
 )
 
 

@@ -3,6 +3,8 @@
 * `AtomOp`: ``atom.sem.scope.space.op{.noftz}.type d, [a+off], b{, c};``: d gets the value at
   [a], which becomes op(d, b) (``cas``: ``d == b ? c : d``; ``exch``: b), atomically.
 * `RedOp`: ``red.sem.scope.space.op{.noftz}.type [a+off], b;``: the same update without d.
+* `RedVectorOp`: ``red.sem.scope.global.add.vN.f32 [a+off], {b0, .., bN-1};`` (N 2 or 4): N
+  consecutive .f32 elements, element k += bk (sm_90, PTX ISA 8.1; `VECTOR_RED`).
 
 The forms Tylo emits (`ATOM_TYPES`, checked by ptxas 13.0 for sm_80 and sm_90): add of
 .s32/.u32/.u64/.f32/.f64 and, with .noftz, .f16/.f16x2 and .bf16/.bf16x2 (those two need sm_90:
@@ -22,6 +24,17 @@ memory supports subnormal inputs and results"; the .noftz half forms keep subnor
 .f16x2/.bf16x2 update is atomic per half ("the atomicity is guaranteed separately for each of
 the individual scalar elements"). Value registers are any register of the type's width (a bit
 type names no class: ``atom.cas.b32`` of .f32 registers is valid PTX, ISA 5.2.1).
+
+Vector reductions (ISA 9.7.13.6 red, "red with vector type"; PTX ISA 8.1, sm_90):
+``red{.sem}{.scope}{.global}.add{.level::cache_hint}.vec_32_bit.f32 [a], b`` with .vec_32_bit
+= {.v2, .v4} and b "brace-enclosed vector expressions, size of which is equal to the size of
+vector qualifier"; "red with vector type may be used only with .global space"; the address is
+aligned to the vector's size (8 or 16 bytes, ISA 5.4.4), or the access faults. ptxas 13.0
+says "Feature 'red instruction with vector types' requires .target sm_90 or higher" (and
+"requires PTX ISA .version 8.1 or later"; Tylo prints 8.4 or later), and "State space
+incorrect" for .shared. Each element is added on its own, as ``red.global.add.f32`` adds it
+(rounded to nearest even, subnormal inputs and results flushed: SASS ``REDG.E.ADD.F32x2.FTZ.RN``);
+the ISA promises atomicity per element only (as for the packed halves).
 """
 
 from __future__ import annotations
@@ -29,7 +42,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
+from xdsl.irdl import (IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, prop_def,
+                       result_def, var_operand_def)
 from xdsl.utils.exceptions import VerifyException
 
 from ...compiler.hardware.ptx_types import PTX_TYPES, REGISTER_CLASSES
@@ -52,6 +66,9 @@ RED_OPS = ("add", "min", "max")
 NOFTZ_TYPES = ("f16", "bf16", "f16x2", "bf16x2")
 ATOM_MIN_SM = {"bf16": 90, "bf16x2": 90}
 """Type -> the lowest target with its atom/red (sm_70 for the rest: .sem and .scope)."""
+VECTOR_RED = {"f32": (2, 4)}
+"""Element type -> the lengths of ``red.global.add.vN`` Tylo emits (module docstring)."""
+VECTOR_RED_MIN_SM = 90
 ATOM_SEMS = ("relaxed", "acquire", "release", "acq_rel")
 RED_SEMS = ("relaxed", "release")
 SCOPES = ("cta", "gpu", "sys")
@@ -76,6 +93,27 @@ def check_atomic(op: str, type: str, sem: str, scope: str, reduction: bool = Fal
     return None
 
 
+def vector_red_form(op: str, element: str, count: int, space: str, reduction: bool = True
+                    ) -> str | None:
+    """Why a vector of `count` values of PTX type `element` cannot be the ``red`` (`reduction`;
+    else ``atom``) of tylo atomic `op` on `space` ("global", "shared"): ``red.global.add.v2.f32``
+    and ``.v4.f32`` are the forms (`VECTOR_RED`); None when it can."""
+    if op != "add":
+        return f"a vector is added only (red.global.add.v2/.v4.f32), not {op}"
+    if element not in VECTOR_RED:
+        return (f"a vector is added to .f32 elements only (red.global.add.v2/.v4.f32), not "
+                f".{element}")
+    if count not in VECTOR_RED[element]:
+        lengths = " or ".join(str(n) for n in VECTOR_RED[element])
+        return f"a vector of .{element} values has {lengths} of them (.v2, .v4), not {count}"
+    if space != "global":
+        return (f"red with a vector type updates .global memory only (PTX ISA 9.7.13.6), not "
+                f".{space}")
+    if not reduction:
+        return "only red_add adds a vector (red.global.add.v2/.v4.f32: no old values)"
+    return None
+
+
 def atomic_form(op: str, element: str, pair: bool = False) -> tuple[str, str] | str:
     """The (operation, type) of ``atom``/``red`` that performs tylo atomic `op` ("add", "min",
     "max", "umin", "umax", "exch", "cas": `dialects.tylo.atomic_ops`) on elements of PTX type
@@ -86,7 +124,8 @@ def atomic_form(op: str, element: str, pair: bool = False) -> tuple[str, str] | 
     if pair:
         if op != "add" or element not in ("f16", "bf16"):
             return (f"a packed pair is added only (atom.add.noftz.f16x2 / .bf16x2), of Float16 or "
-                    f"BFloat16 elements; not {op} of .{element}")
+                    f"BFloat16 elements; not {op} of .{element} (a vector: 2 or 4 .f32 values, "
+                    "red.global.add.v2/.v4.f32)")
         return "add", f"{element}x2"
     if t.kind == "pred" or t.bits < 16:
         return f"no atomic updates 8-bit or Bool elements (.{element})"
@@ -198,7 +237,39 @@ class RedOp(_Atomic):
         return f"red.{self._opcode()} {self._address(self.address)}, {_r(self.value)};"
 
 
-ATOMIC_OPS = (AtomOp, RedOp)
+@irdl_op_definition
+class RedVectorOp(_Atomic):
+    """``red.sem.scope.global.add.vN.f32 [a+off], {b0, .., bN-1};`` (module docstring, ISA
+    9.7.13.6 red with vector type; sm_90): the N (2 or 4) .f32 elements from [a+off] up, element
+    k += bk, each atomically on its own; a+off a multiple of N * 4 bytes (else the access
+    faults). `offset` in bytes."""
 
-__all__ = ["AtomOp", "RedOp", "ATOMIC_OPS", "ATOM_TYPES", "RED_OPS", "ATOM_MIN_SM", "ATOM_SEMS",
-           "RED_SEMS", "SCOPES", "check_atomic", "atomic_form"]
+    name = "ptx.red_vector"
+    traits = traits_def(MemoryAccess(ATOMIC, operand="address"))
+    REDUCTION: ClassVar[bool] = True
+    address = operand_def(RegisterType)
+    values = var_operand_def(RegisterType)
+    assembly_format = ("$op $sem $scope $space $type `[` $address `,` $offset `]` `,` `(` "
+                       "$values `)` attr-dict `:` type($address) `,` `(` type($values) `)`")
+
+    def __init__(self, op: str, type: str, space: str, address, values, sem: str = "relaxed",
+                 scope: str = "gpu", offset: int = 0):
+        self._build(op, type, space, sem, scope, offset, operands=[address, list(values)])
+
+    def verify_(self) -> None:
+        why = vector_red_form(self.op.data, self.type.data, len(self.values), self.space.data)
+        if why:
+            raise VerifyException(why)
+        self._verify_common(self.values)
+
+    def assembly_line(self) -> str:
+        values = ", ".join(_r(v) for v in self.values)
+        return (f"red.{self.sem.data}.{self.scope.data}.global.add.v{len(self.values)}."
+                f"{self.type.data} {self._address(self.address)}, {{{values}}};")
+
+
+ATOMIC_OPS = (AtomOp, RedOp, RedVectorOp)
+
+__all__ = ["AtomOp", "RedOp", "RedVectorOp", "ATOMIC_OPS", "ATOM_TYPES", "RED_OPS",
+           "ATOM_MIN_SM", "ATOM_SEMS", "RED_SEMS", "SCOPES", "VECTOR_RED", "VECTOR_RED_MIN_SM",
+           "check_atomic", "atomic_form", "vector_red_form"]

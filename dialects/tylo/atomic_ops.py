@@ -6,15 +6,18 @@ coordinate per mode (`tylo-lower-tiles` turns that into the element's pointer, a
 ``tylo.load_element``). `op` is "add", "min"/"max" (signed integers), "umin"/"umax" (unsigned:
 the IR's integers are signless, as LLVM's atomicrmw names them), "exch" or "cas" (`compare`
 given: the element becomes the value where it equals `compare`). `values` holds one value of
-the element type, or two for a packed pair of 16-bit floats (add only: ``.f16x2``/``.bf16x2``,
-the element at an even index, the pair's first value at the lower address). The op returns
-the old value(s) (``atom``) or nothing (``red``: `olds` empty). `sem` ("relaxed", "acquire",
-"release", "acq_rel") and `scope` ("cta", "gpu", "sys") are the PTX qualifiers.
+the element type, two for a packed pair of 16-bit floats (add only: ``.f16x2``/``.bf16x2``,
+the element at an even index, the pair's first value at the lower address), or two or four
+f32 values for a vector reduction of consecutive f32 elements (``red.global.add.v2/.v4.f32``:
+add only, global memory, no old values, the element at a multiple of the vector's length, value
+k to the element k further). The op returns the old value(s) (``atom``) or nothing (``red``:
+`olds` empty). `sem` ("relaxed", "acquire", "release", "acq_rel") and `scope` ("cta", "gpu",
+"sys") are the PTX qualifiers.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr, i32
+from xdsl.dialects.builtin import StringAttr, f32, i32
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -85,8 +88,14 @@ class AtomicOp(IRDLOperation):
             raise VerifyException(f"atomic op '{self.op.data}' is not one of {ATOMIC_OPS}")
         if (self.op.data == "cas") != (self.compare is not None):
             raise VerifyException("an atomic cas takes a compared value; no other op does")
-        if len(self.values) not in (1, 2) or (len(self.values) == 2 and self.op.data != "add"):
-            raise VerifyException("an atomic takes one value, or a pair of halves to add")
+        n = len(self.values)
+        if n not in (1, 2, 4) or (n > 1 and self.op.data != "add"):
+            raise VerifyException("an atomic takes one value, or a pair of halves or a vector "
+                                  "of 2 or 4 f32 values to add")
+        if n > 1 and (n == 4 or t.element_type == f32):
+            if t.element_type != f32 or t.space.data != "global" or self.olds:
+                raise VerifyException("a vector atomic adds 2 or 4 f32 values to global memory "
+                                      "and returns nothing (red.global.add.v2/.v4.f32)")
         for v in [*self.values, *([self.compare] if self.compare is not None else [])]:
             if v.type != t.element_type:
                 raise VerifyException(f"atomic value of {v.type} on elements of {t.element_type}")

@@ -11,6 +11,17 @@ Float64, Float16 and BFloat16, and of a packed pair of Float16 or BFloat16 (`val
 the element at `index` and the one in the next two bytes, 4-byte aligned, each half added on
 its own); min and max of 32- and 64-bit integers (signed or unsigned by the element type);
 exch and cas of 32- and 64-bit elements (cas compares bits). BFloat16 adds need sm_90.
+
+A vector of Float32 values (`red_add` only, global memory, sm_90): `value` a 2- or 4-tuple adds
+value k to the element k further in memory than the element at `index` (consecutive
+addresses), one ``red.global.add.v2.f32`` / ``.v4.f32`` (PTX ISA 9.7.13.6 red, "red with vector
+type", PTX ISA 8.1) instead of 2 or 4 scalar reductions; each element is added on its own (the
+atomicity is per element), as a scalar Float32 add on global memory adds it. The first element
+sits at an offset that is a multiple of the vector's length (its address 8- or 16-byte
+aligned): refused at compile time where that is known (an int index of a pointer; static
+coordinates of a kernel's array argument), else a fault when it runs (the emulator's
+EmulationError, "misaligned 8-byte global access"). A WGMMA or MMA accumulator's slots 2i and
+2i + 1 (adjacent columns, the first even) are such a pair.
 Float32 min/max do not exist in PTX as scalar instructions (ptxas refuses ``atom.min.f32``);
 they are refused (build them from `atomic_cas` in a loop).
 
@@ -23,14 +34,16 @@ it keeps them.
 
 from __future__ import annotations
 
+from ...compiler.hardware import dtypes
 from ...compiler.support.errors import GeometryError, TypeMismatchError, UnsupportedError
 from ...compiler.layout.int_tuple import is_int
 from ...compiler.hardware.ptx_types import arch_number
 from ...dialects.builder import emit
-from ...dialects.ptx.atomics import ATOM_MIN_SM, ATOM_SEMS, RED_SEMS, SCOPES, atomic_form
+from ...dialects.ptx.atomics import (ATOM_MIN_SM, ATOM_SEMS, RED_SEMS, SCOPES, VECTOR_RED_MIN_SM,
+                                     atomic_form, vector_red_form)
 from ...dialects.scalars import Scalar, as_scalar
 from ...dialects.tylo.atomic_ops import AtomicOp
-from .tiles import Pointer, Tile
+from .tiles import Pointer, Tensor, Tile
 from ..tracing.tracing import current
 
 
@@ -55,6 +68,33 @@ def _value(v, dtype, what: str):
     return s.value
 
 
+def _static_offset(memory, index, bytes_: int) -> int | None:
+    """The element offset of ``(memory, index)`` from an address that is a multiple of `bytes_`,
+    where it is known at compile time: a pointer's int index (the pointer taken as aligned), or
+    the static coordinates of a kernel's array argument whose pointer is `bytes_`-aligned."""
+    if isinstance(memory, Pointer):
+        return index if is_int(index) else 0 if index is None else None
+    if not isinstance(memory, Tensor) or (memory.ptr.align or 0) < bytes_:
+        return None
+    offset = 0
+    for c, stride in zip(index if isinstance(index, tuple) else (index,), memory.stride):
+        if not is_int(c) or (c and not is_int(stride)):
+            return None
+        offset += c * stride if c else 0
+    return offset
+
+
+def _vector(op: str, n: int, space: str, returns: bool, what: str) -> None:
+    """The checks of a vector of `n` Float32 values (module docstring)."""
+    why = vector_red_form(op, "f32", n, space, reduction=not returns)
+    if why:
+        raise TypeMismatchError(f"{what} of a tuple of {n} Float32 values: {why}")
+    arch = current().arch
+    if arch_number(arch) < VECTOR_RED_MIN_SM:
+        raise UnsupportedError(f"{what}: red.global.add.v{n}.f32 needs sm_{VECTOR_RED_MIN_SM} or "
+                               f"later; the target is {arch}")
+
+
 def _atomic(op: str, memory, index, value, what: str, compare=None, sem="relaxed",
             scope="gpu", returns=True):
     mem, coord, dtype, space = _target(memory, index, what)
@@ -69,34 +109,44 @@ def _atomic(op: str, memory, index, value, what: str, compare=None, sem="relaxed
                                "(PTX ISA 9.7.13.5)")
     if op in ("min", "max") and dtype.kind == "uint":
         op = "u" + op
-    pair = isinstance(value, (tuple, list))
-    if pair and len(value) != 2:
-        raise TypeMismatchError(f"{what}: a packed value is a pair of halves, got {len(value)}")
-    form = atomic_form(op, dtype.ptx, pair)
-    if isinstance(form, str):
-        raise TypeMismatchError(f"{what} on {dtype} elements{' (a pair)' if pair else ''}: {form}")
-    arch = current().arch
-    need = ATOM_MIN_SM.get(form[1], 0)
-    if arch_number(arch) < need:
-        raise UnsupportedError(f"{what}: atom.add.{form[1]} needs sm_{need} or later; the target "
-                               f"is {arch}")
-    if pair and isinstance(memory, Pointer) and is_int(index) and index % 2:
-        raise GeometryError(f"{what}: a packed pair sits at an even element (4-byte aligned), "
-                            f"not at offset {index}")
-    values = [_value(v, dtype, what) for v in (value if pair else (value,))]
+    several = isinstance(value, (tuple, list))
+    if several and dtype is dtypes.Float32:
+        _vector(op, len(value), space, returns, what)
+    else:
+        if several and len(value) != 2:
+            raise TypeMismatchError(f"{what}: a packed value is a pair of halves, got {len(value)} "
+                                    f"(a vector is 2 or 4 Float32 values)")
+        form = atomic_form(op, dtype.ptx, several)
+        if isinstance(form, str):
+            raise TypeMismatchError(f"{what} on {dtype} elements{' (a pair)' if several else ''}: "
+                                    f"{form}")
+        arch = current().arch
+        need = ATOM_MIN_SM.get(form[1], 0)
+        if arch_number(arch) < need:
+            raise UnsupportedError(f"{what}: atom.add.{form[1]} needs sm_{need} or later; the "
+                                   f"target is {arch}")
+    if several:
+        n = len(value)
+        offset = _static_offset(memory, index, n * dtype.bytes)
+        if offset is not None and offset % n:
+            kind = "a packed pair" if n == 2 and dtype is not dtypes.Float32 else f"a vector of {n}"
+            raise GeometryError(f"{what}: {kind} sits at an element offset that is a multiple of "
+                                f"{n} ({n * dtype.bytes}-byte aligned), not at offset {offset}")
+    values = [_value(v, dtype, what) for v in (value if several else (value,))]
     cmp = _value(compare, dtype, what) if compare is not None else None
     op_ = emit(AtomicOp(op, mem, coord, values, cmp, sem, scope, returns))
     olds = [Scalar(r, dtype) for r in op_.results]
     if not returns:
         return None
-    return tuple(olds) if pair else olds[0]
-
+    return tuple(olds) if several else olds[0]
 
 
 _ERRORS = """Raises TypeMismatchError for memory that is not a global or shared tile or pointer, a
-    value of another dtype, or an element type the operation does not take; UnsupportedError for
-    an unknown `sem` or `scope`, or a BFloat16 add below sm_90; GeometryError for a pair at an
-    odd static pointer offset. A misaligned pair at run time is a fault (the emulator's
+    value of another dtype, an element type the operation does not take, or a tuple that is
+    neither a pair of halves nor a vector (2 or 4 Float32 values, added by `red_add` to global
+    memory); UnsupportedError for an unknown `sem` or `scope`, or a BFloat16 add or a vector
+    below sm_90; GeometryError for a pair or a vector at a static offset that is not a multiple
+    of its length. A misaligned pair or vector at run time is a fault (the emulator's
     EmulationError)."""
 
 
@@ -129,7 +179,12 @@ def atomic_cas(memory, index, compare, value, *, sem: str = "relaxed", scope: st
 
 
 def red_add(memory, index, value, *, sem: str = "relaxed", scope: str = "gpu") -> None:
-    """`atomic_add` without the old value (``red.add``). """
+    """`atomic_add` without the old value (``red.add``). `value` may also be a vector: a 2- or
+    4-tuple of Float32 values added to the 2 or 4 consecutive Float32 elements from
+    ``memory[index]`` in one ``red.global.add.v2.f32`` / ``.v4.f32`` (PTX ISA 9.7.13.6, "red
+    with vector type"; sm_90, PTX ISA 8.1): global memory only, the first element at an offset
+    that is a multiple of the length (an 8- or 16-byte aligned address), each element added on
+    its own (module docstring). """
     _atomic("add", memory, index, value, "red_add", sem=sem, scope=scope, returns=False)
 
 

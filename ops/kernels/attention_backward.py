@@ -21,15 +21,15 @@ dV of O = softmax(scale Q K^T) V, in three kernels:
   (the K-major A operand of a WGMMA against K rows, MN-major B) and the product is added into
   dQ's float32 accumulator in global memory, one of two ways (`Config.dq`, `DQ_MODES`):
   "red", each warpgroup its own keys' product, 64 x D x 64, 64 columns of D at a time (32
-  registers, not D / 2), by red.global.add.f32, one per element (`accumulate_dq`, from a
-  per-thread base and static offsets); or "tma", the CTA's sum once (half the additions into
-  global memory, and by the TMA engine): after a named barrier of the consumers (every dS^T
-  stored) warpgroup w computes columns w D / W .. of dS K over all BN keys (WGMMA chained over
-  the W dS^T tiles and K tiles), stores them into a float32 tile in shared memory (one per
-  pipeline stage, `dq_layout`), and after a second barrier one thread reduce-adds the tile
-  into the accumulator with D / 8 TMA reductions (`reduce_dq`; the issuing thread waits for
-  the reads of a stage's tile before the barrier that lets the consumers overwrite it).
-  The trick of
+  registers, not D / 2), by red.global.add.v2.f32, one per pair of adjacent elements
+  (`accumulate_dq`, from a per-thread base and static offsets); or "tma", the CTA's sum once
+  (half the additions into global memory, and by the TMA engine): after a named barrier of the
+  consumers (every dS^T stored) warpgroup w computes columns w D / W .. of dS K over all BN
+  keys (WGMMA chained over the W dS^T tiles and K tiles), stores them into a float32 tile in
+  shared memory (one per pipeline stage, `dq_layout`), and after a second barrier one thread
+  reduce-adds the tile into the accumulator with D / 8 TMA reductions (`reduce_dq`; the
+  issuing thread waits for the reads of a stage's tile before the barrier that lets the
+  consumers overwrite it). The trick of
   computing the transposed scores ("swap AB") is what puts P^T and dS^T in registers with
   the keys as rows, so dV and dK take them as A without a trip through shared memory. dK and
   dV stay in registers across every query block and are written once (dK scaled);
@@ -77,9 +77,9 @@ from .attention_tiles import Q_BOX, ROW, SWIZZLE, q_layout
 from .mma_issue import interleaved
 
 #: How the main kernel adds dQ into its float32 accumulator: "red", each consumer warpgroup
-#: its own 64 keys' product by one red.global.add.f32 per element from registers; "tma", the
-#: CTA's sum over its BN keys, staged in shared memory and added by TMA reductions (module
-#: docstring).
+#: its own 64 keys' product by one red.global.add.v2.f32 per pair of elements from registers;
+#: "tma", the CTA's sum over its BN keys, staged in shared memory and added by TMA reductions
+#: (module docstring).
 DQ_MODES = ("red", "tma")
 #: The mode a caller that names none gets (``tylo.ops.attention``'s backward, the warm-up):
 #: "tma", 2.6-3.3x "red"'s TFLOP/s on an H100 (session 25, `bench/attention_backward.py --dq

@@ -24,7 +24,7 @@ memory and a named barrier), the two consumer warpgroups split D instead of the 
   shared P^T, K-major; issued before dS^T is computed), dK[:, w] += dS^T Q[:, w] (A = the
   shared dS^T), 64 + 64 float32 registers a thread kept across every query block; and
   dQ[:, w] = dS K[:, w] (A = the same dS^T tile read MN-major as dS), 64 columns at a time
-  (32 registers), added into dQ's float32 accumulator by red.global.add.f32 (`add_dq`, the
+  (32 registers), added into dQ's float32 accumulator by red.global.add.v2.f32 (`add_dq`, the
   loop attention_backward's "red" mode runs too): one sum per CTA, no column added twice.
 
 P^T and dS^T have two tiles each, used by alternate steps, so that a warpgroup writing step
@@ -36,7 +36,9 @@ registers), (B, H, S, D) and (B, S, H, D) memory, packed sequences and the scale
 64/128 kernel's (its docstring). Shared memory: K and V 32 KB each, Q and dO 2 x 32 KB each,
 P^T and dS^T 2 x 8 KB each, lse2/delta 1 KB: 231,464 bytes of the 232,448 a CTA may have.
 ptxas 13 (`attention_backward_host.compile_for_sm90a(256, ...)`): 24/240 registers, no
-spills, the WGMMAs not serialized; the consumers reach R237 of their 240, so little is left for more live values.
+spills, the WGMMAs not serialized; the consumers reach R219 of their 240 (R237 with a scalar
+red.global.add.f32 per dQ element, each at a 64-bit address of its own; now one address a
+thread per 64 columns, the pairs' offsets immediates).
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ class SplitConfig:
 
     @property
     def dq(self) -> str:
-        """How dQ is added (`attention_backward.DQ_MODES`): by red.global.add.f32."""
+        """How dQ is added (`attention_backward.DQ_MODES`): by red.global.add.v2.f32."""
         return "red"
 
     @property

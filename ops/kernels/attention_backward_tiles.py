@@ -4,7 +4,7 @@ the B operand of S^T = K Q^T, the per-column ownership of lse2 and delta beside 
 dQ's WGMMA plan, the mask of S^T, the spec of the float32 row arrays (lse2, delta), and the
 steps the two main kernels take alike: the CTA's geometry (`cta_geometry`), its barriers and
 pipeline (`barriers`), the query blocks a key block sees (`query_range`), the producer's Q/dO
-and lse2/delta loop (`load_queries`) and dQ's loop of red.global.add (`add_dq`). In a module
+and lse2/delta loop (`load_queries`) and dQ's loop of red.global.add.v2 (`add_dq`). In a module
 of their own so that the D 256 kernel and the runner that picks it (attention_backward.py)
 import them without importing each other.
 """
@@ -166,14 +166,42 @@ def load_queries(q_map, do_map, q_stages, do_stages, stats, stats_full, lse2, de
             ps = ps.advance()
 
 
+def column_pairs(C: tylo.Ownership) -> range:
+    """The first slots 0, 2, .. of the slot pairs (2i, 2i + 1) of accumulator ownership C, after
+    checking that in every thread each pair holds two adjacent columns of one row, the first
+    even (the 8-byte aligned element pairs one red.global.add.v2.f32 adds), and that C is
+    separable (every slot's coordinate is the thread's slot-0 coordinate plus a static offset,
+    `Ownership.slot_offsets`: a pair's address is a per-thread base plus an immediate). A
+    WGMMA accumulator's fragment is both. GeometryError (at trace time) for one that is not."""
+    if not C.separable:
+        raise tylo.GeometryError(f"dQ's accumulator {C} is not separable: its slots are not "
+                                 "one per-thread coordinate plus static offsets")
+    for thread, slots in enumerate(C.table()):
+        for v in range(0, C.values, 2):
+            (r, c), pair = slots[v], slots[v + 1:v + 2]
+            if c % 2 or pair != [(r, c + 1)]:
+                raise tylo.GeometryError(
+                    f"dQ's accumulator {C}: thread {thread} holds ({r}, {c}) in slot {v} and "
+                    f"{pair[0] if pair else 'nothing'} in slot {v + 1}, not the next column of an "
+                    "even one (a red.global.add.v2.f32 pair)")
+    return range(0, C.values, 2)
+
+
 @tylo.func
 def accumulate_dq(dq_acc, dq, bh, m0, c0, t, D):
-    """dQ's float32 accumulator (B Hq, S_pad, D) += dq (BM, 64) at rows m0 .., columns c0 ..:
-    one relaxed red.global.add.f32 per element (rows past the sequence add 0 into padding)."""
-    rows, cols = tylo.coordinates(dq.ownership, t)
-    base = dq_acc.ptr + (bh * dq_acc.shape[1] + m0) * D + c0
-    for v in tylo.static_range(dq.slots):  # (a per-thread base plus a static offset per slot)
-        tylo.red_add(base, rows[v] * D + cols[v], dq[v])
+    """dQ's float32 accumulator (B Hq, S_pad, D) += dq (BM, 64) at rows m0 .., columns c0 ..
+    (even): one relaxed red.global.add.v2.f32 per pair of adjacent columns of a row that the
+    thread holds (slots 2i, 2i + 1: `column_pairs`), half the requests of one per element, each
+    at the thread's base address (its slot 0's element) plus the pair's static offset, which
+    ptxas folds into the instruction: one 64-bit address per thread, not one per pair (rows
+    past the sequence add 0 into padding)."""
+    own = dq.ownership
+    pairs = column_pairs(own)
+    r, c = own.thread_coordinate(t)
+    base = dq_acc.ptr + (bh * dq_acc.shape[1] + m0) * D + c0 + (r * D + c)
+    for v in pairs:
+        dr, dc = own.slot_offsets[v]
+        tylo.red_add(base, dr * D + dc, (dq[v], dq[v + 1]))
 
 
 @tylo.func

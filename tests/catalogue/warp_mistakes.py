@@ -49,12 +49,54 @@ def k(out):
     tylo.red_add(out, 0, 1, sem="acquire")  # <-
 k.compile(tylo.Tensor(Int32, 1), block=32)
 """, "UnsupportedError", "red_add: sem='acquire' is not one of relaxed, release"),
-    Mistake("atomic-pair-of-floats32", W, "a packed pair added to Float32 elements", """
+    Mistake("atomic-add-of-a-float32-vector", W, "atomic_add (old values wanted) of a vector of Float32 values", """
 @tylo.kernel
 def k(out):
     tylo.atomic_add(out, 0, (1.0, 2.0))  # <-
 k.compile(tylo.Tensor(Float32, 1), block=32)
-""", "TypeMismatchError", "a packed pair is added only (atom.add.noftz.f16x2 / .bf16x2)"),
+""", "TypeMismatchError", "only red_add adds a vector (red.global.add.v2/.v4.f32: no old values)"),
+    Mistake("red-vector-to-shared", W, "a vector reduction into shared memory", """
+@tylo.kernel
+def k(x):
+    t = tylo.thread_idx()
+    s = tylo.SharedTile(tylo.shared_alloc(Float32, 64), tylo.Layout((64,), (1,)))
+    tylo.red_add(s, 2 * t, (x[t], x[t]), scope="cta")  # <-
+k.compile(tylo.Tensor(Float32, 1), block=32)
+""", "TypeMismatchError", "red with a vector type updates .global memory only (PTX ISA 9.7.13.6), not .shared"),
+    Mistake("red-vector-of-float64", W, "a vector reduction of Float64 values (vectors are of Float32)", """
+@tylo.kernel
+def k(out, x):
+    t = tylo.thread_idx()
+    tylo.red_add(out, 2 * t, (x[2 * t], x[2 * t + 1]))  # <-
+k.compile(tylo.Tensor(Float64, 1), tylo.Tensor(Float64, 1), block=32)
+""", "TypeMismatchError", "not add of .f64 (a vector: 2 or 4 .f32 values, red.global.add.v2/.v4.f32)"),
+    Mistake("red-vector-of-three", W, "a vector reduction of 3 Float32 values", """
+@tylo.kernel
+def k(out, x):
+    t = tylo.thread_idx()
+    tylo.red_add(out, 4 * t, (x[t], x[t], x[t]))  # <-
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), block=32)
+""", "TypeMismatchError", "a vector of .f32 values has 2 or 4 of them (.v2, .v4), not 3"),
+    Mistake("red-max-of-a-vector", W, "a vector reduction by max (vectors are added only)", """
+@tylo.kernel
+def k(out, x):
+    t = tylo.thread_idx()
+    tylo.red_max(out, 2 * t, (x[t], x[t]))  # <-
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), block=32)
+""", "TypeMismatchError", "a vector is added only (red.global.add.v2/.v4.f32), not max"),
+    Mistake("red-vector-at-odd-offset", W, "a vector of 2 at an odd static element offset (8-byte alignment)", """
+@tylo.kernel
+def k(out, x):
+    tylo.red_add(out, 1, (x[0], x[1]))  # <-
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), block=32)
+""", "GeometryError", "a vector of 2 sits at an element offset that is a multiple of 2 (8-byte aligned), not at offset 1"),
+    Mistake("red-vector-before-sm90", W, "a vector reduction on an sm_80 target", """
+@tylo.kernel
+def k(out, x):
+    t = tylo.thread_idx()
+    tylo.red_add(out, 2 * t, (x[t], x[t]))  # <-
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), block=32, arch="sm_80")
+""", "UnsupportedError", "red.global.add.v2.f32 needs sm_90 or later; the target is sm_80"),
     Mistake("emulated-vote-in-divergent-branch", W, "a full-warp vote inside a branch half the warp takes", """
 import numpy as np
 @tylo.kernel
@@ -81,4 +123,12 @@ def k(out, c):
     out[t] = c[0]  # <-
 k.emulate[1, 64](np.zeros(64, np.int32), np.zeros(1, np.int32))
 """, "EmulationError", "read after atomic: thread 0 and several threads access it with no barrier"),
+    Mistake("emulated-misaligned-red-vector", W, "a vector of 2 at a runtime odd element offset", """
+import numpy as np
+@tylo.kernel
+def k(out, i):
+    t = tylo.thread_idx()
+    tylo.red_add(out.ptr, 2 * t + i, (1.0, 2.0))  # <-
+k.emulate[1, 32](np.zeros(80, np.float32), 1)
+""", "EmulationError", "misaligned 8-byte global access"),
 ]

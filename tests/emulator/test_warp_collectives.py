@@ -1,8 +1,9 @@
 """What the emulator refuses or orders for syncwarp, the votes and the atomics (the GPU twins
 of what works are tests/gpu/test_vote_gpu.py and test_atomics_gpu.py): member masks that the
-ISA leaves undefined, races between plain accesses and atomics, misaligned packed pairs, and
-the serialization of lanes on one address. (Half-warp masks given by one instruction, which
-are valid, are a GPU twin: tests/gpu/test_vote_gpu.py.)"""
+ISA leaves undefined, races between plain accesses and atomics, misaligned packed pairs and
+vectors (at run time, and at compile time where the offset is static), and the serialization
+of lanes on one address. (Half-warp masks given by one instruction, which are valid, are a
+GPU twin: tests/gpu/test_vote_gpu.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import tylo
-from tylo import Float16, Int32
+from tylo import Float16, Float32, Int32
 from tylo.compiler.support.errors import EmulationError
 
 
@@ -105,3 +106,44 @@ def test_a_packed_pair_at_a_static_odd_pointer_offset_is_refused():
 
     with pytest.raises(tylo.GeometryError, match="not at offset 3"):
         k.compile(tylo.Tensor(Float16, 1), block=32)
+
+
+@tylo.kernel
+def vector_at(c, i):
+    tylo.red_add(c.ptr, i, (1.0, 2.0, 3.0, 4.0))
+
+
+def test_a_vector_reduction_off_its_size_is_misaligned():
+    """red.global.add.v4.f32 is one 16-byte access: an 8-byte aligned address faults."""
+    with pytest.raises(EmulationError, match="misaligned 16-byte global access"):
+        vector_at.emulate[1, 32](np.zeros(8, np.float32), 2)
+    c = np.zeros(8, np.float32)
+    vector_at.emulate[1, 32](c, 4)
+    assert c.tolist() == [0.0] * 4 + [32.0, 64.0, 96.0, 128.0]
+
+
+def test_a_packed_pair_at_a_static_odd_coordinate_of_an_argument_is_refused():
+    """The argument's pointer is 16-byte aligned: element 3 of Float16 is not 4-byte aligned."""
+    @tylo.kernel
+    def k(h):
+        tylo.red_add(h, 3, (1.0, 2.0))
+
+    with pytest.raises(tylo.GeometryError, match="a packed pair sits .* not at offset 3"):
+        k.compile(tylo.Tensor(Float16, 1), block=32)
+    k.compile(tylo.Tensor(Float16, 1, align=2), block=32)  # (alignment unknown: a run-time check)
+
+
+def test_a_vector_at_a_static_coordinate_of_a_2d_argument():
+    """Row r, column c of a (., 6) Float32 argument is element 6 r + c: (1, 2) is 8 (a multiple
+    of 4), (1, 0) is 6 (not); with a run-time row stride only row 0's offset is known."""
+    @tylo.kernel
+    def k(out, r: tylo.constexpr, c: tylo.constexpr):
+        tylo.red_add(out, (r, c), (1.0, 2.0, 3.0, 4.0))
+
+    static = tylo.Tensor(Float32, 2, shape=(4, 6), stride=(6, 1))
+    k.compile(static, 1, 2, block=32)
+    with pytest.raises(tylo.GeometryError, match="a vector of 4 sits .* not at offset 6"):
+        k.compile(static, 1, 0, block=32)
+    k.compile(tylo.Tensor(Float32, 2), 1, 1, block=32)  # (6 r + c at run time)
+    with pytest.raises(tylo.GeometryError, match="not at offset 2"):
+        k.compile(tylo.Tensor(Float32, 2), 0, 2, block=32)

@@ -1,4 +1,5 @@
-"""Atomics (atom, red) on global and shared memory, run on the GPU and emulated (`backend`):
+"""Atomics (atom, red, red with a vector type) on global and shared memory, run on the GPU and
+emulated (`backend`):
 fresh random inputs, poisoned outputs; exact references for integers (numpy bincount, min, max,
 permutations of the old values), float64 references within rounding for float sums (the order
 of the additions differs between runs and between the GPU and the emulator)."""
@@ -129,6 +130,61 @@ def test_float32_global_add_flushes_subnormals_shared_does_not(backend):
     backend.launch(subnormal_adds, 1, 32, g, backend.put(tiny), out)
     assert backend.get(g)[0] == 0.0
     assert backend.get(out)[0] == tiny[0]
+
+
+# -- vectors of Float32: red.global.add.v2/.v4.f32 ----------------------------------------------
+VECTOR_SLOTS = 64
+
+
+@tylo.kernel
+def vector_sums(C, X, n: tylo.constexpr):
+    t = tylo.thread_idx()
+    i = tylo.block_idx() * THREADS + t
+    k = (t % (VECTOR_SLOTS // n)) * n  # every CTA adds into the same VECTOR_SLOTS elements
+    if n == 2:
+        tylo.red_add(C, k, (X[2 * i], X[2 * i + 1]))
+    else:
+        tylo.red_add(C.ptr + k, 0, (X[4 * i], X[4 * i + 1], X[4 * i + 2], X[4 * i + 3]))
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_vector_reductions_add_every_element(backend, n):
+    """Many CTAs add fresh random values into one float32 array of random values, n at a time
+    (red.global.add.v2/.v4.f32, one instruction per thread): each element is its start plus the
+    sum of what was added to it, within float32 rounding of a float64 sum, whatever the order.
+    The array accumulates, so it starts from random values rather than a poison."""
+    blocks = backend.size(64, 2)
+    x = RNG.standard_normal(blocks * THREADS * n).astype(np.float32)
+    start = RNG.standard_normal(VECTOR_SLOTS).astype(np.float32)
+    c = backend.put(start)
+    backend.launch(vector_sums, blocks, THREADS, c, backend.put(x), n)
+    assert f"red.relaxed.gpu.global.add.v{n}.f32" in backend.ptx(vector_sums, c, backend.put(x), n,
+                                                                   block=THREADS)
+    t = np.arange(blocks * THREADS) % THREADS
+    where = ((t % (VECTOR_SLOTS // n)) * n)[:, None] + np.arange(n)  # each value's element
+    want = start.astype(np.float64).copy()
+    np.add.at(want, where.ravel(), x.astype(np.float64))
+    magnitude = np.abs(start).astype(np.float64)
+    np.add.at(magnitude, where.ravel(), np.abs(x).astype(np.float64))
+    adds = np.bincount(where.ravel(), minlength=VECTOR_SLOTS)
+    got = backend.get(c).astype(np.float64)
+    assert np.all(np.abs(got - want) <= magnitude * 2.0**-24 * adds), (got, want)
+
+
+@tylo.kernel
+def subnormal_vector(G, X):
+    if tylo.thread_idx() == 0:
+        tylo.red_add(G, 0, (X[0], X[1]))
+
+
+def test_float32_vector_reduction_flushes_subnormals(backend):
+    """A vector reduction adds as red.global.add.f32 does (SASS REDG.E.ADD.F32x2.FTZ.RN): a
+    subnormal value becomes a (sign-preserving) zero, so the elements stay 0."""
+    tiny = np.array([RNG.uniform(1, 100), -RNG.uniform(1, 100)], np.float32) * np.float32(2.0**-140)
+    g = backend.put(np.zeros(2, np.float32))
+    backend.launch(subnormal_vector, 1, 32, g, backend.put(tiny))
+    got = backend.get(g)
+    assert got.tolist() == [0.0, 0.0], got
 
 
 # -- packed pairs of halves --------------------------------------------------------------------

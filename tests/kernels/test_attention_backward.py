@@ -1,9 +1,9 @@
 """tylo.ops.kernels.attention_backward: emulated against float64 torch autograd of
 softmax(scale Q K^T) V (fresh random inputs, dQ, dK, dV poisoned first; causal and not, head
 dims 64 and 128, sequences that are not multiples of the tiles), each in both dQ modes
-(`DQ_MODES`: red.global.add per element, or the CTA's sum by TMA reductions); the SASS of the
-main kernel (no spills); a planted race in the TMA mode reported by the emulator; on a GPU,
-against float32 torch autograd."""
+(`DQ_MODES`: red.global.add.v2 per element pair, or the CTA's sum by TMA reductions); the SASS
+of the main kernel (no spills); a planted race in the TMA mode reported by the emulator; on a
+GPU, against float32 torch autograd."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import math
 
 import pytest
 
+import tylo
 from tylo.ops.kernels import attention_backward as bw
 from tylo.ops.kernels import attention_backward_host as host
+from tylo.ops.kernels import attention_backward_tiles as tiles
 
 torch = pytest.importorskip("torch")
 
@@ -151,6 +153,25 @@ def test_emulated_tma_dq_many_blocks():
     assert run_emulated(1, 2, 1, 320, 128, 128, False, dq="tma")
 
 
+def test_dq_pairs_are_adjacent_columns():
+    """accumulate_dq adds slots 2i, 2i + 1 of dQ's WGMMA accumulator by one
+    red.global.add.v2.f32 at a per-thread base plus a static offset: every thread's pair is
+    (r, c), (r, c + 1) with c even, and the ownership is separable. One whose slot pairs are
+    not (here the accumulator with its first two value strides swapped: slot 1 is 8 rows down),
+    or one that is not separable (thread t's slot 0 at row 2t mod 4, its column carried from
+    the row), is refused at trace time, before any PTX."""
+    C = tiles.dq_plan().operand_layout("C")
+    assert tiles.column_pairs(C) == range(0, 32, 2)
+    (t_shape, (v0, v1, v2)), (t_stride, (s0, s1, s2)) = C.layout.shape, C.layout.stride
+    rows_paired = tylo.Ownership(C.shape, tylo.Layout((t_shape, (v1, v0, v2)),
+                                                      (t_stride, (s1, s0, s2))))
+    with pytest.raises(tylo.GeometryError, match=r"\(0, 0\) in slot 0 and \(8, 0\) in slot 1"):
+        tiles.column_pairs(rows_paired)
+    carried = tylo.Ownership((4, 4), tylo.Layout((4, (2, 2)), (2, (1, 8))))
+    with pytest.raises(tylo.GeometryError, match="is not separable"):
+        tiles.column_pairs(carried)
+
+
 def test_planted_race_on_the_dq_tile_is_reported(monkeypatch):
     """Without the issuing thread's wait for the reads of a stage's TMA reductions
     (`dq_tile_free` planted as a no-op), the consumers store the third query block's dQ into
@@ -181,9 +202,9 @@ def test_sass(compiled, D, causal, dq):
     """The main kernel for sm_90a: no spills, no stack, setmaxnreg 24/240, every GEMM a WGMMA
     (per query block: S^T and dP^T, D / 64 groups each of m64n64k16 x 4; dV and dK, 4 each;
     dQ: "red" 4 per 64 columns, "tma" 4 per consumer's keys at n = D / 2). "red": dQ added by
-    red.global.add.f32 (one per accumulator element); "tma": no red, D / 8 TMA reductions a
-    query block (one loop in the PTX, unrolled by ptxas) and no runtime check (trap) in the
-    consumers' loops."""
+    red.global.add.v2.f32 (one per pair of adjacent accumulator elements: REDG F32x2); "tma":
+    no red, D / 8 TMA reductions a query block (one loop in the PTX, unrolled by ptxas) and no
+    runtime check (trap) in the consumers' loops."""
     c = compiled[(D, causal, dq)]
     counts = c.sass_counts()
     assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
@@ -197,8 +218,9 @@ def test_sass(compiled, D, causal, dq):
     # K and V of both consumers once (unrolled), Q and dO per query block
     assert counts.opcodes["UTMALDG"] == 2 * 2 * (D // 64) + 2 * (D // 64)
     if dq == "red":
-        assert counts.opcodes["REDG"] == loops * (D // 64) * 32
-        assert c.ptx.count("red.relaxed.gpu.global.add.f32") == loops * (D // 64) * 32
+        assert counts.opcodes["REDG"] == loops * (D // 64) * 16
+        assert counts.full["REDG.E.ADD.F32x2.FTZ.RN.STRONG.GPU"] == loops * (D // 64) * 16
+        assert c.ptx.count("red.relaxed.gpu.global.add.v2.f32") == loops * (D // 64) * 16
         return
     assert counts.opcodes.get("REDG", 0) == 0
     assert c.ptx.count("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile") == loops

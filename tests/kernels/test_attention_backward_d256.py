@@ -63,7 +63,7 @@ def test_sass():
     """The main kernel for sm_90a at D 256, causal, GQA: no spills, no stack, setmaxnreg 24/240,
     the WGMMAs not serialized (no ptxas warning); per query block S^T and dP^T (4 groups of
     m64n32k16 x 4 each), dV and dK (4 each), dQ (2 x 4), twice (the masked and unmasked loops);
-    P^T and dS^T stored by stmatrix (x4: two per store); dQ by red.global.add.f32 (2 x 32
+    P^T and dS^T stored by stmatrix (x4: two per store); dQ by red.global.add.v2.f32 (2 x 16
     a query block); K and V once, Q and dO per query block (4 boxes of 64 columns each);
     shared memory within the 227 KB a CTA may have."""
     import warnings
@@ -80,7 +80,8 @@ def test_sass():
     loops = 2
     assert counts.opcodes["HGMMA"] == loops * (2 * 4 * 4 + 2 * 4 + 2 * 4)
     assert counts.opcodes["STSM"] == loops * 2 * 2 * 2  # (P^T, dS^T) x (w = 0, 1) x 2
-    assert counts.opcodes["REDG"] == loops * 2 * 32
+    assert counts.opcodes["REDG"] == loops * 2 * 16
+    assert counts.full["REDG.E.ADD.F32x2.FTZ.RN.STRONG.GPU"] == loops * 2 * 16
     assert counts.opcodes["UTMALDG"] == 2 * 4 + 2 * 4
     assert c.shared_bytes <= 227 * 1024
 

@@ -15,6 +15,7 @@ SASS = """\
         /*02a0*/                   HMMA.16816.F32.BF16 R4, R8, R12, R4 ;
         /*02b0*/               @P1 HMMA.16816.F32.BF16 R4, R8, R14, R4 ;
         /*02c0*/              @UPT LDSM.16.M88.4 R8, [R2] ;
+        /*02d0*/                   REDG.E.ADD.F32x2.FTZ.RN.STRONG.GPU desc[UR4][R2.64], R6 ;
         /*2800*/                   NOP;
 .L_x_9:
         .global         gemm
@@ -23,8 +24,9 @@ SASS = """\
 
 def test_opcode_counts_strip_predicates_and_modifiers():
     base, full = opcode_counts(SASS)
-    assert base == {"LDC": 1, "S2R": 1, "BRA": 1, "HMMA": 2, "LDSM": 1, "NOP": 1}
+    assert base == {"LDC": 1, "S2R": 1, "BRA": 1, "HMMA": 2, "LDSM": 1, "REDG": 1, "NOP": 1}
     assert full["HMMA.16816.F32.BF16"] == 2 and full["LDSM.16.M88.4"] == 1
+    assert full["REDG.E.ADD.F32x2.FTZ.RN.STRONG.GPU"] == 1  # (a lower-case modifier: F32x2)
     assert full["S2R"] == 1 and "P0" not in base and "UPT" not in base
 
 

@@ -57,3 +57,42 @@ ptx.entry "k" [] {
   %o = ptx.atom "cas" "relaxed" "gpu" "shared" "b32" [%a, 0], %a : !ptx.reg<r1>, !ptx.reg<r1> -> !ptx.reg<r2>
   ptx.ret
 }
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: red with a vector type updates .global memory only (PTX ISA 9.7.13.6), not .shared
+ptx.entry "k" [] {
+  %a = ptx.const "u32"(0) : !ptx.reg<r1>
+  %f = ptx.const "f32"(0) : !ptx.reg<f1>
+  ptx.red_vector "add" "relaxed" "gpu" "shared" "f32" [%a, 0], (%f, %f) : !ptx.reg<r1>, (!ptx.reg<f1>, !ptx.reg<f1>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: a vector of .f32 values has 2 or 4 of them (.v2, .v4), not 3
+ptx.entry "k" [] {
+  %a = ptx.const "u64"(0) : !ptx.reg<rd1>
+  %f = ptx.const "f32"(0) : !ptx.reg<f1>
+  ptx.red_vector "add" "relaxed" "gpu" "global" "f32" [%a, 0], (%f, %f, %f) : !ptx.reg<rd1>, (!ptx.reg<f1>, !ptx.reg<f1>, !ptx.reg<f1>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: a vector is added to .f32 elements only (red.global.add.v2/.v4.f32), not .f64
+ptx.entry "k" [] {
+  %a = ptx.const "u64"(0) : !ptx.reg<rd1>
+  %d = ptx.const "f64"(0) : !ptx.reg<fd1>
+  ptx.red_vector "add" "relaxed" "gpu" "global" "f64" [%a, 0], (%d, %d) : !ptx.reg<rd1>, (!ptx.reg<fd1>, !ptx.reg<fd1>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: ptx.red_vector .f32 needs 32-bit registers, got .b64 (%rd1)
+ptx.entry "k" [] {
+  %a = ptx.const "u64"(0) : !ptx.reg<rd1>
+  ptx.red_vector "add" "relaxed" "gpu" "global" "f32" [%a, 0], (%a, %a) : !ptx.reg<rd1>, (!ptx.reg<rd1>, !ptx.reg<rd1>)
+  ptx.ret
+}

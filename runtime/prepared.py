@@ -16,6 +16,10 @@ buffer of its own. Then:
   (128 bytes, at their 64-byte-aligned slot) are written into the buffer; the
   new arguments stay bound for a later ``p()``. A mismatch raises the `ArgumentError` the full
   path would raise, or one naming what differs from the prepared argument.
+* ``p.release()`` drops the bound arguments (the arrays of the last call, otherwise referenced
+  until the next): an op that launches fresh arrays each call releases them after its launch.
+  Then ``p()`` is refused (a `LaunchError`: its buffer may point at freed memory) until
+  ``p(*args)`` binds new ones.
 
 The buffer belongs to the `Prepared` object: launching one object from several threads at once
 with new arguments is not supported (``p()`` without arguments is safe).
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..compiler.support.errors import ArgumentError
+from ..compiler.support.errors import ArgumentError, LaunchError
 from ..compiler.params.signature import ScalarSpec, TensorMapSpec, TensorSpec
 from . import arguments
 from .arrays import as_device_array
@@ -59,11 +63,18 @@ class Prepared(Binding):
     def __call__(self, *args) -> None:
         if args:
             self._swap(args)
+        elif self.args is None:
+            raise LaunchError(f"{self!r}: its arguments were released; launch it with new "
+                              "arguments, p(*args)")
         stream = self.explicit_stream
         if stream is None:
             reader = self.fixed_stream
             stream = reader if type(reader) is int else reader(self.device)
         self.launch(stream)
+
+    def release(self) -> None:
+        """Drop the bound arguments (module docstring): ``p()`` is refused until ``p(*args)``."""
+        self.args = None
 
     def __repr__(self) -> str:
         return f"<Prepared {self.name}{tuple(self.names)} grid {self.grid}, block {self.block}>"
@@ -143,9 +154,9 @@ class Prepared(Binding):
         arguments.check(name, value, spec)  # the full path's error, if it has one
         if isinstance(value, TMABinding):
             value.param_bytes(name)  # a host binding's error
-        before = self.args[i]
+        before = _describe(self.args[i]) if self.args is not None else f"{spec}, released"
         raise ArgumentError(name, f"differs from the argument the launch was prepared with "
-                                  f"({_describe(before)}; now {_describe(value)}): a prepared "
+                                  f"({before}; now {_describe(value)}): a prepared "
                                   "launch swaps pointers and values only, prepare() again for "
                                   "other dtypes, extents, strides, devices or types")
 

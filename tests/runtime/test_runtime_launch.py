@@ -306,6 +306,36 @@ def test_prepared_launch_checks_what_it_swaps(launch, args, message):
     assert launch.launches == []
 
 
+def test_a_released_prepared_launch_holds_no_argument(launch):
+    """release() drops the bound arrays (nothing keeps them alive); p() is then refused until
+    p(*args) binds new ones, and a mismatch still names the prepared spec."""
+    import gc
+    import weakref
+
+    launch.param_counts["axpy"] = 5
+    axpy[2, 32](tensor(64, BASE + 0x400), tensor(64, BASE + 0x500), 1.0)  # (compiled: its
+    out, x = tensor(64), tensor(64, BASE + 0x100)  # IR stages may trace those arrays again)
+    run = axpy[2, 32].prepare(out, x, 0.5)
+    alive = weakref.ref(x)
+    run.release()
+    del x
+    gc.collect()
+    assert alive() is None
+    with pytest.raises(LaunchError, match="its arguments were released; launch it with new "
+                                          r"arguments, p\(\*args\)"):
+        run()
+    assert len(launch.launches) == 1  # (the first, compiling launch)
+    run(tensor(64, BASE + 0x200), tensor(64, BASE + 0x300), 4.0)
+    assert _slots(launch.params[-1], "QiQif") == [BASE + 0x200, 64, BASE + 0x300, 64, 4.0]
+    run()  # bound again
+    assert len(launch.launches) == 3
+    run.release()
+    with pytest.raises(ArgumentError, match=r"argument 'y': differs from the argument the launch "
+                                            r"was prepared with \(.*, released; now Float32, "
+                                            r"shape \(32,\)"):
+        run(tensor(32), tensor(64), 1.0)
+
+
 def test_prepared_launch_with_a_constexpr_and_another_context(launch):
     run = offset[1, 32].prepare(tensor(8, device=1), tensor(8, device=1), 2)
     run()

@@ -258,3 +258,24 @@ def test_what_custom_op_and_wrap_refuse():
         tylo.ops.custom_op("tylotest::refused", tensors={"x": "float64"})(lambda x: x)
     with pytest.raises(UnsupportedError, match="tylo.ops.wrap takes a @tylo.kernel"):
         tylo.ops.wrap(lambda x: x)
+
+
+def test_an_op_without_tensor_rules_checks_one_device_in_one_pass():
+    """The checks of an op with no dtype or contiguity rule pass plain values beside tensors on
+    one device in one pass (`library._on_one_device`); a tensor on another device, and lists
+    (whose tensors it does not look into), go to the checks that name the argument."""
+    from tylo.ops import library
+
+    checks = library._Checks("tylotest::plain", lambda a, b, c, n: None, None, False)
+    cpu, meta = torch.zeros(4), torch.empty(4, device="meta")
+    assert checks.plain and library._on_one_device((cpu, cpu, None, 3, torch.float32))
+    checks((cpu, cpu, None, 3), {})
+    assert not library._on_one_device((cpu, meta))
+    with pytest.raises(ArgumentError, match="argument 'b': is on device 'meta'"):
+        checks((cpu, meta, None, 3), {})
+    assert not library._on_one_device((cpu, cpu, [cpu], 3))
+    with pytest.raises(ArgumentError, match=r"argument 'c\[0\]': is on device 'meta'"):
+        checks((cpu, cpu, [meta], 3), {})
+    assert not library._Checks("tylotest::ruled", lambda a: None, {"a": Float64}, False).plain
+    assert not library._Checks("tylotest::ruled", lambda a: None, None, True).plain
+    assert not library._Checks("tylotest::ruled", lambda a: None, None, ("a",)).plain

@@ -56,6 +56,7 @@ from .device import require_hopper, sm_count
 from .kernels import gemm_layouts as kernel
 from .kernels import projection
 from .library import custom_op, direct, wrap
+from .maps import BOUND_ENTRIES, bound
 from .variants import TOKEN_TILES
 
 _DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
@@ -253,7 +254,7 @@ def _run(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.Tens
     return out
 
 
-_BOUND_ENTRIES = 32  # addresses remembered per geometry and operand
+_BOUND_ENTRIES = BOUND_ENTRIES  # addresses remembered per geometry and operand
 #: A geometry's prepared launch (`Launcher.prepare`: the argument kinds checked once, each call
 #: swaps the three descriptors in) is used by one thread at a time.
 _PREPARED_LOCK = threading.Lock()
@@ -261,15 +262,8 @@ _PREPARED_LOCK = threading.Lock()
 
 def _bound(cache: dict, box, x: torch.Tensor):
     """The tensor map of `box` over the CUDA tensor x, from `cache` (this geometry's, for this
-    operand: x's shape and strides are the geometry's) by x's address: a detached binding
-    (`tylo.TMABinding.detached`), which holds no memory alive."""
-    ptr = x.data_ptr()
-    bound = cache.get(ptr)
-    if bound is None:
-        if len(cache) >= _BOUND_ENTRIES:
-            cache.clear()
-        bound = cache[ptr] = prepare_tma(box, x).detached()
-    return bound
+    operand) by x's address: a detached binding (`maps.bound`)."""
+    return bound(cache, x, prepare_tma, box)
 
 
 @custom_op("tylo::matmul", fake=_fake)

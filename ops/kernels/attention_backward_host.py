@@ -48,6 +48,52 @@ def rows_map(x):
     return tylo.prepare_tma(Q_BOX, _heads_first(rows)), True
 
 
+class Geometry:
+    """What the three launches of one geometry take besides the arrays: the `Config`, each
+    launch's kernel, grid and block, the scalars, and the float32 workspace's shapes (`rows`:
+    delta's and lse2's, (B Hq, S_pad); `accumulator`: dQ's, (B Hq, S_pad, D); S_pad = S rounded
+    up to 64). B, Hq, Hkv, S (Sq, or with varlen max_seqlen_q), Sk (max_seqlen_k with varlen),
+    D; seq_q, seq_k the kernels' sequence lengths (0 with varlen: cu_seqlens give them).
+    `lpt`: the main kernel's grid with key blocks slowest (`config`; None: when causal).
+    ArgumentError for a head dim other than 64, 128 or 256, Hkv not dividing Hq, or another dq
+    mode (`config`)."""
+
+    __slots__ = ("cfg", "heads", "kv_heads", "D", "seq_q", "seq_k", "causal", "rows",
+                 "accumulator", "kernels", "lse_rows")
+
+    def __init__(self, B: int, Hq: int, Hkv: int, S: int, Sk: int, D: int, seq_q: int,
+                 seq_k: int, causal: bool, scale: float | None, dq: str | None,
+                 lpt: bool | None = None):
+        if Hq % Hkv:
+            raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
+        self.cfg = cfg = config(D, causal, scale, dq, lpt)
+        pad = -(-S // BM) * BM
+        self.heads, self.kv_heads, self.D = Hq, Hkv, D
+        self.seq_q, self.seq_k, self.causal = seq_q, seq_k, bool(causal)
+        self.rows, self.accumulator = (B * Hq, pad), (B * Hq, pad, D)
+        self.lse_rows = (B * Hq, S)  # lse's and dlse's (B Hq, S) view (not with varlen)
+        rows = (pad // ROWS_PER_CTA, B * Hq)
+        #: (kernel, grid, block) of the three launches, in order
+        self.kernels = (
+            (preprocess, rows, 128),
+            (cfg.kernel, main_grid(-(-Sk // cfg.BN), B * Hkv, cfg.lpt, lpt_chunk(Hq // Hkv, S, D)),
+             128 * (cfg.W + 1)),
+            (postprocess, rows, 128))
+
+    def arguments(self, maps, packed: bool, kv_packed: bool, O, dO, lse, dlse, dQ, dK, dV,
+                  delta, lse2, dq_acc, dq_to, cu_q=None, cu_k=None) -> tuple:
+        """The arguments of the three launches: `maps` Q's, K's, V's and dO's tensor maps
+        (`rows_map`; `packed`, `kv_packed` whether Q's and K's are packed rows), lse and dlse
+        as the kernels read them ((B Hq, S) views, or (Hq, rows) with varlen), the workspace
+        (delta, lse2, dQ's accumulator dq_acc, and dq_to: the main kernel's view of it, its
+        tensor map in the "tma" mode) and cu_seqlens (varlen)."""
+        cfg, Hq, D, seq_q = self.cfg, self.heads, self.D, self.seq_q
+        return ((O, dO, lse, dlse, delta, lse2, dq_acc, seq_q, cu_q, Hq, D),
+                (*maps, dK, dV, lse2, delta, dq_to, seq_q, self.seq_k, cu_q, cu_k, Hq,
+                 self.kv_heads, cfg, self.causal, packed, kv_packed),
+                (dQ, dq_acc, seq_q, cu_q, Hq, cfg.softmax_scale, D))
+
+
 class AttentionBackward:
     """dQ, dK, dV of O = softmax(scale Q K^T) V for one set of arrays, each given logical
     (B, H, S, D) (SDPA's): Q, O, dO, dQ (B, Hq, S, D) bf16, K, V, dK, dV (B, Hkv, Sk, D) bf16,
@@ -65,8 +111,10 @@ class AttentionBackward:
     the main kernel adds dQ (`DQ_MODES`: "red" per element from registers, "tma" by TMA
     reductions of the CTA's sum staged in shared memory; None: `DQ_MODE`; at D 256 "red"
     only). `lpt`: the main kernel's grid with key blocks slowest (`config`; None: when
-    causal). ArgumentError for a head dim other than 64, 128 or 256, Hkv not dividing Hq, rows
-    in neither memory order, or another dq mode."""
+    causal). `geometry` (the `Geometry`) and `packed` (whether Q's and K's rows are packed)
+    serve later calls of the same shapes and strides (``tylo.ops.attention``'s prepared
+    launches). ArgumentError for a head dim other than 64, 128 or 256, Hkv not dividing Hq,
+    rows in neither memory order, or another dq mode."""
 
     def __init__(self, Q, K, V, O, dO, lse, dQ, dK, dV, causal: bool, scale: float | None = None,
                  emulate: bool = False, dlse=None, cu_seqlens_q=None, cu_seqlens_k=None,
@@ -80,12 +128,11 @@ class AttentionBackward:
             B, Hq, S, D = Q.shape
             Hkv, Sk = K.shape[1], K.shape[2]
             seq_q, seq_k = S, Sk
-        if Hq % Hkv:
-            raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
-        self.cfg = cfg = config(D, causal, scale, dq, lpt)
-        pad = -(-S // BM) * BM
-        delta, lse2 = _workspace(Q, (B * Hq, pad)), _workspace(Q, (B * Hq, pad))
-        dq_acc = _workspace(Q, (B * Hq, pad, D))
+        self.geometry = g = Geometry(B, Hq, Hkv, S, Sk, D, seq_q, seq_k, causal, scale, dq,
+                                     lpt)
+        self.cfg = cfg = g.cfg
+        delta, lse2 = _workspace(Q, g.rows), _workspace(Q, g.rows)
+        dq_acc = _workspace(Q, g.accumulator)
         # the main kernel's view of dQ's accumulator: itself, or ("tma") its TMA binding
         dq_to = tylo.prepare_tma(DQ_BOX, dq_acc) if cfg.dq == "tma" else dq_acc
         if varlen:
@@ -98,20 +145,14 @@ class AttentionBackward:
                 raise tylo.ArgumentError("dO/V", "dO must lie in Q's memory order and V in K's "
                                                  "((B, H, S, D) or (B, S, H, D))")
             self.maps = [q_map, k_map, v_map, do_map]
-            lse = _view(lse, (B * Hq, S))
+            lse = _view(lse, g.lse_rows)
             if dlse is not None:
-                dlse = _view(dlse, (B * Hq, S))
-        rows = (pad // ROWS_PER_CTA, B * Hq)
-        cu = (cu_seqlens_q, cu_seqlens_k)
+                dlse = _view(dlse, g.lse_rows)
+        self.packed = (packed, kv_packed)
+        arguments = g.arguments(self.maps, packed, kv_packed, O, dO, lse, dlse, dQ, dK, dV,
+                                delta, lse2, dq_acc, dq_to, cu_seqlens_q, cu_seqlens_k)
         #: (kernel, grid, block, arguments) of the three launches, in order
-        self.launches = [
-            (preprocess, rows, 128, (O, dO, lse, dlse, delta, lse2, dq_acc, seq_q, cu[0], Hq, D)),
-            (cfg.kernel, main_grid(-(-Sk // cfg.BN), B * Hkv, cfg.lpt, lpt_chunk(Hq // Hkv, S, D)),
-             128 * (cfg.W + 1),
-             (*self.maps, dK, dV, lse2, delta, dq_to, seq_q, seq_k, *cu, Hq, Hkv, cfg,
-              bool(causal), packed, kv_packed)),
-            (postprocess, rows, 128, (dQ, dq_acc, seq_q, cu[0], Hq, cfg.softmax_scale, D)),
-        ]
+        self.launches = [(*launch, args) for launch, args in zip(g.kernels, arguments)]
         self.emulate = emulate
         self.workspace = (delta, lse2, dq_acc)
 

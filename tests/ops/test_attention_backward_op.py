@@ -184,6 +184,120 @@ def test_inputs_under_autocast(dtype, autocast):
     check(got, [w.transpose(1, 2) for w in want])
 
 
+def laid(shape, memory, device="cpu"):
+    """A fresh random bf16 tensor of logical (B, H, S, D) `shape` lying in `memory` ("bhsd",
+    "bshd", or "strided": every other element of a (B, H, S, 2 D) tensor, in neither order)."""
+    B, H, S, D = shape
+    if memory == "bshd":
+        return torch.randn(B, S, H, D, dtype=torch.bfloat16, device=device).transpose(1, 2)
+    if memory == "strided":
+        return torch.randn(B, H, S, 2 * D, dtype=torch.bfloat16, device=device)[..., ::2]
+    return torch.randn(B, H, S, D, dtype=torch.bfloat16, device=device)
+
+
+def direct_case(Hq=2, Hkv=1, S=64, D=64, q_mem="bhsd", kv_mem="bhsd", dout_mem=None,
+                causal=True, scale=0.125, dlse_rows=None, device="cpu", dtype=torch.float64):
+    """(the op's arguments, the float64 (or `dtype`) autograd gradients): fresh random q, k, v,
+    dout laid out as named, out and lse the reference's (out in q's memory), dlse random
+    float32 rows `dlse_rows` apart (None: no dlse)."""
+    q, dout = laid((1, Hq, S, D), q_mem, device), laid((1, Hq, S, D), dout_mem or q_mem, device)
+    k, v = laid((1, Hkv, S, D), kv_mem, device), laid((1, Hkv, S, D), kv_mem, device)
+    rq, rk, rv = (x.detach().to(dtype).requires_grad_() for x in (q, k, v))
+    ref_out, ref_lse = reference(rq, rk, rv, causal, scale, dtype)
+    out = torch.empty_like(q).copy_(ref_out.detach())
+    lse = ref_lse.detach().float()
+    total = (ref_out * dout.to(dtype)).sum()
+    dlse = None
+    if dlse_rows is not None:
+        dlse = torch.randn(1, Hq, dlse_rows, device=device)[..., :S]
+        total = total + (ref_lse * dlse.to(dtype)).sum()
+    want = torch.autograd.grad(total, (rq, rk, rv))
+    return (dout, q, k, v, out, lse, dlse, causal, scale), want
+
+
+def test_plans_per_geometry_in_sequence():
+    """The op's per-geometry plans (memory orders, copies, the kernels' geometry: `_PLANS`)
+    told apart: calls in sequence that differ in causal, scale, Q's or K/V's memory order, a
+    dout in neither order (copied), a dlse whose rows need padding, each right against float64
+    autograd on fresh inputs, each its own plan; the same geometry again (new values) reuses
+    its plan and stays right. Gradients lie as their inputs."""
+    from tylo.ops import attention_backward as op
+
+    cases = [dict(), dict(causal=False), dict(scale=0.3), dict(q_mem="bshd"),
+             dict(kv_mem="bshd"), dict(Hq=4, kv_mem="bshd"), dict(dout_mem="strided"),
+             dict(dlse_rows=66), dict()]
+    op._PLANS.clear()
+    for i, case in enumerate(cases):
+        args, want = direct_case(**case)
+        got = torch.ops.tylo.attention_backward(*args)
+        check(got, want)
+        assert [g.stride() for g in got] == [x.stride() for x in args[1:4]]
+        assert len(op._PLANS) == min(i + 1, len(cases) - 1), case
+    plan = op._PLANS[next(iter(op._PLANS))]
+    assert (plan.order, plan.kv_order, plan.copies, plan.prepared) == ("bhsd", "bhsd", None,
+                                                                        False)
+    copied = [p.copies for p in op._PLANS.values() if p.copies is not None]
+    assert copied == [(False, True, False, False, False, False, False),  # dout in neither order
+                      (False, False, False, False, False, False, True)]  # dlse rows 66 apart
+
+
+class _CheckedEmulation:
+    """A prepared launch (`Launcher.prepare`) that runs on the emulator and asserts what the
+    GPU's prepared launch checks of the arguments swapped in: each tensor's dtype, shape,
+    strides and 16-byte alignment, each tensor map's plan and rank, every other value equal."""
+
+    def __init__(self, launcher, args):
+        self.kernel, self.grid, self.block = launcher.kernel, launcher.grid, launcher.block
+        self.kinds = [self.kind(a) for a in args]
+        self.released = False
+
+    @staticmethod
+    def kind(a):
+        if isinstance(a, torch.Tensor):
+            return a.dtype, a.shape, a.stride(), a.data_ptr() % 16 == 0
+        if isinstance(a, tylo.TMABinding):
+            return a.plan, a.rank
+        return a
+
+    def __call__(self, *args):
+        assert [self.kind(a) for a in args] == self.kinds
+        self.kernel.emulate[self.grid, self.block](*args)
+        self.released = False
+
+    def release(self):
+        self.released = True
+
+
+def test_prepared_launches_per_geometry_on_the_emulator(monkeypatch):
+    """The CUDA path (prepared launches, the workspace and tensor maps of a geometry's later
+    calls) run on the emulator: the launches are prepared on a geometry's second call, and
+    every call after swaps new arrays in (as the GPU's would check them) and releases them.
+    Geometries that differ in causal, scale, memory orders, copies and dlse in sequence, each
+    right against float64 autograd on fresh inputs, each with its own launches."""
+    from tylo.frontend.jit.launcher import Launcher
+    from tylo.ops import attention_backward as op
+
+    monkeypatch.setattr(op, "PREPARED_ON", ("cuda", "cpu"))
+    monkeypatch.setattr(tylo.TMABinding, "detached", lambda self: self)  # (host bindings)
+    prepared = []
+
+    def prepare(launcher, *args):
+        prepared.append(_CheckedEmulation(launcher, args))
+        return prepared[-1]
+
+    monkeypatch.setattr(Launcher, "prepare", prepare)
+    cases = [dict(), dict(causal=False), dict(scale=0.3), dict(q_mem="bshd", kv_mem="bshd"),
+             dict(Hq=4, kv_mem="bshd", dout_mem="strided"), dict(dlse_rows=66)]
+    op._PLANS.clear()
+    for i, case in enumerate(cases + cases[:1]):
+        for call in range(2):
+            args, want = direct_case(**case)
+            check(op._run(*args), want)
+            assert len(prepared) == 3 * min(i + call, len(cases)), (case, call)
+            assert all(p.released for p in prepared)
+    assert len({id(p.launches) for p in op._PLANS.values()}) == len(cases)
+
+
 def _cuda():
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
@@ -245,3 +359,126 @@ def test_gpu_packed_sequences(D):
         ref, _ = reference(rq, rk, rv, True, 1 / math.sqrt(D), torch.float32)
         want = torch.autograd.grad(ref, (rq, rk, rv), g_out[sq].float().transpose(0, 1)[None])
         check([g[s] for g, s in zip(got, (sq, sk, sk))], [w[0].transpose(0, 1) for w in want])
+
+
+def _poison():
+    """A NaN block back to torch's caching allocator: the op's next gradients and workspace
+    are likely carved from it (unwritten elements stay NaN)."""
+    poison = torch.full((2**27,), float("nan"), device="cuda")
+    del poison
+
+
+#: Geometries in sequence on the GPU (`direct_case` options): D 64, 128, 256, both memory
+#: orders and a mix, causal or not, a scale, a copied dout, a dlse whose rows are padded.
+GPU_CASES = [dict(Hq=16, Hkv=4, S=1024, D=64, q_mem="bshd", kv_mem="bshd"),
+             dict(Hq=16, Hkv=4, S=1024, D=64, q_mem="bshd", kv_mem="bshd", causal=False),
+             dict(Hq=8, Hkv=2, S=768, D=128, scale=0.05),
+             dict(Hq=8, Hkv=8, S=640, D=128, q_mem="bshd", dout_mem="strided", dlse_rows=642),
+             dict(Hq=4, Hkv=2, S=512, D=256, kv_mem="bshd")]
+
+
+@pytest.mark.gpu
+def test_gpu_repeated_calls_of_several_geometries():
+    """Each geometry called three times (its first call the general launch path, the second
+    prepares its launches, the third swaps into them) and the geometries interleaved, on fresh
+    random inputs with poisoned memory, through the custom op and the direct implementation:
+    every result against float32 autograd."""
+    from tylo.ops import attention_backward as op
+
+    dev = _cuda()
+    for round in range(3):
+        for case in GPU_CASES:
+            args, want = direct_case(**case, device=dev, dtype=torch.float32)
+            _poison()
+            run = torch.ops.tylo.attention_backward if round % 2 else op._run
+            check(run(*args), want)
+    assert all(p.launches is not None for p in op._PLANS.values() if p.prepared)
+
+
+@pytest.mark.gpu
+def test_gpu_two_threads_share_prepared_launches():
+    """Two threads, each on its own stream, calling two geometries in turn (the prepared
+    launches swapped under a lock): every result against float32 autograd."""
+    import threading
+
+    from tylo.ops import attention_backward as op
+
+    dev = _cuda()
+    cases = [direct_case(**GPU_CASES[i % 2], device=dev, dtype=torch.float32) for i in range(12)]
+    torch.cuda.synchronize()
+    results, errors = {}, []
+
+    def work(indices):
+        try:
+            stream = torch.cuda.Stream()
+            with torch.cuda.stream(stream):
+                for i in indices:
+                    results[i] = op._run(*cases[i][0])
+            stream.synchronize()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(range(t, 12, 2),)) for t in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    for i, (_, want) in enumerate(cases):
+        check(results[i], want)
+
+
+@pytest.mark.gpu
+def test_gpu_eager_backward_skips_the_dispatcher_and_a_profiled_one_does_not(monkeypatch):
+    """An eager backward on CUDA tensors runs the implementation directly (the custom op made
+    to fail is not reached); under torch's profiler it goes through tylo::attention_backward,
+    which the profile names. Both against float32 autograd."""
+    from tylo.ops import attention_backward as op
+
+    dev = _cuda()
+    q, k, v = leaves((2, 512, 8, 64), (2, 512, 2, 64), (2, 512, 2, 64), device=dev)
+
+    def grads():
+        out = tylo.ops.attention(q, k, v, causal=True)
+        g_out = torch.randn_like(out)
+        got = torch.autograd.grad(out, (q, k, v), g_out)
+        rq, rk, rv = (x.detach().float().transpose(1, 2).requires_grad_() for x in (q, k, v))
+        ref, _ = reference(rq, rk, rv, True, 1 / 8, torch.float32)
+        ref.backward(g_out.float().transpose(1, 2))
+        check(got, [x.grad.transpose(1, 2) for x in (rq, rk, rv)])
+
+    real = op.attention_backward
+    monkeypatch.setattr(op, "attention_backward",
+                        lambda *args: pytest.fail("the custom op was reached"))
+    for _ in range(3):
+        grads()
+    monkeypatch.setattr(op, "attention_backward", real)
+    with torch.profiler.profile() as prof:
+        grads()
+    assert any("tylo::attention_backward" in e.name for e in prof.events())
+
+
+@pytest.mark.gpu
+def test_gpu_cuda_graph_of_the_backward_op():
+    """The backward op captured in a CUDA graph (its launches prepared before, the workspace
+    and tensor maps of the graph's memory) and replayed on new input values: right each
+    time."""
+    from tylo.ops import attention_backward as op
+
+    dev = _cuda()
+    args, want = direct_case(**GPU_CASES[0], device=dev, dtype=torch.float32)
+    for _ in range(2):
+        check(op._run(*args), want)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        got = op._run(*args)
+    for _ in range(2):
+        new, want = direct_case(**GPU_CASES[0], device=dev, dtype=torch.float32)
+        for static, value in zip(args, new):
+            if isinstance(static, torch.Tensor):
+                static.copy_(value)
+        for g in got:
+            g.fill_(float("nan"))
+        graph.replay()
+        check(got, want)

@@ -70,11 +70,28 @@ def rows(torch, n: int = 256) -> dict:
     }
 
 
-def main() -> None:
+def print_profile(torch, fn, calls: int, cuda: bool = True, rows: int = 25) -> None:
+    """Print a cProfile of `calls` fn() calls, the `rows` functions of most own time first (on a
+    GPU a synchronization after every 16 calls, so that the launch queue never fills)."""
     import cProfile
     import io
     import pstats
 
+    profile = cProfile.Profile()
+    profile.enable()
+    for i in range(calls):
+        fn()
+        if cuda and i % 16 == 15:
+            torch.cuda.synchronize()
+    profile.disable()
+    if cuda:
+        torch.cuda.synchronize()
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(rows)
+    print(text.getvalue())
+
+
+def main() -> None:
     import torch
 
     import tylo.ops
@@ -94,15 +111,7 @@ def main() -> None:
     if args.profile:
         a = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16).T
-        profile = cProfile.Profile()
-        profile.enable()
-        for _ in range(500):
-            tylo.ops.matmul(a, b)
-        profile.disable()
-        torch.cuda.synchronize()
-        text = io.StringIO()
-        pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(25)
-        print(text.getvalue())
+        print_profile(torch, lambda: tylo.ops.matmul(a, b), 500)
 
 
 if __name__ == "__main__":

@@ -122,7 +122,7 @@ def rows(torch, op, a) -> dict:
     custom = torch.ops.tylo.attention_backward.default
     found = {"custom op": lambda: custom(*a),  # torch's dispatcher, as a compiled graph calls it
              "implementation": lambda: implementation(*a)}  # the checks and `_run`
-    if hasattr(op, "_run"):  # (not before commit "attention backward: prepared launches")
+    if hasattr(op, "_run"):  # (the op before its per-geometry plans had no `_run`)
         found["_run (direct)"] = lambda: op._run(*a)  # an eager backward (library.direct)
     return found
 

@@ -138,7 +138,8 @@ class _Plan:
     copied (`copies`: None for none, else flags of q, dout, k, v, out, lse, dlse), whether
     calls take prepared launches, and their state: the `kernel.Geometry` and the rows' packing
     of the first call (None before it), the tensor maps of Q, K, V, dO and dQ's accumulator by
-    address (detached bindings: `maps.bound`), the three prepared launches (None before the second call)."""
+    address (detached bindings: `maps.bound`), the three prepared launches (None before the
+    second call)."""
 
     __slots__ = ("order", "kv_order", "copies", "prepared", "geometry", "packed", "maps",
                  "launches")

@@ -27,7 +27,7 @@ from ...dialects.tylo import TensorMapType, element_type
 from ...compiler.support import knobs
 from ...passes.compile_speed import fast_compile
 from ...passes.pipeline import emit_ptx, pipeline, run_pipeline
-from .compiled import CompiledKernel, Stages, _device_params, _with_sass
+from .compiled import CompiledKernel, Stages, _constexprs, _device_params, _with_sass
 from ..tracing.source import locate
 from ..language.tiles import Pointer, Tensor, make_tile, pointer_type
 from ..language.tma_params import TensorMap
@@ -159,10 +159,11 @@ def build_kernel(kernel, specs, values, block, arch) -> CompiledKernel:
     # the IR stages are printed only when asked for (printing a large module after every pass
     # costs more than the passes): traced again then, as for a disk-cache entry
     names = ["tylo", *(p.name for p in pipeline(arch))]
+    constexprs = _constexprs(specs, values)  # (not the launch's arrays: kept alive otherwise)
     return _with_sass(CompiledKernel(
         name=name,
         asm=Stages([*names, "ptx", "cubin", "sass"], stages, [
-            (tuple(names), lambda _: ir_stages(kernel, specs, values, block, arch)),
+            (tuple(names), lambda _: ir_stages(kernel, specs, constexprs, block, arch)),
         ]),
         report=assembly.report,
         device_params=_device_params(specs),

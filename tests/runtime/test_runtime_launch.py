@@ -336,6 +336,22 @@ def test_a_released_prepared_launch_holds_no_argument(launch):
         run(tensor(32), tensor(64), 1.0)
 
 
+def test_the_compiling_launch_s_arrays_are_not_kept(launch):
+    """The launch that compiled a kernel hands the build its arrays; the `CompiledKernel` (kept
+    by the kernel's cache for the process's life) must not hold them: its IR stages are traced
+    again from the constexprs alone (an op's first call would otherwise keep its buffers)."""
+    import gc
+    import weakref
+
+    axpy.cache.clear()
+    out, x = tensor(64, BASE + 0x600), tensor(64, BASE + 0x700)
+    alive = [weakref.ref(out), weakref.ref(x)]
+    axpy[2, 32](out, x, 1.0)
+    del out, x
+    gc.collect()
+    assert [r() for r in alive] == [None, None]
+
+
 def test_prepared_launch_with_a_constexpr_and_another_context(launch):
     run = offset[1, 32].prepare(tensor(8, device=1), tensor(8, device=1), 2)
     run()

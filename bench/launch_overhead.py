@@ -33,6 +33,7 @@ The last lines print the ratios of issue 7's goals: Tylo 4-tensor / Triton 4-ten
 from __future__ import annotations
 
 import argparse
+import os
 import cProfile
 import pstats
 import statistics
@@ -272,6 +273,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--profile", action="store_true", help="cProfile Tylo's 4-tensor launch")
     args = parser.parse_args()
+    if os.environ.get("TYLO_NATIVE_LAUNCH") is None:  # the compiled launcher's rows (default off)
+        tylo.knobs.runtime.native_launch = True
     check_results()
     out, x, a, b, c = _poisoned(), *_fresh(4)
     raw_empty, raw_once, raw_numpy = raw_launchers(out, a, b, c)

@@ -129,6 +129,10 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--check", action="store_true", help="compare the records, time nothing")
     args = parser.parse_args()
+    import tylo
+
+    if os.environ.get("TYLO_NATIVE_LAUNCH") is None:  # the compiled launcher's rows (default off)
+        tylo.knobs.runtime.native_launch = True
     if "TYLO_STUB_DRIVER" not in os.environ:
         return _relaunch_on_the_stub()
     fake_torch = types.ModuleType("torch")  # torch's current stream: a C call returning STREAM

@@ -17,6 +17,7 @@ cuda-python's driver calls), and torch's stream reads.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 
@@ -100,6 +101,10 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--profile", action="store_true", help="also cProfile 500 op calls")
     args = parser.parse_args()
+    import tylo
+
+    if os.environ.get("TYLO_NATIVE_LAUNCH") is None:  # the compiled launcher's rows (default off)
+        tylo.knobs.runtime.native_launch = True
     if not torch.cuda.is_available():
         raise SystemExit("bench/op_host_time.py needs a CUDA GPU (host time of CUDA launches)")
     from tylo.runtime import native

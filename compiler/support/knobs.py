@@ -51,8 +51,9 @@ TYLO_CACHE_DIR              Default: the user cache folder, ``$XDG_CACHE_HOME/ty
 TYLO_NO_CACHE
 ``runtime.emulate``         ``1``: every launch ``kernel[grid, block](...)`` runs on the CPU
 TYLO_EMULATE                emulator (`tylo.emulator`) instead of the GPU, on host arrays.
-``runtime.native_launch``   ``0``: launches call the driver through cuda-python instead of
-TYLO_NATIVE_LAUNCH          Tylo's compiled launcher (default on where a C compiler built it;
+``runtime.native_launch``   ``1``: launches call the driver through Tylo's compiled launcher
+TYLO_NATIVE_LAUNCH          (built by the system C compiler on first use) instead of cuda-python
+                            (default off until a GPU run has measured and checked it;
                             `tylo.runtime.native.status()` says whether it is in use, and why
                             not).
 ``autotune.progress``       ``0``: autotuning prints no progress lines (default: a line per
@@ -318,7 +319,7 @@ class CacheKnobs(Knobs):
 
 class RuntimeKnobs(Knobs):
     emulate = Flag("TYLO_EMULATE", False, "Launches run on the CPU emulator")
-    native_launch = Flag("TYLO_NATIVE_LAUNCH", True, "Launches call the compiled launcher (else "
+    native_launch = Flag("TYLO_NATIVE_LAUNCH", False, "Launches call the compiled launcher (else "
                          "cuda-python)")
 
 

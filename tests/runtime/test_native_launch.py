@@ -69,7 +69,7 @@ def fresh_state(monkeypatch, tmp_path):
     """No extension loaded yet, built into tmp_path, as if `cu` were cuda-python's driver."""
     monkeypatch.setattr(native, "_state", native._State())
     monkeypatch.setattr(native, "_is_driver", lambda cu: True)
-    monkeypatch.delenv("TYLO_NATIVE_LAUNCH", raising=False)
+    monkeypatch.setenv("TYLO_NATIVE_LAUNCH", "1")
     with knobs.cache.scope(dir=tmp_path, off=False):
         yield tmp_path / "native"
 
@@ -191,7 +191,7 @@ def wired(fake_driver, torch_streams, ext, stub, monkeypatch):
 
     monkeypatch.setattr(fake_driver, "cuModuleGetFunction", get_function)
     monkeypatch.setattr(native._state, "override", ext)
-    monkeypatch.delenv("TYLO_NATIVE_LAUNCH", raising=False)
+    monkeypatch.setenv("TYLO_NATIVE_LAUNCH", "1")
     for k in (axpy, tensor_map_address):
         k.fast.clear()
         k._launchers.clear()

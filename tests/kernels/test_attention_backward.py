@@ -38,10 +38,11 @@ def reference(q, k, v, do, causal: bool, scale: float):
     return q.grad, k.grad, v.grad, o.detach(), lse.detach()
 
 
-def close(name, got, want, tol=2e-2) -> bool:
+def close(name, got, want, tol=2e-2, floor=0.0) -> bool:
+    """got within tol x max(max |want|, floor) everywhere (and finite)."""
     got = torch.as_tensor(got.astype("float32") if hasattr(got, "astype") else got).double()
     err = (got - want.double()).abs().max().item()
-    scale = want.abs().max().item() + 1e-6
+    scale = max(want.abs().max().item(), floor) + 1e-6
     ok = bool(torch.isfinite(got).all()) and err <= tol * scale
     print(f"{name}: max error {err:.3g} of max {scale:.3g} {'ok' if ok else 'FAILED'}")
     return ok
@@ -275,12 +276,17 @@ def run_varlen(lens_q, lens_k, causal: bool, D: int, Hq: int = 2, Hkv: int = 1,
     host.AttentionBackward(arr(q), arr(k), arr(v), O, arr(do), lse, dQ, dK, dV, causal,
                          emulate=True, cu_seqlens_q=cq, cu_seqlens_k=ck,
                          max_seqlen_q=max(lens_q), max_seqlen_k=max(lens_k), dq=dq)()
+    # A short sequence's dQ and dK can be small by cancellation (with 2 causal keys, query 0's
+    # dS is P (dP - delta) = 0 up to rounding: delta is its one dP), while the kernel's rounding
+    # (bf16 O in delta, bf16 P and dS operands) scales with the inputs, as in every sequence: so
+    # each gradient's scale is at least a quarter of its largest over the batch.
+    floors = [0.25 * max(float(r[i].abs().max()) for r in refs) for i in range(3)]
     ok = []
     for b, (dq_ref, dk_ref, dv_ref, _, _) in enumerate(refs):
         sq, sk = slice(cq[b], cq[b + 1]), slice(ck[b], ck[b + 1])
-        ok += [close(f"dQ {b}", dQ[sq].transpose(1, 0, 2), dq_ref[0]),
-               close(f"dK {b}", dK[sk].transpose(1, 0, 2), dk_ref[0]),
-               close(f"dV {b}", dV[sk].transpose(1, 0, 2), dv_ref[0])]
+        ok += [close(f"dQ {b}", dQ[sq].transpose(1, 0, 2), dq_ref[0], floor=floors[0]),
+               close(f"dK {b}", dK[sk].transpose(1, 0, 2), dk_ref[0], floor=floors[1]),
+               close(f"dV {b}", dV[sk].transpose(1, 0, 2), dv_ref[0], floor=floors[2])]
     return all(ok)
 
 

@@ -53,6 +53,10 @@ The "tma" mode's loop has no runtime check
 ``inbounds=True``); with either check there ptxas 13 spilled (at D 64 the consumers' code
 then used at most 166 registers of its 240; at D 128 it serialized the WGMMAs).
 
+Grid order (`Config.lpt`, `attention_backward_tiles.cta_geometry`): heads slowest, or when
+causal (the default there) longest processing time first, key block 0's CTAs (they see every
+query block) starting first, in chunks of heads whose Q and dO fit in L2 (`lpt_chunk`).
+
 Not yet FA3's: dQ's "tma" mode (the default; "red", per warpgroup and per element, is 2.6-3.3x
 slower on an H100) is FA3's one sum per CTA, but issued by a consumer thread rather than a
 writer warp of the producer; no ping-pong between the consumers; BM 64 at D 64 too; the dQ accumulator is

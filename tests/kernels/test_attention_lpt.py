@@ -84,6 +84,19 @@ def test_precompile_takes_the_order():
     assert "%ctaid.z" not in host.precompile(64, True, 2, 1, "varlen").ptx
 
 
+@pytest.mark.parametrize("D", [64, 128])
+def test_lpt_does_not_spill(D):
+    """The causal lpt variant (the chunk's head from three block indices and a grid size, in
+    the prologue and, packed, again in store_rows) compiles without spills, as heads-first."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    for layout in ("bhsd", "bshd"):
+        c = (host.compile_for_sm90a(D, True, lpt=True) if layout == "bhsd"
+             else host.precompile(D, True, 2, 1, layout, lpt=True))
+        counts = c.sass_counts()
+        assert counts.spill_store_bytes == counts.spill_load_bytes == 0, layout
+        assert c.report.stack_frame_bytes == 0, layout
+
+
 @pytest.fixture
 def grids(monkeypatch):
     """(grids, budget): the grids of the `Attention`s the test launches, in order, and

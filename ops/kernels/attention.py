@@ -53,15 +53,21 @@ One CTA of 128 (W + 1) threads computes W * 64 query rows of one (batch, query h
   packed layouts: masked 4-byte stores from registers); the log-sum-exp goes to global memory
   from one lane of each four.
 
-Causal CTAs run the longest rows first (block_idx(0) counts from the last query block), and
-skip the key tiles wholly above the diagonal. A sliding window (FlashAttention's window_size
-(left, right), bottom-right aligned; the extents are runtime ints, so one variant serves every
-window) loads only the key tiles of the CTA's band and runs them in three loops: the band's
-left edge (masked), its middle (unmasked) and its right edge or diagonal (masked). A softcap
-(`Config.softcap`, a compile-time constant) makes each score tanh(scale s / softcap)
-(`tylo.tanh`, tanh.approx.f32) before the mask and the online softmax, whose exponent then
-folds softcap log2(e) in place of scale log2(e): the logits are softcap tanh(scale s /
-softcap), FlashAttention's convention. Without either, the kernel's PTX is what it was.
+Causal CTAs run the longest rows first (the query block counts from the last one), and skip
+the key tiles wholly above the diagonal. The grid is (query blocks, B Hq), one head after the
+other, or with `Config.lpt` (longest processing time first) chunks of heads whose K and V fit
+in L2, each chunk's heads fastest and its query blocks slower, so that within a chunk every
+head's longest CTA starts before any head's second (`cta_block`, `attention_tiles.grid`).
+Without it the PTX is what it was.
+
+A sliding window (FlashAttention's window_size (left, right), bottom-right aligned; the extents
+are runtime ints, so one variant serves every window) loads only the key tiles of the CTA's
+band and runs them in three loops: the band's left edge (masked), its middle (unmasked) and its
+right edge or diagonal (masked). A softcap (`Config.softcap`, a compile-time constant) makes
+each score tanh(scale s / softcap) (`tylo.tanh`, tanh.approx.f32) before the mask and the
+online softmax, whose exponent then folds softcap log2(e) in place of scale log2(e): the logits
+are softcap tanh(scale s / softcap), FlashAttention's convention. Without either, the kernel's
+PTX is what it was.
 
 Tile choices per head dim: `attention_tiles.CONFIGS` (BN 128, and 80 at D 256 where shared
 memory runs out; BlockM 128 = two consumers at D 128 and 256, and FA3's 192 = three at D 64,
@@ -100,8 +106,8 @@ LSE = tylo.Tensor(tylo.Float32, 2, stride=(None, 1))
 def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, heads: tylo.constexpr,
               kv_heads: tylo.constexpr, cfg: tylo.constexpr, causal: tylo.constexpr,
               packed: tylo.constexpr, kv_packed: tylo.constexpr, left, right):
-    """One CTA: query rows [BM m, BM m + BM) of (batch, query head) block_idx(1) = b Hq + h
-    (module docstring). The K/V head is h // (Hq / Hkv) (grouped-query attention: no copy of
+    """One CTA: query rows [BM m, BM m + BM) of (batch, query head) b Hq + h (`cta_block`,
+    module docstring). The K/V head is h // (Hq / Hkv) (grouped-query attention: no copy of
     K, V). Two geometries:
     packed False: q_map, o_out bind Q_BOX to Q, O viewed (B Hq, S_alloc, D), k_map, v_map bind
     kv_box(BN) to K, V viewed (B Hkv, S_alloc, D), bounded at seq_q / seq_k rows; lse float32
@@ -124,7 +130,7 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
     BM, DH = cfg.BM, D // ROW
     wg = tylo.warpgroup_id()
     t = tylo.warpgroup_thread_idx()
-    bh = tylo.block_idx(1)
+    bh, _ = cta_block(cfg.lpt)
     b = bh // heads
     h = bh - b * heads
     hk = h // (heads // kv_heads)
@@ -139,7 +145,9 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
     local = left is not None  # a sliding window (static)
     off = n_k - n_q if causal or local else 0  # the diagonal: key j <= query i + off
     blocks = (n_q + BM - 1) // BM
-    m0 = (blocks - 1 - tylo.block_idx(0)) * BM if causal else tylo.block_idx(0) * BM
+    last = blocks - 1 if causal else None
+    _, j = cta_block(cfg.lpt)  # (j read after the geometry, bh's reads merged by CSE: the
+    m0 = (last - j) * BM if causal else j * BM  # PTX's order of old; causal: longest first)
     q_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
     k_stages = tylo.shared_tiles(k_layout(D, BN), STAGES, BFloat16, dynamic=True)
     v_stages = tylo.shared_tiles(v_layout(D, BN), STAGES, BFloat16, dynamic=True)
@@ -187,7 +195,7 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
             out = tylo.softmax_normalize(state, tylo.finish_mma(o)).to(BFloat16)
             if packed:  # rows past the sequence belong to the next one: masked stores
                 store_rows(o_out, lse, out, tylo.softmax_logsumexp(state), heads, seq_q, cu_q,
-                           row0, D, t)
+                           row0, D, t, cfg.lpt)
             else:
                 store_lse(lse, tylo.softmax_logsumexp(state), bh, 0, row0, n_q, t)
                 tylo.store(q_tile, out, t)  # the last Q K^T of this warpgroup was waited
@@ -198,6 +206,18 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
                         tylo.tma_store(o_out, box, (row0, c * ROW, zq))
                     tylo.commit_tma_stores()
                     tylo.wait_tma_stores(0)
+
+
+@tylo.func
+def cta_block(lpt):
+    """(bh, j): this CTA's (batch, query head) b Hq + h and its query block j in the grid's
+    order (`attention_tiles.grid`; the kernel counts j from the sequence's last block when
+    causal). The grid is (query blocks, B Hq): j = block_idx(0), bh = block_idx(1); or with
+    `lpt`, chunks of grid_dim(0) heads: bh = block_idx(2) grid_dim(0) + block_idx(0), j =
+    block_idx(1), so that within a chunk every head's block j = 0 starts before any j = 1."""
+    if lpt:
+        return tylo.block_idx(2) * tylo.grid_dim(0) + tylo.block_idx(0), tylo.block_idx(1)
+    return tylo.block_idx(1), tylo.block_idx(0)
 
 
 @tylo.func
@@ -221,12 +241,12 @@ def sequence(b, seq, cu):
 
 
 @tylo.func
-def store_rows(o_out, lse, out, lse_values, heads, seq_q, cu_q, row0, D, t):
+def store_rows(o_out, lse, out, lse_values, heads, seq_q, cu_q, row0, D, t, lpt):
     """A consumer's 64 output rows (bf16 (64, D)) into O (rows, Hq D) and their log-sum-exps
     into lse ((B Hq, S), or (Hq, rows) for varlen), at its sequence's rows row0 .. (the rows past the sequence, the next
     sequence's, untouched). The geometry is computed again from the block index rather than
     kept in registers through the key loop (three consumers at D 64 spilled so)."""
-    bh = tylo.block_idx(1)
+    bh, _ = cta_block(lpt)
     b = bh // heads
     h = bh - b * heads
     start, n_q = sequence(b, seq_q, cu_q)

@@ -18,6 +18,7 @@ from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
 
 from .attention import sequence
 from .attention_tiles import Q_BOX, ROW, SWIZZLE
+from .attention_tiles import grid  # noqa: F401 (the main kernels' grid: key blocks of B Hkv)
 
 LOG2E = 1.4426950408889634
 BM = 64  # query rows per step (the N of S^T = K Q^T)
@@ -82,17 +83,6 @@ def cta_geometry(seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_pack
     n0 = (tylo.block_idx(1) if lpt else tylo.block_idx(0)) * BN
     off = n_k - n_q if causal else 0
     return b, hk, zk, n_q, k_start, n_k, q_row0, k_row0, n0, off
-
-
-def grid(key_blocks: int, kv_heads: int, lpt: bool, chunk: int = 0) -> tuple[int, ...]:
-    """The main kernels' grid for `key_blocks` blocks of BN keys and `kv_heads` = B Hkv
-    (`cta_geometry`): (key_blocks, kv_heads), or with `lpt` (c, key_blocks, kv_heads / c) for
-    chunks of c heads, c the largest divisor of kv_heads at most `chunk` (0: all heads in one
-    chunk)."""
-    if not lpt:
-        return key_blocks, kv_heads
-    c = max(d for d in range(1, kv_heads + 1) if kv_heads % d == 0 and d <= (chunk or kv_heads))
-    return c, key_blocks, kv_heads // c
 
 
 #: The L2 bytes (of an H100's 50 MB) that the query-side rows of one chunk of `lpt` heads may

@@ -15,7 +15,7 @@ from dataclasses import replace
 import tylo
 
 from .attention import attention
-from .attention_tiles import Q_BOX, Config, config, kv_box
+from .attention_tiles import Q_BOX, Config, config, grid, kv_box, lpt_default, lpt_heads
 
 
 #: The (B, H, S, D) shapes its benchmarks time (bench/hopper_attention.py, bench/attention_layouts.py).
@@ -138,13 +138,16 @@ class Attention:
     another variant). `window` (left, right): FlashAttention's sliding window (`band`; -1 is
     unbounded; causal makes right 0); one compiled variant serves every window. `softcap`
     (> 0): the logits are softcap tanh(scale q k / softcap) (FlashAttention's; each cap
-    compiles a variant)."""
+    compiles a variant). `lpt`: the grid in chunks of heads whose K and V fit in L2, each
+    chunk's query blocks slowest, causal the longest first (`attention_tiles.grid`,
+    `lpt_heads`; another variant; None: `attention_tiles.lpt_default`, and a given `cfg`'s own
+    order); every layout and window takes it."""
 
     def __init__(self, Q, K, V, O, lse, causal: bool, seq: int | None = None,
                  cfg: Config | None = None, emulate: bool = False, layout: str = "bhsd",
                  cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q: int | None = None,
                  scale: float | None = None, kv_layout: str | None = None, window=None,
-                 softcap: float | None = None):
+                 softcap: float | None = None, lpt: bool | None = None):
         D = Q.shape[-1]
         kv_layout = kv_layout or layout
         if kv_layout != layout and "varlen" in (layout, kv_layout):
@@ -153,7 +156,10 @@ class Attention:
         causal, window = band(window, causal, max(Q.shape[-3], K.shape[-3], Q.shape[-2],
                                                   K.shape[-2], Q.shape[0], K.shape[0]))
         self.cfg = cfg or config(D, causal or window is not None,
-                                 layout != "bhsd" or kv_layout != "bhsd", window is not None)
+                                 layout != "bhsd" or kv_layout != "bhsd", window is not None,
+                                 lpt_default(causal) if lpt is None else lpt)
+        if lpt is not None and bool(lpt) != self.cfg.lpt:
+            self.cfg = replace(self.cfg, lpt=bool(lpt))
         if scale is not None and not _same_in_float32(scale, self.cfg.softmax_scale):
             self.cfg = replace(self.cfg, scale=float(scale))
         if softcap is not None:
@@ -178,7 +184,11 @@ class Attention:
                      self.causal, layout != "bhsd", kv_layout != "bhsd",
                      *(window or (None, None)))
         rows = max_seqlen_q if layout == "varlen" else seq_q
-        self.grid = (-(-rows // self.cfg.BM), B * Hq)
+        chunk = 0
+        if self.cfg.lpt:  # K/V heads per chunk by a sequence's keys (varlen: on average)
+            keys = -(-K.shape[0] // max(B, 1)) if layout == "varlen" else seq_k
+            chunk = lpt_heads(Hq // Hkv, keys, D)
+        self.grid = grid(-(-rows // self.cfg.BM), B * Hq, self.cfg.lpt, chunk, Hq // Hkv)
         self.block = 128 * (self.cfg.W + 1)
         kernel = attention.emulate if emulate else attention
         self.launch = kernel[self.grid, self.block]
@@ -198,10 +208,11 @@ def host_bindings(cfg: Config, S: int = 256):
 
 
 def compile_for_sm90a(D: int = 128, causal: bool = False, cfg: Config | None = None,
-                      window: bool = False):
+                      window: bool = False, lpt: bool = False):
     """The kernel compiled for sm_90a from host bindings (`host_bindings`); `window`: the
-    sliding-window variant (its extents are runtime values; `causal` is then ignored)."""
-    c = cfg or config(D, causal or window, window=window)
+    sliding-window variant (its extents are runtime values; `causal` is then ignored); `lpt`:
+    the grid's `lpt` order (unless `cfg` is given)."""
+    c = cfg or config(D, causal or window, window=window, lpt=lpt)
     band = (64, 0) if window else (None, None)
     return attention.compile(*host_bindings(c), 256, 256, None, None, 1, 1, c,
                              causal and not window, False, False, *band,
@@ -215,11 +226,12 @@ LAYOUTS = (("bhsd", "bhsd"), ("bshd", "bshd"), ("bshd", "bhsd"), ("bhsd", "bshd"
 
 def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: str = "bhsd",
                kv_layout: str | None = None, scale: float | None = None, arch: str = "sm_90a",
-               emulator: bool = False, window: bool = False, softcap: float | None = None):
+               emulator: bool = False, window: bool = False, softcap: float | None = None,
+               lpt: bool | None = None):
     """Compile the variant a call of `Attention` with these choices launches (head dim D, causal,
     Hq = `heads` and Hkv = `kv_heads`, both compile-time, the layouts, the softmax scale, the
-    softcap; `window`: the sliding-window variant, which serves every window and both
-    causalities) into
+    softcap, the grid's order `lpt` (None: the default); `window`: the sliding-window variant,
+    which serves every window and both causalities) into
     the disk cache, for `arch` and (`emulator`) for the CPU emulator; no GPU needed. Batch and
     sequence lengths are launch arguments: one variant serves them all when lse's rows are 16-byte
     aligned (`tylo.ops.attention` allocates them so; a caller of `Attention` whose lse rows are
@@ -243,7 +255,8 @@ def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: 
         packed = dict(cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=S // 2)
     lse = np.zeros((heads, S) if layout == "varlen" else (1, heads, S), np.float32)
     run = Attention(Q, K, V, O, lse, causal, emulate=True, layout=layout, kv_layout=kv_layout,
-                    scale=scale, window=(S, 0) if window else None, softcap=softcap, **packed)
+                    scale=scale, window=(S, 0) if window else None, softcap=softcap, lpt=lpt,
+                    **packed)
     return attention.precompile(*run.maps, *run.args, block=run.block, arch=arch,
                                 emulator=emulator)
 

@@ -1,14 +1,15 @@
 """The tiles of Hopper attention (ops/kernels/attention.py): the tile choices per head dim
 (`Config`, `CONFIGS`, `config`), the 128-byte swizzled shared-memory layouts of Q, K and V, the
-TMA boxes that fill them, and the WGMMA plans of S = Q K^T and O += P V. The forward's kernel,
-its consumers' key loop (attention_consumer.py), its host side (attention_host.py) and the
+TMA boxes that fill them, the WGMMA plans of S = Q K^T and O += P V, and the grid's orders
+(`grid`; the forward's `lpt` chunks of heads, `lpt_heads`). The forward's kernel, its
+consumers' key loop (attention_consumer.py), its host side (attention_host.py) and the
 backward (attention_backward.py) all read them from here.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import tylo
 from tylo import BFloat16, ComposedLayout, Layout, TMATile, WGMMA64, element_swizzle
@@ -35,6 +36,7 @@ class Config:
     carry_bf16: bool = False  # P rounded to bf16 right after its softmax, not before P V
     scale: float | None = None  # the softmax's scale; None: 1 / sqrt(D)
     softcap: float | None = None  # logits capped to softcap tanh(scale s / softcap); None: not
+    lpt: bool = False       # the grid in chunks of heads, query blocks slower (`grid`)
 
     @property
     def softmax_scale(self) -> float:
@@ -121,12 +123,55 @@ PACKED_CONFIGS = {(64, False): Config(64, 128, 4), (64, True): Config(64, 128, 4
 WINDOW_CONFIGS = {64: Config(64, 128, 4)}
 
 
-def config(D: int, causal: bool, packed: bool = False, window: bool = False) -> Config:
+def config(D: int, causal: bool, packed: bool = False, window: bool = False,
+           lpt: bool = False) -> Config:
     """The tile choice for head dim D (64, 128, 256) in the (B, H, S, D) layout, or (`packed`)
-    in the packed ones, or (`window`) with a sliding window; ArgumentError for another D."""
+    in the packed ones, or (`window`) with a sliding window, the grid in `lpt` order or not
+    (`grid`); ArgumentError for another D."""
     key = (D, bool(causal))
     try:
-        return ((WINDOW_CONFIGS.get(D) if window else None)
-                or (PACKED_CONFIGS.get(key) if packed else None) or CONFIGS[key])
+        cfg = ((WINDOW_CONFIGS.get(D) if window else None)
+               or (PACKED_CONFIGS.get(key) if packed else None) or CONFIGS[key])
     except KeyError:
         raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128, 256") from None
+    return replace(cfg, lpt=True) if lpt else cfg
+
+
+def lpt_default(causal: bool) -> bool:
+    """Whether the forward's grid is in `lpt` order when the caller does not say (`grid`): not
+    yet, causal or not, until an H100 has timed both orders at the benchmark's shapes
+    (bench/hopper_attention.py --shapes --lpt both). The backward's is when causal
+    (attention_backward.lpt_default)."""
+    return False
+
+
+def grid(blocks: int, heads: int, lpt: bool, chunk: int = 0, group: int = 1) -> tuple[int, ...]:
+    """The grid of `blocks` blocks for each of `heads` heads: the forward's query blocks of B Hq
+    (batch, query head) pairs (`attention.cta_block`), the backward's key blocks of B Hkv
+    (`attention_backward_tiles.cta_geometry`). (blocks, heads), heads slowest; or with `lpt`
+    (c, blocks, heads / c), chunks of c heads, blocks slower than heads within a chunk (block 0
+    of every head of the chunk first: causal, the longest CTAs), c the largest multiple of
+    `group` (heads that share what the chunk's L2 budget counts, a GQA group's K and V) that
+    divides `heads` and is at most `chunk` (0: every head in one chunk), and at least
+    `group`."""
+    if not lpt:
+        return blocks, heads
+    most = max(chunk or heads, group)
+    c = max(d for d in range(group, heads + 1, group) if heads % d == 0 and d <= most)
+    return c, blocks, heads // c
+
+
+#: The L2 bytes (of an H100's 50 MB) that the K and V rows of one `lpt` chunk of the forward may
+#: fill: every CTA of a head reads its head's K and V (causal: up to its diagonal), so a chunk
+#: whose K and V stay in L2 reads them from memory about once. Half of L2: it is two 25 MB
+#: partitions, and a line that SMs on both sides read (a head's CTAs run on every SM) may be
+#: held in both; Q and O pass through once each. The backward's budget for its Q and dO is the
+#: same (attention_backward_tiles.LPT_L2_BYTES).
+LPT_L2_BYTES = 24 << 20
+
+
+def lpt_heads(group: int, seq_k: int, D: int) -> int:
+    """Query heads per `lpt` chunk of the forward (`grid`'s `chunk`): `group` (Hq / Hkv) times
+    as many key/value heads as keep their K and V rows (2 seq_k D bf16 each) within
+    `LPT_L2_BYTES`, at least one."""
+    return group * max(1, LPT_L2_BYTES // max(1, seq_k * D * 2 * 2))

@@ -18,20 +18,22 @@ def _bhsd(x):
     return x.transpose(0, 1)[None] if hasattr(x, "permute") else x.transpose(1, 0, 2)[None]
 
 
-def run_bhsd(B, Hq, Hkv, Sq, Sk, D, causal, torch=None):
+def run_bhsd(B, Hq, Hkv, Sq, Sk, D, causal, torch=None, **options):
+    """(B, H, S, D); `options` go to `Attention` (e.g. lpt)."""
     arrays = testing.arrays(torch)
     Q = arrays.randn((B, Hq, Sq, D), BFloat16)
     K, V = (arrays.randn((B, Hkv, Sk, D), BFloat16) for _ in range(2))
     O, lse = arrays.poisoned((B, Hq, Sq, D), BFloat16), arrays.poisoned((B, Hq, Sq), Float32)
-    host.Attention(Q, K, V, O, lse, causal, emulate=torch is None)()
+    host.Attention(Q, K, V, O, lse, causal, emulate=torch is None, **options)()
     arrays.synchronize()
     return testing.report_attention(f"bhsd B{B} Hq{Hq} Hkv{Hkv} Sq{Sq} Sk{Sk} D{D}", O, lse,
                                     *host.reference(Q, K, V, causal), Sq)
 
 
-def run_packed(lq, lk, Hq, Hkv, D, causal, layout, torch=None):
+def run_packed(lq, lk, Hq, Hkv, D, causal, layout, torch=None, **options):
     """(B, S, H, D) when `layout` is "bshd" (lq, lk: one length each for every sequence), else
-    varlen with cu_seqlens; each sequence judged against the bhsd reference."""
+    varlen with cu_seqlens; each sequence judged against the bhsd reference. `options` go to
+    `Attention` (e.g. lpt)."""
     arrays = testing.arrays(torch)
     cq, ck = np.cumsum([0, *lq]), np.cumsum([0, *lk])
     Q = arrays.randn((int(cq[-1]), Hq, D), BFloat16)
@@ -52,7 +54,7 @@ def run_packed(lq, lk, Hq, Hkv, D, causal, layout, torch=None):
         args = dict(layout="varlen", cu_seqlens_q=as_int(cq), cu_seqlens_k=as_int(ck),
                     max_seqlen_q=max(lq))
         QKVO = (Q, K, V, O)
-    host.Attention(*QKVO, lse_out, causal, emulate=torch is None, **args)()
+    host.Attention(*QKVO, lse_out, causal, emulate=torch is None, **args, **options)()
     arrays.synchronize()
     if layout == "bshd":
         lse = (lse_out.transpose(1, 0, 2) if not torch else lse_out.transpose(0, 1)).reshape(

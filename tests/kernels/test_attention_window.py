@@ -48,14 +48,15 @@ def _torch(x, dtype):
 
 
 def run(Hq, Hkv, Sq, Sk, D, causal, window=None, softcap=None, cfg=None, cuda=None,
-        scale=None):
-    """One (1, Hq, Sq, D) problem in the (B, H, S, D) layout; emulated unless `cuda` (torch)."""
+        scale=None, lpt=None):
+    """One (1, Hq, Sq, D) problem in the (B, H, S, D) layout; emulated unless `cuda` (torch);
+    `lpt` the grid's order (`Attention`)."""
     arrays = testing.arrays(cuda)
     Q = arrays.randn((1, Hq, Sq, D), BFloat16)
     K, V = (arrays.randn((1, Hkv, Sk, D), BFloat16) for _ in range(2))
     O, lse = arrays.poisoned((1, Hq, Sq, D), BFloat16), arrays.poisoned((1, Hq, Sq), Float32)
     host.Attention(Q, K, V, O, lse, causal, cfg=cfg, emulate=cuda is None, window=window,
-                 softcap=softcap, scale=scale)()
+                 softcap=softcap, scale=scale, lpt=lpt)()
     arrays.synchronize()
     dtype = torch.float32 if cuda else torch.float64
     ref_o, ref_lse = (x.cpu().numpy() for x in reference(*(_torch(x, dtype) for x in (Q, K, V)),

@@ -337,61 +337,56 @@ def test_gpu_against_float32_autograd(Hq, Hkv, D, causal, packed, dq):
         assert err < 2e-2, f"{name}: relative error {err:.3g}"
 
 
+def _gpu_variants(B, S, Hq, Hkv, D, causal, packed, variants: dict) -> dict:
+    """Fresh random inputs (in (B, S, H, D) memory when `packed`), the forward's O and lse,
+    then the backward once per variant (name -> AttentionBackward keywords), each with dQ, dK,
+    dV poisoned first and checked written: name -> (dq, dk, dv)."""
+    from tylo.ops.kernels.attention_host import Attention
+
+    dev = _cuda()
+    shape = (lambda h: (B, S, h, D)) if packed else (lambda h: (B, h, S, D))
+    seen = (lambda x: x.transpose(1, 2)) if packed else (lambda x: x)
+    q, do = (torch.randn(shape(Hq), device=dev, dtype=torch.bfloat16) for _ in range(2))
+    k, v = (torch.randn(shape(Hkv), device=dev, dtype=torch.bfloat16) for _ in range(2))
+    o = torch.empty_like(q)
+    lse = torch.empty(B, Hq, S, device=dev)
+    Attention(q, k, v, o, lse, causal, layout="bshd" if packed else "bhsd")()
+    got = {}
+    for name, options in variants.items():
+        grads = [torch.full_like(x, float("nan")) for x in (q, k, v)]
+        host.AttentionBackward(*(seen(x) for x in (q, k, v, o, do)), lse,
+                               *(seen(g) for g in grads), causal, **options)()
+        torch.cuda.synchronize()
+        assert not any(bool(g.isnan().any()) for g in grads), name
+        got[name] = grads
+    return got
+
+
+def _agree(a, b) -> None:
+    """dK and dV bit for bit, dQ to the float32 summation order of its additions."""
+    (dq0, dk0, dv0), (dq1, dk1, dv1) = a, b
+    assert torch.equal(dk0, dk1) and torch.equal(dv0, dv1)
+    err = float((dq0.float() - dq1.float()).norm() / dq0.float().norm())
+    assert err < 1e-2, f"dQ: the variants differ by {err:.3g} (relative)"
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("D, causal", [(128, True), (64, False)])
 def test_gpu_dq_modes_agree(D, causal):
     """GQA 32:8, S 1000 (a ragged last block), packed (B, S, H, D) memory: the two dQ modes'
-    dQ, dK, dV on the same inputs, each poisoned first, agree to the float32 summation order
-    (dK and dV bit for bit: the modes differ only in how dQ is added)."""
-    from tylo.ops.kernels.attention_host import Attention
-
-    dev = _cuda()
-    B, S, Hq, Hkv = 2, 1000, 32, 8
-    q, do = (torch.randn(B, S, Hq, D, device=dev, dtype=torch.bfloat16) for _ in range(2))
-    k, v = (torch.randn(B, S, Hkv, D, device=dev, dtype=torch.bfloat16) for _ in range(2))
-    o = torch.empty_like(q)
-    lse = torch.empty(B, Hq, S, device=dev)
-    Attention(q, k, v, o, lse, causal, layout="bshd")()
-    got = {}
-    for mode in bw.DQ_MODES:
-        grads = [torch.full_like(x, float("nan")) for x in (q, k, v)]
-        host.AttentionBackward(*(x.transpose(1, 2) for x in (q, k, v, o, do)), lse,
-                             *(g.transpose(1, 2) for g in grads), causal, dq=mode)()
-        torch.cuda.synchronize()
-        assert not any(bool(g.isnan().any()) for g in grads), mode
-        got[mode] = grads
-    (dq_red, dk_red, dv_red), (dq_tma, dk_tma, dv_tma) = got["red"], got["tma"]
-    assert torch.equal(dk_red, dk_tma) and torch.equal(dv_red, dv_tma)
-    err = float((dq_red.float() - dq_tma.float()).norm() / dq_red.float().norm())
-    assert err < 1e-2, f"dQ: the modes differ by {err:.3g} (relative)"
+    dQ, dK, dV on the same inputs agree (dK and dV bit for bit: the modes differ only in how
+    dQ is added)."""
+    got = _gpu_variants(2, 1000, 32, 8, D, causal, True, {m: dict(dq=m) for m in bw.DQ_MODES})
+    _agree(got["red"], got["tma"])
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("D, causal", [(128, True), (64, False), (256, True)])
 def test_gpu_grid_orders_agree(D, causal):
     """GQA 16:4, B 3, S 1000 (ragged): the main kernel's two grid orders (`lpt`) on the same
-    inputs, each poisoned first: dK and dV bit for bit (a CTA's work does not depend on when
-    it runs), dQ to the float32 summation order of its additions."""
-    from tylo.ops.kernels.attention_host import Attention
-
-    dev = _cuda()
-    B, S, Hq, Hkv = 3, 1000, 16, 4
-    q, do = (torch.randn(B, Hq, S, D, device=dev, dtype=torch.bfloat16) for _ in range(2))
-    k, v = (torch.randn(B, Hkv, S, D, device=dev, dtype=torch.bfloat16) for _ in range(2))
-    o = torch.empty_like(q)
-    lse = torch.empty(B, Hq, S, device=dev)
-    Attention(q, k, v, o, lse, causal)()
-    got = []
-    for lpt in (False, True):
-        grads = [torch.full_like(x, float("nan")) for x in (q, k, v)]
-        host.AttentionBackward(q, k, v, o, do, lse, *grads, causal, lpt=lpt)()
-        torch.cuda.synchronize()
-        assert not any(bool(g.isnan().any()) for g in grads), lpt
-        got.append(grads)
-    (dq0, dk0, dv0), (dq1, dk1, dv1) = got
-    assert torch.equal(dk0, dk1) and torch.equal(dv0, dv1)
-    err = float((dq0.float() - dq1.float()).norm() / dq0.float().norm())
-    assert err < 1e-2, f"dQ: the orders differ by {err:.3g} (relative)"
+    inputs agree (dK and dV bit for bit: a CTA's work does not depend on when it runs)."""
+    got = _gpu_variants(3, 1000, 16, 4, D, causal, False, {o: dict(lpt=o) for o in (False, True)})
+    _agree(got[False], got[True])
 
 
 def test_an_unknown_dq_mode_is_refused():

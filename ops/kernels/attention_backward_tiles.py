@@ -18,6 +18,7 @@ from tylo import BFloat16, ComposedLayout, Float32, Layout, WGMMA64
 
 from .attention import sequence
 from .attention_tiles import Q_BOX, ROW, SWIZZLE
+from .attention_tiles import LPT_L2_BYTES as FORWARD_LPT_L2_BYTES
 from .attention_tiles import grid  # noqa: F401 (the main kernels' grid: key blocks of B Hkv)
 
 LOG2E = 1.4426950408889634
@@ -85,9 +86,10 @@ def cta_geometry(seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_pack
     return b, hk, zk, n_q, k_start, n_k, q_row0, k_row0, n0, off
 
 
-#: The L2 bytes (of an H100's 50 MB) that the query-side rows of one chunk of `lpt` heads may
-#: fill: Q and dO (bf16), each head read by every CTA of its chunk.
-LPT_L2_BYTES = 24 << 20
+#: The L2 bytes that the query-side rows of one chunk of `lpt` heads may fill (Q and dO, bf16,
+#: each head read by every CTA of its chunk): the forward's budget for its K and V, for the
+#: same reason (`attention_tiles.LPT_L2_BYTES`); named here so that `lpt_chunk` reads it here.
+LPT_L2_BYTES = FORWARD_LPT_L2_BYTES
 
 
 def lpt_chunk(group: int, seq_q: int, D: int) -> int:

@@ -165,8 +165,8 @@ def grid(blocks: int, heads: int, lpt: bool, chunk: int = 0, group: int = 1) -> 
 #: fill: every CTA of a head reads its head's K and V (causal: up to its diagonal), so a chunk
 #: whose K and V stay in L2 reads them from memory about once. Half of L2: it is two 25 MB
 #: partitions, and a line that SMs on both sides read (a head's CTAs run on every SM) may be
-#: held in both; Q and O pass through once each. The backward's budget for its Q and dO is the
-#: same (attention_backward_tiles.LPT_L2_BYTES).
+#: held in both; Q and O pass through once each. The backward's budget for its Q and dO is this
+#: one (attention_backward_tiles.LPT_L2_BYTES).
 LPT_L2_BYTES = 24 << 20
 
 

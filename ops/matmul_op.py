@@ -56,7 +56,7 @@ from .device import require_hopper, sm_count
 from .kernels import gemm_layouts as kernel
 from .kernels import projection
 from .library import custom_op, direct, wrap
-from .maps import BOUND_ENTRIES, bound
+from .maps import bound
 from .variants import TOKEN_TILES
 
 _DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
@@ -254,7 +254,6 @@ def _run(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> torch.Tens
     return out
 
 
-_BOUND_ENTRIES = BOUND_ENTRIES  # addresses remembered per geometry and operand
 #: A geometry's prepared launch (`Launcher.prepare`: the argument kinds checked once, each call
 #: swaps the three descriptors in) is used by one thread at a time.
 _PREPARED_LOCK = threading.Lock()

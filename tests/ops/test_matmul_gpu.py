@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tylo.ops  # noqa: E402
-from tylo.ops import matmul_op  # noqa: E402
+from tylo.ops import maps, matmul_op  # noqa: E402
 from tylo.ops.kernels import gemm_layouts  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -286,7 +286,7 @@ def test_repeated_calls_of_one_geometry_reuse_maps_by_address():
     for out, ref in outs:
         assert relative(out, ref) < 1e-2
     plan = next(p for k, p in matmul_op._PLANS.items() if k[3] == (512, 1024))
-    assert all(0 < len(cache) <= matmul_op._BOUND_ENTRIES for cache in plan[3])
+    assert all(0 < len(cache) <= maps.BOUND_ENTRIES for cache in plan[3])
 
 
 def test_threads_share_a_geometrys_prepared_launch():

@@ -66,10 +66,11 @@ def at_dim(dq: list, D: int) -> list:
     return dq if D != 256 else ["red"]
 
 
-def tylo_backward(torch, q, k, v, out, dout, lse, causal, dq=None, lpt=None):
+def tylo_backward(torch, q, k, v, out, dout, lse, causal, dq=None, lpt=None,
+                  deterministic=False):
     """(the launches as a callable, (dq, dk, dv) poisoned) of the kernels on these arrays,
     dQ added the `dq` way, the grid in `lpt` order (None: the defaults; "full": one chunk of
-    every head, `attention_backward_tiles.grid`)."""
+    every head, `attention_backward_tiles.grid`), in a fixed order when `deterministic`."""
     from tylo.ops.kernels import attention_backward_tiles as tiles
     from tylo.ops.kernels.attention_backward_host import AttentionBackward
 
@@ -80,27 +81,38 @@ def tylo_backward(torch, q, k, v, out, dout, lse, causal, dq=None, lpt=None):
     try:
         run = AttentionBackward(q, k, v, out, dout, lse, *grads, causal,
                                 emulate=q.device.type == "cpu", dq=dq,
-                                lpt=None if lpt is None else bool(lpt))
+                                lpt=None if lpt is None else bool(lpt),
+                                deterministic=deterministic)
     finally:
         tiles.LPT_L2_BYTES = budget
     return run, grads
 
 
-def check(torch, B, Hq, Hkv, S, D, causal, device="cuda", dq=None, lpt=None) -> bool:
+def check(torch, B, Hq, Hkv, S, D, causal, device="cuda", dq=None, lpt=None,
+          deterministic=False) -> bool:
+    """The kernels' dQ, dK, dV against float32 autograd (relative error < 2e-2, every element
+    written); `deterministic`: a second run's gradients must equal the first's bit for bit."""
     q, k, v, dout = inputs(torch, B, Hq, Hkv, S, D, device)
     out, lse, want = reference(torch, q, k, v, dout, causal)
     run, got = tylo_backward(torch, q, k, v, out.to(torch.bfloat16), dout, lse, causal, dq,
-                             lpt)
+                             lpt, deterministic)
     run()
+    first = [g.clone() for g in got]
+    if deterministic:
+        for g in got:
+            g.fill_(float("nan"))
+        run()
     if device != "cpu":
         torch.cuda.synchronize()
     errs = [float((g.float() - w).norm() / w.norm()) for g, w in zip(got, want)]
     written = not any(bool(g.isnan().any()) for g in got)
-    good = written and max(errs) < 2e-2
+    same = all(torch.equal(a, b) for a, b in zip(first, got))
+    good = written and max(errs) < 2e-2 and same
     print(f"check B{B} Hq{Hq} Hkv{Hkv} S{S} D{D}{' causal' * causal}"
-          f"{'' if dq is None else ' dq ' + dq}{'' if lpt is None else f' lpt {lpt}'}: "
-          "dq/dk/dv rel err "
-          + "/".join(f"{e:.2e}" for e in errs) + f", all written {written}: "
+          f"{'' if dq is None else ' dq ' + dq}{'' if lpt is None else f' lpt {lpt}'}"
+          f"{' deterministic' * deterministic}: dq/dk/dv rel err "
+          + "/".join(f"{e:.2e}" for e in errs) + f", all written {written}"
+          + (f", rerun bit for bit {same}" if deterministic else "") + ": "
           + ("ok" if good else "FAILED"))
     return good
 
@@ -125,10 +137,10 @@ def sdpa_case(torch, backend, q, k, v, dout, causal):
     return run
 
 
-def bench(torch, B, Hq, Hkv, S, D, causal, dq=(None,), lpts=(None,)) -> None:
-    """One shape: the Tylo kernels in each dQ mode of `dq` and grid order of `lpts` (a case
-    "tylo", or "tylo-<mode>[-lpt|-heads]" when several) beside SDPA's cuDNN and flash backward,
-    interleaved; TFLOP/s and ratios."""
+def bench(torch, B, Hq, Hkv, S, D, causal, dq=(None,), lpts=(None,), dets=(False,)) -> None:
+    """One shape: the Tylo kernels in each dQ mode of `dq`, grid order of `lpts` and
+    determinism of `dets` (a case "tylo", or "tylo-<mode>[-lpt|-heads][-det]" when several)
+    beside SDPA's cuDNN and flash backward, interleaved; TFLOP/s and ratios."""
     from torch.nn.attention import SDPBackend
 
     from tylo.testing import interleaved_ms
@@ -142,10 +154,14 @@ def bench(torch, B, Hq, Hkv, S, D, causal, dq=(None,), lpts=(None,)) -> None:
     cases = {}
     for mode in dq:
         for lpt in lpts:
-            order = {False: "heads", True: "lpt", "full": "lpt-full"}.get(lpt)
-            name = "tylo" + (f"-{mode}" if len(dq) > 1 else "") + \
-                (f"-{order}" if len(lpts) > 1 else "")
-            cases[name] = tylo_backward(torch, q, k, v, out, dout, lse, causal, mode, lpt)[0]
+            for det in dets:
+                if det and mode == "red" and D != 256:
+                    continue  # (refused: `config`)
+                order = {False: "heads", True: "lpt", "full": "lpt-full"}.get(lpt)
+                name = "tylo" + (f"-{mode}" if len(dq) > 1 else "") + \
+                    (f"-{order}" if len(lpts) > 1 else "") + ("-det" if det else "")
+                cases[name] = tylo_backward(torch, q, k, v, out, dout, lse, causal, mode, lpt,
+                                            det)[0]
     ours = list(cases)
     for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
                           ("flash", SDPBackend.FLASH_ATTENTION)):
@@ -174,6 +190,8 @@ def main() -> None:
                         help="the main kernel's grid order: key blocks slowest in chunks of "
                              "heads (on), heads slowest (off), both, all (both and one chunk "
                              "of every head) (default: the kernels' default by causality)")
+    parser.add_argument("--deterministic", choices=("on", "off", "both"), default="off",
+                        help="dQ added in a fixed order (on), not (off), or both timed")
     parser.add_argument("--shapes", default=None,
                         help="comma-separated indices into SHAPES to time (default: all)")
     parser.add_argument("--shape", action="append", default=[], metavar="B,Hq,Hkv,S,D",
@@ -182,21 +200,27 @@ def main() -> None:
     dq = modes(args.dq)
     lpts = {None: [None], "on": [True], "off": [False], "both": [False, True],
             "all": [False, True, "full"]}[args.lpt]
+    dets = {"on": [True], "off": [False], "both": [False, True]}[args.deterministic]
     ok = True
     if not args.bench_only:
         for D in (64, 128, 256):
             for mode in at_dim(dq, D):
                 for causal in (False, True):
                     for lpt in lpts:
-                        ok &= check(torch, 2, 16, 16, 2048, D, causal, dq=mode, lpt=lpt)
-                        ok &= check(torch, 2, 32, 8, 1024, D, causal, dq=mode, lpt=lpt)
+                        for det in dets:
+                            if det and mode == "red" and D != 256:
+                                continue  # (refused: `config`)
+                            ok &= check(torch, 2, 16, 16, 2048, D, causal, dq=mode, lpt=lpt,
+                                        deterministic=det)
+                            ok &= check(torch, 2, 32, 8, 1024, D, causal, dq=mode, lpt=lpt,
+                                        deterministic=det)
     if not args.check_only:
         extra = [tuple(int(x) for x in shape.split(",")) for shape in args.shape]
         picked = (SHAPES if args.shapes is None and not extra
                   else [SHAPES[int(i)] for i in (args.shapes or "").split(",") if i] + extra)
         for shape in picked:
             for causal in (False, True):
-                bench(torch, *shape, causal, at_dim(dq, shape[-1]), lpts)
+                bench(torch, *shape, causal, at_dim(dq, shape[-1]), lpts, dets)
     if not ok:
         raise SystemExit("a check FAILED")
 

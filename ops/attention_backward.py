@@ -16,7 +16,11 @@ host). Served: every head dim of the forward, D 64 and 128 (the main kernel
 `attention_backward`) and 256 (`attention_backward_d256`: the two consumer warpgroups split D),
 causal or not (Sq != Sk bottom-right), grouped-query heads, any scale, a loss that reads lse.
 Refused with `UnsupportedError` when backward() runs: a sliding window and a softcap (the
-forward serves them; the backward's kernels do not yet).
+forward serves them; the backward's kernels do not yet). Deterministic: under
+``torch.use_deterministic_algorithms(True)`` the backward adds dQ's float32 partial sums in
+one fixed order (key block by key block, `attention_backward_tiles.await_turn`), so that the
+same inputs give the same dq bits on every run (dk and dv always do); its cost is measured by
+``bench/attention_backward.py --deterministic both``.
 
 Host time: the memory-order probes, the copies' decisions and the kernels' geometry are made
 once per geometry (`_plan`: shapes, strides and dtypes of every tensor, the device, causal,
@@ -110,11 +114,12 @@ def _gradients(q, k, v):
 
 
 def _fake(dout, q, k, v, out, lse, dlse, causal, scale, cu_seqlens_q=None, cu_seqlens_k=None,
-          max_seqlen_q=0, max_seqlen_k=0):
+          max_seqlen_q=0, max_seqlen_k=0, deterministic=False):
     return _gradients(q, k, v)
 
 
-def _packed(dout, q, k, v, out, lse, dlse, causal, scale, cu_q, cu_k, max_q, max_k):
+def _packed(dout, q, k, v, out, lse, dlse, causal, scale, cu_q, cu_k, max_q, max_k,
+            deterministic):
     """The packed sequences' (rows, H, D) gradients (rows D-contiguous)."""
     q, k, v, out, dout = (x if x.stride(-1) == 1 and x.stride(0) % 8 == 0 else x.contiguous()
                           for x in (q, k, v, out, dout))
@@ -122,7 +127,7 @@ def _packed(dout, q, k, v, out, lse, dlse, causal, scale, cu_q, cu_k, max_q, max
     run = kernel.AttentionBackward(q, k, v, out, dout, _aligned_rows(lse), dq, dk, dv, causal,
                                    scale, dlse=None if dlse is None else _aligned_rows(dlse),
                                    cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, max_seqlen_q=max_q,
-                                   max_seqlen_k=max_k)
+                                   max_seqlen_k=max_k, deterministic=deterministic)
     for kern, grid, block, args in run.launches:
         wrap(kern)[grid, block](*args)
     return dq, dk, dv
@@ -161,13 +166,14 @@ _ALIGN = 16  # bytes: the prepared launches' arrays were bound at 16-byte-aligne
 _PREPARED_LOCK = threading.Lock()
 
 
-def _plan(dout, q, k, v, out, lse, dlse, causal: bool, scale: float) -> _Plan:
+def _plan(dout, q, k, v, out, lse, dlse, causal: bool, scale: float,
+          deterministic: bool) -> _Plan:
     """The `_PLANS` entry of a call (not packed), made on a miss."""
     key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), out.shape,
            out.stride(), dout.shape, dout.stride(), lse.shape, lse.stride(),
            None if dlse is None else (dlse.shape, dlse.stride(), dlse.dtype), q.dtype, k.dtype,
            v.dtype, out.dtype, dout.dtype, lse.dtype, q.device, causal, scale,
-           dq_kernels.DQ_MODE)
+           dq_kernels.DQ_MODE, deterministic)
     plan = _PLANS.get(key)
     if plan is None:
         order = _rows_in_place(q) or "bhsd"
@@ -185,13 +191,14 @@ def _plan(dout, q, k, v, out, lse, dlse, causal: bool, scale: float) -> _Plan:
 
 
 def _run(dout, q, k, v, out, lse, dlse, causal: bool, scale: float, cu_seqlens_q=None,
-         cu_seqlens_k=None, max_seqlen_q: int = 0, max_seqlen_k: int = 0):
+         cu_seqlens_k=None, max_seqlen_q: int = 0, max_seqlen_k: int = 0,
+         deterministic: bool = False):
     """dq, dk, dv: the op's implementation (`attention_backward`), which the autograd rule
     also calls directly when torch need not see the call (`library.direct`)."""
     if cu_seqlens_q is not None:
         return _packed(dout, q, k, v, out, lse, dlse, causal, scale, cu_seqlens_q,
-                       cu_seqlens_k, max_seqlen_q, max_seqlen_k)
-    plan = _plan(dout, q, k, v, out, lse, dlse, causal, scale)
+                       cu_seqlens_k, max_seqlen_q, max_seqlen_k, deterministic)
+    plan = _plan(dout, q, k, v, out, lse, dlse, causal, scale, deterministic)
     if plan.copies is not None:
         q_copy, dout_copy, k_copy, v_copy, out_copy, lse_copy, dlse_copy = plan.copies
         q = _copy(q, plan.order) if q_copy else q
@@ -210,7 +217,7 @@ def _run(dout, q, k, v, out, lse, dlse, causal: bool, scale: float, cu_seqlens_q
         _launch_prepared(plan, q, k, v, out, dout, lse, dlse, dq, dk, dv)
         return dq, dk, dv
     run = kernel.AttentionBackward(q, k, v, out, dout, lse, dq, dk, dv, causal, scale,
-                                   dlse=dlse)
+                                   dlse=dlse, deterministic=deterministic)
     if aligned:  # this geometry's first call: the next prepares its launches
         plan.packed, plan.geometry = run.packed, run.geometry
     for kern, grid, block, args in run.launches:
@@ -232,6 +239,7 @@ def _launch_prepared(plan: _Plan, q, k, v, out, dout, lse, dlse, dq, dk, dv) -> 
     f32 = torch.float32
     delta, lse2 = q.new_empty(g.rows, dtype=f32), q.new_empty(g.rows, dtype=f32)
     acc = q.new_empty(g.accumulator, dtype=f32)
+    turns = None if g.turns is None else q.new_empty(g.turns, dtype=torch.int32)
     q_maps, k_maps, v_maps, do_maps, acc_maps = plan.maps
     maps = (bound(q_maps, q, _rows_binding), bound(k_maps, k, _rows_binding),
             bound(v_maps, v, _rows_binding), bound(do_maps, dout, _rows_binding))
@@ -241,7 +249,7 @@ def _launch_prepared(plan: _Plan, q, k, v, out, dout, lse, dlse, dq, dk, dv) -> 
     if dlse is not None:
         dlse = dlse.view(g.lse_rows)
     arguments = g.arguments(maps, *plan.packed, out, dout, lse, dlse, dq, dk, dv, delta, lse2,
-                            acc, dq_to)
+                            acc, dq_to, turns=turns)
     with _PREPARED_LOCK:  # (one thread at a time swaps a prepared launch's arguments)
         launches = plan.launches
         if launches is None:
@@ -257,12 +265,14 @@ def attention_backward(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: 
                        out: torch.Tensor, lse: torch.Tensor, dlse: torch.Tensor | None,
                        causal: bool, scale: float, cu_seqlens_q: torch.Tensor | None = None,
                        cu_seqlens_k: torch.Tensor | None = None, max_seqlen_q: int = 0,
-                       max_seqlen_k: int = 0) -> tuple[torch.Tensor, torch.Tensor,
-                                                       torch.Tensor]:
+                       max_seqlen_k: int = 0,
+                       deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor,
+                                                             torch.Tensor]:
     """dq, dk, dv of softmax(scale q k^T) v (module docstring); all (B, H, S, D) logical, or
-    packed (rows, H, D) with cu_seqlens (lse, dlse (Hq, rows))."""
+    packed (rows, H, D) with cu_seqlens (lse, dlse (Hq, rows)); `deterministic`: dq's sums in
+    one fixed order."""
     return _run(dout, q, k, v, out, lse, dlse, causal, scale, cu_seqlens_q, cu_seqlens_k,
-                max_seqlen_q, max_seqlen_k)
+                max_seqlen_q, max_seqlen_k, deterministic)
 
 
 def setup_context(ctx, inputs, output) -> None:
@@ -296,12 +306,13 @@ def backward(ctx, grad_out, grad_lse):
         raise UnsupportedError("tylo.ops.attention's backward does not serve "
                                + ", ".join(refused) + " yet: use torch's "
                                "scaled_dot_product_attention where these need gradients")
+    deterministic = torch.are_deterministic_algorithms_enabled()
     if cu_q is not None:  # packed sequences (rows, H, D)
         max_k = o["max_k"] or int((cu_k[1:] - cu_k[:-1]).max())  # (a host sync without it)
         dq, dk, dv = _call(grad_out, q, k, v, out, lse, grad_lse, o["causal"], o["scale"],
-                           cu_q, cu_k, o["max_q"], max_k)
+                           cu_q, cu_k, o["max_q"], max_k, deterministic)
         return (dq, dk, dv) + (None,) * 10
     seen = (lambda x: x) if o["layout"] == "bhsd" else (lambda x: x.transpose(1, 2))
     dq, dk, dv = _call(seen(grad_out), seen(q), seen(k), seen(v), seen(out), lse, grad_lse,
-                       o["causal"], o["scale"])
+                       o["causal"], o["scale"], None, None, 0, 0, deterministic)
     return (seen(dq), seen(dk), seen(dv)) + (None,) * 10

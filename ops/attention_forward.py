@@ -53,7 +53,8 @@ sizes: tests). `torch.compile(fullgraph=True)` traces the op (a fake implementat
 outputs' shapes and strides). ``backward()`` runs ``tylo::attention_backward``
 (`attention_backward`: D 64, 128 and 256, causal or not, grouped-query heads, the scale, a
 loss that reads lse, packed sequences; a window and a softcap raise `UnsupportedError` when
-backward() runs). Under ``torch.autocast`` (CPU or CUDA, any autocast dtype) float32 or
+backward() runs; under ``torch.use_deterministic_algorithms(True)`` dq comes out the same bits
+on every run). Under ``torch.autocast`` (CPU or CUDA, any autocast dtype) float32 or
 float16 q, k, v are cast to bfloat16 first (differentiably: their gradients come back in their
 dtype), as mixed-precision training hands them over (float32 after a rotary embedding in
 float32). Refused: a window that is not two ints >= -1 and a negative or non-finite softcap

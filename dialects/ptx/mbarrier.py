@@ -34,6 +34,7 @@ from ..facts import ATOMIC, MemoryAccess
 
 FENCES = {
     "proxy_async": "fence.proxy.async.shared::cta;",
+    "proxy_async_global": "fence.proxy.async.global;",
     "mbarrier_init": "fence.mbarrier_init.release.cluster;",
     "tcgen05_before": "tcgen05.fence::before_thread_sync;",
     "tcgen05_after": "tcgen05.fence::after_thread_sync;",

@@ -81,7 +81,8 @@ class MBarrierWaitOp(_BarrierOp):
 
 @irdl_op_definition
 class FenceOp(IRDLOperation):
-    """A fence: ``proxy_async`` (fence.proxy.async.shared::cta), ``mbarrier_init``
+    """A fence: ``proxy_async`` (fence.proxy.async.shared::cta), ``proxy_async_global``
+    (fence.proxy.async.global), ``mbarrier_init``
     (fence.mbarrier_init.release.cluster), ``tcgen05_before`` / ``tcgen05_after``
     (tcgen05.fence::before_thread_sync / ::after_thread_sync, sm_100a)."""
 
@@ -93,8 +94,8 @@ class FenceOp(IRDLOperation):
         super().__init__(properties={"kind": StringAttr(kind)})
 
     def verify_(self) -> None:
-        if self.kind.data not in ("proxy_async", "mbarrier_init", "tcgen05_before",
-                                  "tcgen05_after"):
+        if self.kind.data not in ("proxy_async", "proxy_async_global", "mbarrier_init",
+                                  "tcgen05_before", "tcgen05_after"):
             raise VerifyException(f"tylo.fence: unknown kind '{self.kind.data}'")
 
 

@@ -59,4 +59,7 @@ class MBarrierSemantics(InterpreterFunctions):
     def run_fence(self, interpreter, op, args):
         if op.kind.data == "proxy_async":
             interpreter.machine.proxy_fence(interpreter.threads)
+        # ("proxy_async_global": global memory is one coherent array here, read and written in
+        # program order by either proxy, and a TMA store or reduction completes when issued; so
+        # there is no cross-proxy order to model)
         return ()

@@ -196,10 +196,18 @@ def mbarrier_wait(bar, parity, scope: str = "cta") -> None:
     _barrier(bar).wait(parity, scope)
 
 
-def fence_proxy_async() -> None:
-    """``fence.proxy.async.shared::cta``: this thread's generic shared-memory writes before it
-    are visible to async-proxy reads after it (a TMA store's source, wgmma operands)."""
-    emit(FenceOp("proxy_async"))
+def fence_proxy_async(space: str = "shared") -> None:
+    """A bidirectional proxy fence between this thread's generic-proxy and async-proxy memory
+    accesses (PTX ISA 9.7.13.4 membar/fence, "fence.proxy.proxykind"), sm_90: `space` "shared"
+    is ``fence.proxy.async.shared::cta`` (generic shared-memory writes before it visible to
+    async-proxy reads after it: a TMA store's source, wgmma operands); "global" is
+    ``fence.proxy.async.global`` (global memory: e.g. after acquiring a flag that another CTA
+    released once its TMA reductions completed, before this thread's own TMA reductions into
+    the same rows). UnsupportedError for another space."""
+    if space not in ("shared", "global"):
+        raise UnsupportedError(f"fence_proxy_async(space={space!r}): 'shared' or 'global' (the "
+                               "state spaces of fence.proxy.async, PTX ISA 9.7.13.4)")
+    emit(FenceOp("proxy_async" if space == "shared" else "proxy_async_global"))
 
 
 def fence_mbarrier_init() -> None:

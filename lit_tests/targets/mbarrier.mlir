@@ -11,10 +11,12 @@
 // CHECK-NEXT: 	mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], %r4;
 // CHECK-NEXT: 	@!%p1 bra $L__wait0;
 // CHECK-NEXT: 	fence.proxy.async.shared::cta;
+// CHECK-NEXT: 	fence.proxy.async.global;
 // CHECK-NEXT: 	ret;
 // IR: ptx.mbarrier_init %bar, %count : !ptx.reg<r1>, !ptx.reg<r2>
 // IR: ptx.mbarrier_try_wait %bar, %parity : !ptx.reg<r1>, !ptx.reg<r4> -> !ptx.reg<p1>
 // IR: ptx.fence "proxy_async"
+// IR: ptx.fence "proxy_async_global"
 builtin.module attributes {ptx.version = "8.4", ptx.target = "sm_90a"} {
   ptx.entry "k" [] {
     ptx.shared_decl "bars"[16] align 8
@@ -34,6 +36,7 @@ builtin.module attributes {ptx.version = "8.4", ptx.target = "sm_90a"} {
     ptx.cond_bra %done : !ptx.reg<p1>, ^wait, ^rest {negate}
   ^rest:
     ptx.fence "proxy_async"
+    ptx.fence "proxy_async_global"
     ptx.ret
   }
 }

@@ -73,9 +73,9 @@ from tylo import BFloat16, ComposedLayout, Float32, Layout, TMATile, WGMMA64, el
 
 from .attention import sequence
 from .attention_backward_d256 import SplitConfig
-from .attention_backward_tiles import (BM, LOG2E, ROWS, add_dq, barriers, column_ownership,
-                                       cta_geometry, kt_layout, load_queries, masked,
-                                       kv_rows, query_range)
+from .attention_backward_tiles import (BM, LOG2E, ROWS, add_dq, await_turn, barriers,
+                                       column_ownership, cta_geometry, kt_layout, load_queries,
+                                       masked, kv_rows, pass_turn, query_range)
 from .attention_host import _same_in_float32
 from .attention_tiles import Q_BOX, ROW, SWIZZLE, q_layout
 from .mma_issue import interleaved
@@ -95,7 +95,8 @@ DQ_MODE = "tma"
 class Config:
     """Tile choices: head dim D, W consumer warpgroups of 64 keys each (BN = 64 W keys per CTA),
     STAGES of the Q/dO ring, the softmax scale (None: 1 / sqrt(D)), how dQ is added (`dq`, one
-    of `DQ_MODES`), the grid's order (`lpt`: key blocks slowest, `cta_geometry`)."""
+    of `DQ_MODES`), the grid's order (`lpt`: key blocks slowest, `cta_geometry`), whether dQ's
+    additions take a fixed order (`deterministic`: "tma" only; `reduce_dq`)."""
 
     D: int
     W: int = 2
@@ -103,6 +104,7 @@ class Config:
     scale: float | None = None
     dq: str = DQ_MODE
     lpt: bool = False
+    deterministic: bool = False
 
     @property
     def BN(self) -> int:
@@ -124,13 +126,17 @@ class Config:
 
 
 def config(D: int, causal: bool = False, scale: float | None = None,
-           dq: str | None = None, lpt: bool | None = None) -> Config | SplitConfig:
+           dq: str | None = None, lpt: bool | None = None,
+           deterministic: bool = False) -> Config | SplitConfig:
     """The tile choice for head dim D (64, 128, or 256: attention_backward_d256's
     `SplitConfig`), with `scale` None when it rounds to 1 / sqrt(D) in float32 (as the
     forward's: transformers' D ** -0.5 is the same variant), dQ added the `dq` way
-    (`DQ_MODES`; None: `DQ_MODE`, at D 256 always "red") and the grid in `lpt` order (key
-    blocks slowest, `cta_geometry`; None: `lpt_default(causal)`); ArgumentError for another D
-    or dq mode, or "tma" at D 256."""
+    (`DQ_MODES`; None: `DQ_MODE`, at D 256 always "red"), the grid in `lpt` order (key
+    blocks slowest, `cta_geometry`; None: `lpt_default(causal)`), and with `deterministic`
+    dQ's float32 sums in one fixed order (key block by key block: the same bits run to run;
+    `attention_backward_tiles.await_turn`); ArgumentError for another D or dq mode, "tma" at D
+    256, or deterministic with "red" at D 64/128 (its two consumer warpgroups add into the
+    same elements, in no fixed order)."""
     if D not in (64, 128, 256):
         raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128, 256 (the "
                                       "backward's)")
@@ -144,10 +150,14 @@ def config(D: int, causal: bool = False, scale: float | None = None,
                                        "(how dQ is added into its float32 accumulator)")
     if scale is not None and _same_in_float32(scale, 1.0 / math.sqrt(D)):
         scale = None
+    if deterministic and D != 256 and dq != "tma":
+        raise tylo.ArgumentError("dq", f"{dq!r} with deterministic=True at head dim {D}: its "
+                                       "two consumer warpgroups add into the same dQ elements "
+                                       "in no fixed order; 'tma' adds one sum per CTA")
     lpt = lpt_default(causal) if lpt is None else bool(lpt)
     if D == 256:
-        return SplitConfig(scale=scale, lpt=lpt)
-    return Config(D, 2, 2, scale, dq, lpt)
+        return SplitConfig(scale=scale, lpt=lpt, deterministic=bool(deterministic))
+    return Config(D, 2, 2, scale, dq, lpt, bool(deterministic))
 
 
 def lpt_default(causal: bool) -> bool:
@@ -218,14 +228,15 @@ def row_block(heads, seq_q, cu_q):
 
 
 @tylo.kernel
-def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, seq_q, cu_q,
+def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, dq_sem, seq_q, cu_q,
                heads: tylo.constexpr, D: tylo.constexpr):
     """ROWS_PER_CTA query rows per CTA of 128 threads (block_idx(1) = b Hq + h): delta =
     rowsum(dO O) (less dlse[bh, row], the gradient of the row's lse, when dlse is not None:
     d lse / d s = P folds into dS = P (dP - delta) so), lse2 = lse log2(e) (+inf past seq_q
     or for an empty row: P 0 there), dQ's accumulator rows zeroed. o, do (B, Hq, S, D) bf16,
     D contiguous, rows 16-byte aligned, any other strides; lse, dlse (B Hq, S) f32; delta,
-    lse2 (B Hq, S_pad) f32, dq_acc (B Hq, S_pad, D) f32, S_pad = BM * ceil(S / BM). With
+    lse2 (B Hq, S_pad) f32, dq_acc (B Hq, S_pad, D) f32, S_pad = BM * ceil(S / BM); dq_sem
+    (B Hq, S_pad / BM) int32, the deterministic mode's turns, zeroed (None: none). With
     cu_q (varlen): o, do (rows, Hq, D), lse, dlse (Hq, rows), sequence b's rows from cu_q[b]
     (S: the longest)."""
     bh, b, h, t, row0, start, n_q = row_block(heads, seq_q, cu_q)
@@ -242,6 +253,10 @@ def preprocess(o, do, lse: ROWS, dlse, delta: ROWS, lse2: ROWS, dq_acc, seq_q, c
         acc = tylo.GlobalTile(dq_acc.ptr + (bh * dq_acc.shape[1] + row0) * D + c * ROW,
                               Layout((ROWS_PER_CTA, ROW), (D, 1)), align=16)
         tylo.store(acc, tylo.zeros(CHUNK), t)
+    if dq_sem is not None:
+        if t == 0:
+            if row0 % BM == 0:
+                dq_sem[bh, row0 // BM] = 0
     total = tylo.sum(prod, 1)
     row = row0 + t // 8
     if t % 8 == 0:
@@ -356,7 +371,7 @@ def dq_tile_free(w, t, cfg):
 
 
 @tylo.func
-def reduce_dq(dq_map, dq_tiles, k_tiles, ds_tiles, pipe, st, dk, dv, bhq, m0, t, w, cfg):
+def reduce_dq(dq_map, dq_tiles, k_tiles, ds_tiles, turns, pipe, st, dk, dv, bhq, m0, t, w, cfg):
     """("tma") After this consumer stored its dS^T: the CTA's dQ partial (BM, D) = dS (BM, BN)
     K (BN, D) added into the accumulator by TMA. After a named barrier of the consumers (every
     dS^T stored), consumer w computes columns w D / W .. (WGMMA chained over every consumer's
@@ -364,7 +379,11 @@ def reduce_dq(dq_map, dq_tiles, k_tiles, ds_tiles, pipe, st, dk, dv, bhq, m0, t,
     the stage's float32 tile in shared memory (`dq_tiles`: STAGES tiles of D / 8 `DQ_BOX`
     boxes, `dq_layout`); after a second barrier one thread reduce-adds the tile, box by box,
     into rows m0 .. of matrix bhq of dq_map's array (B Hq, S_pad, D) and commits the group.
-    A stage's tile is stored into again STAGES blocks later, after the first barrier, before
+    With `cfg.deterministic` the issuing thread first waits for the CTA's turn at the block
+    (`turns` = (dq_sem, the grid's `lpt`): `await_turn`) and after committing waits for
+    the reductions to complete and passes the turn on (`pass_turn`); the reductions of one
+    block thus add in key-block order, one CTA at a time. A stage's tile is stored into again
+    STAGES blocks later, after the first barrier, before
     which the issuing thread waits for the reads of all but its last STAGES - 1 groups
     (`dq_tile_free`); the second barrier orders every consumer's WGMMA reads of the dS^T
     tiles before the next block's stores into them. (The tile per stage also keeps its store
@@ -388,9 +407,14 @@ def reduce_dq(dq_map, dq_tiles, k_tiles, ds_tiles, pipe, st, dk, dv, bhq, m0, t,
     store_dq(dq_tiles.pointer(tile + w * (n // F32_ROW)), dq, t, cfg)
     tylo.barrier(4, 128 * W)  # the tile whole (the fence pass fences the stores first)
     if dq_issuer(w, t):
+        if cfg.deterministic:  # this CTA's turn at the block: the earlier key blocks' added
+            await_turn(*turns, bhq, m0)
         for c in range(D // F32_ROW):  # (origins >= 0, columns whole boxes: unchecked)
             tylo.tma_reduce(dq_map, dq_tiles[tile + c], (m0, c * F32_ROW, bhq), checked=False)
         tylo.commit_tma_stores()
+        if cfg.deterministic:  # the reductions done (their writes too), then the next turn
+            tylo.wait_tma_stores(0)
+            pass_turn(turns[0], bhq, m0)
     return dk, dv
 
 
@@ -437,7 +461,7 @@ def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats, s
 
 @tylo.kernel
 def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, delta: ROWS,
-                       dq_acc, seq_q, seq_k, cu_q, cu_k, heads: tylo.constexpr,
+                       dq_acc, dq_sem, seq_q, seq_k, cu_q, cu_k, heads: tylo.constexpr,
                        kv_heads: tylo.constexpr,
                        cfg: tylo.constexpr, causal: tylo.constexpr, packed: tylo.constexpr,
                        kv_packed: tylo.constexpr):
@@ -447,7 +471,8 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
     `packed` ((B, S, H, D) memory) viewed (Hq, B S, D) over all rows (sequence b's from b S);
     k_map, v_map to K, V the same way with Sk rows (`kv_packed`); dk_out, dv_out (B, Hkv, Sk,
     D) bf16, any strides with D contiguous; lse2, delta (B Hq, S_pad) f32 and dq_acc (B Hq,
-    S_pad, D) f32 from `preprocess`. The keys past Sk (the next sequence's rows, in the packed
+    S_pad, D) f32 from `preprocess`, and with cfg.deterministic dq_sem (B Hq, S_pad / BM)
+    int32 zeroed by it (else None). The keys past Sk (the next sequence's rows, in the packed
     geometry) are masked in a CTA whose key block is ragged; the query rows past Sq need no
     mask (their lse2 is +inf: P = 0)."""
     D, W, STAGES = cfg.D, cfg.W, cfg.STAGES
@@ -466,7 +491,7 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
     shared = None
     if cfg.dq == "tma":  # dQ's float32 partial, summed over the consumers (`reduce_dq`)
         shared = (tylo.shared_tiles(DQ_BOX, STAGES * (D // F32_ROW), dynamic=True), k_tiles,
-                  ds_tiles)
+                  ds_tiles, (dq_sem, cfg.lpt) if cfg.deterministic else None)
     kv_bar, stats_full, pipe = barriers(STAGES, W)
     blocks, first, diag = query_range(n_q, n_k, n0, off, BN, causal)
     producer_regs, consumer_regs = cfg.registers

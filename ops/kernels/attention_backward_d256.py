@@ -69,13 +69,15 @@ class SplitConfig:
     """The tile choices of the D 256 kernel, `attention_backward.Config`'s fields and
     properties as the runner reads them: W = 2 consumer warpgroups splitting D (not the keys),
     so BN = 64 keys a CTA; STAGES of the Q/dO ring; the softmax scale (None: 1 / sqrt(D)); the
-    grid's order (`lpt`: key blocks slowest, `attention_backward_tiles.cta_geometry`)."""
+    grid's order (`lpt`: key blocks slowest, `attention_backward_tiles.cta_geometry`); whether
+    dQ's additions take a fixed order (`deterministic`: `split_block`)."""
 
     D: int = 256
     W: int = 2
     STAGES: int = 2
     scale: float | None = None
     lpt: bool = False
+    deterministic: bool = False
 
     @property
     def BN(self) -> int:
@@ -135,13 +137,14 @@ def store_half(tiles, buf, x, w, t):
 
 @tylo.func
 def split_block(kv_tiles, p_tiles, ds_tiles, q_stages, do_stages, stats, stats_full, pipe, st,
-                buf, dk, dv, dq_acc, bhq, m0, n0, off, n_k, causal, cfg, apply_mask):
+                buf, dk, dv, dq_acc, turns, bhq, m0, n0, off, n_k, causal, cfg, apply_mask):
     """One query block (rows m0 .., query head matrix bhq) of the CTA's 64 keys (from n0), for
     this warpgroup's HALF queries (S^T, P^T, dS^T) and COLS columns (dV, dK, dQ): the module
     docstring. `buf` (0 or 1, alternating step by step, warp-uniform so that the stores are
     stmatrix) picks the P^T and dS^T tiles. Returns (dk, dv). The runtime origins (w) are
     `inbounds`: the run-time check of the lse2/delta window alone made ptxas spill 700 bytes
-    and serialize the WGMMAs."""
+    and serialize the WGMMAs. With `cfg.deterministic`, `turns` = (dq_sem, the key block's
+    rank): the block's additions wait for the CTA's turn and pass it on (`add_dq`)."""
     D = cfg.D
     t = tylo.warpgroup_thread_idx()
     w = tylo.warpgroup_id() - 1
@@ -176,12 +179,12 @@ def split_block(kv_tiles, p_tiles, ds_tiles, q_stages, do_stages, stats, stats_f
                         tylo.wgmma_operand(ap, "B", q_stages[i], (0, COLS * w), inbounds=True),
                         dk)
     ds_mn = tylo.shared_tile(DS, ds_tiles.pointer(buf))
-    return add_dq(ds_mn, k_tile, pipe, st, dk, dv, dq_acc, bhq, m0, t, D, COLS, w)
+    return add_dq(ds_mn, k_tile, pipe, st, dk, dv, dq_acc, bhq, m0, t, D, COLS, w, turns)
 
 
 @tylo.kernel
 def attention_backward_d256(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS,
-                            delta: ROWS, dq_acc, seq_q, seq_k, cu_q, cu_k,
+                            delta: ROWS, dq_acc, dq_sem, seq_q, seq_k, cu_q, cu_k,
                             heads: tylo.constexpr, kv_heads: tylo.constexpr,
                             cfg: tylo.constexpr, causal: tylo.constexpr,
                             packed: tylo.constexpr, kv_packed: tylo.constexpr):
@@ -220,6 +223,7 @@ def attention_backward_d256(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: R
             ap = split_plan()
             dk = tylo.zero_accumulator(ap)
             dv = tylo.zero_accumulator(ap)
+            turns = (dq_sem, cfg.lpt) if cfg.deterministic else None
             kv_bar[0].wait(0)
             st = pipe.start()
             for g in range(group):
@@ -228,12 +232,12 @@ def attention_backward_d256(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: R
                 for m in range(first, diag):
                     dk, dv = split_block(kv_tiles, p_tiles, ds_tiles, q_stages, do_stages, stats,
                                          stats_full, pipe, st, (step0 + m) % 2, dk, dv, dq_acc,
-                                         bhq, m * BM, n0, off, n_k, causal, cfg, True)
+                                         turns, bhq, m * BM, n0, off, n_k, causal, cfg, True)
                     st = st.advance()
                 for m in range(diag, blocks):
                     dk, dv = split_block(kv_tiles, p_tiles, ds_tiles, q_stages, do_stages, stats,
                                          stats_full, pipe, st, (step0 + m) % 2, dk, dv, dq_acc,
-                                         bhq, m * BM, n0, off, n_k, causal, cfg, False)
+                                         turns, bhq, m * BM, n0, off, n_k, causal, cfg, False)
                     st = st.advance()
             dk = tylo.finish_mma(dk, ap)
             dv = tylo.finish_mma(dv, ap)

@@ -18,15 +18,16 @@ from .attention_host import _heads_first, _view
 from .attention_tiles import Q_BOX
 
 
-def _workspace(like, shape):
-    """A float32 array of `shape` beside `like` (a torch tensor on its device, or numpy)."""
+def _workspace(like, shape, dtype: str = "float32"):
+    """An array of `shape` and `dtype` (a numpy/torch name) beside `like` (a torch tensor on
+    its device, or numpy)."""
     if hasattr(like, "new_empty"):
         import torch
 
-        return like.new_empty(shape, dtype=torch.float32)
+        return like.new_empty(shape, dtype=getattr(torch, dtype))
     import numpy as np
 
-    return np.empty(shape, np.float32)
+    return np.empty(shape, dtype)
 
 
 def _swap_sh(x):
@@ -52,25 +53,27 @@ class Geometry:
     """What the three launches of one geometry take besides the arrays: the `Config`, each
     launch's kernel, grid and block, the scalars, and the float32 workspace's shapes (`rows`:
     delta's and lse2's, (B Hq, S_pad); `accumulator`: dQ's, (B Hq, S_pad, D); S_pad = S rounded
-    up to 64). B, Hq, Hkv, S (Sq, or with varlen max_seqlen_q), Sk (max_seqlen_k with varlen),
-    D; seq_q, seq_k the kernels' sequence lengths (0 with varlen: cu_seqlens give them).
-    `lpt`: the main kernel's grid with key blocks slowest (`config`; None: when causal).
-    ArgumentError for a head dim other than 64, 128 or 256, Hkv not dividing Hq, or another dq
-    mode (`config`)."""
+    up to 64; `turns`: the deterministic mode's int32 counters, (B Hq, S_pad / 64), or None).
+    B, Hq, Hkv, S (Sq, or with varlen max_seqlen_q), Sk (max_seqlen_k with varlen), D; seq_q,
+    seq_k the kernels' sequence lengths (0 with varlen: cu_seqlens give them). `lpt`: the
+    main kernel's grid with key blocks slowest (`config`; None: when causal);
+    `deterministic`: dQ added in a fixed order (`config`). ArgumentError for a head dim other
+    than 64, 128 or 256, Hkv not dividing Hq, or another dq mode (`config`)."""
 
     __slots__ = ("cfg", "heads", "kv_heads", "D", "seq_q", "seq_k", "causal", "rows",
-                 "accumulator", "kernels", "lse_rows")
+                 "accumulator", "turns", "kernels", "lse_rows")
 
     def __init__(self, B: int, Hq: int, Hkv: int, S: int, Sk: int, D: int, seq_q: int,
                  seq_k: int, causal: bool, scale: float | None, dq: str | None,
-                 lpt: bool | None = None):
+                 lpt: bool | None = None, deterministic: bool = False):
         if Hq % Hkv:
             raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
-        self.cfg = cfg = config(D, causal, scale, dq, lpt)
+        self.cfg = cfg = config(D, causal, scale, dq, lpt, deterministic)
         pad = -(-S // BM) * BM
         self.heads, self.kv_heads, self.D = Hq, Hkv, D
         self.seq_q, self.seq_k, self.causal = seq_q, seq_k, bool(causal)
         self.rows, self.accumulator = (B * Hq, pad), (B * Hq, pad, D)
+        self.turns = (B * Hq, pad // BM) if cfg.deterministic else None
         self.lse_rows = (B * Hq, S)  # lse's and dlse's (B Hq, S) view (not with varlen)
         rows = (pad // ROWS_PER_CTA, B * Hq)
         #: (kernel, grid, block) of the three launches, in order
@@ -81,15 +84,16 @@ class Geometry:
             (postprocess, rows, 128))
 
     def arguments(self, maps, packed: bool, kv_packed: bool, O, dO, lse, dlse, dQ, dK, dV,
-                  delta, lse2, dq_acc, dq_to, cu_q=None, cu_k=None) -> tuple:
+                  delta, lse2, dq_acc, dq_to, cu_q=None, cu_k=None, turns=None) -> tuple:
         """The arguments of the three launches: `maps` Q's, K's, V's and dO's tensor maps
         (`rows_map`; `packed`, `kv_packed` whether Q's and K's are packed rows), lse and dlse
         as the kernels read them ((B Hq, S) views, or (Hq, rows) with varlen), the workspace
-        (delta, lse2, dQ's accumulator dq_acc, and dq_to: the main kernel's view of it, its
-        tensor map in the "tma" mode) and cu_seqlens (varlen)."""
+        (delta, lse2, dQ's accumulator dq_acc, dq_to: the main kernel's view of it, its
+        tensor map in the "tma" mode, and `turns`: the deterministic mode's counters, of shape
+        `self.turns`, else None) and cu_seqlens (varlen)."""
         cfg, Hq, D, seq_q = self.cfg, self.heads, self.D, self.seq_q
-        return ((O, dO, lse, dlse, delta, lse2, dq_acc, seq_q, cu_q, Hq, D),
-                (*maps, dK, dV, lse2, delta, dq_to, seq_q, self.seq_k, cu_q, cu_k, Hq,
+        return ((O, dO, lse, dlse, delta, lse2, dq_acc, turns, seq_q, cu_q, Hq, D),
+                (*maps, dK, dV, lse2, delta, dq_to, turns, seq_q, self.seq_k, cu_q, cu_k, Hq,
                  self.kv_heads, cfg, self.causal, packed, kv_packed),
                 (dQ, dq_acc, seq_q, cu_q, Hq, cfg.softmax_scale, D))
 
@@ -111,7 +115,9 @@ class AttentionBackward:
     the main kernel adds dQ (`DQ_MODES`: "red" per element from registers, "tma" by TMA
     reductions of the CTA's sum staged in shared memory; None: `DQ_MODE`; at D 256 "red"
     only). `lpt`: the main kernel's grid with key blocks slowest (`config`; None: when
-    causal). `geometry` (the `Geometry`) and `packed` (whether Q's and K's rows are packed)
+    causal). `deterministic`: dQ's float32 additions in one fixed order, key block by key
+    block (the same dQ bits on every run; an int32 counter per query block of 64 rows more
+    workspace; `config`: not with dq "red" at D 64/128). `geometry` (the `Geometry`) and `packed` (whether Q's and K's rows are packed)
     serve later calls of the same shapes and strides (``tylo.ops.attention``'s prepared
     launches). ArgumentError for a head dim other than 64, 128 or 256, Hkv not dividing Hq,
     rows in neither memory order, or another dq mode."""
@@ -119,7 +125,7 @@ class AttentionBackward:
     def __init__(self, Q, K, V, O, dO, lse, dQ, dK, dV, causal: bool, scale: float | None = None,
                  emulate: bool = False, dlse=None, cu_seqlens_q=None, cu_seqlens_k=None,
                  max_seqlen_q: int | None = None, max_seqlen_k: int | None = None,
-                 dq: str | None = None, lpt: bool | None = None):
+                 dq: str | None = None, lpt: bool | None = None, deterministic: bool = False):
         varlen = cu_seqlens_q is not None
         if varlen:  # (rows, H, D), lse (Hq, rows)
             B, (Hq, D), Hkv = len(cu_seqlens_q) - 1, Q.shape[1:], K.shape[1]
@@ -129,10 +135,11 @@ class AttentionBackward:
             Hkv, Sk = K.shape[1], K.shape[2]
             seq_q, seq_k = S, Sk
         self.geometry = g = Geometry(B, Hq, Hkv, S, Sk, D, seq_q, seq_k, causal, scale, dq,
-                                     lpt)
+                                     lpt, deterministic)
         self.cfg = cfg = g.cfg
         delta, lse2 = _workspace(Q, g.rows), _workspace(Q, g.rows)
         dq_acc = _workspace(Q, g.accumulator)
+        turns = None if g.turns is None else _workspace(Q, g.turns, "int32")
         # the main kernel's view of dQ's accumulator: itself, or ("tma") its TMA binding
         dq_to = tylo.prepare_tma(DQ_BOX, dq_acc) if cfg.dq == "tma" else dq_acc
         if varlen:
@@ -150,11 +157,11 @@ class AttentionBackward:
                 dlse = _view(dlse, g.lse_rows)
         self.packed = (packed, kv_packed)
         arguments = g.arguments(self.maps, packed, kv_packed, O, dO, lse, dlse, dQ, dK, dV,
-                                delta, lse2, dq_acc, dq_to, cu_seqlens_q, cu_seqlens_k)
+                                delta, lse2, dq_acc, dq_to, cu_seqlens_q, cu_seqlens_k, turns)
         #: (kernel, grid, block, arguments) of the three launches, in order
         self.launches = [(*launch, args) for launch, args in zip(g.kernels, arguments)]
         self.emulate = emulate
-        self.workspace = (delta, lse2, dq_acc)
+        self.workspace = (delta, lse2, dq_acc) + (() if turns is None else (turns,))
 
     def __call__(self):
         for kernel, grid, block, args in self.launches:
@@ -162,13 +169,15 @@ class AttentionBackward:
 
 
 def compile_for_sm90a(D: int = 128, causal: bool = False, heads: int = 1, kv_heads: int = 1,
-                      cfg: Config | None = None, packed: bool = False, dq: str | None = None):
+                      cfg: Config | None = None, packed: bool = False, dq: str | None = None,
+                      deterministic: bool = False):
     """The main kernel compiled for sm_90a from host bindings (numpy; no GPU needed); `packed`:
-    Q, dO, K, V in (B, S, H, D) memory; `dq` the dQ mode (`config`) when cfg is None."""
+    Q, dO, K, V in (B, S, H, D) memory; `dq` the dQ mode and `deterministic` (`config`) when
+    cfg is None."""
     import ml_dtypes
     import numpy as np
 
-    c = cfg or config(D, causal, dq=dq)
+    c = cfg or config(D, causal, dq=dq, deterministic=deterministic)
     S, bf = 256, ml_dtypes.bfloat16
 
     def array(h):
@@ -180,6 +189,7 @@ def compile_for_sm90a(D: int = 128, causal: bool = False, heads: int = 1, kv_hea
     acc = np.zeros((heads, S, D), np.float32)
     return c.kernel.compile(*maps, kv, kv, rows, rows,
                             tylo.prepare_tma(DQ_BOX, acc) if c.dq == "tma" else acc,
+                            np.zeros((heads, S // BM), np.int32) if c.deterministic else None,
                             S, S, None, None,
                             heads,
                             kv_heads, c, causal, packed, packed,
@@ -192,7 +202,8 @@ ORDERS = ("bhsd", "bshd", "varlen")
 
 def host_launches(D: int, causal: bool, heads: int = 1, kv_heads: int = 1,
                   layout: str = "bhsd", kv_layout: str | None = None,
-                  scale: float | None = None, batch: int = 2, dq: str | None = None) -> list:
+                  scale: float | None = None, batch: int = 2, dq: str | None = None,
+                  deterministic: bool = False) -> list:
     """The (kernel, grid, block, arguments) of the three launches of ``tylo.ops.attention``'s
     backward for these compile-time choices, on host (numpy) stand-ins with the specs the op's
     arrays have (`precompile`): Q, O, dO, dQ in `layout`'s memory and K, V, dK, dV in
@@ -203,7 +214,7 @@ def host_launches(D: int, causal: bool, heads: int = 1, kv_heads: int = 1,
     128, or two of 64 packed) serve every length. So is the batch, but for one case: Q (K) in
     (B, S, H, D) memory with more than one head is read as packed rows (`rows_map`) when B > 1
     and as (B H, S, D) matrices when B is 1 (that view exists then), two variants of the main
-    kernel (`batch` 2 or 1). `dq`: the dQ mode (`config`). ArgumentError for a head dim
+    kernel (`batch` 2 or 1). `dq`: the dQ mode, `deterministic` (`config`). ArgumentError for a head dim
     other than 64, 128 or 256, heads that do not divide, an unknown or mixed varlen order, or
     another dq mode."""
     import ml_dtypes
@@ -233,7 +244,7 @@ def host_launches(D: int, causal: bool, heads: int = 1, kv_heads: int = 1,
         lse, dlse = (np.zeros((batch, heads, S), np.float32) for _ in range(2))
         packed = {}
     run = AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True,
-                            dlse=dlse, dq=dq, **packed)
+                            dlse=dlse, dq=dq, deterministic=deterministic, **packed)
     return run.launches
 
 
@@ -241,13 +252,14 @@ def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: 
                kv_layout: str | None = None, scale: float | None = None, arch: str = "sm_90a",
                emulator: bool = False, kernels=("preprocess", "attention_backward",
                                                 "postprocess"), batch: int = 2,
-               dq: str | None = None) -> list:
+               dq: str | None = None, deterministic: bool = False) -> list:
     """Compile the `kernels` (by name) of ``tylo.ops.attention``'s backward for these choices
-    (`host_launches`, `dq` the dQ mode) into the disk cache, for `arch` and (`emulator`) for
+    (`host_launches`, `dq` the dQ mode, `deterministic`) into the disk cache, for `arch` and (`emulator`) for
     the CPU emulator; no GPU needed ("attention_backward" names the main kernel, at D 256
     attention_backward_d256). Returns their `CompiledKernel`s in launch order. ArgumentError
     as `host_launches`."""
-    launches = host_launches(D, causal, heads, kv_heads, layout, kv_layout, scale, batch, dq)
+    launches = host_launches(D, causal, heads, kv_heads, layout, kv_layout, scale, batch, dq,
+                             deterministic)
     return [kern.precompile(*args, block=block, arch=arch, emulator=emulator)
             for name, (kern, _, block, args) in zip(("preprocess", "attention_backward",
                                                      "postprocess"), launches)

@@ -81,9 +81,16 @@ def cta_geometry(seq_q, seq_k, cu_q, cu_k, kv_heads, BN, causal, packed, kv_pack
     k_start, n_k = sequence(b, seq_k, cu_k)
     q_row0 = q_start if packed else 0
     k_row0 = k_start if kv_packed else 0
-    n0 = (tylo.block_idx(1) if lpt else tylo.block_idx(0)) * BN
+    n0 = key_block(lpt) * BN
     off = n_k - n_q if causal else 0
     return b, hk, zk, n_q, k_start, n_k, q_row0, k_row0, n0, off
+
+
+@tylo.func
+def key_block(lpt):
+    """The index of this CTA's key block (`cta_geometry`): block_idx(1) in the `lpt` grid,
+    else block_idx(0)."""
+    return tylo.block_idx(1) if lpt else tylo.block_idx(0)
 
 
 #: The L2 bytes that the query-side rows of one chunk of `lpt` heads may fill (Q and dO, bf16,
@@ -197,12 +204,18 @@ def accumulate_dq(dq_acc, dq, bh, m0, c0, t, D):
 
 
 @tylo.func
-def add_dq(ds, k_tile, pipe, st, dk, dv, dq_acc, bhq, m0, t, D, n, w=None):
+def add_dq(ds, k_tile, pipe, st, dk, dv, dq_acc, bhq, m0, t, D, n, w=None, turns=None):
     """dQ (BM, n) = dS (BM, 64 keys: `ds`, the K-major A operand) K (64 keys, n columns of
     `k_tile`'s D), 64 columns at a time (32 registers), each added into dQ's accumulator (B
     Hq, S_pad, D) at rows m0 .. of matrix bhq (`accumulate_dq`); the columns from 0, or with
     w from n w (a runtime origin, `inbounds`). The first waits for dV and dK (all but 2 and 1
-    groups: returned ready), the last releases the ring's stage `st`. Returns (dk, dv)."""
+    groups: returned ready), the last releases the ring's stage `st`. Returns (dk, dv).
+    `turns` (the D 256 kernel's deterministic mode: (dq_sem, the grid's `lpt`), its two
+    consumer warpgroups w = 0, 1): before the first addition, where no WGMMA is in flight
+    (a spin in a divergent path beside a pending WGMMA makes ptxas serialize them all),
+    thread 0 of warpgroup 0 waits for the CTA's turn at the block (`await_turn`) and a
+    barrier of the 256 consumer threads passes it on; after the last, a second barrier and
+    that thread's `pass_turn`."""
     qp = dq_plan()
     for h in tylo.static_range(n // ROW):
         c0 = h * ROW if w is None else n * w + h * ROW
@@ -213,11 +226,47 @@ def add_dq(ds, k_tile, pipe, st, dk, dv, dq_acc, bhq, m0, t, D, n, w=None):
             dv = tylo.wait_mma(dv, 2)
             dk = tylo.wait_mma(dk, 1)
         dq = tylo.finish_mma(tylo.wait_mma(dq), qp)
+        if turns is not None and h == 0:
+            if (w == 0) & (t == 0):
+                await_turn(*turns, bhq, m0)
+            tylo.barrier(2, 256)  # this CTA's turn: every consumer may add
         if h == n // ROW - 1:
             if t == 0:
                 pipe.consumer_release(st)
         accumulate_dq(dq_acc, dq, bhq, m0, c0, t, D)
+    if turns is not None:
+        tylo.barrier(3, 256)  # every consumer's additions issued
+        if (w == 0) & (t == 0):
+            pass_turn(turns[0], bhq, m0)
     return dk, dv
+
+
+@tylo.func
+def await_turn(dq_sem, lpt, bhq, m0):
+    """(deterministic dQ) Spin until query block m0 / BM of query head matrix bhq has had as
+    many additions into dQ's accumulator as this CTA's key block has blocks before it (dq_sem
+    (B Hq, S_pad / BM) int32, zeroed by `preprocess`, read by atom.acquire.gpu), then
+    ``fence.proxy.async.global`` (the block's earlier additions, acquired in the generic
+    proxy, ordered before this thread's TMA reductions). The CTAs of one (batch, key/value
+    head) add in the order of their key blocks, the one fixed order that every query block's
+    contributors share (the key blocks that see a query block are 0 .. some n, causal or
+    not); the key block (`key_block`, `lpt` the grid's order) is read here, where it is
+    needed, rather than kept in a register across the loop (at D 128 that spilled). A CTA
+    waits only for CTAs of lower block indices: launched before it, never waiting for it."""
+    row = m0 // BM
+    rank = key_block(lpt)
+    seen = tylo.atomic_add(dq_sem, (bhq, row), 0, sem="acquire")
+    while seen != rank:
+        seen = tylo.atomic_add(dq_sem, (bhq, row), 0, sem="acquire")
+    tylo.fence_proxy_async("global")
+
+
+@tylo.func
+def pass_turn(dq_sem, bhq, m0):
+    """(deterministic dQ) Count this CTA's addition into query block m0 / BM of matrix bhq
+    done (red.release.gpu: the additions before it, by this thread or ordered before it by a
+    barrier, are visible to the next CTA's `await_turn`)."""
+    tylo.red_add(dq_sem, (bhq, m0 // BM), 1, sem="release")
 
 
 @tylo.func

@@ -58,5 +58,6 @@ def _FenceOp(sel: KernelSelection, op: T.FenceOp) -> None:
     if kind.startswith("tcgen05_"):  # (tcgen05.require_tcgen05)
         require_tcgen05(sel, M.FENCES[kind].removesuffix(";"))
     else:
-        sel.require(90, {"proxy_async": "fence.proxy.async"}.get(kind, "fence.mbarrier_init"))
+        sel.require(90, "fence.proxy.async" if kind.startswith("proxy_async")
+                    else "fence.mbarrier_init")
     sel.emit(M.FenceOp(op.kind.data))

@@ -115,6 +115,17 @@ lse = np.zeros((1, 1, 64), np.float32)
 AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq="tma")  # <-
 """, "ArgumentError", "'tma' at head dim 256: its kernel adds dQ by red.global.add",
             located=False),
+    Mistake("attention-backward-deterministic-red", O, "the backward kernels' runner asked "
+            "for a deterministic dQ with dQ mode \"red\" at head dim 64 (its two consumer "
+            "warpgroups add into the same elements; \"tma\" adds one sum per CTA)", """
+import ml_dtypes
+import numpy as np
+from tylo.ops.kernels.attention_backward_host import AttentionBackward
+x = np.zeros((1, 1, 64, 64), ml_dtypes.bfloat16)      # (B, H, S, D)
+lse = np.zeros((1, 1, 64), np.float32)
+AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq="red",
+                  deterministic=True)  # <-
+""", "ArgumentError", "'red' with deterministic=True at head dim 64", located=False),
     Mistake("attention-backward-precompile-mixed-varlen", O, "the backward's warm-up "
             "(`tylo.ops.kernels.attention_backward_host.precompile`) with packed Q beside batched K/V",
             """

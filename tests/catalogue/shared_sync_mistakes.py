@@ -32,6 +32,14 @@ def k(out):
     out[0] = 1.0
 k.compile(tylo.Tensor(Float32, 1))
 """, "TypeMismatchError", "shared_tile of a layout needs its dtype"),
+    Mistake("proxy-fence-unknown-space", S, "tylo.fence_proxy_async of a state space it has "
+            "not (\"shared\" or \"global\")", """
+@tylo.kernel
+def k(out):
+    tylo.fence_proxy_async("cluster")  # <-
+    out[0] = 1.0
+k.compile(tylo.Tensor(Float32, 1), arch="sm_90a")
+""", "UnsupportedError", "'shared' or 'global' (the state spaces of fence.proxy.async"),
     Mistake("barrier-id-out-of-range", S, "a named barrier id beyond 15", """
 @tylo.kernel
 def k(out):

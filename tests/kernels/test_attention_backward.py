@@ -49,10 +49,11 @@ def close(name, got, want, tol=2e-2, floor=0.0) -> bool:
 
 
 def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None, packed=False, dq="red",
-                 lpt=None) -> bool:
+                 lpt=None, deterministic=False, turns=None) -> bool:
     """Fresh random inputs, dQ, dK, dV poisoned; `packed`: every array in (B, S, H, D) memory
     (FlashAttention's), handed over as its (B, H, S, D) view, else (B, H, S, D) memory; `dq`
-    the main kernel's dQ mode, `lpt` its grid order (None: the default)."""
+    the main kernel's dQ mode, `lpt` its grid order (None: the default), `deterministic` dQ's
+    additions in a fixed order; `turns` (a list) receives the runner's workspace."""
     import ml_dtypes
     import numpy as np
 
@@ -74,8 +75,11 @@ def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None, packed=False, dq="red
     Q, K, V, dO, O = (arr(x) for x in (q, k, v, do, o_ref))
     lse = lse_ref.float().numpy().copy()
     dQ, dK, dV = poisoned(Q.shape), poisoned(K.shape), poisoned(V.shape)
-    host.AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True, dq=dq,
-                           lpt=lpt)()
+    run = host.AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True,
+                                 dq=dq, lpt=lpt, deterministic=deterministic)
+    run()
+    if turns is not None:
+        turns.extend(run.workspace)
     return all([close("dQ", dQ, dq_ref), close("dK", dK, dk_ref), close("dV", dV, dv_ref)])
 
 
@@ -152,6 +156,53 @@ def test_emulated_tma_dq_many_blocks():
     float32 tile is stored into again two blocks later (after its reductions' reads are
     waited for), the second head's blocks after the first's."""
     assert run_emulated(1, 2, 1, 320, 128, 128, False, dq="tma")
+
+
+def contributions(S, Sk, causal, BN, rows):
+    """(rows,) int32: per query block of BM = 64 rows (padded to `rows` blocks), how many key
+    blocks of BN keys add into its dQ: every one of the ceil(Sk / BN), or causal
+    (bottom-right) those whose first key some row of the block sees."""
+    import numpy as np
+
+    counts = np.zeros(rows, np.int32)
+    for i in range(-(-S // 64)):
+        last_row = min((i + 1) * 64, S) - 1
+        counts[i] = sum(1 for n in range(-(-Sk // BN))
+                        if not causal or n * BN <= last_row + Sk - S)
+    return counts
+
+
+@pytest.mark.parametrize("B, Hq, Hkv, S, Sk, D, causal, lpt", [
+    (2, 4, 2, 192, 320, 64, True, None),     # GQA 2:1, three key blocks, Sq != Sk
+    (1, 2, 2, 192, 320, 64, False, True),    # the lpt grid order, every key block every row
+    (1, 1, 1, 192, 128, 64, True, None),     # more queries than keys: block 0 sees none
+    (1, 1, 1, 160, 288, 128, False, None),   # D 128, ragged blocks
+])
+def test_emulated_deterministic(B, Hq, Hkv, S, Sk, D, causal, lpt):
+    """The deterministic mode (dQ by TMA reductions one CTA at a time, key block by key block):
+    gradients against float64 autograd, and each query block's counter of turns (the
+    workspace's last array) ends at the number of key blocks that added into it, every CTA
+    having waited for its own turn and passed it on once."""
+    import numpy as np
+
+    workspace = []
+    assert run_emulated(B, Hq, Hkv, S, Sk, D, causal, dq="tma", lpt=lpt, deterministic=True,
+                        turns=workspace)
+    turns = workspace[-1]
+    assert turns.dtype == np.int32 and turns.shape == (B * Hq, -(-S // 64))
+    want = contributions(S, Sk, causal, 128, turns.shape[1])
+    np.testing.assert_array_equal(turns, np.broadcast_to(want, turns.shape))
+
+
+def test_deterministic_with_red_dq_is_refused():
+    """At D 64/128 the "red" mode's two consumer warpgroups add into the same dQ elements in no
+    fixed order: deterministic=True takes "tma" only (ArgumentError naming dq)."""
+    import tylo
+
+    with pytest.raises(tylo.ArgumentError, match="'red' with deterministic=True"):
+        bw.config(64, True, dq="red", deterministic=True)
+    assert bw.config(64, True, deterministic=True).deterministic
+    assert bw.config(256, False, deterministic=True).deterministic
 
 
 def test_dq_pairs_are_adjacent_columns():
@@ -387,6 +438,20 @@ def test_gpu_grid_orders_agree(D, causal):
     inputs agree (dK and dV bit for bit: a CTA's work does not depend on when it runs)."""
     got = _gpu_variants(3, 1000, 16, 4, D, causal, False, {o: dict(lpt=o) for o in (False, True)})
     _agree(got[False], got[True])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("D, causal", [(128, True), (64, False), (256, True), (256, False)])
+def test_gpu_deterministic_runs_agree_bit_for_bit(D, causal):
+    """GQA 16:4, B 2, S 1000 (ragged): the deterministic mode twice on the same inputs gives
+    the same dQ, dK, dV bit for bit (its dQ sums in key-block order), and agrees with the
+    default mode (dK, dV bit for bit, dQ to the float32 summation order)."""
+    got = _gpu_variants(2, 1000, 16, 4, D, causal, False,
+                        {"first": dict(deterministic=True), "second": dict(deterministic=True),
+                         "default": {}})
+    for a, b in zip(got["first"], got["second"]):
+        assert torch.equal(a, b)
+    _agree(got["first"], got["default"])
 
 
 def test_an_unknown_dq_mode_is_refused():

@@ -27,6 +27,21 @@ def test_emulated_against_autograd(B, Hq, Hkv, S, Sk, causal, scale, packed):
     assert run_emulated(B, Hq, Hkv, S, Sk, 256, causal, scale, packed)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_emulated_deterministic(causal):
+    """The deterministic mode at D 256 (every consumer's red.global.add of a query block after
+    the CTA's turn, a barrier, then the turn passed on): GQA 2:1, four key blocks of 64, Sq !=
+    Sk; gradients against float64 autograd and every query block's counter at the number of
+    key blocks that added into it."""
+    import numpy as np
+    from test_attention_backward import contributions
+
+    workspace = []
+    assert run_emulated(1, 2, 1, 96, 224, 256, causal, deterministic=True, turns=workspace)
+    want = contributions(96, 224, causal, 64, workspace[-1].shape[1])
+    np.testing.assert_array_equal(workspace[-1], np.broadcast_to(want, workspace[-1].shape))
+
+
 def test_emulated_varlen():
     """Packed sequences of 1, 2, 67 and 3 queries beside 4, 2, 67 and 5 keys, causal (bottom
     right), Hq 2, Hkv 1: each sequence against its own float64 autograd. (Not one query beside

@@ -84,6 +84,41 @@ def test_gradients_against_float64_autograd(layout, causal, Sq, Sk, Hq, Hkv, D):
     assert [g.stride() for g in got] == [x.stride() for x in (q, k, v)]
 
 
+@pytest.fixture
+def deterministic_algorithms():
+    """torch.use_deterministic_algorithms(True) for the test (warn_only: the float32 reference's
+    cuBLAS matmuls would raise without CUBLAS_WORKSPACE_CONFIG), restored after."""
+    before = (torch.are_deterministic_algorithms_enabled(),
+              torch.is_deterministic_algorithms_warn_only_enabled())
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    yield
+    torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+
+
+@pytest.mark.parametrize("causal, Hq, Hkv, D", [(True, 2, 1, 64), (False, 1, 1, 256)])
+def test_deterministic_algorithms_take_the_ordered_kernels(deterministic_algorithms, causal,
+                                                            Hq, Hkv, D, monkeypatch):
+    """Under torch.use_deterministic_algorithms(True) the backward launches the kernels whose dQ
+    additions wait for their turn (`deterministic`), three key blocks of GQA 2:1, and the
+    gradients still match float64 autograd."""
+    from tylo.ops.kernels import attention_backward_host as host
+
+    seen = []
+    real = host.AttentionBackward.__init__
+
+    def spy(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        seen.append(self.cfg.deterministic)
+
+    monkeypatch.setattr(host.AttentionBackward, "__init__", spy)
+    q, k, v = leaves((1, 96, Hq, D), (1, 320, Hkv, D), (1, 320, Hkv, D))
+    scale = 1 / math.sqrt(D)
+    got, want = gradients(q, k, v, False, dict(op=lambda q, k, v: tylo.ops.attention(
+        q, k, v, causal=causal, return_lse=True), lse=False, causal=causal, scale=scale))
+    check(got, want)
+    assert seen == [True]
+
+
 def test_q_and_kv_in_different_memory_orders():
     """A rotated q in (B, H, S, D) memory beside k, v in (B, S, H, D) (given as bhsd views)."""
     q, = leaves((1, 2, 64, 64))
@@ -321,6 +356,28 @@ def test_gpu_against_float32_autograd(Hq, Hkv, causal, D):
     ref, _ = reference(rq, rk, rv, causal, 1 / math.sqrt(D), torch.float32)
     ref.backward(g_out.float().transpose(1, 2))
     check(got, [x.grad.transpose(1, 2) for x in (rq, rk, rv)])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("D", [128, 256])
+def test_gpu_deterministic_algorithms_repeat_bit_for_bit(deterministic_algorithms, D):
+    """B 2, S 1500, GQA 16:4, causal, under torch.use_deterministic_algorithms(True): two
+    backward passes of the same graph give the same dq, dk, dv bits, close to float32
+    autograd."""
+    dev = _cuda()
+    q, k, v = leaves((2, 1500, 16, D), (2, 1500, 4, D), (2, 1500, 4, D), device=dev)
+    out = tylo.ops.attention(q, k, v, causal=True)
+    g_out = torch.randn_like(out)
+    runs = []
+    for _ in range(2):
+        torch.full((2**27,), float("nan"), device=dev)
+        runs.append(torch.autograd.grad(out, (q, k, v), g_out, retain_graph=True))
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
+    rq, rk, rv = (x.detach().float().transpose(1, 2).requires_grad_() for x in (q, k, v))
+    ref, _ = reference(rq, rk, rv, True, 1 / math.sqrt(D), torch.float32)
+    ref.backward(g_out.float().transpose(1, 2))
+    check(runs[0], [x.grad.transpose(1, 2) for x in (rq, rk, rv)])
 
 
 @pytest.mark.gpu

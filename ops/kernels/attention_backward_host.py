@@ -54,19 +54,20 @@ class Geometry:
     delta's and lse2's, (B Hq, S_pad); `accumulator`: dQ's, (B Hq, S_pad, D); S_pad = S rounded
     up to 64). B, Hq, Hkv, S (Sq, or with varlen max_seqlen_q), Sk (max_seqlen_k with varlen),
     D; seq_q, seq_k the kernels' sequence lengths (0 with varlen: cu_seqlens give them).
-    `lpt`: the main kernel's grid with key blocks slowest (`config`; None: when causal).
+    `lpt`: the main kernel's grid with key blocks slowest (`config`; None: when causal);
+    `dq_vector`: float32 elements per red.global.add of the "red" dQ mode (`config`).
     ArgumentError for a head dim other than 64, 128 or 256, Hkv not dividing Hq, or another dq
-    mode (`config`)."""
+    mode or dq_vector (`config`)."""
 
     __slots__ = ("cfg", "heads", "kv_heads", "D", "seq_q", "seq_k", "causal", "rows",
                  "accumulator", "kernels", "lse_rows")
 
     def __init__(self, B: int, Hq: int, Hkv: int, S: int, Sk: int, D: int, seq_q: int,
                  seq_k: int, causal: bool, scale: float | None, dq: str | None,
-                 lpt: bool | None = None):
+                 lpt: bool | None = None, dq_vector: int = 2):
         if Hq % Hkv:
             raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
-        self.cfg = cfg = config(D, causal, scale, dq, lpt)
+        self.cfg = cfg = config(D, causal, scale, dq, lpt, dq_vector)
         pad = -(-S // BM) * BM
         self.heads, self.kv_heads, self.D = Hq, Hkv, D
         self.seq_q, self.seq_k, self.causal = seq_q, seq_k, bool(causal)
@@ -110,16 +111,17 @@ class AttentionBackward:
     max_seqlen_q / max_seqlen_k (the grids' extents: at least the longest sequence). `dq`: how
     the main kernel adds dQ (`DQ_MODES`: "red" per element from registers, "tma" by TMA
     reductions of the CTA's sum staged in shared memory; None: `DQ_MODE`; at D 256 "red"
-    only). `lpt`: the main kernel's grid with key blocks slowest (`config`; None: when
-    causal). `geometry` (the `Geometry`) and `packed` (whether Q's and K's rows are packed)
-    serve later calls of the same shapes and strides (``tylo.ops.attention``'s prepared
+    only); `dq_vector` float32 elements per red.global.add of the "red" mode (2, the default,
+    or 4: `config`). `lpt`: the main kernel's grid with key blocks slowest (`config`; None:
+    when causal). `geometry` (the `Geometry`) and `packed` (whether Q's and K's rows are
+    packed) serve later calls of the same shapes and strides (``tylo.ops.attention``'s prepared
     launches). ArgumentError for a head dim other than 64, 128 or 256, Hkv not dividing Hq,
-    rows in neither memory order, or another dq mode."""
+    rows in neither memory order, or another dq mode or dq_vector."""
 
     def __init__(self, Q, K, V, O, dO, lse, dQ, dK, dV, causal: bool, scale: float | None = None,
                  emulate: bool = False, dlse=None, cu_seqlens_q=None, cu_seqlens_k=None,
                  max_seqlen_q: int | None = None, max_seqlen_k: int | None = None,
-                 dq: str | None = None, lpt: bool | None = None):
+                 dq: str | None = None, lpt: bool | None = None, dq_vector: int = 2):
         varlen = cu_seqlens_q is not None
         if varlen:  # (rows, H, D), lse (Hq, rows)
             B, (Hq, D), Hkv = len(cu_seqlens_q) - 1, Q.shape[1:], K.shape[1]
@@ -129,7 +131,7 @@ class AttentionBackward:
             Hkv, Sk = K.shape[1], K.shape[2]
             seq_q, seq_k = S, Sk
         self.geometry = g = Geometry(B, Hq, Hkv, S, Sk, D, seq_q, seq_k, causal, scale, dq,
-                                     lpt)
+                                     lpt, dq_vector)
         self.cfg = cfg = g.cfg
         delta, lse2 = _workspace(Q, g.rows), _workspace(Q, g.rows)
         dq_acc = _workspace(Q, g.accumulator)
@@ -162,13 +164,15 @@ class AttentionBackward:
 
 
 def compile_for_sm90a(D: int = 128, causal: bool = False, heads: int = 1, kv_heads: int = 1,
-                      cfg: Config | None = None, packed: bool = False, dq: str | None = None):
+                      cfg: Config | None = None, packed: bool = False, dq: str | None = None,
+                      dq_vector: int = 2):
     """The main kernel compiled for sm_90a from host bindings (numpy; no GPU needed); `packed`:
-    Q, dO, K, V in (B, S, H, D) memory; `dq` the dQ mode (`config`) when cfg is None."""
+    Q, dO, K, V in (B, S, H, D) memory; `dq` the dQ mode and `dq_vector` its elements per
+    red.global.add (`config`) when cfg is None."""
     import ml_dtypes
     import numpy as np
 
-    c = cfg or config(D, causal, dq=dq)
+    c = cfg or config(D, causal, dq=dq, dq_vector=dq_vector)
     S, bf = 256, ml_dtypes.bfloat16
 
     def array(h):

@@ -7,9 +7,14 @@ inputs with poisoned gradients, then times the three kernels beside torch's SDPA
 of it causal): the backward's five GEMMs to the forward's two. `--dq` picks the main kernel's
 dQ mode ("red": red.global.add per element; "tma": the CTA's sum by TMA reductions; "both":
 each checked, and timed as its own case "tylo-red", "tylo-tma" in the same interleaved run;
-default: the kernels' default, `DQ_MODE`).
+default: the kernels' default, `DQ_MODE`); `--dq-vector` the float32 elements per
+red.global.add of the "red" mode (2, the default; 4, red.global.add.v4.f32 after a lane
+shuffle; "both": cases "tylo-v2", "tylo-v4", so that one run times both beside cuDNN; the "tma"
+mode has 2 only). v2 against v4 at D 128 "red" and D 256:
 
+    python bench/attention_backward.py --bench-only --dq red --dq-vector both --shapes 1,5
     python bench/attention_backward.py [--check-only] [--bench-only] [--dq red|tma|both]
+        [--dq-vector 2|4|both]
 """
 
 from __future__ import annotations
@@ -66,11 +71,22 @@ def at_dim(dq: list, D: int) -> list:
     return dq if D != 256 else ["red"]
 
 
-def tylo_backward(torch, q, k, v, out, dout, lse, causal, dq=None, lpt=None,
+def variants(dq: list, vectors: list, D: int) -> list:
+    """The (dQ mode, vector) pairs run at head dim D: each mode of `dq` the kernels have there
+    (`at_dim`; None: the default mode, "red" at D 256), with each of `vectors` in the "red"
+    mode and 2 in the "tma" mode."""
+    from tylo.ops.kernels.attention_backward import DQ_MODE
+
+    red = lambda mode: (mode or (DQ_MODE if D != 256 else "red")) == "red"  # noqa: E731
+    return [(mode, n) for mode in at_dim(dq, D) for n in (vectors if red(mode) else [2])]
+
+
+def tylo_backward(torch, q, k, v, out, dout, lse, causal, dq=None, lpt=None, dq_vector=2,
                   deterministic=False):
     """(the launches as a callable, (dq, dk, dv) poisoned) of the kernels on these arrays,
-    dQ added the `dq` way, the grid in `lpt` order (None: the defaults; "full": one chunk of
-    every head, `attention_backward_tiles.grid`), in a fixed order when `deterministic`."""
+    dQ added the `dq` way (`dq_vector` float32 elements per reduction of the "red" mode), the
+    grid in `lpt` order (None: the defaults; "full": one chunk of every head,
+    `attention_backward_tiles.grid`), in a fixed order when `deterministic`."""
     from tylo.ops.kernels import attention_backward_tiles as tiles
     from tylo.ops.kernels.attention_backward_host import AttentionBackward
 
@@ -81,7 +97,7 @@ def tylo_backward(torch, q, k, v, out, dout, lse, causal, dq=None, lpt=None,
     try:
         run = AttentionBackward(q, k, v, out, dout, lse, *grads, causal,
                                 emulate=q.device.type == "cpu", dq=dq,
-                                lpt=None if lpt is None else bool(lpt),
+                                lpt=None if lpt is None else bool(lpt), dq_vector=dq_vector,
                                 deterministic=deterministic)
     finally:
         tiles.LPT_L2_BYTES = budget
@@ -89,13 +105,13 @@ def tylo_backward(torch, q, k, v, out, dout, lse, causal, dq=None, lpt=None,
 
 
 def check(torch, B, Hq, Hkv, S, D, causal, device="cuda", dq=None, lpt=None,
-          deterministic=False) -> bool:
+          dq_vector=2, deterministic=False) -> bool:
     """The kernels' dQ, dK, dV against float32 autograd (relative error < 2e-2, every element
     written); `deterministic`: a second run's gradients must equal the first's bit for bit."""
     q, k, v, dout = inputs(torch, B, Hq, Hkv, S, D, device)
     out, lse, want = reference(torch, q, k, v, dout, causal)
     run, got = tylo_backward(torch, q, k, v, out.to(torch.bfloat16), dout, lse, causal, dq,
-                             lpt, deterministic)
+                             lpt, dq_vector, deterministic)
     run()
     first = [g.clone() for g in got]
     if deterministic:
@@ -109,7 +125,8 @@ def check(torch, B, Hq, Hkv, S, D, causal, device="cuda", dq=None, lpt=None,
     same = all(torch.equal(a, b) for a, b in zip(first, got))
     good = written and max(errs) < 2e-2 and same
     print(f"check B{B} Hq{Hq} Hkv{Hkv} S{S} D{D}{' causal' * causal}"
-          f"{'' if dq is None else ' dq ' + dq}{'' if lpt is None else f' lpt {lpt}'}"
+          f"{'' if dq is None else ' dq ' + dq}{'' if dq_vector == 2 else f' v{dq_vector}'}"
+          f"{'' if lpt is None else f' lpt {lpt}'}"
           f"{' deterministic' * deterministic}: dq/dk/dv rel err "
           + "/".join(f"{e:.2e}" for e in errs) + f", all written {written}"
           + (f", rerun bit for bit {same}" if deterministic else "") + ": "
@@ -137,9 +154,11 @@ def sdpa_case(torch, backend, q, k, v, dout, causal):
     return run
 
 
-def bench(torch, B, Hq, Hkv, S, D, causal, dq=(None,), lpts=(None,), dets=(False,)) -> None:
-    """One shape: the Tylo kernels in each dQ mode of `dq`, grid order of `lpts` and
-    determinism of `dets` (a case "tylo", or "tylo-<mode>[-lpt|-heads][-det]" when several)
+def bench(torch, B, Hq, Hkv, S, D, causal, dq=((None, 2),), lpts=(None,),
+          dets=(False,)) -> None:
+    """One shape: the Tylo kernels in each (dQ mode, vector) of `dq` (`variants`), grid order
+    of `lpts` and determinism of `dets` (a case "tylo", or
+    "tylo[-<mode>][-v<vector>][-lpt|-heads][-det]" when several)
     beside SDPA's cuDNN and flash backward, interleaved; TFLOP/s and ratios."""
     from torch.nn.attention import SDPBackend
 
@@ -152,16 +171,19 @@ def bench(torch, B, Hq, Hkv, S, D, causal, dq=(None,), lpts=(None,), dets=(False
 
     Attention(q, k, v, out, lse, causal)()  # the forward's out and lse, as training has them
     cases = {}
-    for mode in dq:
+    several_modes = len({mode for mode, _ in dq}) > 1
+    several_vectors = len({n for _, n in dq}) > 1
+    for mode, n in dq:
         for lpt in lpts:
             for det in dets:
                 if det and mode == "red" and D != 256:
                     continue  # (refused: `config`)
                 order = {False: "heads", True: "lpt", "full": "lpt-full"}.get(lpt)
-                name = "tylo" + (f"-{mode}" if len(dq) > 1 else "") + \
+                name = "tylo" + (f"-{mode}" if several_modes else "") + \
+                    (f"-v{n}" if several_vectors else "") + \
                     (f"-{order}" if len(lpts) > 1 else "") + ("-det" if det else "")
                 cases[name] = tylo_backward(torch, q, k, v, out, dout, lse, causal, mode, lpt,
-                                            det)[0]
+                                            n, det)[0]
     ours = list(cases)
     for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
                           ("flash", SDPBackend.FLASH_ATTENTION)):
@@ -186,6 +208,9 @@ def main() -> None:
     parser.add_argument("--bench-only", action="store_true")
     parser.add_argument("--dq", choices=("red", "tma", "both"), default=None,
                         help="the main kernel's dQ mode(s) (default: the kernels' default)")
+    parser.add_argument("--dq-vector", choices=("2", "4", "both"), default="2",
+                        help="float32 elements per red.global.add of the \"red\" dQ mode "
+                             "(both: each timed as its own case)")
     parser.add_argument("--lpt", choices=("on", "off", "both", "all"), default=None,
                         help="the main kernel's grid order: key blocks slowest in chunks of "
                              "heads (on), heads slowest (off), both, all (both and one chunk "
@@ -198,29 +223,30 @@ def main() -> None:
                         help="another shape to time (repeatable; with --shapes or alone)")
     args = parser.parse_args()
     dq = modes(args.dq)
+    vectors = [2, 4] if args.dq_vector == "both" else [int(args.dq_vector)]
     lpts = {None: [None], "on": [True], "off": [False], "both": [False, True],
             "all": [False, True, "full"]}[args.lpt]
     dets = {"on": [True], "off": [False], "both": [False, True]}[args.deterministic]
     ok = True
     if not args.bench_only:
         for D in (64, 128, 256):
-            for mode in at_dim(dq, D):
+            for mode, n in variants(dq, vectors, D):
                 for causal in (False, True):
                     for lpt in lpts:
                         for det in dets:
                             if det and mode == "red" and D != 256:
                                 continue  # (refused: `config`)
                             ok &= check(torch, 2, 16, 16, 2048, D, causal, dq=mode, lpt=lpt,
-                                        deterministic=det)
+                                        dq_vector=n, deterministic=det)
                             ok &= check(torch, 2, 32, 8, 1024, D, causal, dq=mode, lpt=lpt,
-                                        deterministic=det)
+                                        dq_vector=n, deterministic=det)
     if not args.check_only:
         extra = [tuple(int(x) for x in shape.split(",")) for shape in args.shape]
         picked = (SHAPES if args.shapes is None and not extra
                   else [SHAPES[int(i)] for i in (args.shapes or "").split(",") if i] + extra)
         for shape in picked:
             for causal in (False, True):
-                bench(torch, *shape, causal, at_dim(dq, shape[-1]), lpts, dets)
+                bench(torch, *shape, causal, variants(dq, vectors, shape[-1]), lpts, dets)
     if not ok:
         raise SystemExit("a check FAILED")
 

@@ -22,7 +22,9 @@ dV of O = softmax(scale Q K^T) V, in three kernels:
   dQ's float32 accumulator in global memory, one of two ways (`Config.dq`, `DQ_MODES`):
   "red", each warpgroup its own keys' product, 64 x D x 64, 64 columns of D at a time (32
   registers, not D / 2), by red.global.add.v2.f32, one per pair of adjacent elements
-  (`accumulate_dq`, from a per-thread base and static offsets); or "tma", the CTA's sum once
+  (`accumulate_dq`, from a per-thread base and static offsets; `Config.dq_vector` 4: by
+  red.global.add.v4.f32, one per 4 columns after a shuffle between lanes, an option to time
+  against v2, attention_backward_tiles' docstring); or "tma", the CTA's sum once
   (half the additions into global memory, and by the TMA engine): after a named barrier of the
   consumers (every dS^T stored) warpgroup w computes columns w D / W .. of dS K over all BN
   keys (WGMMA chained over the W dS^T tiles and K tiles), stores them into a float32 tile in
@@ -73,9 +75,9 @@ from tylo import BFloat16, ComposedLayout, Float32, Layout, TMATile, WGMMA64, el
 
 from .attention import sequence
 from .attention_backward_d256 import SplitConfig
-from .attention_backward_tiles import (BM, LOG2E, ROWS, add_dq, await_turn, barriers,
-                                       column_ownership, cta_geometry, kt_layout, load_queries,
-                                       masked, kv_rows, pass_turn, query_range)
+from .attention_backward_tiles import (BM, DQ_VECTORS, LOG2E, ROWS, add_dq, await_turn,
+                                       barriers, column_ownership, cta_geometry, kt_layout,
+                                       load_queries, masked, kv_rows, pass_turn, query_range)
 from .attention_host import _same_in_float32
 from .attention_tiles import Q_BOX, ROW, SWIZZLE, q_layout
 from .mma_issue import interleaved
@@ -95,8 +97,9 @@ DQ_MODE = "tma"
 class Config:
     """Tile choices: head dim D, W consumer warpgroups of 64 keys each (BN = 64 W keys per CTA),
     STAGES of the Q/dO ring, the softmax scale (None: 1 / sqrt(D)), how dQ is added (`dq`, one
-    of `DQ_MODES`), the grid's order (`lpt`: key blocks slowest, `cta_geometry`), whether dQ's
-    additions take a fixed order (`deterministic`: "tma" only; `reduce_dq`)."""
+    of `DQ_MODES`), the grid's order (`lpt`: key blocks slowest, `cta_geometry`), the float32
+    elements per red.global.add of the "red" mode (`dq_vector`, one of `DQ_VECTORS`), whether
+    dQ's additions take a fixed order (`deterministic`: "tma" only; `reduce_dq`)."""
 
     D: int
     W: int = 2
@@ -104,6 +107,7 @@ class Config:
     scale: float | None = None
     dq: str = DQ_MODE
     lpt: bool = False
+    dq_vector: int = 2
     deterministic: bool = False
 
     @property
@@ -127,16 +131,18 @@ class Config:
 
 def config(D: int, causal: bool = False, scale: float | None = None,
            dq: str | None = None, lpt: bool | None = None,
-           deterministic: bool = False) -> Config | SplitConfig:
+           dq_vector: int = 2, deterministic: bool = False) -> Config | SplitConfig:
     """The tile choice for head dim D (64, 128, or 256: attention_backward_d256's
     `SplitConfig`), with `scale` None when it rounds to 1 / sqrt(D) in float32 (as the
     forward's: transformers' D ** -0.5 is the same variant), dQ added the `dq` way
-    (`DQ_MODES`; None: `DQ_MODE`, at D 256 always "red"), the grid in `lpt` order (key
-    blocks slowest, `cta_geometry`; None: `lpt_default(causal)`), and with `deterministic`
-    dQ's float32 sums in one fixed order (key block by key block: the same bits run to run;
-    `attention_backward_tiles.await_turn`); ArgumentError for another D or dq mode, "tma" at D
-    256, or deterministic with "red" at D 64/128 (its two consumer warpgroups add into the
-    same elements, in no fixed order)."""
+    (`DQ_MODES`; None: `DQ_MODE`, at D 256 always "red"), `dq_vector` float32 elements per
+    reduction of the "red" mode (`DQ_VECTORS`: 2, red.global.add.v2.f32, or 4, .v4.f32), the
+    grid in `lpt` order (key blocks slowest, `cta_geometry`; None: `lpt_default(causal)`),
+    and with `deterministic` dQ's float32 sums in one fixed order (key block by key block:
+    the same bits run to run; `attention_backward_tiles.await_turn`); ArgumentError for
+    another D, dq mode or dq_vector, "tma" at D 256, dq_vector 4 with "tma", or deterministic
+    with "red" at D 64/128 (its two consumer warpgroups add into the same elements, in no
+    fixed order)."""
     if D not in (64, 128, 256):
         raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128, 256 (the "
                                       "backward's)")
@@ -144,10 +150,17 @@ def config(D: int, causal: bool = False, scale: float | None = None,
         raise tylo.ArgumentError("dq", f"{dq!r} at head dim 256: its kernel adds dQ by "
                                        "red.global.add ('red'); its shared memory (226 of 227 "
                                        "KB) leaves no room to stage dQ for TMA reductions")
-    dq = DQ_MODE if dq is None else dq
+    dq = ("red" if D == 256 else DQ_MODE) if dq is None else dq
     if dq not in DQ_MODES:
         raise tylo.ArgumentError("dq", f"{dq!r} is not one of {', '.join(map(repr, DQ_MODES))} "
                                        "(how dQ is added into its float32 accumulator)")
+    if dq_vector not in DQ_VECTORS:
+        raise tylo.ArgumentError("dq_vector", f"{dq_vector!r} is not one of "
+                                              f"{', '.join(map(str, DQ_VECTORS))} (float32 "
+                                              "elements per red.global.add of dQ)")
+    if dq_vector != 2 and dq != "red":
+        raise tylo.ArgumentError("dq_vector", f"{dq_vector} with dQ mode {dq!r}: the vector is "
+                                              "the \"red\" mode's (name dq=\"red\")")
     if scale is not None and _same_in_float32(scale, 1.0 / math.sqrt(D)):
         scale = None
     if deterministic and D != 256 and dq != "tma":
@@ -156,8 +169,9 @@ def config(D: int, causal: bool = False, scale: float | None = None,
                                        "in no fixed order; 'tma' adds one sum per CTA")
     lpt = lpt_default(causal) if lpt is None else bool(lpt)
     if D == 256:
-        return SplitConfig(scale=scale, lpt=lpt, deterministic=bool(deterministic))
-    return Config(D, 2, 2, scale, dq, lpt, bool(deterministic))
+        return SplitConfig(scale=scale, lpt=lpt, dq_vector=dq_vector,
+                           deterministic=bool(deterministic))
+    return Config(D, 2, 2, scale, dq, lpt, dq_vector, bool(deterministic))
 
 
 def lpt_default(causal: bool) -> bool:
@@ -455,7 +469,8 @@ def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats, s
         dk, dv = reduce_dq(dq_acc, *shared, pipe, st, dk, dv, bhq, m0, t, w, cfg)
     else:
         tylo.barrier(1 + w, 128)  # dQ 64 columns at a time: 32 registers, not D / 2
-        dk, dv = add_dq(ds_tile, k_tile, pipe, st, dk, dv, dq_acc, bhq, m0, t, D, D)
+        dk, dv = add_dq(ds_tile, k_tile, pipe, st, dk, dv, dq_acc, bhq, m0, t, D, D,
+                        vector=cfg.dq_vector)
     return dk, dv
 
 

@@ -26,6 +26,9 @@ memory and a named barrier), the two consumer warpgroups split D instead of the 
   dQ[:, w] = dS K[:, w] (A = the same dS^T tile read MN-major as dS), 64 columns at a time
   (32 registers), added into dQ's float32 accumulator by red.global.add.v2.f32 (`add_dq`, the
   loop attention_backward's "red" mode runs too): one sum per CTA, no column added twice.
+  `SplitConfig.dq_vector` 4: by red.global.add.v4.f32 instead, one per 4 columns after a
+  shuffle between lanes (half the reduction requests; attention_backward_tiles' docstring), an
+  option for the GPU to time against v2 (this kernel is bound by its reductions of dQ).
 
 P^T and dS^T have two tiles each, used by alternate steps, so that a warpgroup writing step
 j + 2's into the tiles of step j has passed a barrier of step j + 1, which the other warpgroup
@@ -38,7 +41,8 @@ P^T and dS^T 2 x 8 KB each, lse2/delta 1 KB: 231,464 bytes of the 232,448 a CTA 
 ptxas 13 (`attention_backward_host.compile_for_sm90a(256, ...)`): 24/240 registers, no
 spills, the WGMMAs not serialized; the consumers reach R219 of their 240 (R237 with a scalar
 red.global.add.f32 per dQ element, each at a 64-bit address of its own; now one address a
-thread per 64 columns, the pairs' offsets immediates).
+thread per 64 columns, the pairs' offsets immediates); with `dq_vector` 4, R226, no spills
+(half the REDGs, F32x4, two SHFL and six FSEL each).
 """
 
 from __future__ import annotations
@@ -69,14 +73,17 @@ class SplitConfig:
     """The tile choices of the D 256 kernel, `attention_backward.Config`'s fields and
     properties as the runner reads them: W = 2 consumer warpgroups splitting D (not the keys),
     so BN = 64 keys a CTA; STAGES of the Q/dO ring; the softmax scale (None: 1 / sqrt(D)); the
-    grid's order (`lpt`: key blocks slowest, `attention_backward_tiles.cta_geometry`); whether
-    dQ's additions take a fixed order (`deterministic`: `split_block`)."""
+    grid's order (`lpt`: key blocks slowest, `attention_backward_tiles.cta_geometry`); the
+    float32 elements per red.global.add of dQ (`dq_vector`, 2 or 4:
+    `attention_backward_tiles.DQ_VECTORS`); whether dQ's additions take a fixed order
+    (`deterministic`: `split_block`)."""
 
     D: int = 256
     W: int = 2
     STAGES: int = 2
     scale: float | None = None
     lpt: bool = False
+    dq_vector: int = 2
     deterministic: bool = False
 
     @property
@@ -94,7 +101,7 @@ class SplitConfig:
 
     @property
     def dq(self) -> str:
-        """How dQ is added (`attention_backward.DQ_MODES`): by red.global.add.v2.f32."""
+        """How dQ is added (`attention_backward.DQ_MODES`): by red.global.add (`dq_vector`)."""
         return "red"
 
     @property
@@ -179,7 +186,8 @@ def split_block(kv_tiles, p_tiles, ds_tiles, q_stages, do_stages, stats, stats_f
                         tylo.wgmma_operand(ap, "B", q_stages[i], (0, COLS * w), inbounds=True),
                         dk)
     ds_mn = tylo.shared_tile(DS, ds_tiles.pointer(buf))
-    return add_dq(ds_mn, k_tile, pipe, st, dk, dv, dq_acc, bhq, m0, t, D, COLS, w, turns)
+    return add_dq(ds_mn, k_tile, pipe, st, dk, dv, dq_acc, bhq, m0, t, D, COLS, w,
+                  cfg.dq_vector, turns)
 
 
 @tylo.kernel

@@ -56,19 +56,20 @@ class Geometry:
     up to 64; `turns`: the deterministic mode's int32 counters, (B Hq, S_pad / 64), or None).
     B, Hq, Hkv, S (Sq, or with varlen max_seqlen_q), Sk (max_seqlen_k with varlen), D; seq_q,
     seq_k the kernels' sequence lengths (0 with varlen: cu_seqlens give them). `lpt`: the
-    main kernel's grid with key blocks slowest (`config`; None: when causal);
-    `deterministic`: dQ added in a fixed order (`config`). ArgumentError for a head dim other
-    than 64, 128 or 256, Hkv not dividing Hq, or another dq mode (`config`)."""
+    main kernel's grid with key blocks slowest (`config`; None: when causal); `dq_vector`:
+    float32 elements per red.global.add of the "red" dQ mode; `deterministic`: dQ added in a
+    fixed order (`config`). ArgumentError for a head dim other than 64, 128 or 256, Hkv not
+    dividing Hq, or another dq mode or dq_vector (`config`)."""
 
     __slots__ = ("cfg", "heads", "kv_heads", "D", "seq_q", "seq_k", "causal", "rows",
                  "accumulator", "turns", "kernels", "lse_rows")
 
     def __init__(self, B: int, Hq: int, Hkv: int, S: int, Sk: int, D: int, seq_q: int,
                  seq_k: int, causal: bool, scale: float | None, dq: str | None,
-                 lpt: bool | None = None, deterministic: bool = False):
+                 lpt: bool | None = None, dq_vector: int = 2, deterministic: bool = False):
         if Hq % Hkv:
             raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
-        self.cfg = cfg = config(D, causal, scale, dq, lpt, deterministic)
+        self.cfg = cfg = config(D, causal, scale, dq, lpt, dq_vector, deterministic)
         pad = -(-S // BM) * BM
         self.heads, self.kv_heads, self.D = Hq, Hkv, D
         self.seq_q, self.seq_k, self.causal = seq_q, seq_k, bool(causal)
@@ -114,18 +115,21 @@ class AttentionBackward:
     max_seqlen_q / max_seqlen_k (the grids' extents: at least the longest sequence). `dq`: how
     the main kernel adds dQ (`DQ_MODES`: "red" per element from registers, "tma" by TMA
     reductions of the CTA's sum staged in shared memory; None: `DQ_MODE`; at D 256 "red"
-    only). `lpt`: the main kernel's grid with key blocks slowest (`config`; None: when
-    causal). `deterministic`: dQ's float32 additions in one fixed order, key block by key
+    only); `dq_vector` float32 elements per red.global.add of the "red" mode (2, the default,
+    or 4: `config`). `lpt`: the main kernel's grid with key blocks slowest (`config`; None:
+    when causal). `deterministic`: dQ's float32 additions in one fixed order, key block by key
     block (the same dQ bits on every run; an int32 counter per query block of 64 rows more
-    workspace; `config`: not with dq "red" at D 64/128). `geometry` (the `Geometry`) and `packed` (whether Q's and K's rows are packed)
-    serve later calls of the same shapes and strides (``tylo.ops.attention``'s prepared
+    workspace; `config`: not with dq "red" at D 64/128). `geometry` (the `Geometry`) and
+    `packed` (whether Q's and K's rows are packed) serve later calls of the same shapes and
+    strides (``tylo.ops.attention``'s prepared
     launches). ArgumentError for a head dim other than 64, 128 or 256, Hkv not dividing Hq,
-    rows in neither memory order, or another dq mode."""
+    rows in neither memory order, or another dq mode or dq_vector."""
 
     def __init__(self, Q, K, V, O, dO, lse, dQ, dK, dV, causal: bool, scale: float | None = None,
                  emulate: bool = False, dlse=None, cu_seqlens_q=None, cu_seqlens_k=None,
                  max_seqlen_q: int | None = None, max_seqlen_k: int | None = None,
-                 dq: str | None = None, lpt: bool | None = None, deterministic: bool = False):
+                 dq: str | None = None, lpt: bool | None = None, dq_vector: int = 2,
+                 deterministic: bool = False):
         varlen = cu_seqlens_q is not None
         if varlen:  # (rows, H, D), lse (Hq, rows)
             B, (Hq, D), Hkv = len(cu_seqlens_q) - 1, Q.shape[1:], K.shape[1]
@@ -135,7 +139,7 @@ class AttentionBackward:
             Hkv, Sk = K.shape[1], K.shape[2]
             seq_q, seq_k = S, Sk
         self.geometry = g = Geometry(B, Hq, Hkv, S, Sk, D, seq_q, seq_k, causal, scale, dq,
-                                     lpt, deterministic)
+                                     lpt, dq_vector, deterministic)
         self.cfg = cfg = g.cfg
         delta, lse2 = _workspace(Q, g.rows), _workspace(Q, g.rows)
         dq_acc = _workspace(Q, g.accumulator)
@@ -170,14 +174,14 @@ class AttentionBackward:
 
 def compile_for_sm90a(D: int = 128, causal: bool = False, heads: int = 1, kv_heads: int = 1,
                       cfg: Config | None = None, packed: bool = False, dq: str | None = None,
-                      deterministic: bool = False):
+                      dq_vector: int = 2, deterministic: bool = False):
     """The main kernel compiled for sm_90a from host bindings (numpy; no GPU needed); `packed`:
-    Q, dO, K, V in (B, S, H, D) memory; `dq` the dQ mode and `deterministic` (`config`) when
-    cfg is None."""
+    Q, dO, K, V in (B, S, H, D) memory; `dq` the dQ mode, `dq_vector` its elements per
+    red.global.add and `deterministic` (`config`) when cfg is None."""
     import ml_dtypes
     import numpy as np
 
-    c = cfg or config(D, causal, dq=dq, deterministic=deterministic)
+    c = cfg or config(D, causal, dq=dq, dq_vector=dq_vector, deterministic=deterministic)
     S, bf = 256, ml_dtypes.bfloat16
 
     def array(h):
@@ -214,9 +218,9 @@ def host_launches(D: int, causal: bool, heads: int = 1, kv_heads: int = 1,
     128, or two of 64 packed) serve every length. So is the batch, but for one case: Q (K) in
     (B, S, H, D) memory with more than one head is read as packed rows (`rows_map`) when B > 1
     and as (B H, S, D) matrices when B is 1 (that view exists then), two variants of the main
-    kernel (`batch` 2 or 1). `dq`: the dQ mode, `deterministic` (`config`). ArgumentError for a head dim
-    other than 64, 128 or 256, heads that do not divide, an unknown or mixed varlen order, or
-    another dq mode."""
+    kernel (`batch` 2 or 1). `dq`: the dQ mode, `deterministic` (`config`). ArgumentError for
+    a head dim other than 64, 128 or 256, heads that do not divide, an unknown or mixed
+    varlen order, or another dq mode."""
     import ml_dtypes
     import numpy as np
 
@@ -254,9 +258,9 @@ def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: 
                                                 "postprocess"), batch: int = 2,
                dq: str | None = None, deterministic: bool = False) -> list:
     """Compile the `kernels` (by name) of ``tylo.ops.attention``'s backward for these choices
-    (`host_launches`, `dq` the dQ mode, `deterministic`) into the disk cache, for `arch` and (`emulator`) for
-    the CPU emulator; no GPU needed ("attention_backward" names the main kernel, at D 256
-    attention_backward_d256). Returns their `CompiledKernel`s in launch order. ArgumentError
+    (`host_launches`, `dq` the dQ mode, `deterministic`) into the disk cache, for `arch` and
+    (`emulator`) for the CPU emulator; no GPU needed ("attention_backward" names the main
+    kernel, at D 256 attention_backward_d256). Returns their `CompiledKernel`s in launch order. ArgumentError
     as `host_launches`."""
     launches = host_launches(D, causal, heads, kv_heads, layout, kv_layout, scale, batch, dq,
                              deterministic)

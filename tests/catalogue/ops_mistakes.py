@@ -115,6 +115,26 @@ lse = np.zeros((1, 1, 64), np.float32)
 AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq="tma")  # <-
 """, "ArgumentError", "'tma' at head dim 256: its kernel adds dQ by red.global.add",
             located=False),
+    Mistake("attention-backward-dq-vector", O, "the backward kernels' runner with a dQ vector "
+            "red.global.add does not have (`dq_vector` is 2 or 4 float32 elements)", """
+import ml_dtypes
+import numpy as np
+from tylo.ops.kernels.attention_backward_host import AttentionBackward
+x = np.zeros((1, 1, 64, 64), ml_dtypes.bfloat16)      # (B, H, S, D)
+lse = np.zeros((1, 1, 64), np.float32)
+AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq="red", dq_vector=8)  # <-
+""", "ArgumentError", "8 is not one of 2, 4", located=False),
+    Mistake("attention-backward-dq-vector-tma", O, "the backward kernels' runner with dQ by "
+            "red.global.add.v4 in the \"tma\" mode (the vector is the \"red\" mode's; \"tma\" "
+            "is the default at head dim 64 and 128)", """
+import ml_dtypes
+import numpy as np
+from tylo.ops.kernels.attention_backward_host import AttentionBackward
+x = np.zeros((1, 1, 64, 128), ml_dtypes.bfloat16)     # (B, H, S, D)
+lse = np.zeros((1, 1, 64), np.float32)
+AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq_vector=4)  # <-
+""", "ArgumentError", "4 with dQ mode 'tma': the vector is the \"red\" mode's",
+            located=False),
     Mistake("attention-backward-deterministic-red", O, "the backward kernels' runner asked "
             "for a deterministic dQ with dQ mode \"red\" at head dim 64 (its two consumer "
             "warpgroups add into the same elements; \"tma\" adds one sum per CTA)", """

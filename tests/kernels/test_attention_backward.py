@@ -49,11 +49,12 @@ def close(name, got, want, tol=2e-2, floor=0.0) -> bool:
 
 
 def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None, packed=False, dq="red",
-                 lpt=None, deterministic=False, turns=None) -> bool:
+                 lpt=None, turns=None, **options) -> bool:
     """Fresh random inputs, dQ, dK, dV poisoned; `packed`: every array in (B, S, H, D) memory
     (FlashAttention's), handed over as its (B, H, S, D) view, else (B, H, S, D) memory; `dq`
-    the main kernel's dQ mode, `lpt` its grid order (None: the default), `deterministic` dQ's
-    additions in a fixed order; `turns` (a list) receives the runner's workspace."""
+    the main kernel's dQ mode, `lpt` its grid order (None: the default); `options` more
+    keywords of `AttentionBackward` (dq_vector, deterministic); `turns` (a list) receives the
+    runner's workspace."""
     import ml_dtypes
     import numpy as np
 
@@ -76,7 +77,7 @@ def run_emulated(B, Hq, Hkv, S, Sk, D, causal, scale=None, packed=False, dq="red
     lse = lse_ref.float().numpy().copy()
     dQ, dK, dV = poisoned(Q.shape), poisoned(K.shape), poisoned(V.shape)
     run = host.AttentionBackward(Q, K, V, O, dO, lse, dQ, dK, dV, causal, scale, emulate=True,
-                                 dq=dq, lpt=lpt, deterministic=deterministic)
+                                 dq=dq, lpt=lpt, **options)
     run()
     if turns is not None:
         turns.extend(run.workspace)
@@ -353,8 +354,14 @@ def _cuda():
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("packed", [False, True], ids=["bhsd", "bshd"])
 def test_gpu_against_float32_autograd(Hq, Hkv, D, causal, packed, dq):
+    """Each dQ mode (`gpu_against_float32`)."""
+    gpu_against_float32(Hq, Hkv, D, causal, packed, dq=dq)
+
+
+def gpu_against_float32(Hq, Hkv, D, causal, packed, **options):
     """B 2, S 2048: fresh random inputs, dQ, dK, dV poisoned (NaN), the forward's O and lse
-    from the forward kernel, against float32 torch autograd; each dQ mode."""
+    from the forward kernel, then the backward (`options`: `AttentionBackward` keywords)
+    against float32 torch autograd."""
     from tylo.ops.kernels.attention_host import Attention
 
     dev = _cuda()
@@ -374,7 +381,7 @@ def test_gpu_against_float32_autograd(Hq, Hkv, D, causal, packed, dq):
     else:
         Attention(q, k, v, o, lse, causal)()
     dq_out, dk, dv = make(Hq, float("nan")), make(Hkv, float("nan")), make(Hkv, float("nan"))
-    host.AttentionBackward(q, k, v, o, do, lse, dq_out, dk, dv, causal, dq=dq)()
+    host.AttentionBackward(q, k, v, o, do, lse, dq_out, dk, dv, causal, **options)()
     torch.cuda.synchronize()
     rq, rk, rv = (x.detach().float().requires_grad_() for x in (q, k, v))
     g = Hq // Hkv

@@ -6,7 +6,9 @@
 * The torch side, loaded (with torch) on first use of one of its names: `attention` (the
   attention forward as the custom op ``tylo::attention_forward``: `ops.attention_forward`),
   `matmul` (the Hopper GEMM in any operand layout, with autograd, as ``tylo::matmul``:
-  `ops.matmul_op`, a module name apart from the function's), `gate_up` (the Llama MLP's
+  `ops.matmul_op`, a module name apart from the function's), `grouped_matmul` (the
+  mixture-of-experts grouped GEMM, contiguous layout, as ``tylo::grouped_matmul``:
+  `ops.grouped_matmul_op`), `gate_up` (the Llama MLP's
   silu(x W_gate^T) * (x W_up^T) as ``tylo::gate_up``, with autograd: `ops.gate_up_op`),
   `scaled_matmul` (FP8 GEMMs with per-tensor, rowwise or block scales, as
   ``tylo::scaled_matmul``: `ops.scaled_matmul_op`); `custom_op` makes a function that launches Tylo
@@ -24,10 +26,12 @@ The package imports `tylo`'s public names only (tests/test_layering.py).
 from importlib import import_module
 
 _TORCH_SIDE = {"custom_op": "library", "direct": "library", "wrap": "library", "WrappedKernel": "library",
-               "attention": "attention_forward", "matmul": "matmul_op", "gate_up": "gate_up_op",
+               "attention": "attention_forward", "matmul": "matmul_op",
+               "grouped_matmul": "grouped_matmul_op", "gate_up": "gate_up_op",
                "scaled_matmul": "scaled_matmul_op", "warmup": "warmup"}
 
-__all__ = ["WrappedKernel", "attention", "custom_op", "direct", "gate_up", "matmul", "scaled_matmul",
+__all__ = ["WrappedKernel", "attention", "custom_op", "direct", "gate_up", "grouped_matmul",
+           "matmul", "scaled_matmul",
            "warmup", "wrap"]
 
 

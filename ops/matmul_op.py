@@ -93,6 +93,18 @@ def _major(x: torch.Tensor, name: str, axes: str) -> str:
                               f"for {x.dtype} (pad it)")
 
 
+def require_aligned(name: str, x: torch.Tensor) -> None:
+    """ArgumentError naming `name` unless x's first element is 16-byte aligned (TMA's rule R3;
+    a fake or meta tensor: by its storage offset only)."""
+    offset = (x.storage_offset() * x.element_size()) % _ALIGN
+    if offset == 0 and not x.is_meta and type(x) is torch.Tensor:
+        offset = x.data_ptr() % _ALIGN
+    if offset:
+        raise ArgumentError(name, f"starts {offset} bytes past a 16-byte boundary: TMA "
+                                  "needs a 16-byte-aligned first element (rule R3 of "
+                                  "cuTensorMapEncodeTiled); pass x.contiguous()")
+
+
 #: One Variant object per specialization, so that its cached boxes and plans are built once.
 _variant = functools.lru_cache(maxsize=None)(kernel.Variant)
 
@@ -126,13 +138,7 @@ def _check(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> kernel.V
         return None
     majors = _major(a, "a", "MK"), _major(b, "b", "KN")
     for name, x in (("a", a), ("b", b)):
-        offset = (x.storage_offset() * x.element_size()) % _ALIGN
-        if offset == 0 and not x.is_meta and type(x) is torch.Tensor:
-            offset = x.data_ptr() % _ALIGN
-        if offset:
-            raise ArgumentError(name, f"starts {offset} bytes past a 16-byte boundary: TMA "
-                                      "needs a 16-byte-aligned first element (rule R3 of "
-                                      "cuTensorMapEncodeTiled); pass x.contiguous()")
+        require_aligned(name, x)
     out_bytes = _BYTES[out_dtype]
     if (N * out_bytes) % _ALIGN:
         raise ArgumentError("b", f"has N = {N} columns: the output's rows of {N * out_bytes} B "

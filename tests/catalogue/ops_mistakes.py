@@ -1,5 +1,5 @@
 """The catalogue's entries for Tylo's torch ops (`tylo.ops`): what `tylo.ops.attention`,
-`tylo.ops.matmul`, `tylo.ops.gate_up`, `tylo.ops.scaled_matmul`, `tylo.ops.warmup` and the decode
+`tylo.ops.matmul`, `tylo.ops.grouped_matmul`, `tylo.ops.gate_up`, `tylo.ops.scaled_matmul`, `tylo.ops.warmup` and the decode
 kernel's runner (`tylo.ops.kernels.projection.Linear`) refuse before anything runs or compiles,
 each naming the argument and the rule (host-side errors raised by the call: ``located=False``).
 CPU tensors stand in for CUDA ones (the checks are the same)."""
@@ -30,6 +30,14 @@ import tylo.ops
 x = torch.randn(4, 256, dtype=torch.bfloat16)          # (M, K)
 wg = torch.randn(128, 256, dtype=torch.bfloat16)       # (R, K), nn.Linear(K, R).weight
 wu = torch.randn(128, 256, dtype=torch.bfloat16)
+"""
+
+_GROUPED = """
+import torch
+import tylo.ops
+x = torch.randn(50, 64, dtype=torch.bfloat16)          # a (T, K): tokens sorted by expert
+w = torch.randn(2, 256, 64, dtype=torch.bfloat16)      # b (G, N, K): one weight per expert
+ends = torch.tensor([30, 50], dtype=torch.int32)       # offsets: each group's end row
 """
 
 _LINEAR = """
@@ -222,6 +230,58 @@ tylo.ops.gate_up(x, w, wu)  # <-
 x3 = torch.randn(4, 3, 256, dtype=torch.bfloat16).transpose(0, 1)
 tylo.ops.gate_up(x3, wg, wu)  # <-
 """, "ArgumentError", "do not flatten to rows without a copy", located=False),
+]
+
+
+
+def _grouped(name: str, what: str, code: str, error: str, match: str) -> Mistake:
+    return Mistake(f"grouped-matmul-{name}", O, what, _GROUPED + code, error, match,
+                   located=False)
+
+
+OPS += [
+    _grouped("float16", "float16 tokens (the grouped GEMM is bf16)", """
+tylo.ops.grouped_matmul(x.half(), w, ends)  # <-
+""", "ArgumentError", "is torch.float16; tylo.ops.grouped_matmul takes torch.bfloat16"),
+    _grouped("weights-2d", "one expert's weight (N, K) instead of the stack (G, N, K)", """
+tylo.ops.grouped_matmul(x, w[0], ends)  # <-
+""", "ArgumentError", "has 2 dimensions; tylo.ops.grouped_matmul takes a (G, N, K) b"),
+    _grouped("weights-transposed", "weights stacked as (G, K, N) (w.transpose(1, 2), the "
+             "layout torch._grouped_mm takes as mat_b)", """
+tylo.ops.grouped_matmul(x, w.transpose(1, 2).contiguous(), ends)  # <-
+""", "ArgumentError", "b is (G, N, K) with K = 64"),
+    _grouped("offsets-int64", "offsets made by cumsum without a cast (int64)", """
+tylo.ops.grouped_matmul(x, w, torch.tensor([30, 20]).cumsum(0))  # <-
+""", "ArgumentError", "is torch.int64; tylo.ops.grouped_matmul takes torch.int32 group ends"),
+    _grouped("offsets-with-leading-zero", "offsets with a leading 0 (G + 1 boundaries, a "
+             "cu_seqlens layout) instead of G end rows", """
+tylo.ops.grouped_matmul(x, w, torch.tensor([0, 30, 50], dtype=torch.int32))  # <-
+""", "ArgumentError", "one end row per group of b"),
+    _grouped("out-dtype", "out_dtype=torch.float16 (the output is bf16 or float32)", """
+tylo.ops.grouped_matmul(x, w, ends, out_dtype=torch.float16)  # <-
+""", "ArgumentError", "writes torch.bfloat16 or torch.float32"),
+    _grouped("k-multiple-of-8", "K = 60 (TMA: rows of a and b must be 16-byte multiples)", """
+tylo.ops.grouped_matmul(x[:, :60], w[:, :, :60], ends)  # <-
+""", "ArgumentError", "K = 60: the rows of a and b must be 16-byte multiples"),
+    _grouped("n-multiple-of-8", "N = 100 (the output's rows are stored as 16-byte vectors)", """
+tylo.ops.grouped_matmul(x, w[:, :100], ends)  # <-
+""", "ArgumentError", "N = 100: the output's rows are stored as 16-byte-aligned vectors"),
+    _grouped("strided-rows", "a weight stack whose rows are not K-contiguous", """
+tylo.ops.grouped_matmul(x, w.transpose(1, 2).contiguous().transpose(1, 2), ends)  # <-
+""", "ArgumentError", "reads K-contiguous rows"),
+    _grouped("misaligned", "tokens that start 2 bytes into their storage (TMA reads 16-byte "
+             "aligned data)", """
+flat = torch.randn(50 * 64 + 8, dtype=torch.bfloat16)
+tylo.ops.grouped_matmul(flat[1:50 * 64 + 1].view(50, 64), w, ends)  # <-
+""", "ArgumentError", "starts 2 bytes past a 16-byte boundary"),
+    _grouped("no-groups", "a stack of 0 experts", """
+tylo.ops.grouped_matmul(x, w[:0], ends[:0])  # <-
+""", "ArgumentError", "has G = 0 groups"),
+    _grouped("backward", "backward() through tylo.ops.grouped_matmul (the forward only, so far)",
+             """
+out = tylo.ops.grouped_matmul(x.requires_grad_(), w, ends)
+out.float().sum().backward()  # <-
+""", "UnsupportedError", "has no backward yet"),
 ]
 
 _FP8 = """

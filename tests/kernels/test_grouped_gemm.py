@@ -1,0 +1,102 @@
+"""tylo.ops.kernels.grouped_gemm on the CPU emulator (numpy arrays) against float64 numpy, on
+ragged groups (empty ones, one smaller than a tile, tiles that straddle two groups, an N tail),
+the output NaN first: rows past the last group stay NaN (not written); and compiled for sm_90a
+(ptxas, no GPU): HGMMA, TMA loads, no TMA store, no spills."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from tylo.ops.kernels import grouped_gemm as gg
+
+OUT = {"bfloat16": ml_dtypes.bfloat16, "float32": np.float32}
+
+
+def run(sizes, N, K, out="bfloat16", extra_rows=0, seed=0):
+    """The kernel on groups of `sizes` rows (plus `extra_rows` rows past the last group):
+    (a, b, offsets, out) numpy arrays after the run."""
+    rng = np.random.default_rng(seed)
+    T = sum(sizes) + extra_rows
+    a = rng.standard_normal((T, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((len(sizes), N, K)).astype(ml_dtypes.bfloat16)
+    offsets = np.cumsum(sizes).astype(np.int32)
+    c = np.full((T, N), np.nan, OUT[out])
+    v = gg.Variant(out, N % gg.BN != 0)
+    gg.grouped_matmul.emulate[gg.grid(T, N, len(sizes)), gg.THREADS](
+        gg.bind_a(v, a), gg.bind_b(v, b), c, offsets, T, N, K, gg.steps(len(sizes)), v)
+    return a, b, offsets, c
+
+
+def reference(a, b, offsets):
+    """float64 per-group products; rows past the last group NaN."""
+    ref = np.full((a.shape[0], b.shape[1]), np.nan)
+    start = 0
+    for g, end in enumerate(offsets):
+        ref[start:end] = a[start:end].astype(np.float64) @ b[g].astype(np.float64).T
+        start = end
+    return ref
+
+
+def check(c, ref, tol):
+    c = c.astype(np.float64)
+    assert np.array_equal(np.isnan(c), np.isnan(ref))  # every group row written, no other
+    ok = ~np.isnan(ref)
+    assert np.abs(c[ok] - ref[ok]).max() / np.abs(ref[ok]).max() < tol
+
+
+def test_ragged_groups_with_empty_and_small_ones():
+    """Five groups: empty, 70 rows (a tile smaller than BM, then the next group's rows in the
+    same A box), empty, 150 (two tiles, one straddling), 9; 16 rows past the last group."""
+    a, b, offsets, c = run([0, 70, 0, 150, 9], 256, 128, extra_rows=16)
+    check(c, reference(a, b, offsets), 1e-2)
+
+
+def test_n_tail_float32_output_and_k_tail():
+    """N = 264 (a second N tile of 8 columns: masked columns), K = 72 (a zero-filled K tail),
+    float32 output, three groups with the last one empty."""
+    a, b, offsets, c = run([40, 130, 0], 264, 72, out="float32")
+    check(c, reference(a, b, offsets), 1e-6)
+
+
+def test_one_group():
+    a, b, offsets, c = run([200], 256, 64)
+    check(c, reference(a, b, offsets), 1e-2)
+
+
+@pytest.mark.parametrize("sizes", [[0, 0, 0], [5, 0, 300, 1, 127, 128, 129, 0]])
+def test_group_tile_covers_every_row_once(sizes):
+    """The M tiles of `grid` map onto the groups (the kernel's search, in plain Python): each
+    group row in exactly one tile of its group, gap tiles empty."""
+    offsets = np.cumsum(sizes)
+    T, G = int(offsets[-1]), len(sizes)
+    starts = np.concatenate([[0], offsets[:-1]])
+    seen = []
+    for tile in range(gg.grid(T, 256, G)[1]):
+        g = max(i for i in range(G) if starts[i] // gg.BM + i <= tile)
+        m0 = starts[g] + (tile - starts[g] // gg.BM - g) * gg.BM
+        rows = min(offsets[g] - m0, gg.BM)
+        seen += [(g, r) for r in range(m0, m0 + max(rows, 0))]
+    want = [(g, r) for g in range(G) for r in range(starts[g], offsets[g])]
+    assert sorted(seen) == want
+
+
+def test_steps():
+    assert [gg.steps(G) for G in (1, 2, 3, 8, 9, 64, 256)] == [0, 1, 2, 3, 4, 6, 8]
+
+
+def test_sass():
+    """sm_90a: HGMMA, two TMA loads a K step, no TMA store (register stores), no spills."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    v = gg.Variant()
+    a = np.zeros((256, 128), ml_dtypes.bfloat16)
+    b = np.zeros((2, 256, 128), ml_dtypes.bfloat16)
+    c = np.zeros((256, 256), ml_dtypes.bfloat16)
+    offsets = np.zeros(2, np.int32)
+    compiled = gg.grouped_matmul.compile(gg.bind_a(v, a), gg.bind_b(v, b), c, offsets, 256, 256,
+                                         128, 1, v, block=gg.THREADS, arch="sm_90a")
+    counts = compiled.sass_counts()
+    assert counts.opcodes["HGMMA"] >= 8
+    assert counts.opcodes["UTMALDG"] == 2 and counts.opcodes.get("UTMASTG", 0) == 0
+    assert counts.spill_store_bytes == 0 and compiled.report.stack_frame_bytes == 0

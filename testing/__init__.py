@@ -16,8 +16,8 @@ import statistics
 from collections.abc import Callable
 
 __all__ = [
-    "Arrays", "arrays", "cuda_torch", "graphed", "interleaved_ms", "median_ms", "relative_error",
-    "report", "report_attention", "to_numpy", "upcast", "written",
+    "Arrays", "arrays", "cuda_torch", "graphed", "interleaved_ms", "median_ms", "poison_next",
+    "relative_error", "report", "report_attention", "to_numpy", "upcast", "written",
 ]
 
 
@@ -88,11 +88,15 @@ def arrays(torch=None, rng=None) -> Arrays:
     return Arrays(torch, rng)
 
 
+def _is_torch(x) -> bool:
+    return type(x).__module__.startswith("torch")
+
+
 def to_numpy(x):
     """`x` (a torch tensor or a numpy array of any dtype) as a float64 numpy array."""
     import numpy as np
 
-    if type(x).__module__.startswith("torch"):
+    if _is_torch(x):
         x = x.detach().float().cpu().numpy()
     return np.asarray(x, dtype=np.float64)
 
@@ -100,7 +104,7 @@ def to_numpy(x):
 def upcast(x):
     """`x` in the precision of a reference: float32 for a torch tensor (on its device), float64
     for a numpy array; so that ``upcast(A) @ upcast(B)`` is the reference product of either."""
-    if type(x).__module__.startswith("torch"):
+    if _is_torch(x):
         return x.float()
     import numpy as np
 
@@ -116,7 +120,14 @@ def written(x) -> bool:
 
 def relative_error(out, ref) -> float:
     """The relative Frobenius error of `out` against `ref`, in float64 (inf when `out` holds a
-    NaN: an element left unwritten, or a NaN computed)."""
+    NaN: an element left unwritten, or a NaN computed). Two torch tensors are compared on their
+    device (no host copy: a GEMM's output of 10^9 elements stays on the GPU), anything else as
+    numpy arrays."""
+    if _is_torch(out) and _is_torch(ref):
+        o, r = out.detach().float().double(), ref.detach().float().double()
+        if bool(o.isnan().any()):
+            return math.inf
+        return float((o - r).norm() / r.norm())
     import numpy as np
 
     o, r = to_numpy(out), to_numpy(ref)
@@ -132,7 +143,7 @@ def report(name: str, out, ref, tol: float = 1e-2, against: str | None = None,
     "float32" for torch arrays, "numpy float64" for numpy ones)."""
     err = relative_error(out, ref)
     if against is None:
-        against = "float32" if type(out).__module__.startswith("torch") else "numpy float64"
+        against = "float32" if _is_torch(out) else "numpy float64"
     good = err < tol
     print(f"check {name}: relative Frobenius error vs {against} {err:.2e} (all outputs "
           f"written: {written(out)}){extra} {'ok' if good else 'FAILED'}")
@@ -159,6 +170,16 @@ def report_attention(name: str, O, lse, ref_o, ref_lse, seq: int) -> bool:
     print(f"check {name}: O relative error {err:.2e}, lse max error {lse_err:.2e} (rows < seq "
           f"written: {done}, rows >= seq untouched: {untouched}) {'ok' if good else 'FAILED'}")
     return good
+
+
+def poison_next(torch, shape, dtype, device="cuda") -> None:
+    """Fill a block of torch's caching allocator of a (shape) `dtype` tensor's size with NaN and
+    free it: the next tensor of that size allocated on the current stream (the new output of an
+    op that has no ``out=``, e.g. ``tylo.ops.matmul`` or ``torch.matmul``) reuses the block, so
+    an element the op does not write reads NaN. Call it right before the op, after the
+    reference is computed (any allocation between the two may take the block)."""
+    poison = torch.full(tuple(shape), math.nan, dtype=dtype, device=device)
+    del poison
 
 
 def median_ms(torch, fn: Callable[[], object], reps: int = 20, warmup: int = 5) -> float:

@@ -1,5 +1,6 @@
 """tylo.testing on the emulator's side (numpy; the torch side runs on a GPU in the kernels'
-tests): poisoned arrays, the relative error and its verdict, and no GPU found here."""
+tests): poisoned arrays, the relative error and its verdict (of torch tensors too, computed in
+torch), and no GPU found here; on a GPU, `poison_next`."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import math
 
 import ml_dtypes
 import numpy as np
+import pytest
 
 from tylo import BFloat16, Float32, testing
 
@@ -63,3 +65,28 @@ def test_no_gpu_here_means_the_emulator():
     """(This machine has no GPU; on one, cuda_torch is torch.)"""
     torch = testing.cuda_torch()
     assert torch is None or torch.cuda.is_available()
+
+
+def test_relative_error_of_torch_tensors_stays_in_torch(monkeypatch):
+    torch = pytest.importorskip("torch")
+    ref = torch.ones(10, 10)
+    out = ref.to(torch.bfloat16)
+    out[0, 0] = 1.5
+    expected = testing.relative_error(out.float().numpy(), ref.numpy())
+    monkeypatch.setattr(testing, "to_numpy", None)  # no host copy through numpy
+    assert math.isclose(testing.relative_error(out, ref), expected)
+    assert math.isclose(expected, 0.05)
+    out[3, 4] = math.nan
+    assert testing.relative_error(out, ref) == math.inf
+
+
+@pytest.mark.gpu
+def test_poison_next_leaves_nan_in_the_next_output():
+    torch = pytest.importorskip("torch")
+    a = torch.randn(512, 256, device="cuda").to(torch.bfloat16)
+    b = torch.randn(256, 384, device="cuda").to(torch.bfloat16)
+    testing.poison_next(torch, (512, 384), torch.bfloat16)
+    assert bool(torch.empty(512, 384, device="cuda", dtype=torch.bfloat16).isnan().all())
+    testing.poison_next(torch, (512, 384), torch.bfloat16)
+    out = torch.matmul(a, b)  # writes every element: the poison is gone
+    assert testing.relative_error(out, a.float() @ b.float()) < 1e-2

@@ -1,0 +1,241 @@
+"""The bf16 GEMM shapes models run: tylo.ops.matmul beside cuBLAS (torch.matmul) on a Hopper GPU,
+one table row per shape, and issue 26's goals judged at the end.
+
+    python bench/gemm_sweep.py [--models 8b,70b,square] [--m 128,512,2048,8192,16384]
+                               [--quick] [--triton] [--check-only] [--table text|md]
+
+Shapes: tokens M in {128, 512, 2048, 8192, 16384} times the (N, K) of the projections of
+Llama-3-8B and Llama-3-70B (`MODELS`: an nn.Linear weight W is (N, K)), and the squares 4096^3
+and 8192^3 (M = N = K, not crossed with M). `--quick` runs `QUICK`, six of them.
+
+Cases, all on the same operands x (M, K) and W (N, K), bf16, y = x @ W.T (M, N) bf16:
+"tylo" tylo.ops.matmul(x, W.T) (b = W.T, read K-major where it lies); "cuBLAS TN"
+torch.matmul(x, W.T); "cuBLAS NN" torch.matmul(x, Wt), Wt = W.T.contiguous() (K, N) row-major;
+with `--triton`, "triton" `tylo.testing.triton_matmul` on (x, Wt) (autotuned over four
+configurations at each shape's first call). Each case is checked first (the output's memory
+poisoned with NaN, `tylo.testing.poison_next`; relative Frobenius error against float32 torch
+below `TOLERANCE`), then all are timed in one run, interleaved (`tylo.testing.interleaved_ms`),
+each as a CUDA graph of `graph_calls` back-to-back calls (`tylo.testing.graphed`, as
+bench/matmul_op.py's `--graphed`): the kernels' GPU time, no host time. A graph replays one
+product on the same operands, so a weight that fits the H100's 50 MB L2 (the 8B's 4096 x 4096,
+33.5 MB) is partly read from L2 at small M, for every case alike.
+
+The ratio is tylo's TFLOP/s over the better of the two cuBLAS forms. Issue 26's goals (`GOALS`):
+its geometric mean over the shapes >= 1.05, no shape below 0.95, 8192^3 >= 1.0; each printed as
+met or missed. Exit status 1 when a check failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import NamedTuple
+
+#: model -> projection -> (N, K) of its weight W (N, K); "gate/up" is gate and up fused.
+MODELS = {
+    "8b": {"qkv": (6144, 4096), "o": (4096, 4096), "gate/up": (28672, 4096),
+           "down": (4096, 14336)},
+    "70b": {"qkv": (10240, 8192), "o": (8192, 8192), "gate/up": (57344, 8192),
+            "down": (8192, 28672)},
+}
+TOKENS = (128, 512, 2048, 8192, 16384)
+SQUARES = (4096, 8192)
+GOALS = {"geomean": 1.05, "min": 0.95, "8192^3": 1.0}
+TOLERANCE = 1e-2
+GRAPH_MS = 1.0  # each CUDA graph replays about this long (at `ASSUMED_TFLOPS`)
+ASSUMED_TFLOPS = 600.0
+CASES = ("tylo", "cuBLAS TN", "cuBLAS NN", "triton")
+
+
+class Shape(NamedTuple):
+    M: int
+    N: int
+    K: int
+    name: str  # "8b qkv", ..., "square"
+
+    @property
+    def flop(self) -> int:
+        return 2 * self.M * self.N * self.K
+
+
+def shapes(models=("8b", "70b", "square"), tokens=TOKENS) -> list[Shape]:
+    """The sweep: each model's projections at each M in `tokens`, then the squares."""
+    out = [Shape(M, N, K, f"{model} {proj}") for model in models if model in MODELS
+           for proj, (N, K) in MODELS[model].items() for M in tokens]
+    if "square" in models:
+        out += [Shape(n, n, n, "square") for n in SQUARES]
+    return out
+
+
+#: `--quick`: six shapes of the sweep, each model and size of M
+QUICK = [s for s in shapes() if (s.M, s.name) in {
+    (512, "8b qkv"), (2048, "8b gate/up"), (8192, "8b down"), (128, "70b o"),
+    (16384, "70b gate/up"), (8192, "square")}]
+
+
+def graph_calls(flop: int) -> int:
+    """Calls per CUDA graph: enough that a replay lasts about GRAPH_MS (1 to 50)."""
+    ms = flop / (ASSUMED_TFLOPS * 1e9)
+    return max(1, min(50, math.ceil(GRAPH_MS / ms)))
+
+
+class Row(NamedTuple):
+    shape: Shape
+    tflops: dict  # case -> TFLOP/s (empty with --check-only)
+    failed: tuple  # the cases whose check failed
+
+    @property
+    def ratio(self) -> float | None:
+        """tylo's TFLOP/s over the better cuBLAS form's (None when not timed)."""
+        if not self.tflops:
+            return None
+        return self.tflops["tylo"] / max(self.tflops["cuBLAS TN"], self.tflops["cuBLAS NN"])
+
+
+def measure(torch, shape: Shape, triton: bool, check_only: bool) -> Row:
+    """Check every case on fresh random operands, then time them interleaved (module
+    docstring)."""
+    import tylo.ops
+    from tylo.testing import graphed, interleaved_ms, poison_next, relative_error
+
+    M, N, K = shape.M, shape.N, shape.K
+    x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+    W = (torch.randn(N, K, device="cuda") * K ** -0.5).to(torch.bfloat16)
+    Wt = W.T.contiguous()
+    cases = {"tylo": lambda: tylo.ops.matmul(x, W.T),
+             "cuBLAS TN": lambda: torch.matmul(x, W.T),
+             "cuBLAS NN": lambda: torch.matmul(x, Wt)}
+    if triton:
+        from tylo.testing import triton_matmul
+
+        C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+        cases["triton"] = lambda: triton_matmul.matmul(x, Wt, C)
+    ref = x.float() @ W.float().T
+    failed = []
+    for name, fn in cases.items():
+        if name == "triton":
+            C.fill_(math.nan)  # its output
+        else:
+            poison_next(torch, (M, N), torch.bfloat16)
+        if not relative_error(fn(), ref) < TOLERANCE:
+            failed.append(name)
+    del ref
+    if check_only:
+        return Row(shape, {}, tuple(failed))
+    calls = graph_calls(shape.flop)
+    ms = interleaved_ms(torch, {name: graphed(torch, fn, calls) for name, fn in cases.items()})
+    return Row(shape, {name: shape.flop / (t / calls) / 1e9 for name, t in ms.items()},
+               tuple(failed))
+
+
+def columns(names) -> list[str]:
+    """The table's column heads; `names`: the timed cases (TFLOP/s each)."""
+    return ["M", "N", "K", "shape", *names, "tylo/cuBLAS", "check"]
+
+
+def cells(row: Row, names) -> list[str]:
+    timed = [f"{row.tflops[n]:.1f}" if row.tflops else "-" for n in names]
+    ratio = "-" if row.ratio is None else f"{row.ratio:.3f}"
+    check = "FAILED " + ",".join(row.failed) if row.failed else "ok"
+    s = row.shape
+    return [str(s.M), str(s.N), str(s.K), s.name, *timed, ratio, check]
+
+
+def line(values, names, table: str) -> str:
+    """One table line: Markdown (`table` "md") or fixed-width text (shape names left-aligned)."""
+    if table == "md":
+        return "| " + " | ".join(values) + " |"
+    widths = [max(len(h), 12 if h == "shape" else 6) for h in columns(names)]
+    return " ".join(v.ljust(w) if i == 3 else v.rjust(w)
+                    for i, (v, w) in enumerate(zip(values, widths)))
+
+
+def header(names, table: str) -> list[str]:
+    """The table's head lines (Markdown's with its alignment row)."""
+    head = [line(columns(names), names, table)]
+    if table == "md":
+        head.append("|" + "|".join("---" if h in ("shape", "check") else "---:"
+                                   for h in columns(names)) + "|")
+    return head
+
+
+def summary(rows: list[Row]) -> list[str]:
+    """The geometric mean and the minimum of the ratio, the 8192^3 ratio, and GOALS judged."""
+    timed = [r for r in rows if r.ratio is not None]
+    failed = [f"{r.shape.M}x{r.shape.N}x{r.shape.K} ({', '.join(r.failed)})"
+              for r in rows if r.failed]
+    out = ["checks: " + ("all ok" if not failed else "FAILED at " + "; ".join(failed))]
+    if not timed:
+        return out
+    geomean = math.exp(sum(math.log(r.ratio) for r in timed) / len(timed))
+    worst = min(timed, key=lambda r: r.ratio)
+    square = [r.ratio for r in timed if r.shape[:3] == (8192, 8192, 8192)]
+
+    def verdict(value, goal):
+        return "not measured" if value is None else ("met" if value >= goal else "missed")
+
+    square = square[0] if square else None
+    s = worst.shape
+    out += [f"tylo/cuBLAS over {len(timed)} shapes: geometric mean {geomean:.3f}x "
+            f"(goal >= {GOALS['geomean']}: {verdict(geomean, GOALS['geomean'])})",
+            f"minimum {worst.ratio:.3f}x at M={s.M} N={s.N} K={s.K} ({s.name}) "
+            f"(goal >= {GOALS['min']}: {verdict(worst.ratio, GOALS['min'])})",
+            f"8192^3 {'-' if square is None else f'{square:.3f}x'} "
+            f"(goal >= {GOALS['8192^3']}: {verdict(square, GOALS['8192^3'])})"]
+    return out
+
+
+def parse_list(text: str, kind=str) -> tuple:
+    return tuple(kind(v) for v in text.split(",") if v)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", type=parse_list, default=("8b", "70b", "square"),
+                   help="comma-separated, of 8b, 70b, square (default: all three)")
+    p.add_argument("--m", type=lambda t: parse_list(t, int), default=TOKENS,
+                   help="comma-separated token counts M (default: 128,512,2048,8192,16384)")
+    p.add_argument("--quick", action="store_true", help="only the six shapes of QUICK")
+    p.add_argument("--triton", action="store_true",
+                   help="time tylo.testing.triton_matmul too (needs triton)")
+    p.add_argument("--check-only", action="store_true", help="check every case, time nothing")
+    p.add_argument("--table", choices=("text", "md"), default="text",
+                   help="the table's format: fixed-width text or Markdown")
+    return p
+
+
+def arguments(argv=None) -> tuple[argparse.Namespace, list[Shape]]:
+    """The parsed arguments and the shapes they name (argparse's error on a bad one)."""
+    p = parser()
+    args = p.parse_args(argv)
+    unknown = set(args.models) - {*MODELS, "square"}
+    if unknown:
+        p.error(f"--models: unknown {', '.join(sorted(unknown))} (8b, 70b or square)")
+    if any(m <= 0 for m in args.m) or not args.m:
+        p.error(f"--m: positive token counts, got {args.m}")
+    if args.quick and (args.models != p.get_default("models") or args.m != TOKENS):
+        p.error("--quick runs its own six shapes: it takes no --models or --m")
+    return args, QUICK if args.quick else shapes(args.models, args.m)
+
+
+def main(argv=None) -> int:
+    args, sweep = arguments(argv)
+    import torch
+
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        print("no Hopper GPU (sm_90): nothing to time")
+        return 0
+    names = [n for n in CASES if n != "triton" or args.triton]
+    print(f"{len(sweep)} shapes, bf16, y = x @ W.T (M, N), W (N, K); TFLOP/s of each case"
+          f"{' (checks only)' if args.check_only else ' (CUDA graphs, interleaved)'}")
+    print("\n".join(header(names, args.table)), flush=True)
+    rows = []
+    for shape in sweep:
+        rows.append(measure(torch, shape, args.triton, args.check_only))
+        print(line(cells(rows[-1], names), names, args.table), flush=True)
+    print("\n".join(summary(rows)))
+    return 1 if any(r.failed for r in rows) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -12,13 +12,16 @@ Cases, all on the same operands x (M, K) and W (N, K), bf16, y = x @ W.T (M, N) 
 "tylo" tylo.ops.matmul(x, W.T) (b = W.T, read K-major where it lies); "cuBLAS TN"
 torch.matmul(x, W.T); "cuBLAS NN" torch.matmul(x, Wt), Wt = W.T.contiguous() (K, N) row-major;
 with `--triton`, "triton" `tylo.testing.triton_matmul` on (x, Wt) (autotuned over four
-configurations at each shape's first call). Each case is checked first (the output's memory
-poisoned with NaN, `tylo.testing.poison_next`; relative Frobenius error against float32 torch
-below `TOLERANCE`), then all are timed in one run, interleaved (`tylo.testing.interleaved_ms`),
-each as a CUDA graph of `graph_calls` back-to-back calls (`tylo.testing.graphed`, as
-bench/matmul_op.py's `--graphed`): the kernels' GPU time, no host time. A graph replays one
-product on the same operands, so a weight that fits the H100's 50 MB L2 (the 8B's 4096 x 4096,
-33.5 MB) is partly read from L2 at small M, for every case alike.
+configurations at each shape's first call). Each case is checked first, after one warm-up
+call: the output's memory poisoned with NaN (`tylo.testing.poison_next`), the relative
+Frobenius error against float32 torch below `TOLERANCE` (on the GPU, in float64: about 35 GB
+at the largest shape). Then all are timed in one run, interleaved (`tylo.testing.
+interleaved_ms`), each as a CUDA graph of `graph_calls` back-to-back calls
+(`tylo.testing.graphed`, as bench/matmul_op.py's `--graphed`): the kernels' GPU time, no host
+time. A graph replays one product on the same operands, so a weight that fits the H100's 50 MB
+L2 (the 8B's 4096 x 4096, 33.5 MB) is partly read from L2 at small M, for every case alike.
+The whole sweep is about 60 TFLOP per call of each case: about 2 minutes on an H100, `--quick`
+about 30 s (estimates).
 
 The ratio is tylo's TFLOP/s over the better of the two cuBLAS forms. Issue 26's goals (`GOALS`):
 its geometric mean over the shapes >= 1.05, no shape below 0.95, 8192^3 >= 1.0; each printed as
@@ -92,15 +95,16 @@ class Row(NamedTuple):
         return self.tflops["tylo"] / max(self.tflops["cuBLAS TN"], self.tflops["cuBLAS NN"])
 
 
-def measure(torch, shape: Shape, triton: bool, check_only: bool) -> Row:
+def measure(torch, shape: Shape, triton: bool, check_only: bool, device="cuda") -> Row:
     """Check every case on fresh random operands, then time them interleaved (module
-    docstring)."""
+    docstring). `device` "cpu" (with `check_only`): the checks on the emulator, at small
+    sizes (the bench's CPU test)."""
     import tylo.ops
     from tylo.testing import graphed, interleaved_ms, poison_next, relative_error
 
     M, N, K = shape.M, shape.N, shape.K
-    x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
-    W = (torch.randn(N, K, device="cuda") * K ** -0.5).to(torch.bfloat16)
+    x = torch.randn(M, K, device=device).to(torch.bfloat16)
+    W = (torch.randn(N, K, device=device) * K ** -0.5).to(torch.bfloat16)
     Wt = W.T.contiguous()
     cases = {"tylo": lambda: tylo.ops.matmul(x, W.T),
              "cuBLAS TN": lambda: torch.matmul(x, W.T),
@@ -108,15 +112,16 @@ def measure(torch, shape: Shape, triton: bool, check_only: bool) -> Row:
     if triton:
         from tylo.testing import triton_matmul
 
-        C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+        C = torch.empty(M, N, device=device, dtype=torch.bfloat16)
         cases["triton"] = lambda: triton_matmul.matmul(x, Wt, C)
     ref = x.float() @ W.float().T
     failed = []
     for name, fn in cases.items():
+        fn()  # first: compiles (tylo), autotunes (triton), allocates workspaces
         if name == "triton":
             C.fill_(math.nan)  # its output
         else:
-            poison_next(torch, (M, N), torch.bfloat16)
+            poison_next(torch, (M, N), torch.bfloat16, device)
         if not relative_error(fn(), ref) < TOLERANCE:
             failed.append(name)
     del ref

@@ -138,3 +138,12 @@ def test_no_hopper_no_timing(capsys):
         pytest.skip("a GPU is here: main would time")
     assert bench.main(["--quick"]) == 0
     assert "no Hopper GPU" in capsys.readouterr().out
+
+
+def test_the_checks_on_the_emulator(monkeypatch):
+    torch = pytest.importorskip("torch")
+    shape = Shape(130, 256, 72, "tiny")  # tails of M and K
+    assert bench.measure(torch, shape, False, True, device="cpu") == Row(shape, {}, ())
+    real = torch.matmul
+    monkeypatch.setattr(torch, "matmul", lambda a, b: real(a, b).index_fill_(0, torch.tensor([3]), 0))
+    assert bench.measure(torch, shape, False, True, device="cpu").failed == ("cuBLAS TN", "cuBLAS NN")

@@ -120,10 +120,10 @@ def written(x) -> bool:
 
 def relative_error(out, ref) -> float:
     """The relative Frobenius error of `out` against `ref`, in float64 (inf when `out` holds a
-    NaN: an element left unwritten, or a NaN computed). Two torch tensors are compared on their
-    device (no host copy: a GEMM's output of 10^9 elements stays on the GPU), anything else as
-    numpy arrays."""
-    if _is_torch(out) and _is_torch(ref):
+    NaN: an element left unwritten, or a NaN computed). Two torch tensors on one device are
+    compared there (no host copy: a GEMM's output of 10^9 elements stays on the GPU), anything
+    else as numpy arrays."""
+    if _is_torch(out) and _is_torch(ref) and out.device == ref.device:
         o, r = out.detach().float().double(), ref.detach().float().double()
         if bool(o.isnan().any()):
             return math.inf

@@ -174,6 +174,7 @@ def summary(rows: list[Row]) -> list[str]:
         return out
     geomean = math.exp(sum(math.log(r.ratio) for r in timed) / len(timed))
     worst = min(timed, key=lambda r: r.ratio)
+    # (70b o at M 8192 is the same product as the square)
     square = [r.ratio for r in timed if r.shape[:3] == (8192, 8192, 8192)]
 
     def verdict(value, goal):
@@ -230,6 +231,12 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
         print("no Hopper GPU (sm_90): nothing to time")
         return 0
+    if args.triton:
+        from tylo.testing import triton_matmul
+
+        if triton_matmul.triton is None:
+            print("(triton is not installed: --triton ignored)")
+            args.triton = False
     names = [n for n in CASES if n != "triton" or args.triton]
     print(f"{len(sweep)} shapes, bf16, y = x @ W.T (M, N), W (N, K); TFLOP/s of each case"
           f"{' (checks only)' if args.check_only else ' (CUDA graphs, interleaved)'}")

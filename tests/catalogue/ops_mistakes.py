@@ -1,5 +1,6 @@
 """The catalogue's entries for Tylo's torch ops (`tylo.ops`): what `tylo.ops.attention`,
-`tylo.ops.matmul`, `tylo.ops.grouped_matmul`, `tylo.ops.gate_up`, `tylo.ops.scaled_matmul`, `tylo.ops.warmup` and the decode
+`tylo.ops.matmul`, `tylo.ops.grouped_matmul`, `tylo.ops.decode_attention`,
+`tylo.ops.gate_up`, `tylo.ops.scaled_matmul`, `tylo.ops.warmup` and the decode
 kernel's runner (`tylo.ops.kernels.projection.Linear`) refuse before anything runs or compiles,
 each naming the argument and the rule (host-side errors raised by the call: ``located=False``).
 CPU tensors stand in for CUDA ones (the checks are the same)."""
@@ -282,6 +283,68 @@ tylo.ops.grouped_matmul(x, w[:0], ends[:0])  # <-
 out = tylo.ops.grouped_matmul(x.requires_grad_(), w, ends)
 out.float().sum().backward()  # <-
 """, "UnsupportedError", "has no backward yet"),
+]
+
+_DECODE = """
+import torch
+import tylo.ops
+q = torch.randn(2, 1, 8, 128, dtype=torch.bfloat16)        # (B, q_len, Hq, D)
+k = torch.randn(6, 16, 2, 128, dtype=torch.bfloat16)       # (num_pages, page_size, Hkv, D)
+v = torch.randn(6, 16, 2, 128, dtype=torch.bfloat16)
+table = torch.tensor([[0, 1, 2], [3, 4, 5]], dtype=torch.int32)  # (B, max_pages) page ids
+lens = torch.tensor([40, 7], dtype=torch.int32)            # (B,) tokens a sequence
+"""
+
+
+def _decode(name: str, what: str, code: str, error: str, match: str) -> Mistake:
+    return Mistake(f"decode-attention-{name}", O, what, _DECODE + code, error, match,
+                   located=False)
+
+
+OPS += [
+    _decode("float16", "a float16 query (the paged decode attention is bf16)", """
+tylo.ops.decode_attention(q.half(), k, v, table, lens)  # <-
+""", "ArgumentError", "is torch.float16; tylo.ops.decode_attention takes torch.bfloat16"),
+    _decode("q-3d", "a query without its q_len axis ((B, Hq, D), vLLM's decode layout)", """
+tylo.ops.decode_attention(q[:, 0], k, v, table, lens)  # <-
+""", "ArgumentError", "has 3 dimensions; tylo.ops.decode_attention takes a (B, q_len, Hq, D) q"),
+    _decode("q-len", "9 new tokens a sequence (speculative decoding takes 1 to 8)", """
+tylo.ops.decode_attention(q.expand(2, 9, 8, 128), k, v, table, lens)  # <-
+""", "ArgumentError", "has q_len = 9 new tokens a sequence"),
+    _decode("head-dim", "head dimension 96 (the kernel serves 64 and 128)", """
+tylo.ops.decode_attention(q[..., :96], k[..., :96], v[..., :96], table, lens)  # <-
+""", "ArgumentError", "D = 96; tylo.ops.decode_attention takes 64 or 128"),
+    _decode("page-size", "pages of 8 tokens (16, 32, 64, 128 or 256)", """
+tylo.ops.decode_attention(q, k[:, :8], v[:, :8], table, lens)  # <-
+""", "ArgumentError", "page_size = 8"),
+    _decode("hnd-cache", "a cache in the (num_pages, Hkv, page_size, D) layout passed as a "
+            "transposed view", """
+k_hnd = torch.randn(6, 2, 16, 128, dtype=torch.bfloat16)
+tylo.ops.decode_attention(q, k_hnd.transpose(1, 2), v, table, lens)  # <-
+""", "ArgumentError", "reads a contiguous (num_pages, page_size, Hkv, D) cache"),
+    _decode("heads-do-not-group", "12 query heads over 8 KV heads", """
+tylo.ops.decode_attention(q.repeat(1, 1, 2, 1)[:, :, :12], k.repeat(1, 1, 4, 1),
+                          v.repeat(1, 1, 4, 1), table, lens)  # <-
+""", "ArgumentError", "Hq must be a positive multiple of Hkv"),
+    _decode("group-too-large", "32 query heads a KV head (at most 16)", """
+tylo.ops.decode_attention(q.repeat(1, 1, 8, 1), k, v, table, lens)  # <-
+""", "ArgumentError", "Hq / Hkv = 32 query heads a KV head"),
+    _decode("lengths-int64", "sequence lengths as int64 (torch.tensor's default)", """
+tylo.ops.decode_attention(q, k, v, table, torch.tensor([40, 7]))  # <-
+""", "ArgumentError", "is torch.int64; tylo.ops.decode_attention takes torch.int32"),
+    _decode("cu-seqlens", "cumulative lengths (B + 1 boundaries) instead of B lengths", """
+tylo.ops.decode_attention(q, k, v, table, torch.tensor([0, 40, 47], dtype=torch.int32))  # <-
+""", "ArgumentError", "it must be (2,): one length per sequence"),
+    _decode("block-table-rows", "one block table row for two sequences", """
+tylo.ops.decode_attention(q, k, v, table[:1], lens)  # <-
+""", "ArgumentError", "one row of page ids per sequence"),
+    _decode("num-splits", "num_splits=0", """
+tylo.ops.decode_attention(q, k, v, table, lens, num_splits=0)  # <-
+""", "ArgumentError", "it must be an int >= 1"),
+    _decode("backward", "backward() through tylo.ops.decode_attention (an inference op)", """
+out = tylo.ops.decode_attention(q.requires_grad_(), k, v, table, lens, num_splits=1)
+out.float().sum().backward()  # <-
+""", "UnsupportedError", "has no backward"),
 ]
 
 _FP8 = """

@@ -81,12 +81,32 @@ def variants(dq: list, vectors: list, D: int) -> list:
     return [(mode, n) for mode in at_dim(dq, D) for n in (vectors if red(mode) else [2])]
 
 
+def extras(dets: list, writers: list) -> list:
+    """The option sets `--deterministic` and `--dq-writer` ask for: dicts of
+    `AttentionBackward`'s deterministic and dq_writer."""
+    return [dict(deterministic=d, dq_writer=w) for d in dets for w in writers]
+
+
+def served(options: dict, mode: str | None, D: int) -> bool:
+    """Whether the kernels have `options` with dQ mode `mode` at head dim D (`config`: both
+    need "tma" at D 64/128; the writer warp is not at D 256)."""
+    if options.get("dq_writer") and D == 256:
+        return False
+    return not (any(options.values()) and mode == "red" and D != 256)
+
+
+def suffix(options: dict) -> str:
+    return ("-det" if options.get("deterministic") else "") + \
+        ("-writer" if options.get("dq_writer") else "")
+
+
 def tylo_backward(torch, q, k, v, out, dout, lse, causal, dq=None, lpt=None, dq_vector=2,
-                  deterministic=False):
+                  **options):
     """(the launches as a callable, (dq, dk, dv) poisoned) of the kernels on these arrays,
     dQ added the `dq` way (`dq_vector` float32 elements per reduction of the "red" mode), the
     grid in `lpt` order (None: the defaults; "full": one chunk of every head,
-    `attention_backward_tiles.grid`), in a fixed order when `deterministic`."""
+    `attention_backward_tiles.grid`), `options` more of `AttentionBackward`'s (deterministic,
+    dq_writer)."""
     from tylo.ops.kernels import attention_backward_tiles as tiles
     from tylo.ops.kernels.attention_backward_host import AttentionBackward
 
@@ -98,20 +118,22 @@ def tylo_backward(torch, q, k, v, out, dout, lse, causal, dq=None, lpt=None, dq_
         run = AttentionBackward(q, k, v, out, dout, lse, *grads, causal,
                                 emulate=q.device.type == "cpu", dq=dq,
                                 lpt=None if lpt is None else bool(lpt), dq_vector=dq_vector,
-                                deterministic=deterministic)
+                                **options)
     finally:
         tiles.LPT_L2_BYTES = budget
     return run, grads
 
 
 def check(torch, B, Hq, Hkv, S, D, causal, device="cuda", dq=None, lpt=None,
-          dq_vector=2, deterministic=False) -> bool:
+          dq_vector=2, **options) -> bool:
     """The kernels' dQ, dK, dV against float32 autograd (relative error < 2e-2, every element
-    written); `deterministic`: a second run's gradients must equal the first's bit for bit."""
+    written); with options["deterministic"] a second run's gradients must equal the first's
+    bit for bit."""
+    deterministic = options.get("deterministic", False)
     q, k, v, dout = inputs(torch, B, Hq, Hkv, S, D, device)
     out, lse, want = reference(torch, q, k, v, dout, causal)
     run, got = tylo_backward(torch, q, k, v, out.to(torch.bfloat16), dout, lse, causal, dq,
-                             lpt, dq_vector, deterministic)
+                             lpt, dq_vector, **options)
     run()
     first = [g.clone() for g in got]
     if deterministic:
@@ -127,7 +149,8 @@ def check(torch, B, Hq, Hkv, S, D, causal, device="cuda", dq=None, lpt=None,
     print(f"check B{B} Hq{Hq} Hkv{Hkv} S{S} D{D}{' causal' * causal}"
           f"{'' if dq is None else ' dq ' + dq}{'' if dq_vector == 2 else f' v{dq_vector}'}"
           f"{'' if lpt is None else f' lpt {lpt}'}"
-          f"{' deterministic' * deterministic}: dq/dk/dv rel err "
+          f"{' deterministic' * deterministic}"
+          f"{' writer' * bool(options.get('dq_writer'))}: dq/dk/dv rel err "
           + "/".join(f"{e:.2e}" for e in errs) + f", all written {written}"
           + (f", rerun bit for bit {same}" if deterministic else "") + ": "
           + ("ok" if good else "FAILED"))
@@ -155,10 +178,10 @@ def sdpa_case(torch, backend, q, k, v, dout, causal):
 
 
 def bench(torch, B, Hq, Hkv, S, D, causal, dq=((None, 2),), lpts=(None,),
-          dets=(False,)) -> None:
+          options=({},)) -> None:
     """One shape: the Tylo kernels in each (dQ mode, vector) of `dq` (`variants`), grid order
-    of `lpts` and determinism of `dets` (a case "tylo", or
-    "tylo[-<mode>][-v<vector>][-lpt|-heads][-det]" when several)
+    of `lpts` and option set of `options` (`extras`) (a case "tylo", or
+    "tylo[-<mode>][-v<vector>][-lpt|-heads][-det][-writer]" when several)
     beside SDPA's cuDNN and flash backward, interleaved; TFLOP/s and ratios."""
     from torch.nn.attention import SDPBackend
 
@@ -175,15 +198,15 @@ def bench(torch, B, Hq, Hkv, S, D, causal, dq=((None, 2),), lpts=(None,),
     several_vectors = len({n for _, n in dq}) > 1
     for mode, n in dq:
         for lpt in lpts:
-            for det in dets:
-                if det and mode == "red" and D != 256:
+            for more in options:
+                if not served(more, mode, D):
                     continue  # (refused: `config`)
                 order = {False: "heads", True: "lpt", "full": "lpt-full"}.get(lpt)
                 name = "tylo" + (f"-{mode}" if several_modes else "") + \
                     (f"-v{n}" if several_vectors else "") + \
-                    (f"-{order}" if len(lpts) > 1 else "") + ("-det" if det else "")
+                    (f"-{order}" if len(lpts) > 1 else "") + suffix(more)
                 cases[name] = tylo_backward(torch, q, k, v, out, dout, lse, causal, mode, lpt,
-                                            n, det)[0]
+                                            n, **more)[0]
     ours = list(cases)
     for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
                           ("flash", SDPBackend.FLASH_ATTENTION)):
@@ -217,6 +240,9 @@ def main() -> None:
                              "of every head) (default: the kernels' default by causality)")
     parser.add_argument("--deterministic", choices=("on", "off", "both"), default="off",
                         help="dQ added in a fixed order (on), not (off), or both timed")
+    parser.add_argument("--dq-writer", choices=("on", "off", "both"), default="off",
+                        help="the \"tma\" dQ reductions issued by a producer warp (on), by a "
+                             "consumer thread (off), or both timed")
     parser.add_argument("--shapes", default=None,
                         help="comma-separated indices into SHAPES to time (default: all)")
     parser.add_argument("--shape", action="append", default=[], metavar="B,Hq,Hkv,S,D",
@@ -226,27 +252,28 @@ def main() -> None:
     vectors = [2, 4] if args.dq_vector == "both" else [int(args.dq_vector)]
     lpts = {None: [None], "on": [True], "off": [False], "both": [False, True],
             "all": [False, True, "full"]}[args.lpt]
-    dets = {"on": [True], "off": [False], "both": [False, True]}[args.deterministic]
+    choice = {"on": [True], "off": [False], "both": [False, True]}
+    options = extras(choice[args.deterministic], choice[args.dq_writer])
     ok = True
     if not args.bench_only:
         for D in (64, 128, 256):
             for mode, n in variants(dq, vectors, D):
                 for causal in (False, True):
                     for lpt in lpts:
-                        for det in dets:
-                            if det and mode == "red" and D != 256:
+                        for more in options:
+                            if not served(more, mode, D):
                                 continue  # (refused: `config`)
                             ok &= check(torch, 2, 16, 16, 2048, D, causal, dq=mode, lpt=lpt,
-                                        dq_vector=n, deterministic=det)
+                                        dq_vector=n, **more)
                             ok &= check(torch, 2, 32, 8, 1024, D, causal, dq=mode, lpt=lpt,
-                                        dq_vector=n, deterministic=det)
+                                        dq_vector=n, **more)
     if not args.check_only:
         extra = [tuple(int(x) for x in shape.split(",")) for shape in args.shape]
         picked = (SHAPES if args.shapes is None and not extra
                   else [SHAPES[int(i)] for i in (args.shapes or "").split(",") if i] + extra)
         for shape in picked:
             for causal in (False, True):
-                bench(torch, *shape, causal, variants(dq, vectors, shape[-1]), lpts, dets)
+                bench(torch, *shape, causal, variants(dq, vectors, shape[-1]), lpts, options)
     if not ok:
         raise SystemExit("a check FAILED")
 

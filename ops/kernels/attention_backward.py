@@ -99,7 +99,8 @@ class Config:
     STAGES of the Q/dO ring, the softmax scale (None: 1 / sqrt(D)), how dQ is added (`dq`, one
     of `DQ_MODES`), the grid's order (`lpt`: key blocks slowest, `cta_geometry`), the float32
     elements per red.global.add of the "red" mode (`dq_vector`, one of `DQ_VECTORS`), whether
-    dQ's additions take a fixed order (`deterministic`: "tma" only; `reduce_dq`)."""
+    dQ's additions take a fixed order (`deterministic`: "tma" only; `reduce_dq`), whether a
+    warp of the producer issues the "tma" mode's reductions (`dq_writer`: `write_dq`)."""
 
     D: int
     W: int = 2
@@ -109,6 +110,7 @@ class Config:
     lpt: bool = False
     dq_vector: int = 2
     deterministic: bool = False
+    dq_writer: bool = False
 
     @property
     def BN(self) -> int:
@@ -131,7 +133,8 @@ class Config:
 
 def config(D: int, causal: bool = False, scale: float | None = None,
            dq: str | None = None, lpt: bool | None = None,
-           dq_vector: int = 2, deterministic: bool = False) -> Config | SplitConfig:
+           dq_vector: int = 2, deterministic: bool = False,
+           dq_writer: bool = False) -> Config | SplitConfig:
     """The tile choice for head dim D (64, 128, or 256: attention_backward_d256's
     `SplitConfig`), with `scale` None when it rounds to 1 / sqrt(D) in float32 (as the
     forward's: transformers' D ** -0.5 is the same variant), dQ added the `dq` way
@@ -142,7 +145,8 @@ def config(D: int, causal: bool = False, scale: float | None = None,
     the same bits run to run; `attention_backward_tiles.await_turn`); ArgumentError for
     another D, dq mode or dq_vector, "tma" at D 256, dq_vector 4 with "tma", or deterministic
     with "red" at D 64/128 (its two consumer warpgroups add into the same elements, in no
-    fixed order)."""
+    fixed order). `dq_writer` ("tma" only): the reductions issued by a warp of the producer
+    warpgroup (`write_dq`) rather than by a consumer thread."""
     if D not in (64, 128, 256):
         raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128, 256 (the "
                                       "backward's)")
@@ -167,11 +171,15 @@ def config(D: int, causal: bool = False, scale: float | None = None,
         raise tylo.ArgumentError("dq", f"{dq!r} with deterministic=True at head dim {D}: its "
                                        "two consumer warpgroups add into the same dQ elements "
                                        "in no fixed order; 'tma' adds one sum per CTA")
+    if dq_writer and (D == 256 or dq != "tma"):
+        raise tylo.ArgumentError("dq_writer", f"with dQ mode {dq!r} at head dim {D}: the writer "
+                                              "warp issues the \"tma\" mode's reductions "
+                                              "(D 64 and 128)")
     lpt = lpt_default(causal) if lpt is None else bool(lpt)
     if D == 256:
         return SplitConfig(scale=scale, lpt=lpt, dq_vector=dq_vector,
                            deterministic=bool(deterministic))
-    return Config(D, 2, 2, scale, dq, lpt, dq_vector, bool(deterministic))
+    return Config(D, 2, 2, scale, dq, lpt, dq_vector, bool(deterministic), bool(dq_writer))
 
 
 def lpt_default(causal: bool) -> bool:
@@ -369,6 +377,11 @@ def store_dq(tile, dq, t, cfg):
         flat[0, slots[v]] = dq[v]
 
 
+#: (`Config.dq_writer`) The producer warpgroup's thread that writes dQ (`write_dq`): lane 0 of
+#: warp 2 (warps 0 and 1 copy lse2 and delta, thread 0 also loads).
+WRITER = 64
+
+
 @tylo.func
 def dq_issuer(w, t):
     """The thread that issues the TMA reductions of dQ ("tma"): thread 0 of consumer 0."""
@@ -385,7 +398,8 @@ def dq_tile_free(w, t, cfg):
 
 
 @tylo.func
-def reduce_dq(dq_map, dq_tiles, k_tiles, ds_tiles, turns, pipe, st, dk, dv, bhq, m0, t, w, cfg):
+def reduce_dq(dq_map, dq_tiles, k_tiles, ds_tiles, turns, sync, pipe, st, dk, dv, bhq, m0, t, w,
+              cfg):
     """("tma") After this consumer stored its dS^T: the CTA's dQ partial (BM, D) = dS (BM, BN)
     K (BN, D) added into the accumulator by TMA. After a named barrier of the consumers (every
     dS^T stored), consumer w computes columns w D / W .. (WGMMA chained over every consumer's
@@ -396,7 +410,10 @@ def reduce_dq(dq_map, dq_tiles, k_tiles, ds_tiles, turns, pipe, st, dk, dv, bhq,
     With `cfg.deterministic` the issuing thread first waits for the CTA's turn at the block
     (`turns` = (dq_sem, the grid's `lpt`): `await_turn`) and after committing waits for
     the reductions to complete and passes the turn on (`pass_turn`); the reductions of one
-    block thus add in key-block order, one CTA at a time. A stage's tile is stored into again
+    block thus add in key-block order, one CTA at a time. With `sync` = (dq_full, dq_empty)
+    (`cfg.dq_writer`) the consumers only store: after the second barrier one thread arrives on
+    dq_full of the stage, and the producer's writer warp reduces the tile (`write_dq`); the
+    consumers wait for dq_empty before a stage's tile is stored into again (`query_block`). A stage's tile is stored into again
     STAGES blocks later, after the first barrier, before
     which the issuing thread waits for the reads of all but its last STAGES - 1 groups
     (`dq_tile_free`); the second barrier orders every consumer's WGMMA reads of the dS^T
@@ -406,7 +423,8 @@ def reduce_dq(dq_map, dq_tiles, k_tiles, ds_tiles, turns, pipe, st, dk, dv, bhq,
     D, W = cfg.D, cfg.W
     n = D // W
     plan = dq_split_plan(cfg)
-    dq_tile_free(w, t, cfg)
+    if sync is None:
+        dq_tile_free(w, t, cfg)
     tylo.barrier(3, 128 * W)  # every dS^T stored; the stage's dQ tile read by its reductions
     dq = tylo.zero_accumulator(plan)
     for u in tylo.static_range(W):  # (B origin inbounds: w < W, so no trap in the loop)
@@ -419,6 +437,12 @@ def reduce_dq(dq_map, dq_tiles, k_tiles, ds_tiles, turns, pipe, st, dk, dv, bhq,
     dq = tylo.finish_mma(tylo.wait_mma(dq), plan)
     tile = st.index * (D // F32_ROW)  # the stage's tile: its first box
     store_dq(dq_tiles.pointer(tile + w * (n // F32_ROW)), dq, t, cfg)
+    if sync is not None:  # the writer warp reduces the tile (`write_dq`)
+        tylo.fence_proxy_async()  # (the stores, before the async proxy's reads)
+        tylo.barrier(4, 128 * W)  # the tile whole; every dS^T read
+        if dq_issuer(w, t):
+            sync[0][st.index].arrive()
+        return dk, dv
     tylo.barrier(4, 128 * W)  # the tile whole (the fence pass fences the stores first)
     if dq_issuer(w, t):
         if cfg.deterministic:  # this CTA's turn at the block: the earlier key blocks' added
@@ -430,6 +454,47 @@ def reduce_dq(dq_map, dq_tiles, k_tiles, ds_tiles, turns, pipe, st, dk, dv, bhq,
             tylo.wait_tma_stores(0)
             pass_turn(turns[0], bhq, m0)
     return dk, dv
+
+
+@tylo.func
+def dq_tile_released(sync, st):
+    """(`cfg.dq_writer`) Every consumer thread, at the start of a query block (no WGMMA in
+    flight there), waits until the writer's reductions of STAGES blocks back have read the
+    stage's dQ tile (dq_empty; its first use passes at once, parity phase ^ 1)."""
+    sync[1][st.index].wait(st.phase ^ 1)
+
+
+@tylo.func
+def write_dq(dq_map, dq_tiles, sync, turns, pipe, b, hk, heads, group, first, blocks, cfg):
+    """(`cfg.dq_writer`) The dQ writer: one thread of the producer warpgroup, over the query
+    blocks the consumers run (each query head of the group, blocks first .. blocks), waits for
+    a stage's dQ tile (dq_full), [deterministic: for the CTA's turn, `await_turn`] reduce-adds
+    it into the accumulator by D / 8 TMA reductions (`reduce_dq`'s), waits for their reads
+    [deterministic: their completion, then `pass_turn`] and frees the tile (dq_empty). So no
+    consumer thread issues, or waits for, a reduction (FlashAttention-3's dQ writer warp); at
+    the end it waits for the last reductions' writes."""
+    D = cfg.D
+    dq_full, dq_empty = sync
+    st = pipe.start()
+    for g in range(group):
+        bhq = b * heads + hk * group + g
+        for i in range(first, blocks):
+            dq_full[st.index].wait(st.phase)
+            if cfg.deterministic:
+                await_turn(*turns, bhq, i * BM)
+            tile = st.index * (D // F32_ROW)
+            for c in range(D // F32_ROW):  # (origins >= 0, columns whole boxes: unchecked)
+                tylo.tma_reduce(dq_map, dq_tiles[tile + c], (i * BM, c * F32_ROW, bhq),
+                                checked=False)
+            tylo.commit_tma_stores()
+            if cfg.deterministic:
+                tylo.wait_tma_stores(0)
+                pass_turn(turns[0], bhq, i * BM)
+            else:
+                tylo.wait_tma_reads(0)
+            dq_empty[st.index].arrive()
+            st = st.advance()
+    tylo.wait_tma_stores(0)
 
 
 @tylo.func
@@ -446,6 +511,8 @@ def query_block(k_tile, v_tile, ds_tile, ds_store, q_stages, do_stages, stats, s
     cols = column_ownership(plan.operand_layout("C"))
     pipe.consumer_wait(st)
     stats_full[st.index].wait(st.phase)
+    if cfg.dq_writer:
+        dq_tile_released(shared[4], st)
     q_kt = tylo.shared_tile(kt_layout(D), q_stages.pointer(st.index))
     do_kt = tylo.shared_tile(kt_layout(D), do_stages.pointer(st.index))
     s, dp, _ = interleaved(transposed_steps(k_tile, q_kt, D), tylo.zero_accumulator(plan),
@@ -503,11 +570,13 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
     do_stages = tylo.shared_tiles(q_layout(D), STAGES, BFloat16, dynamic=True)
     ds_tiles = tylo.shared_tiles(q_layout(BM), W, BFloat16, dynamic=True)
     stats = tylo.shared_tiles(Layout((2, BM), (BM, 1)), STAGES, Float32)
-    shared = None
+    dq_tiles = None
     if cfg.dq == "tma":  # dQ's float32 partial, summed over the consumers (`reduce_dq`)
-        shared = (tylo.shared_tiles(DQ_BOX, STAGES * (D // F32_ROW), dynamic=True), k_tiles,
-                  ds_tiles, (dq_sem, cfg.lpt) if cfg.deterministic else None)
-    kv_bar, stats_full, pipe = barriers(STAGES, W)
+        dq_tiles = tylo.shared_tiles(DQ_BOX, STAGES * (D // F32_ROW), dynamic=True)
+    copiers = BM if cfg.dq_writer else 128  # (the writer: a warp the copies leave free)
+    kv_bar, stats_full, pipe, sync = barriers(STAGES, W, copiers, cfg.dq_writer)
+    shared = None if dq_tiles is None else (
+        dq_tiles, k_tiles, ds_tiles, (dq_sem, cfg.lpt) if cfg.deterministic else None, sync)
     blocks, first, diag = query_range(n_q, n_k, n0, off, BN, causal)
     producer_regs, consumer_regs = cfg.registers
     if n0 < n_k:  # (varlen: the grid covers the longest sequence's keys; the rest idle)
@@ -521,8 +590,17 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
                         tylo.tma_load(k_box, k_map, (k_row0 + n0 + 64 * w, c * ROW, zk), kv_bar[0])
                         v_box = tylo.shared_tile(Q_BOX, v_tiles.pointer(w) + c * 64 * ROW)
                         tylo.tma_load(v_box, v_map, (k_row0 + n0 + 64 * w, c * ROW, zk), kv_bar[0])
-            load_queries(q_map, do_map, q_stages, do_stages, stats, stats_full, lse2, delta, pipe,
-                         b, hk, heads, group, first, blocks, q_row0, packed, D, t)
+            if cfg.dq_writer:
+                if t < BM:
+                    load_queries(q_map, do_map, q_stages, do_stages, stats, stats_full, lse2,
+                                 delta, pipe, b, hk, heads, group, first, blocks, q_row0, packed,
+                                 D, t, BM)
+                elif t == WRITER:
+                    write_dq(dq_acc, shared[0], sync, shared[3], pipe, b, hk, heads, group,
+                             first, blocks, cfg)
+            else:
+                load_queries(q_map, do_map, q_stages, do_stages, stats, stats_full, lse2, delta,
+                             pipe, b, hk, heads, group, first, blocks, q_row0, packed, D, t)
         else:
             tylo.setmaxnreg(consumer_regs, "inc")
             w = wg - 1
@@ -545,7 +623,7 @@ def attention_backward(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: ROWS, 
                                          stats_full, pipe, st, dk, dv, dq_acc, bhq, i * BM, n0, off, n_k, causal, cfg, False,
                                          shared)
                     st = st.advance()
-            if cfg.dq == "tma":
+            if cfg.dq == "tma" and not cfg.dq_writer:
                 if dq_issuer(w, t):  # the reductions done before the CTA's shared memory goes
                     tylo.wait_tma_stores(0)
             row0 = n0 + 64 * w

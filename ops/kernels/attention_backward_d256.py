@@ -211,7 +211,7 @@ def attention_backward_d256(q_map, k_map, v_map, do_map, dk_out, dv_out, lse2: R
     p_tiles = tylo.shared_tiles(q_layout(BM), 2, BFloat16, dynamic=True)  # (alternate steps)
     ds_tiles = tylo.shared_tiles(q_layout(BM), 2, BFloat16, dynamic=True)
     stats = tylo.shared_tiles(Layout((2, BM), (BM, 1)), STAGES, Float32)
-    kv_bar, stats_full, pipe = barriers(STAGES, 2)
+    kv_bar, stats_full, pipe, _ = barriers(STAGES, 2)
     blocks, first, diag = query_range(n_q, n_k, n0, off, BN, causal)
     producer_regs, consumer_regs = cfg.registers
     if n0 < n_k:  # (varlen: the grid covers the longest sequence's keys; the rest idle)

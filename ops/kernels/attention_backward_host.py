@@ -58,7 +58,7 @@ class Geometry:
     seq_k the kernels' sequence lengths (0 with varlen: cu_seqlens give them). `lpt`: the
     main kernel's grid with key blocks slowest (`config`; None: when causal); `dq_vector`:
     float32 elements per red.global.add of the "red" dQ mode; `deterministic`: dQ added in a
-    fixed order (`config`). ArgumentError for a head dim other than 64, 128 or 256, Hkv not
+    fixed order; `dq_writer`: the "tma" reductions issued by a producer warp (`config`). ArgumentError for a head dim other than 64, 128 or 256, Hkv not
     dividing Hq, or another dq mode or dq_vector (`config`)."""
 
     __slots__ = ("cfg", "heads", "kv_heads", "D", "seq_q", "seq_k", "causal", "rows",
@@ -66,10 +66,11 @@ class Geometry:
 
     def __init__(self, B: int, Hq: int, Hkv: int, S: int, Sk: int, D: int, seq_q: int,
                  seq_k: int, causal: bool, scale: float | None, dq: str | None,
-                 lpt: bool | None = None, dq_vector: int = 2, deterministic: bool = False):
+                 lpt: bool | None = None, dq_vector: int = 2, deterministic: bool = False,
+                 dq_writer: bool = False):
         if Hq % Hkv:
             raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
-        self.cfg = cfg = config(D, causal, scale, dq, lpt, dq_vector, deterministic)
+        self.cfg = cfg = config(D, causal, scale, dq, lpt, dq_vector, deterministic, dq_writer)
         pad = -(-S // BM) * BM
         self.heads, self.kv_heads, self.D = Hq, Hkv, D
         self.seq_q, self.seq_k, self.causal = seq_q, seq_k, bool(causal)
@@ -119,7 +120,8 @@ class AttentionBackward:
     or 4: `config`). `lpt`: the main kernel's grid with key blocks slowest (`config`; None:
     when causal). `deterministic`: dQ's float32 additions in one fixed order, key block by key
     block (the same dQ bits on every run; an int32 counter per query block of 64 rows more
-    workspace; `config`: not with dq "red" at D 64/128). `geometry` (the `Geometry`) and
+    workspace; `config`: not with dq "red" at D 64/128). `dq_writer`: the "tma" mode's
+    reductions issued by a warp of the producer warpgroup (`config`). `geometry` (the `Geometry`) and
     `packed` (whether Q's and K's rows are packed) serve later calls of the same shapes and
     strides (``tylo.ops.attention``'s prepared
     launches). ArgumentError for a head dim other than 64, 128 or 256, Hkv not dividing Hq,
@@ -129,7 +131,7 @@ class AttentionBackward:
                  emulate: bool = False, dlse=None, cu_seqlens_q=None, cu_seqlens_k=None,
                  max_seqlen_q: int | None = None, max_seqlen_k: int | None = None,
                  dq: str | None = None, lpt: bool | None = None, dq_vector: int = 2,
-                 deterministic: bool = False):
+                 deterministic: bool = False, dq_writer: bool = False):
         varlen = cu_seqlens_q is not None
         if varlen:  # (rows, H, D), lse (Hq, rows)
             B, (Hq, D), Hkv = len(cu_seqlens_q) - 1, Q.shape[1:], K.shape[1]
@@ -139,7 +141,7 @@ class AttentionBackward:
             Hkv, Sk = K.shape[1], K.shape[2]
             seq_q, seq_k = S, Sk
         self.geometry = g = Geometry(B, Hq, Hkv, S, Sk, D, seq_q, seq_k, causal, scale, dq,
-                                     lpt, dq_vector, deterministic)
+                                     lpt, dq_vector, deterministic, dq_writer)
         self.cfg = cfg = g.cfg
         delta, lse2 = _workspace(Q, g.rows), _workspace(Q, g.rows)
         dq_acc = _workspace(Q, g.accumulator)

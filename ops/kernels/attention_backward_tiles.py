@@ -117,19 +117,26 @@ def lpt_chunk(group: int, seq_q: int, D: int) -> int:
 
 
 @tylo.func
-def barriers(STAGES, consumers):
-    """(kv_bar, stats_full, pipe), initialized: kv_bar[0] the K and V loads' mbarrier (one
-    arrival), stats_full[s] stage s's lse2 and delta (the producer's 128 threads arrive), pipe
-    the Q/dO ring of STAGES stages for `consumers` consumer warpgroups."""
+def barriers(STAGES, consumers, copiers=128, dq_sync=False):
+    """(kv_bar, stats_full, pipe, dq_sync), initialized: kv_bar[0] the K and V loads' mbarrier
+    (one arrival), stats_full[s] stage s's lse2 and delta (the producer's `copiers` threads
+    arrive: `load_queries`), pipe the Q/dO ring of STAGES stages for `consumers` consumer
+    warpgroups; with `dq_sync` (the dQ writer warp) (dq_full, dq_empty): STAGES mbarriers each
+    of one arrival, stage s's dQ tile stored by the consumers / read by the writer's TMA
+    reductions (else None)."""
     kv_bar = tylo.mbarriers(1)
-    stats_full = tylo.mbarriers(STAGES)  # lse2, delta of a stage: the producer's 128 threads
+    stats_full = tylo.mbarriers(STAGES)  # lse2, delta of a stage: the producer's copiers
+    sync = (tylo.mbarriers(STAGES), tylo.mbarriers(STAGES)) if dq_sync else None
     pipe = tylo.Pipeline(STAGES, consumers)
     if tylo.linear_thread_idx() == 0:
         kv_bar[0].init(1)
         for s in tylo.static_range(STAGES):
-            stats_full[s].init(128)
+            stats_full[s].init(copiers)
+            if dq_sync:
+                sync[0][s].init(1)
+                sync[1][s].init(1)
     pipe.init()
-    return kv_bar, stats_full, pipe
+    return kv_bar, stats_full, pipe, sync
 
 
 @tylo.func
@@ -148,12 +155,14 @@ def query_range(n_q, n_k, n0, off, BN, causal):
 
 @tylo.func
 def load_queries(q_map, do_map, q_stages, do_stages, stats, stats_full, lse2, delta, pipe, b, hk,
-                 heads, group, first, blocks, q_row0, packed, D, t):
-    """The producer warpgroup's loop (thread t of 128): for each query head of the group (head
-    hk of batch b) and each query block first .. blocks, acquire a stage of the ring, have
-    thread 0 TMA-load Q and dO (BM, D) into it (Q_BOX boxes of 64 columns, rows from q_row0,
-    `packed`: the maps' matrix is the head), and the 128 threads copy the block's lse2 (row 0
-    of `stats`' stage) and delta (row 1), one element each, then arrive on stats_full."""
+                 heads, group, first, blocks, q_row0, packed, D, t, copiers=128):
+    """The producer warpgroup's loop (thread t of `copiers`, 128 or BM): for each query head of
+    the group (head hk of batch b) and each query block first .. blocks, acquire a stage of
+    the ring, have thread 0 TMA-load Q and dO (BM, D) into it (Q_BOX boxes of 64 columns, rows
+    from q_row0, `packed`: the maps' matrix is the head), and the copiers copy the block's
+    lse2 (row 0 of `stats`' stage) and delta (row 1), one element each (128 copiers) or both
+    of a row (BM copiers: the dQ writer warp has the warpgroup's others), then arrive on
+    stats_full."""
     ps = pipe.start()
     for g in range(group):
         bhq = b * heads + hk * group + g
@@ -167,8 +176,11 @@ def load_queries(q_map, do_map, q_stages, do_stages, stats, stats_full, lse2, de
                         box = tylo.shared_tile(Q_BOX, x_stages.pointer(ps.index) + c * 64 * ROW)
                         tylo.tma_load(box, x_map, (q_row0 + m * BM, c * ROW, zq),
                                       pipe.full_barrier(ps))
-            r = t % BM  # the stage's lse2 (row 0) and delta (row 1), one a thread
-            if t < BM:
+            r = t % BM  # the stage's lse2 (row 0) and delta (row 1)
+            if copiers == BM:
+                stats[ps.index][0, r] = lse2[bhq, m * BM + r]
+                stats[ps.index][1, r] = delta[bhq, m * BM + r]
+            elif t < BM:
                 stats[ps.index][0, r] = lse2[bhq, m * BM + r]
             else:
                 stats[ps.index][1, r] = delta[bhq, m * BM + r]

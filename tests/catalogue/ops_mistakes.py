@@ -144,6 +144,17 @@ lse = np.zeros((1, 1, 64), np.float32)
 AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq_vector=4)  # <-
 """, "ArgumentError", "4 with dQ mode 'tma': the vector is the \"red\" mode's",
             located=False),
+    Mistake("attention-backward-dq-writer-red", O, "the backward kernels' runner asked for "
+            "the dQ writer warp with dQ mode \"red\" (the writer issues the \"tma\" mode's "
+            "reductions)", """
+import ml_dtypes
+import numpy as np
+from tylo.ops.kernels.attention_backward_host import AttentionBackward
+x = np.zeros((1, 1, 64, 64), ml_dtypes.bfloat16)      # (B, H, S, D)
+lse = np.zeros((1, 1, 64), np.float32)
+AttentionBackward(x, x, x, x, x, lse, x, x, x, True, emulate=True, dq="red",
+                  dq_writer=True)  # <-
+""", "ArgumentError", "the writer warp issues the \"tma\" mode's reductions", located=False),
     Mistake("attention-backward-deterministic-red", O, "the backward kernels' runner asked "
             "for a deterministic dQ with dQ mode \"red\" at head dim 64 (its two consumer "
             "warpgroups add into the same elements; \"tma\" adds one sum per CTA)", """

@@ -195,6 +195,52 @@ def test_emulated_deterministic(B, Hq, Hkv, S, Sk, D, causal, lpt):
     np.testing.assert_array_equal(turns, np.broadcast_to(want, turns.shape))
 
 
+@pytest.mark.parametrize("B, Hq, Hkv, S, Sk, D, causal, deterministic", [
+    (2, 4, 2, 192, 320, 64, True, False),    # GQA 2:1, a diagonal, Sq != Sk
+    (1, 2, 1, 320, 128, 128, False, True),   # five query blocks through two dQ tiles, in turn
+])
+def test_emulated_dq_writer(B, Hq, Hkv, S, Sk, D, causal, deterministic):
+    """dQ's TMA reductions issued by the producer's writer warp (`write_dq`, dq_full/dq_empty
+    between it and the consumers), alone and in the deterministic mode (the writer waits for
+    the turns, the consumers never): gradients against float64 autograd, and with
+    deterministic every turn counter at its number of key blocks."""
+    import numpy as np
+
+    workspace = []
+    assert run_emulated(B, Hq, Hkv, S, Sk, D, causal, dq="tma", dq_writer=True,
+                        deterministic=deterministic, turns=workspace)
+    if deterministic:
+        want = contributions(S, Sk, causal, 128, workspace[-1].shape[1])
+        np.testing.assert_array_equal(workspace[-1], np.broadcast_to(want, workspace[-1].shape))
+
+
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_sass_of_the_dq_writer(D, deterministic):
+    """With the writer warp: no spills (in the deterministic mode too: the spin is the
+    writer's, not a consumer's), setmaxnreg 24/240, the D / 8 TMA reductions once (the writer's
+    loop) and none in the consumers' code."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    c = host.compile_for_sm90a(D, True, cfg=bw.config(D, True, deterministic=deterministic,
+                                                       dq_writer=True))
+    counts = c.sass_counts()
+    assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
+    assert "setmaxnreg.dec.sync.aligned.u32 24;" in c.ptx
+    assert counts.opcodes["UTMAREDG"] == D // 8
+    consumer = c.ptx[c.ptx.index("setmaxnreg.inc"):]
+    assert "cp.reduce.async.bulk" not in consumer
+
+
+def test_the_dq_writer_is_refused_without_tma():
+    """The writer warp issues the "tma" mode's reductions: "red" or D 256 refuse it."""
+    import tylo
+
+    with pytest.raises(tylo.ArgumentError, match="writer warp issues the \"tma\" mode"):
+        bw.config(64, True, dq="red", dq_writer=True)
+    with pytest.raises(tylo.ArgumentError, match="at head dim 256"):
+        bw.config(256, True, dq_writer=True)
+
+
 def test_deterministic_with_red_dq_is_refused():
     """At D 64/128 the "red" mode's two consumer warpgroups add into the same dQ elements in no
     fixed order: deterministic=True takes "tma" only (ArgumentError naming dq)."""
@@ -445,6 +491,21 @@ def test_gpu_grid_orders_agree(D, causal):
     inputs agree (dK and dV bit for bit: a CTA's work does not depend on when it runs)."""
     got = _gpu_variants(3, 1000, 16, 4, D, causal, False, {o: dict(lpt=o) for o in (False, True)})
     _agree(got[False], got[True])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("D, causal", [(128, True), (64, False), (128, False)])
+def test_gpu_dq_writer_agrees(D, causal):
+    """GQA 32:8, S 1000 (ragged), packed memory: the writer warp's dQ (alone, and
+    deterministic: twice bit for bit) agrees with the consumer-issued default."""
+    got = _gpu_variants(2, 1000, 32, 8, D, causal, True,
+                        {"default": {}, "writer": dict(dq_writer=True),
+                         "det1": dict(dq_writer=True, deterministic=True),
+                         "det2": dict(dq_writer=True, deterministic=True)})
+    _agree(got["default"], got["writer"])
+    _agree(got["default"], got["det1"])
+    for a, b in zip(got["det1"], got["det2"]):
+        assert torch.equal(a, b)
 
 
 @pytest.mark.gpu

@@ -75,8 +75,9 @@ def check(a: torch.Tensor, b: torch.Tensor, index: torch.Tensor, out_dtype: torc
     if index.dtype != torch.int32:
         raise ArgumentError(index_name, f"is {index.dtype}; {op} takes torch.int32 {what}")
     if index.dim() != 1 or index.shape[0] != G:
+        one = "end row" if rows is None else "row count"
         raise ArgumentError(index_name, f"has shape {tuple(index.shape)}; it must be ({G},): "
-                                        f"one entry per group of b ({what})")
+                                        f"one {one} per group of b")
     for name, x in (("b", b), (index_name, index)):
         if x.device != a.device:
             raise ArgumentError(name, f"is on {x.device}, a on {a.device}: every tensor on one "

@@ -23,7 +23,13 @@ dtypes above, a 2-D a and 3-D b with equal K, offsets 1-D of G elements, K a mul
 of 8 (the output's rows are stored as 16-byte-aligned vectors), T * N < 2^31 (int32 row
 offsets). T, N or K of 0 give an empty or zero (T, N) result without a launch.
 
-No backward yet: ``backward()`` through the op raises UnsupportedError. CUDA tensors run on a
+Backward (`register_autograd`; the gradient rounded to bf16 first when out_dtype is float32,
+made contiguous when its rows are not contiguous 16-byte multiples, e.g. a broadcast one):
+grad_a (T, K) = per group grad_out_g @ b[g] on the same Tylo kernel with b read N-major (the op
+``tylo::grouped_matmul_grad_a``; rows past offsets[G - 1] get zero), and grad_b (G, N, K) =
+per group grad_out_g^T @ a_g, a product whose reduction runs over each group's rows, by
+**torch._grouped_mm** (not a Tylo kernel yet: a documented fallback, no host sync; a group with
+no rows gets an exactly zero gradient). offsets get no gradient. CUDA tensors run on a
 Hopper GPU (sm_90; another is UnsupportedError) on torch's current stream (CUDA graphs capture
 it); CPU tensors on the CPU emulator (test sizes). ``torch.compile`` traces it (a fake
 implementation gives the output's shape).
@@ -33,7 +39,7 @@ from __future__ import annotations
 
 import torch
 
-from tylo import ArgumentError, UnsupportedError
+from tylo import ArgumentError
 
 from .device import require_hopper
 from .kernels import grouped_gemm as kernel
@@ -44,34 +50,39 @@ _OUT_DTYPES = {torch.bfloat16: "bfloat16", torch.float32: "float32"}
 _OP = "tylo.ops.grouped_matmul"
 
 
-def _check(a: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor,
-           out_dtype: torch.dtype) -> kernel.Variant | None:
-    """The argument rules (module docstring), in the real and the fake implementation; the
-    kernel variant (None when T, N or K is 0: no launch)."""
-    for name, x, dims, shape in (("a", a, 2, "(T, K)"), ("b", b, 3, "(G, N, K)")):
-        if x.dim() != dims:
-            raise ArgumentError(name, f"has {x.dim()} dimensions; {_OP} takes a {shape} {name}")
+def check(a: torch.Tensor, b: torch.Tensor, index: torch.Tensor, out_dtype: torch.dtype, *,
+          op: str = _OP, index_name: str = "offsets", a_shape: str = "(T, K)",
+          rows: int | None = None) -> kernel.Variant | None:
+    """The argument rules (module docstring), in the real and the fake implementation, of
+    `op` (this one, or the masked layout's: a (G, capacity, K), `index_name` "counts"); the
+    kernel variant (None when there are no rows, N or K is 0: no launch). rows: the output's
+    rows (T; G * capacity when masked)."""
+    for name, x, shape in (("a", a, a_shape), ("b", b, "(G, N, K)")):
+        if x.dim() != shape.count(",") + 1:
+            raise ArgumentError(name, f"has {x.dim()} dimensions; {op} takes a {shape} {name}")
         if x.dtype != torch.bfloat16:
-            raise ArgumentError(name, f"is {x.dtype}; {_OP} takes torch.bfloat16")
+            raise ArgumentError(name, f"is {x.dtype}; {op} takes torch.bfloat16")
     if out_dtype not in _OUT_DTYPES:
-        raise ArgumentError("out_dtype", f"is {out_dtype}; {_OP} writes torch.bfloat16 or "
+        raise ArgumentError("out_dtype", f"is {out_dtype}; {op} writes torch.bfloat16 or "
                                          "torch.float32")
-    (T, K), (G, N, Kb) = a.shape, b.shape
+    K, (G, N, Kb) = a.shape[-1], b.shape
+    T = a.shape[0] if rows is None else rows
     if Kb != K:
         raise ArgumentError("b", f"has shape {tuple(b.shape)}, a {tuple(a.shape)}: b is (G, N, "
                                  f"K) with K = {K} (a's columns; one nn.Linear weight (N, K) "
                                  "per group)")
-    if offsets.dtype != torch.int32:
-        raise ArgumentError("offsets", f"is {offsets.dtype}; {_OP} takes torch.int32 group ends "
-                                       "(torch._grouped_mm's offs)")
-    if offsets.dim() != 1 or offsets.shape[0] != G:
-        raise ArgumentError("offsets", f"has shape {tuple(offsets.shape)}; it must be ({G},): "
-                                       "one end row per group of b")
-    for name, x in (("b", b), ("offsets", offsets)):
+    what = "group ends (torch._grouped_mm's offs)" if rows is None else "row counts per group"
+    if index.dtype != torch.int32:
+        raise ArgumentError(index_name, f"is {index.dtype}; {op} takes torch.int32 {what}")
+    if index.dim() != 1 or index.shape[0] != G:
+        one = "end row" if rows is None else "row count"
+        raise ArgumentError(index_name, f"has shape {tuple(index.shape)}; it must be ({G},): "
+                                        f"one {one} per group of b")
+    for name, x in (("b", b), (index_name, index)):
         if x.device != a.device:
             raise ArgumentError(name, f"is on {x.device}, a on {a.device}: every tensor on one "
-                                      "device (offsets too: the kernel reads them there)")
-    require_hopper(a.device, _OP)
+                                      f"device ({index_name} too: the kernel reads them there)")
+    require_hopper(a.device, op)
     if G == 0:
         raise ArgumentError("b", "has G = 0 groups; at least one is needed")
     if not (T and N and K):
@@ -84,27 +95,27 @@ def _check(a: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor,
         raise ArgumentError("b", f"has N = {N}: the output's rows are stored as 16-byte-aligned "
                                  "vectors, so N must be a multiple of 8")
     if T * N >= 2 ** 31:
-        raise ArgumentError("a", f"has T = {T} rows: T * N = {T * N} output elements, at least "
+        raise ArgumentError("a", f"has {T} rows: {T} * N = {T * N} output elements, at least "
                                  "2^31; the kernel's row offsets are int32 (split the call)")
     for name, x in (("a", a), ("b", b)):
         if x.stride(-1) != 1 or any(s % 8 for s in x.stride()[:-1]):
             raise ArgumentError(name, f"has strides {tuple(x.stride())} for shape "
-                                      f"{tuple(x.shape)}: {_OP} reads K-contiguous rows lying a "
+                                      f"{tuple(x.shape)}: {op} reads K-contiguous rows lying a "
                                       "multiple of 16 bytes apart (TMA, rule R5); pass "
                                       f"{name}.contiguous()")
         require_aligned(name, x)
-    return kernel.Variant(_OUT_DTYPES[out_dtype], N % kernel.BN != 0)
+    return kernel.Variant(_OUT_DTYPES[out_dtype], N % kernel.BN != 0, masked=rows is not None)
 
 
 def _fake(a, b, offsets, out_dtype):
-    _check(a, b, offsets, out_dtype)
+    check(a, b, offsets, out_dtype)
     return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
 
 
 def _run(a: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor,
          out_dtype: torch.dtype) -> torch.Tensor:
     """The op's implementation (module docstring): a new (T, N) of out_dtype."""
-    v = _check(a, b, offsets, out_dtype)
+    v = check(a, b, offsets, out_dtype)
     (T, K), (G, N, _) = a.shape, b.shape
     out = torch.empty((T, N), dtype=out_dtype, device=a.device)
     if v is None:
@@ -118,13 +129,51 @@ def _run(a: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor,
 _grouped_matmul = custom_op("tylo::grouped_matmul", _run, fake=_fake)
 
 
-def _no_backward(ctx, grad):
-    raise UnsupportedError("tylo.ops.grouped_matmul has no backward yet (a first piece of the "
-                           "grouped GEMM: the forward only); compute its gradients with "
-                           "torch._grouped_mm, or detach the inputs")
+def _grad_a_run(grad: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+    """grad_a (T, K) = per group grad[rows of g] @ b[g] (grad (T, N) bf16 row-major, b (G, N,
+    K)): the kernel with b read N-major; rows past offsets[G - 1] are zero."""
+    (T, N), (G, _, K) = grad.shape, b.shape
+    out = torch.zeros((T, K), dtype=torch.bfloat16, device=grad.device)
+    if grad.data_ptr() % 16:  # (TMA rule R3; a view of another gradient, rare)
+        grad = grad.clone()
+    if T and N and K:
+        v = kernel.Variant("bfloat16", K % kernel.BN != 0, "N")
+        wrap(kernel.grouped_matmul)[kernel.grid(T, K, G), kernel.THREADS](
+            kernel.bind_a(v, grad), kernel.bind_b(v, b), out, offsets, T, K, N, kernel.steps(G),
+            v)
+    return out
 
 
-_grouped_matmul.register_autograd(_no_backward, setup_context=lambda ctx, inputs, output: None)
+_grad_a = custom_op("tylo::grouped_matmul_grad_a", _grad_a_run,
+                    fake=lambda grad, b, offsets: grad.new_empty((grad.shape[0], b.shape[2])))
+
+
+def _readable(grad: torch.Tensor) -> torch.Tensor:
+    """The gradient as the backward reads it: bf16 with contiguous rows 16-byte apart (else a
+    copy: a float32 one, or a broadcast one of stride 0)."""
+    grad = grad.to(torch.bfloat16)
+    if grad.stride(-1) != 1 or grad.stride(0) % 8:
+        grad = grad.contiguous()
+    return grad
+
+
+def _setup_context(ctx, inputs, output):
+    a, b, offsets, _ = inputs
+    ctx.save_for_backward(a, b, offsets)
+
+
+def _backward(ctx, grad):
+    a, b, offsets = ctx.saved_tensors
+    g = _readable(grad)
+    grad_a = _grad_a(g, b, offsets) if ctx.needs_input_grad[0] else None
+    grad_b = None
+    if ctx.needs_input_grad[1]:  # the documented fallback (module docstring): torch's kernel
+        grad_b = (torch._grouped_mm(g.t(), a, offs=offsets) if a.shape[0] and b.numel()
+                  else torch.zeros_like(b))
+    return grad_a, grad_b, None, None
+
+
+_grouped_matmul.register_autograd(_backward, setup_context=_setup_context)
 
 
 def grouped_matmul(a: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor, *,
@@ -133,5 +182,6 @@ def grouped_matmul(a: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor, *,
     b (G, N, K) bf16, offsets (G,) int32 group ends on a's device; a new (T, N) tensor of
     `out_dtype` (default torch.bfloat16; or torch.float32), rows past offsets[G - 1] unwritten.
     Raises ArgumentError naming the argument and the rule (rank, dtype, shapes, strides, TMA
-    alignment, devices), UnsupportedError on a GPU other than Hopper and from backward()."""
+    alignment, devices), UnsupportedError on a GPU other than Hopper. Differentiable in a and
+    b (module docstring: grad_b by torch._grouped_mm for now)."""
     return _grouped_matmul(a, b, offsets, torch.bfloat16 if out_dtype is None else out_dtype)

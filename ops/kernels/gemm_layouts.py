@@ -156,19 +156,34 @@ def produce(v, pipe, st, a_stages, b_stages, a_map, b_map, tiles, tiles_m, tiles
             pipe.producer_acquire(st)
             pipe.producer_commit(st, v.stage_bytes)
             bar = pipe.full_barrier(st)
-            if v.a_major == "K":
-                tylo.tma_load(a_stages[st.index], a_map, (m0, k * BK), bar)
-            else:
-                for j in tylo.static_range(BM // BOX):
-                    box = tylo.shared_tile(v.a_box, a_stages.pointer(st.index) + j * BOX * BK)
-                    tylo.tma_load(box, a_map, (m0 + j * BOX, k * BK), bar)
-            if v.b_major == "K":
-                tylo.tma_load(b_stages[st.index], b_map, (k * BK, n0), bar)
-            else:
-                for j in tylo.static_range(BN // BOX):
-                    box = tylo.shared_tile(v.b_box, b_stages.pointer(st.index) + j * BK * BOX)
-                    tylo.tma_load(box, b_map, (k * BK, n0 + j * BOX), bar)
+            load_a(v, a_stages, st.index, a_map, m0, k, bar)
+            load_b(v, b_stages, st.index, b_map, k, n0, bar)
             st = st.advance()
+
+
+@tylo.func
+def load_a(v, a_stages, index, a_map, m0, k, bar):
+    """TMA-load stage `index` of A: the (128, 64) tile at (m0, k * 64) (K step k) in v's boxes (one K-major box,
+    or two M-major ones of 64 rows), completing on `bar`."""
+    if v.a_major == "K":
+        tylo.tma_load(a_stages[index], a_map, (m0, k * BK), bar)
+    else:
+        for j in tylo.static_range(BM // BOX):
+            box = tylo.shared_tile(v.a_box, a_stages.pointer(index) + j * BOX * BK)
+            tylo.tma_load(box, a_map, (m0 + j * BOX, k * BK), bar)
+
+
+@tylo.func
+def load_b(v, b_stages, index, b_map, k, n0, bar, batch=()):
+    """TMA-load stage `index` of B: the (64, 256) tile at (k * 64, n0) (K step k) in v's boxes (one K-major box,
+    or four N-major ones of 64 columns), completing on `bar`; `batch`: the matrix coordinate of
+    a 3-D map (grouped_gemm.py's experts), none for a 2-D one."""
+    if v.b_major == "K":
+        tylo.tma_load(b_stages[index], b_map, (k * BK, n0, *batch), bar)
+    else:
+        for j in tylo.static_range(BN // BOX):
+            box = tylo.shared_tile(v.b_box, b_stages.pointer(index) + j * BK * BOX)
+            tylo.tma_load(box, b_map, (k * BK, n0 + j * BOX, *batch), bar)
 
 
 def grid(M: int, N: int, ctas: int) -> int:

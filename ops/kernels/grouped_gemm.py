@@ -46,7 +46,7 @@ from . import gemm_layouts
 from .gemm import BK, BM, BN, HALF, THREADS, consume_k_steps
 
 __all__ = ["OUT_DTYPES", "THREADS", "Variant", "bind_a", "bind_b", "grid", "grouped_matmul",
-           "steps"]
+           "masked_grid", "steps"]
 
 #: The output dtypes (by name); a and b are bf16.
 OUT_DTYPES = ("bfloat16", "float32")
@@ -56,23 +56,29 @@ STAGES = 4  # shared stages of the A/B ring (no C staging: 4 x 48 KiB)
 @dataclass(frozen=True)
 class Variant:
     """One specialization of `grouped_matmul`: out (the output's dtype, "bfloat16" or
-    "float32") and n_tail (N is no multiple of 256: the stores are masked along columns too,
-    which makes them scalar). `gemm` is the gemm_layouts Variant whose boxes, shared layouts and
-    WGMMA plan it uses (bf16, a and b K-major)."""
+    "float32"), n_tail (N is no multiple of 256: the stores are masked along columns too,
+    which makes them scalar), b_major ("K": b (G, N, K) read as b[g].T, the forward's; "N": b
+    (G, K, N) read as b[g], N contiguous: the backward's grad_a = grad_out @ w[g]) and masked
+    (the masked layout: `offsets` are per-group row counts, a (G, capacity, K)). `gemm` is the
+    gemm_layouts Variant whose boxes, shared layouts and WGMMA plan it uses (bf16, a K-major)."""
 
     out: str = "bfloat16"
     n_tail: bool = False
+    b_major: str = "K"
+    masked: bool = False
 
     @cached_property
     def gemm(self) -> gemm_layouts.Variant:
-        return gemm_layouts.Variant("bfloat16", "K", "K", self.out)
+        return gemm_layouts.Variant("bfloat16", "K", self.b_major, self.out)
 
 
 @tylo.kernel
 def grouped_matmul(a_map, b_map, out, offsets, T, N, K, steps, v: tylo.constexpr):
     """out (T, N) = per group g, a[rows of g] @ b[g].T (module docstring). a_map: `bind_a` of a
     (T, K); b_map: `bind_b` of b (G, N, K); out: the (T, N) row-major output; offsets: (G,)
-    int32 group ends; steps: `steps(G)`. Grid (ceil(N / 256), `grid`'s M tiles), THREADS."""
+    int32 group ends; steps: `steps(G)`. Grid (ceil(N / 256), `grid`'s M tiles), THREADS.
+    Masked (v.masked): a (G * capacity, K), out (G * capacity, N), T = capacity, offsets the
+    (G,) row counts, steps unused; grid `masked_grid` (group g = block_idx(2))."""
     gv = v.gemm
     wg = tylo.warpgroup_id()
     t = tylo.warpgroup_thread_idx()
@@ -80,7 +86,10 @@ def grouped_matmul(a_map, b_map, out, offsets, T, N, K, steps, v: tylo.constexpr
     b_stages = tylo.shared_tiles(gv.b_layout, STAGES, gv.element, dynamic=True)
     pipe = tylo.Pipeline(STAGES, 2)
     pipe.init()
-    g, m0, rows = group_tile(offsets, tylo.block_idx(1), T, steps)
+    if v.masked:
+        g, m0, rows = masked_tile(offsets, tylo.block_idx(2), tylo.block_idx(1), T)
+    else:
+        g, m0, rows = group_tile(offsets, tylo.block_idx(1), T, steps)
     n0 = tylo.block_idx(0) * BN
     k_steps = tylo.select(rows > 0, (K + BK - 1) // BK, 0)
     st = pipe.start()
@@ -128,21 +137,35 @@ def group_tile(offsets, tile, T, steps):
 
 
 @tylo.func
+def masked_tile(counts, g, tile, capacity):
+    """(g, m0, rows) of M tile `tile` of group g in the masked layout: m0 = g * capacity +
+    tile * BM (a row of the (G * capacity, K) view), rows of the tile below g's count (clamped
+    to [0, capacity]; <= 0: nothing to do)."""
+    valid = tylo.minimum(tylo.maximum(counts[g], 0), capacity)
+    return g, g * capacity + tile * BM, tylo.minimum(valid - tile * BM, BM)
+
+
+@tylo.func
 def produce(gv, pipe, st, a_stages, b_stages, a_map, b_map, m0, n0, g, k_steps):
     """The producer thread: per K step, the next stage gets A's (128, 64) box at row m0 and
-    expert g's (64, 256) B box at column n0."""
+    expert g's (64, 256) B tile at column n0 (one K-major box or four N-major ones)."""
     for k in range(k_steps):
         pipe.producer_acquire(st)
         pipe.producer_commit(st, gv.stage_bytes)
         bar = pipe.full_barrier(st)
-        tylo.tma_load(a_stages[st.index], a_map, (m0, k * BK), bar)
-        tylo.tma_load(b_stages[st.index], b_map, (k * BK, n0, g), bar)
+        gemm_layouts.load_a(gv, a_stages, st.index, a_map, m0, k, bar)
+        gemm_layouts.load_b(gv, b_stages, st.index, b_map, k, n0, bar, (g,))
         st = st.advance()
 
 
 def grid(T: int, N: int, G: int) -> tuple[int, int]:
     """The launch grid: (N tiles of 256, M tiles ceil(T / 128) + G - 1), from shapes only."""
     return -(-N // BN), max(1, -(-T // BM) + G - 1)
+
+
+def masked_grid(capacity: int, N: int, G: int) -> tuple[int, int, int]:
+    """The masked layout's grid: (N tiles of 256, M tiles of one group's capacity, G)."""
+    return -(-N // BN), max(1, -(-capacity // BM)), G
 
 
 def steps(G: int) -> int:
@@ -156,6 +179,6 @@ def bind_a(v: Variant, a):
 
 
 def bind_b(v: Variant, b):
-    """The tensor map of b (G, N, K) (K contiguous) as the 3-D (G, K, N) view of v's B box:
-    origins (k, n, g)."""
-    return tylo.prepare_tma(v.gemm.b_box, b.mT)
+    """The tensor map of b as the 3-D (G, K, N) view of v's B box, origins (k, n, g): b (G, N,
+    K) K contiguous (b_major "K", viewed b.mT), or b (G, K, N) N contiguous (b_major "N")."""
+    return tylo.prepare_tma(v.gemm.b_box, b.mT if v.b_major == "K" else b)

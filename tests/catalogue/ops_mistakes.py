@@ -289,11 +289,29 @@ tylo.ops.grouped_matmul(flat[1:50 * 64 + 1].view(50, 64), w, ends)  # <-
     _grouped("no-groups", "a stack of 0 experts", """
 tylo.ops.grouped_matmul(x, w[:0], ends[:0])  # <-
 """, "ArgumentError", "has G = 0 groups"),
-    _grouped("backward", "backward() through tylo.ops.grouped_matmul (the forward only, so far)",
-             """
-out = tylo.ops.grouped_matmul(x.requires_grad_(), w, ends)
+    _grouped("masked-backward", "backward() through tylo.ops.grouped_matmul_masked (the masked "
+             "layout serves decoding; the contiguous one has a backward)", """
+xm = torch.randn(2, 32, 64, dtype=torch.bfloat16)  # (G, capacity, K)
+out = tylo.ops.grouped_matmul_masked(xm.requires_grad_(), w, ends)
 out.float().sum().backward()  # <-
-""", "UnsupportedError", "has no backward yet"),
+""", "UnsupportedError", "grouped_matmul_masked has no backward"),
+    _grouped("masked-tokens-2d", "packed (T, K) tokens given to the masked layout (it takes "
+             "(G, capacity, K): tylo.ops.grouped_matmul takes packed ones)", """
+tylo.ops.grouped_matmul_masked(x, w, ends)  # <-
+""", "ArgumentError", "takes a (G, capacity, K) a"),
+    _grouped("masked-counts-int64", "counts made by bincount without a cast (int64)", """
+xm = torch.randn(2, 32, 64, dtype=torch.bfloat16)
+tylo.ops.grouped_matmul_masked(xm, w, torch.tensor([30, 20]))  # <-
+""", "ArgumentError", "takes torch.int32 row counts per group"),
+    _grouped("masked-groups", "a (capacity, G, K) buffer (G and capacity swapped)", """
+xm = torch.randn(32, 2, 64, dtype=torch.bfloat16)
+tylo.ops.grouped_matmul_masked(xm, w, ends)  # <-
+""", "ArgumentError", "a is (G, capacity, K) with G = 2"),
+    _grouped("masked-not-one-view", "a (G, capacity, K) whose (G, capacity) axes do not merge "
+             "into one by a view", """
+xm = torch.randn(32, 2, 64, dtype=torch.bfloat16).transpose(0, 1)
+tylo.ops.grouped_matmul_masked(xm, w, ends)  # <-
+""", "ArgumentError", "reads a as one (G * capacity, K) view"),
 ]
 
 _DECODE = """

@@ -1,6 +1,7 @@
 """tylo.ops.kernels.grouped_gemm on the CPU emulator (numpy arrays) against float64 numpy, on
 ragged groups (empty ones, one smaller than a tile, tiles that straddle two groups, an N tail),
-the output NaN first: rows past the last group stay NaN (not written); and compiled for sm_90a
+the output NaN first: rows past the last group stay NaN (not written); its b N-major variant
+(the backward's grad_a) and masked layout (per-group counts); and compiled for sm_90a
 (ptxas, no GPU): HGMMA, TMA loads, no TMA store, no spills."""
 
 from __future__ import annotations
@@ -82,14 +83,54 @@ def test_group_tile_covers_every_row_once(sizes):
     assert sorted(seen) == want
 
 
+def test_b_n_major():
+    """b_major "N" (the backward's grad_a = grad_out_g @ w[g]): b given as (G, K, N) with N
+    contiguous, each group's rows times b[g]; ragged groups (empty, 70, 150, 9), an N tail
+    (N 72: the output columns are the forward's K) and a K tail (K 200)."""
+    rng = np.random.default_rng(3)
+    sizes, K, N = [0, 70, 150, 0, 9], 200, 72
+    T = sum(sizes) + 5
+    a = rng.standard_normal((T, K)).astype(ml_dtypes.bfloat16)
+    w = rng.standard_normal((len(sizes), K, N)).astype(ml_dtypes.bfloat16)
+    offsets = np.cumsum(sizes).astype(np.int32)
+    c = np.full((T, N), np.nan, ml_dtypes.bfloat16)
+    v = gg.Variant("bfloat16", True, "N")
+    gg.grouped_matmul.emulate[gg.grid(T, N, len(sizes)), gg.THREADS](
+        gg.bind_a(v, a), gg.bind_b(v, w), c, offsets, T, N, K, gg.steps(len(sizes)), v)
+    check(c, reference(a, w.transpose(0, 2, 1), offsets), 1e-2)
+
+
+def test_masked_layout():
+    """v.masked: a (G, capacity, K), per-group counts: 0 rows, capacity (150: two M tiles), 70,
+    9, and counts outside [0, capacity] (-3 reads as 0, 400 as 150); rows at or past a group's
+    count stay NaN. N 264 (a column tail), K 72 (a K tail), float32 output."""
+    rng = np.random.default_rng(4)
+    counts = np.array([0, 150, 70, 9, -3, 400], np.int32)
+    G, C, N, K = len(counts), 150, 264, 72
+    a = rng.standard_normal((G, C, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((G, N, K)).astype(ml_dtypes.bfloat16)
+    c = np.full((G, C, N), np.nan, np.float32)
+    v = gg.Variant("float32", True, masked=True)
+    gg.grouped_matmul.emulate[gg.masked_grid(C, N, G), gg.THREADS](
+        gg.bind_a(v, a.reshape(G * C, K)), gg.bind_b(v, b), c.reshape(G * C, N), counts, C, N,
+        K, 0, v)
+    ref = np.full((G, C, N), np.nan)
+    for g, n in enumerate(np.clip(counts, 0, C)):
+        ref[g, :n] = a[g, :n].astype(np.float64) @ b[g].astype(np.float64).T
+    check(c, ref, 1e-6)
+
+
 def test_steps():
     assert [gg.steps(G) for G in (1, 2, 3, 8, 9, 64, 256)] == [0, 1, 2, 3, 4, 6, 8]
 
 
-def test_sass():
-    """sm_90a: HGMMA, two TMA loads a K step, no TMA store (register stores), no spills."""
+@pytest.mark.parametrize("v, loads", [(gg.Variant(), 2), (gg.Variant(b_major="N"), 5),
+                                      (gg.Variant(masked=True), 2)], ids=["forward", "b-n-major",
+                                                                          "masked"])
+def test_sass(v, loads):
+    """sm_90a: HGMMA, TMA loads (one A box, one K-major or four N-major B boxes) a K step, no
+    TMA store (register stores), no spills."""
     pytest.importorskip("tylo.runtime.ptxas")
-    v = gg.Variant()
     a = np.zeros((256, 128), ml_dtypes.bfloat16)
     b = np.zeros((2, 256, 128), ml_dtypes.bfloat16)
     c = np.zeros((256, 256), ml_dtypes.bfloat16)
@@ -98,5 +139,5 @@ def test_sass():
                                          128, 1, v, block=gg.THREADS, arch="sm_90a")
     counts = compiled.sass_counts()
     assert counts.opcodes["HGMMA"] >= 8
-    assert counts.opcodes["UTMALDG"] == 2 and counts.opcodes.get("UTMASTG", 0) == 0
+    assert counts.opcodes["UTMALDG"] == loads and counts.opcodes.get("UTMASTG", 0) == 0
     assert counts.spill_store_bytes == 0 and compiled.report.stack_frame_bytes == 0

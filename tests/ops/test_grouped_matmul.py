@@ -1,7 +1,9 @@
 """tylo.ops.grouped_matmul on CPU tensors (the CPU emulator): ragged groups with empty ones and
 one smaller than a tile against float64 torch per group, rows past the last group unwritten;
 float32 output; T, N or K of 0; every refusal (ArgumentError naming the argument);
-backward() refused; opcheck; torch.compile(fullgraph=True)."""
+the backward against float64 autograd of a per-group loop (grad_a: the kernel, b N-major;
+grad_b: torch._grouped_mm, the documented fallback); opcheck; torch.compile(fullgraph=True) of
+the forward and of forward + backward."""
 
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ def test_ragged_groups(out_dtype, tol):
 def test_rows_past_the_last_group_are_not_written():
     a, b, offsets = inputs([30, 0, 40], 256, 64, extra_rows=20)
     out = torch.full((a.shape[0], 256), float("nan"), dtype=torch.bfloat16)
-    v = grouped_matmul_op._check(a, b, offsets, torch.bfloat16)
+    v = grouped_matmul_op.check(a, b, offsets, torch.bfloat16)
     k = grouped_matmul_op.kernel
     tylo.ops.wrap(k.grouped_matmul)[k.grid(90, 256, 3), k.THREADS](
         k.bind_a(v, a), k.bind_b(v, b), out, offsets, 90, 256, 64, k.steps(3), v)
@@ -105,11 +107,67 @@ def test_out_dtype_refused():
         tylo.ops.grouped_matmul(a, b, offsets, out_dtype=torch.float16)
 
 
-def test_backward_is_refused():
-    a, b, offsets = inputs([30, 20], 256, 64)
-    out = tylo.ops.grouped_matmul(a.requires_grad_(), b, offsets)
-    with pytest.raises(tylo.UnsupportedError, match="has no backward yet"):
-        out.float().sum().backward()
+def weight(a, b):
+    """The fixed random weight of the tests' losses sum(out * w)."""
+    return torch.randn(a.shape[0], b.shape[1], generator=torch.Generator().manual_seed(9))
+
+
+def grads(a, b, offsets, out_dtype=torch.bfloat16):
+    """(grad_a, grad_b) of sum(out * w) through tylo.ops.grouped_matmul, and the float64
+    autograd of a per-group loop, w a fixed random weight of out's shape."""
+    w = weight(a, b)
+    a1, b1 = a.clone().requires_grad_(), b.clone().requires_grad_()
+    out = tylo.ops.grouped_matmul(a1, b1, offsets, out_dtype=out_dtype)
+    (out.float() * w).sum().backward()
+    a2, b2 = a.double().requires_grad_(), b.double().requires_grad_()
+    start, parts = 0, []
+    for g, end in enumerate(offsets.tolist()):
+        parts.append(a2[start:end] @ b2[g].T)
+        start = end
+    (torch.cat(parts) * w[:start].double()).sum().backward()
+    return (a1.grad, b1.grad), (a2.grad, b2.grad)
+
+
+def close(x, ref, tol=2e-2):
+    assert x.dtype == torch.bfloat16 and x.shape == ref.shape
+    return ((x.double() - ref).abs().max() / ref.abs().max()).item() < tol
+
+
+@pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float32])
+def test_backward(out_dtype):
+    """Groups of 0, 70 (smaller than a tile), 0, 150 and 9 rows and 5 rows past the last group,
+    N 264 and K 72 (tails of both): grad_a (the kernel, b N-major) and grad_b (torch._grouped_mm,
+    the documented fallback) against float64 autograd; the rows past the last group and the
+    empty groups get exactly zero gradients."""
+    a, b, offsets = inputs([0, 70, 0, 150, 9], 264, 72, extra_rows=5)
+    (ga, gb), (ra, rb) = grads(a, b, offsets, out_dtype)
+    assert close(ga, ra) and close(gb, rb)
+    assert not ga[229:].any() and not gb[0].any() and not gb[2].any()
+
+
+def test_backward_one_input():
+    """Only b needs a gradient (frozen activations), then only a (frozen experts)."""
+    a, b, offsets = inputs([40, 25], 256, 64)
+    (ga, gb), _ = grads(a, b, offsets)
+    b1 = b.clone().requires_grad_()
+    (tylo.ops.grouped_matmul(a, b1, offsets).float() * weight(a, b)).sum().backward()
+    assert torch.equal(b1.grad, gb)
+    a1 = a.clone().requires_grad_()
+    (tylo.ops.grouped_matmul(a1, b, offsets).float() * weight(a, b)).sum().backward()
+    assert torch.equal(a1.grad, ga)
+
+
+def test_grad_a_nan_poisoned_rows_are_written():
+    """grad_a's op on an output first filled with NaN (its zero fill and the kernel's stores
+    cover every row): no NaN, rows past the last group zero."""
+    a, b, offsets = inputs([30, 0, 40], 256, 64, extra_rows=20)
+    grad = torch.randn(a.shape[0], 256).bfloat16()
+    poison = torch.full((a.shape[0], 64), float("nan"), dtype=torch.bfloat16)
+    del poison
+    ga = grouped_matmul_op._grad_a(grad, b, offsets)
+    assert not ga.isnan().any() and not ga[70:].any()
+    ref = torch.cat([grad[:30].double() @ b[0].double(), grad[30:70].double() @ b[2].double()])
+    assert ((ga[:70].double() - ref).abs().max() / ref.abs().max()).item() < 1e-2
 
 
 def test_opcheck():
@@ -117,6 +175,37 @@ def test_opcheck():
     result = torch.library.opcheck(grouped_matmul_op._grouped_matmul,
                                    (a, b, offsets, torch.bfloat16))
     assert all(v == "SUCCESS" for v in result.values()), result
+
+
+def test_opcheck_grad_a():
+    a, b, offsets = inputs([40, 0, 25], 256, 64)
+    grad = torch.randn(a.shape[0], 256).bfloat16()
+    result = torch.library.opcheck(grouped_matmul_op._grad_a, (grad, b, offsets))
+    assert all(v == "SUCCESS" for v in result.values()), result
+
+
+def test_opcheck_autograd():
+    """opcheck with inputs that need gradients: the registered backward is checked too."""
+    a, b, offsets = inputs([40, 0, 25], 256, 64)
+    result = torch.library.opcheck(grouped_matmul_op._grouped_matmul,
+                                   (a.requires_grad_(), b.requires_grad_(), offsets,
+                                    torch.bfloat16))
+    assert all(v == "SUCCESS" for v in result.values()), result
+
+
+def test_torch_compile_fullgraph_backward():
+    """Forward and backward traced by torch.compile(fullgraph=True) (aot_eager) equal eager."""
+    a, b, offsets = inputs([40, 25], 256, 64)
+
+    def step(fn, a, b):
+        a, b = a.clone().requires_grad_(), b.clone().requires_grad_()
+        fn(a, b, offsets).float().square().sum().backward()
+        return a.grad, b.grad
+    compiled = torch.compile(lambda a, b, o: tylo.ops.grouped_matmul(a, b, o) * 2,
+                             fullgraph=True, backend="aot_eager")
+    got = step(compiled, a, b)
+    want = step(lambda a, b, o: tylo.ops.grouped_matmul(a, b, o) * 2, a, b)
+    assert all(torch.equal(x, y) for x, y in zip(got, want))
 
 
 def test_torch_compile_fullgraph():

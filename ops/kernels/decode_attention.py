@@ -25,6 +25,17 @@ lies in one page: one block_table read per tile). Per tile:
 * P (f32) goes to shared memory with each row's rescale factor; O += P V: thread t owns column
   t % D of rows t // D + (THREADS / D) i, O in registers (ROWS x D / THREADS floats a thread).
 
+FP8 cache (`split_fp8`, cfg.fp8; issue 27): k_cache and v_cache in e4m3 (1 byte an element,
+half the bytes of bf16: the point at decode, where the K/V stream is the time) with per-KV-head
+float32 descales k_scale, v_scale (Hkv,) (a cache value = e4m3 value x its head's scale, vLLM's
+and FlashInfer's convention). The tiles land in shared memory as bytes (a (BK, D) tile is 16 D
+bytes: at D 128 one 16-byte cp.async a thread for K and one for V; at D 64 64 vectors, K copied
+by threads 0-63 and V by 64-127); each value widens to f32 where it is used (`.to(Float32)`:
+``cvt.rn.f16x2.e4m3x2`` then f16 -> f32, exact). k_scale[h] is folded into Q's pre-scale
+(scale log2(e) k_scale[h]: the scores are those of the dequantized K), v_scale[h] multiplies
+the normalized O before it is written (the partials of a split are then already in output
+units, and `combine` is unchanged). q stays bf16, the output bf16.
+
 With one split the CTA writes the bf16 output and lse itself (`direct`); with more, each split
 writes its normalized float32 partial O and its lse (log2 units) to a workspace, and `combine`
 (grid (B q_len Hq,), D threads) merges them: out = sum_s 2^(lse_s - M) O_s / sum_s 2^(lse_s - M),
@@ -38,9 +49,10 @@ import math
 from dataclasses import dataclass
 
 import tylo
-from tylo import BFloat16, CopyPlan, Float32, Layout
+from tylo import BFloat16, CopyPlan, Float8E4M3, Float32, Layout
 
-__all__ = ["BK", "SM_COUNT", "THREADS", "Config", "combine", "default_splits", "split"]
+__all__ = ["BK", "SM_COUNT", "THREADS", "Config", "combine", "default_splits", "split",
+           "split_fp8"]
 
 BK = 16        # keys per tile
 THREADS = 128  # threads of a split CTA
@@ -48,18 +60,21 @@ SM_COUNT = 132  # H100 SXM
 LOG2E = math.log2(math.e)
 LN2 = math.log(2.0)
 PAD = 8        # bf16 elements of padding per shared K row (bank conflicts of the S loop)
+PAD_FP8 = 16   # the same 16 bytes for an FP8 K row
 
 
 @dataclass(frozen=True)
 class Config:
-    """One specialization of `split`: D (64 or 128), group (query heads per KV head, <= 16),
-    q_len (1..8), page_size (16 .. 256) and direct (one split: write the bf16 output)."""
+    """One specialization of `split` / `split_fp8`: D (64 or 128), group (query heads per KV
+    head, <= 16), q_len (1..8), page_size (16 .. 256), direct (one split: write the bf16
+    output) and fp8 (an e4m3 cache: `split_fp8`)."""
 
     D: int
     group: int
     q_len: int
     page_size: int
     direct: bool
+    fp8: bool = False
 
     @property
     def rows(self) -> int:
@@ -76,8 +91,15 @@ class Config:
         return -(-self.rows // (THREADS // self.D))
 
     @property
+    def cache_dtype(self):
+        return Float8E4M3 if self.fp8 else BFloat16
+
+    @property
     def copy_plan(self) -> CopyPlan:
-        return CopyPlan((BK, self.D), THREADS, 1, BFloat16)
+        """A (BK, D) tile in 16-byte vectors: over all THREADS in bf16 and in FP8 at D 128; an
+        FP8 tile of D 64 is 64 vectors, over half the threads (K the first half, V the other)."""
+        vectors = BK * self.D * self.cache_dtype.bytes // 16
+        return CopyPlan((BK, self.D), min(THREADS, vectors), 1, self.cache_dtype)
 
 
 def default_splits(B: int, Hkv: int, max_keys: int, sms: int = SM_COUNT) -> int:
@@ -101,10 +123,29 @@ def cache_tile(cache, h, rows, D: tylo.constexpr):
 @tylo.kernel
 def split(out, lse, o_part, lse_part, q, k_cache, v_cache, block_table, seq_lens, scale_log2,
           num_splits, cfg: tylo.constexpr):
-    """One (split, KV head, sequence) (module docstring). direct: out (B, q_len, Hq, D) bf16 and
-    lse (B, q_len, Hq) f32 (natural log) are written, o_part/lse_part unused; else o_part
-    (num_splits, B, q_len, Hq, D) f32 and lse_part (num_splits, B, q_len, Hq) f32 (log2 units)
-    get this split's rows. scale_log2: the softmax scale times log2(e)."""
+    """One (split, KV head, sequence) over a bf16 cache (module docstring). direct: out (B,
+    q_len, Hq, D) bf16 and lse (B, q_len, Hq) f32 (natural log) are written, o_part/lse_part
+    unused; else o_part (num_splits, B, q_len, Hq, D) f32 and lse_part (num_splits, B, q_len,
+    Hq) f32 (log2 units) get this split's rows. scale_log2: the softmax scale times log2(e)."""
+    attend(out, lse, o_part, lse_part, q, k_cache, v_cache, block_table, seq_lens, scale_log2,
+           num_splits, None, None, cfg)
+
+
+@tylo.kernel
+def split_fp8(out, lse, o_part, lse_part, q, k_cache, v_cache, k_scale, v_scale, block_table,
+              seq_lens, scale_log2, num_splits, cfg: tylo.constexpr):
+    """`split` over an FP8 (e4m3) cache (cfg.fp8): k_cache, v_cache (num_pages, page_size, Hkv,
+    D) float8_e4m3fn, k_scale and v_scale (Hkv,) float32 per-KV-head descales (a cache value is
+    the e4m3 value times its head's scale). k_scale[h] joins the softmax scale of head h's
+    rows (Q is pre-scaled by scale_log2 k_scale[h]); v_scale[h] multiplies O at the end."""
+    attend(out, lse, o_part, lse_part, q, k_cache, v_cache, block_table, seq_lens, scale_log2,
+           num_splits, k_scale, v_scale, cfg)
+
+
+@tylo.func
+def attend(out, lse, o_part, lse_part, q, k_cache, v_cache, block_table, seq_lens, scale_log2,
+           num_splits, k_scale, v_scale, cfg: tylo.constexpr):
+    """The body of `split` (k_scale, v_scale None) and `split_fp8`."""
     D, G, R = cfg.D, cfg.group, cfg.rows
     s_idx = tylo.block_idx(0)
     h = tylo.block_idx(1)
@@ -115,8 +156,9 @@ def split(out, lse, o_part, lse_part, q, k_cache, v_cache, block_table, seq_lens
     ps = tylo.SharedTile(tylo.shared_alloc(Float32, R * BK, dynamic=True),
                          Layout((R, BK), (BK, 1)))
     alpha_s = tylo.SharedTile(tylo.shared_alloc(Float32, R, dynamic=True), Layout((R,), (1,)))
-    k_st = tylo.shared_tiles(Layout((BK, D), (D + PAD, 1)), 2, BFloat16, dynamic=True)
-    v_st = tylo.shared_tiles(Layout((BK, D), (D, 1)), 2, BFloat16, dynamic=True)
+    k_pad = PAD_FP8 if cfg.fp8 else PAD
+    k_st = tylo.shared_tiles(Layout((BK, D), (D + k_pad, 1)), 2, cfg.cache_dtype, dynamic=True)
+    v_st = tylo.shared_tiles(Layout((BK, D), (D, 1)), 2, cfg.cache_dtype, dynamic=True)
 
     L = seq_lens[b]
     tiles = (L + BK - 1) // BK
@@ -125,11 +167,14 @@ def split(out, lse, o_part, lse_part, q, k_cache, v_cache, block_table, seq_lens
     end = tylo.minimum(L, start + per_split * BK)
     n_tiles = tylo.select(end > start, (end - start + BK - 1) // BK, 0)
 
+    q_scale = scale_log2
+    if cfg.fp8:
+        q_scale = scale_log2 * k_scale[h]
     for i in tylo.static_range(-(-R * D // THREADS)):
         e = t + THREADS * i
         if e < R * D:
             r = e // D
-            qs[r, e % D] = q[b, r // G, h * G + r % G, e % D].to(Float32) * scale_log2
+            qs[r, e % D] = q[b, r // G, h * G + r % G, e % D].to(Float32) * q_scale
 
     j = t % BK
     rg = t // BK
@@ -200,6 +245,8 @@ def split(out, lse, o_part, lse_part, q, k_cache, v_cache, block_table, seq_lens
         if r < R:
             tot = ps[r, 0]
             o = tylo.select(tot > 0.0, acc[i] / tot, 0.0)
+            if cfg.fp8:
+                o = o * v_scale[h]
             l2 = tylo.select(tot > 0.0, ps[r, 1] + tylo.log2(tot), -math.inf)
             tok = r // G
             hq = h * G + r % G
@@ -217,15 +264,23 @@ def split(out, lse, o_part, lse_part, q, k_cache, v_cache, block_table, seq_lens
 def issue_tile(plan, k_st, v_st, k_cache, v_cache, block_table, b, h, start, end, it, t,
                page_size: tylo.constexpr, D: tylo.constexpr):
     """cp.async of key tile `it` of the split (keys start + it BK ..) into stage it % 2: one
-    block_table read, the source tiles ending at the split's end (zero-filled past it)."""
+    block_table read, the source tiles ending at the split's end (zero-filled past it). A plan
+    over half the threads (FP8 at D 64): K by threads 0 .. THREADS/2 - 1, V by the rest."""
     k0 = start + it * BK
     page = block_table[b, k0 // page_size]
     row0 = page * page_size + k0 % page_size
     valid = tylo.minimum(end - k0, BK)
     k_src = cache_tile(k_cache, h, row0 + valid, D)
     v_src = cache_tile(v_cache, h, row0 + valid, D)
-    tylo.copy_async(plan, k_st[it % 2], k_src, t, origin=(row0, 0))
-    tylo.copy_async(plan, v_st[it % 2], v_src, t, origin=(row0, 0))
+    if plan.threads == THREADS:
+        tylo.copy_async(plan, k_st[it % 2], k_src, t, origin=(row0, 0))
+        tylo.copy_async(plan, v_st[it % 2], v_src, t, origin=(row0, 0))
+    else:
+        half = plan.threads
+        if t < half:
+            tylo.copy_async(plan, k_st[it % 2], k_src, t, origin=(row0, 0))
+        else:
+            tylo.copy_async(plan, v_st[it % 2], v_src, t - half, origin=(row0, 0))
 
 
 @tylo.kernel

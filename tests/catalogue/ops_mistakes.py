@@ -376,6 +376,41 @@ out.float().sum().backward()  # <-
 """, "UnsupportedError", "has no backward"),
 ]
 
+_DECODE_FP8 = _DECODE + """k8, v8 = k.to(torch.float8_e4m3fn), v.to(torch.float8_e4m3fn)  # an e4m3 cache
+k_scale, v_scale = torch.ones(2), torch.ones(2)          # (Hkv,) float32 descales
+"""
+
+
+def _decode_fp8(name: str, what: str, code: str, match: str) -> Mistake:
+    return Mistake(f"decode-attention-fp8-{name}", O, what, _DECODE_FP8 + code, "ArgumentError",
+                   match, located=False)
+
+
+OPS += [
+    _decode_fp8("no-scales", "an FP8 cache without its descales k_scale, v_scale", """
+tylo.ops.decode_attention(q, k8, v8, table, lens)  # <-
+""", "is None with a torch.float8_e4m3fn cache"),
+    _decode_fp8("scales-with-bf16", "descales passed with a bf16 cache", """
+tylo.ops.decode_attention(q, k, v, table, lens, k_scale=k_scale, v_scale=v_scale)  # <-
+""", "is given with a torch.bfloat16 cache"),
+    _decode_fp8("mixed-caches", "an FP8 k_cache with a bf16 v_cache", """
+tylo.ops.decode_attention(q, k8, v, table, lens, k_scale=k_scale, v_scale=v_scale)  # <-
+""", "both caches torch.bfloat16 or both torch.float8_e4m3fn"),
+    _decode_fp8("e5m2", "an e5m2 cache (the kernel reads e4m3)", """
+k5, v5 = k.to(torch.float8_e5m2), v.to(torch.float8_e5m2)
+tylo.ops.decode_attention(q, k5, v5, table, lens, k_scale=k_scale, v_scale=v_scale)  # <-
+""", "is torch.float8_e5m2; tylo.ops.decode_attention takes a torch.bfloat16 cache"),
+    _decode_fp8("per-tensor-scale", "one per-tensor scale (shape ()) instead of one a KV head",
+                """
+per_tensor = torch.tensor(0.5)
+tylo.ops.decode_attention(q, k8, v8, table, lens, k_scale=per_tensor, v_scale=v_scale)  # <-
+""", "it must be a (2,) tensor: one descale a KV head"),
+    _decode_fp8("scale-dtype", "bf16 descales (they are float32)", """
+bf16_scale = v_scale.bfloat16()
+tylo.ops.decode_attention(q, k8, v8, table, lens, k_scale=k_scale, v_scale=bf16_scale)  # <-
+""", "is torch.bfloat16; tylo.ops.decode_attention takes torch.float32 descales"),
+]
+
 _FP8 = """
 import torch
 import tylo.ops

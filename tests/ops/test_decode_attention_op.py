@@ -1,7 +1,9 @@
 """tylo.ops.decode_attention on CPU tensors (the CPU emulator): ragged lengths (1, a partly
 filled page) with GQA and q_len 1 and 4 against float64 torch on a gathered contiguous copy of
 the cache, split and unsplit; every refusal (ArgumentError naming the argument); backward()
-refused; opcheck; torch.compile(fullgraph=True)."""
+refused; opcheck; torch.compile(fullgraph=True); the same for an FP8 (e4m3) cache with
+per-KV-head descales against float64 on the dequantized cache, and its own refusals (dtype
+pairs, scales missing or stray, their shape, dtype and device)."""
 
 from __future__ import annotations
 
@@ -56,12 +58,15 @@ def reference(q, k, v, table, lens, scale):
     return out, lse
 
 
-@pytest.mark.parametrize("lens, q_len, Hq, Hkv, D, page_size, splits", [
+CASES = pytest.mark.parametrize("lens, q_len, Hq, Hkv, D, page_size, splits", [
     ([1, 17, 40], 1, 8, 2, 64, 16, 1),
     ([1, 17, 40], 1, 8, 2, 64, 16, 3),
     ([4, 50], 4, 4, 1, 128, 32, 2),
     ([9], 4, 2, 2, 64, 16, None),
 ], ids=["unsplit", "split", "q_len4-split", "default-splits"])
+
+
+@CASES
 def test_against_float64(lens, q_len, Hq, Hkv, D, page_size, splits):
     q, k, v, table, seq_lens = inputs(lens, q_len, Hq, Hkv, D, page_size)
     poison = torch.full(q.shape, float("nan"), dtype=torch.bfloat16)
@@ -149,3 +154,110 @@ def test_torch_compile_fullgraph():
     out = fn(q, k, v, table, seq_lens)
     assert torch.equal(out, tylo.ops.decode_attention(q, k, v, table, seq_lens,
                                                       num_splits=2) * 2)
+
+
+# FP8 (e4m3) caches with per-KV-head descales: tylo::decode_attention_fp8
+
+
+def quantize(cache, spread=(1.0, 3.0)):
+    """(float8_e4m3fn cache, (Hkv,) float32 descales, the dequantized float64 cache): each KV
+    head over its own scale (`spread` times its amax / 448, so a head's scale applied to
+    another shows), NaN slots kept NaN."""
+    x = cache.float()
+    Hkv = x.shape[2]
+    amax = x.nan_to_num().abs().amax((0, 1, 3))
+    scales = (amax / 448 * torch.linspace(*spread, Hkv)).float()
+    fp8 = (x / scales[None, None, :, None]).to(torch.float8_e4m3fn)
+    return fp8, scales, fp8.double() * scales.double()[None, None, :, None]
+
+
+@CASES
+def test_fp8_against_float64(lens, q_len, Hq, Hkv, D, page_size, splits):
+    q, k, v, table, seq_lens = inputs(lens, q_len, Hq, Hkv, D, page_size)
+    (k8, k_scale, kd), (v8, v_scale, vd) = quantize(k), quantize(v, (2.0, 0.5))
+    out, lse = tylo.ops.decode_attention(q, k8, v8, table, seq_lens, num_splits=splits,
+                                         k_scale=k_scale, v_scale=v_scale, return_lse=True)
+    ref, ref_lse = reference(q, kd, vd, table, seq_lens, D ** -0.5)
+    assert out.dtype == torch.bfloat16 and out.shape == q.shape and lse.shape == q.shape[:3]
+    assert (out.double() - ref).abs().max().item() < 2e-2
+    assert (lse.double() - ref_lse).abs().max().item() < 1e-3
+
+
+def _fp8_inputs():
+    q, k, v, table, seq_lens = inputs([20, 30], 1, 4, 2, 64, 16)
+    (k8, ks, _), (v8, vs, _) = quantize(k), quantize(v)
+    return q, k8, v8, table, seq_lens, ks, vs
+
+
+@pytest.mark.parametrize("call, name, match", [
+    (lambda q, k, v, ks, vs: (q, k, v.bfloat16(), ks, vs), "v_cache",
+     "is torch.bfloat16, k_cache torch.float8_e4m3fn: both caches"),
+    (lambda q, k, v, ks, vs: (q, k.bfloat16(), v, None, None), "v_cache",
+     "is torch.float8_e4m3fn, k_cache torch.bfloat16"),
+    (lambda q, k, v, ks, vs: (q, k.view(torch.float8_e5m2), v.view(torch.float8_e5m2), ks, vs),
+     "k_cache", "is torch.float8_e5m2; tylo.ops.decode_attention takes a torch.bfloat16 cache"),
+    (lambda q, k, v, ks, vs: (q, k, v, None, vs), "k_scale", "is None with a torch.float8_e4m3fn"),
+    (lambda q, k, v, ks, vs: (q, k, v, ks, None), "v_scale", "is None with a torch.float8_e4m3fn"),
+    (lambda q, k, v, ks, vs: (q, k.bfloat16(), v.bfloat16(), ks, vs), "k_scale",
+     "is given with a torch.bfloat16 cache"),
+    (lambda q, k, v, ks, vs: (q, k.bfloat16(), v.bfloat16(), None, vs), "v_scale",
+     "is given with a torch.bfloat16 cache"),
+    (lambda q, k, v, ks, vs: (q, k, v, ks[:1], vs), "k_scale", "it must be a (2,) tensor"),
+    (lambda q, k, v, ks, vs: (q, k, v, ks, vs[None]), "v_scale", "is (1, 2); it must be"),
+    (lambda q, k, v, ks, vs: (q, k, v, 0.5, vs), "k_scale", "is float; it must be a (2,)"),
+    (lambda q, k, v, ks, vs: (q, k, v, ks.double(), vs), "k_scale", "takes torch.float32"),
+    (lambda q, k, v, ks, vs: (q, k, v, ks, vs.to("meta")), "v_scale", "is on device 'meta'"),
+], ids=lambda x: x if isinstance(x, str) else "")
+def test_fp8_refusals(call, name, match):
+    q, k8, v8, table, seq_lens, ks, vs = _fp8_inputs()
+    q, k8, v8, ks, vs = call(q, k8, v8, ks, vs)
+    with pytest.raises(tylo.ArgumentError, match=re.escape(match)) as info:
+        tylo.ops.decode_attention(q, k8, v8, table, seq_lens, num_splits=1, k_scale=ks,
+                                  v_scale=vs)
+    assert info.value.argument == name
+
+
+def test_fp8_op_refuses_a_bf16_cache():
+    """The op itself (not only the Python entry) checks the dtype pairing and the scales."""
+    q, k8, v8, table, seq_lens, ks, vs = _fp8_inputs()
+    with pytest.raises(tylo.ArgumentError, match="is given with a torch.bfloat16 cache"):
+        decode_attention_op._decode_attention_fp8(q, k8.bfloat16(), v8.bfloat16(), ks, vs,
+                                                  table, seq_lens, 0.125, 1)
+
+
+def test_fp8_backward_is_refused():
+    q, k8, v8, table, seq_lens, ks, vs = _fp8_inputs()
+    out = tylo.ops.decode_attention(q.requires_grad_(), k8, v8, table, seq_lens, num_splits=1,
+                                    k_scale=ks, v_scale=vs)
+    with pytest.raises(tylo.UnsupportedError, match="has no backward"):
+        out.float().sum().backward()
+
+
+def test_fp8_opcheck():
+    """opcheck's fake-tensor, autograd-registration and AOTAutograd tests; its schema test
+    compares FP8 tensors with a multiplication torch's CPU build lacks for float8
+    ("mul_cpu_reduced_float", as tests/ops/test_scaled_matmul.py), so the schema (nothing
+    mutated) is checked here."""
+    q, k, v, table, seq_lens = inputs([5, 20], 2, 4, 2, 64, 16)
+    (k8, ks, _), (v8, vs, _) = quantize(k), quantize(v)
+    args = (q, k8, v8, ks, vs, table, seq_lens, 0.125, 2)
+    op = decode_attention_op._decode_attention_fp8
+    result = torch.library.opcheck(op, args, test_utils=(
+        "test_faketensor", "test_autograd_registration", "test_aot_dispatch_dynamic"))
+    assert all(r == "SUCCESS" for r in result.values()), result
+    assert "Tensor k_scale, Tensor v_scale" in str(op._opoverload._schema)
+    before = [x.view(torch.uint8).clone() if x.element_size() == 1 else x.clone()
+              for x in args[:7]]
+    op(*args)
+    for x, y in zip(args[:7], before):
+        assert torch.equal(x.view(torch.uint8) if x.element_size() == 1 else x, y)
+
+
+def test_fp8_torch_compile_fullgraph():
+    q, k8, v8, table, seq_lens, ks, vs = _fp8_inputs()
+
+    def call(*a):
+        return tylo.ops.decode_attention(*a[:5], num_splits=2, k_scale=a[5], v_scale=a[6])
+    fn = torch.compile(lambda *a: call(*a) * 2, fullgraph=True, backend="aot_eager")
+    out = fn(q, k8, v8, table, seq_lens, ks, vs)
+    assert torch.equal(out, call(q, k8, v8, table, seq_lens, ks, vs) * 2)

@@ -160,3 +160,18 @@ def test_window_and_softcap_are_unsupported(extra):
     q, k, v, table, seqused = _args()
     with pytest.raises(tylo.UnsupportedError, match="paged cache"):
         tylo.ops.attention(q, k, v, causal=True, block_table=table, seqused_k=seqused, **extra)
+
+
+def test_variants_compile_without_spills():
+    """`attention_paged.variants` (tylo.ops.warmup's form): packed and batched q per causality;
+    the paged variant of 16-token pages (eight boxes a key block) compiles for sm_90a without
+    spills, its producer in the 24 registers setmaxnreg leaves it."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    found = attention_paged.variants(64, 4, 2, 16)
+    assert [v.name.split()[2] for v in found] == ["causal", "full", "causal", "full"]
+    assert all("paged 16" in v.name for v in found)
+    c = found[0].compile("sm_90a", False)
+    counts = c.sass_counts()
+    assert counts.spill_store_bytes == counts.spill_load_bytes == 0
+    assert c.report.stack_frame_bytes == 0
+    assert c.ptx.count("cp.async.bulk.tensor") >= 2 * 8 * 1  # K and V: 8 boxes of 16 keys

@@ -260,7 +260,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
     KV cache (num_pages, page_size, Hkv, D) (prefill and chunked prefill, no backward:
     `attention_paged`). Raises ArgumentError naming the argument (dtype, shape, strides, heads,
     cu_seqlens, a window that is not two ints >= -1, a softcap < 0, a page size), UnsupportedError
-    for what the kernel does not do (dropout; a window or softcap over a paged cache)."""
+    for what the kernel does not do (dropout)."""
     if layout not in ("bshd", "bhsd"):
         raise ArgumentError("layout", f"{layout!r}: 'bshd' ((B, S, H, D), FlashAttention's) or "
                                       "'bhsd' ((B, H, S, D), SDPA's)")
@@ -277,7 +277,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
                                              "cache); contiguous k, v hold their own lengths")
         out, lse = attention_paged.paged(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                          block_table, seqused_k, causal, scale, layout,
-                                         None if (left, right) == (-1, -1) else window, softcap)
+                                         (left, right), softcap)
         return (out, lse) if return_lse else out
     args = (q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q or 0), bool(causal), scale,
             layout, left, right, softcap, int(max_seqlen_k or 0))

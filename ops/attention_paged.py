@@ -34,9 +34,10 @@ max_pages page_size when sequence b has queries. The slots of a sequence's last 
 seqused_k[b] are read and masked (P = 0): they must hold finite values (a zeroed cache, or
 earlier tokens), since 0 times NaN is NaN in the P V product.
 
-Refused: a sliding window and a softcap with a paged cache (UnsupportedError, not yet served),
-cu_seqlens_k or layout "bhsd" beside block_table, seqused_k without block_table (ArgumentError
-naming the argument); backward() (UnsupportedError: an inference op).
+A sliding window (`window=(left, right)`, bottom-right aligned per sequence) and a softcap are
+the contiguous forward's (the same kernel; one variant per page size serves every window).
+Refused: cu_seqlens_k or layout "bhsd" beside block_table, seqused_k without block_table
+(ArgumentError naming the argument); backward() (UnsupportedError: an inference op).
 """
 
 from __future__ import annotations
@@ -136,21 +137,25 @@ def _outputs(q, cu_q):
 
 
 def _fake(q, k_cache, v_cache, cu_seqlens_q, max_seqlen_q, block_table, seqused_k, causal,
-          scale):
+          scale, window_left, window_right, softcap):
     check(q, k_cache, v_cache, cu_seqlens_q, max_seqlen_q, block_table, seqused_k)
     return _outputs(q, cu_seqlens_q)
 
 
 def _run(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
          cu_seqlens_q: torch.Tensor | None, max_seqlen_q: int, block_table: torch.Tensor,
-         seqused_k: torch.Tensor, causal: bool, scale: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """The op behind `attention(..., block_table=)` (module docstring)."""
+         seqused_k: torch.Tensor, causal: bool, scale: float, window_left: int,
+         window_right: int, softcap: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """The op behind `attention(..., block_table=)` (module docstring); window (-1, -1): none,
+    softcap 0: none."""
     check(q, k_cache, v_cache, cu_seqlens_q, max_seqlen_q, block_table, seqused_k)
     out, lse = _outputs(q, cu_seqlens_q)
     layout = "bshd" if cu_seqlens_q is None else "varlen"
+    window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
     run = host.Attention(q, k_cache, v_cache, out, lse, causal, scale=scale, layout=layout,
                          cu_seqlens_q=cu_seqlens_q, max_seqlen_q=max_seqlen_q,
-                         block_table=block_table, seqused_k=seqused_k)
+                         block_table=block_table, seqused_k=seqused_k, window=window,
+                         softcap=softcap or None)
     wrap(kernel.attention)[run.grid, run.block](*run.maps, *run.args)
     return out, lse
 
@@ -167,8 +172,10 @@ _paged.register_autograd(_no_backward, setup_context=lambda ctx, inputs, output:
 
 
 def paged(q, k_cache, v_cache, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, block_table,
-          seqused_k, causal: bool, scale: float, layout: str, window, softcap):
-    """`attention`'s call with a block table (module docstring): (out, lse)."""
+          seqused_k, causal: bool, scale: float, layout: str, window: tuple[int, int],
+          softcap: float):
+    """`attention`'s call with a block table (module docstring): (out, lse). window (left,
+    right), (-1, -1) none; softcap 0.0 none (both checked by the caller)."""
     if seqused_k is None:
         raise ArgumentError("seqused_k", "a paged cache (block_table) needs seqused_k: each "
                                          "sequence's key count, int32 (B,) on the device")
@@ -178,12 +185,9 @@ def paged(q, k_cache, v_cache, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, block_t
     if layout != "bshd":
         raise ArgumentError("layout", f"{layout!r} beside block_table: q is packed (rows_q, Hq, "
                                       "D) or (B, Sq, Hq, D) ('bshd')")
-    if window is not None:
-        raise UnsupportedError(f"{_OP}: a sliding window is not supported over a paged cache")
-    if softcap:
-        raise UnsupportedError(f"{_OP}: a softcap is not supported over a paged cache")
     return _paged(q, k_cache, v_cache, cu_seqlens_q, int(max_seqlen_q or 0), block_table,
-                  seqused_k, bool(causal), float(scale))
+                  seqused_k, bool(causal), float(scale), int(window[0]), int(window[1]),
+                  float(softcap))
 
 
 def variants(head_dim: int, num_heads: int, num_kv_heads: int, page_size: int,

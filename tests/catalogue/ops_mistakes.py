@@ -402,10 +402,6 @@ tylo.ops.attention(q, k, v, causal=True, cu_seqlens_q=cu, max_seqlen_q=6,
                    cu_seqlens_k=torch.tensor([0, 40, 47], dtype=torch.int32),
                    block_table=table, seqused_k=used)  # <-
 """, "ArgumentError", "is not read beside block_table"),
-    _paged("window", "a sliding window over a paged cache (not yet served)", """
-tylo.ops.attention(q, k, v, causal=True, cu_seqlens_q=cu, max_seqlen_q=6,
-                   block_table=table, seqused_k=used, window=(15, 0))  # <-
-""", "UnsupportedError", "a sliding window is not supported over a paged cache"),
     _paged("backward", "backward() through the paged forward (an inference op)", """
 out = tylo.ops.attention(q.requires_grad_(), k, v, causal=True, cu_seqlens_q=cu,
                          max_seqlen_q=6, block_table=table, seqused_k=used)

@@ -127,3 +127,23 @@ def test_cuda_graph_replay_reads_new_lengths():
         rows = slice(32 * b, 32 * b + 32)
         ref_out, _ = reference(q[rows], k, v, table[b], n, True, 128 ** -0.5)
         assert float((out[rows].float() - ref_out).abs().max()) < 2e-2
+
+
+@pytest.mark.parametrize("extra", [dict(window=(1000, 0)), dict(softcap=30.0), dict()],
+                         ids=["window", "softcap", "plain"])
+def test_same_bits_as_the_contiguous_forward(extra):
+    """The paged forward and the contiguous varlen forward on the gathered keys: equal outputs
+    (the same key tiles, masks and arithmetic)."""
+    lens_k = [3000, 1, 300]             # 700, 1 and 300 new queries (cu_q)
+    k, v, table, used = cache(lens_k, 16, 8, 128)
+    cu_q = torch.tensor([0, 700, 701, 1001], dtype=torch.int32, device="cuda")
+    cu_k = torch.tensor([0, 3000, 3001, 3301], dtype=torch.int32, device="cuda")
+    kk, vv = (torch.cat([c[table[b, : -(-n // 16)].long()].flatten(0, 1)[:n]
+                         for b, n in enumerate(lens_k)]) for c in (k, v))
+    q = torch.randn(1001, 32, 128, device="cuda").bfloat16()
+    options = dict(causal=True, cu_seqlens_q=cu_q, max_seqlen_q=700, **extra)
+    poison()
+    out = tylo.ops.attention(q, k, v, block_table=table, seqused_k=used, **options)
+    ref = tylo.ops.attention(q, kk, vv, cu_seqlens_k=cu_k, **options)
+    assert not out.isnan().any()
+    assert torch.equal(out, ref)

@@ -155,11 +155,28 @@ def test_argument_errors(change, argument):
     assert e.value.argument == argument
 
 
-@pytest.mark.parametrize("extra", [dict(window=(16, 0)), dict(softcap=30.0)])
-def test_window_and_softcap_are_unsupported(extra):
-    q, k, v, table, seqused = _args()
-    with pytest.raises(tylo.UnsupportedError, match="paged cache"):
-        tylo.ops.attention(q, k, v, causal=True, block_table=table, seqused_k=seqused, **extra)
+@pytest.mark.parametrize("extra", [dict(window=(100, 0)), dict(window=(40, 7), causal=False),
+                                   dict(softcap=5.0)],
+                         ids=["causal-window", "two-sided-window", "softcap"])
+def test_same_as_the_contiguous_forward(extra):
+    """A sliding window and a softcap over the paged cache give what the contiguous varlen
+    forward (tested against float64 in test_attention_op.py) gives on the gathered keys, bit
+    for bit: the same key tiles, masks and arithmetic; only the rows' origin differs."""
+    gen = torch.Generator().manual_seed(13)
+    lens_q, lens_k = [20, 1, 40], [230, 1, 40]
+    k_cache, v_cache, table, seqused, ks, vs = paged_cache(lens_k, 32, 2, 64, gen)
+    cu_q = torch.tensor([0, *np.cumsum(lens_q)], dtype=torch.int32)
+    cu_k = torch.tensor([0, *np.cumsum(lens_k)], dtype=torch.int32)
+    q = torch.randn(int(cu_q[-1]), 4, 64, generator=gen).bfloat16()
+    options = dict(causal=True, cu_seqlens_q=cu_q, max_seqlen_q=40, return_lse=True)
+    options.update(extra)
+    out, lse = tylo.ops.attention(q, k_cache, v_cache, block_table=table, seqused_k=seqused,
+                                  **options)
+    ref_out, ref_lse = tylo.ops.attention(q, torch.cat(ks), torch.cat(vs), cu_seqlens_k=cu_k,
+                                          **options)
+    assert not out.isnan().any()
+    assert torch.equal(out, ref_out)
+    assert torch.equal(lse, ref_lse)
 
 
 def test_variants_compile_without_spills():

@@ -192,3 +192,23 @@ def test_variants_compile_without_spills():
     assert counts.spill_store_bytes == counts.spill_load_bytes == 0
     assert c.report.stack_frame_bytes == 0
     assert c.ptx.count("cp.async.bulk.tensor") >= 2 * 8 * 1  # K and V: 8 boxes of 16 keys
+
+
+def test_opcheck_and_torch_compile_fullgraph():
+    """torch.library.opcheck of tylo::attention_paged_forward (schema, fake implementation,
+    dispatch), and torch.compile(fullgraph=True) of a call: one graph, the same output."""
+    gen = torch.Generator().manual_seed(17)
+    k_cache, v_cache, table, seqused, _, _ = paged_cache([20, 9], 16, 1, 64, gen)
+    cu = torch.tensor([0, 5, 8], dtype=torch.int32)
+    q = torch.randn(8, 2, 64, generator=gen).bfloat16()
+    result = torch.library.opcheck(attention_paged._paged,
+                                   (q, k_cache, v_cache, cu, 5, table, seqused, True, 0.125,
+                                    -1, -1, 0.0))
+    assert all(r == "SUCCESS" for r in result.values()), result
+
+    def call(q, k, v, table, used):
+        return tylo.ops.attention(q, k, v, causal=True, cu_seqlens_q=cu, max_seqlen_q=5,
+                                  block_table=table, seqused_k=used) * 2
+    out = torch.compile(call, fullgraph=True, backend="aot_eager")(q, k_cache, v_cache, table,
+                                                                   seqused)
+    assert torch.equal(out, call(q, k_cache, v_cache, table, seqused))

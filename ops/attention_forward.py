@@ -18,6 +18,10 @@ log): (B, Hq, Sq), or (Hq, rows_q) for packed sequences (FlashAttention's shapes
 whose rows lie a multiple of 4 elements apart (not contiguous when Sq or rows_q is not a
 multiple of 4: one compiled variant serves every length).
 
+A paged KV cache (prefill and chunked prefill in a serving loop, vLLM's layout):
+``tylo.ops.attention(q, k_cache, v_cache, causal=True, cu_seqlens_q=cu, max_seqlen_q=n,
+block_table=table, seqused_k=used)``, forward only (`attention_paged`).
+
 Strides: the inputs are read where they lie when their rows are D-contiguous in either memory
 order, (B, S, H, D) or (B, H, S, D), whichever the logical layout: a (B, H, S, D) tensor that is
 a transposed (B, S, H, D) projection (what transformers hands over) is read as (B, S, H, D); Q

@@ -20,6 +20,12 @@ that sees no key gets O = 0, lse = -inf). Three layouts (`attention_host.Attenti
   with masked stores (`tylo.store(..., bounds=)`: the rows past the sequence belong to the next
   one), lse (B, Hq, S) for "bshd" and (Hq, rows) for "varlen". A CTA whose query block lies past its sequence (varlen: the grid covers
   the longest) does nothing.
+* a paged KV cache (vLLM's (num_pages, page_size, Hkv, D) K and V, `page_size` static, a block
+  table and per-sequence key counts `seqused_k` read on the device; Q packed as above): the maps
+  are (Hkv, num_pages page_size, D) views, and the producer loads a key tile as boxes of
+  gcd(BN, page_size) keys, each box's rows from its page of the block table, all on the
+  stage's barrier (`load_kv_paged`); the consumers are unchanged (keys past seqused_k masked
+  as the varlen path's). Without a page size the kernel's PTX is what it was.
 
 One CTA of 128 (W + 1) threads computes W * 64 query rows of one (batch, query head)
 (FlashAttention-3, arXiv 2407.08608, sections 3.1-3.2):

@@ -18,6 +18,10 @@ log): (B, Hq, Sq), or (Hq, rows_q) for packed sequences (FlashAttention's shapes
 whose rows lie a multiple of 4 elements apart (not contiguous when Sq or rows_q is not a
 multiple of 4: one compiled variant serves every length).
 
+A paged KV cache (prefill and chunked prefill in a serving loop, vLLM's layout):
+``tylo.ops.attention(q, k_cache, v_cache, causal=True, cu_seqlens_q=cu, max_seqlen_q=n,
+block_table=table, seqused_k=used)``, forward only (`attention_paged`).
+
 Strides: the inputs are read where they lie when their rows are D-contiguous in either memory
 order, (B, S, H, D) or (B, H, S, D), whichever the logical layout: a (B, H, S, D) tensor that is
 a transposed (B, S, H, D) projection (what transformers hands over) is read as (B, S, H, D); Q
@@ -71,7 +75,7 @@ import torch
 
 from tylo import ArgumentError, TyloError, UnsupportedError
 
-from . import attention_backward
+from . import attention_backward, attention_paged
 from .device import require_hopper
 from .kernels import attention as kernel
 from .kernels import attention_host as host
@@ -253,11 +257,14 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
               scale: float | None = None, window=None, softcap: float | None = None,
               cu_seqlens_q: torch.Tensor | None = None, cu_seqlens_k: torch.Tensor | None = None,
               max_seqlen_q: int | None = None, max_seqlen_k: int | None = None,
-              return_lse: bool = False, layout: str = "bshd", dropout_p: float = 0.0):
+              return_lse: bool = False, layout: str = "bshd", dropout_p: float = 0.0,
+              block_table: torch.Tensor | None = None, seqused_k: torch.Tensor | None = None):
     """softmax(scale q k^T) v (module docstring): out, or (out, lse) with `return_lse`.
-    Raises ArgumentError naming the argument (dtype, shape, strides, heads, cu_seqlens, a
-    window that is not two ints >= -1, a softcap < 0), UnsupportedError for what the kernel
-    does not do (dropout)."""
+    With `block_table` (B, max_pages) int32 and `seqused_k` (B,) int32, k and v are a paged
+    KV cache (num_pages, page_size, Hkv, D) (prefill and chunked prefill, no backward:
+    `attention_paged`). Raises ArgumentError naming the argument (dtype, shape, strides, heads,
+    cu_seqlens, a window that is not two ints >= -1, a softcap < 0, a page size), UnsupportedError
+    for what the kernel does not do (dropout)."""
     if layout not in ("bshd", "bhsd"):
         raise ArgumentError("layout", f"{layout!r}: 'bshd' ((B, S, H, D), FlashAttention's) or "
                                       "'bhsd' ((B, H, S, D), SDPA's)")
@@ -268,6 +275,14 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
         raise UnsupportedError("tylo.ops.attention: dropout is not supported")
     D = q.shape[-1]
     scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
+    if block_table is not None or seqused_k is not None:
+        if block_table is None:
+            raise ArgumentError("seqused_k", "is read only beside block_table (a paged KV "
+                                             "cache); contiguous k, v hold their own lengths")
+        out, lse = attention_paged.paged(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                         block_table, seqused_k, causal, scale, layout,
+                                         (left, right), softcap)
+        return (out, lse) if return_lse else out
     args = (q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q or 0), bool(causal), scale,
             layout, left, right, softcap, int(max_seqlen_k or 0))
     if direct(q, k, v):  # an eager call that torch need not see: no dispatcher (library.direct)

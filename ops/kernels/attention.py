@@ -20,6 +20,12 @@ that sees no key gets O = 0, lse = -inf). Three layouts (`attention_host.Attenti
   with masked stores (`tylo.store(..., bounds=)`: the rows past the sequence belong to the next
   one), lse (B, Hq, S) for "bshd" and (Hq, rows) for "varlen". A CTA whose query block lies past its sequence (varlen: the grid covers
   the longest) does nothing.
+* a paged KV cache (vLLM's (num_pages, page_size, Hkv, D) K and V, `page_size` static, a block
+  table and per-sequence key counts `seqused_k` read on the device; Q packed as above): the maps
+  are (Hkv, num_pages page_size, D) views, and the producer loads a key tile as boxes of
+  gcd(BN, page_size) keys, each box's rows from its page of the block table, all on the
+  stage's barrier (`load_kv_paged`); the consumers are unchanged (keys past seqused_k masked
+  as the varlen path's). Without a page size the kernel's PTX is what it was.
 
 One CTA of 128 (W + 1) threads computes W * 64 query rows of one (batch, query head)
 (FlashAttention-3, arXiv 2407.08608, sections 3.1-3.2):
@@ -89,6 +95,8 @@ The forward is four files, one concept each:
 
 from __future__ import annotations
 
+import math
+
 import tylo
 from tylo import BFloat16
 
@@ -105,7 +113,8 @@ LSE = tylo.Tensor(tylo.Float32, 2, stride=(None, 1))
 @tylo.kernel
 def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, heads: tylo.constexpr,
               kv_heads: tylo.constexpr, cfg: tylo.constexpr, causal: tylo.constexpr,
-              packed: tylo.constexpr, kv_packed: tylo.constexpr, left, right):
+              packed: tylo.constexpr, kv_packed: tylo.constexpr, left, right,
+              block_table=None, seqused_k=None, page_size: tylo.constexpr = None):
     """One CTA: query rows [BM m, BM m + BM) of (batch, query head) b Hq + h (`cta_block`,
     module docstring). The K/V head is h // (Hq / Hkv) (grouped-query attention: no copy of
     K, V). Two geometries:
@@ -125,7 +134,12 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
     >= 0 (the host writes an unbounded side as a large extent; `causal` is then False: a causal
     window has right = 0): key j is seen by query i when i + off - left <= j <= i + off + right,
     off = n_k - n_q. Only the key tiles that hold a key some row of the CTA sees are loaded;
-    the tiles at either edge of the band are masked, the ones between are not."""
+    the tiles at either edge of the band are masked, the ones between are not.
+    page_size: None (static: K, V as above), or a paged KV cache's tokens per page (static):
+    k_map, v_map then bind kv_box(gcd(BN, page_size)) to the caches (num_pages, page_size, Hkv,
+    D) viewed (Hkv, num_pages page_size, D) (`kv_packed` True), sequence b's key i lies in row
+    block_table[b, i // page_size] page_size + i % page_size, and it has seqused_k[b] keys
+    (`load_kv_paged`; block_table (B, max_pages) and seqused_k (B,) int32)."""
     D, BN, STAGES, W = cfg.D, cfg.BN, cfg.STAGES, cfg.W
     BM, DH = cfg.BM, D // ROW
     wg = tylo.warpgroup_id()
@@ -135,7 +149,10 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
     h = bh - b * heads
     hk = h // (heads // kv_heads)
     q_start, n_q = sequence(b, seq_q, cu_q)
-    k_start, n_k = sequence(b, seq_k, cu_k)
+    if page_size is None:
+        k_start, n_k = sequence(b, seq_k, cu_k)
+    else:  # a paged cache: the rows of key tile j come from the block table (`load_kv_paged`)
+        k_start, n_k = 0, seqused_k[b]
     if not packed:  # one (batch, head) matrix per view index: rows from 0
         q_start = 0
     if not kv_packed:
@@ -180,8 +197,12 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
                         tylo.tma_load(box, q_map, (q_start + m0 + 64 * q, c * ROW, zq), q_bar[0])
                 st = pipe_k.start()
                 for j in range(first, tiles):
-                    load_kv(pipe_k, st, k_stages, k_map, k_start + j * BN, zk, BN, DH)
-                    load_kv(pipe_v, st, v_stages, v_map, k_start + j * BN, zk, BN, DH)
+                    if page_size is None:
+                        load_kv(pipe_k, st, k_stages, k_map, k_start + j * BN, zk, BN, DH)
+                        load_kv(pipe_v, st, v_stages, v_map, k_start + j * BN, zk, BN, DH)
+                    else:
+                        load_kv_paged(pipe_k, pipe_v, st, k_stages, v_stages, k_map, v_map,
+                                      block_table, b, j * BN, n_k, zk, BN, DH, page_size)
                     st = st.advance()
         else:
             tylo.setmaxnreg(consumer_regs, "inc")
@@ -229,6 +250,32 @@ def load_kv(pipe, st, stages, tensor_map, key0, bh, BN, DH):
     for h in tylo.static_range(DH):
         box = tylo.shared_tile(kv_box(BN), stages.pointer(st.index) + h * BN * ROW)
         tylo.tma_load(box, tensor_map, (key0, h * ROW, bh), pipe.full_barrier(st))
+
+
+@tylo.func
+def load_kv_paged(pipe_k, pipe_v, st, k_stages, v_stages, k_map, v_map, block_table, b, key0,
+                  n_k, hk, BN, DH, page_size):
+    """The producer's copy of key tile [key0, key0 + BN) of sequence b from a paged cache into
+    a K and a V stage: boxes of G = gcd(BN, page_size) keys (a page holds whole boxes, a tile
+    whole boxes), box i's rows from block_table[b, p] page_size + (key0 + G i) % page_size, p
+    its page (key0 + G i) // page_size, all of a tile's boxes arriving on its stage's barrier.
+    A box past the sequence's last page (n_k - 1) // page_size reads that page instead (its
+    keys are masked; the block table is never read past the sequence's pages)."""
+    G = math.gcd(BN, page_size)
+    last = tylo.maximum(n_k - 1, 0) // page_size
+    rows = []
+    for i in tylo.static_range(BN // G):
+        key = key0 + G * i
+        page = block_table[b, tylo.minimum(key // page_size, last)]
+        rows.append(page * page_size + key % page_size)
+    for pipe, stages, tensor_map in ((pipe_k, k_stages, k_map), (pipe_v, v_stages, v_map)):
+        pipe.producer_acquire(st)
+        pipe.producer_commit(st, BN * DH * ROW * 2)
+        for i in tylo.static_range(BN // G):
+            for h in tylo.static_range(DH):
+                box = tylo.shared_tile(kv_box(G), stages.pointer(st.index) + h * BN * ROW
+                                       + G * i * ROW)
+                tylo.tma_load(box, tensor_map, (rows[i], h * ROW, hk), pipe.full_barrier(st))
 
 
 @tylo.func

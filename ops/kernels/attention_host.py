@@ -62,7 +62,9 @@ def bindings(Q, K, V, O, seq_q: int, seq_k: int, cfg: Config, layout: str = "bhs
     "bhsd": Q, O (B, Hq, S, D), K, V (B, Hkv, Sk, D): views (B H, S, D) bounded at seq_q / seq_k
     rows of each (batch, head) matrix. "bshd": (B, S, H, D), and "varlen": (rows, H, D): views
     (H, rows, D) over all rows (the kernel bounds each sequence itself). `kv_layout` (default
-    `layout`): K's and V's, "bhsd" or "bshd", when it differs from Q's."""
+    `layout`): K's and V's, "bhsd" or "bshd", when it differs from Q's, or "paged": K, V
+    (num_pages, page_size, Hkv, D) caches seen (Hkv, num_pages page_size, D), in boxes of
+    gcd(BN, page_size) keys (the kernel's `load_kv_paged`)."""
     D = Q.shape[-1]
     kv_layout = kv_layout or layout
 
@@ -74,7 +76,12 @@ def bindings(Q, K, V, O, seq_q: int, seq_k: int, cfg: Config, layout: str = "bhs
             X = _view(X, (X.shape[0] * X.shape[1], X.shape[2], D))
         return tylo.prepare_tma(plan, _heads_first(X))
 
-    box = _host_kv_box(cfg.BN)
+    if kv_layout == "paged":  # (num_pages, page_size, Hkv, D) caches: (Hkv, rows, D) views
+        box = _host_kv_box(math.gcd(cfg.BN, K.shape[1]))
+        K, V = (_view(X, (X.shape[0] * X.shape[1], X.shape[2], D)) for X in (K, V))
+        kv_layout = "varlen"
+    else:
+        box = _host_kv_box(cfg.BN)
     maps = (rows(Q_BOX, Q, layout, seq_q), rows(box, K, kv_layout, seq_k),
             rows(box, V, kv_layout, seq_k))
     if layout == "bhsd":
@@ -141,20 +148,31 @@ class Attention:
     compiles a variant). `lpt`: the grid in chunks of heads whose K and V fit in L2, each
     chunk's query blocks slowest, causal the longest first (`attention_tiles.grid`,
     `lpt_heads`; another variant; None: `attention_tiles.lpt_default`, and a given `cfg`'s own
-    order); every layout and window takes it."""
+    order); every layout and window takes it.
+    A paged KV cache (vLLM's layout; `block_table` and `seqused_k` given, `layout` "bshd" or
+    "varlen", `kv_layout` ignored): K, V (num_pages, page_size, Hkv, D), page_size a multiple
+    of 16 (a compile-time constant: one variant per page size), block_table (B, max_pages)
+    int32 page ids of each sequence's keys in order, seqused_k (B,) int32 its key count (read
+    on the device); causal aligns sequence b's n_q queries to its last keys (bottom right)."""
 
     def __init__(self, Q, K, V, O, lse, causal: bool, seq: int | None = None,
                  cfg: Config | None = None, emulate: bool = False, layout: str = "bhsd",
                  cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q: int | None = None,
                  scale: float | None = None, kv_layout: str | None = None, window=None,
-                 softcap: float | None = None, lpt: bool | None = None):
+                 softcap: float | None = None, lpt: bool | None = None, block_table=None,
+                 seqused_k=None):
         D = Q.shape[-1]
-        kv_layout = kv_layout or layout
-        if kv_layout != layout and "varlen" in (layout, kv_layout):
+        paged = block_table is not None
+        kv_layout = "paged" if paged else kv_layout or layout
+        if paged and (layout not in ("bshd", "varlen") or seqused_k is None):
+            raise tylo.ArgumentError("block_table", "a paged cache takes Q in the 'bshd' or "
+                                                    "'varlen' layout and seqused_k")
+        if not paged and kv_layout != layout and "varlen" in (layout, kv_layout):
             raise tylo.ArgumentError("kv_layout", f"{kv_layout!r} beside {layout!r}: packed "
                                                   "sequences take packed K and V")
         causal, window = band(window, causal, max(Q.shape[-3], K.shape[-3], Q.shape[-2],
-                                                  K.shape[-2], Q.shape[0], K.shape[0]))
+                                                  K.shape[-2], Q.shape[0], K.shape[0],
+                                                  K.shape[0] * K.shape[1] if paged else 0))
         self.cfg = cfg or config(D, causal or window is not None,
                                  layout != "bhsd" or kv_layout != "bhsd", window is not None,
                                  lpt_default(causal) if lpt is None else lpt)
@@ -169,11 +187,13 @@ class Attention:
             B, Hq, S = (Q.shape[0], Q.shape[1], Q.shape[2]) if layout == "bhsd" else \
                 (Q.shape[0], Q.shape[2], Q.shape[1])
             Hkv, Sk = (K.shape[1], K.shape[2]) if kv_layout == "bhsd" else (K.shape[2], K.shape[1])
+            if paged:
+                Hkv, Sk = K.shape[2], 0
             seq_q = S if seq is None else seq
             seq_k = seq_q if Sk == S else Sk
             lse = _view(lse, (B * Hq, S))
         elif layout == "varlen":
-            B, Hq, Hkv = len(cu_seqlens_q) - 1, Q.shape[1], K.shape[1]
+            B, Hq, Hkv = len(cu_seqlens_q) - 1, Q.shape[1], K.shape[2 if paged else 1]
             seq_q = seq_k = 0
         else:
             raise tylo.ArgumentError("layout", f"{layout!r} is not 'bhsd', 'bshd' or 'varlen'")
@@ -183,10 +203,14 @@ class Attention:
         self.args = (lse, seq_q, seq_k, cu_seqlens_q, cu_seqlens_k, Hq, Hkv, self.cfg,
                      self.causal, layout != "bhsd", kv_layout != "bhsd",
                      *(window or (None, None)))
+        if paged:
+            self.args += (block_table, seqused_k, K.shape[1])
         rows = max_seqlen_q if layout == "varlen" else seq_q
         chunk = 0
         if self.cfg.lpt:  # K/V heads per chunk by a sequence's keys (varlen: on average)
             keys = -(-K.shape[0] // max(B, 1)) if layout == "varlen" else seq_k
+            if paged:
+                keys = -(-K.shape[0] * K.shape[1] // max(B, 1))
             chunk = lpt_heads(Hq // Hkv, keys, D)
         self.grid = grid(-(-rows // self.cfg.BM), B * Hq, self.cfg.lpt, chunk, Hq // Hkv)
         self.block = 128 * (self.cfg.W + 1)
@@ -227,12 +251,14 @@ LAYOUTS = (("bhsd", "bhsd"), ("bshd", "bshd"), ("bshd", "bhsd"), ("bhsd", "bshd"
 def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: str = "bhsd",
                kv_layout: str | None = None, scale: float | None = None, arch: str = "sm_90a",
                emulator: bool = False, window: bool = False, softcap: float | None = None,
-               lpt: bool | None = None):
+               lpt: bool | None = None, page_size: int | None = None):
     """Compile the variant a call of `Attention` with these choices launches (head dim D, causal,
     Hq = `heads` and Hkv = `kv_heads`, both compile-time, the layouts, the softmax scale, the
     softcap, the grid's order `lpt` (None: the default); `window`: the sliding-window variant,
     which serves every window and both causalities) into
-    the disk cache, for `arch` and (`emulator`) for the CPU emulator; no GPU needed. Batch and
+    the disk cache, for `arch` and (`emulator`) for the CPU emulator; no GPU needed. With a
+    `page_size`, the variant over a paged KV cache of that many tokens a page (`Attention`'s
+    block_table; `layout` "bshd" or "varlen", `kv_layout` ignored). Batch and
     sequence lengths are launch arguments: one variant serves them all when lse's rows are 16-byte
     aligned (`tylo.ops.attention` allocates them so; a caller of `Attention` whose lse rows are
     not, a length not a multiple of 4, launches another variant). Returns the `CompiledKernel`;
@@ -250,9 +276,15 @@ def precompile(D: int, causal: bool, heads: int = 1, kv_heads: int = 1, layout: 
     Q, O = array(layout, heads), array(layout, heads)
     K, V = array(kv_layout, kv_heads), array(kv_layout, kv_heads)
     packed = {}
+    if page_size is not None:
+        K, V = (np.zeros((2, page_size, kv_heads, D), bf) for _ in range(2))
+        packed = dict(block_table=np.zeros((2, 2), np.int32),
+                      seqused_k=np.full(2, page_size, np.int32))
     if layout == "varlen":
         cu = np.array([0, S // 2, S], np.int32)
-        packed = dict(cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=S // 2)
+        packed.update(cu_seqlens_q=cu, max_seqlen_q=S // 2)
+        if page_size is None:
+            packed.update(cu_seqlens_k=cu)
     lse = np.zeros((heads, S) if layout == "varlen" else (1, heads, S), np.float32)
     run = Attention(Q, K, V, O, lse, causal, emulate=True, layout=layout, kv_layout=kv_layout,
                     scale=scale, window=(S, 0) if window else None, softcap=softcap, lpt=lpt,

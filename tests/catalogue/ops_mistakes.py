@@ -411,6 +411,69 @@ tylo.ops.decode_attention(q, k8, v8, table, lens, k_scale=k_scale, v_scale=bf16_
 """, "is torch.bfloat16; tylo.ops.decode_attention takes torch.float32 descales"),
 ]
 
+
+_PAGED = """
+import torch
+import tylo.ops
+q = torch.randn(12, 4, 64, dtype=torch.bfloat16)         # packed (rows_q, Hq, D): 2 chunks
+k = torch.randn(6, 16, 2, 64, dtype=torch.bfloat16)      # (num_pages, page_size, Hkv, D)
+v = torch.randn(6, 16, 2, 64, dtype=torch.bfloat16)
+table = torch.tensor([[0, 1, 2], [3, 4, 5]], dtype=torch.int32)  # (B, max_pages) page ids
+used = torch.tensor([40, 7], dtype=torch.int32)          # (B,) keys a sequence, new ones too
+cu = torch.tensor([0, 6, 12], dtype=torch.int32)         # cu_seqlens_q
+"""
+
+
+def _paged(name: str, what: str, code: str, error: str, match: str) -> Mistake:
+    return Mistake(f"attention-paged-{name}", O, what, _PAGED + code, error, match,
+                   located=False)
+
+
+OPS += [
+    _paged("page-size", "pages of 8 tokens (a multiple of 16)", """
+tylo.ops.attention(q, k[:, :8], v[:, :8], causal=True, cu_seqlens_q=cu, max_seqlen_q=6,
+                   block_table=table, seqused_k=used)  # <-
+""", "ArgumentError", "has page_size = 8"),
+    _paged("float16-cache", "a float16 KV cache (the kernel is bf16)", """
+tylo.ops.attention(q, k.half(), v.half(), causal=True, cu_seqlens_q=cu, max_seqlen_q=6,
+                   block_table=table, seqused_k=used)  # <-
+""", "ArgumentError", "is torch.float16; tylo.ops.attention with block_table takes "
+                      "torch.bfloat16"),
+    _paged("cache-3d", "a cache of (rows, Hkv, D) (the paged cache is 4-D)", """
+tylo.ops.attention(q, k.flatten(0, 1), v.flatten(0, 1), causal=True, cu_seqlens_q=cu,
+                   max_seqlen_q=6, block_table=table, seqused_k=used)  # <-
+""", "ArgumentError", "takes a (num_pages, page_size, Hkv, D) k"),
+    _paged("hnd-cache", "a (num_pages, Hkv, page_size, D) cache passed as a transposed view",
+           """
+k_hnd = torch.randn(6, 2, 16, 64, dtype=torch.bfloat16)
+tylo.ops.attention(q, k_hnd.transpose(1, 2), v, causal=True, cu_seqlens_q=cu,
+                   max_seqlen_q=6, block_table=table, seqused_k=used)  # <-
+""", "ArgumentError", "pages page_size rows apart"),
+    _paged("table-int64", "a block table of int64 page ids", """
+tylo.ops.attention(q, k, v, causal=True, cu_seqlens_q=cu, max_seqlen_q=6,
+                   block_table=table.long(), seqused_k=used)  # <-
+""", "ArgumentError", "is torch.int64; tylo.ops.attention with block_table takes torch.int32"),
+    _paged("table-rows", "one block table row for two sequences", """
+tylo.ops.attention(q, k, v, causal=True, cu_seqlens_q=cu, max_seqlen_q=6,
+                   block_table=table[:1], seqused_k=used)  # <-
+""", "ArgumentError", "one row of page ids per sequence"),
+    _paged("no-seqused-k", "a block table without the sequences' key counts", """
+tylo.ops.attention(q, k, v, causal=True, cu_seqlens_q=cu, max_seqlen_q=6,
+                   block_table=table)  # <-
+""", "ArgumentError", "a paged cache (block_table) needs seqused_k"),
+    _paged("cu-seqlens-k", "cumulative key offsets beside a block table (FlashAttention-2's "
+           "varlen form; the kernel counts keys by seqused_k)", """
+tylo.ops.attention(q, k, v, causal=True, cu_seqlens_q=cu, max_seqlen_q=6,
+                   cu_seqlens_k=torch.tensor([0, 40, 47], dtype=torch.int32),
+                   block_table=table, seqused_k=used)  # <-
+""", "ArgumentError", "is not read beside block_table"),
+    _paged("backward", "backward() through the paged forward (an inference op)", """
+out = tylo.ops.attention(q.requires_grad_(), k, v, causal=True, cu_seqlens_q=cu,
+                         max_seqlen_q=6, block_table=table, seqused_k=used)
+out.float().sum().backward()  # <-
+""", "UnsupportedError", "has no backward"),
+]
+
 _FP8 = """
 import torch
 import tylo.ops

@@ -62,8 +62,11 @@ def test_all_groups_empty():
 
 def test_sass():
     """sm_90a: HGMMA, six TMA loads a step (two A boxes of grad, four B boxes of a), TMA stores
-    of the output, no spills, no stack frame."""
+    of the output, no spills, no stack frame, the WGMMAs not serialized (ptxas's log: the
+    zeroing's generic stores sit before the K loop, no WGMMA in flight)."""
     pytest.importorskip("tylo.runtime.ptxas")
+    from tylo.runtime.ptxas import assemble, serialized_wgmma
+
     grad = np.zeros((256, 256), ml_dtypes.bfloat16)
     a = np.zeros((256, 256), ml_dtypes.bfloat16)
     out = np.zeros((2, 256, 256), ml_dtypes.bfloat16)
@@ -74,3 +77,4 @@ def test_sass():
     assert counts.opcodes["HGMMA"] >= 8
     assert counts.opcodes["UTMALDG"] == 6 and counts.opcodes["UTMASTG"] >= 1
     assert counts.spill_store_bytes == 0 and compiled.report.stack_frame_bytes == 0
+    assert serialized_wgmma(assemble(compiled.ptx, compiled.arch, compiled.name).log) == []

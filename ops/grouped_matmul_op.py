@@ -27,9 +27,11 @@ Backward (`register_autograd`; the gradient rounded to bf16 first when out_dtype
 made contiguous when its rows are not contiguous 16-byte multiples, e.g. a broadcast one):
 grad_a (T, K) = per group grad_out_g @ b[g] on the same Tylo kernel with b read N-major (the op
 ``tylo::grouped_matmul_grad_a``; rows past offsets[G - 1] get zero), and grad_b (G, N, K) =
-per group grad_out_g^T @ a_g, a product whose reduction runs over each group's rows, by
-**torch._grouped_mm** (not a Tylo kernel yet: a documented fallback, no host sync; a group with
-no rows gets an exactly zero gradient). offsets get no gradient. CUDA tensors run on a
+per group grad_out_g^T @ a_g, a product whose reduction runs over each group's rows, by the
+K-grouped Tylo kernel `tylo.ops.kernels.grouped_gemm_grad_b` (the op
+``tylo::grouped_matmul_grad_b``; one CTA per group and 128 x 256 tile of (N, K), float32
+accumulation, stored bf16; no host sync; a group with no rows gets an exactly zero gradient).
+offsets get no gradient. CUDA tensors run on a
 Hopper GPU (sm_90; another is UnsupportedError) on torch's current stream (CUDA graphs capture
 it); CPU tensors on the CPU emulator (test sizes). ``torch.compile`` traces it (a fake
 implementation gives the output's shape).
@@ -43,6 +45,7 @@ from tylo import ArgumentError
 
 from .device import require_hopper
 from .kernels import grouped_gemm as kernel
+from .kernels import grouped_gemm_grad_b as grad_b_kernel
 from .library import custom_op, wrap
 from .matmul_op import require_aligned
 
@@ -148,6 +151,29 @@ _grad_a = custom_op("tylo::grouped_matmul_grad_a", _grad_a_run,
                     fake=lambda grad, b, offsets: grad.new_empty((grad.shape[0], b.shape[2])))
 
 
+def _grad_b_run(grad: torch.Tensor, a: torch.Tensor, offsets: torch.Tensor,
+                G: int) -> torch.Tensor:
+    """grad_b (G, N, K) bf16 = per group grad[rows of g].T @ a[rows of g] (grad (T, N) bf16
+    row-major, a (T, K)): the K-grouped kernel (kernels/grouped_gemm_grad_b.py); an empty
+    group's gradient is exactly zero."""
+    (T, N), K = grad.shape, a.shape[1]
+    out = torch.empty((G, N, K), dtype=torch.bfloat16, device=grad.device)
+    if not (N and K):
+        return out
+    if not T:
+        return out.zero_()
+    if grad.data_ptr() % 16:  # (TMA rule R3; a view of another gradient, rare)
+        grad = grad.clone()
+    wrap(grad_b_kernel.grouped_matmul_grad_b)[grad_b_kernel.grid(N, K, G), grad_b_kernel.THREADS](
+        *grad_b_kernel.bind(grad, a, out), offsets, T, grad_b_kernel.variant())
+    return out
+
+
+_grad_b = custom_op("tylo::grouped_matmul_grad_b", _grad_b_run,
+                    fake=lambda grad, a, offsets, G: grad.new_empty((G, grad.shape[1],
+                                                                     a.shape[1])))
+
+
 def _readable(grad: torch.Tensor) -> torch.Tensor:
     """The gradient as the backward reads it: bf16 with contiguous rows 16-byte apart (else a
     copy: a float32 one, or a broadcast one of stride 0)."""
@@ -166,10 +192,7 @@ def _backward(ctx, grad):
     a, b, offsets = ctx.saved_tensors
     g = _readable(grad)
     grad_a = _grad_a(g, b, offsets) if ctx.needs_input_grad[0] else None
-    grad_b = None
-    if ctx.needs_input_grad[1]:  # the documented fallback (module docstring): torch's kernel
-        grad_b = (torch._grouped_mm(g.t(), a, offs=offsets) if a.shape[0] and b.numel()
-                  else torch.zeros_like(b))
+    grad_b = _grad_b(g, a, offsets, b.shape[0]) if ctx.needs_input_grad[1] else None
     return grad_a, grad_b, None, None
 
 
@@ -183,5 +206,5 @@ def grouped_matmul(a: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor, *,
     `out_dtype` (default torch.bfloat16; or torch.float32), rows past offsets[G - 1] unwritten.
     Raises ArgumentError naming the argument and the rule (rank, dtype, shapes, strides, TMA
     alignment, devices), UnsupportedError on a GPU other than Hopper. Differentiable in a and
-    b (module docstring: grad_b by torch._grouped_mm for now)."""
+    b (module docstring: grad_a and grad_b by Tylo kernels)."""
     return _grouped_matmul(a, b, offsets, torch.bfloat16 if out_dtype is None else out_dtype)

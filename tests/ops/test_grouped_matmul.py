@@ -2,8 +2,8 @@
 one smaller than a tile against float64 torch per group, rows past the last group unwritten;
 float32 output; T, N or K of 0; every refusal (ArgumentError naming the argument);
 the backward against float64 autograd of a per-group loop (grad_a: the kernel, b N-major;
-grad_b: torch._grouped_mm, the documented fallback); opcheck; torch.compile(fullgraph=True) of
-the forward and of forward + backward."""
+grad_b: the K-grouped kernel); grad_b's op alone on a NaN-poisoned output; opcheck;
+torch.compile(fullgraph=True) of the forward and of forward + backward."""
 
 from __future__ import annotations
 
@@ -136,9 +136,9 @@ def close(x, ref, tol=2e-2):
 @pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float32])
 def test_backward(out_dtype):
     """Groups of 0, 70 (smaller than a tile), 0, 150 and 9 rows and 5 rows past the last group,
-    N 264 and K 72 (tails of both): grad_a (the kernel, b N-major) and grad_b (torch._grouped_mm,
-    the documented fallback) against float64 autograd; the rows past the last group and the
-    empty groups get exactly zero gradients."""
+    N 264 and K 72 (tails of both): grad_a (the kernel, b N-major) and grad_b (the K-grouped
+    kernel) against float64 autograd; the rows past the last group and the empty groups get
+    exactly zero gradients."""
     a, b, offsets = inputs([0, 70, 0, 150, 9], 264, 72, extra_rows=5)
     (ga, gb), (ra, rb) = grads(a, b, offsets, out_dtype)
     assert close(ga, ra) and close(gb, rb)
@@ -170,6 +170,22 @@ def test_grad_a_nan_poisoned_rows_are_written():
     assert ((ga[:70].double() - ref).abs().max() / ref.abs().max()).item() < 1e-2
 
 
+def test_grad_b_nan_poisoned_output_is_written():
+    """grad_b's op (the K-grouped kernel) with its output's allocation likely NaN: groups of
+    30, 0, 70 and 64 rows, 20 rows past the last group holding Inf (grad) and NaN (a): every
+    gradient written, an empty group's exactly zero, no Inf or NaN rows used."""
+    a, b, offsets = inputs([30, 0, 70, 64], 136, 264, extra_rows=20)
+    grad = torch.randn(a.shape[0], 136).bfloat16()
+    grad[164:], a[164:] = float("inf"), float("nan")
+    gb = poisoned(lambda: grouped_matmul_op._grad_b(grad, a, offsets, 4), (4, 136, 264),
+                  torch.bfloat16)
+    assert not gb.isnan().any() and not gb[1].any()
+    for g, (s, e) in enumerate([(0, 30), (30, 30), (30, 100), (100, 164)]):
+        if e > s:
+            ref = grad[s:e].double().T @ a[s:e].double()
+            assert ((gb[g].double() - ref).abs().max() / ref.abs().max()).item() < 1e-2
+
+
 def test_opcheck():
     a, b, offsets = inputs([40, 0, 25], 256, 64)
     result = torch.library.opcheck(grouped_matmul_op._grouped_matmul,
@@ -181,6 +197,13 @@ def test_opcheck_grad_a():
     a, b, offsets = inputs([40, 0, 25], 256, 64)
     grad = torch.randn(a.shape[0], 256).bfloat16()
     result = torch.library.opcheck(grouped_matmul_op._grad_a, (grad, b, offsets))
+    assert all(v == "SUCCESS" for v in result.values()), result
+
+
+def test_opcheck_grad_b():
+    a, b, offsets = inputs([40, 0, 25], 256, 64)
+    grad = torch.randn(a.shape[0], 256).bfloat16()
+    result = torch.library.opcheck(grouped_matmul_op._grad_b, (grad, a, offsets, 3))
     assert all(v == "SUCCESS" for v in result.values()), result
 
 

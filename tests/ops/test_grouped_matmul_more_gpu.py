@@ -1,8 +1,8 @@
 """tylo.ops.grouped_matmul's backward and tylo.ops.grouped_matmul_masked on a Hopper GPU (fresh
 random inputs, outputs poisoned with NaN first, against float32 torch per group): gradients of
-ragged and empty groups (grad_a: the Tylo kernel, b N-major; grad_b: torch._grouped_mm, the
-documented fallback); the masked layout's valid rows, its unwritten rows, and CUDA graph
-replay with new counts (no host sync)."""
+ragged and empty groups (grad_a: the Tylo kernel, b N-major; grad_b: the K-grouped kernel),
+grad_b's op alone with Inf and NaN in the rows past the last group; the masked layout's valid
+rows, its unwritten rows, and CUDA graph replay with new counts (no host sync)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 
 import tylo.ops  # noqa: E402
 from tylo.ops import grouped_matmul_masked_op as masked_op  # noqa: E402
+from tylo.ops import grouped_matmul_op  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -50,6 +51,35 @@ def test_backward_matches_float32_per_group(sizes, N, K):
             assert not b.grad[g].any(), g
         start += n
     assert not a.grad[start:].any() and not a.grad.isnan().any()
+
+
+@pytest.mark.parametrize("sizes, N, K", [
+    ([0, 130, 0, 1, 511, 128, 127, 0, 1000, 64, 63], 4096, 1024),
+    ([100, 0, 300, 5], 1000, 520),  # N and K tails
+    ([(i * 37) % 300 for i in range(64)], 2048, 7168),  # 64 experts
+], ids=["ragged", "tails", "moe64"])
+def test_grad_b_kernel_matches_float32_per_group(sizes, N, K):
+    """grad_b[g] = grad[rows of g].T @ a[rows of g] by the K-grouped kernel, its output's memory
+    NaN first: every group's gradient written (an empty group's exactly zero), the rows past
+    the last group (grad Inf, a NaN) and the next group's rows of a partial step unused."""
+    T = sum(sizes) + 40
+    grad = torch.randn(T, N, device="cuda").bfloat16()
+    a = torch.randn(T, K, device="cuda").bfloat16()
+    grad[sum(sizes):], a[sum(sizes):] = float("inf"), float("nan")
+    offsets = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
+    poison = torch.full((len(sizes), N, K), float("nan"), device="cuda").bfloat16()
+    del poison
+    out = grouped_matmul_op._grad_b(grad, a, offsets, len(sizes))
+    torch.cuda.synchronize()
+    assert not out.isnan().any()
+    start = 0
+    for g, n in enumerate(sizes):
+        if n:
+            ref = grad[start:start + n].float().T @ a[start:start + n].float()
+            assert rel(out[g], ref) < 2e-2, g
+        else:
+            assert not out[g].any(), g
+        start += n
 
 
 def test_masked_matches_float32_and_leaves_rows():

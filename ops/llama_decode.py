@@ -12,8 +12,9 @@ and rotary embedding (torch). backend "tylo": each projection through `tylo.ops.
 batch rows: the decode kernel at batch <= 64), the MLP through `tylo.ops.gate_up` and
 `tylo.ops.matmul`, the new token's K/V appended to a `PagedKVCache` and attention by
 `tylo.ops.decode_attention` over it. backend "torch": ``F.linear`` (cuBLAS) and SDPA over a
-contiguous (B, Hkv, max_tokens, D) cache with a mask of each sequence's length (the static
-cache of transformers: every step reads the whole cache).
+contiguous (B, Hkv, max_tokens rounded up to 16, D) cache with a mask of each sequence's
+length (the static cache of transformers: every step reads the whole cache), the Hq / Hkv query
+heads of a KV head passed as that many query rows (no repeat of K and V).
 
 A step: cache seq_lens += 1 (in place), positions = seq_lens - 1, then the layers; the state
 (`tokens`, the caches' `seq_lens`) lives in tensors on the device, so a step never
@@ -44,8 +45,8 @@ class LlamaDecoder(nn.Module):
 
     tokens: (batch,) torch.int64 on the model's device, the step's input tokens (set in
     place between graph replays); cache: a `PagedKVCache` ("tylo", pages of `page_size`
-    tokens) or a (k, v) pair of (layers, B, Hkv, max_tokens, D) tensors with `seq_lens`
-    ("torch"). Raises ArgumentError naming `backend` for another backend."""
+    tokens) or a (k, v) pair of (layers, B, Hkv, max_tokens rounded up to 16, D) tensors
+    ("torch"); seq_lens: (batch,) torch.int32 on the device, each sequence's tokens so far. Raises ArgumentError naming `backend` for another backend."""
 
     def __init__(self, model: nn.Module, batch: int, max_tokens: int, *, backend: str = "tylo",
                  page_size: int = 16):
@@ -68,7 +69,8 @@ class LlamaDecoder(nn.Module):
                                       page_size=page_size, dtype=dtype, device=device)
             self.seq_lens = self.cache.seq_lens
         else:
-            shape = (layers, batch, self.kv_heads, max_tokens, self.head_dim)
+            # (rows of 16 keys: the mask's stride SDPA's memory-efficient kernel wants)
+            shape = (layers, batch, self.kv_heads, -(-max_tokens // 16) * 16, self.head_dim)
             self.cache = (torch.zeros(shape, dtype=dtype, device=device),
                           torch.zeros(shape, dtype=dtype, device=device))
             self.seq_lens = torch.zeros(batch, dtype=torch.int32, device=device)
@@ -103,9 +105,11 @@ class LlamaDecoder(nn.Module):
         pos = self.seq_lens.long() - 1
         kc[rows, :, pos] = k
         vc[rows, :, pos] = v
-        mask = torch.arange(self.max_tokens, device=q.device) < self.seq_lens[:, None]
-        out = F.scaled_dot_product_attention(q[:, :, None], kc, vc, attn_mask=mask[:, None, None],
-                                             scale=scale, enable_gqa=True)
+        mask = torch.arange(kc.shape[2], device=q.device) < self.seq_lens[:, None]
+        # the G = Hq / Hkv query heads of a KV head as G query rows over it (no repeat of K/V)
+        q = q.view(B, self.kv_heads, -1, q.shape[-1])
+        out = F.scaled_dot_product_attention(q, kc, vc, attn_mask=mask[:, None, None],
+                                             scale=scale)
         return out.reshape(B, -1)
 
     def step(self, tokens: torch.Tensor | None = None) -> torch.Tensor:

@@ -116,7 +116,7 @@ def main() -> int:
                   f"tokens/s  memory bound {need / bandwidth * 1e6:7.1f} us "
                   f"({need / bandwidth * 1e3 / step:.2f} of it)")
         print(f"batch {batch}: tylo / torch speed {ms['torch'] / ms['tylo']:.3f}; the torch "
-              f"loop's static cache reads {step_bytes(model, batch, max_tokens) / 1e6:.0f} MB "
+              f"loop's static cache reads {step_bytes(model, batch, decs['torch'].cache[0].shape[3]) / 1e6:.0f} MB "
               f"a step, {need / 1e6:.0f} MB needed")
         del decs, graphs
     return 1 if failed else 0

@@ -599,3 +599,35 @@ import tylo.ops
 tylo.ops.warmup(hidden_size=4096, fp8=True, fp8_scaling=("colwise",))  # <-
 """, "ArgumentError", "'colwise': one of tensor, row, block", located=False),
 ]
+
+_CACHE = """
+import torch
+import tylo.ops
+cache = tylo.ops.PagedKVCache(layers=1, batch=2, max_tokens=64, kv_heads=2, head_dim=64)
+cache.advance()
+"""
+
+OPS += [
+    Mistake("paged-cache-page-size", O, "a paged KV cache of 8-token pages (decode_attention "
+            "takes 16, 32, 64, 128 or 256)", """
+import torch
+import tylo.ops
+tylo.ops.PagedKVCache(layers=1, batch=2, max_tokens=64, kv_heads=2, head_dim=64,
+                      page_size=8)  # <-
+""", "ArgumentError", "page_size", located=False),
+    Mistake("paged-cache-append-shape", O, "appending K with its q_len axis (B, 1, Hkv, D): a "
+            "step appends one token a sequence as (B, Hkv, D)", _CACHE + """
+k = torch.zeros(2, 1, 2, 64, dtype=torch.bfloat16)
+cache.append(0, k, k)  # <-
+""", "ArgumentError", "takes (batch, kv_heads, head_dim) = (2, 2, 64)", located=False),
+    Mistake("graphed-step-cpu", O, "a CUDA graph of a step on the CPU", """
+import tylo.ops
+tylo.ops.GraphedStep(lambda: None, device="cpu")  # <-
+""", "ArgumentError", "a CUDA graph needs a CUDA device", located=False),
+    Mistake("llama-decoder-backend", O, "a LlamaDecoder backend other than 'tylo' or 'torch'",
+            """
+import tylo.ops
+model = None  # (a transformers LlamaForCausalLM; the backend is checked first)
+tylo.ops.LlamaDecoder(model, batch=1, max_tokens=64, backend="flash")  # <-
+""", "ArgumentError", "LlamaDecoder takes 'tylo' or 'torch'", located=False),
+]

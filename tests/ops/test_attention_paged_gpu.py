@@ -16,13 +16,7 @@ torch = pytest.importorskip("torch")
 
 import tylo.ops  # noqa: E402
 
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(autouse=True)
-def _hopper():
-    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("needs a Hopper GPU (sm_90) and torch with CUDA")
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("hopper")]
 
 
 def cache(lens_k, page_size, Hkv, D, spare=4):

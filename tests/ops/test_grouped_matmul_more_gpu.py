@@ -14,13 +14,7 @@ import tylo.ops  # noqa: E402
 from tylo.ops import grouped_matmul_masked_op as masked_op  # noqa: E402
 from tylo.ops import grouped_matmul_op  # noqa: E402
 
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(autouse=True)
-def _hopper():
-    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("needs a Hopper GPU (sm_90) and torch with CUDA")
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("hopper")]
 
 
 def rel(x, ref):

@@ -5,27 +5,12 @@ ptxas makes of each (SASS), and the variant without levers being the library ker
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from bench_scripts import load
 
 from tylo.ops.kernels import ampere_gemm
 
-PATH = Path(__file__).resolve().parents[2] / "bench" / "ampere_gemm_levers.py"
-
-
-def _bench():
-    if "ampere_gemm_levers" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("ampere_gemm_levers", PATH)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["ampere_gemm_levers"] = module  # (its dataclass looks its module up)
-        spec.loader.exec_module(module)
-    return sys.modules["ampere_gemm_levers"]
-
-
-bench = _bench()
+bench = load("ampere_gemm_levers", "ampere_gemm_levers", register=True)
 CONFIGS = ampere_gemm.CONFIGS
 
 

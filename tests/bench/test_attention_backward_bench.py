@@ -5,24 +5,13 @@ vectors with the modes that have them, and its FLOP count is 2.5 times the forwa
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from bench_scripts import load
 
 torch = pytest.importorskip("torch")
 
-PATH = Path(__file__).resolve().parents[2] / "bench" / "attention_backward.py"
 
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("attention_backward_bench", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _bench()
+bench = load("attention_backward")
 
 
 @pytest.mark.parametrize("dq", ["red", "tma"])

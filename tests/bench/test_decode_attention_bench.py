@@ -5,26 +5,14 @@ in the output is reported as an infinite error."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from bench_scripts import load
 
 torch = pytest.importorskip("torch")
 
 import tylo.ops  # noqa: E402
 
-PATH = Path(__file__).resolve().parents[2] / "bench" / "decode_attention.py"
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("decode_attention_bench", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _bench()
+bench = load("decode_attention")
 
 
 @pytest.mark.parametrize("q_len", [1, 2])

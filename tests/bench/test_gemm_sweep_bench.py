@@ -4,23 +4,12 @@ ones are refused)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import pytest
+from bench_scripts import load
 
-PATH = Path(__file__).resolve().parents[2] / "bench" / "gemm_sweep.py"
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("gemm_sweep_bench", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _bench()
+bench = load("gemm_sweep")
 Shape, Row = bench.Shape, bench.Row
 
 

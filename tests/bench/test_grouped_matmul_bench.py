@@ -4,26 +4,14 @@ and its float32 check; ragged sizes have the stated range; the default configs a
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from bench_scripts import load
 
 torch = pytest.importorskip("torch")
 
 import tylo.ops  # noqa: E402
 
-PATH = Path(__file__).resolve().parents[2] / "bench" / "grouped_matmul.py"
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("grouped_matmul_bench", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _bench()
+bench = load("grouped_matmul")
 
 
 def test_the_bench_pieces_on_the_emulator():

@@ -3,24 +3,20 @@ steps every block's tile is iters * (A @ B), so the TFLOP/s it prints count real
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from bench_scripts import BENCH, load
 
 from tylo import BFloat16, Float32, MMAAtom, TiledMMA
 
-PATH = Path(__file__).resolve().parents[2] / "bench" / "mma_sync_peak.py"
+PATH = BENCH / "mma_sync_peak.py"
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("mma_sync_peak", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load("mma_sync_peak", "mma_sync_peak")
 
 
 def test_mma_loop_accumulates_iters_products_emulated():

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tylo.runtime import native_build
 
 PATH = Path(__file__).resolve().parents[2] / "bench" / "native_launch_cpu.py"

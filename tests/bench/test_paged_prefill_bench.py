@@ -5,19 +5,14 @@ pairs' (a chunk after earlier context)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from bench_scripts import load
 
 torch = pytest.importorskip("torch")
 
 import tylo.ops  # noqa: E402
 
-PATH = Path(__file__).resolve().parents[2] / "bench" / "paged_prefill.py"
-spec = importlib.util.spec_from_file_location("paged_prefill_bench", PATH)
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load("paged_prefill")
 
 
 def test_paged_inputs_match_their_contiguous_copy():

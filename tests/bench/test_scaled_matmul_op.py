@@ -5,26 +5,14 @@ runs the form (its per-tensor form on the CPU)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from bench_scripts import load
 
 torch = pytest.importorskip("torch")
 
 import tylo.ops  # noqa: E402
 
-PATH = Path(__file__).resolve().parents[2] / "bench" / "scaled_matmul_op.py"
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("scaled_matmul_op_bench", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _bench()
+bench = load("scaled_matmul_op")
 
 
 @pytest.mark.parametrize("form", bench.FORMS)

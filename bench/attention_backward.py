@@ -88,11 +88,17 @@ def extras(dets: list, writers: list) -> list:
 
 
 def served(options: dict, mode: str | None, D: int) -> bool:
-    """Whether the kernels have `options` with dQ mode `mode` at head dim D (`config`: both
-    need "tma" at D 64/128; the writer warp is not at D 256)."""
-    if options.get("dq_writer") and D == 256:
+    """Whether the kernels have `options` with dQ mode `mode` at head dim D: whether `config`
+    takes them (it refuses deterministic and the writer with "red" at D 64/128, the writer at
+    D 256)."""
+    import tylo
+    from tylo.ops.kernels.attention_backward import config
+
+    try:
+        config(D, dq=mode, **options)
+    except tylo.ArgumentError:
         return False
-    return not (any(options.values()) and mode == "red" and D != 256)
+    return True
 
 
 def suffix(options: dict) -> str:
@@ -135,8 +141,9 @@ def check(torch, B, Hq, Hkv, S, D, causal, device="cuda", dq=None, lpt=None,
     run, got = tylo_backward(torch, q, k, v, out.to(torch.bfloat16), dout, lse, causal, dq,
                              lpt, dq_vector, **options)
     run()
-    first = [g.clone() for g in got]
-    if deterministic:
+    first = got
+    if deterministic:  # a second run into poisoned gradients must give the same bits
+        first = [g.clone() for g in got]
         for g in got:
             g.fill_(float("nan"))
         run()

@@ -15,9 +15,10 @@ offsets[G - 1] are not written (their values are unspecified, as torch's). The o
 read by the kernel on the device: the call never synchronizes with the GPU. Offsets that break
 the rules give wrong rows, never writes outside the output (the kernel clamps them to [0, T]).
 
-The grid is not persistent (a first design): ceil(N / 256) x (ceil(T / 128) + G - 1) CTAs,
-sized on the host from T (a's rows) and G alone; a CTA whose M tile holds no row of its group
-exits after finding so. Argument rules, refused with an ArgumentError naming the argument: the
+One persistent launch over all groups: at most one CTA per SM, sized on the host from T (a's
+rows), N and G alone; each CTA walks the groups' 128 x 256 output tiles with a static stride,
+finding each tile's group from the offsets on the device (`tylo.ops.kernels.grouped_tiles`).
+Argument rules, refused with an ArgumentError naming the argument: the
 dtypes above, a 2-D a and 3-D b with equal K, offsets 1-D of G elements, K a multiple of 8 and
 16-byte-aligned first elements (TMA, rules R5 and R3 of cuTensorMapEncodeTiled), N a multiple
 of 8 (the output's rows are stored as 16-byte-aligned vectors), T * N < 2^31 (int32 row
@@ -43,7 +44,7 @@ import torch
 
 from tylo import ArgumentError
 
-from .device import require_hopper
+from .device import require_hopper, sm_count
 from .kernels import grouped_gemm as kernel
 from .kernels import grouped_gemm_grad_b as grad_b_kernel
 from .library import custom_op, wrap
@@ -51,6 +52,13 @@ from .matmul_op import require_aligned
 
 _OUT_DTYPES = {torch.bfloat16: "bfloat16", torch.float32: "float32"}
 _OP = "tylo.ops.grouped_matmul"
+EMULATED_CTAS = 3  # the persistent grid on the CPU emulator: a few CTAs, so that each strides
+
+
+def ctas(device: torch.device) -> int:
+    """The persistent grids' CTA budget on `device`: its SM count (CUDA), `EMULATED_CTAS` (the
+    CPU emulator)."""
+    return sm_count(device.index or 0) if device.type == "cuda" else EMULATED_CTAS
 
 
 def check(a: torch.Tensor, b: torch.Tensor, index: torch.Tensor, out_dtype: torch.dtype, *,
@@ -124,8 +132,8 @@ def _run(a: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor,
     if v is None:
         return out.zero_()
     maps = kernel.bind_a(v, a), kernel.bind_b(v, b)
-    wrap(kernel.grouped_matmul)[kernel.grid(T, N, G), kernel.THREADS](
-        *maps, out, offsets, T, N, K, kernel.steps(G), v)
+    wrap(kernel.grouped_matmul)[kernel.grid(T, N, G, ctas(a.device)), kernel.THREADS](
+        *maps, out, offsets, T, N, K, v)
     return out
 
 
@@ -141,9 +149,8 @@ def _grad_a_run(grad: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor) -> t
         grad = grad.clone()
     if T and N and K:
         v = kernel.Variant("bfloat16", K % kernel.BN != 0, "N")
-        wrap(kernel.grouped_matmul)[kernel.grid(T, K, G), kernel.THREADS](
-            kernel.bind_a(v, grad), kernel.bind_b(v, b), out, offsets, T, K, N, kernel.steps(G),
-            v)
+        wrap(kernel.grouped_matmul)[kernel.grid(T, K, G, ctas(grad.device)), kernel.THREADS](
+            kernel.bind_a(v, grad), kernel.bind_b(v, b), out, offsets, T, K, N, v)
     return out
 
 

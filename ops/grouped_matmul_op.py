@@ -68,11 +68,24 @@ def check(a: torch.Tensor, b: torch.Tensor, index: torch.Tensor, out_dtype: torc
     `op` (this one, or the masked layout's: a (G, capacity, K), `index_name` "counts"); the
     kernel variant (None when there are no rows, N or K is 0: no launch). rows: the output's
     rows (T; G * capacity when masked)."""
+    if not rules(a, b, index, out_dtype, op=op, index_name=index_name, a_shape=a_shape,
+                 rows=rows, dtypes=(torch.bfloat16,)):
+        return None
+    return kernel.Variant(_OUT_DTYPES[out_dtype], b.shape[1] % kernel.BN != 0,
+                          masked=rows is not None)
+
+
+def rules(a: torch.Tensor, b: torch.Tensor, index: torch.Tensor, out_dtype: torch.dtype, *,
+          op: str, index_name: str, a_shape: str, rows: int | None, dtypes) -> bool:
+    """The argument rules the grouped ops share (module docstring; ArgumentError naming the
+    argument), a and b of one of `dtypes` (the FP8 op's are 1-byte: K a multiple of 16, row
+    strides multiples of 16 elements); whether there is work (rows, N and K all nonzero)."""
     for name, x, shape in (("a", a, a_shape), ("b", b, "(G, N, K)")):
         if x.dim() != shape.count(",") + 1:
             raise ArgumentError(name, f"has {x.dim()} dimensions; {op} takes a {shape} {name}")
-        if x.dtype != torch.bfloat16:
-            raise ArgumentError(name, f"is {x.dtype}; {op} takes torch.bfloat16")
+        if x.dtype not in dtypes:
+            raise ArgumentError(name, f"is {x.dtype}; {op} takes "
+                                      f"{' or '.join(map(str, dtypes))}")
     if out_dtype not in _OUT_DTYPES:
         raise ArgumentError("out_dtype", f"is {out_dtype}; {op} writes torch.bfloat16 or "
                                          "torch.float32")
@@ -97,11 +110,12 @@ def check(a: torch.Tensor, b: torch.Tensor, index: torch.Tensor, out_dtype: torc
     if G == 0:
         raise ArgumentError("b", "has G = 0 groups; at least one is needed")
     if not (T and N and K):
-        return None
-    if K % 8:
+        return False
+    row = 16 // a.element_size()  # elements of 16 bytes
+    if K % row:
         raise ArgumentError("a", f"has K = {K}: the rows of a and b must be 16-byte multiples "
                                  "for TMA (rule R5 of cuTensorMapEncodeTiled), so K must be a "
-                                 "multiple of 8 (pad it)")
+                                 f"multiple of {row} (pad it)")
     if N % 8:
         raise ArgumentError("b", f"has N = {N}: the output's rows are stored as 16-byte-aligned "
                                  "vectors, so N must be a multiple of 8")
@@ -109,13 +123,13 @@ def check(a: torch.Tensor, b: torch.Tensor, index: torch.Tensor, out_dtype: torc
         raise ArgumentError("a", f"has {T} rows: {T} * N = {T * N} output elements, at least "
                                  "2^31; the kernel's row offsets are int32 (split the call)")
     for name, x in (("a", a), ("b", b)):
-        if x.stride(-1) != 1 or any(s % 8 for s in x.stride()[:-1]):
+        if x.stride(-1) != 1 or any(s % row for s in x.stride()[:-1]):
             raise ArgumentError(name, f"has strides {tuple(x.stride())} for shape "
                                       f"{tuple(x.shape)}: {op} reads K-contiguous rows lying a "
                                       "multiple of 16 bytes apart (TMA, rule R5); pass "
                                       f"{name}.contiguous()")
         require_aligned(name, x)
-    return kernel.Variant(_OUT_DTYPES[out_dtype], N % kernel.BN != 0, masked=rows is not None)
+    return True
 
 
 def _fake(a, b, offsets, out_dtype):

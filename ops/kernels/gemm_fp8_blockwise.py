@@ -79,19 +79,21 @@ def gemm_fp8_blockwise(a_map, b_map, c_map, scale_a, scale_b, M, N, K,
 
 
 @tylo.func
-def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, scale_a, scale_b, q, t, m0, n0,
-                 k_steps, fresh, M, plan=PLAN):
-    """A consumer's 64 x 128 rows of the tile at (m0, n0) with `plan` (`OPERANDS`): per K step
-    the row scales (loaded before the stage wait; 0 past M), one mma_async into the partial
-    (overwritten: accumulate=fresh), wait, release, promotion into the main accumulator; then
-    bf16 and the TMA store."""
+def promote_k_steps(pipe, st, a_stages, b_stages, scale_a, scale_b, q, t, m0, n0, k_steps, fresh,
+                    M, plan=PLAN, batch=()):
+    """A consumer's K loop over the tile at (m0, n0) with `plan` (`OPERANDS`): per K step the
+    row scales of its 64 rows (loaded before the stage wait; 0 at rows M and past), one
+    mma_async into the partial (overwritten: accumulate=fresh), wait, release, promotion into
+    the main accumulator times the row scales and scale_b[*batch, n0 / 128, k] (`batch`: the
+    group of a 3-D scale_b, grouped_gemm_fp8.py's). Returns (the pipeline state after the
+    tile, the main accumulator, not yet finished)."""
     main = tylo.zero_accumulator(plan)
     part = tylo.zero_accumulator(plan)
     r0 = m0 + q * 64
     for k in range(k_steps):
         rows = tylo.load_fragment(ROWS, tylo.window(scale_a, (r0, k), (64, 1), inbounds=True), t,
                                   bounds=(M - r0, None))
-        s = rows * scale_b[n0 // BN, k]
+        s = rows * scale_b[(*batch, n0 // BN, k)]
         pipe.consumer_wait(st)
         a = tylo.wgmma_operand(plan, "A", a_stages[st.index], (q * 64, 0))
         b = tylo.wgmma_operand(plan, "B", b_stages[st.index], (0, 0))
@@ -100,6 +102,16 @@ def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, scale_a, scale_b
             pipe.consumer_release(st)
         main = main + part * s
         st = st.advance()
+    return st, main
+
+
+@tylo.func
+def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, scale_a, scale_b, q, t, m0, n0,
+                 k_steps, fresh, M, plan=PLAN):
+    """A consumer's 64 x 128 rows of the tile at (m0, n0) with `plan` (`OPERANDS`): the K loop
+    `promote_k_steps`, then bf16 and the TMA store."""
+    st, main = promote_k_steps(pipe, st, a_stages, b_stages, scale_a, scale_b, q, t, m0, n0,
+                               k_steps, fresh, M, plan)
     if t == 0:
         tylo.wait_tma_reads(0)             # the staging tile may be rewritten
     tylo.barrier(1 + q, 128)

@@ -84,20 +84,14 @@ def grouped_matmul(a_map, b_map, out, offsets, T, N, K, v: tylo.constexpr):
     (v.masked): a (G * capacity, K), out (G * capacity, N), T = capacity, offsets the (G,)
     row counts; grid `masked_grid`."""
     gv = v.gemm
-    wg = tylo.warpgroup_id()
-    t = tylo.warpgroup_thread_idx()
-    a_stages = tylo.shared_tiles(gv.a_layout, STAGES, gv.element, dynamic=True)
-    b_stages = tylo.shared_tiles(gv.b_layout, STAGES, gv.element, dynamic=True)
-    pipe = tylo.Pipeline(STAGES, 2)
-    pipe.init()
-    tiles_n = (N + BN - 1) // BN
-    k_steps = (K + BK - 1) // BK
+    wg, t, a_stages, b_stages, pipe, tiles_n, k_steps = tiles.start(
+        gv.a_layout, gv.b_layout, STAGES, gv.element, N, K, BN, BK)
     st = pipe.start()
     if wg == 0:
         tylo.setmaxnreg(72, "dec")
         if t == 0:
-            produce(gv, pipe, st, a_stages, b_stages, a_map, b_map, offsets, T, tiles_n, k_steps,
-                    v.masked)
+            tiles.produce(pipe, st, offsets, T, v.masked, tiles_n, BM, BN, k_steps, gv.stage_bytes,
+                          load_stage, (gv, a_stages, b_stages, a_map, b_map))
     else:
         tylo.setmaxnreg(216, "inc")
         q = wg - 1
@@ -123,22 +117,12 @@ def store_rows(gv, out, acc0, acc1, q, t, m0, n0, rows, N, n_tail):
 
 
 @tylo.func
-def produce(gv, pipe, st, a_stages, b_stages, a_map, b_map, offsets, T, tiles_n, k_steps,
-            masked):
-    """The producer thread: for each of the CTA's tiles (grouped_tiles.py) and K step, the next
-    stage gets A's (128, 64) box at row m0 and expert g's (64, 256) B tile at column n0 (one
-    K-major box or four N-major ones)."""
-    tile, cur = tiles.first_tile(offsets, T, masked, tiles_n, BM)
-    while tiles.more(offsets, cur):
-        g, m0, n0, _ = tiles.tile_at(tile, cur, tiles_n, BM, BN)
-        for k in range(k_steps):
-            pipe.producer_acquire(st)
-            pipe.producer_commit(st, gv.stage_bytes)
-            bar = pipe.full_barrier(st)
-            gemm_layouts.load_a(gv, a_stages, st.index, a_map, m0, k, bar)
-            gemm_layouts.load_b(gv, b_stages, st.index, b_map, k, n0, bar, (g,))
-            st = st.advance()
-        tile, cur = tiles.next_tile(offsets, T, masked, tiles_n, BM, tile, cur)
+def load_stage(gv, a_stages, b_stages, a_map, b_map, index, bar, g, m0, n0, k):
+    """Stage `index` of K step k of the tile at (m0, n0) of group g (grouped_tiles.produce's
+    `load`): A's (128, 64) box at row m0, expert g's (64, 256) B tile at column n0 (one K-major
+    box or four N-major ones)."""
+    gemm_layouts.load_a(gv, a_stages, index, a_map, m0, k, bar)
+    gemm_layouts.load_b(gv, b_stages, index, b_map, k, n0, bar, (g,))
 
 
 def grid(T: int, N: int, G: int, ctas: int) -> int:

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import tylo
 
-__all__ = ["first_tile", "grid", "group_start", "masked_grid", "more", "next_tile", "tile_at"]
+__all__ = ["first_tile", "grid", "group_start", "masked_grid", "more", "next_tile", "produce",
+           "start", "tile_at"]
 
 
 @tylo.func
@@ -95,6 +96,39 @@ def tile_at(tile, cur, tiles_n, bm, bn):
     g, base, start, end = cur
     m0 = start + (tile // tiles_n - base) * bm
     return g, m0, (tile % tiles_n) * bn, tylo.minimum(end - m0, bm)
+
+
+@tylo.func
+def start(a_tile, b_tile, stages, element, N, K, bn, bk):
+    """The start of a grouped GEMM's CTA (one producer and two consumer warpgroups): (its
+    warpgroup 0 .. 2, the thread in it, `stages` shared stages of `a_tile` and of `b_tile` (TMA
+    plans, or layouts of `element`), the `tylo.Pipeline` between the producer and the two
+    consumers (initialized), the N tiles of bn columns, the K steps of bk)."""
+    wg = tylo.warpgroup_id()
+    t = tylo.warpgroup_thread_idx()
+    a_stages = tylo.shared_tiles(a_tile, stages, element, dynamic=True)
+    b_stages = tylo.shared_tiles(b_tile, stages, element, dynamic=True)
+    pipe = tylo.Pipeline(stages, 2)
+    pipe.init()
+    return wg, t, a_stages, b_stages, pipe, (N + bn - 1) // bn, (K + bk - 1) // bk
+
+
+@tylo.func
+def produce(pipe, st, offsets, T, masked, tiles_n, bm, bn, k_steps, stage_bytes, load,
+            operands):
+    """The producer thread of a grouped GEMM: for each of the CTA's tiles and K step, acquire
+    the next stage, expect `stage_bytes` on its full barrier and call ``load(*operands, stage
+    index, full barrier, g, m0, n0, k)`` (a ``tylo.func`` that TMA-loads the stage's A and B
+    tiles: `load` and the static parts of `operands` are the kernel's)."""
+    tile, cur = first_tile(offsets, T, masked, tiles_n, bm)
+    while more(offsets, cur):
+        g, m0, n0, _ = tile_at(tile, cur, tiles_n, bm, bn)
+        for k in range(k_steps):
+            pipe.producer_acquire(st)
+            pipe.producer_commit(st, stage_bytes)
+            load(*operands, st.index, pipe.full_barrier(st), g, m0, n0, k)
+            st = st.advance()
+        tile, cur = next_tile(offsets, T, masked, tiles_n, bm, tile, cur)
 
 
 def grid(T: int, N: int, G: int, ctas: int, bm: int, bn: int) -> int:

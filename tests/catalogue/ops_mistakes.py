@@ -1,9 +1,9 @@
 """The catalogue's entries for Tylo's torch ops (`tylo.ops`): what `tylo.ops.attention`,
-`tylo.ops.matmul`, `tylo.ops.grouped_matmul`, `tylo.ops.decode_attention`,
-`tylo.ops.gate_up`, `tylo.ops.scaled_matmul`, `tylo.ops.warmup` and the decode
-kernel's runner (`tylo.ops.kernels.projection.Linear`) refuse before anything runs or compiles,
-each naming the argument and the rule (host-side errors raised by the call: ``located=False``).
-CPU tensors stand in for CUDA ones (the checks are the same)."""
+`tylo.ops.matmul`, `tylo.ops.grouped_matmul` (and its masked and FP8 forms),
+`tylo.ops.decode_attention`, `tylo.ops.gate_up`, `tylo.ops.scaled_matmul`, `tylo.ops.warmup`
+and the decode kernel's runner (`tylo.ops.kernels.projection.Linear`) refuse before anything
+runs or compiles, each naming the argument and the rule (host-side errors raised by the call:
+``located=False``). CPU tensors stand in for CUDA ones (the checks are the same)."""
 
 from __future__ import annotations
 
@@ -312,6 +312,50 @@ tylo.ops.grouped_matmul_masked(xm, w, ends)  # <-
 xm = torch.randn(32, 2, 64, dtype=torch.bfloat16).transpose(0, 1)
 tylo.ops.grouped_matmul_masked(xm, w, ends)  # <-
 """, "ArgumentError", "reads a as one (G * capacity, K) view"),
+]
+
+_GROUPED_FP8 = """
+import torch
+import tylo.ops
+x = torch.randn(50, 256).to(torch.float8_e4m3fn)      # a (T, K): tokens sorted by expert
+w = torch.randn(2, 128, 256).to(torch.float8_e4m3fn)  # b (G, N, K): one weight per expert
+sx, sw = torch.ones(50, 2), torch.ones(2, 1, 2)        # (T, K/128), (G, N/128, K/128)
+ends = torch.tensor([30, 50], dtype=torch.int32)       # offsets: each group's end row
+"""
+
+
+def _grouped_fp8(name: str, what: str, code: str, error: str, match: str) -> Mistake:
+    return Mistake(f"grouped-scaled-matmul-{name}", O, what, _GROUPED_FP8 + code, error, match,
+                   located=False)
+
+
+OPS += [
+    _grouped_fp8("bf16-tokens", "bfloat16 tokens to the FP8 grouped product (bf16 has "
+                 "tylo.ops.grouped_matmul)", """
+tylo.ops.grouped_scaled_matmul(x.bfloat16(), w, sx, sw, ends)  # <-
+""", "ArgumentError", "is torch.bfloat16; tylo.ops.grouped_scaled_matmul takes "
+                  "torch.float8_e4m3fn or torch.float8_e5m2"),
+    _grouped_fp8("scale-b-transposed", "weight scales of w.transpose(1, 2) (G, K/128, N/128) "
+                 "instead of w's (G, N/128, K/128)", """
+tylo.ops.grouped_scaled_matmul(x, w, sx, sw.mT.contiguous(), ends)  # <-
+""", "ArgumentError", "is passed as its .mT"),
+    _grouped_fp8("per-tensor-scales", "one scale per tensor (the grouped FP8 product takes "
+                 "1 x 128 and 128 x 128 block scales)", """
+tylo.ops.grouped_scaled_matmul(x, w, torch.ones(1), sw, ends)  # <-
+""", "ArgumentError", "it must be (50, 2): one per row of a and 128-K block"),
+    _grouped_fp8("scale-dtype", "bfloat16 scales (scales are float32)", """
+tylo.ops.grouped_scaled_matmul(x, w, sx, sw.bfloat16(), ends)  # <-
+""", "ArgumentError", "is torch.bfloat16; scales are torch.float32"),
+    _grouped_fp8("k-multiple-of-16", "K = 120 (TMA: the 1-byte rows of a and b must be 16-byte "
+                 "multiples)", """
+xk, wk = x[:, :120].contiguous(), w[:, :, :120].contiguous()
+tylo.ops.grouped_scaled_matmul(xk, wk, sx[:, :1], sw[:, :, :1], ends)  # <-
+""", "ArgumentError", "K must be a multiple of 16"),
+    _grouped_fp8("backward", "backward() through tylo.ops.grouped_scaled_matmul (FP8 training "
+                 "recipes differ: the op has no backward)", """
+out = tylo.ops.grouped_scaled_matmul(x, w, sx.requires_grad_(), sw, ends)
+out.float().sum().backward()  # <-
+""", "UnsupportedError", "grouped_scaled_matmul has no backward"),
 ]
 
 _DECODE = """

@@ -1,10 +1,9 @@
 """tylo.ops.kernels.grouped_gemm on the CPU emulator (numpy arrays) against float64 numpy, on
 ragged groups (empty ones, one smaller than a tile, tiles that straddle two groups, an N tail),
-the output NaN first: rows past the last group stay NaN (not written); persistent grids of 1,
-2 and 3 CTAs and more CTAs than tiles; its b N-major variant (the backward's grad_a) and masked
-layout (per-group counts); the persistent scheduler (grouped_tiles.py) walked by a probe kernel
-(every tile once, every group row in one tile, CTAs' shares within one tile); and compiled for
-sm_90a (ptxas, no GPU): HGMMA, TMA loads, no TMA store, no spills, WGMMA not serialized."""
+the output NaN first: rows past the last group stay NaN (not written); persistent grids of 1
+to 3 CTAs and more CTAs than tiles; its b N-major variant (the backward's grad_a) and masked
+layout (per-group counts); and compiled for sm_90a (ptxas, no GPU): HGMMA, TMA loads, no TMA
+store, no spills, WGMMA not serialized (the scheduler alone: test_grouped_tiles.py)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ These are DeepGEMM's shapes; torch._scaled_mm's BlockWise1x128 scale_a is the sa
 (K/128, N/128), whose transpose (a view) is this scale_b. Each consumer warpgroup issues, per K step
 of 128 (one 128-byte swizzle row: four m64n128k32 WGMMAs), its WGMMA64(Float8E4M3, 128, 128)
 into a FRESH f32 partial accumulator (scale-d false), waits for it, and adds it into the main
-accumulator times scale_a[row, g] * scale_b[n0 / 128, g] ("promotion" every 128 of K, so that
+accumulator times scale_a[row, g] * scale_b[n0 / 128, g] by one fma.rn a register ("promotion" every 128 of K, so that
 the FP8 tensor core's limited accumulation (about 14 bits, DeepSeek-V3 3.3.2) never sums more
 than 128 products). The promotion (64 FMAs a thread) does not overlap this warpgroup's next
 WGMMA: the tensor core is kept busy by the other consumer warpgroup's WGMMAs (the two are not
@@ -100,7 +100,7 @@ def promote_k_steps(pipe, st, a_stages, b_stages, scale_a, scale_b, q, t, m0, n0
         part = tylo.wait_mma(tylo.mma_async(plan, a, b, part, accumulate=fresh))
         if t == 0:
             pipe.consumer_release(st)
-        main = main + part * s
+        main = tylo.fma(part, s, main)  # FFMA: one rounding (DeepSeek-V3 3.3.2 promotes so)
         st = st.advance()
     return st, main
 

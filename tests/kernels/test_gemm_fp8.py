@@ -116,6 +116,8 @@ def test_blockwise_sass():
     assert counts.opcodes["UTMALDG"] >= 2 and counts.opcodes["UTMASTG"] >= 2
     assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
     assert compiled.report.stack_frame_bytes == 0
+    # the promotion is one FFMA per accumulator register (tylo.fma), not an FMUL and an FADD
+    assert counts.opcodes["FFMA"] >= 64 and counts.opcodes.get("FADD", 0) == 0
 
 
 def test_blockwise_scale_shapes():

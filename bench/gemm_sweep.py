@@ -34,9 +34,10 @@ quantize_blocks`), bf16 out, checked against float32 of the dequantized inputs:
 torch._scaled_mm (cuBLASLt); ratio tylo / torch, goal >= 1.0 at every shape (and in the mean).
 ``--dtype block``: DeepSeek-V3's shapes (`DEEPSEEK`, M in {128, 4096}, and 4096^3; `--models`
 and `--m` do not apply), "tylo block" (1x128 activation / 128x128 weight scales) beside
-"tylo tensor" (per-tensor, the same bytes) and "torch block" (torch._scaled_mm's BlockWise1x128
-/ BlockWise128x128, where this torch takes them); ratio tylo block / tylo tensor, goal >= 0.90
-at every shape.
+"tylo tensor" (per-tensor, the same bytes), "tylo block pp" (the block-scaled kernel with its
+consumers taking turns, `gemm_fp8_blockwise.promote_k_steps`' pingpong: not yet what the op
+runs) and "torch block" (torch._scaled_mm's BlockWise1x128 / BlockWise128x128, where this
+torch takes them); ratio tylo block / tylo tensor, goal >= 0.90 at every shape.
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ MODES = {
                  "tylo/cuBLAS", GOALS),
     "fp8": Mode(("tylo", "torch"), "tylo", ("torch",), "tylo/torch",
                 {"geomean": 1.0, "min": 1.0, "8192^3": 1.0}),
-    "block": Mode(("tylo block", "tylo tensor", "torch block"), "tylo block", ("tylo tensor",),
-                  "block/tensor", {"geomean": None, "min": 0.90, "8192^3": None}),
+    "block": Mode(("tylo block", "tylo tensor", "tylo block pp", "torch block"), "tylo block",
+                  ("tylo tensor",), "block/tensor", {"geomean": None, "min": 0.90, "8192^3": None}),
 }
 TOLERANCE = 1e-2
 GRAPH_MS = 1.0  # each CUDA graph replays about this long (at `ASSUMED_TFLOPS`)
@@ -187,8 +188,13 @@ def fp8_cases(torch, shape: Shape, block: bool, device: str):
             return lambda: tylo.ops.scaled_matmul(a, b, sa, sb)
         return lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
 
+    C = torch.empty(M, N, device=device, dtype=torch.bfloat16)  # "tylo block pp"'s output
+
     def poison(name):
-        poison_next(torch, (M, N), torch.bfloat16, device)
+        if name == "tylo block pp":
+            C.fill_(math.nan)
+        else:
+            poison_next(torch, (M, N), torch.bfloat16, device)
     tensor_ref = fp8.reference(a, wq, sa, sw)
     if not block:
         cases = {"tylo": scaled("tylo", a, wq.t(), sa, sw),
@@ -199,7 +205,10 @@ def fp8_cases(torch, shape: Shape, block: bool, device: str):
     sab = sab[:M].t().contiguous().t()  # (M, K/128), M contiguous: torch's BlockWise1x128
     cases = {"tylo block": scaled("tylo", ab, wb.t(), sab, swb.t()),
              "tylo tensor": scaled("tylo", a, wq.t(), sa, sw)}
-    refs = {"tylo block": block_ref, "tylo tensor": tensor_ref}
+    refs = {"tylo block": block_ref, "tylo tensor": tensor_ref, "tylo block pp": block_ref}
+    pingpong = blockwise.GemmBlockwise(ab, wb, C, sab, swb, emulate=device == "cpu",
+                                       pingpong=True)
+    cases["tylo block pp"] = lambda: (pingpong(), C)[1]
     theirs = scaled("torch", ab, wb.t(), sab, swb.t())
     try:
         theirs()

@@ -1,4 +1,5 @@
-"""Instruction selection of the warp matrix ops: ``tylo.mma_sync`` -> ``mma.sync``,
+"""Instruction selection of the warp matrix ops: ``tylo.mma_sync`` -> ``mma.sync`` (every row of
+the MMA table: 16/8-bit floats and integers, tf32, FP64, 4-bit integers, single bits),
 ``tylo.ldmatrix`` / ``tylo.stmatrix`` -> ``ldmatrix`` / ``stmatrix``, with their elements packed
 into (and split from) .b32 registers, low element first (PTX ISA 9.7.14.5.8, 9.7.14.5.14-16).
 """
@@ -19,15 +20,19 @@ from .values import class_of, memory_type
 
 @HANDLERS.on(T.MMASyncOp)
 def _MMASyncOp(sel: KernelSelection, op: T.MMASyncOp) -> None:
+    """mma.sync of the atom: 16- and 8-bit A/B elements packed into .b32 registers, tf32
+    converted, f32/s32/f64 elements as they are, Int4/UInt4/Bit1 A/B already the registers
+    (their words); the atom's .satfinite and .and/.xor.popc modifiers."""
     atom = op.plan.data.atom
-    sel.require(atom.instruction.min_sm, f"mma.sync {atom}")
+    sel.require(atom.min_sm, f"mma.sync {atom}")
     d_type, a_type, b_type, c_type = atom.instruction.ptx_types
     a = _pack(sel, [sel.get(v) for v in op.a], atom.a, a_type)
     b = _pack(sel, [sel.get(v) for v in op.b], atom.b, b_type)
     c = [sel.get(v) for v in op.c]
     d = [sel.new(class_of(d_type)) for _ in op.d]
     mma = sel.emit(
-        P.MmaSyncOp(atom.instruction.ptx_shape, ".".join(atom.instruction.ptx_types), a, b, c, d)
+        P.MmaSyncOp(atom.instruction.ptx_shape, ".".join(atom.instruction.ptx_types), a, b, c, d,
+                    satfinite=atom.satfinite, bit_op=atom.bit_op)
     )
     for old, new in zip(op.d, mma.results):
         sel.bind(old, new)
@@ -79,10 +84,11 @@ def _StMatrixOp(sel: KernelSelection, op: TM.StMatrixOp) -> None:
 
 
 def _pack(sel: KernelSelection, values: list[SSAValue], dtype, ptx_suffix: str) -> list[SSAValue]:
-    """Pack elements into .b32 registers, low element first (PTX ISA 9.7.14.5.8)."""
+    """Pack elements into .b32 registers, low element first (PTX ISA 9.7.14.5.8); 32- and
+    64-bit elements are their registers, and the values of a sub-byte type are its words."""
     if ptx_suffix == "tf32":
         return [sel.emit(P.CvtOp("tf32", "f32", v, sel.new("b32"), mode="rna")).results[0] for v in values]
-    if dtype.bits == 32:
+    if dtype.bits >= 32 or dtype.sub_byte:
         return values
     if dtype.bits == 16:
         return [

@@ -678,3 +678,5 @@ from tcgen05_mistakes import TCGEN05  # noqa: E402
 MISTAKES += TCGEN05
 from ops_mistakes import OPS  # noqa: E402
 MISTAKES += OPS
+from mma_family_mistakes import MMA_FAMILIES  # noqa: E402
+MISTAKES += MMA_FAMILIES

@@ -63,6 +63,7 @@ from .compiler.encodings.tcgen05_instruction import instruction_descriptor
 from .compiler.encodings.tcgen05_smem_descriptor import tcgen05_smem_descriptor
 from .compiler.encodings.wgmma_descriptor import operand_descriptor, wgmma_descriptor
 from .compiler.hardware.fp8 import float8_bits, from_float8, to_float8
+from .compiler.hardware.sub_byte import pack_sub_byte, unpack_sub_byte
 from .compiler.layout.inverse import left_inverse, right_inverse
 from .compiler.encodings.swizzle_modes import SWIZZLE_MODES, element_swizzle
 from .compiler.layout.layout import LayoutLeft, LayoutRight, filter_layout
@@ -303,6 +304,7 @@ _HOST_NAMES = [  # ``__all__``: these, then the starred exports (`__getattr__`)
     "operand_layout",
     "Ownership",
     "ownership_table",
+    "pack_sub_byte",
     "partition",
     "permute_ownership",
     "PictureError",
@@ -355,6 +357,7 @@ _HOST_NAMES = [  # ``__all__``: these, then the starred exports (`__getattr__`)
     "UInt4",
     "UInt64",
     "UInt8",
+    "unpack_sub_byte",
     "UnsupportedError",
     "validate_copy",
     "validate_tma_origin",

@@ -117,8 +117,8 @@ OPERAND_BITS = {"bf16": 16, "f16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8
 """Bits of one A/B element per PTX type (a .tf32 element fills a .b32 register, an .f64 one a
 .f64 register)."""
 
-ACCUMULATORS = {"f32": 32, "s32": 32, "f64": 64}
-"""C/D types the emulator runs, and the bits of their one element per register."""
+ACCUMULATORS = ("f32", "s32", "f64")
+"""C/D types the emulator runs (one element per register; .f64 ones in .f64 registers)."""
 
 _INTEGER_OPERANDS = ("s8", "u8", "s4", "u4", "b1")
 

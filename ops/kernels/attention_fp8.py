@@ -88,42 +88,45 @@ def transpose_v(V, layout: str = "bhsd"):
     (a torch tensor, any strides, or a numpy array of ml_dtypes.float8_e4m3fn), as a new
     contiguous (B, Hkv, D, padded_keys(Sk)) e4m3 array whose 128-key tile j holds at position a
     key 128 j + key_order(D)[a], and zeros past Sk (finite: the kernel's P is 0 there). torch:
-    one permuted copy of the whole tiles (the key order is a bit permutation: `key_bits`) and
-    one gather for a partial last tile; numpy: one gather."""
-    Vb = V if layout == "bhsd" else V.transpose(0, 2, 1, 3) if not hasattr(V, "data_ptr") \
-        else V.transpose(1, 2)
-    B, H, Sk, D = Vb.shape
-    n = padded_keys(Sk)
-    order = key_order(D)
+    one copy that permutes the whole tiles' key bits (`key_bits`), and for a partial last tile
+    one zeroed (B, Hkv, 128, D) copy and another such permute (no host-to-device copy: CUDA
+    graphs capture it); numpy: one gather."""
     if not hasattr(V, "data_ptr"):
         import numpy as np
 
+        Vb = V if layout == "bhsd" else V.transpose(0, 2, 1, 3)
+        B, H, Sk, D = Vb.shape
+        n = padded_keys(Sk)
         full = np.zeros((B, H, n, D), Vb.dtype)
         full[:, :, :Sk] = Vb
-        keys = (np.arange(n) // VT_KEYS) * VT_KEYS + np.array(order)[np.arange(n) % VT_KEYS]
+        order = np.array(key_order(D))
+        keys = (np.arange(n) // VT_KEYS) * VT_KEYS + order[np.arange(n) % VT_KEYS]
         return np.ascontiguousarray(full[:, :, keys].transpose(0, 1, 3, 2))
     import torch
 
-    src = Vb.view(torch.uint8)
-    vt = torch.empty((B, H, D, n), dtype=torch.uint8, device=V.device)
-    tiles, rest = divmod(Sk, VT_KEYS)
+    Vb = V if layout == "bhsd" else V.transpose(1, 2)
+    B, H, Sk, D = Vb.shape
     bits = key_bits(D)
-    if tiles and bits is not None:
-        # key 128 t + sum(k_b 2^b) -> axes (.., t, k_6, ..., k_0, ..); position bit i takes
-        # key bit bits[i]: the destination's axes (B, H, D, t, a_6, ..., a_0)
-        keys = src[:, :, :tiles * VT_KEYS].unflatten(2, (tiles,) + (2,) * 7)
-        perm = (0, 1, 10, 2) + tuple(3 + 6 - bits[i] for i in range(6, -1, -1))
-        vt[..., :tiles * VT_KEYS].unflatten(3, (tiles,) + (2,) * 7).copy_(keys.permute(perm))
-    elif tiles:
-        index = torch.tensor(order, device=V.device)
-        for t in range(tiles):
-            vt[..., t * VT_KEYS:(t + 1) * VT_KEYS] = \
-                src[:, :, t * VT_KEYS + index].transpose(2, 3)
+    if bits is None:
+        raise tylo.PlanError(f"FP8 attention: the key order of D {D} is no permutation of a "
+                             "key's bits")
+    # key 128 t + sum(k_b 2^b) -> axes (B, H, t, k_6, ..., k_0, D); position bit i takes key
+    # bit bits[i]: the destination's axes (B, H, D, t, a_6, ..., a_0)
+    perm = (0, 1, 10, 2) + tuple(3 + 6 - bits[i] for i in range(6, -1, -1))
+
+    def permuted(dst, src, tiles):
+        dst.unflatten(3, (tiles,) + (2,) * 7).copy_(
+            src.unflatten(2, (tiles,) + (2,) * 7).permute(perm))
+
+    src = Vb.view(torch.uint8)
+    vt = torch.empty((B, H, D, padded_keys(Sk)), dtype=torch.uint8, device=V.device)
+    tiles, rest = divmod(Sk, VT_KEYS)
+    if tiles:
+        permuted(vt[..., :tiles * VT_KEYS], src[:, :, :tiles * VT_KEYS], tiles)
     if rest:
         last = torch.zeros((B, H, VT_KEYS, D), dtype=torch.uint8, device=V.device)
         last[:, :, :rest] = src[:, :, tiles * VT_KEYS:]
-        index = torch.tensor(order, device=V.device)
-        vt[..., tiles * VT_KEYS:] = last[:, :, index].transpose(2, 3)
+        permuted(vt[..., tiles * VT_KEYS:], last, 1)
     return vt.view(torch.float8_e4m3fn)
 
 

@@ -196,10 +196,12 @@ WINDOW_CONFIGS = {64: Config(64, 128, 4)}
 
 
 #: The FP8 forward's tiles (ops/kernels/attention_fp8.py), D -> Config: BN 128 (one V^T box;
-#: FlashAttention-3's e4m3 tiles are 192 x 160 at D 64 and 128 x 224 at D 128), two consumers,
-#: P packed to e4m3 right after its softmax (`carry_bf16`: 16 words a thread carried to the
-#: next tile's P V instead of 64 floats).
-FP8_CONFIGS = {64: Config(64, 128, 2, carry_bf16=True, fp8=True),
+#: FlashAttention-3's e4m3 tiles are 192 x 160 at D 64 and 128 x 224 at D 128; BN 256 spills at
+#: D 128, ptxas 13.0), BlockM 192 (three consumers, 160 registers, no spills in either layout)
+#: at D 64 and 128 at D 128, P packed to e4m3 right after its softmax (`carry_bf16`: 16 words a
+#: thread carried to the next tile's P V instead of 64 floats). Not yet timed on a GPU:
+#: bench/attention_fp8.py --ablation times the alternatives.
+FP8_CONFIGS = {64: Config(64, 128, 4, W=3, carry_bf16=True, fp8=True),
                128: Config(128, 128, 2, carry_bf16=True, fp8=True)}
 
 

@@ -16,12 +16,13 @@ layout and, with return_lse, the float32 log-sum-exp of the dequantized logits (
 view of rows a multiple of 4 elements apart).
 
 Each call makes V^T, a contiguous (B, Hkv, D, Sk rounded up to 128) e4m3 copy of v with each
-128-key tile's keys in the kernel's order (`attention_fp8.transpose_v`: one torch copy, and a
-gather for a partial last tile; bench/attention_fp8.py times it with the kernel), and a (3, B
-Hkv) float32 table of the descales (one stack and one copy). Accuracy: P is rounded to e4m3 (3
-fraction bits) for the P V product, so O is within a few percent (L2 relative) of float32
-attention of the dequantized inputs (2-2.5% measured on random inputs; the kernel module's
-docstring); lse within 1e-5 for logits of order 1 (the FP8 WGMMA's sums keep about 14 bits).
+128-key tile's keys in the kernel's order (the Tylo kernel `attention_fp8.v_transposed`: 16-byte
+loads of v's rows, 4-byte stores of V^T's; bench/attention_fp8.py times it with the attention
+kernel), and a (3, B Hkv) float32 table of the descales (one stack and one copy). Accuracy: P
+is rounded to e4m3 (3 fraction bits) for the P V product, so O is within a few percent (L2
+relative) of float32 attention of the dequantized inputs (2-2.5% measured on random inputs;
+the kernel module's docstring); lse within 1e-5 for logits of order 1 (the FP8 WGMMA's sums
+keep about 14 bits).
 
 Forward only: backward() raises UnsupportedError (as FlashAttention-3's FP8 path: an inference
 op). Refused with an ArgumentError naming the argument: q, k, v not all e4m3 (or e4m3 beside
@@ -113,7 +114,8 @@ def _run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, q_descale: torch.Ten
     out, lse, O = _outputs(q, k, layout, q_order)
     B, _, _, Hkv = _geometry(q, k, layout)
     descale = fp8.descales(q_descale, k_descale, v_descale, B, Hkv, q)
-    vt = fp8.transpose_v(v, layout)
+    vt, grid, args = fp8.transpose_launch(v, layout)
+    wrap(fp8.v_transposed)[grid, fp8.VT_KEYS](*args)
     Q = q if layout == q_order else q.transpose(1, 2)
     K = k if layout == k_order else k.transpose(1, 2)
     run = host.Attention(Q, K, vt, O, lse, causal, scale=scale, layout=q_order,

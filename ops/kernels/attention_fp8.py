@@ -10,8 +10,9 @@ BN 128, two consumer warpgroups), FlashAttention-3's arrangement (arXiv 2407.086
   contiguous; swizzle rows of min(D, 128) bytes), twice bf16's rate;
 * P V: 8-bit WGMMA operands must be K-major (PTX ISA 9.7.15.5.2: no imm-trans for .e4m3), so V
   is read as V^T (B, Hkv, D, keys), the keys contiguous: `transpose_v` makes that copy before
-  the kernel (counted in bench/attention_fp8.py's times); FlashAttention-3 transposes in the
-  producer instead (LDSM/STSM), which is not done here yet;
+  the kernel (`v_transposed`, a Tylo kernel: 2 bytes of traffic a V element; counted in
+  bench/attention_fp8.py's times); FlashAttention-3 transposes in the producer instead
+  (LDSM/STSM), which is not done here yet;
 * P reaches the PV WGMMA as its register A with no lane exchange: the f32 accumulator of S and
   the e4m3 A fragment give a thread different keys of each 32-key slice (accumulator columns
   2t, 2t + 1, 8 + 2t, ...; A columns 4t .. 4t + 3, 16 + 4t ..), so the A operand takes each
@@ -63,8 +64,9 @@ def key_order(D: int) -> tuple[int, ...]:
 @functools.lru_cache(maxsize=None)
 def key_bits(D: int) -> tuple[int, ...] | None:
     """The key order as a permutation of the 7 bits of a position in a 128-key tile: bit i of
-    the position is bit key_bits(D)[i] of the key (so a reshape into 2 x ... x 2 and a permute
-    move the keys: one copy), or None when the order is no such permutation."""
+    the position is bit key_bits(D)[i] of the key (so a layout of shape (2, ..., 2) with strides
+    2^key_bits(D)[i] reads a tile's keys in that order: `v_transposed`), or None when the order
+    is no such permutation."""
     order = key_order(D)
     bits = []
     for i in range(7):
@@ -83,14 +85,58 @@ def padded_keys(seq_k: int) -> int:
     return -(-seq_k // VT_KEYS) * VT_KEYS
 
 
+@functools.lru_cache(maxsize=None)
+def tile_rows(D: int) -> tylo.Ownership:
+    """A key tile as `v_transposed` copies it, (128 positions, D) logical: thread 32 c + q holds
+    positions 4 q .. 4 q + 3 of columns [c D / 4, (c + 1) D / 4), so that each of its loads reads
+    16 contiguous bytes of a key's row and each store writes 4 consecutive positions of a row of
+    V^T (a warp: 128 contiguous bytes)."""
+    return tylo.Ownership((VT_KEYS, D), tylo.Layout(((32, 4), (4, D // 4)),
+                                                    ((4, VT_KEYS * D // 4), (1, VT_KEYS))))
+
+
+@tylo.kernel
+def v_transposed(vt, v, seq_k, heads: tylo.constexpr, D: tylo.constexpr,
+                 bits: tylo.constexpr):
+    """V^T (`transpose_v`): vt uint8 (B, Hkv, D, Sk_pad) contiguous from v uint8 (B, Hkv, Sk,
+    D) logical (the e4m3 bytes, any strides with rows of D contiguous bytes 16 bytes apart, a
+    16-byte aligned start). One CTA of 128 threads per key tile j and (b, h) (grid (Sk_pad /
+    128, B Hkv)): position 128 j + a of vt takes key 128 j + sum_i bit i of a << bits[i]
+    (`key_bits`); a whole tile through a bit-permuted layout of its keys, each thread's share
+    (`tile_rows`) read as 16-byte vectors and written 4 bytes at a time; the last, partial tile
+    byte by byte (thread t: position t), zeros past seq_k."""
+    t = tylo.thread_idx()
+    j = tylo.block_idx(0)
+    bh = tylo.block_idx(1)
+    b = bh // heads
+    h = bh - b * heads
+    key0 = j * VT_KEYS
+    pitch = vt.stride[2]
+    out = tylo.GlobalTile(vt.ptr + bh * D * pitch + key0, tylo.Layout((VT_KEYS, D), (1, pitch)),
+                          align=4)
+    base = v.ptr + b * v.stride[0] + h * v.stride[1] + key0 * v.stride[2]
+    if key0 + VT_KEYS <= seq_k:
+        rows = tylo.GlobalTile(base, tylo.Layout(((2,) * 7, D), (tuple(
+            v.stride[2] * (1 << bits[i]) for i in range(7)), 1)), align=16)
+        tylo.store(out, tylo.load_fragment(tile_rows(D), rows, t), t)
+    else:
+        key = key0
+        for i in tylo.static_range(7):
+            key = key + (((t >> i) & 1) << bits[i])
+        inside = key < seq_k
+        row = tylo.minimum(key, seq_k - 1)
+        for d in tylo.static_range(D):
+            x = v[b, h, row, d]
+            out[t, d] = tylo.select(inside, x, x - x)
+
+
 def transpose_v(V, layout: str = "bhsd"):
     """V^T for the FP8 kernel: V (B, Hkv, Sk, D) ("bhsd") or (B, Sk, Hkv, D) ("bshd"), e4m3
-    (a torch tensor, any strides, or a numpy array of ml_dtypes.float8_e4m3fn), as a new
-    contiguous (B, Hkv, D, padded_keys(Sk)) e4m3 array whose 128-key tile j holds at position a
-    key 128 j + key_order(D)[a], and zeros past Sk (finite: the kernel's P is 0 there). torch:
-    one copy that permutes the whole tiles' key bits (`key_bits`), and for a partial last tile
-    one zeroed (B, Hkv, 128, D) copy and another such permute (no host-to-device copy: CUDA
-    graphs capture it); numpy: one gather."""
+    (a torch tensor, or a numpy array of ml_dtypes.float8_e4m3fn), as a new contiguous (B, Hkv,
+    D, padded_keys(Sk)) e4m3 array whose 128-key tile j holds at position a key 128 j +
+    key_order(D)[a], and zeros past Sk (finite: the kernel's P is 0 there). torch: the
+    `v_transposed` kernel (`transpose_launch`; CPU tensors on the emulator); numpy: one gather
+    (the reference the kernel is tested against)."""
     if not hasattr(V, "data_ptr"):
         import numpy as np
 
@@ -102,32 +148,30 @@ def transpose_v(V, layout: str = "bhsd"):
         order = np.array(key_order(D))
         keys = (np.arange(n) // VT_KEYS) * VT_KEYS + order[np.arange(n) % VT_KEYS]
         return np.ascontiguousarray(full[:, :, keys].transpose(0, 1, 3, 2))
+    vt, grid, args = transpose_launch(V, layout)
+    if grid[0]:
+        (v_transposed if V.is_cuda else v_transposed.emulate)[grid, VT_KEYS](*args)
+    return vt
+
+
+def transpose_launch(V, layout: str):
+    """(vt, grid, args) of `v_transposed` for torch V (`transpose_v`): vt the new e4m3 V^T,
+    uninitialized until the launch `v_transposed[grid, 128](*args)`. A V whose rows are not 16
+    bytes apart or whose data is not 16-byte aligned is copied contiguous first."""
     import torch
 
     Vb = V if layout == "bhsd" else V.transpose(1, 2)
     B, H, Sk, D = Vb.shape
+    if V.stride(-1) != 1 or any(s % 16 for s in Vb.stride()[:3]) or V.data_ptr() % 16:
+        Vb = Vb.clone(memory_format=torch.contiguous_format)  # (a new, aligned allocation)
     bits = key_bits(D)
     if bits is None:
         raise tylo.PlanError(f"FP8 attention: the key order of D {D} is no permutation of a "
                              "key's bits")
-    # key 128 t + sum(k_b 2^b) -> axes (B, H, t, k_6, ..., k_0, D); position bit i takes key
-    # bit bits[i]: the destination's axes (B, H, D, t, a_6, ..., a_0)
-    perm = (0, 1, 10, 2) + tuple(3 + 6 - bits[i] for i in range(6, -1, -1))
-
-    def permuted(dst, src, tiles):
-        dst.unflatten(3, (tiles,) + (2,) * 7).copy_(
-            src.unflatten(2, (tiles,) + (2,) * 7).permute(perm))
-
-    src = Vb.view(torch.uint8)
     vt = torch.empty((B, H, D, padded_keys(Sk)), dtype=torch.uint8, device=V.device)
-    tiles, rest = divmod(Sk, VT_KEYS)
-    if tiles:
-        permuted(vt[..., :tiles * VT_KEYS], src[:, :, :tiles * VT_KEYS], tiles)
-    if rest:
-        last = torch.zeros((B, H, VT_KEYS, D), dtype=torch.uint8, device=V.device)
-        last[:, :, :rest] = src[:, :, tiles * VT_KEYS:]
-        permuted(vt[..., tiles * VT_KEYS:], last, 1)
-    return vt.view(torch.float8_e4m3fn)
+    grid = (padded_keys(Sk) // VT_KEYS, B * H)
+    return (vt.view(torch.float8_e4m3fn), grid,
+            (vt, Vb.view(torch.uint8), Sk, H, D, bits))
 
 
 def descale_factors(q_descale, k_descale, v_descale, B: int, Hkv: int, like):

@@ -99,8 +99,10 @@ def test_key_order_is_the_register_a_columns():
 @pytest.mark.parametrize("layout", ["bhsd", "bshd"])
 @pytest.mark.parametrize("Sk", [128, 300])
 def test_transpose_v(layout, Sk):
-    """transpose_v: V^T[b, h, d, 128 j + a] = V[b, h, 128 j + order[a], d], zeros past Sk; the
-    torch path (a bit-permuting copy of whole tiles, a gather of the last) equals numpy's."""
+    """transpose_v: V^T[b, h, d, 128 j + a] = V[b, h, 128 j + order[a], d], zeros past Sk (the
+    numpy gather); the torch path, the `v_transposed` kernel on the emulator (whole tiles by
+    16-byte loads through the bit-permuted layout, the last partial tile byte by byte), gives
+    the same bytes, also from a view that is not 16-byte aligned (copied first)."""
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng()
     shape = (2, 3, Sk, 64) if layout == "bhsd" else (2, Sk, 3, 64)
@@ -115,9 +117,28 @@ def test_transpose_v(layout, Sk):
         src = 128 * tile + order[a]
         want = Vb[:, :, src].astype(np.float32) if src < Sk else 0.0
         np.testing.assert_array_equal(got[:, :, :, key].astype(np.float32), want)
-    t = fp8.transpose_v(torch.from_numpy(V.view(np.uint8)).view(torch.float8_e4m3fn), layout)
+    tv = torch.from_numpy(V.view(np.uint8)).view(torch.float8_e4m3fn)
+    t = fp8.transpose_v(tv, layout)
     assert t.is_contiguous() and t.dtype == torch.float8_e4m3fn
     np.testing.assert_array_equal(t.view(torch.uint8).numpy(), got.view(np.uint8))
+    flat = torch.empty(tv.numel() + 1, dtype=torch.uint8)
+    shifted = flat[1:].view(tv.shape).view(torch.float8_e4m3fn)  # 1 byte off alignment
+    shifted.view(torch.uint8).copy_(tv.view(torch.uint8))
+    np.testing.assert_array_equal(fp8.transpose_v(shifted, layout).view(torch.uint8).numpy(),
+                                  got.view(np.uint8))
+
+
+def test_transpose_kernel_sass():
+    """v_transposed at D 128: a whole tile's loads are 16-byte vectors (a thread's 4 keys x 32
+    bytes) and its stores 4-byte words (4 positions), no spills."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    from tylo import Tensor, UInt8
+
+    c = fp8.v_transposed.compile(Tensor(UInt8, 4), Tensor(UInt8, 4), 300, 16, 128,
+                                 fp8.key_bits(128), block=128, arch="sm_90a")
+    full = c.sass_counts().full
+    assert full["LDG.E.128"] == 8 and full["STG.E"] == 32
+    assert c.report.spill_store_bytes == 0 and c.report.spill_load_bytes == 0
 
 
 def test_weight_scale_keeps_an_attention_sinks_tail():

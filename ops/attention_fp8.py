@@ -35,14 +35,14 @@ from __future__ import annotations
 
 import torch
 
-from tylo import ArgumentError, UnsupportedError
+from tylo import ArgumentError, TyloError, UnsupportedError
 
 from .attention_views import lse_rows, memory_order
 from .device import require_hopper
 from .kernels import attention as kernel
 from .kernels import attention_fp8 as fp8
 from .kernels import attention_host as host
-from .library import custom_op, wrap
+from .library import custom_op, direct, wrap
 
 E4M3 = torch.float8_e4m3fn
 
@@ -156,4 +156,11 @@ def forward(q, k, v, q_descale, k_descale, v_descale, causal: bool, scale: float
                                      f"{what}; use bfloat16 inputs")
     if layout not in ("bshd", "bhsd"):
         raise ArgumentError("layout", f"{layout!r}: 'bshd' or 'bhsd'")
-    return _forward(q, k, v, q_descale, k_descale, v_descale, bool(causal), float(scale), layout)
+    args = (q, k, v, q_descale, k_descale, v_descale, bool(causal), float(scale), layout)
+    descales = [d for d in (q_descale, k_descale, v_descale) if d is not None]
+    if direct(q, k, v, *descales):  # an eager call that torch need not see (library.direct)
+        try:
+            return _run(*args)
+        except TyloError as e:  # the caller's mistake: no frames of this module
+            raise e.with_traceback(None) from None
+    return _forward(*args)

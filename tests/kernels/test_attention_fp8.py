@@ -219,3 +219,20 @@ def test_gpu_against_torch(B, Hq, Hkv, S, D, causal, layout, descale):
         pytest.skip("needs sm_90a (Hopper) and torch with CUDA")
     ok, err = run(B, Hq, Hkv, S, D, causal, layout, descale, torch=torch)
     assert ok, err
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["bhsd", "bshd"])
+def test_gpu_transpose_v(layout):
+    """v_transposed on the GPU gives numpy's gather's bytes (a ragged last tile, both layouts,
+    the output poisoned first by the allocator's NaN-filled blocks)."""
+    torch = testing.cuda_torch()
+    if torch is None or torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs sm_90a (Hopper) and torch with CUDA")
+    shape = (2, 4, 1000, 128) if layout == "bhsd" else (2, 1000, 4, 128)
+    v = torch.randint(0, 126, shape, dtype=torch.uint8, device="cuda")
+    torch.empty(64 << 20, dtype=torch.uint8, device="cuda").fill_(0x7F)  # NaN bytes of e4m3
+    got = fp8.transpose_v(v.view(torch.float8_e4m3fn), layout)
+    torch.cuda.synchronize()
+    want = fp8.transpose_v(v.cpu().numpy().view(Float8E4M3.numpy), layout)
+    np.testing.assert_array_equal(got.view(torch.uint8).cpu().numpy(), want.view(np.uint8))

@@ -75,6 +75,11 @@ online softmax, whose exponent then folds softcap log2(e) in place of scale log2
 are softcap tanh(scale s / softcap), FlashAttention's convention. Without either, the kernel's
 PTX is what it was.
 
+The FP8 forward (`Config.fp8`, ops/kernels/attention_fp8.py: e4m3 Q, K and V^T, descale factors,
+bf16 O) is this kernel with e4m3 tiles: S by m64nNk32 e4m3 WGMMA, P packed to e4m3 by
+`tylo.accumulator_as_a` as P V's register A over V^T (whose key tiles take the A fragment's key
+order), the descales in the softmax's runtime scale and on O. Without it, the PTX is what it was.
+
 Tile choices per head dim: `attention_tiles.CONFIGS` (BN 128, and 80 at D 256 where shared
 memory runs out; BlockM 128 = two consumers at D 128 and 256, and FA3's 192 = three at D 64,
 where P is rounded to bf16 as soon as its softmax is done so that the three consumers'

@@ -14,6 +14,10 @@ fragment of UInt32, one slot per word, whose ownership is that of each word's fi
   atom (columns 0-7 and 8-15) as the atom's 16x16 A operand, packed, rounded to nearest even,
   with no lane communication (FlashAttention-2's reuse of the score accumulator as the A of the
   next MMA); the ownerships are checked to line up (`a_operand_slots`).
+* ``tylo.accumulator_as_a(plan, f)``: a finished WGMMA accumulator of width k (columns [c, c + k)
+  of attention's scores) as a WGMMA64 plan's register A operand, packed, with no lane
+  communication: 16-bit plans take the columns as they are, 8-bit plans permute them within
+  each K = 32 slice (`WGMMA64.accumulator_as_a`; B's rows must then be permuted the same way).
 * ``tylo.store(pointer, packed, index)``: the packed payload store, this thread's words to
   consecutive addresses (`store_packed`).
 * MMA operands of Int4, UInt4 and Bit1 (eight 4-bit or thirty-two 1-bit values to a word, the
@@ -32,6 +36,7 @@ from ...compiler.atoms.mma_atom import MMAAtom
 from ...compiler.ownership.ownership import Ownership
 from ...compiler.ownership.fit import fit_ownership, word_ownership
 from ...compiler.ownership.maps import check_relayout
+from ...compiler.plans.wgmma import WGMMA64
 from ...compiler.hardware.ptx_types import PTX_TYPES, arch_number
 from ...dialects.builder import emit
 from ...dialects.tylo.fragment_ops import (
@@ -48,12 +53,13 @@ from ..tracing.tracing import current
 
 
 EXPORTS = (
-    "pack", "unpack", "PackedFragment", "pack_operand_a",
+    "pack", "unpack", "PackedFragment", "pack_operand_a", "accumulator_as_a",
 )
 """Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
 
 __all__ = ["PackedFragment", "pack", "unpack", "pack_operand_a", "a_operand_slots",
-           "store_packed", "word_ownership", "load_packed_operand", "packed_operand"]
+           "accumulator_as_a", "store_packed", "word_ownership", "load_packed_operand",
+           "packed_operand"]
 
 
 class PackedFragment:
@@ -193,6 +199,38 @@ def pack_operand_a(atom: MMAAtom, left: Fragment, right: Fragment) -> PackedFrag
                 f"{f.ownership}; it must be an FP32 accumulator of {atom} (ownership {c})")
     joined = take_slots([left, right], slots, atom.operand_layout("A"))
     return pack(joined, atom.a)
+
+
+def accumulator_as_a(plan: WGMMA64, fragment: Fragment) -> PackedFragment:
+    """A finished FP32 WGMMA accumulator of width k as `plan`'s register A operand (64 W, k),
+    converted to plan.dtype and packed: what ``tylo.wgmma_operand(plan, "A", ...)`` takes, with
+    no lane communication and no register move (attention's P of a key tile).
+
+    fragment: a Float32 fragment with the accumulator ownership of width ``plan.k`` (a
+    finished accumulator of an n = k plan, or the window ``tylo.window(s, (0, c), (64 W, k))``
+    of a wider one). The result's column a is the fragment's column ``columns[a]``
+    (``columns, _ = plan.accumulator_as_a()``, derived from the two ownerships): the identity
+    for 16-bit plans; for 8-bit plans a permutation within each K = 32 slice, so the product
+    ``A @ B`` then contracts the permuted columns and B's row a must hold what its row
+    ``columns[a]`` would (attention stores V^T with each key tile's keys permuted so). The
+    conversion is `pack`'s: ``cvt.rn.satfinite.e4m3x2.f32`` / ``e5m2x2`` (round to nearest even,
+    saturating to +-448 / +-57344; sm_89+) or ``cvt.rn.bf16x2.f32`` / ``f16x2``, four (two)
+    slots a word. Raises TypeMismatchError for anything but a WGMMA64 plan or a Float32
+    fragment of that ownership (naming it), UnsupportedError for a target without the cvt."""
+    if not isinstance(plan, WGMMA64):
+        raise TypeMismatchError(f"tylo.accumulator_as_a: {plan!r} is not a WGMMA64 plan")
+    columns, slots = plan.accumulator_as_a()
+    want = Ownership((plan.m, plan.k), plan.instruction.c_layout(plan.k, plan.warpgroups))
+    if not isinstance(fragment, Fragment) or fragment.dtype is not dtypes.Float32 \
+            or fragment.ownership != want:
+        got = (f"a fragment of {fragment.dtype} with ownership {fragment.ownership}"
+               if isinstance(fragment, Fragment) else repr(fragment))
+        raise TypeMismatchError(
+            f"tylo.accumulator_as_a: the accumulator must be a Float32 fragment of {plan}'s "
+            f"accumulator ownership at width k = {plan.k} ({want}; a window of k columns of a "
+            f"finished accumulator), got {got}")
+    a = Ownership((plan.m, plan.k), plan.instruction.a_layout(plan.k, plan.warpgroups))
+    return pack(take_slots(fragment, slots, a), plan.dtype)
 
 
 def store_packed(pointer: Pointer, packed: PackedFragment, index) -> None:

@@ -145,6 +145,18 @@ def k(out, x, n):
     out[0] = acc[0]
 k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), 4)
 """, "CompileError", "'acc' is a list of 1 values before the runtime for loop and a list of 2 after it"),
+    Mistake("carried-packed-changes-dtype", K,
+            "a packed fragment that a runtime loop repacks as another dtype", """
+atom = MMAAtom((16, 8, 16), BFloat16, Float32)
+@tylo.kernel
+def k(out, x, n):
+    f = tylo.load_fragment(atom.operand_layout("C"), tylo.window(x, (0, 0), (16, 8)), tylo.thread_idx())
+    p = tylo.pack(f, Float8E4M3)
+    for j in range(n):  # <-
+        p = tylo.pack(f, Float8E5M2)
+    out[0] = p[0].to(Float32)
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 2), 4)
+""", "CompileError", "'p' is a packed fragment of Float8E4M3"),
     Mistake("print-runtime-value", K, "print() of a runtime value", """
 @tylo.kernel
 def k(out, n):

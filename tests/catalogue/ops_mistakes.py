@@ -53,7 +53,8 @@ OPS: list[Mistake] = [
     Mistake("attention-float16", O, "float16 inputs to tylo.ops.attention (the kernel is bf16)",
             _PRELUDE + """
 tylo.ops.attention(q.half(), kv.half(), kv.half())  # <-
-""", "ArgumentError", "is torch.float16; the kernel takes torch.bfloat16", located=False),
+""", "ArgumentError", "is torch.float16; the kernel takes torch.bfloat16 (or float8_e4m3fn",
+            located=False),
     Mistake("attention-head-dim", O, "a head dim the attention kernel does not serve (96)",
             _PRELUDE + """
 x = torch.randn(1, 64, 2, 96, dtype=torch.bfloat16)
@@ -674,4 +675,59 @@ import tylo.ops
 model = None  # (a transformers LlamaForCausalLM; the backend is checked first)
 tylo.ops.LlamaDecoder(model, batch=1, max_tokens=64, backend="flash")  # <-
 """, "ArgumentError", "LlamaDecoder takes 'tylo' or 'torch'", located=False),
+]
+
+_ATTENTION_FP8 = """
+import torch
+import tylo.ops
+q = (torch.randn(1, 64, 4, 64) * 4).to(torch.float8_e4m3fn)    # (B, S, Hq, D) e4m3
+kv = (torch.randn(1, 64, 2, 64) * 4).to(torch.float8_e4m3fn)   # (B, S, Hkv, D)
+dq = dk = torch.full((1, 2), 0.05)                             # (B, Hkv) descales
+"""
+
+
+def _attention_fp8(name: str, what: str, code: str, error: str, match: str) -> Mistake:
+    return Mistake(f"attention-fp8-{name}", O, what, _ATTENTION_FP8 + code, error, match,
+                   located=False)
+
+
+OPS += [
+    _attention_fp8("mixed-dtypes", "e4m3 q and k beside a bfloat16 v", """
+tylo.ops.attention(q, kv, kv.bfloat16(), q_descale=dq, k_descale=dk)  # <-
+""", "ArgumentError", "is torch.bfloat16 beside e4m3 inputs"),
+    _attention_fp8("descale-with-bf16", "descale factors beside bfloat16 q, k, v", """
+tylo.ops.attention(q.bfloat16(), kv.bfloat16(), kv.bfloat16(), q_descale=dq)  # <-
+""", "ArgumentError", "descale factors go with float8_e4m3fn q, k, v"),
+    _attention_fp8("descale-shape", "a descale per query head (B, Hq) instead of per KV head "
+                   "(B, Hkv), FlashAttention-3's", """
+tylo.ops.attention(q, kv, kv, q_descale=torch.full((1, 4), 0.05), k_descale=dk)  # <-
+""", "ArgumentError", "has shape (1, 4): descale factors are one float32 (per tensor) or "
+                      "(B, Hkv) = (1, 2)"),
+    _attention_fp8("descale-dtype", "bfloat16 descale factors (they are float32)", """
+tylo.ops.attention(q, kv, kv, q_descale=dq.bfloat16(), k_descale=dk)  # <-
+""", "ArgumentError", "is torch.bfloat16; descale factors are float32"),
+    _attention_fp8("head-dim", "e4m3 inputs of head dim 256 (the FP8 kernel serves 64 and 128)",
+                   """
+x = (torch.randn(1, 64, 2, 256) * 4).to(torch.float8_e4m3fn)
+tylo.ops.attention(x, x, x)  # <-
+""", "ArgumentError", "head dim 256 (k 256, v 256): the FP8 kernel serves 64, 128"),
+    _attention_fp8("varlen", "packed varlen e4m3 sequences (cu_seqlens)", """
+cu = torch.tensor([0, 64], dtype=torch.int32)
+tylo.ops.attention(q[0], kv[0], kv[0], cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=64)  # <-
+""", "ArgumentError", "does not serve packed varlen sequences"),
+    _attention_fp8("paged", "an e4m3 paged KV cache (block_table)", """
+table, used = torch.zeros(1, 4, dtype=torch.int32), torch.full((1,), 64, dtype=torch.int32)
+tylo.ops.attention(q, kv, kv, block_table=table, seqused_k=used)  # <-
+""", "ArgumentError", "does not serve a paged KV cache"),
+    _attention_fp8("window", "a sliding window with e4m3 inputs", """
+tylo.ops.attention(q, kv, kv, causal=True, window=(31, 0))  # <-
+""", "ArgumentError", "does not serve a sliding window"),
+    _attention_fp8("softcap", "a logit softcap with e4m3 inputs", """
+tylo.ops.attention(q, kv, kv, softcap=30.0)  # <-
+""", "ArgumentError", "does not serve a softcap"),
+    _attention_fp8("backward", "backward() through the FP8 forward (an inference op)", """
+d = torch.tensor(0.05, requires_grad=True)
+out = tylo.ops.attention(q, kv, kv, q_descale=d, k_descale=d)
+out.float().sum().backward()  # <-
+""", "UnsupportedError", "has no backward (the FP8 forward is an inference op)"),
 ]

@@ -87,6 +87,24 @@ WGMMA64(Float8E4M3, 64, 16)  # <-
     Mistake("wgmma-type-pair", P, "WGMMA inputs of two types the ISA does not pair", """
 WGMMA64(BFloat16, 64, 64, b_dtype=Float8E4M3)  # <-
 """, "PlanError", "no BFloat16 x Float8E4M3 inputs", located=False),
+    Mistake("accumulator-as-a-width", P,
+            "tylo.accumulator_as_a of a whole (64, 128) score accumulator for a k = 32 plan",
+            """
+plan = WGMMA64(Float8E4M3, 64, 32)
+@tylo.kernel
+def k(out):
+    s = tylo.zeros(WGMMA64(Float8E4M3, 128, 128).operand_layout("C"))
+    a = tylo.accumulator_as_a(plan, s)  # <-
+""" + _COMPILE, "TypeMismatchError", "accumulator ownership at width k = 32"),
+    Mistake("register-a-packed-dtype", P,
+            "a packed register A of another dtype than the plan's (bf16 words, an e4m3 plan)",
+            """
+plan = WGMMA64(Float8E4M3, 64, 32)
+@tylo.kernel
+def k(out):
+    s = tylo.zeros(WGMMA64(BFloat16, 32, 32).operand_layout("C"))
+    a = tylo.wgmma_operand(plan, "A", tylo.accumulator_as_a(WGMMA64(BFloat16, 64, 32), s))  # <-
+""" + _COMPILE, "TypeMismatchError", "pack it as Float8E4M3"),
     Mistake("fence-proxy-async-below-sm90", P, "tylo.fence_proxy_async compiled for sm_80", """
 @tylo.kernel
 def k(out):

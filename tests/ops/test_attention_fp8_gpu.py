@@ -21,13 +21,17 @@ pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("hopper")]
 O_ERROR = 5e-2  # L2 relative: P rounded to e4m3 (tests/kernels/test_attention_fp8.py)
 
 
-def quantized(B, S, H, D, per_head: bool):
-    """(x e4m3 (B, S, H, D), descale: (B, H) per head, or 0-d per tensor) of fresh bf16 values."""
+def quantized(B, S, H, D, per_head: bool, kv_heads: int | None = None):
+    """(x e4m3 (B, S, H, D), descale: (B, kv_heads) per KV head, or 0-d per tensor) of fresh
+    bf16 values. A query's descale is its KV head's (FlashAttention-3's descale_q is
+    (B, Hkv)): the H // kv_heads query heads of a group share one (kv_heads: default H)."""
+    Hkv = H if kv_heads is None else kv_heads
     x = torch.randn(B, S, H, D, device="cuda", dtype=torch.bfloat16)
-    amax = x.float().abs().amax(dim=(1, 3)) if per_head else x.float().abs().amax()
+    grouped = x.float().reshape(B, S, Hkv, H // Hkv, D)
+    amax = grouped.abs().amax(dim=(1, 3, 4)) if per_head else x.float().abs().amax()
     d = (amax / 448.0).clamp(min=1e-12)
-    scale = d[:, None, :, None] if per_head else d
-    return (x.float() / scale).to(torch.float8_e4m3fn), d
+    scale = d[:, None, :, None, None] if per_head else d
+    return (grouped / scale).reshape(B, S, H, D).to(torch.float8_e4m3fn), d
 
 
 def poison():
@@ -53,7 +57,7 @@ def check(out, lse, q, k, v, dq, dk, dv, causal, layout, what):
 def test_against_float32(D, causal):
     for B, Sq, Sk, Hq, Hkv, per_head in ((2, 1024, 1024, 8, 2, True), (1, 777, 900, 4, 4, False),
                                           (3, 300, 300, 6, 1, True)):
-        q, dq = quantized(B, Sq, Hq, D, per_head)
+        q, dq = quantized(B, Sq, Hq, D, per_head, Hkv)
         k, dk = quantized(B, Sk, Hkv, D, per_head)
         v, dv = quantized(B, Sk, Hkv, D, per_head)
         if not per_head:  # per tensor: one descale for every head
@@ -100,7 +104,7 @@ def test_cuda_graph_and_torch_compile():
     """A CUDA graph of the op (V^T's copy, the descale table, the kernel), captured once,
     replays on new input values and descales; torch.compile(fullgraph=True) of a block that
     quantizes and calls the op matches eager."""
-    q, dq = quantized(2, 512, 8, 128, True)
+    q, dq = quantized(2, 512, 8, 128, True, 2)
     k, dk = quantized(2, 512, 2, 128, True)
     v, dv = quantized(2, 512, 2, 128, True)
 
@@ -114,7 +118,7 @@ def test_cuda_graph_and_torch_compile():
     with torch.cuda.graph(graph):
         static_out = call()
     for x, d in ((q, dq), (k, dk), (v, dv)):
-        fresh, fd = quantized(*x.shape, True)
+        fresh, fd = quantized(*x.shape, True, 2)
         x.copy_(fresh)
         d.copy_(fd)
     static_out.fill_(math.nan)

@@ -91,7 +91,8 @@ def gemm_fp8_blockwise(a_map, b_map, c_map, scale_a, scale_b, M, N, K,
 def promote_k_steps(pipe, st, a_stages, b_stages, scale_a, scale_b, q, t, m0, n0, k_steps, fresh,
                     M, plan=PLAN, batch=(), pingpong=False):
     """A consumer's K loop over the tile at (m0, n0) with `plan` (`OPERANDS`): per K step the
-    row scales of its 64 rows (loaded before the stage wait; 0 at rows M and past), one
+    row scales of its 64 rows (0 at rows M and past) and the B block's scale (both loaded one
+    K step ahead, `step_scales`: their global-load latency runs under a step's WGMMAs), one
     mma_async into the partial (overwritten: accumulate=fresh), wait, release, promotion into
     the main accumulator times the row scales and scale_b[*batch, n0 / 128, k] (`batch`: the
     group of a 3-D scale_b, grouped_gemm_fp8.py's). `pingpong`: the two consumers take turns
@@ -104,10 +105,12 @@ def promote_k_steps(pipe, st, a_stages, b_stages, scale_a, scale_b, q, t, m0, n0
     main = tylo.zero_accumulator(plan)
     part = tylo.zero_accumulator(plan)
     r0 = m0 + q * 64
+    rows, col = step_scales(scale_a, scale_b, r0, n0, 0, t, M, batch)
     for k in range(k_steps):
-        rows = tylo.load_fragment(ROWS, tylo.window(scale_a, (r0, k), (64, 1), inbounds=True), t,
-                                  bounds=(M - r0, None))
-        s = rows * scale_b[(*batch, n0 // BN, k)]
+        # step k + 1's scales (the last step's own again: in bounds) load under step k's
+        # WGMMAs; step k's, loaded a step ago, are multiplied only at its promotion
+        rows_next, col_next = step_scales(scale_a, scale_b, r0, n0,
+                                          tylo.minimum(k + 1, k_steps - 1), t, M, batch)
         pipe.consumer_wait(st)
         a = tylo.wgmma_operand(plan, "A", a_stages[st.index], (q * 64, 0))
         b = tylo.wgmma_operand(plan, "B", b_stages[st.index], (0, 0))
@@ -119,9 +122,21 @@ def promote_k_steps(pipe, st, a_stages, b_stages, scale_a, scale_b, q, t, m0, n0
         part = tylo.wait_mma(pending)
         if t == 0:
             pipe.consumer_release(st)
-        main = tylo.fma(part, s, main)  # FFMA: one rounding (DeepSeek-V3 3.3.2 promotes so)
+        main = tylo.fma(part, rows * col, main)  # FFMA: one rounding
+        rows, col = rows_next, col_next
         st = st.advance()
     return st, main
+
+
+@tylo.func
+def step_scales(scale_a, scale_b, r0, n0, k, t, M, batch=()):
+    """K step k's scales of a consumer's 64 rows from r0: (this thread's row scales
+    scale_a[r0.., k] (`ROWS`; 0 at rows M and past), scale_b[*batch, n0 / 128, k]), as loaded
+    (global loads; the product is left to the promotion, so that nothing waits for them
+    earlier)."""
+    rows = tylo.load_fragment(ROWS, tylo.window(scale_a, (r0, k), (64, 1), inbounds=True), t,
+                              bounds=(M - r0, None))
+    return rows, scale_b[(*batch, n0 // BN, k)]
 
 
 @tylo.func

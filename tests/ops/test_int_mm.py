@@ -107,18 +107,13 @@ GPU_SHAPES = [(4096, 4096, 4096), (128, 4096, 4096), (4096, 14336, 4096), (4096,
               (136, 264, 144)]
 
 
-def _cuda():
-    if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU")
-    return torch.device("cuda")
-
-
-@pytest.mark.gpu
 @pytest.mark.parametrize("shape", GPU_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.gpu
+@pytest.mark.usefixtures("hopper")  # tests/ops/conftest.py
 def test_gpu_exact_against_torch_int_mm(shape):
     """Fresh random full-range int8 inputs, the output's memory poisoned (the least int32, which
     no sum of these K reaches): exact against torch._int_mm and the int64 product."""
-    dev = _cuda()
+    dev = torch.device("cuda")
     M_, N_, K_ = shape
     a, b = _random((M_, K_), torch.int8, dev), _random((N_, K_), torch.int8, dev).t()
     theirs = torch._int_mm(a, b)
@@ -133,11 +128,12 @@ def test_gpu_exact_against_torch_int_mm(shape):
 
 
 @pytest.mark.gpu
+@pytest.mark.usefixtures("hopper")  # tests/ops/conftest.py
 @pytest.mark.parametrize("da,db", PAIRS[1:], ids=lambda t: str(t).split(".")[1])
 def test_gpu_unsigned_pairings(da, db):
     """The pairings torch._int_mm has not: exact against the int64 product at 2048 x 3072 x
     1536 (fresh inputs, poisoned output)."""
-    dev = _cuda()
+    dev = torch.device("cuda")
     a, b = _random((2048, 1536), da, dev), _random((3072, 1536), db, dev).t()
     exact = (a.double() @ b.double()).long()
     poison_next(torch, (2048, 3072), torch.int32)
@@ -147,10 +143,11 @@ def test_gpu_unsigned_pairings(da, db):
 
 
 @pytest.mark.gpu
+@pytest.mark.usefixtures("hopper")  # tests/ops/conftest.py
 def test_gpu_torch_compile_and_cuda_graph():
     """torch.compile(fullgraph=True) (inductor) matches eager; a CUDA graph replays on new
     inputs exactly."""
-    dev = _cuda()
+    dev = torch.device("cuda")
     a, b = _random((512, 768), torch.int8, dev), _random((1024, 768), torch.int8, dev).t()
 
     def block(a, b):

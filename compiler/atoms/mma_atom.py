@@ -78,6 +78,9 @@ def _rows() -> list[MMAInstruction]:
     for t in (d.BFloat16, d.Float16):
         rows.append(MMAInstruction((16, 8, 16), t, t, d.Float32, _A16816, _B16816, _C168, 80))
         rows.append(MMAInstruction((16, 8, 8), t, t, d.Float32, _A1688, _B1688, _C168, 80))
+    # f16 accumulators: C/D two f16 a register, the same element order (9.7.14.5.8)
+    rows.append(MMAInstruction((16, 8, 16), d.Float16, d.Float16, d.Float16, _A16816, _B16816,
+                               _C168, 80))
     for shape, a_layout, b_layout in (((16, 8, 4), _A1684_TF32, _B1684_TF32),
                                       ((16, 8, 8), _A1688_TF32, _B1688_TF32)):
         rows.append(MMAInstruction(shape, d.Float32, d.Float32, d.Float32, a_layout, b_layout, _C168, 80))

@@ -53,8 +53,8 @@ from ...dialects.ptx import tcgen05 as X
 from ...dialects.ptx.tcgen05 import shape_of
 from ..cluster import cta_offsets
 from ..tmem import PendingMma, split, tmem_of
-from .matrix import _NAN32, _decode
-from .wgmma import _read_shared, f16_result, multiply_add
+from .matrix import _NAN32, _decode, f16_result
+from .wgmma import _read_shared, multiply_add
 from .wgmma_operands import canonical_offsets, swizzle_addresses
 
 LOCK_LOAD = 3

@@ -100,6 +100,7 @@ from ..cluster import cta_offsets
 from ..memory import AccessFault
 from .matrix import (
     _NAN32,
+    f16_result,
     ACCUMULATOR_FRACTION_BITS,
     ALIGNMENT_EMIN,
     _decode,
@@ -132,8 +133,6 @@ mma.sync m16n8k8 .tf32 model, not measured on the wgmma)."""
 TF32_INPUT_ROUNDING = "truncate"
 """How a tf32 element's 23-bit mantissa becomes 10 bits: "truncate" (the ISA's words, module
 text) or "rna" (`tf32_inputs`); tests/gpu/test_wgmma_int8_tf32_gpu.py decides on the GPU."""
-_NAN16 = 0x7FFF
-"""The f16 NaN an .f16 accumulator holds (PTX's canonical NaN, as `matrix._NAN32` for f32)."""
 ALIGNMENT_EMIN_8BIT = {"e4m3": -6, "e5m2": -14}
 """The least alignment exponent of an 8-bit operand of wgmma: its own format's minimum normal
 exponent, where mma.sync takes f16's (`matrix.ALIGNMENT_EMIN`; module text; measured on an H100,
@@ -305,14 +304,6 @@ def tf32_inputs(raw, rounding: str | None = None):
         finite = (raw & np.uint32(0x7F800000)) != np.uint32(0x7F800000)
         raw = np.where(finite, raw + np.uint32(0x1000), raw)
     return raw & np.uint32(0xFFFFE000)
-
-
-def f16_result(D):
-    """An f32 result rounded to the .f16 accumulator's bits (uint16): round to nearest even,
-    overflow to infinity, NaN as 0x7FFF (module text; the tcgen05 F16 accumulator's rule)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        half = np.asarray(D, np.float32).astype(np.float16)
-    return np.where(np.isnan(half), np.uint16(_NAN16), half.view(np.uint16))
 
 
 def product(A, B, C, d_type: str, a_type: str, b_type: str, satfinite: bool = False):

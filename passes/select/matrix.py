@@ -25,11 +25,16 @@ def _MMASyncOp(sel: KernelSelection, op: T.MMASyncOp) -> None:
     a = _pack(sel, [sel.get(v) for v in op.a], atom.a, a_type)
     b = _pack(sel, [sel.get(v) for v in op.b], atom.b, b_type)
     c = [sel.get(v) for v in op.c]
-    d = [sel.new(class_of(d_type)) for _ in op.d]
+    if atom.c.bits == 16:  # .f16 C/D: element pairs in .b32 registers, low first
+        c = _pack(sel, c, atom.c, c_type)
+    d = [sel.new("b32" if atom.c.bits == 16 else class_of(d_type)) for _ in c]
     mma = sel.emit(
         P.MmaSyncOp(atom.instruction.ptx_shape, ".".join(atom.instruction.ptx_types), a, b, c, d)
     )
-    for old, new in zip(op.d, mma.results):
+    results = list(mma.results)
+    if atom.c.bits == 16:
+        results = _unpack(sel, results, op.d[0].type)
+    for old, new in zip(op.d, results):
         sel.bind(old, new)
 
 

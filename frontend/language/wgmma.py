@@ -225,7 +225,8 @@ def _register_a(plan: WGMMA64, frag: Fragment) -> WGMMAOperand:
 
 
 def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=None) -> PendingAccumulator:
-    """Issue the plan's k/K instructions (K = 16, or 32 for 8-bit inputs; A, B descriptors stepped along K; instruction i
+    """Issue the plan's k/K instructions (K = 16, 32 for 8-bit inputs, 8 for tf32; A, B
+    descriptors stepped along K; instruction i
     updates partial i % partials) and commit ONE group; the wgmma.fence the accumulator
     registers need is placed by the tylo-insert-async-fences pass (before the group, or once
     before a K loop that only wgmma touches). ``acc``: the plan's accumulator (`zero_accumulator`, or wait_mma's result);
@@ -234,9 +235,9 @@ def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=
     uninitialised accumulator. Returns the pending accumulator; `acc` is consumed.
 
     ``acc`` may also be a pending accumulator (another mma_async's result, not yet waited) when
-    the plans have the same instructions on the same registers: the same dtype, n, partials and
-    warpgroups (k may differ: the instruction, m64nNk16 or m64nNk32 for 8-bit inputs, is the
-    same). The new group is issued
+    the plans have the same instructions on the same registers: the same dtypes (inputs and
+    accumulator), n, partials and warpgroups (k may differ: the instruction, m64nNk16,
+    m64nNk32 for 8-bit inputs or m64nNk8 for tf32, is the same). The new group is issued
     behind it with no ``wgmma.wait_group`` and no ``wgmma.fence`` between: "the same shape"
     accumulator chaining the PTX ISA orders in hardware (9.7.15.7.1 wgmma.fence: accesses to the
     accumulator registers across wgmma.mma_async instructions of the same shape need no fence).

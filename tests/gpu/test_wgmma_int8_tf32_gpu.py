@@ -158,6 +158,19 @@ def test_f16_accumulator(backend, n, k):
            f"{plan} + C")
 
 
+def test_f16_accumulator_chained_and_from_registers(backend):
+    """Three mma_async on one pending f16 accumulator (its packed words handed on, one wait), A
+    from shared memory and from registers: within the half-precision bound of 64 products."""
+    from wgmma_products import run_k_chain
+
+    plans = [tylo.WGMMA64(Float16, 24, k, accumulator=Float16) for k in (16, 32, 16)]
+    for register_a in (False, True):
+        got, ref, f32_bound, _ = run_k_chain(backend, plans, register_a)
+        abs_product = f32_bound * 2.0 ** 16  # run_k_chain's bound is |A| @ |B| 2**-16
+        check_close(got, ref, abs_product * 2.0 ** -11 * 64 + 2.0 ** -24,
+                    f"{plans} register A {register_a}")
+
+
 def _adversarial_f32(rng, shape):
     """f32 values over a wide exponent range with every low mantissa bit pattern (the 13 bits
     tf32 drops), signed zeros, and pairs of K terms that cancel."""

@@ -263,7 +263,8 @@ def wgmma_k_chain(out, A, B, plans: tylo.constexpr, la: tylo.constexpr, lb: tylo
         acc = tylo.mma_async(plan, a, tylo.wgmma_operand(plan, "B", sb, (k0, 0)), acc)
         k0 += plan.k
     acc = tylo.wait_mma(acc)
-    tylo.store(tylo.window(out, (0, 0), (64, plans[0].n)), tylo.finish_mma(acc, plans[0]), t)
+    tylo.store(tylo.window(out, (0, 0), (64, plans[0].n)),
+               tylo.finish_mma(acc, plans[0]).to(out.dtype), t)  # (an f16 accumulator: to f32)
 
 
 def run_k_chain(backend, plans, register_a: bool = False, rng=None):

@@ -2,7 +2,7 @@
 sizes with M, N and K tails: every pairing of int8/uint8 exactly against int64 (and against
 torch._int_mm for int8 x int8), opcheck, torch.compile (fullgraph=True), the argument checks.
 The GPU tests (marked gpu) run 4096^3 and Llama-like shapes exactly against torch._int_mm and
-an int64 product, with fresh random inputs and a poisoned output."""
+an int64 product, with fresh random inputs and a poisoned output, and sums past int32 wrap."""
 
 from __future__ import annotations
 
@@ -40,19 +40,6 @@ def test_pairings_with_tails(da, db):
     assert torch.equal(out, _exact(a, b))
     if da == db == torch.int8:
         assert torch.equal(out, torch._int_mm(a, b))
-
-
-def test_sums_wrap_like_int32():
-    """Sums past the int32 range wrap modulo 2**32 (the instruction without .satfinite), as
-    torch's int32 arithmetic does: u8 x u8 with K = 33040 (each sum 255 * 255 * K > 2**31)."""
-    k = 33040
-    a = torch.full((64, k), 255, dtype=torch.uint8)
-    b = torch.full((4, k), 255, dtype=torch.uint8).t()
-    total = 255 * 255 * k
-    want = (total + 2 ** 31) % 2 ** 32 - 2 ** 31
-    assert total > 2 ** 31 - 1
-    out = tylo.ops.int_mm(a, b)
-    assert bool((out == want).all())
 
 
 def test_empty_and_zero_k():
@@ -140,6 +127,22 @@ def test_gpu_unsigned_pairings(da, db):
     out = tylo.ops.int_mm(a, b)
     torch.cuda.synchronize()
     assert torch.equal(out.long(), exact)
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("hopper")  # tests/ops/conftest.py
+def test_gpu_sums_wrap_like_int32():
+    """Sums past the int32 range wrap modulo 2**32 (the instruction without .satfinite), as
+    torch's int32 arithmetic does: u8 x u8 with K = 33040 (each sum 255 * 255 * K > 2**31; on
+    the emulator the instruction's wrap is tests/gpu/test_wgmma_int8_tf32_gpu.py's)."""
+    k = 33040
+    a = torch.full((64, k), 255, dtype=torch.uint8, device="cuda")
+    b = torch.full((4, k), 255, dtype=torch.uint8, device="cuda").t()
+    total = 255 * 255 * k
+    assert total > 2 ** 31 - 1
+    poison_next(torch, (64, 4), torch.int32)
+    out = tylo.ops.int_mm(a, b)
+    assert bool((out == (total + 2 ** 31) % 2 ** 32 - 2 ** 31).all())
 
 
 @pytest.mark.gpu

@@ -7,6 +7,7 @@ passes (`tylo.passes`) lower it to a PTX dialect, and `tylo.runtime` assembles a
 
 from .compiler.hardware.dtypes import (
     BFloat16,
+    Bit1,
     Bool,
     DType,
     Float8E4M3,
@@ -14,10 +15,12 @@ from .compiler.hardware.dtypes import (
     Float16,
     Float32,
     Float64,
+    Int4,
     Int8,
     Int16,
     Int32,
     Int64,
+    UInt4,
     UInt8,
     UInt16,
     UInt32,
@@ -60,6 +63,7 @@ from .compiler.encodings.tcgen05_instruction import instruction_descriptor
 from .compiler.encodings.tcgen05_smem_descriptor import tcgen05_smem_descriptor
 from .compiler.encodings.wgmma_descriptor import operand_descriptor, wgmma_descriptor
 from .compiler.hardware.fp8 import float8_bits, from_float8, to_float8
+from .compiler.hardware.sub_byte import pack_sub_byte, unpack_sub_byte
 from .compiler.layout.inverse import left_inverse, right_inverse
 from .compiler.encodings.swizzle_modes import SWIZZLE_MODES, element_swizzle
 from .compiler.layout.layout import LayoutLeft, LayoutRight, filter_layout
@@ -241,6 +245,7 @@ _HOST_NAMES = [  # ``__all__``: these, then the starred exports (`__getattr__`)
     "ArgumentError",
     "AutotuneError",
     "BFloat16",
+    "Bit1",
     "blocked_product",
     "Bool",
     "broadcast_slots",
@@ -277,6 +282,7 @@ _HOST_NAMES = [  # ``__all__``: these, then the starred exports (`__getattr__`)
     "instruction_descriptor",
     "Int16",
     "Int32",
+    "Int4",
     "Int64",
     "Int8",
     "knobs",
@@ -298,6 +304,7 @@ _HOST_NAMES = [  # ``__all__``: these, then the starred exports (`__getattr__`)
     "operand_layout",
     "Ownership",
     "ownership_table",
+    "pack_sub_byte",
     "partition",
     "permute_ownership",
     "PictureError",
@@ -347,8 +354,10 @@ _HOST_NAMES = [  # ``__all__``: these, then the starred exports (`__getattr__`)
     "TypeMismatchError",
     "UInt16",
     "UInt32",
+    "UInt4",
     "UInt64",
     "UInt8",
+    "unpack_sub_byte",
     "UnsupportedError",
     "validate_copy",
     "validate_tma_origin",

@@ -9,7 +9,8 @@
   `ops.matmul_op`, a module name apart from the function's), `grouped_matmul` (the
   mixture-of-experts grouped GEMM, contiguous layout, as ``tylo::grouped_matmul``:
   `ops.grouped_matmul_op`; `grouped_matmul_masked`, its masked (padded per expert) layout:
-  `ops.grouped_matmul_masked_op`), `decode_attention` (decode attention over a paged KV cache,
+  `ops.grouped_matmul_masked_op`; `grouped_scaled_matmul`, its block-scaled FP8 form:
+  `ops.grouped_scaled_matmul_op`), `decode_attention` (decode attention over a paged KV cache,
   split-KV, as ``tylo::decode_attention``: `ops.decode_attention_op`), `gate_up` (the Llama MLP's
   silu(x W_gate^T) * (x W_up^T) as ``tylo::gate_up``, with autograd: `ops.gate_up_op`),
   `scaled_matmul` (FP8 GEMMs with per-tensor, rowwise or block scales, as
@@ -36,13 +37,14 @@ _TORCH_SIDE = {"custom_op": "library", "direct": "library", "wrap": "library", "
                "attention": "attention_forward", "matmul": "matmul_op",
                "grouped_matmul": "grouped_matmul_op", "gate_up": "gate_up_op",
                "grouped_matmul_masked": "grouped_matmul_masked_op",
+               "grouped_scaled_matmul": "grouped_scaled_matmul_op",
                "decode_attention": "decode_attention_op",
                "scaled_matmul": "scaled_matmul_op", "int_mm": "int_mm_op", "warmup": "warmup",
                "PagedKVCache": "paged_cache", "GraphedStep": "paged_cache",
                "LlamaDecoder": "llama_decode"}
 
 __all__ = ["GraphedStep", "LlamaDecoder", "PagedKVCache", "WrappedKernel", "attention", "custom_op", "decode_attention", "direct", "gate_up", "grouped_matmul",
-           "grouped_matmul_masked", "int_mm", "matmul", "scaled_matmul",
+           "grouped_matmul_masked", "grouped_scaled_matmul", "int_mm", "matmul", "scaled_matmul",
            "warmup", "wrap"]
 
 

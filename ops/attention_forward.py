@@ -18,6 +18,11 @@ log): (B, Hq, Sq), or (Hq, rows_q) for packed sequences (FlashAttention's shapes
 whose rows lie a multiple of 4 elements apart (not contiguous when Sq or rows_q is not a
 multiple of 4: one compiled variant serves every length).
 
+FP8 (float8_e4m3fn q, k, v with FlashAttention-3's descale factors; forward only, bf16 out):
+``tylo.ops.attention(q8, k8, v8, causal=True, q_descale=dq, k_descale=dk, v_descale=dv)``
+(`attention_fp8`: D 64 and 128, "bshd" and "bhsd", grouped-query heads; no varlen, paged cache,
+window or softcap).
+
 A paged KV cache (prefill and chunked prefill in a serving loop, vLLM's layout):
 ``tylo.ops.attention(q, k_cache, v_cache, causal=True, cu_seqlens_q=cu, max_seqlen_q=n,
 block_table=table, seqused_k=used)``, forward only (`attention_paged`).
@@ -75,7 +80,10 @@ import torch
 
 from tylo import ArgumentError, TyloError, UnsupportedError
 
-from . import attention_backward, attention_paged
+from . import attention_backward, attention_fp8, attention_paged
+from .attention_views import lse_rows as _lse
+from .attention_views import memory_order as _memory_order
+from .attention_views import rows_view as _rows_view
 from .device import require_hopper
 from .kernels import attention as kernel
 from .kernels import attention_host as host
@@ -83,33 +91,6 @@ from .library import custom_op, direct, wrap
 
 #: The head dims the kernel serves.
 HEAD_DIMS = (64, 128, 256)
-
-
-def _rows_view(x: torch.Tensor, order: str):
-    """`x` (logical (B, S, H, D) when order is "bshd", (B, H, S, D) when "bhsd") seen as the
-    kernel's 3-D view of that memory order, or None when its strides do not allow it."""
-    B, S, H, D = x.shape if order == "bshd" else (x.shape[0], x.shape[2], x.shape[1], x.shape[3])
-    mem = x if order == "bshd" else x.transpose(1, 2)  # (B, S, H, D) logical, any strides
-    if order == "bshd":
-        try:
-            return mem.view(B * S, H, D)
-        except (RuntimeError, ValueError):  # (fake tensors raise ValueError)
-            return None
-    try:
-        return mem.transpose(1, 2).view(B * H, S, D)
-    except (RuntimeError, ValueError):  # (fake tensors raise ValueError)
-        return None
-
-
-def _memory_order(x, layout: str, name: str) -> str:
-    """The kernel path, "bshd" or "bhsd", that reads `x` where it lies (the requested layout's
-    own order first); ArgumentError naming the tensor when it fits neither."""
-    for order in (layout, "bhsd" if layout == "bshd" else "bshd"):
-        if _rows_view(x if layout == order else x.transpose(1, 2), order) is not None:
-            return order
-    raise ArgumentError(name, f"has strides {tuple(x.stride())}: the kernel reads rows of D "
-                              "contiguous elements laid out (B, S, H, D) or (B, H, S, D) in "
-                              "memory; pass x.contiguous()")
 
 
 def _memory_orders(q, k, v, layout: str) -> tuple[str, str]:
@@ -132,7 +113,8 @@ def _check(q, k, v, cu_q, cu_k, max_q: int, layout: str) -> None:
                                       + ("(rows, H, D)" if varlen else
                                          "(B, S, H, D)" if layout == "bshd" else "(B, H, S, D)"))
         if x.dtype != torch.bfloat16:
-            raise ArgumentError(name, f"is {x.dtype}; the kernel takes torch.bfloat16")
+            raise ArgumentError(name, f"is {x.dtype}; the kernel takes torch.bfloat16 (or "
+                                      "float8_e4m3fn q, k, v: the FP8 forward)")
         if x.device != q.device:
             raise ArgumentError(name, f"is on {x.device}, q on {q.device}")
         if x.device.type not in ("cuda", "cpu"):
@@ -168,14 +150,6 @@ def _check(q, k, v, cu_q, cu_k, max_q: int, layout: str) -> None:
         raise ArgumentError("cu_seqlens_k", "given without cu_seqlens_q")
     elif q.shape[0] != k.shape[0]:
         raise ArgumentError("k", f"batch {k.shape[0]}, q's {q.shape[0]}")
-
-
-def _lse(q, *shape: int):
-    """A float32 log-sum-exp of `shape` whose rows lie a multiple of 4 elements apart (a view
-    of rows padded to 4 or more): every sequence length, 1 (decode) included, then launches one
-    compiled variant of the kernel (16-byte aligned rows of runtime stride)."""
-    rows = max(-(-shape[-1] // 4) * 4, 4)
-    return q.new_empty((*shape[:-1], rows), dtype=torch.float32)[..., :shape[-1]]
 
 
 def _outputs(q, k, v, cu_q, layout: str, orders: tuple[str, str] | None = None):
@@ -258,13 +232,18 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
               cu_seqlens_q: torch.Tensor | None = None, cu_seqlens_k: torch.Tensor | None = None,
               max_seqlen_q: int | None = None, max_seqlen_k: int | None = None,
               return_lse: bool = False, layout: str = "bshd", dropout_p: float = 0.0,
-              block_table: torch.Tensor | None = None, seqused_k: torch.Tensor | None = None):
+              block_table: torch.Tensor | None = None, seqused_k: torch.Tensor | None = None,
+              q_descale: torch.Tensor | None = None, k_descale: torch.Tensor | None = None,
+              v_descale: torch.Tensor | None = None):
     """softmax(scale q k^T) v (module docstring): out, or (out, lse) with `return_lse`.
     With `block_table` (B, max_pages) int32 and `seqused_k` (B,) int32, k and v are a paged
     KV cache (num_pages, page_size, Hkv, D) (prefill and chunked prefill, no backward:
-    `attention_paged`). Raises ArgumentError naming the argument (dtype, shape, strides, heads,
-    cu_seqlens, a window that is not two ints >= -1, a softcap < 0, a page size), UnsupportedError
-    for what the kernel does not do (dropout)."""
+    `attention_paged`). float8_e4m3fn q, k, v run the FP8 forward (`attention_fp8`): the
+    attention of q q_descale, k k_descale, v v_descale (float32: None, one element, or (B,
+    Hkv)), bf16 out, no backward. Raises ArgumentError naming the argument (dtype, shape,
+    strides, heads, cu_seqlens, a window that is not two ints >= -1, a softcap < 0, a page
+    size, descales beside bf16 inputs or of another shape, what the FP8 forward does not take),
+    UnsupportedError for what the kernel does not do (dropout; the FP8 backward)."""
     if layout not in ("bshd", "bhsd"):
         raise ArgumentError("layout", f"{layout!r}: 'bshd' ((B, S, H, D), FlashAttention's) or "
                                       "'bhsd' ((B, H, S, D), SDPA's)")
@@ -275,6 +254,14 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
         raise UnsupportedError("tylo.ops.attention: dropout is not supported")
     D = q.shape[-1]
     scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
+    if attention_fp8.E4M3 in (q.dtype, k.dtype, v.dtype):
+        out, lse = attention_fp8.forward(q, k, v, q_descale, k_descale, v_descale, causal, scale,
+                                         layout, cu_seqlens_q is not None or
+                                         cu_seqlens_k is not None,
+                                         block_table is not None or seqused_k is not None,
+                                         (left, right), softcap)
+        return (out, lse) if return_lse else out
+    attention_fp8.refuse_descales(q_descale, k_descale, v_descale)
     if block_table is not None or seqused_k is not None:
         if block_table is None:
             raise ArgumentError("seqused_k", "is read only beside block_table (a paged KV "

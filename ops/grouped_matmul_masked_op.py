@@ -21,8 +21,9 @@ groups packed back to back there, a count per padded group here), so one signatu
 keyword would leave every shape rule and the meaning of `offsets` depending on it.
 
 The kernel is `tylo.ops.kernels.grouped_gemm`'s (its `masked` variant): a (G * capacity, K)
-view, a grid of (ceil(N / 256), ceil(capacity / 128), G) CTAs whose group is block_idx(2); a
-CTA whose tile lies wholly past counts[g] exits after reading the count. Argument rules (as
+view, one persistent launch (at most one CTA per SM) whose CTAs walk the tiles of the groups'
+valid rows only (ceil(counts[g] / 128) x ceil(N / 256) per group), read from the counts on the
+device. Argument rules (as
 `grouped_matmul`'s, refused with an ArgumentError naming the argument): the dtypes, a 3-D a
 and b with equal G and K, counts (G,) int32, K and N multiples of 8, 16-byte-aligned starts,
 G * capacity * N < 2^31. Capacity, N or K of 0 give an empty or zero result without a launch.
@@ -37,7 +38,7 @@ import torch
 
 from tylo import ArgumentError, UnsupportedError
 
-from .grouped_matmul_op import check, kernel
+from .grouped_matmul_op import check, ctas, kernel
 from .library import custom_op, wrap
 
 _OP = "tylo.ops.grouped_matmul_masked"
@@ -73,8 +74,8 @@ def _run(a: torch.Tensor, b: torch.Tensor, counts: torch.Tensor,
     if v is None:
         return out.zero_()
     maps = kernel.bind_a(v, a.view(G * C, K)), kernel.bind_b(v, b)
-    wrap(kernel.grouped_matmul)[kernel.masked_grid(C, N, G), kernel.THREADS](
-        *maps, out.view(G * C, N), counts, C, N, K, 0, v)
+    wrap(kernel.grouped_matmul)[kernel.masked_grid(C, N, G, ctas(a.device)), kernel.THREADS](
+        *maps, out.view(G * C, N), counts, C, N, K, v)
     return out
 
 

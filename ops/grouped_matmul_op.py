@@ -15,9 +15,10 @@ offsets[G - 1] are not written (their values are unspecified, as torch's). The o
 read by the kernel on the device: the call never synchronizes with the GPU. Offsets that break
 the rules give wrong rows, never writes outside the output (the kernel clamps them to [0, T]).
 
-The grid is not persistent (a first design): ceil(N / 256) x (ceil(T / 128) + G - 1) CTAs,
-sized on the host from T (a's rows) and G alone; a CTA whose M tile holds no row of its group
-exits after finding so. Argument rules, refused with an ArgumentError naming the argument: the
+One persistent launch over all groups: at most one CTA per SM, sized on the host from T (a's
+rows), N and G alone; each CTA walks the groups' 128 x 256 output tiles with a static stride,
+finding each tile's group from the offsets on the device (`tylo.ops.kernels.grouped_tiles`).
+Argument rules, refused with an ArgumentError naming the argument: the
 dtypes above, a 2-D a and 3-D b with equal K, offsets 1-D of G elements, K a multiple of 8 and
 16-byte-aligned first elements (TMA, rules R5 and R3 of cuTensorMapEncodeTiled), N a multiple
 of 8 (the output's rows are stored as 16-byte-aligned vectors), T * N < 2^31 (int32 row
@@ -43,7 +44,7 @@ import torch
 
 from tylo import ArgumentError
 
-from .device import require_hopper
+from .device import require_hopper, sm_count
 from .kernels import grouped_gemm as kernel
 from .kernels import grouped_gemm_grad_b as grad_b_kernel
 from .library import custom_op, wrap
@@ -51,6 +52,13 @@ from .matmul_op import require_aligned
 
 _OUT_DTYPES = {torch.bfloat16: "bfloat16", torch.float32: "float32"}
 _OP = "tylo.ops.grouped_matmul"
+EMULATED_CTAS = 3  # the persistent grid on the CPU emulator: a few CTAs, so that each strides
+
+
+def ctas(device: torch.device) -> int:
+    """The persistent grids' CTA budget on `device`: its SM count (CUDA), `EMULATED_CTAS` (the
+    CPU emulator)."""
+    return sm_count(device.index or 0) if device.type == "cuda" else EMULATED_CTAS
 
 
 def check(a: torch.Tensor, b: torch.Tensor, index: torch.Tensor, out_dtype: torch.dtype, *,
@@ -60,11 +68,24 @@ def check(a: torch.Tensor, b: torch.Tensor, index: torch.Tensor, out_dtype: torc
     `op` (this one, or the masked layout's: a (G, capacity, K), `index_name` "counts"); the
     kernel variant (None when there are no rows, N or K is 0: no launch). rows: the output's
     rows (T; G * capacity when masked)."""
+    if not rules(a, b, index, out_dtype, op=op, index_name=index_name, a_shape=a_shape,
+                 rows=rows, dtypes=(torch.bfloat16,)):
+        return None
+    return kernel.Variant(_OUT_DTYPES[out_dtype], b.shape[1] % kernel.BN != 0,
+                          masked=rows is not None)
+
+
+def rules(a: torch.Tensor, b: torch.Tensor, index: torch.Tensor, out_dtype: torch.dtype, *,
+          op: str, index_name: str, a_shape: str, rows: int | None, dtypes) -> bool:
+    """The argument rules the grouped ops share (module docstring; ArgumentError naming the
+    argument), a and b of one of `dtypes` (the FP8 op's are 1-byte: K a multiple of 16, row
+    strides multiples of 16 elements); whether there is work (rows, N and K all nonzero)."""
     for name, x, shape in (("a", a, a_shape), ("b", b, "(G, N, K)")):
         if x.dim() != shape.count(",") + 1:
             raise ArgumentError(name, f"has {x.dim()} dimensions; {op} takes a {shape} {name}")
-        if x.dtype != torch.bfloat16:
-            raise ArgumentError(name, f"is {x.dtype}; {op} takes torch.bfloat16")
+        if x.dtype not in dtypes:
+            raise ArgumentError(name, f"is {x.dtype}; {op} takes "
+                                      f"{' or '.join(map(str, dtypes))}")
     if out_dtype not in _OUT_DTYPES:
         raise ArgumentError("out_dtype", f"is {out_dtype}; {op} writes torch.bfloat16 or "
                                          "torch.float32")
@@ -89,11 +110,12 @@ def check(a: torch.Tensor, b: torch.Tensor, index: torch.Tensor, out_dtype: torc
     if G == 0:
         raise ArgumentError("b", "has G = 0 groups; at least one is needed")
     if not (T and N and K):
-        return None
-    if K % 8:
+        return False
+    row = 16 // a.element_size()  # elements of 16 bytes
+    if K % row:
         raise ArgumentError("a", f"has K = {K}: the rows of a and b must be 16-byte multiples "
                                  "for TMA (rule R5 of cuTensorMapEncodeTiled), so K must be a "
-                                 "multiple of 8 (pad it)")
+                                 f"multiple of {row} (pad it)")
     if N % 8:
         raise ArgumentError("b", f"has N = {N}: the output's rows are stored as 16-byte-aligned "
                                  "vectors, so N must be a multiple of 8")
@@ -101,13 +123,13 @@ def check(a: torch.Tensor, b: torch.Tensor, index: torch.Tensor, out_dtype: torc
         raise ArgumentError("a", f"has {T} rows: {T} * N = {T * N} output elements, at least "
                                  "2^31; the kernel's row offsets are int32 (split the call)")
     for name, x in (("a", a), ("b", b)):
-        if x.stride(-1) != 1 or any(s % 8 for s in x.stride()[:-1]):
+        if x.stride(-1) != 1 or any(s % row for s in x.stride()[:-1]):
             raise ArgumentError(name, f"has strides {tuple(x.stride())} for shape "
                                       f"{tuple(x.shape)}: {op} reads K-contiguous rows lying a "
                                       "multiple of 16 bytes apart (TMA, rule R5); pass "
                                       f"{name}.contiguous()")
         require_aligned(name, x)
-    return kernel.Variant(_OUT_DTYPES[out_dtype], N % kernel.BN != 0, masked=rows is not None)
+    return True
 
 
 def _fake(a, b, offsets, out_dtype):
@@ -124,8 +146,8 @@ def _run(a: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor,
     if v is None:
         return out.zero_()
     maps = kernel.bind_a(v, a), kernel.bind_b(v, b)
-    wrap(kernel.grouped_matmul)[kernel.grid(T, N, G), kernel.THREADS](
-        *maps, out, offsets, T, N, K, kernel.steps(G), v)
+    wrap(kernel.grouped_matmul)[kernel.grid(T, N, G, ctas(a.device)), kernel.THREADS](
+        *maps, out, offsets, T, N, K, v)
     return out
 
 
@@ -141,9 +163,8 @@ def _grad_a_run(grad: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor) -> t
         grad = grad.clone()
     if T and N and K:
         v = kernel.Variant("bfloat16", K % kernel.BN != 0, "N")
-        wrap(kernel.grouped_matmul)[kernel.grid(T, K, G), kernel.THREADS](
-            kernel.bind_a(v, grad), kernel.bind_b(v, b), out, offsets, T, K, N, kernel.steps(G),
-            v)
+        wrap(kernel.grouped_matmul)[kernel.grid(T, K, G, ctas(grad.device)), kernel.THREADS](
+            kernel.bind_a(v, grad), kernel.bind_b(v, b), out, offsets, T, K, N, v)
     return out
 
 

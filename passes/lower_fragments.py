@@ -16,7 +16,8 @@ arise. Per op:
 * ``tylo.splat``: every slot is the splatted value; ``tylo.slot`` reads one slot;
   ``tylo.from_slots`` (a planned reduction's result) is its operands.
 * ``tylo.map``: the body is cloned once per slot.
-* ``tylo.mma``: one ``tylo.mma_sync`` per atom of the plan, fed by the atom's slots.
+* ``tylo.mma``: one ``tylo.mma_sync`` per atom of the plan, fed by the atom's slots (the words
+  of Int4, UInt4 and Bit1 A and B: `TiledMMA.operand_slots`).
 * ``tylo.take_slots`` (renaming only), ``tylo.pack`` / ``tylo.unpack`` (one word op per
   32-bit word): `fragments.fragment_ops`; wgmma and tcgen05: `fragments.wgmma`, `fragments.tcgen05`.
 * ``scf.for`` / ``scf.if`` / ``scf.while`` carrying fragments carry their slots instead.
@@ -307,8 +308,8 @@ class _Lowering:
             cs = plan.atom_slots("C", i, j)
             mma = MMASyncOp(
                 atom_plan,
-                [a[s] for s in plan.atom_slots("A", i, kk)],
-                [b[s] for s in plan.atom_slots("B", j, kk)],
+                [a[s] for s in plan.operand_slots("A", i, kk)],
+                [b[s] for s in plan.operand_slots("B", j, kk)],
                 [acc[s] for s in cs],
             )
             Rewriter.insert_op(mma, InsertPoint.before(op))

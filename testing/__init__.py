@@ -151,12 +151,12 @@ def report(name: str, out, ref, tol: float = 1e-2, against: str | None = None,
     return good
 
 
-def report_attention(name: str, O, lse, ref_o, ref_lse, seq: int) -> bool:
+def report_attention(name: str, O, lse, ref_o, ref_lse, seq: int, o_error: float = 1e-2) -> bool:
     """Print and judge one check of an attention forward pass, O (B, H, S, D) and lse (B, H, S)
-    against their references over the first `seq` rows: O within 1e-2 relative (bf16 output
-    and P), lse within 2e-3 absolute (-inf where the reference's is: a row that sees no key),
-    every row < seq written, every row >= seq untouched
-    (still NaN: the arrays were poisoned, and padding must not be written)."""
+    against their references over the first `seq` rows: O within `o_error` relative (L2; 1e-2:
+    bf16 output and P; the FP8 forward's e4m3 P takes more), lse within 2e-3 absolute (-inf
+    where the reference's is: a row that sees no key), every row < seq written, every row >=
+    seq untouched (still NaN: the arrays were poisoned, and padding must not be written)."""
     import numpy as np
 
     o, l = to_numpy(O), to_numpy(lse)
@@ -167,7 +167,7 @@ def report_attention(name: str, O, lse, ref_o, ref_lse, seq: int) -> bool:
     empty = np.isneginf(l[:, :, :seq]) & np.isneginf(rl)  # rows that see no key: -inf both
     lse_err = (float(np.where(empty, 0.0, np.abs(l[:, :, :seq] - rl)).max()) if done
                else math.inf)
-    good = done and untouched and err < 1e-2 and lse_err < 2e-3
+    good = done and untouched and err < o_error and lse_err < 2e-3
     print(f"check {name}: O relative error {err:.2e}, lse max error {lse_err:.2e} (rows < seq "
           f"written: {done}, rows >= seq untouched: {untouched}) {'ok' if good else 'FAILED'}")
     return good

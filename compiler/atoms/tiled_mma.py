@@ -8,7 +8,10 @@ The tile is TM = m * wm * rm rows by TN = n * wn * rn columns.
 
 Each operand is one flat fragment whose ownership covers the CTA's 32 * wm * wn threads; the
 value slots run over (atom slots, M or N repeat, K step), first fastest. No allocation and no
-barrier is implied.
+barrier is implied. A and B of sub-byte types (Int4, UInt4, Bit1) travel as the atoms' 32-bit
+registers: `word_layout` is the ownership of those words (each at its first element's
+coordinate), `word_tile_layout` the same words over the packed matrix in memory (K divided by
+the elements per word), and `operand_slots` the words of one atom.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ..layout.int_tuple import is_int
 from ..hardware.launch_limits import MAX_THREADS_PER_BLOCK, threads_error
 from ..layout.layout import Layout
 from .mma_atom import MMAAtom, _role
+from ..ownership.fit import word_ownership
 from ..ownership.ownership import Ownership, restride
 
 
@@ -123,6 +127,47 @@ class TiledMMA:
             values = _mode((slot_shape, slot_stride), (rm, m * wm), (rn, rows * n * wn))
         layout = Layout((threads[0], values[0]), (threads[1], values[1]))
         return Ownership((rows, cols), layout)
+
+    def packs(self, role: str) -> bool:
+        """Whether operand `role` travels as 32-bit words of sub-byte elements (Int4, UInt4,
+        Bit1 A and B: `MMAInstruction.packs`)."""
+        return self.atom.instruction.packs(_role(role))
+
+    def word_layout(self, role: str) -> Ownership:
+        """The ownership of the 32-bit words of a packed operand (`packs`): word k of a thread
+        holds its slots ``k * e .. k * e + e - 1`` (e = elements per register, low bits first)
+        and sits at the coordinate of slot ``k * e``, over `operand_shape(role)`. Raises
+        PlanError for an operand that is not packed."""
+        r = self._packed_role(role)
+        return word_ownership(self.operand_layout(r), self.atom.instruction.register_elements(r))
+
+    def word_tile_layout(self, role: str) -> Ownership:
+        """`word_layout` in word coordinates: the ownership of the packed operand's words over
+        the matrix of words in memory, A (TM, K / e) with word (m, w) holding k = e w .. e w +
+        e - 1 of row m, B (K / e, TN) with word (w, n) holding those k of column n; the low
+        bits hold the lowest k. Raises PlanError for an operand that is not packed."""
+        r = self._packed_role(role)
+        axis = 1 if r == "A" else 0
+        return word_ownership(self.operand_layout(r), self.atom.instruction.register_elements(r),
+                              axis)
+
+    def _packed_role(self, role: str) -> str:
+        r = _role(role)
+        if not self.packs(r):
+            held = {"A": self.atom.a, "B": self.atom.b, "C": self.atom.c}[r]
+            raise PlanError(f"TiledMMA: operand {role} of {self.atom} holds {held} elements, not "
+                            f"packed words (only Int4, UInt4 and Bit1 A and B are)")
+        return r
+
+    def operand_slots(self, role: str, i: int, j: int) -> list[int]:
+        """The slots of one atom's operand in the fragment `tylo.mma` takes: `atom_slots`, or
+        for a packed operand (`packs`) the slots of its words, in register order."""
+        slots = self.atom_slots(role, i, j)
+        r = _role(role)
+        if not self.packs(r):
+            return slots
+        e = self.atom.instruction.register_elements(r)
+        return [s // e for s in slots[::e]]
 
     def atom_slots(self, role: str, i: int, j: int) -> list[int]:
         """Fragment slots of one atom's operand, in the atom's element order.

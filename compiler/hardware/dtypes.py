@@ -4,6 +4,12 @@ Each `DType` row gives the PTX fundamental-type suffix, the PTX register class t
 value, the numpy/ml_dtypes type for host values, and the torch and DLPack names used to recognise
 arguments. Source of the PTX names: PTX ISA section 5.2.1 "Fundamental Types" and 5.2.5
 "Packed Data Types" (https://docs.nvidia.com/cuda/parallel-thread-execution/#fundamental-types).
+
+The sub-byte types Int4 (``.s4``), UInt4 (``.u4``) and Bit1 (``.b1``) are MMA operand types
+only (PTX ISA 9.7.14.5.14 mma: eight 4-bit or thirty-two 1-bit elements to a ``.b32`` register,
+the low bits first): no array, scalar or register holds one on its own, so they have no torch or
+DLPack name and numpy arrays of them are not arguments (`by_numpy` leaves them out); a kernel
+carries their values packed in 32-bit words (`tylo.PackedFragment`).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ class DType:
 
     name: str
     bits: int
-    kind: str  # "float", "int", "uint", "bool"
+    kind: str  # "float", "int", "uint", "bool", "bits" (Bit1: untyped bits)
     ptx: str
     numpy_name: str  # "float32", or "ml_dtypes.bfloat16": `numpy` is that type (imported when read)
     torch: str | None
@@ -43,6 +49,11 @@ class DType:
     @property
     def bytes(self) -> int:
         return max(self.bits // 8, 1)
+
+    @property
+    def sub_byte(self) -> bool:
+        """Int4, UInt4 and Bit1: MMA operand types that travel packed in 32-bit words."""
+        return self.bits < 8
 
     @property
     def is_float(self) -> bool:
@@ -82,6 +93,10 @@ _TABLE = [
     ("TFloat32", 32, "float", "tf32", "float32", None, None),
     ("Float32", 32, "float", "f32", "float32", "float32", (2, 32)),
     ("Float64", 64, "float", "f64", "float64", "float64", (2, 64)),
+    # MMA operand types only (module docstring): 4-bit integers and single bits
+    ("Int4", 4, "int", "s4", "ml_dtypes.int4", None, None),
+    ("UInt4", 4, "uint", "u4", "ml_dtypes.uint4", None, None),
+    ("Bit1", 1, "bits", "b1", "uint8", None, None),
 ]
 
 ALL: dict[str, DType] = {
@@ -104,14 +119,18 @@ BFloat16 = ALL["BFloat16"]
 TFloat32 = ALL["TFloat32"]
 Float32 = ALL["Float32"]
 Float64 = ALL["Float64"]
+Int4 = ALL["Int4"]
+UInt4 = ALL["UInt4"]
+Bit1 = ALL["Bit1"]
 
 BY_PTX: dict[str, DType] = {d.ptx: d for d in ALL.values()}
 BY_TORCH: dict[str, DType] = {d.torch: d for d in ALL.values() if d.torch}
 BY_DLPACK: dict[tuple[int, int], DType] = {d.dlpack: d for d in ALL.values() if d.dlpack}
 @functools.lru_cache(maxsize=1)
 def by_numpy() -> dict:
-    """numpy dtype -> DType (numpy is imported when this is first asked for)."""
-    return {np.dtype(d.numpy): d for d in ALL.values() if d is not TFloat32}
+    """numpy dtype -> DType (numpy is imported when this is first asked for); TFloat32 and the
+    sub-byte MMA operand types are no array dtypes."""
+    return {np.dtype(d.numpy): d for d in ALL.values() if d is not TFloat32 and not d.sub_byte}
 
 
 def as_dtype(value: object, what: str = "dtype") -> DType:

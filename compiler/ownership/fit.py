@@ -16,7 +16,7 @@ from ..layout.offsets import static_offsets
 from .ownership import Ownership, require_ownership
 from .patterns import LocalOwnership, StripedOwnership, same_ownership
 
-__all__ = ["fit_ownership", "simplify_ownership", "fit_mode"]
+__all__ = ["fit_ownership", "simplify_ownership", "fit_mode", "word_ownership"]
 
 
 def fit_mode(offsets) -> Layout | None:
@@ -117,6 +117,42 @@ def fit_ownership(table, shape: tuple[int, int]) -> Ownership | None:
     if threads is None or slots is None:
         return None
     return Ownership(shape, make_layout(threads, slots))
+
+
+def word_ownership(ownership: Ownership, n: int, axis: int | None = None) -> Ownership:
+    """The ownership of `ownership`'s slots packed `n` to a 32-bit word: word k is slots
+    ``k * n .. k * n + n - 1`` of a thread (a `PackedFragment`'s words, an MMA operand's
+    registers).
+
+    axis None: word k at the coordinate of slot ``k * n``, over the same shape. axis 0 or 1: in
+    word coordinates, over the shape with that axis divided by n: word k at the coordinate of
+    slot ``k * n`` with that axis divided by n; each word's n slots must then be n consecutive
+    elements along the axis from a multiple of n (a word of memory: 4-bit MMA operands packed
+    eight to a word along K).
+    Raises GeometryError when the slot count is not a multiple of n, when a word's slots are
+    not such a run, or when the words are not representable as a layout."""
+    if ownership.values % n:
+        raise GeometryError(f"a fragment of {ownership.values} slots does not pack {n} to a "
+                            f"32-bit word")
+    coords = ownership._coords
+    first = coords[:, ::n]
+    shape = ownership.shape
+    if axis is not None:
+        run = np.zeros(2, np.int64)
+        run[axis] = 1
+        words = coords.reshape(coords.shape[0], -1, n, 2)
+        want = first[:, :, None, :] + run * np.arange(n)[:, None]
+        if not np.array_equal(words, want) or (first[..., axis] % n).any():
+            raise GeometryError(f"the slots of ownership {ownership} are not runs of {n} "
+                                f"elements along axis {axis} from multiples of {n}: they do "
+                                f"not pack into words of memory")
+        first = first.copy()
+        first[..., axis] //= n
+        shape = tuple(e // n if a == axis else e for a, e in enumerate(shape))
+    fitted = fit_ownership(first, shape)  # (slots k * n of a layout are a layout; a table may not be)
+    if fitted is None:
+        raise GeometryError(f"the words of ownership {ownership} are not representable as a layout")
+    return fitted
 
 
 def simplify_ownership(o: Ownership) -> Ownership:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..hardware.dtypes import DType, as_dtype
-from ..support.errors import GeometryError, TyloError, user_location
+from ..support.errors import GeometryError, TyloError, TypeMismatchError, user_location
 from .kernel_params import TENSOR_MAP_PARAM
 from ..plans.tma_tile import TMATile
 
@@ -152,6 +152,12 @@ class Tensor:
     def __init__(self, dtype, ndim=None, shape=None, stride=None, align=None):
         try:
             dtype = as_dtype(dtype, "Tensor(...) dtype")
+            if dtype.sub_byte:
+                raise TypeMismatchError(
+                    f"Tensor(...) dtype {dtype} ({dtype.bits}-bit): {dtype} is an MMA operand type "
+                    f"with no array of its own; hold the values packed {32 // dtype.bits} to a "
+                    f"32-bit word in a UInt32 or Int32 array (low bits first) and load them with "
+                    f"tylo.load_a / load_b of an atom of {dtype}")
             shape, stride = _entries("shape", shape, 1), _entries("stride", stride, 0)
             if ndim is None:
                 ndim = len(shape) if shape is not None else len(stride) if stride is not None else None

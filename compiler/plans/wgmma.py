@@ -336,6 +336,23 @@ class WGMMA64:
                             "thread-owned: it has no ownership; only the accumulator 'C' does")
         return _accumulator(self.instruction, self.n, self.warpgroups)
 
+    def accumulator_as_a(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(columns, slots): how a finished FP32 accumulator (64 W, k) of width k (the
+        accumulator ownership of an n = k plan, or a window of k columns of a wider one)
+        becomes this plan's register A operand (`register_a_ownership`) with no lane exchange.
+
+        columns[a]: the accumulator column that column a of the A operand holds; slots[v]:
+        the accumulator slot that A slot v takes, the same in every thread. Derived from the
+        two ownerships: in each thread and row, the i-th smallest A column takes the i-th
+        smallest accumulator column. 16-bit inputs: the identity (the two ownerships are one,
+        docs/facts/ptx_isa.md 3.4). 8-bit inputs: a permutation of each K = 32 slice (thread
+        4g + t holds accumulator columns 2t, 2t + 1, 8 + 2t, ... and A columns 4t .. 4t + 3,
+        16 + 4t ..): a product of the A operand and B then contracts the permuted columns,
+        so B's row a must hold what its row columns[a] would (FlashAttention-3's P V, with
+        V's keys permuted the same way). Raises PlanError when no such thread-independent map
+        exists (it exists for every plan of the table)."""
+        return _accumulator_as_a(self.instruction, self.k, self.warpgroups)
+
     def _key(self):
         return (self.dtype, self.n, self.k, self.partials, self.warpgroups, self.b_dtype,
                 self.accumulator, self.satfinite)
@@ -358,6 +375,41 @@ class WGMMA64:
 @functools.lru_cache(maxsize=None)
 def _accumulator(instruction: WGMMAInstruction, n: int, warpgroups: int = 1) -> Ownership:
     return Ownership((instruction.m * warpgroups, n), instruction.c_layout(n, warpgroups))
+
+
+@functools.lru_cache(maxsize=None)
+def _accumulator_as_a(instruction: WGMMAInstruction, k: int,
+                      warpgroups: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """`WGMMA64.accumulator_as_a` of a plan of this instruction, k and warpgroups."""
+    c = _accumulator(instruction, k, warpgroups)
+    a = Ownership((instruction.m * warpgroups, k), instruction.a_layout(k, warpgroups))
+    what = f"the accumulator (64, {k}) of {instruction.ptx(k)} as its register A"
+    if c.values != a.values:
+        raise PlanError(f"{what}: {c.values} accumulator slots, {a.values} A slots a thread")
+    columns: list[int | None] = [None] * k
+    slots: list[int | None] = [None] * a.values
+    for thread in range(c.threads):
+        mine_c = {c(thread, v): v for v in range(c.values)}
+        rows = sorted({r for r, _ in mine_c})
+        for row in rows:
+            cs = sorted(col for r, col in mine_c if r == row)
+            acol = sorted(col for r, col in (a(thread, v) for v in range(a.values)) if r == row)
+            if len(cs) != len(acol):
+                raise PlanError(f"{what}: thread {thread} holds {len(cs)} accumulator and "
+                                f"{len(acol)} A elements of row {row}")
+            for x, y in zip(acol, cs):
+                if columns[x] not in (None, y):
+                    raise PlanError(f"{what}: A column {x} would hold accumulator column "
+                                    f"{columns[x]} in one thread and {y} in thread {thread}")
+                columns[x] = y
+        for v in range(a.values):
+            r, x = a(thread, v)
+            u = mine_c.get((r, columns[x]))
+            if u is None or slots[v] not in (None, u):
+                raise PlanError(f"{what}: A slot {v} takes no one accumulator slot in every "
+                                f"thread (thread {thread})")
+            slots[v] = u
+    return tuple(columns), tuple(slots)
 
 
 def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0, 0), *,

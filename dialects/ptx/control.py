@@ -57,57 +57,81 @@ class BarSyncOp(PTXInstruction):
         return f"bar.sync {self.barrier.value.data};"
 
 
-def _mma_registers(shape: str, types: str) -> dict[str, int] | None:
-    """Registers per operand (A, B, C, D) of the table's mma.sync of this shape and D.A.B.C
-    types, or None when the table has no such instruction."""
+def _mma_instruction(shape: str, types: str):
+    """The row of the MMA table (`MMA_INSTRUCTIONS`) of this shape and D.A.B.C types, or None."""
     for ins in MMA_INSTRUCTIONS.values():
         if ins.ptx_shape == shape and ".".join(ins.ptx_types) == types:
-            atom = MMAAtom(ins.shape, ins.a, ins.c, b=ins.b)
-            need = {r: atom.operand_layout(r).values // ins.register_elements(r) for r in "ABC"}
-            return need | {"D": need["C"]}
+            return ins
     return None
+
+
+def _mma_registers(ins) -> dict[str, int]:
+    """Registers per operand (A, B, C, D) of the table's row `ins`."""
+    bit_op = ins.bit_ops[0][0] if ins.bit_ops else None
+    atom = MMAAtom(ins.shape, ins.a, ins.c, b=ins.b, bit_op=bit_op)
+    need = {r: atom.operand_layout(r).values // ins.register_elements(r) for r in "ABC"}
+    return need | {"D": need["C"]}
 
 
 @irdl_op_definition
 class MmaSyncOp(PTXInstruction):
-    """Warp MMA ``mma.sync.aligned.shape.row.col.dtype.atype.btype.ctype {d}, {a}, {b}, {c};``
-    (9.7.14.5.14 mma). Registers hold packed elements, low element first (9.7.14.5.8 ff.)."""
+    """Warp MMA ``mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype{.bitOp.popc}
+    {d}, {a}, {b}, {c};`` (9.7.14.5.14 mma). Registers hold packed elements, low element first
+    (9.7.14.5.2 ff.): .b32 registers for A and B (.f64 ones for FP64), C and D of the
+    accumulator's type. `satfinite` clamps an integer accumulation to the s32 range (integer
+    operands only); `bit_op` ("and" or "xor") is the single-bit operation of a .b1 mma, which
+    needs it. The forms are the rows of `tylo.compiler.atoms.mma_atom.MMA_INSTRUCTIONS`."""
 
     name = "ptx.mma_sync"
     traits = traits_def(Collective())
     shape = prop_def(StringAttr)
     types = prop_def(StringAttr)  # "f32.bf16.bf16.f32": D, A, B, C
+    satfinite = opt_prop_def(UnitAttr)
+    bit_op = opt_prop_def(StringAttr)
     a = var_operand_def(RegisterType)
     b = var_operand_def(RegisterType)
     c = var_operand_def(RegisterType)
     d = var_result_def(RegisterType)
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = (
         "$shape $types `(` $a `)` `,` `(` $b `)` `,` `(` $c `)` attr-dict `:` "
         "`(` type($a) `)` `,` `(` type($b) `)` `,` `(` type($c) `)` `->` `(` type($d) `)`"
     )
 
-    def __init__(self, shape: str, types: str, a, b, c, d):
-        super().__init__(
-            operands=[a, b, c],
-            result_types=[d],
-            properties={"shape": StringAttr(shape), "types": StringAttr(types)},
-        )
+    def __init__(self, shape: str, types: str, a, b, c, d, satfinite: bool = False,
+                 bit_op: str | None = None):
+        props = {"shape": StringAttr(shape), "types": StringAttr(types)}
+        if satfinite:
+            props["satfinite"] = UnitAttr()
+        if bit_op is not None:
+            props["bit_op"] = StringAttr(bit_op)
+        super().__init__(operands=[a, b, c], result_types=[d], properties=props)
 
     def verify_(self) -> None:
-        need = _mma_registers(self.shape.data, self.types.data)
-        if need is None:
+        ins = _mma_instruction(self.shape.data, self.types.data)
+        if ins is None:
             raise VerifyException(
                 f"mma.sync.{self.shape.data} with types '{self.types.data}' is not an "
                 "instruction of the MMA table"
             )
+        if self.satfinite is not None and not ins.saturating:
+            raise VerifyException(f"mma.sync.{self.shape.data}.{self.types.data} takes no "
+                                  ".satfinite (integer operands only)")
+        op = None if self.bit_op is None else self.bit_op.data
+        if ins.bit_ops and op not in dict(ins.bit_ops):
+            raise VerifyException(f"mma.sync.{self.shape.data}.{self.types.data}: a .b1 mma "
+                                  f"needs bit_op 'and' or 'xor', got {op!r}")
+        if not ins.bit_ops and op is not None:
+            raise VerifyException(f"mma.sync.{self.shape.data}.{self.types.data}: bit_op {op!r} "
+                                  f"is for .b1 operands only")
+        need = _mma_registers(ins)
         for what, vals in (("A", self.a), ("B", self.b), ("C", self.c), ("D", self.d)):
             if len(vals) != need[what]:
                 raise VerifyException(f"mma {what} needs {need[what]} registers, got {len(vals)}")
         dt, at, bt, ct = self.types.data.split(".")
-        for vals, what in ((self.a, "A"), (self.b, "B")):
+        for vals, t, what in ((self.a, at, "A"), (self.b, bt, "B")):
             for v in vals:
-                _want(v, "b32", f"mma {what} register")
+                _want(v, "f64" if t == "f64" else "b32", f"mma {what} register")
         for vals, t, what in ((self.c, ct, "C"), (self.d, dt, "D")):
             for v in vals:  # (an .f16 C/D register holds two: .f16x2 in a .b32)
                 _want(v, "b32" if t == "f16" else register_class(t).name, f"mma {what} register")
@@ -116,8 +140,10 @@ class MmaSyncOp(PTXInstruction):
         def group(vals) -> str:
             return "{" + ", ".join(_r(v) for v in vals) + "}"
 
+        satfinite = ".satfinite" if self.satfinite is not None else ""
+        bit_op = f".{self.bit_op.data}.popc" if self.bit_op is not None else ""
         return (
-            f"mma.sync.aligned.{self.shape.data}.row.col.{self.types.data} "
+            f"mma.sync.aligned.{self.shape.data}.row.col{satfinite}.{self.types.data}{bit_op} "
             f"{group(self.d)}, {group(self.a)}, {group(self.b)}, {group(self.c)};"
         )
 

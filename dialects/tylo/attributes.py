@@ -181,7 +181,8 @@ class OwnershipAttr(_Printed, Data[Ownership]):
 
 @irdl_attr_definition
 class TiledMMAAttr(_Printed, Data[TiledMMA]):
-    """An MMA plan: atom shape and types, warps, repeats and K per step."""
+    """An MMA plan: atom shape and types (and modifiers: satfinite, and.popc / xor.popc), warps,
+    repeats and K per step."""
 
     name = "tylo.tiled_mma"
 
@@ -194,10 +195,24 @@ class TiledMMAAttr(_Printed, Data[TiledMMA]):
             for _ in range(3):
                 parser.parse_punctuation(",")
                 types.append(parser.parse_identifier())
+            modifiers = {}  # `MMAAtom.__str__`: ", satfinite" and ", and.popc" / ", xor.popc"
+            parser.parse_punctuation(",")
+            while (word := parser.parse_optional_identifier()) not in (None, "warps"):
+                if word == "satfinite":
+                    modifiers["satfinite"] = True
+                elif word.endswith(".popc"):
+                    modifiers["bit_op"] = word.removesuffix(".popc")
+                else:
+                    parser.raise_error(f"invalid tiled_mma: unknown atom modifier {word!r} "
+                                       f"(satfinite, and.popc, xor.popc)", pos, parser.pos)
+                parser.parse_punctuation(",")
+            if word is None:
+                parser.parse_keyword("warps")
             fields = {}
             for key in ("warps", "repeat", "k"):
-                parser.parse_punctuation(",")
-                parser.parse_keyword(key)
+                if key != "warps":
+                    parser.parse_punctuation(",")
+                    parser.parse_keyword(key)
                 parser.parse_punctuation("=")
                 fields[key] = (
                     parser.parse_integer(allow_negative=False, allow_boolean=False)
@@ -207,7 +222,7 @@ class TiledMMAAttr(_Printed, Data[TiledMMA]):
             try:
                 shape = _parse_mnk(shape_token)
                 a, b, c = (dtypes.BY_PTX[t] for t in types)
-                atom = MMAAtom(shape, a, c, b=b)
+                atom = MMAAtom(shape, a, c, b=b, **modifiers)
                 return TiledMMA(atom, fields["warps"], fields["repeat"], fields["k"])
             except (TyloError, KeyError, ValueError) as e:
                 parser.raise_error(f"invalid tiled_mma: {e}", pos, parser.pos)

@@ -36,6 +36,7 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from ...compiler.hardware import dtypes
 from ...compiler.layout.dynamic import is_dynamic
 from ...compiler.layout.int_tuple import is_static, leaves, product
 from .attributes import TiledMMAAttr, dtype_of, element_type
@@ -544,7 +545,8 @@ class MapOp(IRDLOperation):
 @irdl_op_definition
 class MMAOp(IRDLOperation):
     """D = A * B + C over fragments in the plan's operand ownerships (collective over the CTA's
-    threads of the plan). Issues the plan's atoms: repeat_m * repeat_n * (K / k) per thread."""
+    threads of the plan). Issues the plan's atoms: repeat_m * repeat_n * (K / k) per thread.
+    Int4, UInt4 and Bit1 A and B are fragments of i32 words in the plan's `word_layout`."""
 
     name = "tylo.mma"
     plan = prop_def(TiledMMAAttr)
@@ -566,29 +568,31 @@ class MMAOp(IRDLOperation):
         plan = self.plan.data
         atom = plan.atom
         for role, value, dtype in (("A", self.a, atom.a), ("B", self.b, atom.b), ("C", self.c, atom.c)):
-            want = plan.operand_layout(role)
+            packed = plan.packs(role)  # Int4/UInt4/Bit1: the instruction's 32-bit registers
+            want = plan.word_layout(role) if packed else plan.operand_layout(role)
             got = value.type.ownership.data
             if got != want:
                 raise VerifyException(
                     f"operand {role} has ownership {got}; the plan needs {want}"
+                    + " (its packed words)" * packed
                 )
-            if dtype_of(value.type.element_type) != _signed(dtype):
+            if dtype_of(value.type.element_type) != (dtypes.Int32 if packed else _signed(dtype)):
                 raise VerifyException(
                     f"operand {role} holds {value.type.element_type}; the atom takes {dtype}"
+                    + " packed in i32 words" * packed
                 )
         if self.result.type != self.c.type:
             raise VerifyException("mma result must have the accumulator's type")
 
 
 def _signed(dtype):
-    from ...compiler.hardware import dtypes
-
     return dtypes.ALL[dtype.name.replace("UInt", "Int")] if dtype.kind == "uint" else dtype
 
 
 @irdl_op_definition
 class MMASyncOp(IRDLOperation):
-    """One warp MMA atom on scalars: results D from A, B, C elements in the atom's slot order."""
+    """One warp MMA atom on scalars: results D from A, B, C elements in the atom's slot order
+    (Int4, UInt4 and Bit1 A and B: their i32 words, the instruction's registers)."""
 
     name = "tylo.mma_sync"
     traits = traits_def(Collective())
@@ -614,11 +618,14 @@ class MMASyncOp(IRDLOperation):
         atom = self.plan.data.atom
         for role, values, dtype in (("A", self.a, atom.a), ("B", self.b, atom.b), ("C", self.c, atom.c)):
             need = atom.operand_layout(role).values
+            packed = atom.instruction.packs(role)  # Int4/UInt4/Bit1: i32 words, low bits first
+            if packed:
+                need //= atom.instruction.register_elements(role)
             if len(values) != need:
                 raise VerifyException(
                     f"mma_sync {atom}: operand {role} needs {need} values, got {len(values)}"
                 )
-            want = element_type(dtype)
+            want = element_type(dtypes.Int32 if packed else dtype)
             for v in values:
                 if v.type != want:
                     raise VerifyException(

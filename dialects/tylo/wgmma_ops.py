@@ -201,8 +201,9 @@ class WgmmaMmaAsyncOp(_PlanMma, IRDLOperation):
 class WgmmaMmaAsyncRegAOp(_PlanMma, IRDLOperation):
     """`WgmmaMmaAsyncOp` with A from registers: ``a`` a fragment of the plan's (64, k) A with
     the register-A ownership (k/2 slots; instruction i of K = 16 (32 for 8-bit types) reads
-    slots K/2 i .. K/2 (i + 1) - 1, its K slice), ``b`` the B descriptor; properties and
-    ``acc`` as `WgmmaMmaAsyncOp`."""
+    slots K/2 i .. K/2 (i + 1) - 1, its K slice), or those elements already packed, a fragment
+    of i32 words (k/4 for 16-bit types, k/8 for 8-bit ones; instruction i reads words 4 i ..
+    4 i + 3); ``b`` the B descriptor; properties and ``acc`` as `WgmmaMmaAsyncOp`."""
 
     name = "tylo.wgmma_mma_async_reg_a"
     traits = traits_def(_READS_B, *_MMA_ASYNC)
@@ -213,9 +214,19 @@ class WgmmaMmaAsyncRegAOp(_PlanMma, IRDLOperation):
     def verify_(self) -> None:
         self._verify_accumulator()
         k = self.k.value.data
-        if self.a.type.slots != k // 2:
+        if self.packed:
+            bits = 8 if self.types.data.split(".")[1] in ("e4m3", "e5m2") else 16
+            if self.a.type.slots != k * bits // 64:
+                raise VerifyException(f"wgmma_mma_async_reg_a: A (64 x {k}) packed is "
+                                      f"{k * bits // 64} words a thread, got {self.a.type.slots}")
+        elif self.a.type.slots != k // 2:
             raise VerifyException(f"wgmma_mma_async_reg_a: A (64 x {k}) has {k // 2} slots a "
                                   f"thread, got {self.a.type.slots}")
+
+    @property
+    def packed(self) -> bool:
+        """Whether A is packed words (i32 elements) rather than the plan's elements."""
+        return self.a.type.element_type == i32
 
 
 @irdl_op_definition

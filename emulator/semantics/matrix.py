@@ -50,8 +50,18 @@ also gives 25 fraction bits for Hopper):
   subnormal f32 results are kept (rounded toward zero); a zero sum is +0; an f16 subnormal
   operand aligns at -14 (the data has some, but none decides it; e4m3 subnormals do decide
   -14 against e4m3's own -6). tests/gpu/test_mma_emulated_gpu.py checks these on the GPU.
-* Integer mma (.s8/.u8 operands, .s32 accumulators) is exact; the dialect emits no
-  ``.satfinite``, so the accumulated value wraps modulo 2**32, as the ISA says.
+* Integer mma (.s8/.u8/.s4/.u4 operands, .s32 accumulators) is exact: D = A B + C wraps
+  modulo 2**32, or with ``.satfinite`` is clamped to [-2**31, 2**31 - 1] ("on overflow, the
+  accumulated value is limited to the range MIN_INT32..MAX_INT32", 9.7.14.5.14; the model
+  clamps the exact sum once, which no order of additions inside the instruction can tell from a
+  step-by-step clamp unless C is near a bound and the products of one row have both signs: not
+  yet measured). 4-bit elements are nibbles, .s4 two's complement (-8..7), .u4 0..15.
+* Single-bit mma (.b1, "multiplication is replaced by a sequence of logical operations"):
+  D[m, n] = C[m, n] + popc(row m of A AND column n of B) (``.and.popc``), or of their XOR
+  (``.xor.popc``), wrapping modulo 2**32; exact.
+* FP64 mma (.f64 in every operand, one element per .f64 register): a chain of K fused
+  multiply-adds in float64 from C in ascending k (`mma_f64`, where the model and its refit
+  live; not yet fitted on hardware).
 * .f16 accumulators (m16n8k16 .f16.f16.f16.f16: C and D two f16 a .b32 register, low half
   first, in the element order of the f32 C) are a MODEL, not measured: the f16 C widened
   exactly, the fused dot-add above into f32, that rounded once to f16 (`f16_result`: nearest
@@ -82,11 +92,22 @@ from ...compiler.support.lazy_modules import np
 from ...dialects.ptx.control import MmaSyncOp
 from ...dialects.ptx.matrix import LdMatrixOp, StMatrixOp
 from ..values import as_float
+from .mma_f64 import dmma
 
 WARP = 32
 """Threads of a warp."""
 
 FRAGMENT_SECTIONS: dict[tuple[tuple[int, int, int], int], str] = {
+    ((8, 8, 4), 64): "9.7.14.5.2 #warp-level-matrix-fragment-mma-884-f64",
+    ((8, 8, 32), 4): "9.7.14.5.4 #warp-level-matrix-fragment-mma-8832 (.s4/.u4)",
+    ((8, 8, 128), 1): "9.7.14.5.5 #warp-level-matrix-fragment-mma-88128 (.b1)",
+    ((16, 8, 4), 64): "9.7.14.5.6 #warp-level-matrix-fragment-mma-1684 (.f64)",
+    ((16, 8, 8), 64): "9.7.14.5.7 #warp-level-matrix-fragment-mma-1688 (.f64)",
+    ((16, 8, 16), 64): "9.7.14.5.8 #warp-level-matrix-fragment-mma-16816-float (.f64)",
+    ((16, 8, 32), 4): "9.7.14.5.10 #warp-level-matrix-fragment-mma-16832 (.s4/.u4)",
+    ((16, 8, 64), 4): "9.7.14.5.11 #warp-level-matrix-fragment-mma-16864 (.s4/.u4)",
+    ((16, 8, 128), 1): "9.7.14.5.12 #warp-level-matrix-fragment-mma-168128 (.b1)",
+    ((16, 8, 256), 1): "9.7.14.5.13 #warp-level-matrix-fragment-mma-168256 (.b1)",
     ((16, 8, 4), 32): "9.7.14.5.6 #warp-level-matrix-fragment-mma-1684 (.tf32)",
     ((16, 8, 8), 32): "9.7.14.5.7 #warp-level-matrix-fragment-mma-1688 (.tf32)",
     ((16, 8, 8), 16): "9.7.14.5.7 #warp-level-matrix-fragment-mma-1688 (.f16/.bf16)",
@@ -97,11 +118,19 @@ FRAGMENT_SECTIONS: dict[tuple[tuple[int, int, int], int], str] = {
 """(shape (m, n, k), bits of an A/B element) -> the PTX ISA section whose fragment tables
 `fragment` restates; the emulator runs mma.sync of these fragments only."""
 
-OPERAND_BITS = {"bf16": 16, "f16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
-"""Bits of one A/B element per PTX type (a .tf32 element fills a .b32 register)."""
+OPERAND_BITS = {"bf16": 16, "f16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8,
+                "f64": 64, "s4": 4, "u4": 4, "b1": 1}
+"""Bits of one A/B element per PTX type (a .tf32 element fills a .b32 register, an .f64 one a
+.f64 register)."""
 
-ACCUMULATORS = ("f32", "s32", "f16")
-"""C/D types the emulator runs (one 32-bit element per register; two .f16, low first)."""
+ACCUMULATORS = ("f32", "s32", "f64", "f16")
+"""C/D types the emulator runs (one element per register; .f64 ones in .f64 registers, two .f16
+a .b32 register, low first)."""
+
+_INTEGER_OPERANDS = ("s8", "u8", "s4", "u4", "b1")
+
+BIT_OPS = ("and", "xor")
+"""The single-bit operations of a .b1 mma.sync (``.and.popc``, ``.xor.popc``)."""
 
 ACCUMULATOR_FRACTION_BITS = 25
 """Bits a fused dot-add keeps below the largest exponent of its terms (module text; measured
@@ -128,18 +157,22 @@ def fragment(shape: tuple[int, int, int], bits: int, role: str):
     """The fragment map of operand `role` ("A", "B" or "C", C also for D) of mma.sync of `shape`
     with `bits`-bit A/B elements: an int64 array (32, elements, 2) of the (row, col) that element
     i of lane l holds (A: (m, k), B: (k, n), C: (m, n)); element i is the i-th of the lane's
-    registers read low bits first, ``32 // bits`` per register for A and B, one per register
-    for C.
+    registers read low bits first, ``32 // bits`` per register for A and B (one per .f64
+    register), one per register for C.
 
     The ISA's tables (the sections in `FRAGMENT_SECTIONS`) restated with groupID g = lane >> 2,
-    threadID_in_group t = lane % 4, e = 32 // bits elements per register, element i in register
-    j = i // e at position u = i % e: each register holds e consecutive k, the four threads of a
-    group cover 4 e consecutive k, and
+    threadID_in_group t = lane % 4, e = max(1, 32 // bits) elements per register, element i in
+    register j = i // e at position u = i % e: each register holds e consecutive k, the four
+    threads of a group cover 4 e consecutive k, and
 
     * A: row = g + 8 (j % 2), col = e t + u + 4 e (j // 2)  (registers alternate rows g, g + 8);
     * B: row = e t + u + 4 e j, col = g;
     * C/D: row = g + 8 (i // 2), col = 2 t + i % 2.
 
+    (The m8n8 shapes have one A and one B register and two of C, so only rows g occur.) For
+    .b1 m16n8k256 the ISA writes A's col as 32 t + i for i < 64, which would give registers 0
+    and 1 different columns and overlap registers 2 and 3; read as 32 t + (i & 0x1F), as at
+    i >= 64 and at m16n8k128, it is this formula (tests/gpu/test_mma_subbyte_gpu.py decides).
     For example (9.7.14.5.8, .bf16 m16n8k16): lane 5 holds A (1, 2), (1, 3), (9, 2), (9, 3),
     (1, 10), (1, 11), (9, 10), (9, 11); (9.7.14.5.6, .tf32 m16n8k4) A "row = groupID for a0,
     groupID + 8 for a1, col = threadID_in_group".
@@ -147,7 +180,7 @@ def fragment(shape: tuple[int, int, int], bits: int, role: str):
     """
     FRAGMENT_SECTIONS[(shape, bits)]  # the ISA states no other fragment
     m, n, k = shape
-    e = 32 // bits
+    e = max(1, 32 // bits)
     count = {"A": m * k, "B": k * n, "C": m * n}[role] // WARP
     lane = np.arange(WARP)[:, None]
     i = np.arange(count)[None, :]
@@ -164,21 +197,27 @@ def fragment(shape: tuple[int, int, int], bits: int, role: str):
     return out
 
 
-def _warps(interpreter, op, arrays, what: str):
-    """Stack per-register arrays of length n into (warps, 32, registers)."""
+def _warps(interpreter, op, arrays, what: str, dtype=None):
+    """Stack per-register arrays of length n into (warps, 32, registers), as `dtype` (default
+    uint32; mma.sync's operands as uint64, which holds .b32, .f32 and .f64 registers alike)."""
     n = arrays[0].shape[0]
     if n % WARP:
         interpreter.machine.error(op, f"{what}: {n} threads are not whole warps",
                                   interpreter.threads)
-    stacked = np.stack(arrays, axis=-1).astype(np.uint32, copy=False)
+    stacked = np.stack(arrays, axis=-1).astype(dtype or np.uint32, copy=False)
     return stacked.reshape(n // WARP, WARP, len(arrays))
 
 
 def _operand(shape, bits: int, role: str):
-    """(coords, (rows, cols), element bits) of operand `role` (A, B or C)."""
+    """(coords, (rows, cols), element bits) of operand `role` (A, B or C; C/D elements are 32
+    bits wide, 64 beside .f64 A and B)."""
     m, n, k = shape
     size = {"A": (m, k), "B": (k, n), "C": (m, n)}[role]
-    return fragment(shape, bits, role), size, bits if role in "AB" else 32
+    return fragment(shape, bits, role), size, bits if role in "AB" else 64 if bits == 64 else 32
+
+
+def _register_dtype(width: int):
+    return np.uint64 if width > 32 else np.uint32
 
 
 def f16_result(D):
@@ -192,93 +231,120 @@ def f16_result(D):
 
 def fragment_matrix(registers, shape: tuple[int, int, int], bits: int, role: str):
     """The matrices that warps' registers hold as operand `role` of mma.sync: `registers`
-    (warps, 32, R) uint32 -> (warps, rows, cols) uint32 raw elements (A and B: `bits` wide,
-    unpacked low bits first; C/D: one 32-bit element per register), through `fragment`."""
+    (warps, 32, R) of register bits -> (warps, rows, cols) raw elements, uint32 (uint64 for
+    .f64) (A and B: `bits` wide, unpacked low bits first; C/D: one element per register),
+    through `fragment`."""
     coords, (rows, cols), width = _operand(shape, bits, role)
-    e = 32 // width
-    raw = registers[..., None] >> (np.arange(e, dtype=np.uint32) * np.uint32(width))
-    raw = raw.reshape(*registers.shape[:-1], -1) & np.uint32((1 << width) - 1)
-    out = np.zeros((registers.shape[0], rows, cols), np.uint32)
+    e = max(1, 32 // width)
+    regs = registers.astype(np.uint64, copy=False)
+    raw = regs[..., None] >> (np.arange(e, dtype=np.uint64) * np.uint64(width))
+    raw = raw.reshape(*registers.shape[:-1], -1) & np.uint64((1 << width) - 1)
+    out = np.zeros((registers.shape[0], rows, cols), _register_dtype(width))
     out[:, coords[..., 0], coords[..., 1]] = raw
     return out
 
 
 def fragment_registers(matrices, shape: tuple[int, int, int], bits: int, role: str):
     """The inverse of `fragment_matrix`: (warps, rows, cols) raw elements (integers that fit the
-    element width) -> (warps, 32, R) uint32 registers of operand `role`."""
+    element width) -> (warps, 32, R) registers of operand `role`, uint32 (uint64 for .f64)."""
     coords, _, width = _operand(shape, bits, role)
-    e = 32 // width
-    raw = np.asarray(matrices)[:, coords[..., 0], coords[..., 1]].astype(np.uint32)
+    e = max(1, 32 // width)
+    raw = np.asarray(matrices)[:, coords[..., 0], coords[..., 1]].astype(np.uint64)
     raw = raw.reshape(raw.shape[0], WARP, -1, e)
-    out = np.zeros(raw.shape[:-1], np.uint32)
+    out = np.zeros(raw.shape[:-1], np.uint64)
     for u in range(e):
-        out |= raw[..., u] << np.uint32(width * u)
-    return out
+        out |= raw[..., u] << np.uint64(width * u)
+    return out.astype(_register_dtype(width))
 
 
 def _decode(raw, ptx_type: str):
-    """Raw A/B elements (uint32) -> exact values: float64 for floating types, int64 for
-    integers. tf32: the low 13 bits are ignored."""
+    """Raw A/B elements -> exact values: float64 for floating types, int64 for integers and
+    bits. tf32: the low 13 bits are ignored; .s4: a two's complement nibble."""
     if ptx_type in ("bf16", "f16"):
         return as_float(raw.astype(np.uint16), ptx_type).astype(np.float64)
     if ptx_type == "tf32":
-        return as_float(raw & np.uint32(_TF32_MASK), "f32").astype(np.float64)
+        return as_float(raw.astype(np.uint32) & np.uint32(_TF32_MASK), "f32").astype(np.float64)
     if ptx_type in ("e4m3", "e5m2"):
         fp8 = dtypes.Float8E4M3 if ptx_type == "e4m3" else dtypes.Float8E5M2
         return from_float8(raw.astype(np.uint8), fp8).astype(np.float64)
+    if ptx_type == "f64":
+        return raw.astype(np.uint64).view(np.float64)
     if ptx_type == "s8":
         return raw.astype(np.uint8).view(np.int8).astype(np.int64)
-    return raw.astype(np.int64)  # u8
+    if ptx_type == "s4":
+        return (raw.astype(np.int64) ^ 8) - 8
+    return raw.astype(np.int64)  # u8, u4, b1
 
 
-def mma(shape: tuple[int, int, int], types: str, a, b, c):
-    """D of ``mma.sync.aligned.<shape>.row.col.<types>`` for whole warps, as (warps, 32, 4)
-    uint32 register bits; `a`, `b`, `c`: (warps, 32, registers) uint32 register bits (A and B
-    packed, low element first; C one f32/s32 per register). `types` is "D.A.B.C", e.g.
-    "f32.bf16.bf16.f32". Raises ValueError naming what the emulator does not run (a type
-    outside `OPERAND_BITS`/`ACCUMULATORS`, A and B of different widths, a fragment outside
-    `FRAGMENT_SECTIONS`, register counts that do not fit the shape). Numerics: module text."""
+def mma(shape: tuple[int, int, int], types: str, a, b, c, *, satfinite: bool = False,
+        bit_op: str | None = None):
+    """D of ``mma.sync.aligned.<shape>.row.col{.satfinite}.<types>{.<bit_op>.popc}`` for whole
+    warps, as (warps, 32, R) register bits (uint32; uint64 for .f64); `a`, `b`, `c`: (warps,
+    32, registers) register bits (A and B packed, low element first; C one f32/s32/f64 per
+    register). `types` is "D.A.B.C", e.g. "f32.bf16.bf16.f32". Raises ValueError naming what
+    the emulator does not run (a type outside `OPERAND_BITS`/`ACCUMULATORS`, A and B of
+    different widths, a fragment outside `FRAGMENT_SECTIONS`, register counts that do not fit
+    the shape, .satfinite without integer operands, a .b1 mma without a `BIT_OPS` operation or
+    a bit operation elsewhere). Numerics: module text."""
     d_type, a_type, b_type, c_type = types.split(".")
     if a_type not in OPERAND_BITS or b_type not in OPERAND_BITS:
         raise ValueError(f"operand types .{a_type}/.{b_type}: the emulator runs "
                          f"{', '.join('.' + t for t in OPERAND_BITS)}")
     if c_type not in ACCUMULATORS or d_type != c_type:
-        raise ValueError(f"accumulators .{d_type}/.{c_type}: the emulator runs .f32, .s32 and "
-                         ".f16")
+        raise ValueError(f"accumulators .{d_type}/.{c_type}: the emulator runs "
+                         f"{', '.join('.' + t for t in ACCUMULATORS)}")
+    want = "f64" if a_type == "f64" else "s32" if a_type in _INTEGER_OPERANDS else "f32"
+    if c_type != want and not (c_type == "f16" and a_type == b_type == "f16"):
+        raise ValueError(f"accumulators .{d_type}/.{c_type} of .{a_type} operands: the "
+                         f"instruction accumulates in .{want}")
     bits = OPERAND_BITS[a_type]
     if OPERAND_BITS[b_type] != bits or (shape, bits) not in FRAGMENT_SECTIONS:
         raise ValueError(f"no PTX ISA fragment table for m{shape[0]}n{shape[1]}k{shape[2]} "
                          f"with .{a_type} A and .{b_type} B")
+    if satfinite and (c_type != "s32" or a_type == "b1"):
+        raise ValueError(".satfinite is for integer operands (.s8, .u8, .s4, .u4)")
+    if (a_type == "b1") != (bit_op is not None) or bit_op not in (None, *BIT_OPS):
+        raise ValueError(f"bit operation {bit_op!r}: a .b1 mma takes one of {BIT_OPS}, "
+                         f"others none")
     m, n, k = shape
-    e = 32 // bits
+    e = max(1, 32 // bits)
     per = 2 if c_type == "f16" else 1  # C/D elements a register
     for what, regs, count in (("A", a, m * k // e), ("B", b, k * n // e), ("C", c, m * n // per)):
         if regs.shape[-1] * WARP != count:
             raise ValueError(f"{what} of m{m}n{n}k{k} takes {count // WARP} registers, "
                              f"got {regs.shape[-1]}")
     with np.errstate(all="ignore"):  # NaN casts, inf - inf, overflow: IEEE results, quietly
-        return _multiply_add(shape, bits, a_type, a, b_type, b, c_type, c)
-
-
-def _multiply_add(shape, bits: int, a_type: str, a, b_type: str, b, c_type: str, c):
-    """`mma` once its arguments are checked."""
-    A = _decode(fragment_matrix(a, shape, bits, "A"), a_type)
-    B = _decode(fragment_matrix(b, shape, bits, "B"), b_type)
-    if c_type == "f16":  # two elements a register, low first: one a "register" here
-        c = np.stack([c & np.uint32(0xFFFF), c >> np.uint32(16)], -1).reshape(*c.shape[:-1], -1)
-    C = fragment_matrix(c, shape, bits, "C")
-    if c_type == "s32":
-        D = np.matmul(A, B) + C.view(np.int32).astype(np.int64)
-        d = (D & 0xFFFFFFFF).astype(np.uint32)
-    elif c_type == "f16":
-        D = _float_mma(A, a_type, B, b_type, C.astype(np.uint16).view(np.float16)
-                       .astype(np.float32))
-        halves = fragment_registers(f16_result(D).astype(np.uint32), shape, bits, "C")
-        return halves[..., 0::2] | (halves[..., 1::2] << np.uint32(16))
-    else:
-        D = _float_mma(A, a_type, B, b_type, C.view(np.float32))
-        d = np.where(np.isnan(D), np.uint32(_NAN32), D.view(np.uint32))
+        A = _decode(fragment_matrix(a, shape, bits, "A"), a_type)
+        B = _decode(fragment_matrix(b, shape, bits, "B"), b_type)
+        if c_type == "f16":  # two elements a register, low first: one a "register" here
+            c = np.stack([c & np.uint32(0xFFFF), c >> np.uint32(16)], -1).reshape(
+                *c.shape[:-1], -1)
+        C = fragment_matrix(c, shape, bits, "C")
+        if c_type == "s32":
+            d = _integer_mma(A, B, C.view(np.int32).astype(np.int64), satfinite, bit_op)
+        elif c_type == "f64":
+            d = dmma(A, B, C.view(np.float64))
+        elif c_type == "f16":
+            D = _float_mma(A, a_type, B, b_type, C.astype(np.uint16).view(np.float16)
+                           .astype(np.float32))
+            halves = fragment_registers(f16_result(D).astype(np.uint32), shape, bits, "C")
+            return halves[..., 0::2] | (halves[..., 1::2] << np.uint32(16))
+        else:
+            D = _float_mma(A, a_type, B, b_type, C.view(np.float32))
+            d = np.where(np.isnan(D), np.uint32(_NAN32), D.view(np.uint32))
     return fragment_registers(d, shape, bits, "C")
+
+
+def _integer_mma(A, B, C, satfinite: bool, bit_op: str | None):
+    """D (warps, m, n) uint32 bits of the exact integer mma (module text): A (warps, m, k), B
+    (warps, k, n) and C int64 values; .b1's popc of AND or XOR; wrapped or clamped to s32."""
+    products = np.matmul(A, B)
+    if bit_op == "xor":  # popc(a ^ b) = popc(a) + popc(b) - 2 popc(a & b), bit by bit
+        products = A.sum(axis=-1)[..., None] + B.sum(axis=-2)[:, None, :] - 2 * products
+    D = products + C
+    if satfinite:
+        return np.clip(D, -2**31, 2**31 - 1).astype(np.int32).view(np.uint32)
+    return (D & 0xFFFFFFFF).astype(np.uint32)
 
 
 def _float_mma(A, a_type: str, B, b_type: str, C):
@@ -401,14 +467,16 @@ class MatrixSemantics(InterpreterFunctions):
     def run_mma_sync(self, interpreter, op: MmaSyncOp, args):
         match = _SHAPE.match(op.shape.data)
         na, nb = len(op.a), len(op.b)
-        a = _warps(interpreter, op, args[:na], "mma.sync A")
-        b = _warps(interpreter, op, args[na:na + nb], "mma.sync B")
-        c = _warps(interpreter, op, args[na + nb:], "mma.sync C")
+        wide = np.uint64  # .b32, .f32 and .f64 registers alike
+        a = _warps(interpreter, op, args[:na], "mma.sync A", wide)
+        b = _warps(interpreter, op, args[na:na + nb], "mma.sync B", wide)
+        c = _warps(interpreter, op, args[na + nb:], "mma.sync C", wide)
         try:
             if match is None:
                 raise ValueError(f"shape '{op.shape.data}' is not m<M>n<N>k<K>")
             shape = tuple(int(x) for x in match.groups())
-            d = mma(shape, op.types.data, a, b, c)
+            d = mma(shape, op.types.data, a, b, c, satfinite=op.satfinite is not None,
+                    bit_op=None if op.bit_op is None else op.bit_op.data)
         except ValueError as e:
             interpreter.machine.error(op, f"mma.sync.{op.shape.data}.{op.types.data}: {e}",
                                       interpreter.threads)

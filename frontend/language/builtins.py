@@ -404,6 +404,10 @@ def _plan(plan) -> TiledMMA:
 
 def _load_operand(plan, role: str, tile: Tile, thread, what: str) -> Fragment:
     p = _plan(plan)
+    if p.packs(role):
+        from .packing import load_packed_operand
+
+        return load_packed_operand(p, role, tile, thread, what, load_fragment)
     want = {"A": p.atom.a, "B": p.atom.b}[role]
     if isinstance(tile, Tile) and tile.dtype is not want:
         raise TypeMismatchError(f"{what}: the tile holds {tile.dtype}; the atom's {role} is {want}")
@@ -411,12 +415,18 @@ def _load_operand(plan, role: str, tile: Tile, thread, what: str) -> Fragment:
 
 
 def load_a(plan, tile: Tile, thread) -> Fragment:
-    """Load the A (M x K) operand of an atom or tiled MMA from `tile` (of the atom's A type)."""
+    """Load the A (M x K) operand of an atom or tiled MMA from `tile` (of the atom's A type).
+    An Int4, UInt4 or Bit1 A comes from the packed matrix, a (M, K / e) tile of 32-bit words
+    (e elements to a word along K, the lowest k in the low bits), as a `PackedFragment`
+    (`tylo.frontend.language.packing.load_packed_operand`)."""
     return _load_operand(plan, "A", tile, thread, "load_a")
 
 
 def load_b(plan, tile: Tile, thread) -> Fragment:
-    """Load the B (K x N) operand of an atom or tiled MMA from `tile` (of the atom's B type)."""
+    """Load the B (K x N) operand of an atom or tiled MMA from `tile` (of the atom's B type).
+    An Int4, UInt4 or Bit1 B comes from a (K / e, N) tile of 32-bit words, word (w, n) holding
+    k = e w .. e w + e - 1 of column n (so B stored N-major, K contiguous, is that tile's
+    transpose view), as a `PackedFragment`."""
     return _load_operand(plan, "B", tile, thread, "load_b")
 
 
@@ -450,9 +460,11 @@ def mma(plan, a, b, c=None, *more, **kwargs):
 
     plan: an MMAAtom (one warp, one instruction) or a TiledMMA. The operands must be fragments in
     the plan's operand ownerships and element types (load them with load_a / load_b / accumulator);
-    A and B may be `PackedFragment`s of them (`tylo.pack_operand_a`).
+    A and B may be `PackedFragment`s of them (`tylo.pack_operand_a`), and Int4, UInt4 and Bit1 A
+    and B must be (load_a / load_b of the packed words). The atom's target is checked first
+    (PlanError: FP64 m16n8k* needs sm_90, FP8 sm_89, .and.popc sm_80).
     """
-    from .packing import PackedFragment, unpack
+    from .packing import PackedFragment, packed_operand, unpack
 
     if isinstance(plan, Tcgen05MMA):
         from .tcgen05 import tcgen05_mma
@@ -463,13 +475,16 @@ def mma(plan, a, b, c=None, *more, **kwargs):
     p = _plan(plan)
     atom = p.atom
     arch = current().arch
-    a, b = (unpack(x) if isinstance(x, PackedFragment) else x for x in (a, b))
-    if arch_number(arch) < atom.instruction.min_sm:
+    if arch_number(arch) < atom.min_sm:
         raise PlanError(
             f"mma {atom}: mma.sync {atom.instruction.ptx_shape} with these types needs "
-            f"sm_{atom.instruction.min_sm} or later; this kernel compiles for {arch}"
+            f"sm_{atom.min_sm} or later; this kernel compiles for {arch}"
         )
+    a, b = (packed_operand(p, role, x) if p.packs(role) else
+            unpack(x) if isinstance(x, PackedFragment) else x for role, x in (("A", a), ("B", b)))
     for role, f, dtype in (("A", a, atom.a), ("B", b, atom.b), ("C", c, atom.c)):
+        if p.packs(role):
+            continue  # checked by packed_operand
         if not isinstance(f, Fragment):
             raise TypeMismatchError(f"mma operand {role}: {f!r} is not a fragment")
         want = p.operand_layout(role)

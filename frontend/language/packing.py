@@ -14,8 +14,17 @@ fragment of UInt32, one slot per word, whose ownership is that of each word's fi
   atom (columns 0-7 and 8-15) as the atom's 16x16 A operand, packed, rounded to nearest even,
   with no lane communication (FlashAttention-2's reuse of the score accumulator as the A of the
   next MMA); the ownerships are checked to line up (`a_operand_slots`).
+* ``tylo.accumulator_as_a(plan, f)``: a finished WGMMA accumulator of width k (columns [c, c + k)
+  of attention's scores) as a WGMMA64 plan's register A operand, packed, with no lane
+  communication: 16-bit plans take the columns as they are, 8-bit plans permute them within
+  each K = 32 slice (`WGMMA64.accumulator_as_a`; B's rows must then be permuted the same way).
 * ``tylo.store(pointer, packed, index)``: the packed payload store, this thread's words to
   consecutive addresses (`store_packed`).
+* MMA operands of Int4, UInt4 and Bit1 (eight 4-bit or thirty-two 1-bit values to a word, the
+  lowest K in the low bits, PTX ISA 9.7.14.5.4-13) exist only packed: ``tylo.load_a`` /
+  ``load_b`` of such an atom read the packed matrix as a tile of 32-bit words
+  (`load_packed_operand`) and ``tylo.mma`` takes the words as they are (`packed_operand`); a
+  sub-byte packed fragment does not unpack (no kernel value is 4 or 1 bits wide).
 """
 
 from __future__ import annotations
@@ -25,8 +34,9 @@ from ...compiler.support.errors import GeometryError, PlanError, TypeMismatchErr
 from ...compiler.support.lazy_modules import np
 from ...compiler.atoms.mma_atom import MMAAtom
 from ...compiler.ownership.ownership import Ownership
-from ...compiler.ownership.fit import fit_ownership
+from ...compiler.ownership.fit import fit_ownership, word_ownership
 from ...compiler.ownership.maps import check_relayout
+from ...compiler.plans.wgmma import WGMMA64
 from ...compiler.hardware.ptx_types import PTX_TYPES, arch_number
 from ...dialects.builder import emit
 from ...dialects.tylo.fragment_ops import (
@@ -38,17 +48,18 @@ from ...dialects.tylo.fragment_ops import (
 )
 from .fragment_ops import take_slots
 from .fragments import Fragment, fragment_type
-from .tiles import Pointer
+from .tiles import Pointer, Tile
 from ..tracing.tracing import current
 
 
 EXPORTS = (
-    "pack", "unpack", "PackedFragment", "pack_operand_a",
+    "pack", "unpack", "PackedFragment", "pack_operand_a", "accumulator_as_a",
 )
 """Names this module adds to the `tylo` namespace (api/__init__.py finds them)."""
 
 __all__ = ["PackedFragment", "pack", "unpack", "pack_operand_a", "a_operand_slots",
-           "store_packed", "word_ownership"]
+           "accumulator_as_a", "store_packed", "word_ownership", "load_packed_operand",
+           "packed_operand"]
 
 
 class PackedFragment:
@@ -89,18 +100,6 @@ class PackedFragment:
 
     def __bool__(self):
         raise TypeMismatchError("a packed fragment has no truth value")
-
-
-def word_ownership(ownership: Ownership, n: int) -> Ownership:
-    """The ownership of the words of `ownership` packed `n` to a word: word k at the coordinate
-    of slot ``k * n``. Raises GeometryError when the slot count is not a multiple of n."""
-    if ownership.values % n:
-        raise GeometryError(f"a fragment of {ownership.values} slots does not pack {n} to a "
-                            f"32-bit word")
-    fitted = fit_ownership(ownership._coords[:, ::n], ownership.shape)
-    if fitted is None:  # (slots k * n of a layout are a layout; a table may not be)
-        raise GeometryError(f"the words of ownership {ownership} are not representable as a layout")
-    return fitted
 
 
 def _require_arch(dtype, what: str) -> None:
@@ -148,6 +147,11 @@ def unpack(packed: PackedFragment, dtype=None) -> Fragment:
     then converted with ``.to(dtype)``."""
     if not isinstance(packed, PackedFragment):
         raise TypeMismatchError(f"tylo.unpack: {packed!r} is not a packed fragment")
+    if packed.dtype.sub_byte:
+        raise TypeMismatchError(
+            f"tylo.unpack: a packed fragment of {packed.dtype} does not unpack: no kernel value is "
+            f"{packed.dtype.bits} bit{'s' * (packed.dtype.bits > 1)} wide; pass it to tylo.mma as "
+            f"it is, or read its words (packed.words)")
     op = UnpackOp(packed.words.value, packed.dtype.name,
                   fragment_type(packed.dtype, packed.ownership))
     out = Fragment(emit(op).results[0], packed.dtype, packed.ownership)
@@ -197,6 +201,38 @@ def pack_operand_a(atom: MMAAtom, left: Fragment, right: Fragment) -> PackedFrag
     return pack(joined, atom.a)
 
 
+def accumulator_as_a(plan: WGMMA64, fragment: Fragment) -> PackedFragment:
+    """A finished FP32 WGMMA accumulator of width k as `plan`'s register A operand (64 W, k),
+    converted to plan.dtype and packed: what ``tylo.wgmma_operand(plan, "A", ...)`` takes, with
+    no lane communication and no register move (attention's P of a key tile).
+
+    fragment: a Float32 fragment with the accumulator ownership of width ``plan.k`` (a
+    finished accumulator of an n = k plan, or the window ``tylo.window(s, (0, c), (64 W, k))``
+    of a wider one). The result's column a is the fragment's column ``columns[a]``
+    (``columns, _ = plan.accumulator_as_a()``, derived from the two ownerships): the identity
+    for 16-bit plans; for 8-bit plans a permutation within each K = 32 slice, so the product
+    ``A @ B`` then contracts the permuted columns and B's row a must hold what its row
+    ``columns[a]`` would (attention stores V^T with each key tile's keys permuted so). The
+    conversion is `pack`'s: ``cvt.rn.satfinite.e4m3x2.f32`` / ``e5m2x2`` (round to nearest even,
+    saturating to +-448 / +-57344; sm_89+) or ``cvt.rn.bf16x2.f32`` / ``f16x2``, four (two)
+    slots a word. Raises TypeMismatchError for anything but a WGMMA64 plan or a Float32
+    fragment of that ownership (naming it), UnsupportedError for a target without the cvt."""
+    if not isinstance(plan, WGMMA64):
+        raise TypeMismatchError(f"tylo.accumulator_as_a: {plan!r} is not a WGMMA64 plan")
+    columns, slots = plan.accumulator_as_a()
+    want = Ownership((plan.m, plan.k), plan.instruction.c_layout(plan.k, plan.warpgroups))
+    if not isinstance(fragment, Fragment) or fragment.dtype is not dtypes.Float32 \
+            or fragment.ownership != want:
+        got = (f"a fragment of {fragment.dtype} with ownership {fragment.ownership}"
+               if isinstance(fragment, Fragment) else repr(fragment))
+        raise TypeMismatchError(
+            f"tylo.accumulator_as_a: the accumulator must be a Float32 fragment of {plan}'s "
+            f"accumulator ownership at width k = {plan.k} ({want}; a window of k columns of a "
+            f"finished accumulator), got {got}")
+    a = Ownership((plan.m, plan.k), plan.instruction.a_layout(plan.k, plan.warpgroups))
+    return pack(take_slots(fragment, slots, a), plan.dtype)
+
+
 def store_packed(pointer: Pointer, packed: PackedFragment, index) -> None:
     """Store this thread's words of `packed` to consecutive addresses: elements
     ``[index * s, (index + 1) * s)`` of `pointer` (s = `packed.slots`), word k at element
@@ -225,3 +261,44 @@ def store_packed(pointer: Pointer, packed: PackedFragment, index) -> None:
             f"pass the array's own pointer (x.ptr, 16-byte aligned) and the payload index")
     target = pointer + index * packed.slots
     emit(StoreWordsOp(target.value, [packed.words[k].value for k in range(packed.words.slots)]))
+
+
+def load_packed_operand(plan, role: str, tile: Tile, thread, what: str, load) -> PackedFragment:
+    """The A or B operand of `plan` (a TiledMMA whose atom takes Int4, UInt4 or Bit1 there),
+    loaded from `tile`, the packed matrix as a tile of 32-bit words (UInt32 or Int32): for A
+    (TM, K / e) with word (m, w) holding A[m, e w .. e w + e - 1], for B (K / e, TN) with word
+    (w, n) holding B[e w .. e w + e - 1, n], the lowest k in the low bits (e = 8 for 4-bit, 32
+    for Bit1: the mma's registers, `TiledMMA.word_tile_layout`), by `load` (`tylo.load_fragment`).
+    Returns a PackedFragment of the atom's type whose words are those registers. Raises
+    TypeMismatchError for a tile of another dtype, GeometryError for a tile of another shape."""
+    dtype = plan.atom.a if role == "A" else plan.atom.b
+    e = plan.atom.instruction.register_elements(role)
+    if isinstance(tile, Tile) and tile.dtype not in (dtypes.UInt32, dtypes.Int32):
+        raise TypeMismatchError(
+            f"{what}: the atom's {role} is {dtype}, read packed {e} to a 32-bit word: the tile "
+            f"must hold UInt32 or Int32 words (the packed matrix, lowest k in the low bits), "
+            f"not {tile.dtype}")
+    words = load(plan.word_tile_layout(role), tile, thread, what)
+    renamed = take_slots(words, range(words.slots), plan.word_layout(role))
+    return PackedFragment(Fragment(renamed.value, dtypes.UInt32, renamed.ownership), dtype,
+                          plan.operand_layout(role))
+
+
+def packed_operand(plan, role: str, x) -> Fragment:
+    """The words `tylo.mma` passes for operand `role` of `plan` (an Int4, UInt4 or Bit1 A or
+    B): those of `x`, a PackedFragment of the atom's type in the plan's ownership. Raises
+    TypeMismatchError otherwise, saying how to load one."""
+    dtype = plan.atom.a if role == "A" else plan.atom.b
+    e = plan.atom.instruction.register_elements(role)
+    if not isinstance(x, PackedFragment):
+        raise TypeMismatchError(
+            f"mma operand {role}: {plan.atom} takes {dtype} values packed {e} to a 32-bit word; "
+            f"got {x!r}: load the packed matrix with tylo.load_{role.lower()}(plan, words, t) "
+            f"from a tile of UInt32 words (a PackedFragment)")
+    if x.dtype is not dtype:
+        raise TypeMismatchError(f"mma operand {role} holds packed {x.dtype}; the atom takes {dtype}")
+    want = plan.operand_layout(role)
+    if x.ownership != want or x.words.ownership != plan.word_layout(role):
+        raise TypeMismatchError(f"mma operand {role} has ownership {x.ownership}; the plan needs "
+                                f"{want}")
+    return x.words

@@ -36,9 +36,23 @@ exponent offset is taken as 0 instead of ``-inf * c`` (FA2's guard), so ``s - m`
 becomes ``-inf - -inf`` (NaN): its weights are ``exp2(-inf) = 0``, its rescale 0, its sum stays
 0, `softmax_normalize` gives 0 and `softmax_logsumexp` gives ``-inf``.
 
+**Runtime scale.** `scale` may be a runtime Float32 scalar (FP8 attention's descale factors
+of Q and K, read from memory, times 1 / sqrt(d): FlashAttention-3 folds them into its
+softmax_scale_log2 the same way): ``c`` is then one multiplication when the state is made, and
+every exponent still one FMA. It must be positive and finite (not checked: a runtime value).
+
+**Weight scale.** ``weight_scale`` (a static power of two >= 1, default 1) multiplies every
+weight and the total by that factor, folded into the exponent's per-line offset (the FMA's
+addend, ``-m c + log2(weight_scale)``: no instruction more per score): weights lie in [0,
+weight_scale] instead of [0, 1]. FlashAttention-3's FP8 forward takes 256 (its Max_offset 8),
+so that rounding P to e4m3 (3 fraction bits, smallest subnormal 2^-9) flushes only weights below
+2^-17 of the row's largest instead of 2^-10. `softmax_normalize` is unchanged (numerator and
+total carry the same factor); `softmax_logsumexp` subtracts log(weight_scale).
+
 Every function is collective over the warp (the reductions shuffle): every lane must call it.
-`scale` and `dims` are static and part of the state's type, so a state carried through a
-runtime loop keeps them (the state is a tuple of two fragments, carried as its leaves).
+`dims`, `weight_scale` and a static `scale` are part of the state's type, so a state carried
+through a runtime loop keeps them (the state is a tuple of two fragments, carried as its leaves;
+a runtime scale is defined before the loop and read inside it).
 """
 
 from __future__ import annotations
@@ -50,6 +64,7 @@ from ...compiler.hardware import dtypes
 from ...compiler.support.errors import GeometryError, PlanError, TypeMismatchError
 from ...compiler.hardware.fp8 import FP8_FORMATS
 from ...compiler.plans.reduction import reduced_ownership
+from ...dialects.scalars import Scalar
 from .builtins import exp2, fma, log2, maximum
 from .fragment_ops import rcp, select
 from .fragments import Fragment, full
@@ -69,39 +84,57 @@ _LN2 = 0.6931471805599453  # ln(2)
 
 
 class SoftmaxState(tuple):
-    """``SoftmaxState(scores, dims=1, scale=1.0)``: the empty online-softmax state for `scores`.
+    """``SoftmaxState(scores, dims=1, scale=1.0, weight_scale=1)``: the empty online-softmax
+    state for `scores`.
 
     scores: a float fragment (Float32, or Float16/BFloat16, converted). dims: the zero-based
     axis of a softmax line, static (1: each row is one softmax over its columns, as for
-    attention scores ``Q K^T``; 0: columns). scale: a static positive finite number, the
-    softmax's temperature (``softmax(scale * s)``; attention's ``1 / sqrt(d)``), folded into
-    the exponent's FMA. The state is ``(maximum, total)``: two Float32 fragments of
+    attention scores ``Q K^T``; 0: columns). scale: a static positive finite number, or a
+    runtime Float32 scalar (positive and finite, not checked), the softmax's temperature
+    (``softmax(scale * s)``; attention's ``1 / sqrt(d)``), folded into the exponent's FMA.
+    weight_scale: a static power of two >= 1 that multiplies the weights and the total (module
+    docstring: FP8's P). The state is ``(maximum, total)``: two Float32 fragments of
     ``reduced_ownership(scores.ownership, dims)``, ``-inf`` and ``0`` (`maximum` is of the
-    unscaled scores, `total` is ``sum(exp(scale * (s - maximum)))``). Raises TypeMismatchError
-    (not a float fragment), GeometryError (bad dims or scale, or an axis whose lines span
-    warps: a PlanError naming the fragment and the axis). No instruction but two register
-    initializations; nothing is stored or synchronized."""
+    unscaled scores, `total` is ``weight_scale * sum(exp(scale * (s - maximum)))``). Raises
+    TypeMismatchError (not a float fragment, a runtime scale of another dtype), GeometryError
+    (bad dims, scale or weight_scale, or an axis whose lines span warps: a PlanError naming the
+    fragment and the axis). No instruction but two register initializations (and, with a
+    runtime scale, one multiplication); nothing is stored or synchronized."""
 
     DIMS = 1
     SCALE = 1.0
+    WEIGHT_SCALE = 1
     __slots__ = ()
 
-    def __new__(cls, scores, dims=1, scale=1.0):
+    def __new__(cls, scores, dims=1, scale=1.0, weight_scale=1):
         scores = _scores(scores, "tylo.SoftmaxState")
         if isinstance(dims, bool) or dims not in (0, 1):
             raise GeometryError(f"tylo.SoftmaxState: dims={dims!r} must be a static axis, 0 "
                                 f"(columns are the lines) or 1 (rows are the lines)")
-        if isinstance(scale, bool) or not isinstance(scale, (int, float)) \
+        if isinstance(scale, Scalar):
+            if scale.dtype is not dtypes.Float32:
+                raise TypeMismatchError(f"tylo.SoftmaxState: a runtime scale must be Float32, "
+                                        f"got a runtime {scale.dtype} (convert it: .to(Float32))")
+        elif isinstance(scale, bool) or not isinstance(scale, (int, float)) \
                 or not _math.isfinite(scale) or scale <= 0:
             raise GeometryError(f"tylo.SoftmaxState: scale={scale!r} must be a static positive "
-                                f"finite number (max(scale * s) = scale * max(s) needs it)")
+                                f"finite number or a runtime Float32 (max(scale * s) = scale * "
+                                f"max(s) needs it positive)")
+        if isinstance(weight_scale, bool) or not isinstance(weight_scale, (int, float)) \
+                or not _math.isfinite(weight_scale) or weight_scale < 1 \
+                or _math.frexp(weight_scale)[0] != 0.5:
+            raise GeometryError(f"tylo.SoftmaxState: weight_scale={weight_scale!r} must be a "
+                                f"static power of two >= 1 (log2 of it is the exponent's offset)")
         try:
             own = reduced_ownership(scores.ownership, dims)
         except PlanError as e:  # the lines span warps
             raise type(e)(f"tylo.SoftmaxState: cannot reduce {_AXES[dims]} of the scores "
                           f"(ownership {scores.ownership}) inside a warp: {e.message}; a softmax "
                           f"line must stay inside one warp") from None
-        kind = _state_class(dims, float(scale))
+        if isinstance(scale, Scalar):
+            kind = _runtime_state_class(dims, scale, int(weight_scale))
+        else:
+            kind = _state_class(dims, float(scale), int(weight_scale))
         return kind((full(own, -_math.inf, dtypes.Float32), full(own, 0.0, dtypes.Float32)))
 
     @property
@@ -119,16 +152,39 @@ class SoftmaxState(tuple):
         return self.DIMS
 
     @property
-    def scale(self) -> float:
+    def scale(self):
+        """The static scale (a float), or the runtime Float32 scalar."""
         return self.SCALE
+
+    @property
+    def weight_scale(self) -> int:
+        return self.WEIGHT_SCALE
 
 
 @functools.cache
-def _state_class(dims: int, scale: float) -> type:
-    """The state type of one (dims, scale): its constructor takes (maximum, total), so that the
-    runtime loops' `frontend.tracing.carried` rebuilds it from new leaves."""
+def _state_class(dims: int, scale: float, weight_scale: int = 1) -> type:
+    """The state type of one (dims, scale, weight_scale): its constructor takes (maximum,
+    total), so that the runtime loops' `frontend.tracing.carried` rebuilds it from new
+    leaves."""
     return type(f"SoftmaxState_dims{dims}", (SoftmaxState,),
-                {"DIMS": dims, "SCALE": scale, "__slots__": (), "__new__": tuple.__new__})
+                {"DIMS": dims, "SCALE": scale, "WEIGHT_SCALE": weight_scale, "__slots__": (),
+                 "__new__": tuple.__new__})
+
+
+def _runtime_state_class(dims: int, scale: Scalar, weight_scale: int) -> type:
+    """The state type of a runtime scale (one per SoftmaxState call: it holds the scalar and
+    its exponent coefficient, computed once here, before any loop that carries the state)."""
+    return type(f"SoftmaxState_dims{dims}", (SoftmaxState,),
+                {"DIMS": dims, "SCALE": scale, "WEIGHT_SCALE": weight_scale,
+                 "COEFFICIENT": scale * _LOG2E, "__slots__": (), "__new__": tuple.__new__})
+
+
+def _same_kind(left: SoftmaxState, right: SoftmaxState) -> bool:
+    """Whether two states follow one line tiling's dims, scale (the same runtime scalar, for a
+    runtime scale) and weight scale."""
+    return type(left) is type(right) or (
+        left.DIMS == right.DIMS and left.SCALE is right.SCALE
+        and left.WEIGHT_SCALE == right.WEIGHT_SCALE)
 
 
 def _scores(scores, what: str) -> Fragment:
@@ -146,8 +202,17 @@ def _state(state, what: str) -> SoftmaxState:
     return state
 
 
-def _coefficient(state: SoftmaxState) -> float:
-    return state.SCALE * _LOG2E  # c = scale * log2(e), rounded to f32 as the constant
+def _coefficient(state: SoftmaxState):
+    """c = scale * log2(e): a float (rounded to f32 as the constant) for a static scale, the
+    runtime product made with the state for a runtime one."""
+    if isinstance(state.SCALE, Scalar):
+        return state.COEFFICIENT
+    return state.SCALE * _LOG2E
+
+
+def _offset(state: SoftmaxState) -> int:
+    """log2(weight_scale): the exponent's offset (an exact small integer)."""
+    return state.WEIGHT_SCALE.bit_length() - 1
 
 
 def _safe(maximum: Fragment) -> Fragment:
@@ -172,8 +237,9 @@ def softmax_update(state, scores, ftz=True):
 
     scores: a float fragment whose `reduced_ownership` along the state's dims is the state's
     (the same tiling of lines: each chunk is another block of columns of the same rows, for
-    dims=1), finite or -inf (masked). weights: the unnormalized ``exp(scale * (s - m_new))``
-    (Float32, the scores' ownership; 0 for a masked score; module docstring for the accuracy);
+    dims=1), finite or -inf (masked). weights: the unnormalized ``weight_scale * exp(scale *
+    (s - m_new))`` (Float32, the scores' ownership; 0 for a masked score; module docstring for
+    the accuracy);
     rescale: ``exp(scale * (m_old - m_new))`` per line (Float32, the state's ownership; 0 for an
     empty old state, 1 when the maximum did not change). A numerator accumulated from earlier
     chunks (``O = sum(weights @ V)``) is multiplied by rescale before this chunk's weighted
@@ -199,7 +265,9 @@ def softmax_update(state, scores, ftz=True):
     chunk = reduce_fragment("max", scores, dims, "tylo.softmax_update")
     new_max = maximum(state.maximum, chunk)
     safe = _safe(new_max)
-    weights = exp2(fma(scores, c, safe * -c), ftz=ftz)
+    offset = _offset(state)
+    line = fma(safe, -c, float(offset)) if offset else safe * -c
+    weights = exp2(fma(scores, c, line), ftz=ftz)
     rescale = _rescale(state.maximum, safe, c, ftz)
     total = fma(state.total, rescale, reduce_fragment("sum", weights, dims,
                                                       "tylo.softmax_update"))
@@ -216,7 +284,7 @@ def softmax_merge(left, right, ftz=True):
     ftz = _ftz(ftz, "tylo.softmax_merge")
     left = _state(left, "tylo.softmax_merge")
     right = _state(right, "tylo.softmax_merge")
-    if type(left) is not type(right) or left.maximum.ownership != right.maximum.ownership:
+    if not _same_kind(left, right) or left.maximum.ownership != right.maximum.ownership:
         raise TypeMismatchError(
             f"tylo.softmax_merge: states of dims {left.DIMS} / {right.DIMS}, scale {left.SCALE} "
             f"/ {right.SCALE}, ownerships {left.maximum.ownership} / {right.maximum.ownership}: "
@@ -250,8 +318,11 @@ def softmax_logsumexp(state) -> Fragment:
     """``log(sum(exp(scale * s)))`` of each line (Float32, the state's ownership):
     ``(m c + log2(total)) * ln(2)`` with ``lg2.approx.f32`` (absolute error 2^-22 near 1,
     relative 2^-22 elsewhere, PTX ISA 9.7.3.20) and two roundings. Empty lines give -inf.
-    Raises TypeMismatchError for anything but a state."""
+    Raises TypeMismatchError for anything but a state. With a weight_scale, log2 of it is
+    subtracted from log2(total) first (one subtraction per line)."""
     state = _state(state, "tylo.softmax_logsumexp")
     c = _coefficient(state)
-    lse = fma(state.maximum, c, log2(state.total)) * _LN2
+    offset = _offset(state)
+    total = log2(state.total) - float(offset) if offset else log2(state.total)
+    lse = fma(state.maximum, c, total) * _LN2
     return select(state.total == 0.0, -_math.inf, lse)

@@ -45,6 +45,7 @@ from ...dialects.tylo.wgmma_ops import (
 )
 from .builtins import linear_thread_idx
 from .fragments import Fragment, fragment_type, zeros
+from .packing import PackedFragment
 from .tiles import Tile, _index, check_origin_at_run_time
 
 EXPORTS_UNSTARRED = (
@@ -168,9 +169,11 @@ def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = F
     MN-major one is a GeometryError, the ISA has no transpose for them).
 
     For "A", ``tile`` may instead be a Fragment of plan.dtype with `register_a_ownership(plan)`
-    (the register-A form, for 16- and 8-bit inputs; origin is then unused): TypeMismatchError
-    for another dtype, GeometryError for another ownership, UnsupportedError for a tf32 plan
-    (Tylo issues its A from shared memory only).
+    (the register-A form, for 16- and 8-bit inputs; origin is then unused), or a
+    `PackedFragment` of plan.dtype with that ownership (`tylo.accumulator_as_a`, `tylo.pack`: its
+    words are the instruction's A registers as they are, no packing at the MMA):
+    TypeMismatchError for another dtype, GeometryError for another ownership, UnsupportedError
+    for a tf32 plan (Tylo issues its A from shared memory only).
 
     Static origins and the geometry are checked here (`validate_wgmma_operand`: GeometryError,
     TypeMismatchError, PlanError for a wrong role); runtime origin coordinates trap at run time
@@ -183,7 +186,7 @@ def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = F
     if role not in ("A", "B"):
         raise PlanError(f"wgmma_operand: role {role!r} must be 'A' or 'B' (the accumulator lives "
                         "in registers: zero_accumulator)")
-    if role == "A" and isinstance(tile, Fragment):
+    if role == "A" and isinstance(tile, (Fragment, PackedFragment)):
         return _register_a(p, tile)
     if not isinstance(tile, Tile) or tile.space != "shared":
         raise TypeMismatchError(f"wgmma_operand: {tile!r} is not a shared tile")
@@ -208,20 +211,24 @@ def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = F
     return WGMMAOperand(p, role, op.result)
 
 
-def _register_a(plan: WGMMA64, frag: Fragment) -> WGMMAOperand:
+def _register_a(plan: WGMMA64, frag) -> WGMMAOperand:
+    """The register-A operand of a Fragment (packed by the MMA's lowering) or a PackedFragment
+    (its words as they are)."""
     if not plan.instruction.register_a:
         raise UnsupportedError(f"wgmma_operand: {plan} takes A from a shared tile only: Tylo "
                                "issues no register-A form of the tf32 wgmma (store A to a "
                                "K-major shared tile)")
     own = register_a_ownership(plan)
+    packed = isinstance(frag, PackedFragment)
     if frag.dtype is not plan.dtype:
+        fix = (f"pack it as {plan.dtype}" if packed else f"convert it: fragment.to({plan.dtype})")
         raise TypeMismatchError(f"wgmma_operand: register A holds {frag.dtype}, the plan takes "
-                                f"{plan.dtype} (convert it: fragment.to({plan.dtype}))")
+                                f"{plan.dtype} ({fix})")
     if frag.ownership != own:
         raise GeometryError(f"wgmma_operand: register A must have the WGMMA A ownership of "
                             f"{plan}, (64, {plan.k}) over 128 threads (register_a_ownership), "
                             f"got {frag.ownership}")
-    return WGMMAOperand(plan, "A", frag.value, registers=True)
+    return WGMMAOperand(plan, "A", frag.words.value if packed else frag.value, registers=True)
 
 
 def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=None) -> PendingAccumulator:

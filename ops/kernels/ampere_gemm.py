@@ -75,9 +75,9 @@ def describe(cfg) -> str:
     return f"tile {BM}x{BN}x{cfg.bk}, {cfg.stages} stages, {cfg.plan.threads // 32} warps"
 
 
-def stage_layout(rows: int, cols: int) -> Layout:
-    """A row-major shared stage of `rows` x `cols` bf16 whose rows are padded by `PAD`."""
-    return Layout((rows, cols), (cols + PAD, 1))
+def stage_layout(rows: int, cols: int, pad: int = PAD) -> Layout:
+    """A row-major shared stage of `rows` x `cols` elements whose rows are padded by `pad`."""
+    return Layout((rows, cols), (cols + pad, 1))
 
 
 @tylo.func
@@ -123,10 +123,12 @@ def load_slice(plan, sa, sb, stage, kk, t):
 
 
 @tylo.func
-def start(A, B, plan, bk, stages):
+def start(A, B, plan, bk, stages, pad=PAD):
     """This block's part of C = A @ B up to its K loop: (M, N, thread, m0, n0, the shared
     stages of A and B, A and B as global tiles, their copy plans, the K tiles), with the copies
-    of the first stages - 1 K tiles issued (one `commit_copies` group each)."""
+    of the first stages - 1 K tiles issued (one `commit_copies` group each). The stages hold
+    A's element type, rows padded by `pad` elements (the FP64 GEMM, ops/kernels/gemm_f64.py,
+    pads by 4 doubles)."""
     BM, BN, TK = plan.tile_shape
     M = A.shape[0]
     K = A.shape[1]
@@ -136,10 +138,11 @@ def start(A, B, plan, bk, stages):
     n0 = tylo.block_idx(1) * BN
     a_src = GlobalTile(A.ptr, Layout((M, K), (A.stride[0], 1)), align=16)
     b_src = GlobalTile(B.ptr, Layout((K, N), (B.stride[0], 1)), align=16)
-    sa = tylo.shared_tiles(stage_layout(BM, bk), stages, BFloat16, dynamic=True)
-    sb = tylo.shared_tiles(stage_layout(bk, BN), stages, BFloat16, dynamic=True)
-    copy_a = CopyPlan((BM, bk), plan.threads, 1, BFloat16, line_steps=True)
-    copy_b = CopyPlan((bk, BN), plan.threads, 1, BFloat16, line_steps=True)
+    dtype = A.dtype
+    sa = tylo.shared_tiles(stage_layout(BM, bk, pad), stages, dtype, dynamic=True)
+    sb = tylo.shared_tiles(stage_layout(bk, BN, pad), stages, dtype, dynamic=True)
+    copy_a = CopyPlan((BM, bk), plan.threads, 1, dtype, line_steps=True)
+    copy_b = CopyPlan((bk, BN), plan.threads, 1, dtype, line_steps=True)
     k_tiles = (K + bk - 1) // bk
     for s in range(stages - 1):  # a runtime loop: one copy of the copy code
         if s < k_tiles:

@@ -75,6 +75,11 @@ online softmax, whose exponent then folds softcap log2(e) in place of scale log2
 are softcap tanh(scale s / softcap), FlashAttention's convention. Without either, the kernel's
 PTX is what it was.
 
+The FP8 forward (`Config.fp8`, ops/kernels/attention_fp8.py: e4m3 Q, K and V^T, descale factors,
+bf16 O) is this kernel with e4m3 tiles: S by m64nNk32 e4m3 WGMMA, P packed to e4m3 by
+`tylo.accumulator_as_a` as P V's register A over V^T (whose key tiles take the A fragment's key
+order), the descales in the softmax's runtime scale and on O. Without it, the PTX is what it was.
+
 Tile choices per head dim: `attention_tiles.CONFIGS` (BN 128, and 80 at D 256 where shared
 memory runs out; BlockM 128 = two consumers at D 128 and 256, and FA3's 192 = three at D 64,
 where P is rounded to bf16 as soon as its softmax is done so that the three consumers'
@@ -101,7 +106,8 @@ import tylo
 from tylo import BFloat16
 
 from .attention_consumer import consume_overlapped, consume_serial
-from .attention_tiles import Q_BOX, ROW, k_layout, kv_box, q_layout, v_layout
+from .attention_tiles import (Q_BOX, ROW, VT_KEYS, k_tiling, kv_box, q_layout, q_tiling, v_layout,
+                              vt_box, vt_layout)
 
 
 #: lse's annotation: rows of float32 with stride 1 (fixed, so that a single query row, decode's
@@ -114,7 +120,8 @@ LSE = tylo.Tensor(tylo.Float32, 2, stride=(None, 1))
 def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, heads: tylo.constexpr,
               kv_heads: tylo.constexpr, cfg: tylo.constexpr, causal: tylo.constexpr,
               packed: tylo.constexpr, kv_packed: tylo.constexpr, left, right,
-              block_table=None, seqused_k=None, page_size: tylo.constexpr = None):
+              block_table=None, seqused_k=None, page_size: tylo.constexpr = None,
+              descale=None):
     """One CTA: query rows [BM m, BM m + BM) of (batch, query head) b Hq + h (`cta_block`,
     module docstring). The K/V head is h // (Hq / Hkv) (grouped-query attention: no copy of
     K, V). Two geometries:
@@ -139,7 +146,14 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
     k_map, v_map then bind kv_box(gcd(BN, page_size)) to the caches (num_pages, page_size, Hkv,
     D) viewed (Hkv, num_pages page_size, D) (`kv_packed` True), sequence b's key i lies in row
     block_table[b, i // page_size] page_size + i % page_size, and it has seqused_k[b] keys
-    (`load_kv_paged`; block_table (B, max_pages) and seqused_k (B,) int32)."""
+    (`load_kv_paged`; block_table (B, max_pages) and seqused_k (B,) int32).
+    cfg.fp8 (the FP8 forward, attention_fp8.py): q_map, k_map bind e4m3 boxes (`q_tiling`,
+    `k_tiling`) to Q, K as above, v_map binds `vt_box` to V^T (B Hkv, D, Sk_pad) e4m3 (each
+    128-key tile's keys permuted, `attention_fp8.transpose_v`); descale float32 (3, N), N >=
+    B Hkv: rows Q's, K's and V's descale factors, column b Hkv + hk (`attention_fp8.descales`):
+    the softmax's scale is scale descale[0, .] descale[1, .] (runtime) and O is multiplied by
+    descale[2, .]; O bf16 (bhsd: staged in a shared tile of its own, the e4m3 Q tile being half
+    its size)."""
     D, BN, STAGES, W = cfg.D, cfg.BN, cfg.STAGES, cfg.W
     BM, DH = cfg.BM, D // ROW
     wg = tylo.warpgroup_id()
@@ -165,9 +179,15 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
     last = blocks - 1 if causal else None
     _, j = cta_block(cfg.lpt)  # (j read after the geometry, bh's reads merged by CSE: the
     m0 = (last - j) * BM if causal else j * BM  # PTX's order of old; causal: longest first)
-    q_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
-    k_stages = tylo.shared_tiles(k_layout(D, BN), STAGES, BFloat16, dynamic=True)
-    v_stages = tylo.shared_tiles(v_layout(D, BN), STAGES, BFloat16, dynamic=True)
+    q_lay, q_box, q_row = q_tiling(D, cfg.fp8)
+    k_lay, k_box, k_row = k_tiling(D, BN, cfg.fp8)
+    q_tiles = tylo.shared_tiles(q_lay, W, cfg.dtype, dynamic=True)
+    k_stages = tylo.shared_tiles(k_lay, STAGES, cfg.dtype, dynamic=True)
+    v_stages = tylo.shared_tiles(vt_layout(D, BN) if cfg.fp8 else v_layout(D, BN), STAGES,
+                                 cfg.dtype, dynamic=True)
+    o_tiles = q_tiles  # O (bf16) is staged over the warpgroup's Q tile, or (e4m3 Q) its own
+    if cfg.fp8 and not packed:
+        o_tiles = tylo.shared_tiles(q_layout(D), W, BFloat16, dynamic=True)
     q_bar = tylo.mbarriers(1)
     pipe_k = tylo.Pipeline(STAGES, W)
     pipe_v = tylo.Pipeline(STAGES, W)
@@ -190,14 +210,19 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
         if wg == 0:
             tylo.setmaxnreg(producer_regs, "dec")
             if t == 0:
-                q_bar[0].arrive_expect_tx(BM * D * 2)
+                q_bar[0].arrive_expect_tx(BM * D * cfg.dtype.bytes)
                 for q in tylo.static_range(W):
-                    for c in tylo.static_range(DH):
-                        box = tylo.shared_tile(Q_BOX, q_tiles.pointer(q) + c * 64 * ROW)
-                        tylo.tma_load(box, q_map, (q_start + m0 + 64 * q, c * ROW, zq), q_bar[0])
+                    for c in tylo.static_range(D // q_row):
+                        box = tylo.shared_tile(q_box, q_tiles.pointer(q) + c * 64 * q_row)
+                        tylo.tma_load(box, q_map, (q_start + m0 + 64 * q, c * q_row, zq),
+                                      q_bar[0])
                 st = pipe_k.start()
                 for j in range(first, tiles):
-                    if page_size is None:
+                    if cfg.fp8:  # K as bf16's, V^T (B Hkv, D, keys): its tile j at key j BN
+                        load_kv(pipe_k, st, k_stages, k_map, k_start + j * BN, zk, BN, D // k_row,
+                                k_box, k_row, 1)
+                        load_vt(pipe_v, st, v_stages, v_map, j * BN, b * kv_heads + hk, BN, D)
+                    elif page_size is None:
                         load_kv(pipe_k, st, k_stages, k_map, k_start + j * BN, zk, BN, DH)
                         load_kv(pipe_v, st, v_stages, v_map, k_start + j * BN, zk, BN, DH)
                     else:
@@ -212,18 +237,28 @@ def attention(q_map, k_map, v_map, o_out, lse: LSE, seq_q, seq_k, cu_q, cu_k, he
             mask = (full, row0, n_k, causal, off, band)
             q_bar[0].wait(0)
             consume = consume_overlapped if cfg.overlap else consume_serial
-            state, o = consume(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg)
-            out = tylo.softmax_normalize(state, tylo.finish_mma(o)).to(BFloat16)
+            if cfg.fp8:  # the descales: Q's and K's in the exponent, V's on O
+                zd = b * kv_heads + hk
+                qk_scale = descale[0, zd] * descale[1, zd] * cfg.softmax_scale
+                state, o = consume(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg,
+                                   qk_scale)
+                o = tylo.scale(tylo.softmax_normalize(state, tylo.finish_mma(o)),
+                               descale[2, zd])
+                out = o.to(BFloat16)
+            else:
+                state, o = consume(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg)
+                out = tylo.softmax_normalize(state, tylo.finish_mma(o)).to(BFloat16)
             if packed:  # rows past the sequence belong to the next one: masked stores
                 store_rows(o_out, lse, out, tylo.softmax_logsumexp(state), heads, seq_q, cu_q,
                            row0, D, t, cfg.lpt)
             else:
                 store_lse(lse, tylo.softmax_logsumexp(state), bh, 0, row0, n_q, t)
-                tylo.store(q_tile, out, t)  # the last Q K^T of this warpgroup was waited
+                # over Q: the last Q K^T of this warpgroup was waited
+                tylo.store(o_tiles[q] if cfg.fp8 else q_tile, out, t)
                 tylo.barrier(1 + q, 128)
                 if t == 0:
                     for c in tylo.static_range(DH):
-                        box = tylo.shared_tile(Q_BOX, q_tiles.pointer(q) + c * 64 * ROW)
+                        box = tylo.shared_tile(Q_BOX, o_tiles.pointer(q) + c * 64 * ROW)
                         tylo.tma_store(o_out, box, (row0, c * ROW, zq))
                     tylo.commit_tma_stores()
                     tylo.wait_tma_stores(0)
@@ -242,14 +277,27 @@ def cta_block(lpt):
 
 
 @tylo.func
-def load_kv(pipe, st, stages, tensor_map, key0, bh, BN, DH):
+def load_kv(pipe, st, stages, tensor_map, key0, bh, BN, DH, box=None, row=ROW, size=2):
     """The producer's copy of one K (or V) tile: wait for the stage, expect its bytes, and
-    TMA-load its D / 64 boxes of BN keys x 64 columns."""
+    TMA-load its D / 64 boxes of BN keys x 64 columns (`box`, `row`, `size`: another box of
+    BN keys x `row` columns of `size`-byte elements, D / row of them: the FP8 forward's K)."""
     pipe.producer_acquire(st)
-    pipe.producer_commit(st, BN * DH * ROW * 2)
+    pipe.producer_commit(st, BN * DH * row * size)
     for h in tylo.static_range(DH):
-        box = tylo.shared_tile(kv_box(BN), stages.pointer(st.index) + h * BN * ROW)
-        tylo.tma_load(box, tensor_map, (key0, h * ROW, bh), pipe.full_barrier(st))
+        box_h = tylo.shared_tile(kv_box(BN) if box is None else box,
+                                 stages.pointer(st.index) + h * BN * row)
+        tylo.tma_load(box_h, tensor_map, (key0, h * row, bh), pipe.full_barrier(st))
+
+
+@tylo.func
+def load_vt(pipe, st, stages, vt_map, key0, zv, BN, D):
+    """The producer's copy of one V^T tile (the FP8 forward): its BN / 128 boxes of D rows x 128
+    keys (`vt_box`) from V^T (B Hkv, D, keys) at keys key0 .., matrix zv."""
+    pipe.producer_acquire(st)
+    pipe.producer_commit(st, BN * D)
+    for i in tylo.static_range(BN // VT_KEYS):
+        box = tylo.shared_tile(vt_box(D), stages.pointer(st.index) + i * VT_KEYS * D)
+        tylo.tma_load(box, vt_map, (0, key0 + i * VT_KEYS, zv), pipe.full_barrier(st))
 
 
 @tylo.func

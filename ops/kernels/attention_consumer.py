@@ -13,31 +13,58 @@ import math
 import tylo
 from tylo import BFloat16
 
-from .attention_tiles import ROW, pv_chunks, qk_plan
+from .attention_tiles import (ROW, VT_KEYS, fp8_pv_plan, fp8_qk_plan, fp8_row, plans, pv_chunks,
+                              qk_plan)
 from .mma_issue import chain, interleaved
 
 
-def qk_steps(q_tile, k_stage, D: int, BN: int) -> list:
-    """The groups of S = Q K^T of one key tile: step(acc) issues one (k = 64 of D) and returns
-    its pending accumulator. Q (64, D) and the K stage (D, BN) are both K-major."""
-    plan = qk_plan(BN)
+def qk_steps(q_tile, k_stage, D: int, BN: int, fp8: bool = False) -> list:
+    """The groups of S = Q K^T of one key tile: step(acc) issues one (k = 64 of D; e4m3: k =
+    `fp8_row(D)`) and returns its pending accumulator. Q (64, D) and the K stage (D, BN) are
+    both K-major."""
+    plan, row = (fp8_qk_plan(D, BN), fp8_row(D)) if fp8 else (qk_plan(BN), ROW)
 
     def step(h):
-        a = tylo.wgmma_operand(plan, "A", q_tile, (0, h * ROW))
-        b = tylo.wgmma_operand(plan, "B", k_stage, (h * ROW, 0))
+        a = tylo.wgmma_operand(plan, "A", q_tile, (0, h * row))
+        b = tylo.wgmma_operand(plan, "B", k_stage, (h * row, 0))
         return lambda acc: tylo.mma_async(plan, a, b, acc)
-    return [step(h) for h in range(D // ROW)]
+    return [step(h) for h in range(D // row)]
 
 
 def pv_steps(p, v_stage, D: int, BN: int) -> list:
     """The groups of O += P V of one key tile, one per `pv_chunks` chunk: P's columns
     [k0, k0 + k) as the register A operand (a register selection, no lane exchange), the V
-    stage (BN, D) as the MN-major B operand from key k0."""
+    stage (BN, D) as the MN-major B operand from key k0. e4m3 (`p` a tuple of `operand_p`'s
+    packed chunks): one group per 128 keys, the V^T stage as the K-major B operand."""
+    if isinstance(p, tuple):
+        plan = fp8_pv_plan(D)
+        return [_step(plan, tylo.wgmma_operand(plan, "A", c), v_stage, i * VT_KEYS)
+                for i, c in enumerate(p)]
+
     def step(k0, plan):
         a = tylo.wgmma_operand(plan, "A", tylo.window(p, (0, k0), (64, plan.k)))
         b = tylo.wgmma_operand(plan, "B", v_stage, (k0, 0))
         return lambda acc: tylo.mma_async(plan, a, b, acc)
     return [step(k0, plan) for k0, plan in pv_chunks(D, BN)]
+
+
+def _step(plan, a, v_stage, k0):
+    b = tylo.wgmma_operand(plan, "B", v_stage, (k0, 0))
+    return lambda acc: tylo.mma_async(plan, a, b, acc)
+
+
+def operand_p(p, cfg):
+    """P (float32 weights, S's accumulator ownership) as P V's register A: bf16 (`p.to`, the
+    same registers), or e4m3 a tuple of packed chunks, one per 128 keys
+    (`tylo.accumulator_as_a`: each chunk's keys permuted as V^T's are, attention_fp8.py); an
+    operand already made is returned as it is."""
+    if not cfg.fp8:
+        return p.to(BFloat16)
+    if isinstance(p, tuple):
+        return p
+    plan = fp8_pv_plan(cfg.D)
+    return tuple(tylo.accumulator_as_a(plan, tylo.window(p, (0, k0), (64, VT_KEYS)))
+                 for k0 in range(0, cfg.BN, VT_KEYS))
 
 
 @tylo.func
@@ -51,7 +78,7 @@ def softmax_step(state, s, j, mask, cfg, apply_mask):
     then the cap, `Config.exponent_scale`)."""
     full, row0, n_k, causal, off, band = mask
     BN = cfg.BN
-    s = tylo.finish_mma(s, qk_plan(BN))
+    s = tylo.finish_mma(s, plans(cfg)[0])
     if cfg.softcap is not None:
         s = tylo.tanh(s * (cfg.softmax_scale / cfg.softcap))
     if apply_mask is None:
@@ -65,30 +92,39 @@ def softmax_step(state, s, j, mask, cfg, apply_mask):
     return tylo.softmax_update(state, s, ftz=cfg.ftz)
 
 
-def empty_state(cfg):
+def empty_state(cfg, scale=None):
+    """The empty softmax state; `scale` (runtime Float32, the FP8 forward's descales times the
+    softmax scale) instead of the static `cfg.exponent_scale`, with the FP8 forward's
+    `cfg.weight_scale` (256: P in [0, 256] before its e4m3 rounding, FlashAttention-3's
+    Max_offset 8, so that only weights below 2^-17 of a row's largest round to 0, 2^-10 with P
+    in [0, 1]; attention_fp8.py's module docstring has the measured error)."""
+    if scale is not None:
+        return tylo.SoftmaxState(tylo.zeros(plans(cfg)[0].operand_layout("C")), dims=1,
+                                 scale=scale, weight_scale=cfg.weight_scale)
     return tylo.SoftmaxState(tylo.zeros(qk_plan(cfg.BN).operand_layout("C")), dims=1,
                              scale=cfg.exponent_scale)
 
 
 @tylo.func
-def consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg):
+def consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg, qk_scale=None):
     """A consumer's key tiles one after the other: S = Q K^T (waited), softmax, O rescaled,
-    O += P V (waited). Returns (softmax state, O accumulator)."""
+    O += P V (waited). Returns (softmax state, O accumulator). `qk_scale`: the FP8 forward's
+    runtime softmax scale (`empty_state`)."""
     D, BN = cfg.D, cfg.BN
     t = tylo.warpgroup_thread_idx()
-    state = empty_state(cfg)
-    o = tylo.zero_accumulator(pv_chunks(D, BN)[0][1])
+    state = empty_state(cfg, qk_scale)
+    o = tylo.zero_accumulator(plans(cfg)[1])
     st = pipe_k.start()
     for j in range(0 if mask[5] is None else mask[5][0], tiles):
         pipe_k.consumer_wait(st)
-        s = chain(qk_steps(q_tile, k_stages[st.index], D, BN), tylo.zero_accumulator(qk_plan(BN)),
-                  cfg.chain)
+        s = chain(qk_steps(q_tile, k_stages[st.index], D, BN, cfg.fp8),
+                  tylo.zero_accumulator(plans(cfg)[0]), cfg.chain)
         if t == 0:
             pipe_k.consumer_release(st)
         state, p, rescale = softmax_step(state, s, j, mask, cfg, None)
         o = tylo.scale(o, rescale)
         pipe_v.consumer_wait(st)
-        o = chain(pv_steps(p.to(BFloat16), v_stages[st.index], D, BN), o, cfg.chain)
+        o = chain(pv_steps(operand_p(p, cfg), v_stages[st.index], D, BN), o, cfg.chain)
         if t == 0:
             pipe_v.consumer_release(st)
         st = st.advance()
@@ -96,18 +132,20 @@ def consume_serial(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg)
 
 
 @tylo.func
-def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg):
+def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, cfg,
+                       qk_scale=None):
     """A consumer's key tiles with FA3's intra-warpgroup overlap: at tile j, S_j = Q K_j^T and
     O += P_{j-1} V_{j-1} are issued interleaved (`interleaved`; O rescaled by tile j - 1's
     factor between the first two groups), S_j's softmax runs while the last PV group is in
     flight. With `pingpong`, the consumers take turns (named barriers 8 + q: warpgroup q
     waits for its turn, issues its GEMMs, passes the turn to q + 1 mod W), so that one's
-    softmax runs under the others' GEMMs. Returns (state, O)."""
+    softmax runs under the others' GEMMs. Returns (state, O). `qk_scale`: as
+    `consume_serial`'s."""
     D, BN, W, pingpong = cfg.D, cfg.BN, cfg.W, cfg.pingpong
     t = tylo.warpgroup_thread_idx()
     q = tylo.warpgroup_id() - 1
-    state = empty_state(cfg)
-    o = tylo.zero_accumulator(pv_chunks(D, BN)[0][1])
+    state = empty_state(cfg, qk_scale)
+    o = tylo.zero_accumulator(plans(cfg)[1])
     if pingpong:
         if q == W - 1:
             tylo.barrier_arrive(8, 256)             # consumer 0 takes the first turn
@@ -117,14 +155,14 @@ def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, 
     # the first tile: S alone (a window's first tile is always masked)
     take_turn(q, W, pingpong)
     pipe_k.consumer_wait(st_k)
-    s, o, _ = interleaved(qk_steps(q_tile, k_stages[st_k.index], D, BN),
-                          tylo.zero_accumulator(qk_plan(BN)), [], o, cfg.chain,
+    s, o, _ = interleaved(qk_steps(q_tile, k_stages[st_k.index], D, BN, cfg.fp8),
+                          tylo.zero_accumulator(plans(cfg)[0]), [], o, cfg.chain,
                           issued=lambda: pass_turn(q, W, pingpong))
     if t == 0:
         pipe_k.consumer_release(st_k)
     state, p, rescale = softmax_step(state, s, first, mask, cfg,
                                      None if band is None else True)
-    p = p.to(BFloat16) if cfg.carry_bf16 else p
+    p = operand_p(p, cfg) if cfg.carry_bf16 else p
     st_v = st_k
     st_k = st_k.advance()
     full = tylo.maximum(mask[0], 1)
@@ -148,7 +186,7 @@ def consume_overlapped(q_tile, k_stages, v_stages, pipe_k, pipe_v, tiles, mask, 
     # the last tile's P V
     take_turn(q, W, pingpong)
     pipe_v.consumer_wait(st_v)
-    _, o, o_pending = interleaved([], None, pv_steps(p.to(BFloat16), v_stages[st_v.index], D,
+    _, o, o_pending = interleaved([], None, pv_steps(operand_p(p, cfg), v_stages[st_v.index], D,
                                                      BN), o, cfg.chain,
                                   prepare_o=lambda x: tylo.scale(x, rescale),
                                   issued=lambda: pass_turn(q, W, pingpong))
@@ -177,15 +215,15 @@ def overlapped_tile(q_tile, k_stages, v_stages, pipe_k, pipe_v, state, p, rescal
     take_turn(q, W, pingpong)
     pipe_k.consumer_wait(st_k)
     pipe_v.consumer_wait(st_v)
-    s, o, o_pending = interleaved(qk_steps(q_tile, k_stages[st_k.index], D, BN),
-                                  tylo.zero_accumulator(qk_plan(BN)),
-                                  pv_steps(p.to(BFloat16), v_stages[st_v.index], D, BN), o,
+    s, o, o_pending = interleaved(qk_steps(q_tile, k_stages[st_k.index], D, BN, cfg.fp8),
+                                  tylo.zero_accumulator(plans(cfg)[0]),
+                                  pv_steps(operand_p(p, cfg), v_stages[st_v.index], D, BN), o,
                                   chained, prepare_o=lambda x: tylo.scale(x, rescale),
                                   issued=lambda: pass_turn(q, W, pingpong))
     if t == 0:
         pipe_k.consumer_release(st_k)
     state, p, rescale = softmax_step(state, s, j, mask, cfg, apply_mask)
-    p = p.to(BFloat16) if cfg.carry_bf16 else p
+    p = operand_p(p, cfg) if cfg.carry_bf16 else p
     if cfg.pin_wait:   # barrier 12 + q (q < 3): this warpgroup's alone, never waited on
         tylo.barrier_arrive(12 + q, 128)
     o = tylo.wait_mma(o) if o_pending else o

@@ -15,7 +15,8 @@ from dataclasses import replace
 import tylo
 
 from .attention import attention
-from .attention_tiles import Q_BOX, Config, config, grid, kv_box, lpt_default, lpt_heads
+from .attention_tiles import (Q_BOX, Config, config, grid, k_tiling, kv_box, lpt_default,
+                              lpt_heads, q_tiling, vt_box)
 
 
 #: The (B, H, S, D) shapes its benchmarks time (bench/hopper_attention.py, bench/attention_layouts.py).
@@ -64,7 +65,9 @@ def bindings(Q, K, V, O, seq_q: int, seq_k: int, cfg: Config, layout: str = "bhs
     (H, rows, D) over all rows (the kernel bounds each sequence itself). `kv_layout` (default
     `layout`): K's and V's, "bhsd" or "bshd", when it differs from Q's, or "paged": K, V
     (num_pages, page_size, Hkv, D) caches seen (Hkv, num_pages page_size, D), in boxes of
-    gcd(BN, page_size) keys (the kernel's `load_kv_paged`)."""
+    gcd(BN, page_size) keys (the kernel's `load_kv_paged`).
+    cfg.fp8: Q, K e4m3 in the e4m3 boxes (`q_tiling`, `k_tiling`), V is V^T (B, Hkv, D,
+    Sk_pad) e4m3 (attention_fp8.transpose_v) seen (B Hkv, D, Sk_pad) in `vt_box`es, O bf16."""
     D = Q.shape[-1]
     kv_layout = kv_layout or layout
 
@@ -76,14 +79,20 @@ def bindings(Q, K, V, O, seq_q: int, seq_k: int, cfg: Config, layout: str = "bhs
             X = _view(X, (X.shape[0] * X.shape[1], X.shape[2], D))
         return tylo.prepare_tma(plan, _heads_first(X))
 
-    if kv_layout == "paged":  # (num_pages, page_size, Hkv, D) caches: (Hkv, rows, D) views
-        box = _host_kv_box(math.gcd(cfg.BN, K.shape[1]))
-        K, V = (_view(X, (X.shape[0] * X.shape[1], X.shape[2], D)) for X in (K, V))
-        kv_layout = "varlen"
+    if cfg.fp8:
+        B, H = V.shape[:2]
+        maps = (rows(q_tiling(D, True)[1], Q, layout, seq_q),
+                rows(k_tiling(D, cfg.BN, True)[1], K, kv_layout, seq_k),
+                tylo.prepare_tma(vt_box(D), _view(V, (B * H, D, V.shape[3]))))
     else:
-        box = _host_kv_box(cfg.BN)
-    maps = (rows(Q_BOX, Q, layout, seq_q), rows(box, K, kv_layout, seq_k),
-            rows(box, V, kv_layout, seq_k))
+        if kv_layout == "paged":  # (num_pages, page_size, Hkv, D) caches: (Hkv, rows, D) views
+            box = _host_kv_box(math.gcd(cfg.BN, K.shape[1]))
+            K, V = (_view(X, (X.shape[0] * X.shape[1], X.shape[2], D)) for X in (K, V))
+            kv_layout = "varlen"
+        else:
+            box = _host_kv_box(cfg.BN)
+        maps = (rows(Q_BOX, Q, layout, seq_q), rows(box, K, kv_layout, seq_k),
+                rows(box, V, kv_layout, seq_k))
     if layout == "bhsd":
         return maps + (rows(Q_BOX, O, layout, seq_q),)
     if layout == "bshd":
@@ -153,16 +162,24 @@ class Attention:
     "varlen", `kv_layout` ignored): K, V (num_pages, page_size, Hkv, D), page_size a multiple
     of 16 (a compile-time constant: one variant per page size), block_table (B, max_pages)
     int32 page ids of each sequence's keys in order, seqused_k (B,) int32 its key count (read
-    on the device); causal aligns sequence b's n_q queries to its last keys (bottom right)."""
+    on the device); causal aligns sequence b's n_q queries to its last keys (bottom right).
+    The FP8 forward (`descale`: float32 (3, N) rows of Q's, K's and V's descale factors, column
+    b Hkv + hk, `attention_fp8.descales`): Q, K e4m3 as above ("bhsd" or "bshd"), V given as V^T
+    (B, Hkv, D, Sk_pad) e4m3 (`attention_fp8.transpose_v`), O bf16; no window, softcap or paged
+    cache."""
 
     def __init__(self, Q, K, V, O, lse, causal: bool, seq: int | None = None,
                  cfg: Config | None = None, emulate: bool = False, layout: str = "bhsd",
                  cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q: int | None = None,
                  scale: float | None = None, kv_layout: str | None = None, window=None,
                  softcap: float | None = None, lpt: bool | None = None, block_table=None,
-                 seqused_k=None):
+                 seqused_k=None, descale=None):
         D = Q.shape[-1]
         paged = block_table is not None
+        fp8 = descale is not None
+        if fp8 and (paged or window is not None or softcap is not None or layout == "varlen"):
+            raise tylo.ArgumentError("descale", "the FP8 forward takes no paged cache, window, "
+                                                "softcap or packed varlen sequences")
         kv_layout = "paged" if paged else kv_layout or layout
         if paged and (layout not in ("bshd", "varlen") or seqused_k is None):
             raise tylo.ArgumentError("block_table", "a paged cache takes Q in the 'bshd' or "
@@ -175,7 +192,7 @@ class Attention:
                                                   K.shape[0] * K.shape[1] if paged else 0))
         self.cfg = cfg or config(D, causal or window is not None,
                                  layout != "bhsd" or kv_layout != "bhsd", window is not None,
-                                 lpt_default(causal) if lpt is None else lpt)
+                                 lpt_default(causal) if lpt is None else lpt, fp8)
         if lpt is not None and bool(lpt) != self.cfg.lpt:
             self.cfg = replace(self.cfg, lpt=bool(lpt))
         if scale is not None and not _same_in_float32(scale, self.cfg.softmax_scale):
@@ -187,6 +204,9 @@ class Attention:
             B, Hq, S = (Q.shape[0], Q.shape[1], Q.shape[2]) if layout == "bhsd" else \
                 (Q.shape[0], Q.shape[2], Q.shape[1])
             Hkv, Sk = (K.shape[1], K.shape[2]) if kv_layout == "bhsd" else (K.shape[2], K.shape[1])
+            if fp8 and (tuple(V.shape[:3]) != (B, Hkv, D) or V.shape[3] < Sk):
+                raise tylo.ArgumentError("v", f"the FP8 forward takes V^T (B, Hkv, D, Sk_pad) = "
+                                              f"({B}, {Hkv}, {D}, >= {Sk}), got {tuple(V.shape)}")
             if paged:
                 Hkv, Sk = K.shape[2], 0
             seq_q = S if seq is None else seq
@@ -205,6 +225,8 @@ class Attention:
                      *(window or (None, None)))
         if paged:
             self.args += (block_table, seqused_k, K.shape[1])
+        if fp8:
+            self.args += (None, None, None, descale)
         rows = max_seqlen_q if layout == "varlen" else seq_q
         chunk = 0
         if self.cfg.lpt:  # K/V heads per chunk by a sequence's keys (varlen: on average)

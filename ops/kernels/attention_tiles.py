@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, replace
 
 import tylo
-from tylo import BFloat16, ComposedLayout, Layout, TMATile, WGMMA64, element_swizzle
+from tylo import BFloat16, ComposedLayout, Float8E4M3, Layout, TMATile, WGMMA64, element_swizzle
 
 ROW = 64  # bf16 elements of one 128-byte swizzle row: D is cut into D / ROW column blocks
 SWIZZLE = element_swizzle(128, 2)
@@ -37,6 +37,8 @@ class Config:
     scale: float | None = None  # the softmax's scale; None: 1 / sqrt(D)
     softcap: float | None = None  # logits capped to softcap tanh(scale s / softcap); None: not
     lpt: bool = False       # the grid in chunks of heads, query blocks slower (`grid`)
+    fp8: bool = False       # e4m3 Q, K and V^T (FP8 forward: attention_fp8.py), bf16 O
+    weight_scale: int = 256  # fp8: P in [0, weight_scale] before its e4m3 rounding (a power of 2)
 
     @property
     def softmax_scale(self) -> float:
@@ -52,6 +54,11 @@ class Config:
     @property
     def BM(self) -> int:
         return 64 * self.W
+
+    @property
+    def dtype(self):
+        """The element type of Q, K and V in shared memory: BFloat16, or Float8E4M3 (`fp8`)."""
+        return Float8E4M3 if self.fp8 else BFloat16
 
     @property
     def registers(self) -> tuple[int, int]:
@@ -114,6 +121,71 @@ def qk_plan(BN: int) -> WGMMA64:
     return WGMMA64(BFloat16, BN, ROW)
 
 
+# The FP8 forward's tiles (Config.fp8; ops/kernels/attention_fp8.py): e4m3 Q and K K-major with
+# D contiguous, as bf16's, in swizzle rows of min(D, 128) bytes (128-byte rows of 128 elements,
+# 64-byte rows at D 64), and V as V^T (D, keys) K-major with keys contiguous (the 8-bit WGMMA
+# has no transposed operands, PTX ISA 9.7.15.5.2): one (D, 128) box per 128 keys.
+VT_KEYS = 128  # keys of one V^T box: a 128-byte swizzle row of e4m3
+
+
+def fp8_row(D: int) -> int:
+    """e4m3 elements of one swizzle row of Q and K: min(D, 128)."""
+    return min(D, 128)
+
+
+def _fp8_swizzle(D: int):
+    return element_swizzle(fp8_row(D), 1)
+
+
+def q_tiling(D: int, fp8: bool):
+    """(layout, TMA box, row elements) of one consumer's Q (64, D): bf16's `q_layout` and
+    `Q_BOX` in rows of 64, or e4m3's in rows of `fp8_row(D)` (a box per row block)."""
+    if not fp8:
+        return q_layout(D), Q_BOX, ROW
+    r = fp8_row(D)
+    return (ComposedLayout(_fp8_swizzle(D), Layout((64, (r, D // r)), (r, (1, 64 * r)))),
+            TMATile(Float8E4M3, (64, r), 1, r), r)
+
+
+def k_tiling(D: int, BN: int, fp8: bool):
+    """(layout, TMA box, row elements) of a K stage (the B operand (D, BN) of Q K^T): bf16's
+    `k_layout` and `kv_box`, or e4m3's in rows of `fp8_row(D)`."""
+    if not fp8:
+        return k_layout(D, BN), kv_box(BN), ROW
+    r = fp8_row(D)
+    return (ComposedLayout(_fp8_swizzle(D), Layout(((r, D // r), BN), ((1, BN * r), r))),
+            TMATile(Float8E4M3, (BN, r), 1, r), r)
+
+
+def vt_layout(D: int, BN: int) -> ComposedLayout:
+    """A V^T stage seen as the B operand (BN, D) of O += P V: K-major (the keys contiguous),
+    BN / 128 boxes of (D, 128 keys), one 128-byte swizzled row per column of D."""
+    return ComposedLayout(element_swizzle(VT_KEYS, 1),
+                          Layout(((VT_KEYS, BN // VT_KEYS), D), ((1, VT_KEYS * D), VT_KEYS)))
+
+
+def vt_box(D: int) -> TMATile:
+    """The TMA box of V^T ((B Hkv, D, keys) viewed): D rows of 128 keys."""
+    return TMATile(Float8E4M3, (D, VT_KEYS), 1)
+
+
+def fp8_qk_plan(D: int, BN: int) -> WGMMA64:
+    """S (64, BN) = Q K^T of e4m3: one group of k = `fp8_row(D)` per row block of D."""
+    return WGMMA64(Float8E4M3, BN, fp8_row(D))
+
+
+def fp8_pv_plan(D: int) -> WGMMA64:
+    """O (64, D) += P V of e4m3, one group per 128 keys (P: `tylo.accumulator_as_a`)."""
+    return WGMMA64(Float8E4M3, D, VT_KEYS)
+
+
+def plans(cfg: Config) -> tuple[WGMMA64, WGMMA64]:
+    """(S's plan, O's plan: the first PV chunk's) of a config."""
+    if cfg.fp8:
+        return fp8_qk_plan(cfg.D, cfg.BN), fp8_pv_plan(cfg.D)
+    return qk_plan(cfg.BN), pv_chunks(cfg.D, cfg.BN)[0][1]
+
+
 #: The packed layouts' tiles where they differ: three consumers at D 64 spill there (168
 #: bytes, ptxas 13.0: the sequence geometry adds live registers to a 160-register consumer).
 PACKED_CONFIGS = {(64, False): Config(64, 128, 4), (64, True): Config(64, 128, 4)}
@@ -123,17 +195,33 @@ PACKED_CONFIGS = {(64, False): Config(64, 128, 4), (64, True): Config(64, 128, 4
 WINDOW_CONFIGS = {64: Config(64, 128, 4)}
 
 
+#: The FP8 forward's tiles (ops/kernels/attention_fp8.py), D -> Config: BN 128 (one V^T box;
+#: FlashAttention-3's e4m3 tiles are 192 x 160 at D 64 and 128 x 224 at D 128; BN 256 spills at
+#: D 128, ptxas 13.0), BlockM 192 (three consumers, 160 registers, no spills in either layout)
+#: at D 64 and 128 at D 128, P packed to e4m3 right after its softmax (`carry_bf16`: 16 words a
+#: thread carried to the next tile's P V instead of 64 floats). Not yet timed on a GPU:
+#: bench/attention_fp8.py --ablation times the alternatives.
+FP8_CONFIGS = {64: Config(64, 128, 4, W=3, carry_bf16=True, fp8=True),
+               128: Config(128, 128, 2, carry_bf16=True, fp8=True)}
+
+
 def config(D: int, causal: bool, packed: bool = False, window: bool = False,
-           lpt: bool = False) -> Config:
+           lpt: bool = False, fp8: bool = False) -> Config:
     """The tile choice for head dim D (64, 128, 256) in the (B, H, S, D) layout, or (`packed`)
     in the packed ones, or (`window`) with a sliding window, the grid in `lpt` order or not
-    (`grid`); ArgumentError for another D."""
+    (`grid`); with `fp8` the FP8 forward's (D 64 or 128; `FP8_CONFIGS`). ArgumentError for
+    another D."""
     key = (D, bool(causal))
     try:
-        cfg = ((WINDOW_CONFIGS.get(D) if window else None)
-               or (PACKED_CONFIGS.get(key) if packed else None) or CONFIGS[key])
+        if fp8:
+            cfg = FP8_CONFIGS[D]
+        else:
+            cfg = ((WINDOW_CONFIGS.get(D) if window else None)
+                   or (PACKED_CONFIGS.get(key) if packed else None) or CONFIGS[key])
     except KeyError:
-        raise tylo.ArgumentError("D", f"head dim {D} is not one of 64, 128, 256") from None
+        served = ", ".join(map(str, FP8_CONFIGS)) if fp8 else "64, 128, 256"
+        raise tylo.ArgumentError("D", f"head dim {D} is not one of {served}"
+                                      f"{' (FP8)' if fp8 else ''}") from None
     return replace(cfg, lpt=True) if lpt else cfg
 
 

@@ -13,7 +13,7 @@ These are DeepGEMM's shapes; torch._scaled_mm's BlockWise1x128 scale_a is the sa
 (K/128, N/128), whose transpose (a view) is this scale_b. Each consumer warpgroup issues, per K step
 of 128 (one 128-byte swizzle row: four m64n128k32 WGMMAs), its WGMMA64(Float8E4M3, 128, 128)
 into a FRESH f32 partial accumulator (scale-d false), waits for it, and adds it into the main
-accumulator times scale_a[row, g] * scale_b[n0 / 128, g] ("promotion" every 128 of K, so that
+accumulator times scale_a[row, g] * scale_b[n0 / 128, g] by one fma.rn a register ("promotion" every 128 of K, so that
 the FP8 tensor core's limited accumulation (about 14 bits, DeepSeek-V3 3.3.2) never sums more
 than 128 products). The promotion (64 FMAs a thread) does not overlap this warpgroup's next
 WGMMA: the tensor core is kept busy by the other consumer warpgroup's WGMMAs (the two are not
@@ -48,16 +48,19 @@ OPERANDS = {(a, b): (TMATile(fp8.FP8[a], (BM, BK), 1), TMATile(fp8.FP8[b], (BK, 
             for a in fp8.FP8 for b in fp8.FP8}
 ROWS = reduced_ownership(PLAN.operand_layout("C"), 1)  # (64, 1): each thread's rows
 STAGE_BYTES = BM * BK + BK * BN                   # 32 KiB
+TURNS = 8  # the named barriers 8, 9 of the consumers' turns (`promote_k_steps`' pingpong)
 THREADS = fp8.THREADS
 
 
 @tylo.kernel
 def gemm_fp8_blockwise(a_map, b_map, c_map, scale_a, scale_b, M, N, K,
-                       types: tylo.constexpr = ("e4m3", "e4m3")):
+                       types: tylo.constexpr = ("e4m3", "e4m3"),
+                       pingpong: tylo.constexpr = False):
     """C = block-scaled A @ B.T over persistent 128 x 128 tiles (module docstring). a_map,
     b_map, c_map: bindings of A_TILE to A (M, K), B_TILE to B.T (the (K, N) view of B (N, K):
     K contiguous), C_TILE to C (M, N); scale_a (M, K/128), scale_b (N/128, K/128) f32;
-    `types`: the FP8 types of A and B ("e4m3" or "e5m2": `OPERANDS`)."""
+    `types`: the FP8 types of A and B ("e4m3" or "e5m2": `OPERANDS`); `pingpong`: the two
+    consumers issue their K steps' WGMMAs in turns (`promote_k_steps`)."""
     a_tile, b_tile, plan = OPERANDS[types]
     wg, t, a_stages, b_stages, c_halves, pipe, tiles_m, tiles_n, k_steps = start(
         a_tile, b_tile, STAGES, BM, BN, BK, M, N, K)
@@ -70,36 +73,64 @@ def gemm_fp8_blockwise(a_map, b_map, c_map, scale_a, scale_b, M, N, K,
         tylo.setmaxnreg(216, "inc")
         q = wg - 1
         fresh = k_steps < 0  # a runtime false: each K step's WGMMA overwrites its partial
+        if pingpong:
+            if q == 1:
+                tylo.barrier_arrive(TURNS, 256)       # consumer 0 takes the first turn
         for tile in range(tylo.block_idx(), tiles, tylo.grid_dim()):
             m0, n0 = tile_origin(tile, tiles_m, tiles_n)
             st = consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, scale_a, scale_b,
-                              q, t, m0, n0, k_steps, fresh, M, plan)
+                              q, t, m0, n0, k_steps, fresh, M, plan, pingpong)
+        if pingpong:
+            if q == 0:
+                tylo.barrier(TURNS, 256)              # the turn consumer 1 passed last
         if t == 0:
             tylo.wait_tma_stores(0)
 
 
 @tylo.func
-def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, scale_a, scale_b, q, t, m0, n0,
-                 k_steps, fresh, M, plan=PLAN):
-    """A consumer's 64 x 128 rows of the tile at (m0, n0) with `plan` (`OPERANDS`): per K step
-    the row scales (loaded before the stage wait; 0 past M), one mma_async into the partial
-    (overwritten: accumulate=fresh), wait, release, promotion into the main accumulator; then
-    bf16 and the TMA store."""
+def promote_k_steps(pipe, st, a_stages, b_stages, scale_a, scale_b, q, t, m0, n0, k_steps, fresh,
+                    M, plan=PLAN, batch=(), pingpong=False):
+    """A consumer's K loop over the tile at (m0, n0) with `plan` (`OPERANDS`): per K step the
+    row scales of its 64 rows (loaded before the stage wait; 0 at rows M and past), one
+    mma_async into the partial (overwritten: accumulate=fresh), wait, release, promotion into
+    the main accumulator times the row scales and scale_b[*batch, n0 / 128, k] (`batch`: the
+    group of a 3-D scale_b, grouped_gemm_fp8.py's). `pingpong`: the two consumers take turns
+    to issue (named barriers TURNS + q, 256 threads: consumer q waits for its turn before its
+    WGMMAs and passes it on right after issuing them), so that the tensor core runs one
+    consumer's WGMMAs while the other promotes (CUTLASS's and FlashAttention-3's ping-pong;
+    the caller arrives once on TURNS from consumer 1 before the first tile and consumer 0
+    waits on it once after the last). Returns (the pipeline state after the tile, the main
+    accumulator, not yet finished)."""
     main = tylo.zero_accumulator(plan)
     part = tylo.zero_accumulator(plan)
     r0 = m0 + q * 64
     for k in range(k_steps):
         rows = tylo.load_fragment(ROWS, tylo.window(scale_a, (r0, k), (64, 1), inbounds=True), t,
                                   bounds=(M - r0, None))
-        s = rows * scale_b[n0 // BN, k]
+        s = rows * scale_b[(*batch, n0 // BN, k)]
         pipe.consumer_wait(st)
         a = tylo.wgmma_operand(plan, "A", a_stages[st.index], (q * 64, 0))
         b = tylo.wgmma_operand(plan, "B", b_stages[st.index], (0, 0))
-        part = tylo.wait_mma(tylo.mma_async(plan, a, b, part, accumulate=fresh))
+        if pingpong:
+            tylo.barrier(TURNS + q, 256)                  # this consumer's turn
+        pending = tylo.mma_async(plan, a, b, part, accumulate=fresh)
+        if pingpong:
+            tylo.barrier_arrive(TURNS + (q + 1) % 2, 256)  # the other's turn
+        part = tylo.wait_mma(pending)
         if t == 0:
             pipe.consumer_release(st)
-        main = main + part * s
+        main = tylo.fma(part, s, main)  # FFMA: one rounding (DeepSeek-V3 3.3.2 promotes so)
         st = st.advance()
+    return st, main
+
+
+@tylo.func
+def consume_tile(pipe, st, a_stages, b_stages, c_halves, c_map, scale_a, scale_b, q, t, m0, n0,
+                 k_steps, fresh, M, plan=PLAN, pingpong=False):
+    """A consumer's 64 x 128 rows of the tile at (m0, n0) with `plan` (`OPERANDS`): the K loop
+    `promote_k_steps`, then bf16 and the TMA store."""
+    st, main = promote_k_steps(pipe, st, a_stages, b_stages, scale_a, scale_b, q, t, m0, n0,
+                               k_steps, fresh, M, plan, (), pingpong)
     if t == 0:
         tylo.wait_tma_reads(0)             # the staging tile may be rewritten
     tylo.barrier(1 + q, 128)
@@ -128,11 +159,12 @@ def scale_shapes(M: int, N: int, K: int):
 class GemmBlockwise:
     """C = the block-scaled product for one set of device arrays (TMA bindings made once; keep
     this object alive while the kernel may run). `ctas`: the persistent grid (default: the
-    SM count; on the emulator one CTA); `emulate=True`: the CPU emulator (numpy arrays).
-    Raises ValueError for scales of other shapes than `scale_shapes` (scale_a: M to Mp rows)."""
+    SM count; on the emulator one CTA); `emulate=True`: the CPU emulator (numpy arrays);
+    `pingpong`: the kernel's consumers take turns. Raises ValueError for scales of other shapes
+    than `scale_shapes` (scale_a: M to Mp rows)."""
 
     def __init__(self, A, B, C, scale_a, scale_b, ctas: int | None = None,
-                 emulate: bool = False):
+                 emulate: bool = False, pingpong: bool = False):
         (M, K), N = A.shape, B.shape[0]
         if ctas is None:
             ctas = 1 if emulate else sm_count()
@@ -142,7 +174,8 @@ class GemmBlockwise:
             raise ValueError(f"scale_a, scale_b have shapes {tuple(scale_a.shape)}, "
                              f"{tuple(scale_b.shape)}; M, N, K = {M}, {N}, {K} need {want}")
         self.args = (tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B.T),
-                     tylo.prepare_tma(C_TILE, C), scale_a, scale_b, M, N, K)
+                     tylo.prepare_tma(C_TILE, C), scale_a, scale_b, M, N, K, ("e4m3", "e4m3"),
+                     pingpong)
         kernel = gemm_fp8_blockwise.emulate if emulate else gemm_fp8_blockwise
         self.launch = kernel[min(ctas, -(-M // BM) * -(-N // BN)), THREADS]
 
@@ -208,9 +241,9 @@ def host_arrays(M: int, N: int, K: int, rng=None):
     return A, B, np.full((M, N), np.nan, ml_dtypes.bfloat16), sa, sb
 
 
-def compile_for_sm90a():
+def compile_for_sm90a(pingpong: bool = False):
     """The kernel compiled for sm_90a from host bindings (no GPU needed)."""
     A, B, C, sa, sb = host_arrays(256, 256, 256)
     return gemm_fp8_blockwise.compile(tylo.prepare_tma(A_TILE, A), tylo.prepare_tma(B_TILE, B.T),
                                       tylo.prepare_tma(C_TILE, C), sa, sb, 256, 256, 256,
-                                      block=384, arch="sm_90a")
+                                      ("e4m3", "e4m3"), pingpong, block=384, arch="sm_90a")

@@ -43,7 +43,7 @@ from tylo import BFloat16, Layout
 from . import gemm_layouts
 from .common import C_HALF, C_TILE as C_BOX
 from .gemm import BK, BM, BN, HALF, THREADS, consume_k_steps
-from .grouped_gemm import group_start
+from .grouped_tiles import group_start
 
 __all__ = ["THREADS", "bind", "grid", "grouped_matmul_grad_b"]
 

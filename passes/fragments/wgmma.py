@@ -7,7 +7,8 @@ start address is its low field, PTX ISA 9.7.15.5.1.2.2) and ``tylo.wgmma_commit`
 instruction of each partial takes scale-d 0 when the accumulator is a known zero, the op's
 ``accumulate`` when it has one, else 1. ``tylo.wgmma_mma_async_reg_a`` is the same with A from a fragment: instruction i's slots
 K/2 i .. K/2 (i + 1) - 1 packed by ``tylo.wgmma_pack_a`` BEFORE the fence (A registers are written before
-``wgmma.fence``, PTX ISA 9.7.15.7.1), then ``tylo.wgmma_instr_reg_a``.
+``wgmma.fence``, PTX ISA 9.7.15.7.1), or, when A is packed words already, its words 4 i .. 4 i + 3;
+then ``tylo.wgmma_instr_reg_a``.
 ``tylo.wgmma_wait`` on fragments waits on their slots;
 ``tylo.wgmma_sum_partials`` adds the partial slots in order (in the accumulator's type: f32,
 s32 (wrapping), f16).
@@ -73,6 +74,9 @@ def _mma_async(self, op) -> None:
     if register_a:  # the A registers are written before the fence
         a_slots = list(self.slots[op.a])
         for i in range(k // kk):
+            if op.packed:  # words already (tylo.accumulator_as_a, tylo.pack)
+                words.append(a_slots[4 * i: 4 * (i + 1)])
+                continue
             pack = WgmmaPackAOp(a_slots[per * i: per * (i + 1)])
             Rewriter.insert_op(pack, InsertPoint.before(op))
             words.append(list(pack.words))

@@ -1,4 +1,5 @@
-"""Instruction selection of the warp matrix ops: ``tylo.mma_sync`` -> ``mma.sync``,
+"""Instruction selection of the warp matrix ops: ``tylo.mma_sync`` -> ``mma.sync`` (every row of
+the MMA table: 16/8-bit floats and integers, tf32, FP64, 4-bit integers, single bits),
 ``tylo.ldmatrix`` / ``tylo.stmatrix`` -> ``ldmatrix`` / ``stmatrix``, with their elements packed
 into (and split from) .b32 registers, low element first (PTX ISA 9.7.14.5.8, 9.7.14.5.14-16).
 """
@@ -19,8 +20,12 @@ from .values import class_of, memory_type
 
 @HANDLERS.on(T.MMASyncOp)
 def _MMASyncOp(sel: KernelSelection, op: T.MMASyncOp) -> None:
+    """mma.sync of the atom: 16- and 8-bit A/B elements packed into .b32 registers, tf32
+    converted, f32/s32/f64 elements as they are (.f16 C/D: element pairs in .b32 registers, low
+    first, packed and unpacked here), Int4/UInt4/Bit1 A/B already the registers
+    (their words); the atom's .satfinite and .and/.xor.popc modifiers."""
     atom = op.plan.data.atom
-    sel.require(atom.instruction.min_sm, f"mma.sync {atom}")
+    sel.require(atom.min_sm, f"mma.sync {atom}")
     d_type, a_type, b_type, c_type = atom.instruction.ptx_types
     a = _pack(sel, [sel.get(v) for v in op.a], atom.a, a_type)
     b = _pack(sel, [sel.get(v) for v in op.b], atom.b, b_type)
@@ -29,7 +34,8 @@ def _MMASyncOp(sel: KernelSelection, op: T.MMASyncOp) -> None:
         c = _pack(sel, c, atom.c, c_type)
     d = [sel.new("b32" if atom.c.bits == 16 else class_of(d_type)) for _ in c]
     mma = sel.emit(
-        P.MmaSyncOp(atom.instruction.ptx_shape, ".".join(atom.instruction.ptx_types), a, b, c, d)
+        P.MmaSyncOp(atom.instruction.ptx_shape, ".".join(atom.instruction.ptx_types), a, b, c, d,
+                    satfinite=atom.satfinite, bit_op=atom.bit_op)
     )
     results = list(mma.results)
     if atom.c.bits == 16:
@@ -84,10 +90,11 @@ def _StMatrixOp(sel: KernelSelection, op: TM.StMatrixOp) -> None:
 
 
 def _pack(sel: KernelSelection, values: list[SSAValue], dtype, ptx_suffix: str) -> list[SSAValue]:
-    """Pack elements into .b32 registers, low element first (PTX ISA 9.7.14.5.8)."""
+    """Pack elements into .b32 registers, low element first (PTX ISA 9.7.14.5.8); 32- and
+    64-bit elements are their registers, and the values of a sub-byte type are its words."""
     if ptx_suffix == "tf32":
         return [sel.emit(P.CvtOp("tf32", "f32", v, sel.new("b32"), mode="rna")).results[0] for v in values]
-    if dtype.bits == 32:
+    if dtype.bits >= 32 or dtype.sub_byte:
         return values
     if dtype.bits == 16:
         return [

@@ -136,3 +136,70 @@ def test_the_checks_on_the_emulator(monkeypatch):
     real = torch.matmul
     monkeypatch.setattr(torch, "matmul", lambda a, b: real(a, b).index_fill_(0, torch.tensor([3]), 0))
     assert bench.measure(torch, shape, False, True, device="cpu").failed == ("cuBLAS TN", "cuBLAS NN")
+
+
+def test_the_block_mode_runs_deepseek_v3_shapes():
+    sweep = bench.deepseek_shapes()
+    assert len(sweep) == 2 * 5 + 1 and sweep[-1] == Shape(4096, 4096, 4096, "square")
+    assert {(s.N, s.K) for s in sweep[:-1]} == {
+        (2112, 7168), (24576, 1536), (7168, 16384), (4096, 7168), (7168, 2048)}
+    assert {s.M for s in sweep[:-1]} == {128, 4096}
+    args, shapes = bench.arguments(["--dtype", "block"])
+    assert args.dtype == "block" and shapes == sweep
+    assert bench.arguments(["--dtype", "fp8", "--quick"])[1] == bench.QUICK
+
+
+def test_the_fp8_ratios_and_goals():
+    fp8 = Row(Shape(512, 6144, 4096, "8b qkv"), {"tylo": 900, "torch": 1000}, (), "fp8")
+    assert fp8.ratio == 0.9
+    lines = bench.summary([fp8, Row(Shape(8192, 8192, 8192, "square"),
+                                    {"tylo": 1100, "torch": 1000}, (), "fp8")])
+    assert lines[1].startswith("tylo/torch over 2 shapes: geometric mean 0.995x")
+    assert lines[1].endswith("(goal >= 1.0: missed)")
+    assert lines[2] == "minimum 0.900x at M=512 N=6144 K=4096 (8b qkv) (goal >= 1.0: missed)"
+    assert lines[3] == "8192^3 1.100x (goal >= 1.0: met)"
+    block = Row(Shape(128, 2112, 7168, "dsv3"),
+                {"tylo block": 700, "tylo tensor": 800, "torch block": 600}, (), "block")
+    assert block.ratio == 700 / 800   # over our per-tensor kernel, not torch's
+    lines = bench.summary([block])
+    assert lines[1] == "block/tensor over 1 shapes: geometric mean 0.875x (no goal)"
+    assert lines[2] == "minimum 0.875x at M=128 N=2112 K=7168 (dsv3) (goal >= 0.9: missed)"
+    assert len(lines) == 3   # no 8192^3 goal
+    names = list(bench.MODES["block"].cases)
+    no_torch = Row(block.shape, {"tylo block": 700, "tylo tensor": 800}, (), "block")
+    assert bench.cells(no_torch, names)[4:] == ["700.0", "800.0", "-", "-", "0.875", "ok"]
+    assert bench.columns(names, "block")[-2] == "block/tensor"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--dtype", "block", "--m", "128"], "--dtype block runs DeepSeek-V3's shapes"),
+    (["--dtype", "block", "--quick"], "--dtype block runs DeepSeek-V3's shapes"),
+    (["--dtype", "fp8", "--triton"], "triton's kernel is bf16"),
+    (["--dtype", "int8"], "invalid choice"),
+])
+def test_bad_fp8_arguments_are_refused(argv, words, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.arguments(argv)
+    assert e.value.code == 2 and words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("dtype", ["fp8", "block"])
+def test_the_fp8_checks_on_the_emulator(dtype, monkeypatch):
+    torch = pytest.importorskip("torch")
+    shape = Shape(130, 256, 256, "tiny")  # a tail of M
+    row = bench.measure(torch, shape, False, True, device="cpu", dtype=dtype)
+    assert row == Row(shape, {}, (), dtype)
+    import tylo.ops
+
+    real = tylo.ops.scaled_matmul
+    monkeypatch.setattr(tylo.ops, "scaled_matmul",
+                        lambda *a: real(*a).index_fill_(0, torch.tensor([3]), math.nan))
+    failed = bench.measure(torch, shape, False, True, device="cpu", dtype=dtype).failed
+    assert failed == (("tylo",) if dtype == "fp8" else ("tylo block", "tylo tensor"))
+    if dtype == "block":  # the ping-pong case launches the kernel itself: a launch that
+        monkeypatch.undo()  # writes nothing leaves its poisoned output, and only it fails
+        from tylo.ops.kernels import gemm_fp8_blockwise
+
+        monkeypatch.setattr(gemm_fp8_blockwise.GemmBlockwise, "__call__", lambda self: None)
+        failed = bench.measure(torch, shape, False, True, device="cpu", dtype=dtype).failed
+        assert failed == ("tylo block pp",)

@@ -56,3 +56,25 @@ def test_without_torch_or_a_gpu_it_says_so_and_exits_0():
     done = subprocess.run([sys.executable, str(PATH)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "nothing timed" in done.stdout
+
+
+def test_f64_plans_accumulate_and_compile_to_dmma():
+    """--dtype f64: the loop on FP64 atoms adds iters products exactly on small integers, and
+    each plan's loop is DMMA.16x8x16, repeat[0] * repeat[1] per step (ptxas unrolls the runtime
+    loop: a multiple of that), without spills."""
+    bench = _bench()
+    plan = TiledMMA(bench.ATOM_F64, warps=(1, 2), repeat=(1, 2), k=16)
+    M, N, K = plan.tile_shape
+    rng = np.random.default_rng()
+    A, B = rng.integers(-3, 4, (M, K)).astype(np.float64), rng.integers(-3, 4, (K, N)).astype(np.float64)
+    C = np.full((2 * M, N), np.nan)
+    bench.mma_loop.emulate[(2,), (plan.threads,)](C, A, B, np.int32(3), plan)
+    np.testing.assert_array_equal(C[:M], 3 * (A @ B))
+    for plan in bench.PLANS_F64:
+        M, N, K = plan.tile_shape
+        c = bench.mma_loop.compile(np.zeros((M, N)), np.zeros((M, K)), np.zeros((K, N)),
+                                   np.int32(8), plan, block=plan.threads, arch="sm_90a")
+        counts = c.sass_counts()
+        per_step = plan.repeat[0] * plan.repeat[1]
+        assert counts["DMMA.16x8x16"] > 0 and counts["DMMA.16x8x16"] % per_step == 0
+        assert counts.spill_store_bytes == 0

@@ -145,6 +145,18 @@ def k(out, x, n):
     out[0] = acc[0]
 k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), 4)
 """, "CompileError", "'acc' is a list of 1 values before the runtime for loop and a list of 2 after it"),
+    Mistake("carried-packed-changes-dtype", K,
+            "a packed fragment that a runtime loop repacks as another dtype", """
+atom = MMAAtom((16, 8, 16), BFloat16, Float32)
+@tylo.kernel
+def k(out, x, n):
+    f = tylo.load_fragment(atom.operand_layout("C"), tylo.window(x, (0, 0), (16, 8)), tylo.thread_idx())
+    p = tylo.pack(f, Float8E4M3)
+    for j in range(n):  # <-
+        p = tylo.pack(f, Float8E5M2)
+    out[0] = p[0].to(Float32)
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 2), 4)
+""", "CompileError", "'p' is a packed fragment of Float8E4M3"),
     Mistake("print-runtime-value", K, "print() of a runtime value", """
 @tylo.kernel
 def k(out, n):
@@ -678,3 +690,5 @@ from tcgen05_mistakes import TCGEN05  # noqa: E402
 MISTAKES += TCGEN05
 from ops_mistakes import OPS  # noqa: E402
 MISTAKES += OPS
+from mma_family_mistakes import MMA_FAMILIES  # noqa: E402
+MISTAKES += MMA_FAMILIES

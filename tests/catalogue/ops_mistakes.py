@@ -1,9 +1,9 @@
 """The catalogue's entries for Tylo's torch ops (`tylo.ops`): what `tylo.ops.attention`,
-`tylo.ops.matmul`, `tylo.ops.grouped_matmul`, `tylo.ops.decode_attention`,
-`tylo.ops.gate_up`, `tylo.ops.scaled_matmul`, `tylo.ops.warmup` and the decode
-kernel's runner (`tylo.ops.kernels.projection.Linear`) refuse before anything runs or compiles,
-each naming the argument and the rule (host-side errors raised by the call: ``located=False``).
-CPU tensors stand in for CUDA ones (the checks are the same)."""
+`tylo.ops.matmul`, `tylo.ops.grouped_matmul` (and its masked and FP8 forms),
+`tylo.ops.decode_attention`, `tylo.ops.gate_up`, `tylo.ops.scaled_matmul`, `tylo.ops.warmup`
+and the decode kernel's runner (`tylo.ops.kernels.projection.Linear`) refuse before anything
+runs or compiles, each naming the argument and the rule (host-side errors raised by the call:
+``located=False``). CPU tensors stand in for CUDA ones (the checks are the same)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,8 @@ OPS: list[Mistake] = [
     Mistake("attention-float16", O, "float16 inputs to tylo.ops.attention (the kernel is bf16)",
             _PRELUDE + """
 tylo.ops.attention(q.half(), kv.half(), kv.half())  # <-
-""", "ArgumentError", "is torch.float16; the kernel takes torch.bfloat16", located=False),
+""", "ArgumentError", "is torch.float16; the kernel takes torch.bfloat16 (or float8_e4m3fn",
+            located=False),
     Mistake("attention-head-dim", O, "a head dim the attention kernel does not serve (96)",
             _PRELUDE + """
 x = torch.randn(1, 64, 2, 96, dtype=torch.bfloat16)
@@ -312,6 +313,50 @@ tylo.ops.grouped_matmul_masked(xm, w, ends)  # <-
 xm = torch.randn(32, 2, 64, dtype=torch.bfloat16).transpose(0, 1)
 tylo.ops.grouped_matmul_masked(xm, w, ends)  # <-
 """, "ArgumentError", "reads a as one (G * capacity, K) view"),
+]
+
+_GROUPED_FP8 = """
+import torch
+import tylo.ops
+x = torch.randn(50, 256).to(torch.float8_e4m3fn)      # a (T, K): tokens sorted by expert
+w = torch.randn(2, 128, 256).to(torch.float8_e4m3fn)  # b (G, N, K): one weight per expert
+sx, sw = torch.ones(50, 2), torch.ones(2, 1, 2)        # (T, K/128), (G, N/128, K/128)
+ends = torch.tensor([30, 50], dtype=torch.int32)       # offsets: each group's end row
+"""
+
+
+def _grouped_fp8(name: str, what: str, code: str, error: str, match: str) -> Mistake:
+    return Mistake(f"grouped-scaled-matmul-{name}", O, what, _GROUPED_FP8 + code, error, match,
+                   located=False)
+
+
+OPS += [
+    _grouped_fp8("bf16-tokens", "bfloat16 tokens to the FP8 grouped product (bf16 has "
+                 "tylo.ops.grouped_matmul)", """
+tylo.ops.grouped_scaled_matmul(x.bfloat16(), w, sx, sw, ends)  # <-
+""", "ArgumentError", "is torch.bfloat16; tylo.ops.grouped_scaled_matmul takes "
+                  "torch.float8_e4m3fn or torch.float8_e5m2"),
+    _grouped_fp8("scale-b-transposed", "weight scales of w.transpose(1, 2) (G, K/128, N/128) "
+                 "instead of w's (G, N/128, K/128)", """
+tylo.ops.grouped_scaled_matmul(x, w, sx, sw.mT.contiguous(), ends)  # <-
+""", "ArgumentError", "is passed as its .mT"),
+    _grouped_fp8("per-tensor-scales", "one scale per tensor (the grouped FP8 product takes "
+                 "1 x 128 and 128 x 128 block scales)", """
+tylo.ops.grouped_scaled_matmul(x, w, torch.ones(1), sw, ends)  # <-
+""", "ArgumentError", "it must be (50, 2): one per row of a and 128-K block"),
+    _grouped_fp8("scale-dtype", "bfloat16 scales (scales are float32)", """
+tylo.ops.grouped_scaled_matmul(x, w, sx, sw.bfloat16(), ends)  # <-
+""", "ArgumentError", "is torch.bfloat16; scales are torch.float32"),
+    _grouped_fp8("k-multiple-of-16", "K = 120 (TMA: the 1-byte rows of a and b must be 16-byte "
+                 "multiples)", """
+xk, wk = x[:, :120].contiguous(), w[:, :, :120].contiguous()
+tylo.ops.grouped_scaled_matmul(xk, wk, sx[:, :1], sw[:, :, :1], ends)  # <-
+""", "ArgumentError", "K must be a multiple of 16"),
+    _grouped_fp8("backward", "backward() through tylo.ops.grouped_scaled_matmul (FP8 training "
+                 "recipes differ: the op has no backward)", """
+out = tylo.ops.grouped_scaled_matmul(x, w, sx.requires_grad_(), sw, ends)
+out.float().sum().backward()  # <-
+""", "UnsupportedError", "grouped_scaled_matmul has no backward"),
 ]
 
 _DECODE = """
@@ -677,4 +722,60 @@ tylo.ops.int_mm(wide[:, :256], w.t())  # <-
 flat = torch.randint(-128, 128, (64 * 256 + 16,), dtype=torch.int8)
 tylo.ops.int_mm(flat[1:64 * 256 + 1].view(64, 256), w.t())  # <-
 """, "ArgumentError", "its data must be 16-byte aligned (TMA)"),
+]
+
+
+_ATTENTION_FP8 = """
+import torch
+import tylo.ops
+q = (torch.randn(1, 64, 4, 64) * 4).to(torch.float8_e4m3fn)    # (B, S, Hq, D) e4m3
+kv = (torch.randn(1, 64, 2, 64) * 4).to(torch.float8_e4m3fn)   # (B, S, Hkv, D)
+dq = dk = torch.full((1, 2), 0.05)                             # (B, Hkv) descales
+"""
+
+
+def _attention_fp8(name: str, what: str, code: str, error: str, match: str) -> Mistake:
+    return Mistake(f"attention-fp8-{name}", O, what, _ATTENTION_FP8 + code, error, match,
+                   located=False)
+
+
+OPS += [
+    _attention_fp8("mixed-dtypes", "e4m3 q and k beside a bfloat16 v", """
+tylo.ops.attention(q, kv, kv.bfloat16(), q_descale=dq, k_descale=dk)  # <-
+""", "ArgumentError", "is torch.bfloat16 beside e4m3 inputs"),
+    _attention_fp8("descale-with-bf16", "descale factors beside bfloat16 q, k, v", """
+tylo.ops.attention(q.bfloat16(), kv.bfloat16(), kv.bfloat16(), q_descale=dq)  # <-
+""", "ArgumentError", "descale factors go with float8_e4m3fn q, k, v"),
+    _attention_fp8("descale-shape", "a descale per query head (B, Hq) instead of per KV head "
+                   "(B, Hkv), FlashAttention-3's", """
+tylo.ops.attention(q, kv, kv, q_descale=torch.full((1, 4), 0.05), k_descale=dk)  # <-
+""", "ArgumentError", "has shape (1, 4): descale factors are one float32 (per tensor) or "
+                      "(B, Hkv) = (1, 2)"),
+    _attention_fp8("descale-dtype", "bfloat16 descale factors (they are float32)", """
+tylo.ops.attention(q, kv, kv, q_descale=dq.bfloat16(), k_descale=dk)  # <-
+""", "ArgumentError", "is torch.bfloat16; descale factors are float32"),
+    _attention_fp8("head-dim", "e4m3 inputs of head dim 256 (the FP8 kernel serves 64 and 128)",
+                   """
+x = (torch.randn(1, 64, 2, 256) * 4).to(torch.float8_e4m3fn)
+tylo.ops.attention(x, x, x)  # <-
+""", "ArgumentError", "head dim 256 (k 256, v 256): the FP8 kernel serves 64, 128"),
+    _attention_fp8("varlen", "packed varlen e4m3 sequences (cu_seqlens)", """
+cu = torch.tensor([0, 64], dtype=torch.int32)
+tylo.ops.attention(q[0], kv[0], kv[0], cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=64)  # <-
+""", "ArgumentError", "does not serve packed varlen sequences"),
+    _attention_fp8("paged", "an e4m3 paged KV cache (block_table)", """
+table, used = torch.zeros(1, 4, dtype=torch.int32), torch.full((1,), 64, dtype=torch.int32)
+tylo.ops.attention(q, kv, kv, block_table=table, seqused_k=used)  # <-
+""", "ArgumentError", "does not serve a paged KV cache"),
+    _attention_fp8("window", "a sliding window with e4m3 inputs", """
+tylo.ops.attention(q, kv, kv, causal=True, window=(31, 0))  # <-
+""", "ArgumentError", "does not serve a sliding window"),
+    _attention_fp8("softcap", "a logit softcap with e4m3 inputs", """
+tylo.ops.attention(q, kv, kv, softcap=30.0)  # <-
+""", "ArgumentError", "does not serve a softcap"),
+    _attention_fp8("backward", "backward() through the FP8 forward (an inference op)", """
+d = torch.tensor(0.05, requires_grad=True)
+out = tylo.ops.attention(q, kv, kv, q_descale=d, k_descale=d)
+out.float().sum().backward()  # <-
+""", "UnsupportedError", "has no backward (the FP8 forward is an inference op)"),
 ]

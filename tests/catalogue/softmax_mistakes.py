@@ -38,6 +38,27 @@ def k(out, x):
     out[0] = state.total[0]
 k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 2))
 """, "GeometryError", "scale=-0.125 must be a static positive finite number"),
+    Mistake("softmax-weight-scale", S, "a softmax weight_scale that is not a power of two",
+            """
+atom = MMAAtom((16, 8, 16), BFloat16, Float32)
+@tylo.kernel
+def k(out, x):
+    t = tylo.thread_idx()
+    s = tylo.load_fragment(operand_layout(atom, "C"), tylo.window(x, (0, 0), (16, 8)), t)
+    state = tylo.SoftmaxState(s, dims=1, weight_scale=448)  # <-
+    out[0] = state.total[0]
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 2))
+""", "GeometryError", "weight_scale=448 must be a static power of two >= 1"),
+    Mistake("softmax-runtime-int-scale", S, "a runtime softmax scale of an integer dtype", """
+atom = MMAAtom((16, 8, 16), BFloat16, Float32)
+@tylo.kernel
+def k(out, x, n):
+    t = tylo.thread_idx()
+    s = tylo.load_fragment(operand_layout(atom, "C"), tylo.window(x, (0, 0), (16, 8)), t)
+    state = tylo.SoftmaxState(s, dims=1, scale=n)  # <-
+    out[0] = state.total[0]
+k.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 2), 3)
+""", "TypeMismatchError", "a runtime scale must be Float32, got a runtime Int32"),
     Mistake("softmax-integer-scores", S, "an online softmax of integer scores", """
 atom = MMAAtom((16, 8, 16), BFloat16, Float32)
 @tylo.kernel

@@ -137,6 +137,24 @@ def k(out, A):
     tylo.wgmma_operand(plan, "A", fa)  # <-
 k.compile(tylo.Tensor(Float32, 2), tylo.Tensor(Float32, 2), block=128, arch="sm_90a")
 """, "UnsupportedError", "takes A from a shared tile only"),
+    Mistake("accumulator-as-a-width", P,
+            "tylo.accumulator_as_a of a whole (64, 128) score accumulator for a k = 32 plan",
+            """
+plan = WGMMA64(Float8E4M3, 64, 32)
+@tylo.kernel
+def k(out):
+    s = tylo.zeros(WGMMA64(Float8E4M3, 128, 128).operand_layout("C"))
+    a = tylo.accumulator_as_a(plan, s)  # <-
+""" + _COMPILE, "TypeMismatchError", "accumulator ownership at width k = 32"),
+    Mistake("register-a-packed-dtype", P,
+            "a packed register A of another dtype than the plan's (bf16 words, an e4m3 plan)",
+            """
+plan = WGMMA64(Float8E4M3, 64, 32)
+@tylo.kernel
+def k(out):
+    s = tylo.zeros(WGMMA64(BFloat16, 32, 32).operand_layout("C"))
+    a = tylo.wgmma_operand(plan, "A", tylo.accumulator_as_a(WGMMA64(BFloat16, 64, 32), s))  # <-
+""" + _COMPILE, "TypeMismatchError", "pack it as Float8E4M3"),
     Mistake("fence-proxy-async-below-sm90", P, "tylo.fence_proxy_async compiled for sm_80", """
 @tylo.kernel
 def k(out):

@@ -65,6 +65,22 @@ def test_none_is_not_an_element_type():
         as_dtype(None)
 
 
+def test_sub_byte_types_are_mma_operand_types_only():
+    import ml_dtypes
+
+    from tylo import Tensor
+    from tylo.compiler.hardware.dtypes import by_numpy
+
+    assert [as_dtype(x) for x in ("s4", "u4", "b1", "Int4")] == [d.Int4, d.UInt4, d.Bit1, d.Int4]
+    assert all(t.sub_byte and t.torch is None and t.dlpack is None
+               for t in (d.Int4, d.UInt4, d.Bit1))
+    assert not any(t.sub_byte for t in by_numpy().values())
+    with pytest.raises(TypeMismatchError, match="not an element type Tylo knows"):
+        as_dtype(np.dtype(ml_dtypes.int4))  # a numpy array of int4 is no kernel argument
+    with pytest.raises(TypeMismatchError, match="UInt4 is an MMA operand type with no array"):
+        Tensor(d.UInt4, 2)
+
+
 # Every axis argument goes through int_tuple.require_axis; each site keeps its error class.
 AXIS_SITES = {
     "TMATile": (lambda a: TMATile(d.BFloat16, (128, 64), a), GeometryError,

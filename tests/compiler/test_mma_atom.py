@@ -1,16 +1,18 @@
 """MMAAtom and MMA_INSTRUCTIONS: every operand ownership against the PTX ISA fragment formulas.
 
 The formulas below are transcribed independently from docs/facts/ptx_isa.md section 1
-("mma.sync fragments"): `lane` is %laneid, g = lane >> 2, t = lane % 4, and i is the element
-index of the lane's fragment, low half of each register first. Each returns (row, col) of the
-operand: A is M x K (row m, col k), B is K x N (row k, col n), C/D is M x N.
+("mma.sync fragments") and, for FP64 and the sub-byte types, from PTX ISA 9.7.14.5.2-13 as
+written there: `lane` is %laneid, g = lane >> 2, t = lane % 4, and i is the element index of the
+lane's fragment, low bits of each register first. Each returns (row, col) of the operand: A is
+M x K (row m, col k), B is K x N (row k, col n), C/D is M x N.
 """
 
 import pytest
 
 from tylo.compiler.hardware import dtypes
 from tylo.compiler.hardware.dtypes import (
-    BFloat16, Float8E4M3, Float8E5M2, Float16, Float32, Float64, Int8, Int32, UInt8,
+    BFloat16, Bit1, Float8E4M3, Float8E5M2, Float16, Float32, Float64, Int4, Int8, Int32, UInt4,
+    UInt8,
 )
 from tylo.compiler.support.errors import PlanError
 from tylo.compiler.atoms.mma_atom import MMA_INSTRUCTIONS, MMAAtom, operand_layout
@@ -93,7 +95,104 @@ def b_m16n8k16_8bit(lane, i):
     return 4 * t + i, g
 
 
-# family -> {role: (formula, elements per lane, registers per lane)} from the section-1 tables.
+# --- 9.7.14.5.2 "mma.m8n8k4 with .f64" (#warp-level-matrix-fragment-mma-884-f64) -----------------
+def a_m8n8k4_f64(lane, i):
+    return lane >> 2, lane % 4  # "row = %laneid >> 2, col = %laneid % 4"
+
+
+def b_m8n8k4_f64(lane, i):
+    return lane % 4, lane >> 2
+
+
+def c_m8n8(lane, i):  # the C/D of m8n8k4 .f64, m8n8k32 and m8n8k128
+    g, t = _gt(lane)
+    return g, 2 * t + i
+
+
+# --- 9.7.14.5.8 "mma.m16n8k16 with floating point type", .f64 ---------------------------------
+def a_m16n8k16_f64(lane, i):
+    g, t = _gt(lane)
+    # "row = groupID for ai where i % 2 = 0, groupID + 8 otherwise; col = (i * 2) +
+    # threadID_in_group for ai where i % 2 = 0, (i * 2) - 2 + threadID_in_group otherwise"
+    return (g, i * 2 + t) if i % 2 == 0 else (g + 8, i * 2 - 2 + t)
+
+
+def b_m16n8k16_f64(lane, i):
+    g, t = _gt(lane)
+    return t + i * 4, g
+
+
+# --- 9.7.14.5.4 "mma.m8n8k32" (.s4/.u4, #warp-level-matrix-fragment-mma-8832) ---------------------
+def a_m8n8k32_4bit(lane, i):
+    g, t = _gt(lane)
+    return g, t * 8 + i
+
+
+def b_m8n8k32_4bit(lane, i):
+    g, t = _gt(lane)
+    return t * 8 + i, g
+
+
+# --- 9.7.14.5.10 "mma.m16n8k32", .s4/.u4 ---------------------------------------------------------
+def a_m16n8k32_4bit(lane, i):
+    g, t = _gt(lane)
+    return g + 8 * (i >= 8), t * 8 + (i & 7)
+
+
+def b_m16n8k32_4bit(lane, i):
+    g, t = _gt(lane)
+    return t * 8 + (i & 7), g
+
+
+# --- 9.7.14.5.11 "mma.m16n8k64" (#warp-level-matrix-fragment-mma-16864) ---------------------------
+def a_m16n8k64_4bit(lane, i):
+    g, t = _gt(lane)
+    return g + 8 * (not (i < 8 or 16 <= i < 24)), t * 8 + (i & 7) + 32 * (i >= 16)
+
+
+def b_m16n8k64_4bit(lane, i):
+    g, t = _gt(lane)
+    return t * 8 + (i & 7) + 32 * (i >= 8), g
+
+
+# --- 9.7.14.5.5 "mma.m8n8k128" (.b1, #warp-level-matrix-fragment-mma-88128) -----------------------
+def a_m8n8k128_b1(lane, i):
+    g, t = _gt(lane)
+    return g, t * 32 + i
+
+
+def b_m8n8k128_b1(lane, i):
+    g, t = _gt(lane)
+    return t * 32 + i, g
+
+
+# --- 9.7.14.5.12 "mma.m16n8k128" (.b1, #warp-level-matrix-fragment-mma-168128) ---------------------
+def a_m16n8k128_b1(lane, i):
+    g, t = _gt(lane)
+    return g + 8 * (i >= 32), t * 32 + (i & 0x1F)
+
+
+def b_m16n8k128_b1(lane, i):
+    g, t = _gt(lane)
+    return t * 32 + i, g
+
+
+# --- 9.7.14.5.13 "mma.m16n8k256" (.b1, #warp-level-matrix-fragment-mma-168256) ---------------------
+def a_m16n8k256_b1(lane, i):
+    g, t = _gt(lane)
+    # The ISA writes col = (threadID_in_group * 32) + i for i < 64, which would put a32..a63 of
+    # t = 3 at columns 128..159, where the i >= 64 elements of t = 0 are: i & 0x1F is meant (as
+    # for i >= 64 and at m16n8k128; the GPU test tests/gpu/test_mma_subbyte_gpu.py decides).
+    return g + 8 * (not (i < 32 or 64 <= i < 96)), t * 32 + (i & 0x1F) + 128 * (i >= 64)
+
+
+def b_m16n8k256_b1(lane, i):
+    g, t = _gt(lane)
+    return t * 32 + (i & 0x1F) + 128 * (i >= 32), g
+
+
+# family -> {role: (formula, elements per lane, registers per lane)} from the section-1 tables
+# and the PTX ISA subsections above.
 FAMILIES = {
     "m16n8k16 16-bit": {"A": (a_m16n8k16_16bit, 8, 4), "B": (b_m16n8k16_16bit, 4, 2),
                         "C": (c_m16n8, 4, 4)},
@@ -107,11 +206,38 @@ FAMILIES = {
                      "C": (c_m16n8, 4, 4)},
     "m16n8k16 8-bit": {"A": (a_m16n8k16_8bit, 8, 2), "B": (b_m16n8k16_8bit, 4, 1),
                        "C": (c_m16n8, 4, 4)},
+    # FP64 m16n8k4 / m16n8k8: 9.7.14.5.6-7 state the .tf32 formulas for .f64 too
+    "m8n8k4 f64": {"A": (a_m8n8k4_f64, 1, 1), "B": (b_m8n8k4_f64, 1, 1), "C": (c_m8n8, 2, 2)},
+    "m16n8k4 f64": {"A": (a_m16n8k4_tf32, 2, 2), "B": (b_m16n8k4_tf32, 1, 1),
+                    "C": (c_m16n8, 4, 4)},
+    "m16n8k8 f64": {"A": (a_m16n8k8_tf32, 4, 4), "B": (b_m16n8k8_tf32, 2, 2),
+                    "C": (c_m16n8, 4, 4)},
+    "m16n8k16 f64": {"A": (a_m16n8k16_f64, 8, 8), "B": (b_m16n8k16_f64, 4, 4),
+                     "C": (c_m16n8, 4, 4)},
+    "m8n8k32 4-bit": {"A": (a_m8n8k32_4bit, 8, 1), "B": (b_m8n8k32_4bit, 8, 1),
+                      "C": (c_m8n8, 2, 2)},
+    "m16n8k32 4-bit": {"A": (a_m16n8k32_4bit, 16, 2), "B": (b_m16n8k32_4bit, 8, 1),
+                       "C": (c_m16n8, 4, 4)},
+    "m16n8k64 4-bit": {"A": (a_m16n8k64_4bit, 32, 4), "B": (b_m16n8k64_4bit, 16, 2),
+                       "C": (c_m16n8, 4, 4)},
+    "m8n8k128 b1": {"A": (a_m8n8k128_b1, 32, 1), "B": (b_m8n8k128_b1, 32, 1),
+                    "C": (c_m8n8, 2, 2)},
+    "m16n8k128 b1": {"A": (a_m16n8k128_b1, 64, 2), "B": (b_m16n8k128_b1, 32, 1),
+                     "C": (c_m16n8, 4, 4)},
+    "m16n8k256 b1": {"A": (a_m16n8k256_b1, 128, 4), "B": (b_m16n8k256_b1, 64, 2),
+                     "C": (c_m16n8, 4, 4)},
 }
 
 
 def family(instruction):
     shape, a, b = instruction.shape, instruction.a, instruction.b
+    m, n, k = shape
+    if a is b is Float64:
+        return f"m{m}n{n}k{k} f64"
+    if a.bits == b.bits == 4:
+        return f"m{m}n{n}k{k} 4-bit"
+    if a is b is Bit1:
+        return f"m{m}n{n}k{k} b1"
     if shape == (16, 8, 16) and a.bits == b.bits == 16:
         return "m16n8k16 16-bit"
     if shape == (16, 8, 16) and a.bits == b.bits == 8:
@@ -132,17 +258,33 @@ ROW_IDS = [f"{r.ptx_shape}-{r.a}-{r.b}-{r.c}" for r in ROWS]
 
 
 def atom_of(row):
-    return MMAAtom(row.shape, row.a, row.c, b=row.b)
+    bit_op = row.bit_ops[0][0] if row.bit_ops else None
+    return MMAAtom(row.shape, row.a, row.c, b=row.b, bit_op=bit_op)
+
+
+def _min_sm(row):
+    if row.a is Float64:
+        return 80 if row.shape == (8, 8, 4) else 90
+    if row.shape in ((8, 8, 32), (8, 8, 128)):
+        return 75
+    return 89 if row.a.bits == 8 and row.a.is_float else 80
 
 
 def test_the_table_covers_the_expected_instructions():
     assert {family(r) for r in ROWS} == set(FAMILIES)
-    # bf16/f16 x 2 shapes, tf32 x 2 shapes, fp8 pairs, int8 pairs x 2 shapes, f16 -> f16
-    assert len(ROWS) == 2 * 2 + 2 + 4 + 4 * 2 + 1
+    # bf16/f16 x 2 shapes, tf32 x 2 shapes, fp8 pairs, int8 pairs x 2 shapes, f64 x 4 shapes,
+    # s4/u4 pairs x 3 shapes, b1 x 3 shapes, f16 -> f16 m16n8k16
+    assert len(ROWS) == 2 * 2 + 2 + 4 + 4 * 2 + 4 + 4 * 3 + 3 + 1
     for r in ROWS:
-        f16_accumulator = r.c is Float16 and (r.shape, r.a, r.b) == ((16, 8, 16), Float16, Float16)
-        assert r.c is (Int32 if r.a.is_int else Float16 if f16_accumulator else Float32)
-        assert r.min_sm == (89 if r.a.bits == 8 and r.a.is_float else 80)
+        want = Float64 if r.a is Float64 else Int32 if r.a.is_int or r.a is Bit1 else Float32
+        if (r.shape, r.a, r.b, r.c) == ((16, 8, 16), Float16, Float16, Float16):
+            want = Float16  # the f16-accumulator row
+        assert r.c is want
+        assert r.min_sm == _min_sm(r)
+        assert r.saturating == (r.a.is_int and r.b.is_int)
+        assert dict(r.bit_ops) == ({"and": 80, "xor": 75 if r.shape == (8, 8, 128) else 80}
+                                   if r.a is Bit1 else {})
+        assert r.section.startswith("9.7.14.5.") and "#warp-level-matrix-fragment-mma-" in r.section
 
 
 @pytest.mark.parametrize("row", ROWS, ids=ROW_IDS)
@@ -303,3 +445,74 @@ def test_operand_layout_roles():
             atom.operand_layout(bad)
         with pytest.raises(PlanError, match="operand role"):
             atom.operand_shape(bad)
+
+
+# --- FP64, 4-bit and single-bit atoms: modifiers, targets, packed words -----------------------------
+
+
+def test_fp64_atoms():
+    atom = MMAAtom((16, 8, 16), Float64, Float64)
+    assert atom.instruction.ptx_types == ("f64", "f64", "f64", "f64")
+    assert atom.min_sm == 90 and MMAAtom((8, 8, 4), "f64", "f64").min_sm == 80
+    assert [atom.instruction.register_elements(r) for r in "ABC"] == [1, 1, 1]
+    assert str(atom) == "m16n8k16, f64, f64, f64" and not atom.instruction.packs("A")
+    with pytest.raises(PlanError, match="no mma.sync instruction"):
+        MMAAtom((8, 8, 4), Float64, Float32)
+
+
+def test_sub_byte_atoms_pack_their_operands():
+    atom = MMAAtom((16, 8, 64), Int4, Int32, b=UInt4, satfinite=True)
+    assert atom.instruction.ptx_types == ("s32", "s4", "u4", "s32")
+    assert [atom.instruction.register_elements(r) for r in "ABC"] == [8, 8, 1]
+    assert [atom.instruction.packs(r) for r in "ABC"] == [True, True, False]
+    assert str(atom) == "m16n8k64, s4, u4, s32, satfinite"
+    assert repr(atom) == "MMAAtom((16, 8, 64), Int4, Int32, b=UInt4, satfinite=True)"
+    assert atom != MMAAtom((16, 8, 64), Int4, Int32, b=UInt4) and atom.min_sm == 80
+    b1 = MMAAtom((16, 8, 256), Bit1, Int32, bit_op="xor")
+    assert str(b1) == "m16n8k256, b1, b1, s32, xor.popc" and b1.instruction.register_elements("A") == 32
+    assert b1 != MMAAtom((16, 8, 256), Bit1, Int32, bit_op="and")
+    assert hash(b1) == hash(MMAAtom((16, 8, 256), "b1", "s32", bit_op="xor"))
+
+
+def test_bit_operation_targets():
+    # .xor.popc m8n8k128 from sm_75, .and.popc from sm_80 (PTX ISA 9.7.14.5.14 "Target ISA Notes")
+    assert MMAAtom((8, 8, 128), Bit1, Int32, bit_op="xor").min_sm == 75
+    assert MMAAtom((8, 8, 128), Bit1, Int32, bit_op="and").min_sm == 80
+    assert MMAAtom((16, 8, 128), Bit1, Int32, bit_op="xor").min_sm == 80
+    assert MMAAtom((8, 8, 32), UInt4, Int32).min_sm == 75
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    (((16, 8, 256), Bit1, Int32), {}, "a Bit1 mma.sync needs bit_op='and' or 'xor' \\(got None\\)"),
+    (((16, 8, 256), Bit1, Int32), {"bit_op": "or"}, "needs bit_op='and' or 'xor' \\(got 'or'\\)"),
+    (((16, 8, 64), Int4, Int32), {"bit_op": "and"}, "bit_op='and' is for Bit1 operands only"),
+    (((16, 8, 16), Float64, Float64), {"satfinite": True}, "only integer mma.sync"),
+    (((16, 8, 256), Bit1, Int32), {"bit_op": "and", "satfinite": True}, "only integer mma.sync"),
+    (((16, 8, 64), Int4, Int32), {"satfinite": 1}, "satfinite=1 must be True or False"),
+    (((16, 8, 64), Int4, Int32), {"b": Int8}, "no mma.sync instruction"),
+    (((16, 8, 128), Int4, Int32), {}, "no mma.sync instruction"),
+])
+def test_modifier_refusals(args, kwargs, message):
+    with pytest.raises(PlanError, match=message):
+        MMAAtom(*args, **kwargs)
+
+
+def test_word_layouts_of_a_tiled_sub_byte_plan():
+    from tylo import TiledMMA
+
+    plan = TiledMMA(MMAAtom((16, 8, 64), Int4, Int32), warps=(2, 1), repeat=(1, 2), k=128)
+    a = plan.operand_layout("A")
+    words, tile = plan.word_layout("A"), plan.word_tile_layout("A")
+    assert (a.shape, words.shape, tile.shape) == ((32, 128), (32, 128), (32, 16))
+    assert words.values == tile.values == a.values // 8
+    for t in range(plan.threads):
+        for w in range(words.values):
+            row, col = a(t, 8 * w)
+            assert words(t, w) == (row, col) and tile(t, w) == (row, col // 8)
+            assert [a(t, 8 * w + u) for u in range(8)] == [(row, col + u) for u in range(8)]
+    b = plan.word_tile_layout("B")
+    assert b.shape == (16, 16) and b(0, 0) == (0, 0) and b(32, 0) == (0, 0)  # B over both M warps
+    assert plan.operand_slots("A", 0, 1) == [4, 5, 6, 7]
+    assert plan.operand_slots("C", 0, 1) == plan.atom_slots("C", 0, 1)
+    with pytest.raises(PlanError, match="holds Int32 elements, not packed words"):
+        plan.word_layout("C")

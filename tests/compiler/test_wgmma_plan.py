@@ -383,3 +383,31 @@ def test_f16_accumulator_plans():
     assert repr(plan) == "WGMMA64(Float16, 256, 64, 2, accumulator=Float16)"
     assert WGMMA64(Float16, 64, accumulator=Float32) == WGMMA64(Float16, 64)
     assert WGMMA_INSTRUCTIONS[(Float16, Float16, Float16)].transposable
+
+
+@pytest.mark.parametrize("plan", [WGMMA64(Float8E4M3, 64, 32), WGMMA64(Float8E4M3, 128, 128),
+                                  WGMMA64(Float8E5M2, 64, 64, warpgroups=2),
+                                  WGMMA64(BFloat16, 64, 64), WGMMA64(Float16, 32, 16)], ids=repr)
+def test_accumulator_as_a(plan):
+    """plan.accumulator_as_a(): every thread's A slot v holds, at the A coordinate (r, a) the
+    register-A layout gives it, the accumulator value of (r, columns[a]), which is that very
+    thread's accumulator slot slots[v] (no lane exchange, one map for all threads). 8-bit: a
+    permutation of each K = 32 slice, the same one in every slice; 16-bit: the identity."""
+    row = plan.instruction
+    m, k = plan.m, plan.k
+    acc, a = row.c_layout(k, plan.warpgroups), row.a_layout(k, plan.warpgroups)
+    columns, slots = plan.accumulator_as_a()
+    assert sorted(columns) == list(range(k))
+    for T in range(plan.threads):
+        for v in range(k // 2):
+            r, c = a((T, v)) % m, a((T, v)) // m
+            assert acc((T, slots[v])) == r + m * columns[c]
+    if plan.dtype.bits == 16:
+        assert columns == tuple(range(k)) and slots == tuple(range(k // 2))
+    else:
+        assert columns != tuple(range(k))
+        assert all(columns[32 * j + x] == 32 * j + columns[x] for j in range(k // 32)
+                   for x in range(32))
+        # thread t of a quad holds accumulator columns 2t, 2t + 1 (+ 8 i) and A columns 4t .. 4t + 3
+        # (+ 16): the i-th smallest of each set are paired
+        assert columns[:8] == (0, 1, 8, 9, 2, 3, 10, 11)

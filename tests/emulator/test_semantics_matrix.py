@@ -4,7 +4,9 @@ mma.sync: for every instruction of `MMA_INSTRUCTIONS`, random A, B, C matrices a
 the lanes' registers through the compiler's ownership tables (`MMAAtom.operand_layout`, checked
 against the PTX ISA formulas in tests/compiler/test_mma_atom.py), the op runs, and D, read back
 through the same tables, must equal the exact reference of the float model (mma_reference.py,
-Python integers; tf32 operands truncated), or the exact integer result wrapped to 32 bits. The
+Python integers; tf32 operands truncated), the FP64 model's chain of fused multiply-adds (each
+step rounded by Python's Fractions), or the exact integer result wrapped to 32 bits (.b1: the
+popc of AND or XOR). The
 emulator's own fragment maps are an independent statement; the two must agree lane for lane.
 The model's rules on worked examples and against H200 data: test_mma_accumulation.py.
 ldmatrix/stmatrix: against explicit per-lane expectations written from PTX ISA 9.7.14.5.15
@@ -12,6 +14,8 @@ ldmatrix/stmatrix: against explicit per-lane expectations written from PTX ISA 9
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import ml_dtypes
 import mma_reference
@@ -29,12 +33,24 @@ from tylo.emulator.semantics.matrix import (
     FRAGMENT_SECTIONS, MatrixSemantics, fragment, fragment_matrix, fragment_registers, mma,
 )
 
-ROWS = [r for r in MMA_INSTRUCTIONS.values() if r.c.bits == 32]  # .f16 C: its own file
+ROWS = [r for r in MMA_INSTRUCTIONS.values() if r.c.bits != 16]  # .f16 C: its own file
 IDS = [f"{r.ptx_shape}-{'.'.join(r.ptx_types)}" for r in ROWS]
 WARPS = 2
 NUMPY = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "e4m3": ml_dtypes.float8_e4m3fn,
          "e5m2": ml_dtypes.float8_e5m2, "s8": np.int8, "u8": np.uint8}
-BITS = {"bf16": 16, "f16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
+BITS = {"bf16": 16, "f16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "f64": 64,
+        "s4": 4, "u4": 4, "b1": 1}
+
+
+def atom_of(row):
+    """The atom of `row` (a .b1 row with its first bit operation)."""
+    return MMAAtom(row.shape, row.a, row.c, b=row.b,
+                   bit_op=row.bit_ops[0][0] if row.bit_ops else None)
+
+
+def c_bits(row) -> int:
+    """Bits of one C/D element (one per register)."""
+    return 64 if row.c.bits == 64 else 32
 
 
 def test_the_matrix_ops_are_warp_collective():
@@ -47,7 +63,7 @@ def test_the_matrix_ops_are_warp_collective():
 @pytest.mark.parametrize("role", ["A", "B", "C"])
 def test_fragment_maps_agree_with_the_compiler_ownership(row, role):
     bits = BITS[row.ptx_types[1]]
-    own = MMAAtom(row.shape, row.a, row.c, b=row.b).operand_layout(role)
+    own = atom_of(row).operand_layout(role)
     assert fragment(row.shape, bits, role).tolist() == [list(map(list, r)) for r in own.table()]
 
 
@@ -70,12 +86,12 @@ def test_fragment_maps_follow_the_isa_examples():
 @pytest.mark.parametrize("role", ["A", "B", "C"])
 def test_fragment_registers_pack_as_the_ownership_and_fragment_matrix_inverts_them(row, role):
     bits = BITS[row.ptx_types[1]]
-    width = 32 if role == "C" else bits
+    width = c_bits(row) if role == "C" else bits
     m, n, k = row.shape
     shape = {"A": (m, k), "B": (k, n), "C": (m, n)}[role]
     raw = np.random.default_rng(2).integers(0, 2**width, (WARPS, *shape), dtype=np.uint64)
     regs = fragment_registers(raw, row.shape, bits, role)
-    table = MMAAtom(row.shape, row.a, row.c, b=row.b).operand_layout(role).table()
+    table = atom_of(row).operand_layout(role).table()
     by_ownership = pack(raw, table, width)
     assert regs.shape == (WARPS, 32, len(by_ownership))
     assert [regs[..., r].reshape(-1).tolist() for r in range(regs.shape[-1])] == \
@@ -86,9 +102,13 @@ def test_fragment_registers_pack_as_the_ownership_and_fragment_matrix_inverts_th
 # -- mma.sync ------------------------------------------------------------------------------------
 
 def random_bits(rng, ptx_type: str, shape):
-    """Raw bits (uint32) of random finite operands of `ptx_type`."""
+    """Raw bits (uint32; uint64 for f64) of random finite operands of `ptx_type`."""
     if ptx_type == "tf32":  # full float32 mantissas: the low 13 bits must be ignored
         return rng.standard_normal(shape).astype(np.float32).view(np.uint32)
+    if ptx_type == "f64":  # magnitudes spread over 2**-20 .. 2**20: the order of sums shows
+        return (rng.standard_normal(shape) * 2.0 ** rng.integers(-20, 21, shape)).view(np.uint64)
+    if ptx_type in ("s4", "u4", "b1"):
+        return rng.integers(0, 2 ** BITS[ptx_type], shape, dtype=np.uint32)
     if ptx_type in ("bf16", "f16"):
         v = rng.standard_normal(shape).astype(NUMPY[ptx_type])
         return v.view(np.uint16).astype(np.uint32)
@@ -103,6 +123,12 @@ def values(bits, ptx_type: str):
     """Exact values of raw operand bits: float64 (tf32 truncated) or int64."""
     if ptx_type == "tf32":
         return (bits & 0xFFFFE000).astype(np.uint32).view(np.float32).astype(np.float64)
+    if ptx_type == "f64":
+        return bits.astype(np.uint64).view(np.float64)
+    if ptx_type in ("u4", "b1"):
+        return bits.astype(np.int64)
+    if ptx_type == "s4":
+        return (bits.astype(np.int64) ^ 8) - 8
     width = {8: np.uint8, 16: np.uint16}[BITS[ptx_type]]
     v = bits.astype(width).view(NUMPY[ptx_type])
     return v.astype(np.int64 if ptx_type in ("s8", "u8") else np.float64)
@@ -113,41 +139,47 @@ def pack(matrix_bits, table, bits: int) -> list:
     the ownership `table` (32 lanes x elements of (row, col)) places them, low element first."""
     coords = np.array(table)
     lanes = matrix_bits[:, coords[..., 0], coords[..., 1]]  # (warps, 32, elements)
-    e = 32 // bits
+    e = max(1, 32 // bits)
     lanes = lanes.reshape(*lanes.shape[:2], -1, e).astype(np.uint64)
-    regs = sum(lanes[..., u] << (bits * u) for u in range(e)).astype(np.uint32)
+    regs = sum(lanes[..., u] << np.uint64(bits * u) for u in range(e))
+    regs = regs.astype(np.uint64 if bits == 64 else np.uint32)
     return [regs[..., r].reshape(-1) for r in range(regs.shape[-1])]
 
 
 def unpack(registers_, table, rows: int, cols: int):
-    """The (warps, rows, cols) uint32 matrix of one-element-per-register results."""
+    """The (warps, rows, cols) matrix of one-element-per-register results (their dtype)."""
     coords = np.array(table)
     regs = np.stack(registers_, axis=-1).reshape(WARPS, 32, -1)
-    out = np.zeros((WARPS, rows, cols), np.uint32)
+    out = np.zeros((WARPS, rows, cols), regs.dtype)
     out[:, coords[..., 0], coords[..., 1]] = regs
     return out
 
 
-def mma_op(row):
+def mma_op(row, bit_op=None):
     shape, types = row.ptx_shape, ".".join(row.ptx_types)
-    atom = MMAAtom(row.shape, row.a, row.c, b=row.b)
+    atom = atom_of(row)
     count = {r: atom.operand_layout(r).values // row.register_elements(r) for r in "ABC"}
     acc = register_class(row.ptx_types[0]).name
-    a, b = registers("b32", count["A"], 1), registers("b32", count["B"], 20)
+    ab = "f64" if row.a.bits == 64 else "b32"
+    a, b = registers(ab, count["A"], 1), registers(ab, count["B"], 20)
     c = registers(acc, count["C"], 40)
     d = [RegisterType(acc, 60 + i) for i in range(count["C"])]
-    return MmaSyncOp(shape, types, a, b, c, d), atom
+    op = MmaSyncOp(shape, types, a, b, c, d, bit_op=bit_op or atom.bit_op)
+    op.verify()
+    return op, atom
 
 
-def run_mma(row, a_bits, b_bits, c_bits):
-    """D (warps, m, n) uint32 bits of the emulated mma.sync of `row` on these matrices."""
-    op, atom = mma_op(row)
+def run_mma(row, a_bits, b_bits, c_bits_, bit_op=None):
+    """D (warps, m, n) bits (uint32; uint64 for f64) of the emulated mma.sync of `row` on these
+    matrices (a .b1 row with `bit_op`, default its first)."""
+    op, atom = mma_op(row, bit_op)
     bits = BITS[row.ptx_types[1]]
     args = (pack(a_bits, atom.operand_layout("A").table(), bits)
             + pack(b_bits, atom.operand_layout("B").table(), bits)
-            + pack(c_bits, atom.operand_layout("C").table(), 32))
+            + pack(c_bits_, atom.operand_layout("C").table(), c_bits(row)))
     d = emulation(FakeMachine(), WARPS * 32, MatrixSemantics()).run_op(op, tuple(args))
-    assert len(d) == len(op.d) and all(r.dtype == np.uint32 and r.shape == (64,) for r in d)
+    dtype = np.uint64 if c_bits(row) == 64 else np.uint32
+    assert len(d) == len(op.d) and all(r.dtype == dtype and r.shape == (64,) for r in d)
     m, n, _ = row.shape
     return unpack(d, atom.operand_layout("C").table(), m, n), args, op, atom
 
@@ -160,16 +192,24 @@ def operands(row, seed: int = 0):
     b = random_bits(rng, bt, (WARPS, k, n))
     if ct == "s32":
         c = rng.integers(-2**31, 2**31, (WARPS, m, n), dtype=np.int64).astype(np.uint32)
+    elif ct == "f64":
+        c = random_bits(rng, "f64", (WARPS, m, n))
     else:
         c = rng.standard_normal((WARPS, m, n)).astype(np.float32).view(np.uint32)
     return a, b, c
 
 
-def reference(row, a, b, c):
+def reference(row, a, b, c, bit_op=None):
     _, at, bt, ct = row.ptx_types
+    bit_op = bit_op or atom_of(row).bit_op
     if ct == "s32":
-        prod = values(a, at) @ values(b, bt)
+        A, B = values(a, at), values(b, bt)
+        prod = A @ B
+        if bit_op == "xor":
+            prod = (A[..., :, :, None] ^ B[..., None, :, :]).sum(axis=-2)
         return ((prod + c.view(np.int32)) % 2**32).astype(np.uint32)
+    if ct == "f64":
+        return fma_chain(values(a, at), values(b, bt), c.view(np.float64)).view(np.uint64)
     A, B, C = values(a, at), values(b, bt), c.view(np.float32)
     d = [mma_reference.matrix(A[w], at, B[w], bt, C[w]) for w in range(len(A))]
     return np.array(d, np.float32).view(np.uint32)
@@ -199,7 +239,7 @@ def test_swapping_two_lanes_registers_changes_the_answer(row, role):
     after = unpack(d, atom.operand_layout("C").table(), m, n)
     assert (after[0] != before[0]).any() and (after[1] == before[1]).all()
     # ... and it is the product of the matrices those registers hold, through the ISA's maps
-    bits = {"C": 32}.get(role, BITS[row.ptx_types[1]])
+    bits = {"C": c_bits(row)}.get(role, BITS[row.ptx_types[1]])
     shape = {"A": (m, k), "B": (k, n), "C": (m, n)}[role]
     held = unpack_packed(swapped[start:start + count], atom.operand_layout(role).table(), bits,
                          shape)
@@ -209,14 +249,27 @@ def test_swapping_two_lanes_registers_changes_the_answer(row, role):
 
 def unpack_packed(registers_, table, bits: int, shape):
     """Inverse of `pack`: the (warps, rows, cols) raw bits the registers hold."""
-    e = 32 // bits
+    e = max(1, 32 // bits)
     regs = np.stack(registers_, axis=-1).reshape(WARPS, 32, -1).astype(np.uint64)
-    mask = (1 << bits) - 1
-    lanes = np.stack([(regs >> (bits * u)) & mask for u in range(e)], axis=-1)
+    mask = np.uint64((1 << bits) - 1)
+    lanes = np.stack([(regs >> np.uint64(bits * u)) & mask for u in range(e)], axis=-1)
     coords = np.array(table)
     out = np.zeros((WARPS, *shape), np.uint64)
     out[:, coords[..., 0], coords[..., 1]] = lanes.reshape(WARPS, 32, -1)
-    return out.astype(np.uint32)
+    return out if bits == 64 else out.astype(np.uint32)
+
+
+def fma_chain(A, B, C):
+    """The FP64 model's D, independently: per element, C then k = 0 .. K - 1, each step
+    a * b + d exact in Fractions and rounded to nearest even by float() (CPython's correctly
+    rounded int / int)."""
+    D = np.zeros(C.shape)
+    for w, i, j in np.ndindex(*C.shape):
+        d = float(C[w, i, j])
+        for k in range(A.shape[-1]):
+            d = float(Fraction(float(A[w, i, k])) * Fraction(float(B[w, k, j])) + Fraction(d))
+        D[w, i, j] = d
+    return D
 
 
 def _row(shape, a_type: str):
@@ -289,7 +342,15 @@ def test_mma_refuses_what_it_has_no_fragment_table_for():
     with pytest.raises(ValueError, match="no PTX ISA fragment table"):
         mma((16, 8, 16), "f32.tf32.tf32.f32", regs, regs, regs)
     with pytest.raises(ValueError, match="operand types"):
+        mma((16, 8, 16), "f32.e2m1.e2m1.f32", regs, regs, regs)
+    with pytest.raises(ValueError, match="accumulators .f32/.f32 of .f64 operands"):
         mma((16, 8, 16), "f32.f64.f64.f32", regs, regs, regs)
+    with pytest.raises(ValueError, match="satfinite is for integer"):
+        mma((16, 8, 16), "f32.bf16.bf16.f32", regs, regs[..., :2], regs, satfinite=True)
+    with pytest.raises(ValueError, match="a .b1 mma takes one of"):
+        mma((16, 8, 128), "s32.b1.b1.s32", regs[..., :2], regs[..., :1], regs)
+    with pytest.raises(ValueError, match="a .b1 mma takes one of"):
+        mma((16, 8, 32), "s32.s8.s8.s32", regs, regs[..., :2], regs, bit_op="and")
     with pytest.raises(ValueError, match="accumulators"):
         mma((16, 8, 16), "f32.f16.f16.f16", regs, regs, regs)
     with pytest.raises(ValueError, match="A of m16n8k16 takes 4 registers, got 2"):

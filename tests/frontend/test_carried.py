@@ -56,3 +56,28 @@ def test_a_tuple_rebuilt_in_a_runtime_if_is_a_result_of_the_if():
 def test_nested_containers_are_carried_leaf_by_leaf():
     ir = nested_in_while.compile(tylo.Tensor(Float32, 1), tylo.Tensor(Float32, 1), 4).asm["tylo"]
     assert re.search(r"scf\.while .*: \(f32, i32, f32, i32\) -> \(f32, i32, f32, i32\)", ir)
+
+
+@tylo.kernel
+def packed_in_loop(out, x, n):
+    """A PackedFragment (four e4m3 values a word) carried by a runtime loop as its words:
+    each iteration packs the running sum again."""
+    t = tylo.thread_idx()
+    own = ATOM.operand_layout("C")
+    f = tylo.load_fragment(own, tylo.window(x, (0, 0), (16, 8)), t)
+    p = tylo.pack(f, tylo.Float8E4M3)
+    for _ in range(n):
+        p = tylo.pack(tylo.unpack(p, Float32) + f, tylo.Float8E4M3)
+    tylo.store(tylo.window(out, (0, 0), (16, 8)), tylo.unpack(p, Float32), t)
+
+
+def test_a_packed_fragment_is_carried_as_its_words():
+    import numpy as np
+
+    c = packed_in_loop.compile(F32, F32, 4)
+    loop = next(line for line in c.asm["tylo"].splitlines() if "scf.for" in line)
+    assert loop.count("!tylo.fragment<i32") == 1  # the words, one iteration argument
+    x = np.random.default_rng().integers(-3, 4, (16, 8)).astype(np.float32) / 4
+    out = np.full((16, 8), np.nan, np.float32)
+    packed_in_loop.emulate[1, 32](out, x, 3)
+    np.testing.assert_array_equal(out, 4 * x)  # (exact in e4m3: small multiples of 1/4)

@@ -1,5 +1,6 @@
 """The emulator's mma.sync (emulator/semantics/matrix.py) against the GPU, bit for bit, on the
-same inputs, for every instruction of MMA_INSTRUCTIONS.
+same inputs, for every instruction of MMA_INSTRUCTIONS with 8- to 32-bit operands (FP64:
+test_dmma_gpu.py; 4-bit and single-bit operands: test_mma_subbyte_gpu.py).
 
 The GPU runs `mma_tile` (D = A @ B with a zero accumulator) on random operands of widely spread
 magnitudes, so that the accumulation's rounding shows; the emulator runs `mma` on the registers
@@ -33,8 +34,8 @@ from tylo.emulator.semantics.matrix import OPERAND_BITS, fragment_matrix, fragme
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
-ROWS = [r for r in MMA_INSTRUCTIONS.values() if r.c.bits == 32]  # .f16 C: its own test file
-# (test_mma_f16_accumulator_gpu.py)
+ROWS = [r for r in MMA_INSTRUCTIONS.values() if 8 <= r.a.bits <= 32 and r.c.bits == 32]
+# (.f16 C: test_mma_f16_accumulator_gpu.py)
 SIGNED = {8: np.int8, 16: np.int16, 32: np.int32}
 
 

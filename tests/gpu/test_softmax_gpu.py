@@ -38,10 +38,13 @@ def line_window(x, own, dims):
 
 @tylo.kernel
 def stream(out, lse, prob, S, V, chunks, own: tylo.constexpr, dims: tylo.constexpr,
-           scale: tylo.constexpr):
+           scale: tylo.constexpr, runtime=None, weight_scale: tylo.constexpr = 1):
+    """`runtime`: a 1-element Float32 array holding the scale (read at run time) instead of
+    the static `scale`; `weight_scale`: the state's (weights and total times it)."""
     t = tylo.thread_idx()
     first = tylo.load_fragment(own, chunk(S, own, dims, 0), t)
-    state = tylo.SoftmaxState(first, dims=dims, scale=scale)
+    state = tylo.SoftmaxState(first, dims=dims, scale=scale if runtime is None else runtime[0],
+                              weight_scale=weight_scale)
     o = tylo.zeros(state.maximum.ownership)
     for j in range(chunks):
         s = tylo.load_fragment(own, chunk(S, own, dims, j), t)
@@ -58,12 +61,14 @@ def stream(out, lse, prob, S, V, chunks, own: tylo.constexpr, dims: tylo.constex
 
 @tylo.kernel
 def merged(out, lse, S, V, chunks, own: tylo.constexpr, dims: tylo.constexpr,
-           scale: tylo.constexpr):
-    """The chunks split in two halves (even and odd), each summarized alone, then merged."""
+           scale: tylo.constexpr, runtime=None, weight_scale: tylo.constexpr = 1):
+    """The chunks split in two halves (even and odd), each summarized alone, then merged
+    (`runtime`, `weight_scale`: as `stream`'s; both states share the runtime scalar)."""
     t = tylo.thread_idx()
     first = tylo.load_fragment(own, chunk(S, own, dims, 0), t)
-    left = tylo.SoftmaxState(first, dims=dims, scale=scale)
-    right = tylo.SoftmaxState(first, dims=dims, scale=scale)
+    sc = scale if runtime is None else runtime[0]
+    left = tylo.SoftmaxState(first, dims=dims, scale=sc, weight_scale=weight_scale)
+    right = tylo.SoftmaxState(first, dims=dims, scale=sc, weight_scale=weight_scale)
     o_left = tylo.zeros(left.maximum.ownership)
     o_right = tylo.zeros(left.maximum.ownership)
     for j in range(0, chunks, 2):
@@ -129,7 +134,7 @@ def check_lines(got_out, got_lse, lines, values, scale):
     assert np.isfinite(got_out).all() and not np.isnan(got_lse).any()
 
 
-def run(backend, kernel, own, dims, scale, chunks, with_prob):
+def run(backend, kernel, own, dims, scale, chunks, with_prob, runtime=False, weight_scale=1):
     s, lines = masked_scores(own, dims, chunks)
     v = RNG.standard_normal(s.shape).astype(np.float32)
     n_lines = lines.shape[0]
@@ -141,17 +146,24 @@ def run(backend, kernel, own, dims, scale, chunks, with_prob):
     if with_prob:
         prob = backend.full(s.shape, np.nan, np.float32)
         args.append(prob)
+    extra = ()
+    if runtime or weight_scale != 1:
+        extra = (backend.put(np.float32([scale])) if runtime else None, weight_scale)
     backend.launch(kernel, (1,), own.threads, *args, backend.put(s), backend.put(v), chunks,
-                   own, dims, scale)
+                   own, dims, scale, *extra)
     values = v if dims == 1 else v.T
     check_lines(backend.get(out).reshape(-1), backend.get(lse).reshape(-1), lines, values,
                 scale)
     return lines, None if prob is None else backend.get(prob)
 
 
+@pytest.mark.parametrize("runtime, weight_scale", [(False, 1), (True, 256)],
+                         ids=["static", "runtime-scale-weight-scale-256"])
 @pytest.mark.parametrize("own, dims, scale", CASES)
-def test_streamed(backend, own, dims, scale):
-    lines, prob = run(backend, stream, own, dims, scale, 4, True)
+def test_streamed(backend, own, dims, scale, runtime, weight_scale):
+    """The static scale, or (runtime) the scale read from memory with weights and totals 256
+    times larger (FP8 attention's): the same softmax, log-sum-exp and probabilities."""
+    lines, prob = run(backend, stream, own, dims, scale, 4, True, runtime, weight_scale)
     p = prob if dims == 1 else prob.T
     _, _, want = reference(lines, np.zeros_like(lines), scale)
     masked = ~np.isfinite(lines)
@@ -161,9 +173,11 @@ def test_streamed(backend, own, dims, scale):
     assert np.all(np.abs(p[full].sum(axis=1) - 1) <= 1e-5)
 
 
+@pytest.mark.parametrize("runtime, weight_scale", [(False, 1), (True, 256)],
+                         ids=["static", "runtime-scale-weight-scale-256"])
 @pytest.mark.parametrize("own, dims, scale", CASES[:1] + CASES[2:])
-def test_merged(backend, own, dims, scale):
-    run(backend, merged, own, dims, scale, 4, False)
+def test_merged(backend, own, dims, scale, runtime, weight_scale):
+    run(backend, merged, own, dims, scale, 4, False, runtime, weight_scale)
 
 
 
@@ -198,3 +212,32 @@ def test_ftz_flushes_only_the_subnormal_weights(backend, ftz):
     edge = (want >= tiny * 0.99) & (want <= tiny * 1.01) & (got == 0)
     rest = ~below & ~edge if ftz else np.ones_like(below)
     assert np.all(np.abs(got[rest] - want[rest]) <= 2e-5 * want[rest] + 2.0 ** -148)
+
+
+@tylo.kernel
+def weights(w_out, total, lse, S, weight_scale: tylo.constexpr):
+    t = tylo.thread_idx()
+    s = tylo.load_fragment(MMA_C, tylo.window(S, (0, 0), (16, 8)), t)
+    state, w, r = tylo.softmax_update(tylo.SoftmaxState(s, dims=1, weight_scale=weight_scale), s)
+    tylo.store(tylo.window(w_out, (0, 0), (16, 8)), w, t)
+    tylo.store(tylo.window(total, (0, 0), (16, 1)), state.total, t)
+    tylo.store(tylo.window(lse, (0, 0), (16, 1)), tylo.softmax_logsumexp(state), t)
+
+
+@pytest.mark.parametrize("weight_scale", [1, 256])
+def test_weight_scale_scales_the_weights_and_the_total(backend, weight_scale):
+    """weight_scale 256 (FP8 attention's P in [0, 256]): each row's largest weight is 256 (but
+    for the exponent's rounding, module docstring) and every weight and the total 256 times
+    weight_scale 1's; the log-sum-exp is unchanged."""
+    s = (RNG.standard_normal((16, 8)) * 4).astype(np.float32)
+    w, total, lse = (backend.full(shape, np.nan, np.float32) for shape in ((16, 8), (16, 1),
+                                                                         (16, 1)))
+    backend.launch(weights, (1,), 32, w, total, lse, backend.put(s), weight_scale)
+    z = s.astype(np.float64)
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    got_w, got_total = backend.get(w), backend.get(total)
+    assert np.all(np.abs(got_w.max(axis=1) - weight_scale) <= 2.0 ** -20 * weight_scale)
+    assert np.all(np.abs(got_w - weight_scale * e) <= 2e-6 * weight_scale * e + 1e-30)
+    assert np.all(np.abs(got_total[:, 0] - weight_scale * e.sum(1)) <= 1e-5 * weight_scale * e.sum(1))
+    want_lse = np.log(e.sum(1)) + z.max(1)
+    assert np.all(np.abs(backend.get(lse)[:, 0] - want_lse) <= 1e-5 * np.abs(want_lse) + 2.0 ** -18)

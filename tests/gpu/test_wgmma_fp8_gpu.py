@@ -87,6 +87,33 @@ def test_register_a(backend, k, dtype):
                f"{plan} register A (the 8-bit ALayout_64x32 of register_a_ownership)")
 
 
+@pytest.mark.parametrize("k, c0", [(32, 0), (128, 0), (64, 64)])
+def test_accumulator_as_a(backend, k, c0):
+    """tylo.accumulator_as_a: columns [c0, c0 + k) of an FP32 accumulator (weights in [0, 256],
+    attention's P) as the e4m3 register A, with B's rows permuted by the plan's `columns`: the
+    product is e4m3(S) @ B, as if A were the columns in order (no lane exchange, no register
+    move; `WGMMA64.accumulator_as_a`)."""
+    from wgmma_products import wgmma_accumulator_as_a
+
+    rng = np.random.default_rng()
+    n = backend.size(136, 24)
+    plan = tylo.WGMMA64(Float8E4M3, n, k)
+    columns, _ = plan.accumulator_as_a()
+    lb, sb = operand_tile(plan, "B", "K", min(128, k))
+    S = rng.uniform(0, 256, (64, c0 + k)).astype(np.float32)
+    B = random_operand(sb, Float8E4M3, False, rng)
+    Bp = B.copy()
+    Bp[:k] = B[list(columns)]  # row a of the stored B is row columns[a]
+    out = backend.full((64, n), -7777.0, np.float32)
+    backend.launch(wgmma_accumulator_as_a, (1,), (128,), out, backend.put(S), backend.put(Bp),
+                   plan, lb, c0)
+    a = S[:, c0:].astype(Float8E4M3.numpy).astype(np.float64)  # round to nearest even
+    b = B[:k, :n].astype(np.float64)
+    check_close(backend.get(out).astype(np.float64), a @ b,
+                np.abs(a) @ np.abs(b) * relative_bound(plan),
+                f"{plan} A = accumulator_as_a(columns [{c0}, {c0 + k}))")
+
+
 def test_two_warpgroups(backend):
     """warpgroups=2: (128, n) from one B, each warpgroup its 64 rows of A."""
     plan = tylo.WGMMA64(Float8E5M2, backend.size(128, 16), 64, warpgroups=2)

@@ -148,13 +148,10 @@ def descriptor_fields(plan, role: str, layout) -> str:
             f"LBO {lbo} B, SBO {sbo} B, K step {k_step_bytes(s)} B")
 
 
-@tylo.kernel
-def wgmma_register_a(out, A, B, plan: tylo.constexpr, lb: tylo.constexpr):
-    """out (64, n) f32 = A (64, k) @ B[:k, :n], A loaded from global straight into the register-A
-    fragment (`register_a_ownership`), B through a shared tile."""
-    from tylo.frontend.language.wgmma import register_a_ownership
-
-    t = tylo.thread_idx()
+@tylo.func
+def shared_copy(B, lb, t):
+    """A shared tile of layout `lb` holding B (its whole extent), element by element over 128
+    threads, fenced against the async proxy and published by a barrier: a WGMMA operand."""
     kb, nb = (product(m) for m in lb.shape)
     sb = tylo.SharedTile(tylo.shared_alloc(B.dtype, kb * nb, align=1024), lb)
     for i in tylo.static_range(kb * nb // 128):
@@ -162,10 +159,40 @@ def wgmma_register_a(out, A, B, plan: tylo.constexpr, lb: tylo.constexpr):
         sb[idx // nb, idx % nb] = B[idx // nb, idx % nb]
     tylo.fence_proxy_async()
     tylo.barrier()
+    return sb
+
+
+@tylo.kernel
+def wgmma_register_a(out, A, B, plan: tylo.constexpr, lb: tylo.constexpr):
+    """out (64, n) f32 = A (64, k) @ B[:k, :n], A loaded from global straight into the register-A
+    fragment (`register_a_ownership`), B through a shared tile."""
+    from tylo.frontend.language.wgmma import register_a_ownership
+
+    t = tylo.thread_idx()
+    sb = shared_copy(B, lb, t)
     fa = tylo.load_fragment(register_a_ownership(plan), tylo.window(A, (0, 0), (64, plan.k)), t)
     acc = tylo.zero_accumulator(plan)
     acc = tylo.wait_mma(tylo.mma_async(plan, tylo.wgmma_operand(plan, "A", fa),
                                        tylo.wgmma_operand(plan, "B", sb), acc))
+    tylo.store(tylo.window(out, (0, 0), (64, plan.n)), tylo.finish_mma(acc), t)
+
+
+@tylo.kernel
+def wgmma_accumulator_as_a(out, S, B, plan: tylo.constexpr, lb: tylo.constexpr,
+                           c0: tylo.constexpr):
+    """out (64, n) f32 = A @ B[:k, :n] with A = `tylo.accumulator_as_a(plan, ...)` of columns
+    [c0, c0 + k) of S (64, c0 + k) f32, loaded with the accumulator ownership of that width
+    (attention's P of a key tile), B through a shared tile: A's column a is S's column c0 +
+    columns[a] rounded to plan.dtype (`WGMMA64.accumulator_as_a`)."""
+    t = tylo.thread_idx()
+    sb = shared_copy(B, lb, t)
+    width = c0 + plan.k
+    own = tylo.Ownership((64, width), plan.instruction.c_layout(width))
+    s = tylo.load_fragment(own, tylo.window(S, (0, 0), (64, width)), t)
+    a = tylo.accumulator_as_a(plan, tylo.window(s, (0, c0), (64, plan.k)))
+    acc = tylo.wait_mma(tylo.mma_async(plan, tylo.wgmma_operand(plan, "A", a),
+                                       tylo.wgmma_operand(plan, "B", sb),
+                                       tylo.zero_accumulator(plan)))
     tylo.store(tylo.window(out, (0, 0), (64, plan.n)), tylo.finish_mma(acc), t)
 
 

@@ -100,6 +100,27 @@ def test_blockwise_emulated_ragged():
     assert emulated(blockwise, blockwise.GemmBlockwise, 136, 200, 128)
 
 
+def test_blockwise_pingpong_emulated():
+    """The consumers taking turns (named barriers 8 and 9) over two tiles and a ragged third
+    (one CTA walks them: the turns carry across tiles; an unmatched turn would hang the
+    emulator's barrier), the same products."""
+    A, B, C, sa, sb = blockwise.host_arrays(136, 384, 256, np.random.default_rng())
+    blockwise.GemmBlockwise(A, B, C, sa, sb, emulate=True, pingpong=True)()
+    assert testing.report("136x384x256 pingpong", C, blockwise.reference(A, B, sa, sb))
+
+
+def test_blockwise_pingpong_sass():
+    """The turns are BAR.SYNC / BAR.ARV around the QGMMAs (the default has neither ARV nor
+    the two more SYNCs); no spills, the promotion FFMAs."""
+    pytest.importorskip("tylo.runtime.ptxas")
+    compiled = blockwise.compile_for_sm90a(pingpong=True)
+    counts = compiled.sass_counts()
+    assert counts.opcodes["QGMMA"] >= 4 and counts.opcodes["FFMA"] >= 64
+    assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
+    assert counts["BAR.ARV"] >= 2 and counts["BAR.SYNC.DEFER_BLOCKING"] >= 5
+    assert blockwise.compile_for_sm90a().sass_counts().full["BAR.ARV"] == 0  # off by default
+
+
 def test_blockwise_emulated_scale_a_of_m_rows():
     """scale_a of exactly M rows (torch's shape; the rows past M are not read)."""
     A, B, C, sa, sb = blockwise.host_arrays(136, 200, 320, np.random.default_rng())
@@ -116,6 +137,8 @@ def test_blockwise_sass():
     assert counts.opcodes["UTMALDG"] >= 2 and counts.opcodes["UTMASTG"] >= 2
     assert counts.spill_store_bytes == 0 and counts.spill_load_bytes == 0
     assert compiled.report.stack_frame_bytes == 0
+    # the promotion is one FFMA per accumulator register (tylo.fma), not an FMUL and an FADD
+    assert counts.opcodes["FFMA"] >= 64 and counts.opcodes.get("FADD", 0) == 0
 
 
 def test_blockwise_scale_shapes():

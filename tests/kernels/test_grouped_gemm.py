@@ -1,8 +1,9 @@
 """tylo.ops.kernels.grouped_gemm on the CPU emulator (numpy arrays) against float64 numpy, on
 ragged groups (empty ones, one smaller than a tile, tiles that straddle two groups, an N tail),
-the output NaN first: rows past the last group stay NaN (not written); its b N-major variant
-(the backward's grad_a) and masked layout (per-group counts); and compiled for sm_90a
-(ptxas, no GPU): HGMMA, TMA loads, no TMA store, no spills."""
+the output NaN first: rows past the last group stay NaN (not written); persistent grids of 1
+to 3 CTAs and more CTAs than tiles; its b N-major variant (the backward's grad_a) and masked
+layout (per-group counts); and compiled for sm_90a (ptxas, no GPU): HGMMA, TMA loads, no TMA
+store, no spills, WGMMA not serialized (the scheduler alone: test_grouped_tiles.py)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from tylo.ops.kernels import grouped_gemm as gg
 OUT = {"bfloat16": ml_dtypes.bfloat16, "float32": np.float32}
 
 
-def run(sizes, N, K, out="bfloat16", extra_rows=0, seed=0):
-    """The kernel on groups of `sizes` rows (plus `extra_rows` rows past the last group):
-    (a, b, offsets, out) numpy arrays after the run."""
+def run(sizes, N, K, out="bfloat16", extra_rows=0, seed=0, ctas=2):
+    """The kernel on groups of `sizes` rows (plus `extra_rows` rows past the last group), a
+    persistent grid of at most `ctas` CTAs: (a, b, offsets, out) numpy arrays after the run."""
     rng = np.random.default_rng(seed)
     T = sum(sizes) + extra_rows
     a = rng.standard_normal((T, K)).astype(ml_dtypes.bfloat16)
@@ -25,8 +26,8 @@ def run(sizes, N, K, out="bfloat16", extra_rows=0, seed=0):
     offsets = np.cumsum(sizes).astype(np.int32)
     c = np.full((T, N), np.nan, OUT[out])
     v = gg.Variant(out, N % gg.BN != 0)
-    gg.grouped_matmul.emulate[gg.grid(T, N, len(sizes)), gg.THREADS](
-        gg.bind_a(v, a), gg.bind_b(v, b), c, offsets, T, N, K, gg.steps(len(sizes)), v)
+    gg.grouped_matmul.emulate[gg.grid(T, N, len(sizes), ctas), gg.THREADS](
+        gg.bind_a(v, a), gg.bind_b(v, b), c, offsets, T, N, K, v)
     return a, b, offsets, c
 
 
@@ -54,6 +55,14 @@ def test_ragged_groups_with_empty_and_small_ones():
     check(c, reference(a, b, offsets), 1e-2)
 
 
+@pytest.mark.parametrize("ctas", [1, 3, 8])
+def test_grid_sizes(ctas):
+    """One CTA walking every tile, three taking turns (tiles of two N columns: 8 tiles), and
+    more CTAs than tiles (the extra ones find none)."""
+    a, b, offsets, c = run([0, 130, 0, 60], 512, 64, ctas=ctas, seed=ctas)
+    check(c, reference(a, b, offsets), 1e-2)
+
+
 def test_n_tail_float32_output_and_k_tail():
     """N = 264 (a second N tile of 8 columns: masked columns), K = 72 (a zero-filled K tail),
     float32 output, three groups with the last one empty."""
@@ -64,23 +73,6 @@ def test_n_tail_float32_output_and_k_tail():
 def test_one_group():
     a, b, offsets, c = run([200], 256, 64)
     check(c, reference(a, b, offsets), 1e-2)
-
-
-@pytest.mark.parametrize("sizes", [[0, 0, 0], [5, 0, 300, 1, 127, 128, 129, 0]])
-def test_group_tile_covers_every_row_once(sizes):
-    """The M tiles of `grid` map onto the groups (the kernel's search, in plain Python): each
-    group row in exactly one tile of its group, gap tiles empty."""
-    offsets = np.cumsum(sizes)
-    T, G = int(offsets[-1]), len(sizes)
-    starts = np.concatenate([[0], offsets[:-1]])
-    seen = []
-    for tile in range(gg.grid(T, 256, G)[1]):
-        g = max(i for i in range(G) if starts[i] // gg.BM + i <= tile)
-        m0 = starts[g] + (tile - starts[g] // gg.BM - g) * gg.BM
-        rows = min(offsets[g] - m0, gg.BM)
-        seen += [(g, r) for r in range(m0, m0 + max(rows, 0))]
-    want = [(g, r) for g in range(G) for r in range(starts[g], offsets[g])]
-    assert sorted(seen) == want
 
 
 def test_b_n_major():
@@ -95,8 +87,8 @@ def test_b_n_major():
     offsets = np.cumsum(sizes).astype(np.int32)
     c = np.full((T, N), np.nan, ml_dtypes.bfloat16)
     v = gg.Variant("bfloat16", True, "N")
-    gg.grouped_matmul.emulate[gg.grid(T, N, len(sizes)), gg.THREADS](
-        gg.bind_a(v, a), gg.bind_b(v, w), c, offsets, T, N, K, gg.steps(len(sizes)), v)
+    gg.grouped_matmul.emulate[gg.grid(T, N, len(sizes), 2), gg.THREADS](
+        gg.bind_a(v, a), gg.bind_b(v, w), c, offsets, T, N, K, v)
     check(c, reference(a, w.transpose(0, 2, 1), offsets), 1e-2)
 
 
@@ -111,17 +103,13 @@ def test_masked_layout():
     b = rng.standard_normal((G, N, K)).astype(ml_dtypes.bfloat16)
     c = np.full((G, C, N), np.nan, np.float32)
     v = gg.Variant("float32", True, masked=True)
-    gg.grouped_matmul.emulate[gg.masked_grid(C, N, G), gg.THREADS](
+    gg.grouped_matmul.emulate[gg.masked_grid(C, N, G, 3), gg.THREADS](
         gg.bind_a(v, a.reshape(G * C, K)), gg.bind_b(v, b), c.reshape(G * C, N), counts, C, N,
-        K, 0, v)
+        K, v)
     ref = np.full((G, C, N), np.nan)
     for g, n in enumerate(np.clip(counts, 0, C)):
         ref[g, :n] = a[g, :n].astype(np.float64) @ b[g].astype(np.float64).T
     check(c, ref, 1e-6)
-
-
-def test_steps():
-    assert [gg.steps(G) for G in (1, 2, 3, 8, 9, 64, 256)] == [0, 1, 2, 3, 4, 6, 8]
 
 
 @pytest.mark.parametrize("v, loads", [(gg.Variant(), 2), (gg.Variant(b_major="N"), 5),
@@ -129,15 +117,18 @@ def test_steps():
                                                                           "masked"])
 def test_sass(v, loads):
     """sm_90a: HGMMA, TMA loads (one A box, one K-major or four N-major B boxes) a K step, no
-    TMA store (register stores), no spills."""
+    TMA store (register stores), no spills, no stack frame, the WGMMAs not serialized."""
     pytest.importorskip("tylo.runtime.ptxas")
+    from tylo.runtime.ptxas import assemble, serialized_wgmma
+
     a = np.zeros((256, 128), ml_dtypes.bfloat16)
     b = np.zeros((2, 256, 128), ml_dtypes.bfloat16)
     c = np.zeros((256, 256), ml_dtypes.bfloat16)
     offsets = np.zeros(2, np.int32)
     compiled = gg.grouped_matmul.compile(gg.bind_a(v, a), gg.bind_b(v, b), c, offsets, 256, 256,
-                                         128, 1, v, block=gg.THREADS, arch="sm_90a")
+                                         128, v, block=gg.THREADS, arch="sm_90a")
     counts = compiled.sass_counts()
     assert counts.opcodes["HGMMA"] >= 8
     assert counts.opcodes["UTMALDG"] == loads and counts.opcodes.get("UTMASTG", 0) == 0
     assert counts.spill_store_bytes == 0 and compiled.report.stack_frame_bytes == 0
+    assert serialized_wgmma(assemble(compiled.ptx, compiled.arch, compiled.name).log) == []

@@ -1,7 +1,8 @@
 """tylo.ops.grouped_matmul on a Hopper GPU: MoE shapes with ragged and empty groups (fresh
 random inputs, the output's memory poisoned with NaN first) against float32 torch per group;
-rows past the last group; float32 output; CUDA graph capture and replay with new offsets (no
-host sync: the kernel reads them on the device); against torch._grouped_mm where present."""
+rows past the last group; float32 output; the persistent kernel on small grids (long walks over
+the tiles); CUDA graph capture and replay with new offsets (no host sync: the kernel reads them
+on the device); against torch._grouped_mm where present."""
 
 from __future__ import annotations
 
@@ -75,11 +76,36 @@ def test_rows_past_the_last_group_are_untouched():
     a, b, offsets = inputs(sizes, 512, 256, extra_rows=50)
     out = torch.full((320, 512), float("nan"), dtype=torch.bfloat16, device="cuda")
     v, k = op.check(a, b, offsets, torch.bfloat16), op.kernel
-    tylo.ops.wrap(k.grouped_matmul)[k.grid(320, 512, 3), k.THREADS](
-        k.bind_a(v, a), k.bind_b(v, b), out, offsets, 320, 512, 256, k.steps(3), v)
+    tylo.ops.wrap(k.grouped_matmul)[k.grid(320, 512, 3, op.ctas(a.device)), k.THREADS](
+        k.bind_a(v, a), k.bind_b(v, b), out, offsets, 320, 512, 256, v)
     torch.cuda.synchronize()
     check(out, a, b, sizes, 2e-2)
     assert out[270:].isnan().all()
+
+
+@pytest.mark.parametrize("ctas", [1, 7])
+@pytest.mark.parametrize("b_major", ["K", "N"])
+def test_small_persistent_grids(ctas, b_major):
+    """The kernel on 1 and 7 CTAs (each walks many tiles: the pipeline's phases run on across
+    them; b_major "N" is the backward's grad_a variant) into a NaN output: group rows right,
+    the 50 rows past the last group NaN."""
+    from tylo.ops import grouped_matmul_op as op
+
+    sizes = [70, 0, 200, 300, 1, 0, 129]
+    a, b, offsets = inputs(sizes, 768, 512, extra_rows=50)
+    if b_major == "N":
+        b = b.transpose(1, 2).contiguous()  # (G, K, N), N contiguous
+        ref_b = b.transpose(1, 2)
+    else:
+        ref_b = b
+    out = torch.full((750, 768), float("nan"), dtype=torch.bfloat16, device="cuda")
+    k = op.kernel
+    v = k.Variant("bfloat16", False, b_major)
+    tylo.ops.wrap(k.grouped_matmul)[ctas, k.THREADS](
+        k.bind_a(v, a), k.bind_b(v, b), out, offsets, 750, 768, 512, v)
+    torch.cuda.synchronize()
+    check(out, a, ref_b, sizes, 2e-2)
+    assert out[700:].isnan().all()
 
 
 def test_cuda_graph_replay_with_new_offsets():

@@ -44,9 +44,9 @@ def test_counts(out_dtype, tol):
     G, C, K = a.shape
     out = torch.full((G, C, 264), float("nan"), dtype=out_dtype)
     k = op.kernel
-    tylo.ops.wrap(k.grouped_matmul)[k.masked_grid(C, 264, G), k.THREADS](
+    tylo.ops.wrap(k.grouped_matmul)[k.masked_grid(C, 264, G, 2), k.THREADS](
         k.bind_a(v, a.view(G * C, K)), k.bind_b(v, b), out.view(G * C, 264), counts, C, 264, K,
-        0, v)
+        v)
     ref = reference(a, b, counts)
     assert torch.equal(out.isnan(), ref.isnan())
     ok = ~ref.isnan()

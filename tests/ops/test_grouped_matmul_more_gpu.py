@@ -84,8 +84,9 @@ def test_masked_matches_float32_and_leaves_rows():
     cnt = torch.tensor(counts, dtype=torch.int32, device="cuda")
     out = torch.full((G, C, N), float("nan"), dtype=torch.bfloat16, device="cuda")
     v, k = masked_op._check(a, b, cnt, torch.bfloat16), masked_op.kernel
-    tylo.ops.wrap(k.grouped_matmul)[k.masked_grid(C, N, G), k.THREADS](
-        k.bind_a(v, a.view(G * C, K)), k.bind_b(v, b), out.view(G * C, N), cnt, C, N, K, 0, v)
+    grid = k.masked_grid(C, N, G, masked_op.ctas(a.device))
+    tylo.ops.wrap(k.grouped_matmul)[grid, k.THREADS](
+        k.bind_a(v, a.view(G * C, K)), k.bind_b(v, b), out.view(G * C, N), cnt, C, N, K, v)
     got = tylo.ops.grouped_matmul_masked(a, b, cnt, out_dtype=torch.float32)
     torch.cuda.synchronize()
     for g, n in enumerate(counts):

@@ -107,6 +107,61 @@ ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
 
 // -----
 // CHECK:      {{^// -+$}}
+// CHECK-NEXT: mma.sync.m16n8k16.f64.f64.f64.f64 takes no .satfinite (integer operands only)
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  %a = ptx.get_register : !ptx.reg<fd1>
+  %d0, %d1, %d2, %d3 = ptx.mma_sync "m16n8k16" "f64.f64.f64.f64"(%a, %a, %a, %a, %a, %a, %a, %a), (%a, %a, %a, %a), (%a, %a, %a, %a) {satfinite} : (!ptx.reg<fd1>, !ptx.reg<fd1>, !ptx.reg<fd1>, !ptx.reg<fd1>, !ptx.reg<fd1>, !ptx.reg<fd1>, !ptx.reg<fd1>, !ptx.reg<fd1>), (!ptx.reg<fd1>, !ptx.reg<fd1>, !ptx.reg<fd1>, !ptx.reg<fd1>), (!ptx.reg<fd1>, !ptx.reg<fd1>, !ptx.reg<fd1>, !ptx.reg<fd1>) -> (!ptx.reg<fd4>, !ptx.reg<fd5>, !ptx.reg<fd6>, !ptx.reg<fd7>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: mma A register must be a .f64 register, got .b32 (%r1)
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  %r = ptx.get_register : !ptx.reg<r1>
+  %a = ptx.get_register : !ptx.reg<fd1>
+  %d0, %d1 = ptx.mma_sync "m8n8k4" "f64.f64.f64.f64"(%r), (%a), (%a, %a) : (!ptx.reg<r1>), (!ptx.reg<fd1>), (!ptx.reg<fd1>, !ptx.reg<fd1>) -> (!ptx.reg<fd4>, !ptx.reg<fd5>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: mma.sync.m16n8k256.s32.b1.b1.s32: a .b1 mma needs bit_op 'and' or 'xor', got None
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  %r = ptx.get_register : !ptx.reg<r1>
+  %d0, %d1, %d2, %d3 = ptx.mma_sync "m16n8k256" "s32.b1.b1.s32"(%r, %r, %r, %r), (%r, %r), (%r, %r, %r, %r) : (!ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>), (!ptx.reg<r1>, !ptx.reg<r1>), (!ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>) -> (!ptx.reg<r4>, !ptx.reg<r5>, !ptx.reg<r6>, !ptx.reg<r7>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: mma.sync.m16n8k256.s32.b1.b1.s32: a .b1 mma needs bit_op 'and' or 'xor', got 'or'
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  %r = ptx.get_register : !ptx.reg<r1>
+  %d0, %d1, %d2, %d3 = ptx.mma_sync "m16n8k256" "s32.b1.b1.s32"(%r, %r, %r, %r), (%r, %r), (%r, %r, %r, %r) {bit_op = "or"} : (!ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>), (!ptx.reg<r1>, !ptx.reg<r1>), (!ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>) -> (!ptx.reg<r4>, !ptx.reg<r5>, !ptx.reg<r6>, !ptx.reg<r7>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: mma.sync.m16n8k64.s32.s4.s4.s32: bit_op 'xor' is for .b1 operands only
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  %r = ptx.get_register : !ptx.reg<r1>
+  %d0, %d1, %d2, %d3 = ptx.mma_sync "m16n8k64" "s32.s4.s4.s32"(%r, %r, %r, %r), (%r, %r), (%r, %r, %r, %r) {bit_op = "xor"} : (!ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>), (!ptx.reg<r1>, !ptx.reg<r1>), (!ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>) -> (!ptx.reg<r4>, !ptx.reg<r5>, !ptx.reg<r6>, !ptx.reg<r7>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: mma A needs 4 registers, got 8
+ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
+  %r = ptx.get_register : !ptx.reg<r1>
+  %d0, %d1, %d2, %d3 = ptx.mma_sync "m16n8k64" "s32.s4.s4.s32"(%r, %r, %r, %r, %r, %r, %r, %r), (%r, %r), (%r, %r, %r, %r) : (!ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>), (!ptx.reg<r1>, !ptx.reg<r1>), (!ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>) -> (!ptx.reg<r4>, !ptx.reg<r5>, !ptx.reg<r6>, !ptx.reg<r7>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
 // CHECK-NEXT: branch predicate must be a .pred register, got .b32 (%r1)
 ptx.entry "k" ["u64", "s32", "f32"] reqntid [32, 1, 1] {
   %r = ptx.get_register : !ptx.reg<r1>

@@ -107,3 +107,30 @@ func.func @k(%v: bf16, %z: f32) {
   %d = tylo.mma <m16n8, bf16, bf16, f32, warps = (1,1), repeat = (1,1), k = 16> %a, %b, %c : !tylo.fragment<bf16, #tylo.ownership<(16,16), ((4,8),(2,2,2)):((32,1),(16,8,128))>>, !tylo.fragment<bf16, #tylo.ownership<(16,8), ((4,8),(2,2)):((2,16),(1,8))>>, !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>> -> !tylo.fragment<f32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>
   func.return
 }
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: attributes_invalid.mlir:[[# @LINE + 3]]:29
+// CHECK:      invalid tiled_mma: unknown atom modifier 'saturate' (satfinite, and.popc, xor.popc)
+func.func @k(%w: i32) {
+  %x0, %x1 = tylo.mma_sync <m8n8k32, s4, s4, s32, saturate, warps = (1,1), repeat = (1,1), k = 32>(%w), (%w), (%w, %w) : (i32), (i32), (i32, i32) -> (i32, i32)
+  func.return
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: attributes_invalid.mlir:[[# @LINE + 3]]:29
+// CHECK:      invalid tiled_mma: MMAAtom((8, 8, 128), Bit1, Int32, b=Bit1): a Bit1 mma.sync needs bit_op='and' or 'xor' (got 'nand')
+func.func @k(%w: i32) {
+  %x0, %x1 = tylo.mma_sync <m8n8k128, b1, b1, s32, nand.popc, warps = (1,1), repeat = (1,1), k = 128>(%w), (%w), (%w, %w) : (i32), (i32), (i32, i32) -> (i32, i32)
+  func.return
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: attributes_invalid.mlir:[[# @LINE + 3]]:29
+// CHECK:      invalid tiled_mma: MMAAtom((8, 8, 4), Float64, Float64, b=Float64): satfinite=True, but only integer mma.sync
+func.func @k(%z: f64) {
+  %x0, %x1 = tylo.mma_sync <m8n8k4, f64, f64, f64, satfinite, warps = (1,1), repeat = (1,1), k = 4>(%z), (%z), (%z, %z) : (f64), (f64), (f64, f64) -> (f64, f64)
+  func.return
+}

@@ -250,3 +250,33 @@ func.func @k(%p: !tylo.ptr<bf16, global>, %i: i32, %z: f32) {
   tylo.store_element %z, %s [%i, %i] : f32, !tylo.tile<bf16, global, (32,64):(64,1)>
   func.return
 }
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: operand A has ownership (16,64), ((4,8),(8,2,2)):((128,1),(16,8,512)); the plan needs (16,64), ((4,8),(2,2)):((128,1),(8,512)) (its packed words)
+func.func @k(%w: i32) {
+  %a = tylo.splat %w : i32 -> !tylo.fragment<i32, #tylo.ownership<(16,64), ((4,8),(8,2,2)):((128,1),(16,8,512))>>
+  %b = tylo.splat %w : i32 -> !tylo.fragment<i32, #tylo.ownership<(64,8), ((4,8),2):((8,64),32)>>
+  %c = tylo.splat %w : i32 -> !tylo.fragment<i32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>
+  %d = tylo.mma <m16n8k64, s4, s4, s32, warps = (1,1), repeat = (1,1), k = 64> %a, %b, %c : !tylo.fragment<i32, #tylo.ownership<(16,64), ((4,8),(8,2,2)):((128,1),(16,8,512))>>, !tylo.fragment<i32, #tylo.ownership<(64,8), ((4,8),2):((8,64),32)>>, !tylo.fragment<i32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>> -> !tylo.fragment<i32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>
+  func.return
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: operand B holds i8; the atom takes Int4 packed in i32 words
+func.func @k(%w: i32, %v: i8) {
+  %a = tylo.splat %w : i32 -> !tylo.fragment<i32, #tylo.ownership<(16,64), ((4,8),(2,2)):((128,1),(8,512))>>
+  %b = tylo.splat %v : i8 -> !tylo.fragment<i8, #tylo.ownership<(64,8), ((4,8),2):((8,64),32)>>
+  %c = tylo.splat %w : i32 -> !tylo.fragment<i32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>
+  %d = tylo.mma <m16n8k64, s4, s4, s32, warps = (1,1), repeat = (1,1), k = 64> %a, %b, %c : !tylo.fragment<i32, #tylo.ownership<(16,64), ((4,8),(2,2)):((128,1),(8,512))>>, !tylo.fragment<i8, #tylo.ownership<(64,8), ((4,8),2):((8,64),32)>>, !tylo.fragment<i32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>> -> !tylo.fragment<i32, #tylo.ownership<(16,8), ((4,8),(2,2)):((32,1),(16,8))>>
+  func.return
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: mma_sync m8n8k128, b1, b1, s32, and.popc: operand A needs 1 values, got 32
+func.func @k(%w: i32) {
+  %x0, %x1 = tylo.mma_sync <m8n8k128, b1, b1, s32, and.popc, warps = (1,1), repeat = (1,1), k = 128>(%w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w, %w), (%w), (%w, %w) : (i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32), (i32), (i32, i32) -> (i32, i32)
+  func.return
+}

@@ -60,8 +60,7 @@ def rel(torch, out, ref) -> float:
 
 def bench(torch, graphed: bool) -> bool:
     import tylo.ops
-    from tylo.testing import graphed as graph_of
-    from tylo.testing import interleaved_ms
+    from tylo.testing import per_call_ms
 
     good = True
     for M, N, K in SHAPES:
@@ -80,10 +79,7 @@ def bench(torch, graphed: bool) -> bool:
             if theirs is not None:
                 print(f"  torch._scaled_mm: rel err {rel(torch, theirs(), ref):.2e}")
                 cases[f"torch {form}"] = theirs
-        if graphed:
-            cases = {name: graph_of(torch, fn, GRAPH_CALLS) for name, fn in cases.items()}
-        ms = interleaved_ms(torch, cases)
-        per_call = {name: t / (GRAPH_CALLS if graphed else 1) for name, t in ms.items()}
+        per_call = per_call_ms(torch, cases, GRAPH_CALLS if graphed else 0)
         tf = {name: flops / t / 1e9 for name, t in per_call.items()}
         line = " | ".join(f"{name} {v:.0f}" for name, v in tf.items())
         ratios = " ".join(f"{form} {tf[f'tylo {form}'] / tf[f'torch {form}']:.3f}"

@@ -14,7 +14,8 @@
   split-KV, as ``tylo::decode_attention``: `ops.decode_attention_op`), `gate_up` (the Llama MLP's
   silu(x W_gate^T) * (x W_up^T) as ``tylo::gate_up``, with autograd: `ops.gate_up_op`),
   `scaled_matmul` (FP8 GEMMs with per-tensor, rowwise or block scales, as
-  ``tylo::scaled_matmul``: `ops.scaled_matmul_op`); `PagedKVCache` (a paged KV cache for
+  ``tylo::scaled_matmul``: `ops.scaled_matmul_op`), `int_mm` (int8/uint8 products into int32,
+  torch._int_mm's arguments, as ``tylo::int_mm``: `ops.int_mm_op`); `PagedKVCache` (a paged KV cache for
   decode_attention: pages, block table, seq_lens, a token's K/V appended on the device) and
   `GraphedStep` (a step captured in a CUDA graph): `ops.paged_cache`; `LlamaDecoder` (a
   transformers Llama decoded token by token on these ops, or on torch for comparison):
@@ -38,12 +39,12 @@ _TORCH_SIDE = {"custom_op": "library", "direct": "library", "wrap": "library", "
                "grouped_matmul_masked": "grouped_matmul_masked_op",
                "grouped_scaled_matmul": "grouped_scaled_matmul_op",
                "decode_attention": "decode_attention_op",
-               "scaled_matmul": "scaled_matmul_op", "warmup": "warmup",
+               "scaled_matmul": "scaled_matmul_op", "int_mm": "int_mm_op", "warmup": "warmup",
                "PagedKVCache": "paged_cache", "GraphedStep": "paged_cache",
                "LlamaDecoder": "llama_decode"}
 
 __all__ = ["GraphedStep", "LlamaDecoder", "PagedKVCache", "WrappedKernel", "attention", "custom_op", "decode_attention", "direct", "gate_up", "grouped_matmul",
-           "grouped_matmul_masked", "grouped_scaled_matmul", "matmul", "scaled_matmul",
+           "grouped_matmul_masked", "grouped_scaled_matmul", "int_mm", "matmul", "scaled_matmul",
            "warmup", "wrap"]
 
 

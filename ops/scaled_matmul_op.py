@@ -42,6 +42,7 @@ import torch
 from tylo import ArgumentError, TyloError, UnsupportedError, prepare_tma
 
 from .device import require_hopper, sm_count
+from .k_major import check_operands
 from .kernels import gemm, gemm_fp8, gemm_fp8_blockwise
 from .library import custom_op, direct, wrap
 from .variants import TOKEN_TILES
@@ -57,39 +58,8 @@ def _ceil(x: int, d: int) -> int:
 
 
 def _check_operands(a, b) -> None:
-    for name, x in (("a", a), ("b", b)):
-        if x.dtype not in _FP8:
-            raise ArgumentError(name, f"is {x.dtype}; scaled_matmul takes torch.float8_e4m3fn or "
-                                      "torch.float8_e5m2")
-        if x.dim() != 2:
-            raise ArgumentError(name, f"has {x.dim()} dimensions; scaled_matmul takes a (M, K) "
-                                      "and b (K, N)")
-        if x.device != a.device:
-            raise ArgumentError(name, f"is on {x.device}, a on {a.device}")
-    (M, K), N = a.shape, b.shape[1]
-    if b.shape[0] != K:
-        raise ArgumentError("b", f"has shape {tuple(b.shape)}; a {tuple(a.shape)} needs ({K}, N)")
-    if a.stride(1) != 1 and K > 1:
-        raise ArgumentError("a", f"has strides {tuple(a.stride())}: a must be row-major (M, K), K "
-                                 f"contiguous: {_WGMMA_RULE}")
-    if b.stride(0) != 1 and K > 1:
-        raise ArgumentError("b", f"has strides {tuple(b.stride())}: b must be column-major (K, "
-                                 f"N), K contiguous (b = W.t() of a row-major (N, K) W): "
-                                 f"{_WGMMA_RULE}")
-    if K % 16:
-        raise ArgumentError("a", f"has K = {K}; K must be a multiple of 16 (TMA: the rows of a and "
-                                 "b are 16-byte multiples)")
-    if N % 8:
-        raise ArgumentError("b", f"has N = {N}; N must be a multiple of 8 (TMA: the bfloat16 rows "
-                                 "of out are 16-byte multiples)")
-    for name, x, pitch in (("a", a, a.stride(0) if M > 1 else K),
-                           ("b", b, b.stride(1) if N > 1 else K)):
-        if pitch % 16:
-            raise ArgumentError(name, f"has strides {tuple(x.stride())}: its rows of K must lie a "
-                                      "multiple of 16 bytes apart (TMA)")
-        if x.storage_offset() % 16:  # 1-byte elements; torch's allocations are aligned
-            raise ArgumentError(name, f"starts {x.storage_offset()} bytes into its storage: its "
-                                      "data must be 16-byte aligned (TMA)")
+    check_operands(a, b, "scaled_matmul", {t: str(t).split(".")[1] for t in _FP8}, _WGMMA_RULE,
+                   8, "bfloat16")
 
 
 def scaling(M: int, N: int, K: int, scale_a, scale_b) -> str:

@@ -16,7 +16,8 @@ import statistics
 from collections.abc import Callable
 
 __all__ = [
-    "Arrays", "arrays", "cuda_torch", "graphed", "interleaved_ms", "median_ms", "poison_next",
+    "Arrays", "arrays", "cuda_torch", "graphed", "interleaved_ms", "median_ms", "per_call_ms",
+    "poison_next",
     "relative_error", "report", "report_attention", "to_numpy", "upcast", "written",
 ]
 
@@ -173,12 +174,14 @@ def report_attention(name: str, O, lse, ref_o, ref_lse, seq: int, o_error: float
 
 
 def poison_next(torch, shape, dtype, device="cuda") -> None:
-    """Fill a block of torch's caching allocator of a (shape) `dtype` tensor's size with NaN and
-    free it: the next tensor of that size allocated on the current stream (the new output of an
-    op that has no ``out=``, e.g. ``tylo.ops.matmul`` or ``torch.matmul``) reuses the block, so
-    an element the op does not write reads NaN. Call it right before the op, after the
+    """Fill a block of torch's caching allocator of a (shape) `dtype` tensor's size with NaN
+    (an integer dtype: its least value, ``torch.iinfo(dtype).min``) and free it: the next
+    tensor of that size allocated on the current stream (the new output of an op that has no
+    ``out=``, e.g. ``tylo.ops.matmul`` or ``torch.matmul``) reuses the block, so an element the
+    op does not write reads NaN (or the least integer). Call it right before the op, after the
     reference is computed (any allocation between the two may take the block)."""
-    poison = torch.full(tuple(shape), math.nan, dtype=dtype, device=device)
+    value = math.nan if dtype.is_floating_point else torch.iinfo(dtype).min
+    poison = torch.full(tuple(shape), value, dtype=dtype, device=device)
     del poison
 
 
@@ -210,6 +213,18 @@ def interleaved_ms(torch, cases: dict[str, Callable[[], object]], rounds: int = 
         for name, fn in cases.items():
             per_round[name].append(median_ms(torch, fn, reps, warmup))
     return {name: statistics.median(times) for name, times in per_round.items()}
+
+
+def per_call_ms(torch, cases: dict[str, Callable[[], object]], graph_calls: int = 0,
+                **timing) -> dict[str, float]:
+    """Milliseconds per call of each named case, timed in one interleaved run
+    (`interleaved_ms`, `timing` its keywords); with `graph_calls` > 0 each case is replayed
+    from a CUDA graph of that many calls (`graphed`: the GPU's time without the host's) and
+    the time divided by them."""
+    if graph_calls:
+        cases = {name: graphed(torch, fn, graph_calls) for name, fn in cases.items()}
+    ms = interleaved_ms(torch, cases, **timing)
+    return {name: t / max(graph_calls, 1) for name, t in ms.items()}
 
 
 def graphed(torch, fn: Callable[[], object], calls: int) -> Callable[[], object]:

@@ -134,6 +134,9 @@ def _rows() -> list[MMAInstruction]:
                                    f"{_S}8 {_F}16816-float"))
         rows.append(MMAInstruction((16, 8, 8), t, t, d.Float32, _A1688, _B1688, _C168, 80,
                                    f"{_S}7 {_F}1688"))
+    # f16 accumulators: C/D two f16 a register, the f32 C's element order (9.7.14.5.8)
+    rows.append(MMAInstruction((16, 8, 16), d.Float16, d.Float16, d.Float16, _A16816, _B16816,
+                               _C168, 80, f"{_S}8 {_F}16816-float"))
     for shape, a_layout, b_layout, sub in (((16, 8, 4), _A1684_TF32, _B1684_TF32, "6 " + _F + "1684"),
                                           ((16, 8, 8), _A1688_TF32, _B1688_TF32, "7 " + _F + "1688")):
         rows.append(MMAInstruction(shape, d.Float32, d.Float32, d.Float32, a_layout, b_layout,

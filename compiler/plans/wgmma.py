@@ -2,24 +2,40 @@
 
 ``WGMMA64(dtype, n, k=64, partials=1)`` is Julia Tylo's ``WGMMA64(T, Val(n), Val(k), Val(partials))``:
 A (64, k) and B (k, n) are read from canonical K-major swizzled shared storage through
-descriptors; the FP32 accumulator (64, n) lives in registers. The plan issues k / K
-``wgmma.mma_async .m64nNkK`` instructions (K = 16 for 16-bit inputs, 32 for the 8-bit floats
-E4M3/E5M2: every instruction reads 32 bytes of K per row); instruction i (zero-based) updates
-partial accumulator ``i % partials``. ``b_dtype`` (default: ``dtype``) gives B another 8-bit
-float than A (e4m3 x e5m2 and e5m2 x e4m3 are instructions of their own). Partials are separate
-accumulators with the same ownership, held one after the other (partial p's slot v in register
-``p * n/2 + v``); finish_mma adds them slot by slot in each thread, so the finished accumulator
-has that same ownership and n/2 registers.
+descriptors; the accumulator (64, n) lives in registers. The plan issues k / K
+``wgmma.mma_async .m64nNkK`` instructions (every instruction reads 32 bytes of K per row: K = 16
+for 16-bit inputs, 32 for the 8-bit floats E4M3/E5M2 and the 8-bit integers, 8 for Float32
+read as tf32); instruction i (zero-based) updates partial accumulator ``i % partials``.
+``b_dtype`` (default: ``dtype``) gives B another 8-bit type than A (e4m3 x e5m2, s8 x u8 ...
+are instructions of their own). ``accumulator`` picks the accumulator type where the ISA has a
+choice: Float32 (the default for float inputs) or Float16 (``.f16`` destination, f16/f16
+inputs); integer inputs accumulate in Int32 (``.s32``), and ``satfinite=True`` clamps their
+sums to the int32 range instead of wrapping. Partials are separate accumulators with the same
+ownership, held one after the other (partial p's slot v in slot ``p * n/2 + v``); finish_mma
+adds them slot by slot in each thread, so the finished accumulator has that same ownership
+and n/2 slots.
 
 `WGMMA_INSTRUCTIONS` is the one table of the wgmma shapes and types Tylo issues (PTX ISA
-9.7.15.5 "wgmma.mma_async", anchor #asynchronous-warpgroup-level-matrix-instructions-wgmma-
-mma-async: .f16/.bf16 inputs, dense, shape m64nNk16, and .e4m3/.e5m2 inputs in any pairing,
-shape m64nNk32, both with N = 8..256 step 8; the 8-bit forms take no imm-trans-a/b, so their
-operands are K-major only) with the accumulator ownership, CuTe's
+9.7.15.5.2 "wgmma.mma_async", anchor #asynchronous-warpgroup-level-matrix-instructions-wgmma-
+mma-async), dense:
+
+* .f16/.bf16 inputs, m64nNk16, .f32 accumulators (and .f16 ones for .f16 inputs: ``d`` then
+  holds two f16 a .b32 register, N/4 registers);
+* .tf32 inputs (Float32 elements; the instruction ignores their low 13 mantissa bits),
+  m64nNk8, .f32 accumulators;
+* .e4m3/.e5m2 inputs in any pairing, m64nNk32, .f32 accumulators;
+* .s8/.u8 inputs in any pairing, m64nNk32, .s32 accumulators, with or without ``.satfinite``,
+  N = 8, 16, 24, 32, then 48..256 in steps of 16 (ptxas 13.0 refuses m64n40k32.s32 with
+  "Illegal matrix shape"); every other row N = 8..256 step 8.
+
+Only the 16-bit inputs take imm-trans-a/b (the other forms' syntax has none: their operands are
+K-major only), and the integer forms take no imm-scale-a/b either (no negation).
+The accumulator ownership is CuTe's
 ``CLayout_64xN = ((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))``
 (mma_traits_sm90_gmma.hpp; PTX gives it only as figure "wgmma-64n16-d"): thread T (warp w,
-g = lane / 4, t = lane % 4), register i -> row 16w + g + 8((i >> 1) & 1), col 2t + (i & 1)
-+ 8(i >> 2) (docs/facts/ptx_isa.md 3.3). Axes are zero-based.
+g = lane / 4, t = lane % 4), slot i -> row 16w + g + 8((i >> 1) & 1), col 2t + (i & 1)
++ 8(i >> 2) (docs/facts/ptx_isa.md 3.3), slot i being register i of an f32/s32 accumulator and
+half i % 2 (low first) of register i // 2 of an f16 one. Axes are zero-based.
 """
 
 from __future__ import annotations
@@ -45,16 +61,19 @@ __all__ = [
 
 WARPGROUP_THREADS = 128
 K_BYTES = 32
-"""Bytes of K per row one wgmma instruction reads (K = 16 of bf16/f16, K = 32 of e4m3/e5m2)."""
+"""Bytes of K per row one wgmma instruction reads (K = 16 of bf16/f16, K = 32 of e4m3/e5m2/s8/u8,
+K = 8 of tf32)."""
 MAX_ACCUMULATOR_REGISTERS = 128
 PLAN_STEPS = (1, 2, 4)
 """Instructions a plan may issue: k = K, 2 K or 4 K (K the instruction's: 16 bf16/f16 -> k 16, 32,
-64; 32 e4m3/e5m2 -> k 32, 64, 128, the last one whole 128-byte swizzle row)."""
+64; 32 e4m3/e5m2/s8/u8 -> k 32, 64, 128, the last one whole 128-byte swizzle row; 8 tf32 ->
+k 8, 16, 32, the last one too)."""
 
 
 @dataclass(frozen=True)
 class WGMMAInstruction:
-    """One row of the table: ``m64nNkK`` (K = ``k``) for N in range(n_step, n_max + 1, n_step)."""
+    """One row of the table: ``m64nNkK`` (K = ``k``) for N in range(n_step, n_max + 1, n_step),
+    above ``n_fine`` only every second one (the integer forms: N > 32 in steps of 16)."""
 
     m: int
     k: int
@@ -63,16 +82,45 @@ class WGMMAInstruction:
     a: DType
     b: DType
     c: DType
+    n_fine: int = 256
 
     def supports_n(self, n: int) -> bool:
-        """True when ``n`` is a static int in range(n_step, n_max + 1, n_step)."""
-        return is_int(n) and self.n_step <= n <= self.n_max and n % self.n_step == 0
+        """True when ``n`` is a static int the row's shapes have (`n_rule`)."""
+        return (is_int(n) and self.n_step <= n <= self.n_max and n % self.n_step == 0
+                and (n <= self.n_fine or n % (2 * self.n_step) == 0))
 
-    def ptx(self, n: int) -> str:
+    @property
+    def n_rule(self) -> str:
+        """The N this row has, in words: "8..256 in steps of 8" (or, for the integer forms,
+        "8..32 in steps of 8, then 48..256 in steps of 16")."""
+        fine = f"{self.n_step}..{min(self.n_fine, self.n_max)} in steps of {self.n_step}"
+        if self.n_fine >= self.n_max:
+            return fine
+        return f"{fine}, then {self.n_fine + 2 * self.n_step}..{self.n_max} in steps of {2 * self.n_step}"
+
+    @property
+    def types(self) -> str:
+        """The PTX type qualifiers D.A.B: ``"f32.bf16.bf16"``, ``"s32.s8.u8"``; Float32
+        inputs are ``.tf32``."""
+        return f"{self.c.ptx}.{_input_ptx(self.a)}.{_input_ptx(self.b)}"
+
+    @property
+    def integer(self) -> bool:
+        """True for the .s8/.u8 forms: .s32 accumulators, ``.satfinite`` allowed, no imm-scale
+        operands."""
+        return self.a.is_int
+
+    @property
+    def accumulator_per_register(self) -> int:
+        """Accumulator elements in one 32-bit register of ``d``: 1 (.f32, .s32) or 2 (.f16)."""
+        return 32 // self.c.bits
+
+    def ptx(self, n: int, satfinite: bool = False) -> str:
         """The instruction for width n: ``wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16``
-        (``...m64n8k32.f32.e4m3.e5m2`` for 8-bit inputs)."""
-        return (f"wgmma.mma_async.sync.aligned.m{self.m}n{n}k{self.k}."
-                f"{self.c.ptx}.{self.a.ptx}.{self.b.ptx}")
+        (``...m64n8k32.f32.e4m3.e5m2`` for 8-bit floats, ``...m64n8k32.satfinite.s32.s8.s8``
+        for integers that saturate: the ISA's syntax puts ``.satfinite`` after the shape)."""
+        sat = ".satfinite" if satfinite else ""
+        return f"wgmma.mma_async.sync.aligned.m{self.m}n{n}k{self.k}{sat}.{self.types}"
 
     def c_layout(self, n: int, warpgroups: int = 1) -> Layout:
         """Accumulator TV layout over (64 W, n), W = ``warpgroups`` stacked along M (thread
@@ -86,23 +134,38 @@ class WGMMAInstruction:
 
     @property
     def transposable(self) -> bool:
-        """True when the operands may be MN-major (imm-trans-a/b): 16-bit inputs only; the 8-bit
-        forms have no imm-trans operands (PTX ISA 9.7.15.5.2 syntax)."""
+        """True when the operands may be MN-major (imm-trans-a/b): 16-bit inputs only; the
+        other forms have no imm-trans operands (PTX ISA 9.7.15.5.2 syntax)."""
         return self.a.bits == 16
+
+    @property
+    def register_a(self) -> bool:
+        """True when Tylo issues the register-A form of this row (16- and 8-bit inputs; tf32
+        A in registers is an ISA form Tylo does not issue)."""
+        return self.a.bits in (8, 16)
 
     def a_layout(self, k: int, warpgroups: int = 1) -> Layout:
         """Register-A TV layout over (64 W, k): (thread, slot) -> row + 64 W * col.
 
         16-bit inputs: the accumulator's layout at width k (CuTe ALayout_64x16 per K = 16 slice;
-        docs/facts/ptx_isa.md 3.4). 8-bit inputs: CuTe's ALayout_64x32 per K = 32 slice, the
-        m16n8k32 A fragment of warp w's 16 rows (PTX ISA 9.7.15.5.1.1, facts 1.4): thread
-        T = 32w + 4g + t, slot i of slice j -> row 16w + g + 8((i >> 2) & 1), col 32j + 4t +
-        (i & 3) + 16(i >> 3); slots 16j .. 16j + 15, four bytes a register, low byte first."""
+        docs/facts/ptx_isa.md 3.4). 8-bit inputs (floats and integers alike): CuTe's
+        ALayout_64x32 per K = 32 slice, the m16n8k32 A fragment of warp w's 16 rows (PTX ISA
+        9.7.15.5.1.1, facts 1.4): thread T = 32w + 4g + t, slot i of slice j -> row 16w + g +
+        8((i >> 2) & 1), col 32j + 4t + (i & 3) + 16(i >> 3); slots 16j .. 16j + 15, four
+        bytes a register, low byte first. Raises PlanError for other inputs (`register_a`)."""
+        if not self.register_a:
+            raise PlanError(f"wgmma {self.types}: Tylo issues A from shared memory only for "
+                            f"{self.a} inputs (no register-A layout)")
         if self.a.bits == 16:
             return self.c_layout(k, warpgroups)
         m = self.m * warpgroups
         return Layout(((4, 8, 4, warpgroups), (4, 2, 2, k // 32)),
                       ((4 * m, 1, 16, self.m), (m, 8, 16 * m, 32 * m)))
+
+
+def _input_ptx(t: DType) -> str:
+    """The PTX type of an A/B element: Float32 elements are read as .tf32."""
+    return "tf32" if t is dtypes.Float32 else t.ptx
 
 
 #: (A, B, accumulator) types -> instruction row.
@@ -114,35 +177,57 @@ WGMMA_INSTRUCTIONS.update({
     (a, b, dtypes.Float32): WGMMAInstruction(64, 32, 8, 256, a, b, dtypes.Float32)
     for a in (dtypes.Float8E4M3, dtypes.Float8E5M2) for b in (dtypes.Float8E4M3, dtypes.Float8E5M2)
 })
+WGMMA_INSTRUCTIONS.update({
+    (a, b, dtypes.Int32): WGMMAInstruction(64, 32, 8, 256, a, b, dtypes.Int32, n_fine=32)
+    for a in (dtypes.Int8, dtypes.UInt8) for b in (dtypes.Int8, dtypes.UInt8)
+})
+WGMMA_INSTRUCTIONS[dtypes.Float32, dtypes.Float32, dtypes.Float32] = WGMMAInstruction(
+    64, 8, 8, 256, dtypes.Float32, dtypes.Float32, dtypes.Float32)
+WGMMA_INSTRUCTIONS[dtypes.Float16, dtypes.Float16, dtypes.Float16] = WGMMAInstruction(
+    64, 16, 8, 256, dtypes.Float16, dtypes.Float16, dtypes.Float16)
+
+
+def default_accumulator(dtype: DType) -> DType:
+    """The accumulator type a plan of `dtype` inputs gets without ``accumulator=``: Int32 for
+    integer inputs, Float32 for float ones."""
+    return dtypes.Int32 if dtype.is_int else dtypes.Float32
 
 
 MAX_WARPGROUPS = 8  # 1024 threads a block
 
 
 def validate_wgmma(dtype: Any, n: Any, k: Any = 64, partials: Any = 1,
-                   warpgroups: Any = 1, b_dtype: Any = None) -> WGMMAInstruction:
+                   warpgroups: Any = 1, b_dtype: Any = None, accumulator: Any = None,
+                   satfinite: Any = False) -> WGMMAInstruction:
     """Check a WGMMA64 plan on the host; returns its instruction row.
 
     dtype: A's (and, without ``b_dtype``, B's) element type: BFloat16 or Float16 (instruction
-    K = 16), Float8E4M3 or Float8E5M2 (K = 32); FP32 accumulation. b_dtype: B's type when it
-    differs (8-bit floats only: e4m3 x e5m2, e5m2 x e4m3). n: 8..256 step 8; k: K, 2K or 4K
-    (16/32/64 for 16-bit inputs, 32/64/128 for 8-bit ones); partials: a positive divisor of
-    k / K; partials * n / 2 FP32 registers per thread <= 128; warpgroups: 1 .. 8 warpgroups
-    stacked along M.
-    Raises PlanError for an unsupported type pair, a partials count that does not divide k / K,
-    too many registers or a bad warpgroup count; GeometryError for n or k off the instruction
-    shapes.
+    K = 16), Float8E4M3 or Float8E5M2 (K = 32), Int8 or UInt8 (K = 32), Float32 (read as
+    tf32, K = 8). b_dtype: B's type when it differs (8-bit types only: e4m3 x e5m2 and
+    e5m2 x e4m3; s8 x u8 and u8 x s8). accumulator: Float32 (float inputs' default), Float16
+    (f16 inputs only) or Int32 (integer inputs, their only one). satfinite: integer plans only:
+    sums clamp to the int32 range (``.satfinite``) instead of wrapping. n: 8..256 step 8 (integer
+    inputs: 8..32 step 8, then 48..256 step 16); k: K, 2K or 4K (16/32/64 for 16-bit inputs,
+    32/64/128 for 8-bit ones, 8/16/32 for tf32); partials: a positive divisor of k / K, 1 with
+    satfinite (the partials' sum in finish_mma would wrap); partials * n / 2 accumulator
+    elements per thread in at most 128 registers (n / 2 f32/s32 registers a partial, n / 4
+    for f16: two a register); warpgroups: 1 .. 8 warpgroups stacked along M.
+    Raises PlanError for an unsupported type pair or accumulator, satfinite on float inputs or
+    with partials, a partials count that does not divide k / K, too many registers or a bad
+    warpgroup count; GeometryError for n or k off the instruction shapes.
     """
-    t = dtypes.as_dtype(dtype, "WGMMA64 dtype")
-    tb = t if b_dtype is None else dtypes.as_dtype(b_dtype, "WGMMA64 b_dtype")
-    row = WGMMA_INSTRUCTIONS.get((t, tb, dtypes.Float32))
+    t = _input(dtypes.as_dtype(dtype, "WGMMA64 dtype"))
+    tb = t if b_dtype is None else _input(dtypes.as_dtype(b_dtype, "WGMMA64 b_dtype"))
+    c = default_accumulator(t) if accumulator is None else dtypes.as_dtype(
+        accumulator, "WGMMA64 accumulator")
+    row = WGMMA_INSTRUCTIONS.get((t, tb, c))
     if row is None:
-        known = ", ".join(f"{a} x {b}" for a, b, _ in WGMMA_INSTRUCTIONS)
-        raise PlanError(f"WGMMA64: Tylo's wgmma table has no {t} x {tb} inputs with FP32 "
-                        f"accumulation (PTX ISA 9.7.15.5.2); supported A x B: {known}")
+        known = ", ".join(f"{a} x {b} -> {d}" for a, b, d in WGMMA_INSTRUCTIONS)
+        raise PlanError(f"WGMMA64: Tylo's wgmma table has no {t} x {tb} inputs with {c} "
+                        f"accumulation (PTX ISA 9.7.15.5.2); supported A x B -> accumulator: "
+                        f"{known}")
     if not row.supports_n(n):
-        raise GeometryError(
-            f"WGMMA64: n = {n!r} must be {row.n_step}..{row.n_max} in steps of {row.n_step}")
+        raise GeometryError(f"WGMMA64: n = {n!r} must be {row.n_rule} for {t} inputs")
     ks = tuple(row.k * s for s in PLAN_STEPS)
     if not is_int(k) or k not in ks:
         raise GeometryError(f"WGMMA64: k = {k!r} must be {', '.join(map(str, ks[:-1]))} or "
@@ -151,15 +236,30 @@ def validate_wgmma(dtype: Any, n: Any, k: Any = 64, partials: Any = 1,
     if not is_int(partials) or partials <= 0 or steps % partials:
         raise PlanError(f"WGMMA64: partials = {partials!r} must be a positive divisor of "
                         f"k/{row.k} = {steps}")
+    if satfinite not in (False, True):
+        raise PlanError(f"WGMMA64: satfinite = {satfinite!r} must be True or False")
+    if satfinite and not row.integer:
+        raise PlanError(f"WGMMA64: satfinite=True is for integer inputs (.satfinite of the .s32 "
+                        f"forms, PTX ISA 9.7.15.5.2); {t} inputs have no such qualifier")
+    if satfinite and partials > 1:
+        raise PlanError(f"WGMMA64: satfinite=True with partials = {partials}: finish_mma's sum "
+                        "of the partials would wrap past the int32 range the instructions clamp "
+                        "to; use partials=1")
     if not is_int(warpgroups) or not 1 <= warpgroups <= MAX_WARPGROUPS:
         raise PlanError(f"WGMMA64: warpgroups = {warpgroups!r} must be 1..{MAX_WARPGROUPS} "
                         "(128 threads each, 1024 a block)")
-    regs = partials * n // 2
+    per = row.accumulator_per_register
+    regs = partials * n // (2 * per)
     if regs > MAX_ACCUMULATOR_REGISTERS:
         raise PlanError(
-            f"WGMMA64: partials * n/2 = {partials} * {n // 2} = {regs} accumulator registers per "
-            f"thread exceed {MAX_ACCUMULATOR_REGISTERS}")
+            f"WGMMA64: partials * n/{2 * per} = {partials} * {n // (2 * per)} = {regs} "
+            f"accumulator registers per thread exceed {MAX_ACCUMULATOR_REGISTERS}")
     return row
+
+
+def _input(t: DType) -> DType:
+    """TFloat32 names the Float32 elements a tf32 plan reads."""
+    return dtypes.Float32 if t is dtypes.TFloat32 else t
 
 
 @dataclass(frozen=True)
@@ -181,10 +281,13 @@ class WGMMA64:
     64 q .. of C (ownership warpgroup-major: `WGMMAInstruction.c_layout`)."""
 
     def __init__(self, dtype: Any, n: int, k: int = 64, partials: int = 1, warpgroups: int = 1,
-                 b_dtype: Any = None):
-        self.instruction = validate_wgmma(dtype, n, k, partials, warpgroups, b_dtype)
+                 b_dtype: Any = None, accumulator: Any = None, satfinite: bool = False):
+        self.instruction = validate_wgmma(dtype, n, k, partials, warpgroups, b_dtype,
+                                          accumulator, satfinite)
         self.dtype = self.instruction.a
         self.b_dtype = self.instruction.b
+        self.accumulator = self.instruction.c
+        self.satfinite = bool(satfinite)
         self.n, self.k, self.partials, self.warpgroups = n, k, partials, warpgroups
         self.m = self.instruction.m * warpgroups
         self.threads = WARPGROUP_THREADS * warpgroups
@@ -196,8 +299,9 @@ class WGMMA64:
 
     @property
     def accumulator_registers(self) -> int:
-        """FP32 registers per thread holding all partials: partials * n / 2."""
-        return self.partials * self.n // 2
+        """32-bit registers per thread holding all partials: partials * n / 2 (f32, s32), or
+        partials * n / 4 (f16, two a register)."""
+        return self.partials * self.n // (2 * self.instruction.accumulator_per_register)
 
     @property
     def instructions(self) -> tuple[WGMMAStep, ...]:
@@ -208,12 +312,13 @@ class WGMMA64:
     @property
     def ptx(self) -> str:
         """The PTX name of every instruction of the plan."""
-        return self.instruction.ptx(self.n)
+        return self.instruction.ptx(self.n, self.satfinite)
 
     def operand_dtype(self, role: str) -> DType:
-        """The element type of operand "A" (``dtype``) or "B" (``b_dtype``); Float32 for "C".
-        Raises PlanError for an unknown role."""
-        return {"A": self.dtype, "B": self.b_dtype, "C": dtypes.Float32}[_role(role)]
+        """The element type of operand "A" (``dtype``) or "B" (``b_dtype``); the accumulator's
+        (``accumulator``: Float32, Float16 or Int32) for "C". Raises PlanError for an unknown
+        role."""
+        return {"A": self.dtype, "B": self.b_dtype, "C": self.accumulator}[_role(role)]
 
     def operand_shape(self, role: str) -> tuple[int, int]:
         """Logical shape in elements: A (m, k), B (k, n), C (m, n), m = 64 * warpgroups.
@@ -221,7 +326,7 @@ class WGMMA64:
         return {"A": (self.m, self.k), "B": (self.k, self.n), "C": (self.m, self.n)}[_role(role)]
 
     def operand_layout(self, role: str) -> Ownership:
-        """The ownership of the accumulator ("C"/"accumulator"): 128 W threads x n/2 registers
+        """The ownership of the accumulator ("C"/"accumulator"): 128 W threads x n/2 slots
         over (64 W, n), W = warpgroups; one partial and the finished accumulator have this same ownership.
         Raises PlanError for "A" and "B": they are shared-memory operands read through
         descriptors, owned by no thread."""
@@ -249,7 +354,8 @@ class WGMMA64:
         return _accumulator_as_a(self.instruction, self.k, self.warpgroups)
 
     def _key(self):
-        return (self.dtype, self.n, self.k, self.partials, self.warpgroups, self.b_dtype)
+        return (self.dtype, self.n, self.k, self.partials, self.warpgroups, self.b_dtype,
+                self.accumulator, self.satfinite)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, WGMMA64) and self._key() == other._key()
@@ -260,7 +366,10 @@ class WGMMA64:
     def __repr__(self) -> str:
         w = f", warpgroups={self.warpgroups}" if self.warpgroups > 1 else ""
         b = f", b_dtype={self.b_dtype}" if self.b_dtype is not self.dtype else ""
-        return f"WGMMA64({self.dtype}, {self.n}, {self.k}, {self.partials}{w}{b})"
+        c = (f", accumulator={self.accumulator}"
+             if self.accumulator is not default_accumulator(self.dtype) else "")
+        sat = ", satfinite=True" if self.satfinite else ""
+        return f"WGMMA64({self.dtype}, {self.n}, {self.k}, {self.partials}{w}{b}{c}{sat})"
 
 
 @functools.lru_cache(maxsize=None)
@@ -314,9 +423,9 @@ def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0
         (the plan's extent and K fit from coordinate 0), the rest is the device's check.
     Rules (Julia Tylo's API reference, wgmma_operand): the storage is a canonical encoding (see
     `swizzled_structure`: 128/64/32-byte swizzled rows or the unswizzled interleave of 8-row x
-    16-byte core matrices), K-major, or MN-major for 16-bit inputs (imm-tnsp; the 8-bit forms
-    have none); non-K origins are multiples of 8, K origins multiples of the instruction's K
-    (16, or 32 for 8-bit inputs: 32 bytes); for K-major swizzled storage the plan's K
+    16-byte core matrices), K-major, or MN-major for 16-bit inputs (imm-tnsp; the 8-bit and
+    tf32 forms have none); non-K origins are multiples of 8, K origins multiples of the
+    instruction's K (16, 32 for 8-bit inputs, 8 for tf32: 32 bytes); for K-major swizzled storage the plan's K
     range from the origin lies in one swizzle row (unswizzled K-major storage steps along K from
     core matrix to core matrix, LBO apart); the whole plan fits the tile; the root storage is aligned to eight swizzle rows (1024 bytes for 128-byte rows).
     base_address: the shared byte address of the tile's root (its allocation), when known on
@@ -351,7 +460,8 @@ def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0
     if structure.major != "K" and not plan.instruction.transposable:
         raise GeometryError(
             f"{plan}: operand {r} storage {layout} is MN-major, and the ISA has no transpose for "
-            f"{dtype.bits}-bit operands (wgmma.mma_async with .{dtype.ptx} takes no imm-trans-a/b, "
+            f"{dtype.bits}-bit operands (wgmma.mma_async with .{_input_ptx(dtype)} takes no "
+            "imm-trans-a/b, "
             "PTX ISA 9.7.15.5.2): store it K-major (K the contiguous axis), e.g. transposed by "
             "the producer or on the host")
     try:
@@ -394,8 +504,8 @@ def validate_wgmma_operand(plan: WGMMA64, role: str, tile: Any, origin: Any = (0
 def k_step_bytes(structure: SwizzledStructure) -> int:
     """Bytes the start address of an operand's descriptor advances per instruction.
 
-    Every wgmma instruction reads 32 bytes of K per row (K = 16 two-byte or K = 32 one-byte
-    elements). K-major swizzled: 32 bytes inside a swizzle row (the hardware applies the swizzle
+    Every wgmma instruction reads 32 bytes of K per row (K = 16 two-byte, K = 32 one-byte or
+    K = 8 four-byte elements). K-major swizzled: 32 bytes inside a swizzle row (the hardware applies the swizzle
     to the address it forms, PTX ISA 9.7.15.5.1.2); K-major unswizzled: two 16-byte core
     matrices along K, 2 * LBO (the structure's leading bytes); MN-major (16-bit only): two 8-row
     groups along K, 2 * the structure's stride bytes (docs/facts/ptx_isa.md 3.1)."""

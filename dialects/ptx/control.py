@@ -133,8 +133,8 @@ class MmaSyncOp(PTXInstruction):
             for v in vals:
                 _want(v, "f64" if t == "f64" else "b32", f"mma {what} register")
         for vals, t, what in ((self.c, ct, "C"), (self.d, dt, "D")):
-            for v in vals:
-                _want(v, register_class(t).name, f"mma {what} register")
+            for v in vals:  # (an .f16 C/D register holds two: .f16x2 in a .b32)
+                _want(v, "b32" if t == "f16" else register_class(t).name, f"mma {what} register")
 
     def assembly_line(self) -> str:
         def group(vals) -> str:

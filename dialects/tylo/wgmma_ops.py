@@ -7,10 +7,12 @@ scalar level that selection turns into the ptx ops of `tylo.dialects.ptx.wgmma`.
   into ``tylo.wgmma_encode`` of the origin's shared pointer.
 * ``tylo.wgmma_encode %ptr`` (i64): ``static | ((address & 0x3FFFF) >> 4)`` (PTX ISA
   9.7.15.5.1.2.2: the start-address field; the other fields are ``static``).
-* ``tylo.wgmma_mma_async`` (fragments): the plan's k/K instructions (K = 16, 32 for 8-bit types) on descriptors a and b into
-  the accumulator fragment (partial p in slots p*n/2 ..), one committed group; the result is the
-  pending accumulator. `tylo-lower-fragments` expands it into one ``tylo.wgmma_instr`` per
-  instruction and ``tylo.wgmma_commit``; `tylo-insert-async-fences` adds the
+* ``tylo.wgmma_mma_async`` (fragments): the plan's k/K instructions (K = 16, 32 for 8-bit
+  types, 8 for tf32) on descriptors a and b into the accumulator fragment (partial p in slots
+  p*n/2 ..), one committed group; the result is the pending accumulator. `tylo-lower-fragments`
+  expands it into one ``tylo.wgmma_instr`` per instruction and ``tylo.wgmma_commit`` (an f16
+  accumulator's slots packed in pairs by ``tylo.pack_word`` first, and unpacked by
+  ``tylo.unpack_word`` after its ``tylo.wgmma_wait``); `tylo-insert-async-fences` adds the
   ``tylo.wgmma_fence`` the registers need.
 * ``tylo.wgmma_mma_async_reg_a``: the same with A a fragment (the plan's register-A
   ownership, `register_a_ownership`); it expands into ``tylo.wgmma_pack_a`` (before the fence:
@@ -149,6 +151,7 @@ class _PlanMma:
     partials = prop_def(IntegerAttr[I64])
     types = prop_def(StringAttr)
     zero = opt_prop_def(UnitAttr)
+    satfinite = opt_prop_def(UnitAttr)
     b = operand_def(i64)
     acc = operand_def(FragmentType)
     accumulate = opt_operand_def(i1)
@@ -157,16 +160,18 @@ class _PlanMma:
 
     def __init__(self, plan, a, b, acc, zero: bool = False, accumulate=None):
         props = {"n": IntegerAttr(plan.n, i64), "k": IntegerAttr(plan.k, i64),
-                 "partials": IntegerAttr(plan.partials, i64), "types": StringAttr(
-                     f"f32.{plan.dtype.ptx}.{plan.b_dtype.ptx}")}
+                 "partials": IntegerAttr(plan.partials, i64),
+                 "types": StringAttr(plan.instruction.types)}
         if zero:
             props["zero"] = UnitAttr()
+        if plan.satfinite:
+            props["satfinite"] = UnitAttr()
         super().__init__(operands=[a, b, acc, [] if accumulate is None else [accumulate]],
                          result_types=[acc.type], properties=props)
 
     def _verify_accumulator(self) -> None:
         types = self.types.data
-        if not any(types == f"{r.c.ptx}.{r.a.ptx}.{r.b.ptx}" for r in WGMMA_INSTRUCTIONS.values()):
+        if not any(types == r.types for r in WGMMA_INSTRUCTIONS.values()):
             raise VerifyException(f"{self.name}: types '{types}' are not in the wgmma table")
         n, p = self.n.value.data, self.partials.value.data
         if self.acc.type.slots != p * n // 2 or self.result.type != self.acc.type:
@@ -246,8 +251,9 @@ class WgmmaPackAOp(IRDLOperation):
 
 @irdl_op_definition
 class WgmmaInstrRegAOp(IRDLOperation):
-    """One register-A ``wgmma.mma_async`` on scalars: ``acc`` (n/2 f32) updated in place into
-    ``d``, ``a`` four packed i32 words, ``b`` the B descriptor; scale-d as `WgmmaInstrOp`."""
+    """One register-A ``wgmma.mma_async`` on scalars: ``acc`` updated in place into ``d`` (as
+    `WgmmaInstrOp`), ``a`` four packed i32 words, ``b`` the B descriptor; scale-d and
+    ``satfinite`` as `WgmmaInstrOp`."""
 
     name = "tylo.wgmma_instr_reg_a"
     traits = traits_def(_READS_B, *_MMA_ASYNC)
@@ -255,32 +261,63 @@ class WgmmaInstrRegAOp(IRDLOperation):
     types = prop_def(StringAttr)
     tnsp_b = prop_def(IntegerAttr[I64])
     scale_d_imm = opt_prop_def(IntegerAttr[I64])
-    acc = var_operand_def(F32)
+    satfinite = opt_prop_def(UnitAttr)
+    acc = var_operand_def()
     a = var_operand_def(i32)
     b = operand_def(i64)
     scale_d = opt_operand_def(i1)
-    d = var_result_def(F32)
+    d = var_result_def()
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("`(` $acc `)` `,` `(` $a `)` `,` $b (`,` $scale_d^)? attr-dict `:` `(` "
                        "type($acc) `)` `->` `(` type($d) `)`")
 
-    def __init__(self, n: int, types: str, acc, a, b, scale_d, tnsp_b: int = 0):
+    def __init__(self, n: int, types: str, acc, a, b, scale_d, tnsp_b: int = 0,
+                 satfinite: bool = False):
         acc = list(acc)
-        props = {"n": IntegerAttr(n, i64), "types": StringAttr(types),
-                 "tnsp_b": IntegerAttr(tnsp_b, i64)}
-        pred = []
-        if isinstance(scale_d, int):
-            props["scale_d_imm"] = IntegerAttr(scale_d, i64)
-        else:
-            pred = [scale_d]
-        super().__init__(operands=[acc, list(a), b, pred], result_types=[[F32] * len(acc)],
+        props = _instr_props(n, types, scale_d, satfinite)
+        props["tnsp_b"] = IntegerAttr(tnsp_b, i64)
+        pred = [] if isinstance(scale_d, int) else [scale_d]
+        super().__init__(operands=[acc, list(a), b, pred], result_types=[[v.type for v in acc]],
                          properties=props)
+
+    def verify_(self) -> None:
+        _verify_instr(self)
+
+
+def _instr_props(n: int, types: str, scale_d, satfinite: bool) -> dict:
+    """The properties both scalar instruction ops share."""
+    props = {"n": IntegerAttr(n, i64), "types": StringAttr(types)}
+    if isinstance(scale_d, int):
+        props["scale_d_imm"] = IntegerAttr(scale_d, i64)
+    if satfinite:
+        props["satfinite"] = UnitAttr()
+    return props
+
+
+#: The PTX type of D -> (the MLIR type of one accumulator value of a scalar instruction, the
+#: accumulator elements it holds): f32 and s32 one each, f16 two (an i32 word, low half first).
+_ACC_VALUES = {"f32": (F32, 1), "s32": (i32, 1), "f16": (i32, 2)}
+
+
+def _verify_instr(op) -> None:
+    """The accumulator of a scalar instruction: n/2 f32 (.f32) or i32 (.s32) values, or n/4 i32
+    words of two f16 each (.f16: packed by ``tylo.pack_word``); the results of the same types."""
+    d_type = op.types.data.split(".")[0]
+    want, per = _ACC_VALUES.get(d_type, (None, 1))
+    n = op.n.value.data
+    if want is None or len(op.acc) != n // (2 * per) or any(v.type != want for v in op.acc):
+        raise VerifyException(f"{op.name}: the accumulator of a .{d_type} wgmma of n = {n} is "
+                              f"{n // (2 * per)} values of {want}")
+    if [v.type for v in op.d] != [v.type for v in op.acc]:
+        raise VerifyException(f"{op.name}: the results have the accumulator's types")
 
 
 @irdl_op_definition
 class WgmmaInstrOp(IRDLOperation):
-    """One ``wgmma.mma_async`` on scalars: ``acc`` (n/2 f32) updated in place into ``d``;
-    ``a``, ``b`` descriptors (i64); scale-d: the i1 ``scale_d`` or the immediate ``scale_d_imm``."""
+    """One ``wgmma.mma_async`` on scalars: ``acc`` (n/2 values of D's type: f32, or i32 for
+    .s32; for .f16 n/4 i32 words of two f16, low half first) updated in place into ``d``; ``a``, ``b`` descriptors (i64); scale-d: the i1
+    ``scale_d`` or the immediate ``scale_d_imm``; ``satfinite`` (unit): the integer forms'
+    ``.satfinite``."""
 
     name = "tylo.wgmma_instr"
     traits = traits_def(_READS_A, _READS_B, *_MMA_ASYNC)
@@ -289,26 +326,28 @@ class WgmmaInstrOp(IRDLOperation):
     tnsp_a = prop_def(IntegerAttr[I64])
     tnsp_b = prop_def(IntegerAttr[I64])
     scale_d_imm = opt_prop_def(IntegerAttr[I64])
-    acc = var_operand_def(F32)
+    satfinite = opt_prop_def(UnitAttr)
+    acc = var_operand_def()
     a = operand_def(i64)
     b = operand_def(i64)
     scale_d = opt_operand_def(i1)
-    d = var_result_def(F32)
+    d = var_result_def()
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = ("`(` $acc `)` `,` $a `,` $b (`,` $scale_d^)? attr-dict `:` `(` type($acc) `)` "
                        "`->` `(` type($d) `)`")
 
-    def __init__(self, n: int, types: str, acc, a, b, scale_d, tnsp_a: int = 0, tnsp_b: int = 0):
+    def __init__(self, n: int, types: str, acc, a, b, scale_d, tnsp_a: int = 0, tnsp_b: int = 0,
+                 satfinite: bool = False):
         acc = list(acc)
-        props = {"n": IntegerAttr(n, i64), "types": StringAttr(types),
-                 "tnsp_a": IntegerAttr(tnsp_a, i64), "tnsp_b": IntegerAttr(tnsp_b, i64)}
-        pred = []
-        if isinstance(scale_d, int):
-            props["scale_d_imm"] = IntegerAttr(scale_d, i64)
-        else:
-            pred = [scale_d]
-        super().__init__(operands=[acc, a, b, pred], result_types=[[F32] * len(acc)],
+        props = _instr_props(n, types, scale_d, satfinite)
+        props["tnsp_a"] = IntegerAttr(tnsp_a, i64)
+        props["tnsp_b"] = IntegerAttr(tnsp_b, i64)
+        pred = [] if isinstance(scale_d, int) else [scale_d]
+        super().__init__(operands=[acc, a, b, pred], result_types=[[v.type for v in acc]],
                          properties=props)
+
+    def verify_(self) -> None:
+        _verify_instr(self)
 
 
 @irdl_op_definition

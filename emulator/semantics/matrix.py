@@ -62,6 +62,12 @@ also gives 25 fraction bits for Hopper):
 * FP64 mma (.f64 in every operand, one element per .f64 register): a chain of K fused
   multiply-adds in float64 from C in ascending k (`mma_f64`, where the model and its refit
   live; not yet fitted on hardware).
+* .f16 accumulators (m16n8k16 .f16.f16.f16.f16: C and D two f16 a .b32 register, low half
+  first, in the element order of the f32 C) are a MODEL, not measured: the f16 C widened
+  exactly, the fused dot-add above into f32, that rounded once to f16 (`f16_result`: nearest
+  even), the rule of the wgmma and tcgen05 .f16 accumulators (the ISA: "at least half
+  precision"); tests/gpu/test_mma_f16_accumulator_gpu.py bounds it on the GPU and compares the
+  model bit for bit.
 
 **ldmatrix / stmatrix** (9.7.14.5.15 #warp-level-matrix-instructions-ldmatrix, 9.7.14.5.16
 #warp-level-matrix-instructions-stmatrix): for ``.xN``, lane ``8 j + r`` (j < N) gives the
@@ -117,8 +123,9 @@ OPERAND_BITS = {"bf16": 16, "f16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8
 """Bits of one A/B element per PTX type (a .tf32 element fills a .b32 register, an .f64 one a
 .f64 register)."""
 
-ACCUMULATORS = ("f32", "s32", "f64")
-"""C/D types the emulator runs (one element per register; .f64 ones in .f64 registers)."""
+ACCUMULATORS = ("f32", "s32", "f64", "f16")
+"""C/D types the emulator runs (one element per register; .f64 ones in .f64 registers, two .f16
+a .b32 register, low first)."""
 
 _INTEGER_OPERANDS = ("s8", "u8", "s4", "u4", "b1")
 
@@ -139,6 +146,7 @@ text; measured on the H200, fitted)."""
 
 _SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)\Z")
 _NAN32 = 0x7FFFFFFF
+_NAN16 = 0x7FFF  # the f16 NaN an .f16 accumulator holds (PTX's canonical NaN, as _NAN32)
 _TF32_MASK = 0xFFFFE000  # sign, exponent and the 10 high mantissa bits
 _NO_EXPONENT = -(1 << 14)  # the alignment exponent of a zero: below every other (int16)
 _LEAST_TOP = -300  # below the least E of a nonzero term (2 * -126 for bf16/tf32 products)
@@ -212,6 +220,15 @@ def _register_dtype(width: int):
     return np.uint64 if width > 32 else np.uint32
 
 
+def f16_result(D):
+    """An f32 result rounded to the bits (uint16) of an .f16 accumulator: round to nearest
+    even, overflow to infinity, NaN as 0x7FFF (`_NAN16`). The model of every .f16 accumulator
+    the emulator runs (mma.sync, wgmma, tcgen05; module text), fitted to no GPU."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        half = np.asarray(D, np.float32).astype(np.float16)
+    return np.where(np.isnan(half), np.uint16(_NAN16), half.view(np.uint16))
+
+
 def fragment_matrix(registers, shape: tuple[int, int, int], bits: int, role: str):
     """The matrices that warps' registers hold as operand `role` of mma.sync: `registers`
     (warps, 32, R) of register bits -> (warps, rows, cols) raw elements, uint32 (uint64 for
@@ -277,7 +294,7 @@ def mma(shape: tuple[int, int, int], types: str, a, b, c, *, satfinite: bool = F
         raise ValueError(f"accumulators .{d_type}/.{c_type}: the emulator runs "
                          f"{', '.join('.' + t for t in ACCUMULATORS)}")
     want = "f64" if a_type == "f64" else "s32" if a_type in _INTEGER_OPERANDS else "f32"
-    if c_type != want:
+    if c_type != want and not (c_type == "f16" and a_type == b_type == "f16"):
         raise ValueError(f"accumulators .{d_type}/.{c_type} of .{a_type} operands: the "
                          f"instruction accumulates in .{want}")
     bits = OPERAND_BITS[a_type]
@@ -291,18 +308,27 @@ def mma(shape: tuple[int, int, int], types: str, a, b, c, *, satfinite: bool = F
                          f"others none")
     m, n, k = shape
     e = max(1, 32 // bits)
-    for what, regs, count in (("A", a, m * k // e), ("B", b, k * n // e), ("C", c, m * n)):
+    per = 2 if c_type == "f16" else 1  # C/D elements a register
+    for what, regs, count in (("A", a, m * k // e), ("B", b, k * n // e), ("C", c, m * n // per)):
         if regs.shape[-1] * WARP != count:
             raise ValueError(f"{what} of m{m}n{n}k{k} takes {count // WARP} registers, "
                              f"got {regs.shape[-1]}")
     with np.errstate(all="ignore"):  # NaN casts, inf - inf, overflow: IEEE results, quietly
         A = _decode(fragment_matrix(a, shape, bits, "A"), a_type)
         B = _decode(fragment_matrix(b, shape, bits, "B"), b_type)
+        if c_type == "f16":  # two elements a register, low first: one a "register" here
+            c = np.stack([c & np.uint32(0xFFFF), c >> np.uint32(16)], -1).reshape(
+                *c.shape[:-1], -1)
         C = fragment_matrix(c, shape, bits, "C")
         if c_type == "s32":
             d = _integer_mma(A, B, C.view(np.int32).astype(np.int64), satfinite, bit_op)
         elif c_type == "f64":
             d = dmma(A, B, C.view(np.float64))
+        elif c_type == "f16":
+            D = _float_mma(A, a_type, B, b_type, C.astype(np.uint16).view(np.float16)
+                           .astype(np.float32))
+            halves = fragment_registers(f16_result(D).astype(np.uint32), shape, bits, "C")
+            return halves[..., 0::2] | (halves[..., 1::2] << np.uint32(16))
         else:
             D = _float_mma(A, a_type, B, b_type, C.view(np.float32))
             d = np.where(np.isnan(D), np.uint32(_NAN32), D.view(np.uint32))

@@ -53,7 +53,7 @@ from ...dialects.ptx import tcgen05 as X
 from ...dialects.ptx.tcgen05 import shape_of
 from ..cluster import cta_offsets
 from ..tmem import PendingMma, split, tmem_of
-from .matrix import _NAN32, _decode
+from .matrix import _NAN32, _decode, f16_result
 from .wgmma import _read_shared, multiply_add
 from .wgmma_operands import canonical_offsets, swizzle_addresses
 
@@ -65,8 +65,6 @@ OPERAND_TYPES = {"f16": {0: "f16", 1: "bf16"}, "tf32": {2: "tf32"},
 """Per kind, the A/B type codes of the instruction descriptor (PTX Table 42) the emulator runs,
 as the PTX types `matrix._decode` reads (f8f6f4's 6- and 4-bit codes are not run)."""
 ELEMENT_BYTES = {"f16": 2, "tf32": 4, "f8f6f4": 1, "i8": 1}
-_NAN16 = 0x7FFF
-"""The f16 NaN an F16 accumulator holds (PTX's canonical NaN, as `matrix._NAN32` for f32)."""
 
 
 def _warps(interpreter):
@@ -334,9 +332,7 @@ def _issue(interpreter, op, args, thread: int) -> None:
         def compute(current, Av=Av, Bv=Bv, add=bool(enable)):
             half = (current & 0xFFFF).astype(np.uint16).view(np.float16)
             C = half.astype(np.float32) if add else np.zeros(current.shape, np.float32)
-            with np.errstate(over="ignore"):
-                D = multiply_add(Av, Bv, C[None], in_a)[0].astype(np.float16)
-            return np.where(np.isnan(D), np.uint16(_NAN16), D.view(np.uint16)).astype(np.uint32)
+            return f16_result(multiply_add(Av, Bv, C[None], in_a)[0]).astype(np.uint32)
     elif kind != "i8":
         def compute(current, Av=Av, Bv=Bv, add=bool(enable)):
             C = current.view(np.float32) if add else np.zeros(current.shape, np.float32)

@@ -31,6 +31,31 @@ was not measured for bf16/f16: `K_STEP` products per step (16: the whole K of th
 as mma.sync m16n8k16 does), each step taking the previous one's f32 result as its accumulator
 (tests/gpu/test_wgmma_numerics_gpu.py compares it bit for bit with the H200).
 
+For tf32 inputs (m64nNk8; Float32 elements in shared memory) the PTX ISA says the instruction
+"will truncate lower 13 bits of the 32-bit input data before multiplication is issued", and
+the mma.sync emulation (fitted on the H200, `matrix`) ignores them too: each element keeps its
+sign, exponent and 10 high mantissa bits (`tf32_inputs`, `TF32_INPUT_ROUNDING` = "truncate";
+"rna", round to nearest with ties away, is the alternative tests/gpu/
+test_wgmma_int8_tf32_gpu.py tells apart on the GPU). The products then go through the fused
+dot-add above, one step of all `K_STEP_TF32` = 8 products of an instruction (as mma.sync
+m16n8k8 .tf32 was fitted; not measured on the wgmma).
+
+For .f16 accumulators (m64nNk16.f16.f16.f16: two f16 a register, low half first) the model is
+the tcgen05 emulation's F16 accumulator, fitted to no GPU: one instruction's products and its
+f16 C (exactly widened) go through the same fused dot-add into f32, and that result is
+rounded once to f16 (`f16_result`: to nearest even; NaN as 0x7FFF), so D is rounded to f16 once
+per instruction (16 products), never inside one. The ISA promises only that "the accumulation
+is performed with at least half precision"; tests/gpu/test_wgmma_int8_tf32_gpu.py bounds the
+GPU's result against float64 by an f16 rounding per instruction and reports how much of it this
+model reproduces bit for bit.
+
+Integer inputs (.s8/.u8 in any pairing, m64nNk32, .s32 accumulators) are exact: D = C +
+sum_k a_k b_k in int64 (at most 32 products of |a b| <= 255 * 255 per instruction), then
+wrapped modulo 2**32, or with ``.satfinite`` clamped to MIN_INT32..MAX_INT32 (the ISA: "on
+overflow, the accumulated value is limited to the range"; the clamp is applied to each
+instruction's exact D = C + A B, the only place a sum can leave the range: one instruction's
+products alone stay below 2**26).
+
 For e4m3/e5m2 inputs (m64nNk32; operands decoded exactly through ml_dtypes and aligned as f16,
 as for mma.sync) the model is fitted on the H200 (bench/wgmma_fp8_numerics.py, 2026-12-01: a
 WGMMA64 plan of K = 128, four chained m64nNk32 instructions, n 8, 64, 256 for e4m3 x e4m3,
@@ -75,6 +100,7 @@ from ..cluster import cta_offsets
 from ..memory import AccessFault
 from .matrix import (
     _NAN32,
+    f16_result,
     ACCUMULATOR_FRACTION_BITS,
     ALIGNMENT_EMIN,
     _decode,
@@ -101,6 +127,12 @@ FRACTION_BITS_8BIT = 13
 RESULT_BITS_8BIT = 14
 """Significant bits of the f32 result of an e4m3/e5m2 fused step, truncated toward zero
 (module text; measured on the H200, fitted)."""
+K_STEP_TF32 = 8
+"""The same for tf32 inputs (K = 8): all 8 products and C in one step (module text; the
+mma.sync m16n8k8 .tf32 model, not measured on the wgmma)."""
+TF32_INPUT_ROUNDING = "truncate"
+"""How a tf32 element's 23-bit mantissa becomes 10 bits: "truncate" (the ISA's words, module
+text) or "rna" (`tf32_inputs`); tests/gpu/test_wgmma_int8_tf32_gpu.py decides on the GPU."""
 ALIGNMENT_EMIN_8BIT = {"e4m3": -6, "e5m2": -14}
 """The least alignment exponent of an 8-bit operand of wgmma: its own format's minimum normal
 exponent, where mma.sync takes f16's (`matrix.ALIGNMENT_EMIN`; module text; measured on an H100,
@@ -185,9 +217,13 @@ def _read_shared(interpreter, op, addresses, q: int, threads, size: int = 2,
 
 
 def _values(raw, ptx_type: str, scale: int):
-    """Raw elements -> exact float64 values (bf16/f16, or e4m3/e5m2 decoded through ml_dtypes:
-    `matrix._decode`), times the imm-scale (1 or -1)."""
-    return _decode(raw.astype(np.uint32), ptx_type) * scale
+    """Raw elements -> exact values times the imm-scale (1 or -1): float64 for bf16/f16,
+    e4m3/e5m2 (decoded through ml_dtypes: `matrix._decode`) and tf32 (`tf32_inputs`), int64 for
+    s8/u8."""
+    raw = raw.astype(np.uint32)
+    if ptx_type == "tf32":
+        raw = tf32_inputs(raw)
+    return _decode(raw, ptx_type) * scale
 
 
 def multiply_add(A, B, C, a_type: str, b_type: str | None = None, k_step: int = K_STEP,
@@ -253,14 +289,57 @@ class WgmmaSemantics(InterpreterFunctions):
         return _mma_async(interpreter, op, args, register_a=True)
 
 
+ELEMENT_BYTES = {"bf16": 2, "f16": 2, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1, "tf32": 4}
+"""Bytes of one A/B element per PTX type: K = `K_BYTES` / bytes (16, 32, 8)."""
+
+
+def tf32_inputs(raw, rounding: str | None = None):
+    """The .b32 elements of a tf32 operand as the tensor core takes them (uint32 bits):
+    "truncate" clears the low 13 mantissa bits (the ISA's rule, module text); "rna" rounds to
+    the nearest 10-bit mantissa, ties away from zero (``cvt.rna.tf32.f32``'s rounding: the
+    alternative a GPU run may be checked against); None: `TF32_INPUT_ROUNDING`."""
+    raw = raw.astype(np.uint32)
+    rounding = TF32_INPUT_ROUNDING if rounding is None else rounding
+    if rounding == "rna":
+        finite = (raw & np.uint32(0x7F800000)) != np.uint32(0x7F800000)
+        raw = np.where(finite, raw + np.uint32(0x1000), raw)
+    return raw & np.uint32(0xFFFFE000)
+
+
+def product(A, B, C, d_type: str, a_type: str, b_type: str, satfinite: bool = False):
+    """D (warpgroups, 64, n) of one instruction from exact A (wg, 64, K) and B (wg, K, n) values
+    (float64, or int64 for .s8/.u8) and C (wg, 64, n) raw accumulator bits (uint32; an .f16
+    element in the low 16 bits), as raw bits (uint32) of D's type (module text): .f32 by the
+    fused dot-add model; .f16 the same into f32, then `f16_result`; .s32 exact, wrapped modulo
+    2**32 or (`satfinite`) clamped to the int32 range."""
+    if d_type == "s32":
+        D = np.matmul(A, B) + C.view(np.int32).astype(np.int64)
+        if satfinite:
+            return np.clip(D, -(1 << 31), (1 << 31) - 1).astype(np.int32).view(np.uint32)
+        return (D & 0xFFFFFFFF).astype(np.uint32)
+    if d_type == "f16":
+        C = C.astype(np.uint16).view(np.float16).astype(np.float32)
+    else:
+        C = C.view(np.float32)
+    if a_type in ("e4m3", "e5m2"):
+        D = multiply_add(A, B, C, a_type, b_type, K_STEP_8BIT, FRACTION_BITS_8BIT,
+                         RESULT_BITS_8BIT)
+    else:
+        D = multiply_add(A, B, C, a_type, b_type, K_STEP_TF32 if a_type == "tf32" else K_STEP)
+    if d_type == "f16":
+        return f16_result(D).astype(np.uint32)
+    return np.where(np.isnan(D), np.uint32(_NAN32), D.view(np.uint32))
+
+
 def _mma_async(interpreter, op, args, register_a: bool):
     machine = interpreter.machine
     n = op.n.value.data
-    _, a_type, b_type = op.types.data.split(".")
-    e = 1 if a_type in ("e4m3", "e5m2") else 2   # bytes an element (both operands alike)
+    d_type, a_type, b_type = op.types.data.split(".")
+    e = ELEMENT_BYTES[a_type]   # bytes an element (both operands alike)
     K = K_BYTES // e
-    acc = args[: n // 2]
-    rest = args[n // 2:]
+    per = 2 if d_type == "f16" else 1  # accumulator elements a register
+    acc = args[: n // (2 * per)]
+    rest = args[n // (2 * per):]
     a_args, b_desc = (rest[:4], rest[4]) if register_a else (rest[:1], rest[1])
     scale_d = (np.full(len(acc[0]), bool(op.scale_d_imm.value.data)) if op.scale_d is None
                else rest[-1])
@@ -270,12 +349,16 @@ def _mma_async(interpreter, op, args, register_a: bool):
     use_d = _uniform(interpreter, op, scale_d, "scale-d")
     a_descs = None if register_a else _uniform(interpreter, op, a_args[0], "a-desc")
     rows, cols = fragment_coordinates(n // 2)
-    regs = np.stack([np.asarray(r, np.uint32) for r in acc], -1).reshape(-1, WARPGROUP, n // 2)
+    regs = np.stack([np.asarray(r, np.uint32) for r in acc], -1).reshape(-1, WARPGROUP, len(acc))
+    if per == 2:  # element i: half i % 2 of register i // 2, low half first
+        regs = np.stack([regs & np.uint32(0xFFFF), regs >> np.uint32(16)], -1)
+        regs = regs.reshape(-1, WARPGROUP, n // 2)
     C = np.zeros((groups.shape[0], M, n), np.uint32)
     C[:, rows, cols] = regs
-    C = np.where(use_d[:, None, None], C, np.uint32(0)).view(np.float32)
-    A = np.empty((groups.shape[0], M, K))
-    B = np.empty((groups.shape[0], K, n))
+    C = np.where(use_d[:, None, None], C, np.uint32(0))
+    kind = np.int64 if a_type in ("s8", "u8") else np.float64
+    A = np.empty((groups.shape[0], M, K), kind)
+    B = np.empty((groups.shape[0], K, n), kind)
     reads = []  # per warpgroup: the shared addresses it read
     for w, threads in enumerate(groups):
         q = int(threads[0]) // WARPGROUP
@@ -300,9 +383,9 @@ def _mma_async(interpreter, op, args, register_a: bool):
         raw = np.zeros((groups.shape[0], M, K), np.uint32)
         raw[:, ar, ac] = np.stack(parts, -1).reshape(-1, WARPGROUP, 16 // e)
         A = _values(raw, a_type, scale_a)
-    D = (multiply_add(A, B, C, a_type, b_type) if e == 2 else
-         multiply_add(A, B, C, a_type, b_type, K_STEP_8BIT, FRACTION_BITS_8BIT, RESULT_BITS_8BIT))
-    d = np.where(np.isnan(D), np.uint32(_NAN32), D.view(np.uint32))[:, rows, cols]
+    d = product(A, B, C, d_type, a_type, b_type, op.satfinite is not None)[:, rows, cols]
+    if per == 2:
+        d = d[..., 0::2] | (d[..., 1::2] << np.uint32(16))
     locks = {r.type.register_name: "accumulator" for r in op.accumulator}
     if register_a:
         locks.update({r.type.register_name: "A" for r in op.a})
@@ -315,4 +398,4 @@ def _mma_async(interpreter, op, args, register_a: bool):
             machine.async_reads.add(pending.key, flat, e, op, threads, "a WGMMA")
         _state(machine, q).open.append(pending)
         _lock(machine, threads, pending.registers)
-    return tuple(d[..., i].reshape(-1) for i in range(n // 2))
+    return tuple(d[..., i].reshape(-1) for i in range(d.shape[-1]))

@@ -52,7 +52,8 @@ WARPGROUP = 128
 M, K = 64, 16
 """wgmma m64nNk16: A is M x K, B is K x N (16-bit inputs)."""
 K_BYTES = 32
-"""Bytes of K per row of one instruction: K = K_BYTES / element bytes (16 bf16/f16, 32 e4m3/e5m2)."""
+"""Bytes of K per row of one instruction: K = K_BYTES / element bytes (16 bf16/f16, 32
+e4m3/e5m2/s8/u8, 8 tf32)."""
 
 
 def operand_addresses(descriptor: int, role: str, major: str, n: int, element_bytes: int = 2):
@@ -61,8 +62,8 @@ def operand_addresses(descriptor: int, role: str, major: str, n: int, element_by
 
     descriptor: the 64-bit matrix descriptor (an int). role: "A" (64 x K, (m, k)) or "B"
     (K x n, (k, n)). major: "K" (imm-tnsp 0: K contiguous) or "MN" (imm-tnsp 1).
-    n: the instruction's N (8..256 step 8). element_bytes: 2 (bf16/f16) or 1 (e4m3/e5m2,
-    K-major only: the 8-bit forms have no imm-tnsp).
+    n: the instruction's N (8..256 step 8). element_bytes: 2 (bf16/f16), 1 (e4m3/e5m2/s8/u8)
+    or 4 (tf32), the last two K-major only (those forms have no imm-tnsp).
     Returns an int64 array of the operand's shape: absolute .shared byte addresses, swizzled.
     Raises ValueError for a role, majorness or N outside these, a nonzero base offset, or a
     descriptor with an unused bit set (`decode`'s GeometryError, re-raised)."""
@@ -74,9 +75,9 @@ def operand_addresses(descriptor: int, role: str, major: str, n: int, element_by
         raise ValueError(f"operand role {role!r} / major {major!r}: wgmma has A and B, K or MN")
     if not (8 <= n <= 256 and n % 8 == 0):
         raise ValueError(f"N = {n}: wgmma.m64nNk16 has N = 8..256 in steps of 8")
-    if element_bytes not in (1, 2) or (element_bytes == 1 and major != "K"):
+    if element_bytes not in (1, 2, 4) or (element_bytes != 2 and major != "K"):
         raise ValueError(f"{element_bytes}-byte elements {major}-major: wgmma reads 16-bit "
-                         "operands K- or MN-major and 8-bit ones K-major only")
+                         "operands K- or MN-major and 8- and 32-bit ones K-major only")
     if fields.base_offset and fields.mode.bits:
         raise ValueError(
             f"descriptor {int(descriptor):#x} has base offset {fields.base_offset}: the emulator "

@@ -11,6 +11,10 @@ All 128 threads of a warpgroup call these together, converged. A 64 x n x k prod
     acc = tylo.wait_mma(tylo.mma_async(plan, a, b, acc))
     c = tylo.finish_mma(acc)                             # Fragment (64, n) f32, WGMMA ownership
 
+The accumulator's dtype is the plan's (`WGMMA64.accumulator`): Float32, Int32 for 8-bit integer
+inputs (s32 sums, exact; wrapping, or clamped with ``satfinite=True``), Float16 with
+``accumulator=Float16``.
+
 Operands must be visible to the async proxy (``fence.proxy.async`` after generic stores, then a
 barrier) and unchanged until the wait. An accumulator passed to mma_async is consumed: use the
 value wait_mma returns. A pending accumulator may be passed on to a further mma_async of the
@@ -24,7 +28,7 @@ same instruction shape (a chain: no wait, no fence between the groups)::
 from __future__ import annotations
 
 from ...compiler.hardware import dtypes
-from ...compiler.support.errors import GeometryError, PlanError, TypeMismatchError
+from ...compiler.support.errors import GeometryError, PlanError, TypeMismatchError, UnsupportedError
 from ...compiler.layout.int_tuple import is_int, product
 from ...compiler.ownership.ownership import Ownership
 from ...compiler.plans.wgmma import WARPGROUP_THREADS as WGMMA64_THREADS
@@ -148,10 +152,11 @@ def carry_plan(old: Fragment, new: Fragment) -> Fragment:
 
 
 def zero_accumulator(plan) -> Fragment:
-    """A zero FP32 accumulator of ``plan`` (all partials: `accumulator_ownership`). Passed
-    straight to mma_async it is not read: the first instruction of each partial uses scale-d 0."""
+    """A zero accumulator of ``plan`` (all partials: `accumulator_ownership`), of the plan's
+    accumulator dtype (Float32, Int32 or Float16). Passed straight to mma_async it is not read:
+    the first instruction of each partial uses scale-d 0."""
     p = _plan(plan)
-    acc = zeros(accumulator_ownership(p), dtypes.Float32)
+    acc = zeros(accumulator_ownership(p), p.accumulator)
     _PLANS[acc.value] = p
     return acc
 
@@ -164,10 +169,11 @@ def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = F
     MN-major one is a GeometryError, the ISA has no transpose for them).
 
     For "A", ``tile`` may instead be a Fragment of plan.dtype with `register_a_ownership(plan)`
-    (the register-A form; origin is then unused), or a `PackedFragment` of plan.dtype with that
-    ownership (`tylo.accumulator_as_a`, `tylo.pack`: its words are the instruction's A
-    registers as they are, no packing at the MMA): TypeMismatchError for another dtype,
-    GeometryError for another ownership.
+    (the register-A form, for 16- and 8-bit inputs; origin is then unused), or a
+    `PackedFragment` of plan.dtype with that ownership (`tylo.accumulator_as_a`, `tylo.pack`: its
+    words are the instruction's A registers as they are, no packing at the MMA):
+    TypeMismatchError for another dtype, GeometryError for another ownership, UnsupportedError
+    for a tf32 plan (Tylo issues its A from shared memory only).
 
     Static origins and the geometry are checked here (`validate_wgmma_operand`: GeometryError,
     TypeMismatchError, PlanError for a wrong role); runtime origin coordinates trap at run time
@@ -208,6 +214,10 @@ def wgmma_operand(plan, role: str, tile: Tile, origin=(0, 0), inbounds: bool = F
 def _register_a(plan: WGMMA64, frag) -> WGMMAOperand:
     """The register-A operand of a Fragment (packed by the MMA's lowering) or a PackedFragment
     (its words as they are)."""
+    if not plan.instruction.register_a:
+        raise UnsupportedError(f"wgmma_operand: {plan} takes A from a shared tile only: Tylo "
+                               "issues no register-A form of the tf32 wgmma (store A to a "
+                               "K-major shared tile)")
     own = register_a_ownership(plan)
     packed = isinstance(frag, PackedFragment)
     if frag.dtype is not plan.dtype:
@@ -222,7 +232,8 @@ def _register_a(plan: WGMMA64, frag) -> WGMMAOperand:
 
 
 def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=None) -> PendingAccumulator:
-    """Issue the plan's k/K instructions (K = 16, or 32 for 8-bit inputs; A, B descriptors stepped along K; instruction i
+    """Issue the plan's k/K instructions (K = 16, 32 for 8-bit inputs, 8 for tf32; A, B
+    descriptors stepped along K; instruction i
     updates partial i % partials) and commit ONE group; the wgmma.fence the accumulator
     registers need is placed by the tylo-insert-async-fences pass (before the group, or once
     before a K loop that only wgmma touches). ``acc``: the plan's accumulator (`zero_accumulator`, or wait_mma's result);
@@ -231,9 +242,9 @@ def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=
     uninitialised accumulator. Returns the pending accumulator; `acc` is consumed.
 
     ``acc`` may also be a pending accumulator (another mma_async's result, not yet waited) when
-    the plans have the same instructions on the same registers: the same dtype, n, partials and
-    warpgroups (k may differ: the instruction, m64nNk16 or m64nNk32 for 8-bit inputs, is the
-    same). The new group is issued
+    the plans have the same instructions on the same registers: the same dtypes (inputs and
+    accumulator), n, partials and warpgroups (k may differ: the instruction, m64nNk16,
+    m64nNk32 for 8-bit inputs or m64nNk8 for tf32, is the same). The new group is issued
     behind it with no ``wgmma.wait_group`` and no ``wgmma.fence`` between: "the same shape"
     accumulator chaining the PTX ISA orders in hardware (9.7.15.7.1 wgmma.fence: accesses to the
     accumulator registers across wgmma.mma_async instructions of the same shape need no fence).
@@ -250,9 +261,12 @@ def mma_async(plan, a: WGMMAOperand, b: WGMMAOperand, acc: Fragment, accumulate=
     own = accumulator_ownership(p)
     if isinstance(acc, PendingAccumulator):
         return _chain(p, a, b, acc, own, accumulate)
-    if not isinstance(acc, Fragment) or acc.ownership != own or acc.dtype is not dtypes.Float32:
-        raise TypeMismatchError(f"mma_async: the accumulator must be a Float32 fragment with "
-                                f"{p}'s accumulator ownership (zero_accumulator(plan))")
+    if not isinstance(acc, Fragment) or acc.ownership != own or acc.dtype is not p.accumulator:
+        got = (f"a {acc.dtype} fragment" if isinstance(acc, Fragment)
+               and acc.dtype is not p.accumulator else "another ownership or value")
+        raise TypeMismatchError(f"mma_async: the accumulator must be a fragment of "
+                                f"{p.accumulator} with {p}'s accumulator ownership "
+                                f"(zero_accumulator(plan)), got {got}")
     zero = isinstance(acc.value.owner, SplatOp) and _is_zero(acc.value.owner.value)
     pred = None
     if accumulate is not None:
@@ -294,11 +308,11 @@ def _chain(p: WGMMA64, a: WGMMAOperand, b: WGMMAOperand, acc: PendingAccumulator
 
 def _is_zero(v) -> bool:
     from xdsl.dialects.arith import ConstantOp
-    from xdsl.dialects.builtin import FloatAttr
+    from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 
     owner = v.owner
-    return (isinstance(owner, ConstantOp) and isinstance(owner.value, FloatAttr)
-            and owner.value.value.data == 0.0)
+    return (isinstance(owner, ConstantOp) and isinstance(owner.value, (FloatAttr, IntegerAttr))
+            and owner.value.value.data == 0)
 
 
 def wait_mma(pending: PendingAccumulator, n: int = 0) -> Fragment:
@@ -314,14 +328,15 @@ def wait_mma(pending: PendingAccumulator, n: int = 0) -> Fragment:
         raise GeometryError(f"wait_mma: n = {n!r} must be a static int >= 0")
     op = emit(WgmmaWaitOp(n, [pending.value]))
     pending.state = "waited"
-    acc = Fragment(op.ready[0], dtypes.Float32, pending.ownership)
+    acc = Fragment(op.ready[0], pending.plan.accumulator, pending.ownership)
     _PLANS[acc.value] = pending.plan
     return acc
 
 
 def finish_mma(acc: Fragment, plan=None) -> Fragment:
-    """The finished accumulator: partials summed slot by slot (in partial order) into a Float32
-    Fragment with the plan's "C" ownership (64, n), which conversions, maps, stores and
+    """The finished accumulator: partials summed slot by slot (in partial order) into a
+    Fragment of the plan's accumulator dtype (Float32, Int32: wrapping adds, Float16) with
+    the plan's "C" ownership (64, n), which conversions, maps, stores and
     reductions accept. The plan is known for wait_mma's and zero_accumulator's results and for
     the values loops and branches carry in their place; ``plan=`` is needed only for a
     fragment built otherwise (it must then have the plan's accumulator ownership). Raises
@@ -340,5 +355,5 @@ def finish_mma(acc: Fragment, plan=None) -> Fragment:
     if plan.partials == 1:
         return acc
     own = plan.operand_layout("C")
-    op = emit(WgmmaSumPartialsOp(acc.value, fragment_type(dtypes.Float32, own)))
-    return Fragment(op.result, dtypes.Float32, own)
+    op = emit(WgmmaSumPartialsOp(acc.value, fragment_type(plan.accumulator, own)))
+    return Fragment(op.result, plan.accumulator, own)

@@ -5,7 +5,8 @@ arrays (torch CUDA tensors, or numpy arrays for the CPU emulator) once and launc
 * `gemm`: the bf16 Hopper GEMM (TMA, WGMMA, warp-specialized, persistent), also in clusters
   of 2 CTAs with B multicast (`Gemm`);
 * `gemm_layouts`: the same kernel with A K- or M-major, B K- or N-major, bf16 or f16 inputs and
-  bf16, f16 or float32 C, one `Variant` constexpr each (`tylo.ops.matmul`'s kernel);
+  bf16, f16 or float32 C, one `Variant` constexpr each (`tylo.ops.matmul`'s kernel); and on
+  K-major int8/uint8 inputs into int32 C (`tylo.ops.int_mm`'s) or float32 ones read as tf32;
 * `gemm_fp8`: the same kernel with FP8 (e4m3) WGMMA and per-tensor or rowwise scales (`GemmFP8`);
 * `gemm_fp8_blockwise`: FP8 with 1x128 / 128x128 block scales, DeepSeek-V3's (`GemmBlockwise`);
 * `attention`: the FlashAttention-3 forward pass on Hopper (`Attention`);

@@ -10,17 +10,27 @@ K/2 i .. K/2 (i + 1) - 1 packed by ``tylo.wgmma_pack_a`` BEFORE the fence (A reg
 ``wgmma.fence``, PTX ISA 9.7.15.7.1), or, when A is packed words already, its words 4 i .. 4 i + 3;
 then ``tylo.wgmma_instr_reg_a``.
 ``tylo.wgmma_wait`` on fragments waits on their slots;
-``tylo.wgmma_sum_partials`` adds the partial slots in order.
+``tylo.wgmma_sum_partials`` adds the partial slots in order (in the accumulator's type: f32,
+s32 (wrapping), f16).
+
+An f16 accumulator (``.f16`` destination: two f16 a register, PTX ISA 9.7.15.5.1.1) enters the
+instructions as ``tylo.pack_word`` i32 words of slot pairs (2j, 2j + 1), low half first, packed
+before the instructions (so before the fence); the pending fragment's slots ARE those words,
+handed as they are to a chained mma_async, and ``tylo.wgmma_wait`` unpacks them
+(``tylo.unpack_word``) into f16 slots after the wait.
 """
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import i32
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from ...compiler.hardware import dtypes
 from ...dialects.ptx.wgmma import wgmma_instruction
 from ...dialects.scalars import Scalar, as_scalar
+from ...dialects.tylo import dtype_of
+from ...dialects.tylo.fragment_ops import PackWordOp, UnpackWordOp
 from ...dialects.tylo.wgmma_ops import (
     WgmmaCommitOp,
     WgmmaDescriptorOp,
@@ -71,7 +81,10 @@ def _mma_async(self, op) -> None:
             Rewriter.insert_op(pack, InsertPoint.before(op))
             words.append(list(pack.words))
     acc = list(self.slots[op.acc])
-    width = n // 2
+    if dtype_of(op.acc.type.element_type) is dtypes.Float16 and acc[0].type != i32:
+        acc = _pack_f16(acc, op)  # (a pending f16 accumulator's slots are words already)
+    width = n // 4 if op.types.data.startswith("f16.") else n // 2  # values a partial
+    satfinite = op.satfinite is not None
     for i in range(k // kk):
         p = i % parts
         with self.before(op).active():
@@ -88,10 +101,11 @@ def _mma_async(self, op) -> None:
         tnsp_b = int(db.field("major") == "MN")
         if register_a:
             instr = WgmmaInstrRegAOp(n, op.types.data, acc[p * width:(p + 1) * width], words[i],
-                                     b.value, scale_d, tnsp_b)
+                                     b.value, scale_d, tnsp_b, satfinite)
         else:
             instr = WgmmaInstrOp(n, op.types.data, acc[p * width:(p + 1) * width], a.value,
-                                 b.value, scale_d, int(da.field("major") == "MN"), tnsp_b)
+                                 b.value, scale_d, int(da.field("major") == "MN"), tnsp_b,
+                                 satfinite)
         Rewriter.insert_op(instr, InsertPoint.before(op))
         acc[p * width:(p + 1) * width] = list(instr.d)
     Rewriter.insert_op(WgmmaCommitOp(), InsertPoint.before(op))
@@ -99,25 +113,65 @@ def _mma_async(self, op) -> None:
     self.dead.append(op)
 
 
+def _pack_f16(slots: list, op) -> list:
+    """f16 slots -> i32 words of pairs (2j, 2j + 1), low half first, inserted before `op`."""
+    words = []
+    for j in range(0, len(slots), 2):
+        pack = PackWordOp(slots[j:j + 2], dtypes.Float16.name, False)
+        Rewriter.insert_op(pack, InsertPoint.before(op))
+        words.append(pack.result)
+    return words
+
+
 @HANDLERS.on(WgmmaWaitOp)
 def _wait(self, op: WgmmaWaitOp) -> None:
     flat = self.expand(op.values)
     new = WgmmaWaitOp(op.pending.value.data, flat)
     Rewriter.insert_op(new, InsertPoint.before(op))
-    self.bind(op.ready, list(new.ready))
+    ready = list(new.ready)
+    if any(_packed_f16(v, self.slots.get(v)) for v in op.values):
+        ready = _unpack_f16(self, op, ready)
+    self.bind(op.ready, ready)
     self.dead.append(op)
+
+
+def _packed_f16(value, slots) -> bool:
+    """Whether fragment `value`'s slots are the i32 words of a pending f16 accumulator."""
+    element = getattr(value.type, "element_type", None)
+    return (slots is not None and element is not None and slots[0].type == i32
+            and dtype_of(element) is dtypes.Float16)
+
+
+def _unpack_f16(self, op: WgmmaWaitOp, ready: list) -> list:
+    """The wait's results with each packed f16 accumulator's words unpacked into its slots
+    (inserted after the wait, in operand order)."""
+    out, i, point = [], 0, op
+    for v in op.values:
+        slots = self.slots.get(v)
+        count = len(slots) if slots is not None else 1
+        words = ready[i:i + count]
+        i += count
+        if not _packed_f16(v, slots):
+            out.extend(words)
+            continue
+        for w in words:
+            unpack = UnpackWordOp(w, dtypes.Float16.name)
+            Rewriter.insert_op(unpack, InsertPoint.before(point))
+            out.extend(unpack.elements)
+    return out
 
 
 @HANDLERS.on(WgmmaSumPartialsOp)
 def _sum_partials(self, op: WgmmaSumPartialsOp) -> None:
     acc = self.slots[op.acc]
     width = op.result.type.slots
+    dtype = dtype_of(op.acc.type.element_type)
     out = []
     with self.before(op).active():
         for v in range(width):
-            s = Scalar(acc[v], dtypes.Float32)
+            s = Scalar(acc[v], dtype)
             for p in range(1, len(acc) // width):
-                s = s + Scalar(acc[p * width + v], dtypes.Float32)
+                s = s + Scalar(acc[p * width + v], dtype)
             out.append(s.value)
     self.slots[op.result] = out
     self.dead.append(op)

@@ -21,7 +21,8 @@ from .values import class_of, memory_type
 @HANDLERS.on(T.MMASyncOp)
 def _MMASyncOp(sel: KernelSelection, op: T.MMASyncOp) -> None:
     """mma.sync of the atom: 16- and 8-bit A/B elements packed into .b32 registers, tf32
-    converted, f32/s32/f64 elements as they are, Int4/UInt4/Bit1 A/B already the registers
+    converted, f32/s32/f64 elements as they are (.f16 C/D: element pairs in .b32 registers, low
+    first, packed and unpacked here), Int4/UInt4/Bit1 A/B already the registers
     (their words); the atom's .satfinite and .and/.xor.popc modifiers."""
     atom = op.plan.data.atom
     sel.require(atom.min_sm, f"mma.sync {atom}")
@@ -29,12 +30,17 @@ def _MMASyncOp(sel: KernelSelection, op: T.MMASyncOp) -> None:
     a = _pack(sel, [sel.get(v) for v in op.a], atom.a, a_type)
     b = _pack(sel, [sel.get(v) for v in op.b], atom.b, b_type)
     c = [sel.get(v) for v in op.c]
-    d = [sel.new(class_of(d_type)) for _ in op.d]
+    if atom.c.bits == 16:  # .f16 C/D: element pairs in .b32 registers, low first
+        c = _pack(sel, c, atom.c, c_type)
+    d = [sel.new("b32" if atom.c.bits == 16 else class_of(d_type)) for _ in c]
     mma = sel.emit(
         P.MmaSyncOp(atom.instruction.ptx_shape, ".".join(atom.instruction.ptx_types), a, b, c, d,
                     satfinite=atom.satfinite, bit_op=atom.bit_op)
     )
-    for old, new in zip(op.d, mma.results):
+    results = list(mma.results)
+    if atom.c.bits == 16:
+        results = _unpack(sel, results, op.d[0].type)
+    for old, new in zip(op.d, results):
         sel.bind(old, new)
 
 

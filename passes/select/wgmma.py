@@ -7,7 +7,10 @@
   A slot whose register cannot be overwritten (the same register twice in the list, e.g. a
   splatted constant, or a value that other code still reads after the instruction) is first
   copied into a fresh register; block arguments (loop-carried accumulators) and values of
-  earlier wgmma ops used by nothing later are updated where they are.
+  earlier wgmma ops used by nothing later are updated where they are, and so are the words
+  ``tylo.pack_word`` packed an f16 accumulator into (fresh registers nothing else reads).
+  The integer forms carry ``.satfinite`` from the op; the registers of .s32 and .f16
+  accumulators are .b32 (`wgmma.accumulator_class`).
 * ``tylo.wgmma_pack_a``: matrix._pack's 16-bit pair packing (``mov.b32 {lo, hi}``).
 * ``tylo.wgmma_instr_reg_a``: the register-A ``wgmma.mma_async``, the accumulator as above.
 * ``tylo.wgmma_wait``: ``wgmma.wait_group`` with the registers as tied operands and results.
@@ -21,6 +24,7 @@ from xdsl.ir import Block, BlockArgument, SSAValue
 from ...dialects.ptx import ops as P
 from ...dialects.ptx import wgmma as W
 from ...dialects.tylo import dtype_of
+from ...dialects.tylo.fragment_ops import PackWordOp
 from ...dialects.tylo import wgmma_ops as TW
 from .handlers import HANDLERS
 from .kernel import KernelSelection
@@ -31,7 +35,7 @@ _WGMMA_MIN_SM = 90
 
 def _private(v: SSAValue, op) -> bool:
     """True when nothing reads `v` after `op`: its other uses are earlier ops of op's block."""
-    tied = (TW.WgmmaInstrOp, TW.WgmmaInstrRegAOp, TW.WgmmaWaitOp)
+    tied = (TW.WgmmaInstrOp, TW.WgmmaInstrRegAOp, TW.WgmmaWaitOp, PackWordOp)
     if not isinstance(v, BlockArgument) and not isinstance(v.owner, tied):
         return False
     block: Block = op.parent_block()
@@ -57,10 +61,11 @@ def _WgmmaEncodeOp(sel: KernelSelection, op: TW.WgmmaEncodeOp) -> None:
 def _accumulator_registers(sel: KernelSelection, op) -> list:
     """The registers the instruction updates in place (copies where it cannot: module text)."""
     regs, seen = [], set()
+    cls = W.accumulator_class(W.wgmma_instruction(op.types.data))
     for v in op.acc:
         r = sel.get(v)
         if r.type in seen or not _private(v, op):
-            r = sel.emit(P.MovOp("f32", r, sel.new("f32"))).results[0]
+            r = sel.emit(P.MovOp(cls, r, sel.new(cls))).results[0]
         seen.add(r.type)
         regs.append(r)
     return regs
@@ -77,7 +82,8 @@ def _WgmmaInstrOp(sel: KernelSelection, op: TW.WgmmaInstrOp) -> None:
     mma = sel.emit(W.WgmmaMmaAsyncOp(op.n.value.data, op.types.data, regs, sel.get(op.a),
                                       sel.get(op.b), _scale_d(sel, op),
                                       tnsp_a=op.tnsp_a.value.data,
-                                      tnsp_b=op.tnsp_b.value.data))
+                                      tnsp_b=op.tnsp_b.value.data,
+                                      satfinite=op.satfinite is not None))
     for old, new in zip(op.d, mma.results):
         sel.bind(old, new)
 
@@ -95,7 +101,8 @@ def _WgmmaInstrRegAOp(sel: KernelSelection, op: TW.WgmmaInstrRegAOp) -> None:
     regs = _accumulator_registers(sel, op)
     mma = sel.emit(W.WgmmaMmaAsyncRegAOp(op.n.value.data, op.types.data, regs,
                                           [sel.get(v) for v in op.a], sel.get(op.b),
-                                          _scale_d(sel, op), tnsp_b=op.tnsp_b.value.data))
+                                          _scale_d(sel, op), tnsp_b=op.tnsp_b.value.data,
+                                          satfinite=op.satfinite is not None))
     for old, new in zip(op.d, mma.results):
         sel.bind(old, new)
 

@@ -677,6 +677,54 @@ tylo.ops.LlamaDecoder(model, batch=1, max_tokens=64, backend="flash")  # <-
 """, "ArgumentError", "LlamaDecoder takes 'tylo' or 'torch'", located=False),
 ]
 
+
+_INT8 = """
+import torch
+import tylo.ops
+a = torch.randint(-128, 128, (64, 256), dtype=torch.int8)   # (M, K), row-major
+w = torch.randint(-128, 128, (128, 256), dtype=torch.int8)  # W (N, K); b = w.t(): column-major
+"""
+
+
+def _int8(name: str, what: str, code: str, error: str, match: str) -> Mistake:
+    return Mistake(f"int-mm-{name}", O, what, _INT8 + code, error, match, located=False)
+
+
+OPS += [
+    _int8("dtype", "int16 operands to the 8-bit integer product", """
+tylo.ops.int_mm(a.short(), w.t())  # <-
+""", "ArgumentError", "is torch.int16; int_mm takes torch.int8 or torch.uint8"),
+    _int8("rank", "a batched (3-D) a", """
+tylo.ops.int_mm(a[None], w.t())  # <-
+""", "ArgumentError", "has 3 dimensions; int_mm takes a (M, K) and b (K, N)"),
+    _int8("b-row-major", "b given row-major (K, N), N contiguous (integer WGMMA reads K-major B "
+          "only)", """
+tylo.ops.int_mm(a, w.t().contiguous())  # <-
+""", "ArgumentError", "integer WGMMA reads K-major operands only"),
+    _int8("a-column-major", "a given column-major (M contiguous)", """
+tylo.ops.int_mm(a.t().contiguous().t(), w.t())  # <-
+""", "ArgumentError", "a must be row-major (M, K), K contiguous"),
+    _int8("inner-extents", "K and b's rows that do not match", """
+tylo.ops.int_mm(a, w[:, :128].t())  # <-
+""", "ArgumentError", "has shape (128, 128); a (64, 256) needs (256, N)"),
+    _int8("k-multiple-of-16", "K = 40 (TMA: rows of a and b must be 16-byte multiples)", """
+tylo.ops.int_mm(a[:, :40].contiguous(), w[:, :40].contiguous().t())  # <-
+""", "ArgumentError", "K = 40; K must be a multiple of 16"),
+    _int8("n-multiple-of-4", "N = 6 (TMA: the int32 rows of out must be 16-byte multiples)", """
+tylo.ops.int_mm(a, w[:6].t())  # <-
+""", "ArgumentError", "N = 6; N must be a multiple of 4"),
+    _int8("row-pitch", "a slice of a wider matrix whose rows lie 264 bytes apart", """
+wide = torch.randint(-128, 128, (64, 264), dtype=torch.int8)
+tylo.ops.int_mm(wide[:, :256], w.t())  # <-
+""", "ArgumentError", "its rows of K must lie a multiple of 16 bytes apart (TMA)"),
+    _int8("misaligned", "a view of a that starts 1 byte into its storage (TMA reads 16-byte "
+          "aligned data)", """
+flat = torch.randint(-128, 128, (64 * 256 + 16,), dtype=torch.int8)
+tylo.ops.int_mm(flat[1:64 * 256 + 1].view(64, 256), w.t())  # <-
+""", "ArgumentError", "its data must be 16-byte aligned (TMA)"),
+]
+
+
 _ATTENTION_FP8 = """
 import torch
 import tylo.ops

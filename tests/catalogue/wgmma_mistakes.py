@@ -87,6 +87,56 @@ WGMMA64(Float8E4M3, 64, 16)  # <-
     Mistake("wgmma-type-pair", P, "WGMMA inputs of two types the ISA does not pair", """
 WGMMA64(BFloat16, 64, 64, b_dtype=Float8E4M3)  # <-
 """, "PlanError", "no BFloat16 x Float8E4M3 inputs", located=False),
+    Mistake("wgmma-integer-n", P, "an integer WGMMA of n = 40 (the .s32 forms step N by 16 "
+            "above 32)", """
+WGMMA64(Int8, 40, 128)  # <-
+""", "GeometryError", "n = 40 must be 8..32 in steps of 8, then 48..256 in steps of 16",
+            located=False),
+    Mistake("wgmma-accumulator-type", P, "an f16 accumulator for bf16 inputs (the ISA has .f16 "
+            "destinations for .f16 inputs only)", """
+WGMMA64(BFloat16, 64, 64, accumulator=Float16)  # <-
+""", "PlanError", "no BFloat16 x BFloat16 inputs with Float16 accumulation", located=False),
+    Mistake("wgmma-satfinite-float", P, "satfinite=True on a float WGMMA plan", """
+WGMMA64(Float8E4M3, 64, 128, satfinite=True)  # <-
+""", "PlanError", "satfinite=True is for integer inputs", located=False),
+    Mistake("wgmma-satfinite-partials", P, "a saturating integer plan with partials (their sum "
+            "would wrap)", """
+WGMMA64(Int8, 64, 128, partials=2, satfinite=True)  # <-
+""", "PlanError", "satfinite=True with partials = 2", located=False),
+    Mistake("wgmma-satfinite-value", P, "satfinite given something other than True or False", """
+WGMMA64(Int8, 64, 128, satfinite="yes")  # <-
+""", "PlanError", "satfinite = 'yes' must be True or False", located=False),
+    Mistake("wgmma-accumulator-dtype", P, "a Float32 fragment as the accumulator of an int8 plan",
+            """
+plan = WGMMA64(Int8, 64, 128)
+la = shared_layout(TMATile(Int8, (64, 128), 1))
+lb = shared_layout(TMATile(Int8, (128, 64), 0))
+@tylo.kernel
+def k(out):
+    sa = tylo.SharedTile(tylo.shared_alloc(Int8, 8192, align=1024), la)
+    sb = tylo.SharedTile(tylo.shared_alloc(Int8, 8192, align=1024), lb)
+    a, b = tylo.wgmma_operand(plan, "A", sa), tylo.wgmma_operand(plan, "B", sb)
+    acc = tylo.zeros(plan.operand_layout("C"), Float32)
+    tylo.mma_async(plan, a, b, acc)  # <-
+k.compile(tylo.Tensor(Int32, 2), block=128, arch="sm_90a")
+""", "TypeMismatchError", "the accumulator must be a fragment of Int32 with"),
+    Mistake("wgmma-tf32-mn-major", P, "a tf32 WGMMA operand stored MN-major (N contiguous)", """
+plan = WGMMA64(Float32, 32, 32)
+lb = shared_layout(TMATile(Float32, (32, 32), 1))  # B (k, n) with n contiguous: MN-major
+@tylo.kernel
+def k(out):
+    sb = tylo.SharedTile(tylo.shared_alloc(Float32, 1024, align=1024), lb)
+    b = tylo.wgmma_operand(plan, "B", sb)  # <-
+""" + _COMPILE, "GeometryError", "the ISA has no transpose for 32-bit operands"),
+    Mistake("wgmma-tf32-register-a", P, "A of a tf32 WGMMA from registers", """
+plan = WGMMA64(Float32, 32, 32)
+own = WGMMA64(BFloat16, 32, 32).operand_layout("C")
+@tylo.kernel
+def k(out, A):
+    fa = tylo.load_fragment(own, tylo.window(A, (0, 0), (64, 32)), tylo.thread_idx())
+    tylo.wgmma_operand(plan, "A", fa)  # <-
+k.compile(tylo.Tensor(Float32, 2), tylo.Tensor(Float32, 2), block=128, arch="sm_90a")
+""", "UnsupportedError", "takes A from a shared tile only"),
     Mistake("accumulator-as-a-width", P,
             "tylo.accumulator_as_a of a whole (64, 128) score accumulator for a k = 32 plan",
             """

@@ -273,10 +273,12 @@ def _min_sm(row):
 def test_the_table_covers_the_expected_instructions():
     assert {family(r) for r in ROWS} == set(FAMILIES)
     # bf16/f16 x 2 shapes, tf32 x 2 shapes, fp8 pairs, int8 pairs x 2 shapes, f64 x 4 shapes,
-    # s4/u4 pairs x 3 shapes, b1 x 3 shapes
-    assert len(ROWS) == 2 * 2 + 2 + 4 + 4 * 2 + 4 + 4 * 3 + 3
+    # s4/u4 pairs x 3 shapes, b1 x 3 shapes, f16 -> f16 m16n8k16
+    assert len(ROWS) == 2 * 2 + 2 + 4 + 4 * 2 + 4 + 4 * 3 + 3 + 1
     for r in ROWS:
         want = Float64 if r.a is Float64 else Int32 if r.a.is_int or r.a is Bit1 else Float32
+        if (r.shape, r.a, r.b, r.c) == ((16, 8, 16), Float16, Float16, Float16):
+            want = Float16  # the f16-accumulator row
         assert r.c is want
         assert r.min_sm == _min_sm(r)
         assert r.saturating == (r.a.is_int and r.b.is_int)
@@ -294,6 +296,8 @@ def test_ownership_table_equals_the_ptx_formula(row, role):
     assert own.shape == {"A": (m, k), "B": (k, n), "C": (m, n)}[role]
     assert (own.threads, own.values) == (32, elements)
     assert own.table() == [[formula(lane, i) for i in range(elements)] for lane in range(32)]
+    if role == "C" and row.c.bits == 16:  # .f16 C: two a register
+        registers //= 2
     assert row.register_elements(role) * registers == elements
 
 
@@ -401,6 +405,14 @@ def test_float32_inputs_select_tf32():
     assert atom.instruction.register_elements("A") == 1
     assert atom.operand_layout("A").table() == [
         [a_m16n8k8_tf32(lane, i) for i in range(4)] for lane in range(32)]
+
+
+def test_f16_accumulator_atom():
+    """m16n8k16 .f16.f16.f16.f16: the f32 C's element order, two elements a .b32 register."""
+    atom = MMAAtom((16, 8, 16), Float16, Float16)
+    assert atom.instruction.ptx_types == ("f16", "f16", "f16", "f16")
+    assert [atom.instruction.register_elements(r) for r in "ABC"] == [2, 2, 2]
+    assert atom.operand_layout("C") == MMAAtom((16, 8, 16), Float16).operand_layout("C")
 
 
 def test_ptx_types_of_16_and_8_bit_atoms():

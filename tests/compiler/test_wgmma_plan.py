@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
-from tylo.compiler.hardware.dtypes import BFloat16, Float8E4M3, Float8E5M2, Float16, Float32
+from tylo.compiler.hardware.dtypes import (
+    BFloat16, Float8E4M3, Float8E5M2, Float16, Float32, Int8, Int32, TFloat32, UInt8,
+)
 from tylo.compiler.support.errors import GeometryError, PlanError, TypeMismatchError
 from tylo.compiler.layout.layout import Layout
 from tylo.compiler.atoms.mma_atom import MMAAtom, operand_layout
@@ -21,9 +23,12 @@ ALL_N = range(8, 257, 8)
 
 
 def test_instruction_table():
-    assert sorted(f"{a}x{b}" for a, b, _ in WGMMA_INSTRUCTIONS) == [
-        "BFloat16xBFloat16", "Float16xFloat16", "Float8E4M3xFloat8E4M3", "Float8E4M3xFloat8E5M2",
-        "Float8E5M2xFloat8E4M3", "Float8E5M2xFloat8E5M2"]
+    assert sorted(f"{a}x{b}->{c}" for a, b, c in WGMMA_INSTRUCTIONS) == [
+        "BFloat16xBFloat16->Float32", "Float16xFloat16->Float16", "Float16xFloat16->Float32",
+        "Float32xFloat32->Float32", "Float8E4M3xFloat8E4M3->Float32",
+        "Float8E4M3xFloat8E5M2->Float32", "Float8E5M2xFloat8E4M3->Float32",
+        "Float8E5M2xFloat8E5M2->Float32", "Int8xInt8->Int32", "Int8xUInt8->Int32",
+        "UInt8xInt8->Int32", "UInt8xUInt8->Int32"]
     row = WGMMA_INSTRUCTIONS[(BFloat16, BFloat16, Float32)]
     assert (row.m, row.k) == (64, 16)
     assert [n for n in range(0, 300) if row.supports_n(n)] == list(ALL_N)
@@ -47,7 +52,21 @@ def test_seed_plan_and_instruction_list():
 
 
 @pytest.mark.parametrize("args, error, message", [
-    ((Float32, 64), PlanError, "wgmma table has no Float32 x Float32 inputs with FP32 accumulation"),
+    ((BFloat16, 64, 64, 1, 1, None, Float16), PlanError,
+     "wgmma table has no BFloat16 x BFloat16 inputs with Float16 accumulation"),
+    ((Int8, 64, 128, 1, 1, None, Float32), PlanError, "no Int8 x Int8 inputs with Float32"),
+    ((Float32, 64, 32, 1, 1, None, Float16), PlanError, "no Float32 x Float32 inputs with Float16"),
+    ((Int8, 64, 128, 1, 1, Float8E4M3), PlanError, "no Int8 x Float8E4M3 inputs"),
+    ((Int8, 40, 32), GeometryError,
+     "n = 40 must be 8..32 in steps of 8, then 48..256 in steps of 16 for Int8 inputs"),
+    ((UInt8, 264, 32), GeometryError, "n = 264 must be 8..32"),
+    ((Int8, 64, 16), GeometryError, "k = 16 must be 32, 64 or 128 for Int8 inputs"),
+    ((Float32, 64, 64), GeometryError, "k = 64 must be 8, 16 or 32 for Float32 inputs"),
+    ((BFloat16, 64, 64, 1, 1, None, None, True), PlanError, "satfinite=True is for integer"),
+    ((Int8, 64, 128, 2, 1, None, None, True), PlanError, "satfinite=True with partials = 2"),
+    ((Int8, 64, 128, 1, 1, None, None, 1.5), PlanError, "satfinite = 1.5 must be True or False"),
+    ((Float16, 256, 64, 4, 1, None, Float16), PlanError,
+     "partials \\* n/4 = 4 \\* 64 = 256 accumulator registers per thread exceed 128"),
     ((Float8E4M3, 64, 16), GeometryError, "k = 16 must be 32, 64 or 128 for Float8E4M3 inputs"),
     ((Float8E5M2, 64, 256), GeometryError, "k = 256 must be 32, 64 or 128"),
     ((Float8E4M3, 8, 64, 4), PlanError, "partials = 4 must be a positive divisor of k/32 = 2"),
@@ -311,6 +330,59 @@ def test_fp8_register_a_layout(k):
             assert idx == r + 64 * (c + 32 * j)
             seen.add(idx)
     assert seen == set(range(64 * k))
+
+
+@pytest.mark.parametrize("a", [Int8, UInt8], ids=str)
+@pytest.mark.parametrize("b", [Int8, UInt8], ids=str)
+def test_integer_plans(a, b):
+    """.s8/.u8 in every pairing: K = 32, s32 accumulators, N = 8..32 step 8 then step 16 (the
+    ISA's list; ptxas refuses m64n40k32.s32), .satfinite after the shape, 8-bit register A."""
+    row = WGMMA_INSTRUCTIONS[(a, b, Int32)]
+    assert (row.m, row.k, row.transposable, row.integer, row.register_a) == (64, 32, False, True,
+                                                                              True)
+    assert [n for n in range(0, 300) if row.supports_n(n)] == [8, 16, 24, 32] + list(
+        range(48, 257, 16))
+    plan = WGMMA64(a, 256, 128, b_dtype=b)
+    assert plan.accumulator is Int32 and plan.operand_dtype("C") is Int32
+    assert plan.accumulator_registers == 128
+    assert plan.ptx == f"wgmma.mma_async.sync.aligned.m64n256k32.s32.{a.ptx}.{b.ptx}"
+    sat = WGMMA64(a, 24, 32, b_dtype=b, satfinite=True)
+    assert sat.ptx == f"wgmma.mma_async.sync.aligned.m64n24k32.satfinite.s32.{a.ptx}.{b.ptx}"
+    assert sat != WGMMA64(a, 24, 32, b_dtype=b) and "satfinite=True" in repr(sat)
+    assert row.a_layout(64) == WGMMA_INSTRUCTIONS[(Float8E4M3, Float8E4M3, Float32)].a_layout(64)
+    assert plan.operand_layout("C") == WGMMA64(BFloat16, 256).operand_layout("C")
+
+
+def test_tf32_plans():
+    """Float32 (or TFloat32) inputs are .tf32: K = 8, k up to one 128-byte swizzle row of 32,
+    K-major only, no register A."""
+    row = WGMMA_INSTRUCTIONS[(Float32, Float32, Float32)]
+    assert (row.m, row.k, row.transposable, row.register_a) == (64, 8, False, False)
+    assert [n for n in range(0, 300) if row.supports_n(n)] == list(ALL_N)
+    plan = WGMMA64(Float32, 128, 32)
+    assert plan.ptx == "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"
+    assert plan.instructions == tuple(WGMMAStep(i, 8 * i, 0) for i in range(4))
+    assert WGMMA64(TFloat32, 128, 32) == plan and plan.operand_dtype("A") is Float32
+    with pytest.raises(PlanError, match="Tylo issues A from shared memory only"):
+        row.a_layout(32)
+    validate_wgmma_operand(plan, "A", TMATile(Float32, (64, 32), 1))
+    validate_wgmma_operand(WGMMA64(Float32, 128, 16), "B", TMATile(Float32, (32, 128), 0), (16, 0))
+    with pytest.raises(GeometryError, match="no transpose for 32-bit operands .*.tf32"):
+        validate_wgmma_operand(WGMMA64(Float32, 32, 32), "B", TMATile(Float32, (32, 32), 1))
+    with pytest.raises(GeometryError, match="multiple of 8 .K origin"):
+        validate_wgmma_operand(plan, "A", TMATile(Float32, (64, 32), 1), (0, 4))
+
+
+def test_f16_accumulator_plans():
+    """accumulator=Float16 (f16 inputs only): .f16 D, two a register: n/4 registers a partial,
+    the same slot ownership as f32."""
+    plan = WGMMA64(Float16, 256, 64, 2, accumulator=Float16)
+    assert plan.ptx == "wgmma.mma_async.sync.aligned.m64n256k16.f16.f16.f16"
+    assert plan.accumulator_registers == 128 and plan.operand_dtype("C") is Float16
+    assert plan.operand_layout("C") == WGMMA64(Float16, 256).operand_layout("C")
+    assert repr(plan) == "WGMMA64(Float16, 256, 64, 2, accumulator=Float16)"
+    assert WGMMA64(Float16, 64, accumulator=Float32) == WGMMA64(Float16, 64)
+    assert WGMMA_INSTRUCTIONS[(Float16, Float16, Float16)].transposable
 
 
 @pytest.mark.parametrize("plan", [WGMMA64(Float8E4M3, 64, 32), WGMMA64(Float8E4M3, 128, 128),

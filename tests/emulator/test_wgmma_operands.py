@@ -145,44 +145,49 @@ def test_fragments_match_the_facts():
     assert len(set(zip(ar.ravel().tolist(), ac.ravel().tolist()))) == 64 * 16
 
 
+@pytest.mark.parametrize("bytes_", [1, 4], ids=["e4m3", "tf32"])
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: f"row{r}")
-def test_one_byte_elements_k_major(row):
-    """e4m3 operands (K = 32 one-byte elements an instruction): every K origin a multiple of 32
-    inside the swizzle row, A (64, 32) and B (32, n); the decoder's 1-byte addresses equal the
-    tile's layout offsets (1 byte an element)."""
-    from tylo.compiler.hardware.dtypes import Float8E4M3
+def test_one_and_four_byte_elements_k_major(row, bytes_):
+    """e4m3 operands (K = 32 one-byte elements an instruction) and tf32 ones (K = 8 four-byte
+    elements): every K origin a multiple of K inside the swizzle row, A (64, K) and B (K, n);
+    the decoder's addresses equal the tile's layout offsets times the element bytes."""
+    from tylo.compiler.hardware.dtypes import Float8E4M3, Float32
 
-    r = row  # elements a row: one byte each
+    dtype = Float8E4M3 if bytes_ == 1 else Float32
+    K = 32 // bytes_   # elements an instruction reads per row: 32 bytes
+    r = row // bytes_  # elements a row
 
     def check(layout, role, origin, n, base):
-        structure = swizzled_structure(layout, Float8E4M3, 1 if role == "A" else 0)
+        structure = swizzled_structure(layout, dtype, 1 if role == "A" else 0)
         desc = operand_descriptor(structure, layout, origin, base)
-        shape = (64, 32) if role == "A" else (32, n)
-        got = operand_addresses(desc, role, "K", n, 1)
-        want = np.array([[base + layout((origin[0] + i, origin[1] + j)) for j in range(shape[1])]
-                         for i in range(shape[0])], np.int64)
+        shape = (64, K) if role == "A" else (K, n)
+        got = operand_addresses(desc, role, "K", n, bytes_)
+        want = np.array([[base + bytes_ * layout((origin[0] + i, origin[1] + j))
+                          for j in range(shape[1])] for i in range(shape[0])], np.int64)
         np.testing.assert_array_equal(got, want)
 
-    if row == 16:  # unswizzled: 8 x 16-byte core matrices, two of them along K = 32
+    if row == 16:  # unswizzled: 8 x 16-byte core matrices, two of them along K
         def tile(shape, kaxis):
             other = shape[1 - kaxis] // 8
-            s = SwizzledStructure("K", 16, other * 128, 128, 16, shape[kaxis] // 16)
+            s = SwizzledStructure("K", 16, other * 128, 128, 16 // bytes_,
+                                  shape[kaxis] * bytes_ // 16)
             return structure_layout(s, shape, kaxis)
-        check(tile((128, 64), 1), "A", (64, 32), 64, 2048)
-        check(tile((32, 24), 0), "B", (0, 0), 24, 0)
+        check(tile((128, 2 * K), 1), "A", (64, K), 64, 2048)
+        check(tile((K, 24), 0), "B", (0, 0), 24, 0)
         return
-    for k0 in range(0, r, 32):
-        check(shared_layout(TMATile(Float8E4M3, (128, r), 1, row)), "A", (64, k0), 64, 2048)
+    for k0 in range(0, r, K):
+        check(shared_layout(TMATile(dtype, (128, r), 1, row)), "A", (64, k0), 64, 2048)
     for n in (8, 24, 128):
-        lay = shared_layout(TMATile(Float8E4M3, (r, n), 0, row))
-        for k0 in range(0, r, 32):
+        lay = shared_layout(TMATile(dtype, (r, n), 0, row))
+        for k0 in range(0, r, K):
             check(lay, "B", (k0, 0), n, 0)
 
 
-def test_one_byte_elements_refused_mn_major():
-    with pytest.raises(ValueError, match="8-bit ones K-major only"):
+@pytest.mark.parametrize("e", [1, 4])
+def test_one_and_four_byte_elements_refused_mn_major(e):
+    with pytest.raises(ValueError, match="8- and 32-bit ones K-major only"):
         operand_addresses(WGMMADescriptor(0, 16, 1024, 0, swizzle_mode(128)).value, "A", "MN",
-                          64, 1)
+                          64, e)
 
 
 def test_8bit_register_a_matches_the_facts():

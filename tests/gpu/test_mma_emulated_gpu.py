@@ -34,7 +34,8 @@ from tylo.emulator.semantics.matrix import OPERAND_BITS, fragment_matrix, fragme
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
-ROWS = [r for r in MMA_INSTRUCTIONS.values() if 8 <= r.a.bits <= 32]
+ROWS = [r for r in MMA_INSTRUCTIONS.values() if 8 <= r.a.bits <= 32 and r.c.bits == 32]
+# (.f16 C: test_mma_f16_accumulator_gpu.py)
 SIGNED = {8: np.int8, 16: np.int16, 32: np.int32}
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from wgmma_products import operand_tile, random_operand, relative_bound, run_product
+from wgmma_products import (
+    check_close, operand_tile, random_operand, relative_bound, run_product,
+)
 
 import tylo
 from tylo import Float8E4M3, Float8E5M2
@@ -28,15 +30,6 @@ MODES = [(128, 32), (128, 64), (128, 128), (64, 32), (64, 64), (32, 32), (16, 32
 (128 one-byte elements for the 128-byte swizzle)."""
 
 
-def _check(got, ref, bound, what: str) -> None:
-    bad = ~(np.abs(got - ref) <= bound)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise AssertionError(f"{what}: {int(bad.sum())} of {bad.size} elements wrong, first "
-                             f"[{i}, {j}] = {got[i, j]} (float64 reference {ref[i, j]}, bound "
-                             f"{np.broadcast_to(bound, got.shape)[i, j]})")
-
-
 @pytest.mark.parametrize("a,b", PAIRS, ids=PAIR_IDS)
 def test_every_n(backend, a, b):
     """Each n of `NS` (one per pairing emulated), k = 128 in one 128-byte swizzle row."""
@@ -44,7 +37,7 @@ def test_every_n(backend, a, b):
     for n in ns:
         plan = tylo.WGMMA64(a, n, 128, b_dtype=b)
         got, ref, bound = run_product(backend, plan)
-        _check(got, ref, bound, f"{plan}")
+        check_close(got, ref, bound, f"{plan}")
 
 
 @pytest.mark.parametrize("row,k", MODES, ids=[f"sw{r}-k{k}" for r, k in MODES])
@@ -55,7 +48,7 @@ def test_every_mode(backend, row, k):
     for n in backend.size((8, 24, 64, 256), ((8, 24, 64)[pick % 3],)):
         plan = tylo.WGMMA64(dtype, n, k)
         got, ref, bound = run_product(backend, plan, row_a=row, row_b=row)
-        _check(got, ref, bound, f"{plan} swizzle {row if row > 16 else 'none'} K-major")
+        check_close(got, ref, bound, f"{plan} swizzle {row if row > 16 else 'none'} K-major")
 
 
 def test_small_integers_exact(backend):
@@ -64,13 +57,13 @@ def test_small_integers_exact(backend):
     for row in (16, 128):
         plan = tylo.WGMMA64(Float8E4M3, 24, 128, b_dtype=Float8E5M2)
         got, ref, _ = run_product(backend, plan, row_a=row, row_b=row, exact=True)
-        _check(got, ref, 0.0, f"{plan} swizzle {row}, small integers")
+        check_close(got, ref, 0.0, f"{plan} swizzle {row}, small integers")
 
 
 def test_partials(backend):
     plan = tylo.WGMMA64(Float8E4M3, 16, 128, 4)
     got, ref, bound = run_product(backend, plan)
-    _check(got, ref, bound, f"{plan}")
+    check_close(got, ref, bound, f"{plan}")
 
 
 @pytest.mark.parametrize("dtype", [Float8E4M3, Float8E5M2], ids=str)
@@ -89,7 +82,7 @@ def test_register_a(backend, k, dtype):
         out = backend.full((64, n), -7777.0, np.float32)
         backend.launch(wgmma_register_a, (1,), (128,), out, backend.put(A), backend.put(B), plan, lb)
         a, b = A.astype(np.float64), B[:k, :n].astype(np.float64)
-        _check(backend.get(out).astype(np.float64), a @ b,
+        check_close(backend.get(out).astype(np.float64), a @ b,
                np.abs(a) @ np.abs(b) * relative_bound(plan),
                f"{plan} register A (the 8-bit ALayout_64x32 of register_a_ownership)")
 
@@ -116,12 +109,13 @@ def test_accumulator_as_a(backend, k, c0):
                    plan, lb, c0)
     a = S[:, c0:].astype(Float8E4M3.numpy).astype(np.float64)  # round to nearest even
     b = B[:k, :n].astype(np.float64)
-    _check(backend.get(out).astype(np.float64), a @ b, np.abs(a) @ np.abs(b) * relative_bound(plan),
-           f"{plan} A = accumulator_as_a(columns [{c0}, {c0 + k}))")
+    check_close(backend.get(out).astype(np.float64), a @ b,
+                np.abs(a) @ np.abs(b) * relative_bound(plan),
+                f"{plan} A = accumulator_as_a(columns [{c0}, {c0 + k}))")
 
 
 def test_two_warpgroups(backend):
     """warpgroups=2: (128, n) from one B, each warpgroup its 64 rows of A."""
     plan = tylo.WGMMA64(Float8E5M2, backend.size(128, 16), 64, warpgroups=2)
     got, ref, bound = run_product(backend, plan)
-    _check(got, ref, bound, f"{plan}")
+    check_close(got, ref, bound, f"{plan}")

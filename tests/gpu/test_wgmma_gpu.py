@@ -13,6 +13,7 @@ import pytest
 from wgmma_products import (
     GROUPS_FIRST,
     ROWS_FIRST,
+    check_close,
     descriptor_fields,
     operand_tile,
     run_k_chain,
@@ -29,15 +30,6 @@ MODES = [(128, 16), (128, 32), (128, 64), (64, 16), (64, 32), (32, 16), (16, 16)
 """(swizzle row bytes (16: none), k): K-major swizzled operands hold the plan's K in one row."""
 
 
-def _check(got, ref, bound, what: str) -> None:
-    bad = ~(np.abs(got - ref) <= bound)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise AssertionError(f"{what}: {int(bad.sum())} of {bad.size} elements wrong, first "
-                             f"[{i}, {j}] = {got[i, j]} (float64 reference {ref[i, j]}, bound "
-                             f"{np.broadcast_to(bound, got.shape)[i, j]})")
-
-
 @pytest.mark.parametrize("dtype", [BFloat16, Float16], ids=str)
 @pytest.mark.parametrize("row,k", MODES, ids=[f"sw{r}-k{k}" for r, k in MODES])
 def test_product_every_mode(backend, row, k, dtype):
@@ -47,13 +39,13 @@ def test_product_every_mode(backend, row, k, dtype):
     for n in ns:
         plan = tylo.WGMMA64(dtype, n, k)
         got, ref, bound = run_product(backend, plan, row_a=row, row_b=row)
-        _check(got, ref, bound, f"{plan} swizzle {row if row > 16 else 'none'} K-major")
+        check_close(got, ref, bound, f"{plan} swizzle {row if row > 16 else 'none'} K-major")
 
 
 def test_partials(backend):
     plan = tylo.WGMMA64(BFloat16, 8, 64, 4)
     got, ref, bound = run_product(backend, plan, row_a=128, row_b=128)
-    _check(got, ref, bound, f"{plan}")
+    check_close(got, ref, bound, f"{plan}")
 
 
 @pytest.mark.parametrize("arrangement", [ROWS_FIRST, GROUPS_FIRST])
@@ -64,7 +56,7 @@ def test_unswizzled_small_integers_exact(backend, n, arrangement):
     plan = tylo.WGMMA64(BFloat16, n, 16)
     got, ref, _ = run_product(backend, plan, row_a=16, row_b=16, arrangement=arrangement,
                               exact=True)
-    _check(got, ref, 0.0, f"{plan} unswizzled {arrangement}, small integers")
+    check_close(got, ref, 0.0, f"{plan} unswizzled {arrangement}, small integers")
 
 
 def test_launches_are_bitwise_identical(backend):
@@ -88,7 +80,7 @@ def test_widest(backend):
     """n = 256, k = 64: 128 accumulator registers per thread, emulated too."""
     plan = tylo.WGMMA64(BFloat16, 256, 64)
     got, ref, bound = run_product(backend, plan)
-    _check(got, ref, bound, f"{plan}")
+    check_close(got, ref, bound, f"{plan}")
 
 
 @pytest.mark.parametrize("which", ["A", "B", "AB"])
@@ -113,7 +105,7 @@ def test_mn_major(backend, which, row):
                 got, ref, bound = run_product(backend, plan, a_major, b_major, row_a, row_b, way)
                 la, _ = operand_tile(plan, "A", a_major, row_a, way)
                 lb, _ = operand_tile(plan, "B", b_major, row_b, way)
-                _check(got, ref, bound,
+                check_close(got, ref, bound,
                        f"{plan}, {way} blocks, {descriptor_fields(plan, 'A', la)}; "
                        f"{descriptor_fields(plan, 'B', lb)}. The same product K-major passes "
                        "(test_product_every_mode), so the MN-major descriptor is suspect: its "
@@ -137,7 +129,7 @@ def test_register_a(backend, k, dtype):
         out = backend.full((64, n), -7777.0, np.float32)
         backend.launch(wgmma_register_a, (1,), (128,), out, backend.put(A), backend.put(B), plan, lb)
         a, b = A.astype(np.float64), B[:k, :n].astype(np.float64)
-        _check(backend.get(out).astype(np.float64), a @ b, np.abs(a) @ np.abs(b) * 2.0 ** -16,
+        check_close(backend.get(out).astype(np.float64), a @ b, np.abs(a) @ np.abs(b) * 2.0 ** -16,
                f"{plan} register A (register_a_ownership: facts ptx_isa.md 3.4)")
 
 
@@ -159,7 +151,7 @@ def test_accumulator_as_register_a(backend, n1):
                    first, second, la, lb, lc)
     p = A.astype(np.float64) @ B.astype(np.float64)  # |p| <= 144: exact in bf16
     ref = p @ C[:n1, :second.n].astype(np.float64)
-    _check(backend.get(out).astype(np.float64), ref, 0.0,
+    check_close(backend.get(out).astype(np.float64), ref, 0.0,
            f"{first} -> bf16 -> register A of {second}")
 
 
@@ -170,7 +162,7 @@ def test_two_warpgroups(backend, a_major):
     for n, k in backend.size(((8, 16), (64, 64), (256, 64)), ((24, 32),)):
         plan = tylo.WGMMA64(BFloat16, n, k, warpgroups=2)
         got, ref, bound = run_product(backend, plan, a_major, "K", 128, 128)
-        _check(got, ref, bound, f"{plan}, A {a_major}-major (warpgroup q: rows 64 q ..)")
+        check_close(got, ref, bound, f"{plan}, A {a_major}-major (warpgroup q: rows 64 q ..)")
 
 
 CHAINS = [((64, 64), False), ((64, 32, 16, 16), False), ((64, 64), True), ((32, 16), True)]
@@ -186,7 +178,7 @@ def test_chain_on_a_pending_accumulator(backend, ks, register_a):
     n = backend.size(128, 64)
     plans = [tylo.WGMMA64(BFloat16, n, k) for k in ks]
     got, ref, bound, ptx = run_k_chain(backend, plans, register_a)
-    _check(got, ref, bound, f"chain of k {ks}{' (register A)' if register_a else ''}")
+    check_close(got, ref, bound, f"chain of k {ks}{' (register A)' if register_a else ''}")
     assert ptx.count("wgmma.commit_group") == len(ks)
     assert ptx.count("wgmma.wait_group") == 1
     assert ptx.count("wgmma.fence") == (len(ks) if register_a else 1)

@@ -44,8 +44,9 @@ def operand_tile(plan, role: str, major: str, row_bytes: int, arrangement: str =
 
 @tylo.kernel
 def wgmma_product(out, A, B, plan: tylo.constexpr, la: tylo.constexpr, lb: tylo.constexpr):
-    """out (64 W, n) f32 = A[:64 W, :k] @ B[:k, :n] (A, B: the whole tiles' extents), over the
-    plan's 128 W threads (W = plan.warpgroups)."""
+    """out (64 W, n) = A[:64 W, :k] @ B[:k, :n] (A, B: the whole tiles' extents), over the
+    plan's 128 W threads (W = plan.warpgroups); out of the plan's accumulator dtype (f32, s32,
+    f16)."""
     t = tylo.thread_idx()
     ma, ka = (product(m) for m in la.shape)
     kb, nb = (product(m) for m in lb.shape)
@@ -58,6 +59,10 @@ def wgmma_product(out, A, B, plan: tylo.constexpr, la: tylo.constexpr, lb: tylo.
     for i in tylo.static_range(kb * nb // nt):
         idx = t + nt * i
         sb[idx // nb, idx % nb] = B[idx // nb, idx % nb]
+    if kb * nb % nt:  # a tile of fewer elements than threads (tf32 B (8, 8)): the rest
+        idx = t + nt * (kb * nb // nt)
+        if idx < kb * nb:
+            sb[idx // nb, idx % nb] = B[idx // nb, idx % nb]
     tylo.fence_proxy_async()
     tylo.barrier()
     acc = tylo.zero_accumulator(plan)
@@ -68,8 +73,12 @@ def wgmma_product(out, A, B, plan: tylo.constexpr, la: tylo.constexpr, lb: tylo.
 
 
 def random_operand(shape, dtype, exact: bool, rng) -> np.ndarray:
-    """Fresh random elements of `dtype` (numpy, ml_dtypes): small nonzero integers when `exact`
+    """Fresh random elements of `dtype` (numpy, ml_dtypes): for Int8/UInt8 uniform over the
+    whole range (every product and sum exact in s32); else small nonzero integers when `exact`
     (every product and sum exact in f32), else uniform in (-1, 1) rounded to `dtype`."""
+    if dtype.is_int:
+        info = np.iinfo(dtype.numpy)
+        return rng.integers(info.min, info.max + 1, shape).astype(dtype.numpy)
     if exact:
         x = rng.choice(np.array([-3, -2, -1, 1, 2, 3], np.float32), shape)
     else:
@@ -79,28 +88,50 @@ def random_operand(shape, dtype, exact: bool, rng) -> np.ndarray:
 
 def run_product(backend, plan, a_major="K", b_major="K", row_a=128, row_b=128,
                 arrangement=ROWS_FIRST, exact=False, rng=None):
-    """(got, ref, bound): the kernel's (plan.m, n) f32 output (poisoned before), the float64
-    product and a rounding bound per element (|A| @ |B| * `relative_bound(plan)`; 0 when
-    `exact`)."""
+    """(got, ref, bound): the kernel's (plan.m, n) output of the plan's accumulator dtype
+    (poisoned before: NaN, or -7777 for s32) as float64, the float64 product (exact for integer
+    inputs, and in float64 too: |sums| < 2**53) and a rounding bound per element (|A| @ |B| *
+    `relative_bound(plan)`; 0 when `exact` or for integers)."""
     rng = rng or np.random.default_rng()
     la, sa = operand_tile(plan, "A", a_major, row_a, arrangement)
     lb, sb = operand_tile(plan, "B", b_major, row_b, arrangement)
     A = random_operand(sa, plan.dtype, exact, rng)
     B = random_operand(sb, plan.b_dtype, exact, rng)
-    out = backend.full((plan.m, plan.n), -7777.0, np.float32)
+    out = backend.full((plan.m, plan.n), poison(plan.accumulator), plan.accumulator.numpy)
     backend.launch(wgmma_product, (1,), (plan.threads,), out, backend.put(A), backend.put(B),
                    plan, la, lb)
     a = A[:plan.m, :plan.k].astype(np.float64)
     b = B[:plan.k, :plan.n].astype(np.float64)
-    bound = 0.0 if exact else np.abs(a) @ np.abs(b) * relative_bound(plan)
+    bound = 0.0 if exact or plan.dtype.is_int else np.abs(a) @ np.abs(b) * relative_bound(plan)
     return backend.get(out).astype(np.float64), a @ b, bound
+
+
+def poison(dtype):
+    """What an output of `dtype` is filled with before a run: NaN, or -7777 for integers."""
+    return -7777 if dtype.is_int else np.nan
+
+
+def check_close(got, ref, bound, what: str) -> None:
+    """AssertionError naming `what`, how many elements of `got` lie farther than `bound` from
+    the float64 `ref`, and the first of them."""
+    bad = ~(np.abs(got - ref) <= bound)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise AssertionError(f"{what}: {int(bad.sum())} of {bad.size} elements wrong, first "
+                             f"[{i}, {j}] = {got[i, j]} (float64 reference {ref[i, j]}, bound "
+                             f"{np.broadcast_to(bound, got.shape)[i, j]})")
 
 
 def relative_bound(plan) -> float:
     """The error bound of a product relative to |A| @ |B|: 2**-16 for 16-bit inputs (f32
     accumulation of exact products), 2**-8 for 8-bit ones (the FP8 WGMMA truncates 33 terms to 13
     fraction bits and its result to 14 significant bits per instruction, emulator/semantics/
-    wgmma.py)."""
+    wgmma.py) and for tf32 (each input keeps 10 of its 23 mantissa bits: a product within
+    2**-9 of the f32 one, truncated or rounded); with an f16 accumulator k 2**-11, the
+    classic bound of a recursive sum of k terms in half precision (u = 2**-11 a rounding, one
+    after every addition at worst: the ISA promises "at least half precision" only)."""
+    if plan.accumulator.bits == 16:
+        return 2.0 ** -11 * plan.k
     return 2.0 ** -16 if plan.dtype.bits == 16 else 2.0 ** -8
 
 
@@ -193,10 +224,11 @@ def wgmma_chain(out, A, B, C, first: tylo.constexpr, second: tylo.constexpr,
 
 
 def accumulate_kernel(plan, row_bytes: int):
-    """A kernel D (64, n) f32 = A (64, k) @ B (k, n) + C (64, n) for `plan`: A and B stored by
-    ordinary stores into K-major shared tiles with swizzle rows of `row_bytes`, C loaded into
-    the accumulator with its ownership, one mma_async, wait_mma, finish_mma stored as f32 (the
-    numerics tests and bench/wgmma_fp8_numerics.py)."""
+    """A kernel D (64, n) = A (64, k) @ B (k, n) + C (64, n) for `plan`, C and D of the plan's
+    accumulator dtype (f32, s32, f16): A and B stored by ordinary stores into K-major shared
+    tiles with swizzle rows of `row_bytes`, C loaded into the accumulator with its ownership,
+    one mma_async, wait_mma, finish_mma stored as it is (the numerics tests and
+    bench/wgmma_fp8_numerics.py)."""
     from tylo.compiler.plans.tma_tile import TMATile, shared_layout
     from tylo.frontend.language.wgmma import accumulator_ownership
 
@@ -258,7 +290,8 @@ def wgmma_k_chain(out, A, B, plans: tylo.constexpr, la: tylo.constexpr, lb: tylo
         acc = tylo.mma_async(plan, a, tylo.wgmma_operand(plan, "B", sb, (k0, 0)), acc)
         k0 += plan.k
     acc = tylo.wait_mma(acc)
-    tylo.store(tylo.window(out, (0, 0), (64, plans[0].n)), tylo.finish_mma(acc, plans[0]), t)
+    tylo.store(tylo.window(out, (0, 0), (64, plans[0].n)),
+               tylo.finish_mma(acc, plans[0]).to(out.dtype), t)  # (an f16 accumulator: to f32)
 
 
 def run_k_chain(backend, plans, register_a: bool = False, rng=None):

@@ -90,3 +90,43 @@ def test_poison_next_leaves_nan_in_the_next_output():
     testing.poison_next(torch, (512, 384), torch.bfloat16)
     out = torch.matmul(a, b)  # writes every element: the poison is gone
     assert testing.relative_error(out, a.float() @ b.float()) < 1e-2
+
+
+def test_poison_next_of_an_integer_dtype_leaves_its_least_value(monkeypatch):
+    """Integers have no NaN: the poison is torch.iinfo(dtype).min (on the CPU's allocator the
+    block is not reused, so only the fill is checked here; on a GPU the next output reads it)."""
+    torch = pytest.importorskip("torch")
+    filled = []
+    real_full = torch.full
+    monkeypatch.setattr(torch, "full", lambda *a, **kw: filled.append(real_full(*a, **kw)))
+    testing.poison_next(torch, (4, 4), torch.int32, device="cpu")
+    assert filled[0].dtype == torch.int32
+    assert bool((filled[0] == torch.iinfo(torch.int32).min).all())
+
+
+@pytest.mark.gpu
+def test_poison_next_of_int32_reaches_the_next_output():
+    torch = pytest.importorskip("torch")
+    testing.poison_next(torch, (512, 384), torch.int32)
+    assert bool((torch.empty(512, 384, device="cuda", dtype=torch.int32)
+                 == torch.iinfo(torch.int32).min).all())
+
+
+def test_per_call_ms_divides_a_graph_of_calls(monkeypatch):
+    """per_call_ms: the interleaved times per case, each divided by the graph's calls when the
+    cases are replayed from CUDA graphs (graphed and interleaved_ms stand in: no GPU here)."""
+    made = []
+    monkeypatch.setattr(testing, "interleaved_ms",
+                        lambda torch, cases, **kw: {name: 10.0 * len(name) for name in cases})
+    monkeypatch.setattr(testing, "graphed", lambda torch, fn, calls: made.append(calls) or fn)
+    cases = {"a": lambda: None, "bb": lambda: None}
+    assert testing.per_call_ms(None, cases) == {"a": 10.0, "bb": 20.0} and made == []
+    assert testing.per_call_ms(None, cases, 10) == {"a": 1.0, "bb": 2.0} and made == [10, 10]
+
+
+@pytest.mark.gpu
+def test_per_call_ms_on_the_gpu():
+    torch = pytest.importorskip("torch")
+    x = torch.zeros(1 << 20, device="cuda")
+    ms = testing.per_call_ms(torch, {"add": lambda: x.add_(1)}, 10, rounds=2, reps=3, warmup=1)
+    assert 0 < ms["add"] < 10

@@ -6,7 +6,7 @@ builtin.module {}
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: wgmma.mma_async .m64n12k16: N must be 8..256 in steps of 8
+// CHECK-NEXT: wgmma.mma_async .m64n12k16.f32.bf16.bf16: N must be 8..256 in steps of 8
 ptx.entry "k" [] reqntid [128, 1, 1] {
   %a = ptx.get_register : !ptx.reg<rd1>
   %b = ptx.get_register : !ptx.reg<rd2>
@@ -38,7 +38,7 @@ ptx.entry "k" [] reqntid [128, 1, 1] {
 
 // -----
 // CHECK:      {{^// -+$}}
-// CHECK-NEXT: wgmma.mma_async types 'f32.bf16.f16' are not in the wgmma table (D.A.B: f32.bf16.bf16, f32.f16.f16, f32.e4m3.e4m3, f32.e4m3.e5m2, f32.e5m2.e4m3, f32.e5m2.e5m2)
+// CHECK-NEXT: wgmma.mma_async types 'f32.bf16.f16' are not in the wgmma table (D.A.B: f32.bf16.bf16, f32.f16.f16, f32.e4m3.e4m3, f32.e4m3.e5m2, f32.e5m2.e4m3, f32.e5m2.e5m2, s32.s8.s8, s32.s8.u8, s32.u8.s8, s32.u8.u8, f32.tf32.tf32, f16.f16.f16)
 ptx.entry "k" [] reqntid [128, 1, 1] {
   %a = ptx.get_register : !ptx.reg<rd1>
   %b = ptx.get_register : !ptx.reg<rd2>
@@ -271,5 +271,110 @@ ptx.entry "k" [] reqntid [128, 1, 1] {
   %c2 = ptx.get_register : !ptx.reg<f3>
   %c3 = ptx.get_register : !ptx.reg<f4>
   %d0, %d1, %d2, %d3 = ptx.wgmma_mma_async 8 "f32.e4m3.e5m2"(%c0, %c1, %c2, %c3), %a, %b {scale_a = 1 : i64, scale_b = 1 : i64, tnsp_a = 0 : i64, tnsp_b = 1 : i64, scale_d_imm = 1 : i64} : (!ptx.reg<f1>, !ptx.reg<f2>, !ptx.reg<f3>, !ptx.reg<f4>), !ptx.reg<rd1>, !ptx.reg<rd2> -> (!ptx.reg<f1>, !ptx.reg<f2>, !ptx.reg<f3>, !ptx.reg<f4>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: wgmma.mma_async .s32.s8.s8: the integer forms have no imm-scale-a/b (no negation, PTX ISA 9.7.15.5.2): both must be 1
+ptx.entry "k" [] reqntid [128, 1, 1] {
+  %a = ptx.get_register : !ptx.reg<rd1>
+  %b = ptx.get_register : !ptx.reg<rd2>
+  %r = ptx.get_register : !ptx.reg<r1>
+  %c0 = ptx.get_register : !ptx.reg<r1>
+  %c1 = ptx.get_register : !ptx.reg<r2>
+  %c2 = ptx.get_register : !ptx.reg<r3>
+  %c3 = ptx.get_register : !ptx.reg<r4>
+  %d0, %d1, %d2, %d3 = ptx.wgmma_mma_async 8 "s32.s8.s8" (%c0, %c1, %c2, %c3), %a, %b {scale_a = -1 : i64, scale_b = 1 : i64, tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 1 : i64} : (!ptx.reg<r1>, !ptx.reg<r2>, !ptx.reg<r3>, !ptx.reg<r4>), !ptx.reg<rd1>, !ptx.reg<rd2> -> (!ptx.reg<r1>, !ptx.reg<r2>, !ptx.reg<r3>, !ptx.reg<r4>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: wgmma.mma_async .f32.bf16.bf16: .satfinite is for the integer (.s32) forms only
+ptx.entry "k" [] reqntid [128, 1, 1] {
+  %a = ptx.get_register : !ptx.reg<rd1>
+  %b = ptx.get_register : !ptx.reg<rd2>
+  %r = ptx.get_register : !ptx.reg<r1>
+  %c0 = ptx.get_register : !ptx.reg<f1>
+  %c1 = ptx.get_register : !ptx.reg<f2>
+  %c2 = ptx.get_register : !ptx.reg<f3>
+  %c3 = ptx.get_register : !ptx.reg<f4>
+  %d0, %d1, %d2, %d3 = ptx.wgmma_mma_async 8 "f32.bf16.bf16" (%c0, %c1, %c2, %c3), %a, %b {scale_a = 1 : i64, scale_b = 1 : i64, tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 1 : i64, satfinite} : (!ptx.reg<f1>, !ptx.reg<f2>, !ptx.reg<f3>, !ptx.reg<f4>), !ptx.reg<rd1>, !ptx.reg<rd2> -> (!ptx.reg<f1>, !ptx.reg<f2>, !ptx.reg<f3>, !ptx.reg<f4>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: wgmma.mma_async accumulator register must be a .b32 register, got .f32 (%f1)
+ptx.entry "k" [] reqntid [128, 1, 1] {
+  %a = ptx.get_register : !ptx.reg<rd1>
+  %b = ptx.get_register : !ptx.reg<rd2>
+  %r = ptx.get_register : !ptx.reg<r1>
+  %c0 = ptx.get_register : !ptx.reg<f1>
+  %c1 = ptx.get_register : !ptx.reg<f2>
+  %c2 = ptx.get_register : !ptx.reg<f3>
+  %c3 = ptx.get_register : !ptx.reg<f4>
+  %d0, %d1, %d2, %d3 = ptx.wgmma_mma_async 8 "s32.u8.u8" (%c0, %c1, %c2, %c3), %a, %b {scale_a = 1 : i64, scale_b = 1 : i64, tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 1 : i64} : (!ptx.reg<f1>, !ptx.reg<f2>, !ptx.reg<f3>, !ptx.reg<f4>), !ptx.reg<rd1>, !ptx.reg<rd2> -> (!ptx.reg<f1>, !ptx.reg<f2>, !ptx.reg<f3>, !ptx.reg<f4>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: wgmma.mma_async .m64n40k32.s32.s8.s8: N must be 8..32 in steps of 8, then 48..256 in steps of 16
+ptx.entry "k" [] reqntid [128, 1, 1] {
+  %a = ptx.get_register : !ptx.reg<rd1>
+  %b = ptx.get_register : !ptx.reg<rd2>
+  %r = ptx.get_register : !ptx.reg<r1>
+  %c0 = ptx.get_register : !ptx.reg<r1>
+  %c1 = ptx.get_register : !ptx.reg<r2>
+  %c2 = ptx.get_register : !ptx.reg<r3>
+  %c3 = ptx.get_register : !ptx.reg<r4>
+  %d0, %d1, %d2, %d3 = ptx.wgmma_mma_async 40 "s32.s8.s8" (%c0, %c1, %c2, %c3), %a, %b {scale_a = 1 : i64, scale_b = 1 : i64, tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 1 : i64} : (!ptx.reg<r1>, !ptx.reg<r2>, !ptx.reg<r3>, !ptx.reg<r4>), !ptx.reg<rd1>, !ptx.reg<rd2> -> (!ptx.reg<r1>, !ptx.reg<r2>, !ptx.reg<r3>, !ptx.reg<r4>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: wgmma.mma_async .m64n8k16.f16 needs 2 accumulator registers, got 4
+ptx.entry "k" [] reqntid [128, 1, 1] {
+  %a = ptx.get_register : !ptx.reg<rd1>
+  %b = ptx.get_register : !ptx.reg<rd2>
+  %r = ptx.get_register : !ptx.reg<r1>
+  %c0 = ptx.get_register : !ptx.reg<r1>
+  %c1 = ptx.get_register : !ptx.reg<r2>
+  %c2 = ptx.get_register : !ptx.reg<r3>
+  %c3 = ptx.get_register : !ptx.reg<r4>
+  %d0, %d1, %d2, %d3 = ptx.wgmma_mma_async 8 "f16.f16.f16" (%c0, %c1, %c2, %c3), %a, %b {scale_a = 1 : i64, scale_b = 1 : i64, tnsp_a = 0 : i64, tnsp_b = 0 : i64, scale_d_imm = 1 : i64} : (!ptx.reg<r1>, !ptx.reg<r2>, !ptx.reg<r3>, !ptx.reg<r4>), !ptx.reg<rd1>, !ptx.reg<rd2> -> (!ptx.reg<r1>, !ptx.reg<r2>, !ptx.reg<r3>, !ptx.reg<r4>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: wgmma.mma_async .f32.tf32.tf32: 32-bit operands have no imm-trans (K-major only, PTX ISA 9.7.15.5.2)
+ptx.entry "k" [] reqntid [128, 1, 1] {
+  %a = ptx.get_register : !ptx.reg<rd1>
+  %b = ptx.get_register : !ptx.reg<rd2>
+  %r = ptx.get_register : !ptx.reg<r1>
+  %c0 = ptx.get_register : !ptx.reg<f1>
+  %c1 = ptx.get_register : !ptx.reg<f2>
+  %c2 = ptx.get_register : !ptx.reg<f3>
+  %c3 = ptx.get_register : !ptx.reg<f4>
+  %d0, %d1, %d2, %d3 = ptx.wgmma_mma_async 8 "f32.tf32.tf32" (%c0, %c1, %c2, %c3), %a, %b {scale_a = 1 : i64, scale_b = 1 : i64, tnsp_a = 1 : i64, tnsp_b = 0 : i64, scale_d_imm = 1 : i64} : (!ptx.reg<f1>, !ptx.reg<f2>, !ptx.reg<f3>, !ptx.reg<f4>), !ptx.reg<rd1>, !ptx.reg<rd2> -> (!ptx.reg<f1>, !ptx.reg<f2>, !ptx.reg<f3>, !ptx.reg<f4>)
+  ptx.ret
+}
+
+// -----
+// CHECK:      {{^// -+$}}
+// CHECK-NEXT: wgmma.mma_async .f32.tf32.tf32: Tylo issues no register-A form for these types (no A fragment table)
+ptx.entry "k" [] reqntid [128, 1, 1] {
+  %a = ptx.get_register : !ptx.reg<rd1>
+  %b = ptx.get_register : !ptx.reg<rd2>
+  %r = ptx.get_register : !ptx.reg<r1>
+  %c0 = ptx.get_register : !ptx.reg<f1>
+  %c1 = ptx.get_register : !ptx.reg<f2>
+  %c2 = ptx.get_register : !ptx.reg<f3>
+  %c3 = ptx.get_register : !ptx.reg<f4>
+  %d0, %d1, %d2, %d3 = ptx.wgmma_mma_async_reg_a 8 "f32.tf32.tf32" (%c0, %c1, %c2, %c3), (%r, %r, %r, %r), %b {scale_a = 1 : i64, scale_b = 1 : i64, tnsp_b = 0 : i64, scale_d_imm = 1 : i64} : (!ptx.reg<f1>, !ptx.reg<f2>, !ptx.reg<f3>, !ptx.reg<f4>), (!ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>, !ptx.reg<r1>), !ptx.reg<rd2> -> (!ptx.reg<f1>, !ptx.reg<f2>, !ptx.reg<f3>, !ptx.reg<f4>)
   ptx.ret
 }

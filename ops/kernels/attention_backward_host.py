@@ -67,7 +67,7 @@ class Geometry:
     def __init__(self, B: int, Hq: int, Hkv: int, S: int, Sk: int, D: int, seq_q: int,
                  seq_k: int, causal: bool, scale: float | None, dq: str | None,
                  lpt: bool | None = None, dq_vector: int = 2, deterministic: bool = False,
-                 dq_writer: bool = False):
+                 dq_writer: bool | None = None):
         if Hq % Hkv:
             raise tylo.ArgumentError("k", f"{Hkv} key/value heads do not divide {Hq} query heads")
         self.cfg = cfg = config(D, causal, scale, dq, lpt, dq_vector, deterministic, dq_writer)
@@ -131,7 +131,7 @@ class AttentionBackward:
                  emulate: bool = False, dlse=None, cu_seqlens_q=None, cu_seqlens_k=None,
                  max_seqlen_q: int | None = None, max_seqlen_k: int | None = None,
                  dq: str | None = None, lpt: bool | None = None, dq_vector: int = 2,
-                 deterministic: bool = False, dq_writer: bool = False):
+                 deterministic: bool = False, dq_writer: bool | None = None):
         varlen = cu_seqlens_q is not None
         if varlen:  # (rows, H, D), lse (Hq, rows)
             B, (Hq, D), Hkv = len(cu_seqlens_q) - 1, Q.shape[1:], K.shape[1]

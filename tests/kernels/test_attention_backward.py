@@ -241,6 +241,16 @@ def test_the_dq_writer_is_refused_without_tma():
         bw.config(256, True, dq_writer=True)
 
 
+def test_the_deterministic_mode_takes_the_writer_by_default():
+    """dq_writer None: the writer warp with deterministic at D 64/128 (measured faster on the
+    H100), not otherwise; an explicit False keeps the consumers' reductions."""
+    assert bw.config(128, True, deterministic=True).dq_writer
+    assert bw.config(64, False, deterministic=True).dq_writer
+    assert not bw.config(128, True, deterministic=True, dq_writer=False).dq_writer
+    assert not bw.config(128, True).dq_writer and not bw.config(64, False, dq="red").dq_writer
+    assert bw.config(256, True, deterministic=True).deterministic  # D 256: its "red", no writer
+
+
 def test_deterministic_with_red_dq_is_refused():
     """At D 64/128 the "red" mode's two consumer warpgroups add into the same dQ elements in no
     fixed order: deterministic=True takes "tma" only (ArgumentError naming dq)."""

@@ -13,11 +13,13 @@ These are DeepGEMM's shapes; torch._scaled_mm's BlockWise1x128 scale_a is the sa
 (K/128, N/128), whose transpose (a view) is this scale_b. Each consumer warpgroup issues, per K step
 of 128 (one 128-byte swizzle row: four m64n128k32 WGMMAs), its WGMMA64(Float8E4M3, 128, 128)
 into a FRESH f32 partial accumulator (scale-d false), waits for it, and adds it into the main
-accumulator times scale_a[row, g] * scale_b[n0 / 128, g] by one fma.rn a register ("promotion" every 128 of K, so that
-the FP8 tensor core's limited accumulation (about 14 bits, DeepSeek-V3 3.3.2) never sums more
-than 128 products). The promotion (64 FMAs a thread) does not overlap this warpgroup's next
-WGMMA: the tensor core is kept busy by the other consumer warpgroup's WGMMAs (the two are not
-synchronized with each other). A second pending group per warpgroup (K steps in pairs, two
+accumulator times scale_a[row, g] * scale_b[n0 / 128, g], one fma.rn a register ("promotion"
+every 128 of K, so that the FP8 tensor core's limited accumulation (about 14 bits,
+DeepSeek-V3 3.3.2) never sums more than 128 products). The promotion (64 FMAs a thread) does not overlap this warpgroup's next
+WGMMA: the other consumer warpgroup's WGMMAs were to keep the tensor core busy (the two are
+not synchronized with each other); on an H100 (session 28) the kernel ran at 0.41-0.55x the
+per-tensor kernel at M 4096 (bench/gemm_sweep.py --dtype block), and taking turns
+(`pingpong`) did not help. A second pending group per warpgroup (K steps in pairs, two
 partials, step k's promotion issued while step k + 1's WGMMA runs) was built and compiled: it
 holds 3 x 64 accumulator registers a thread, over ptxas's 168 for a 384-thread block (setmaxnreg
 does not raise what ptxas allocates against), and ptxas spilled 584 bytes and serialized the

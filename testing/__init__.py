@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Callable
 
 __all__ = [
-    "Arrays", "arrays", "cuda_torch", "graphed", "interleaved_ms", "median_ms", "per_call_ms",
+    "Arrays", "arrays", "bench_gemm_beside_torch", "cuda_torch", "graphed", "interleaved_ms", "median_ms", "per_call_ms",
     "poison_next",
     "relative_error", "report", "report_attention", "to_numpy", "upcast", "written",
 ]
@@ -239,3 +239,32 @@ def graphed(torch, fn: Callable[[], object], calls: int) -> Callable[[], object]
                 fn()
     torch.cuda.synchronize()
     return graph.replay
+
+
+def bench_gemm_beside_torch(torch, shapes, launch: Callable, describe: Callable, dtype,
+                            out_dtype, peak_tflops: float | None = None) -> None:
+    """Time C = A @ B by ``launch(C, A, B)`` beside ``torch.matmul(A, B)`` at each (M, N, K) of
+    `shapes`, all cases interleaved in one run (`interleaved_ms`), and print one line a shape:
+    ms and TFLOP/s of both, the ratio, ``describe(C, A, B)`` (the configuration the launch
+    took) and, given `peak_tflops`, the fraction of that peak. A, B random `dtype`, C
+    `out_dtype` (torch dtypes, on the GPU); each launch runs once first (tuning outside the
+    timing). The examples' `--bench` (examples/ampere/gemm.py, examples/hopper/gemm_f64.py)."""
+    cases, inputs = {}, {}
+    for M, N, K in shapes:
+        A = torch.randn(M, K, device="cuda", dtype=dtype)
+        B = torch.randn(K, N, device="cuda", dtype=dtype)
+        C = torch.empty(M, N, device="cuda", dtype=out_dtype)
+        launch(C, A, B)
+        inputs[M, N, K] = (C, A, B)
+        cases[f"tylo {M}"] = lambda C=C, A=A, B=B: launch(C, A, B)
+        cases[f"torch {M}"] = lambda A=A, B=B: torch.matmul(A, B)
+    ms = interleaved_ms(torch, cases)
+    for (M, N, K), (C, A, B) in inputs.items():
+        flops = 2 * M * N * K
+        t_tylo, t_torch = ms[f"tylo {M}"], ms[f"torch {M}"]
+        tf_tylo, tf_torch = flops / t_tylo / 1e9, flops / t_torch / 1e9
+        peak = "" if peak_tflops is None else (
+            f" ({tf_tylo / peak_tflops:.0%} of the {peak_tflops:.0f} TFLOP/s peak)")
+        print(f"bench {M}x{N}x{K}: tylo ({describe(C, A, B)}) {t_tylo:.3f} ms = {tf_tylo:.1f} "
+              f"TFLOP/s{peak} | torch.matmul {t_torch:.3f} ms = {tf_torch:.1f} TFLOP/s | ratio "
+              f"{tf_tylo / tf_torch:.3f}")

@@ -59,28 +59,11 @@ def check(torch, M: int, N: int, K: int) -> float:
 
 
 def bench(torch, shapes) -> None:
-    """Every shape's Tylo GEMM beside torch.matmul (cuBLAS DGEMM), all cases interleaved in
-    rounds in one run (`tylo.testing.interleaved_ms`: medians of per-round CUDA-event medians)."""
-    cases, inputs = {}, {}
-    for M, N, K in shapes:
-        A = torch.randn(M, K, device="cuda", dtype=torch.float64)
-        B = torch.randn(K, N, device="cuda", dtype=torch.float64)
-        C = torch.empty(M, N, device="cuda", dtype=torch.float64)
-        launch(C, A, B)  # tune outside the timing
-        inputs[M, N, K] = (C, A, B)
-        cases[f"tylo {M}"] = lambda C=C, A=A, B=B: launch(C, A, B)
-        cases[f"torch {M}"] = lambda A=A, B=B: torch.matmul(A, B)
-    ms = testing.interleaved_ms(torch, cases)
-    for M, N, K in shapes:
-        C, A, B = inputs[M, N, K]
-        flops = 2 * M * N * K
-        t_tylo, t_torch = ms[f"tylo {M}"], ms[f"torch {M}"]
-        tf_tylo, tf_torch = flops / t_tylo / 1e9, flops / t_torch / 1e9
-        cfg = tuned(A, B).tune(C, A, B)
-        print(f"bench {M}x{N}x{K}: tylo ({describe(cfg)}) {t_tylo:.3f} ms = {tf_tylo:.1f} "
-              f"TFLOP/s ({tf_tylo / PEAK_TFLOPS:.0%} of the {PEAK_TFLOPS:.0f} TFLOP/s peak) | "
-              f"torch.matmul {t_torch:.3f} ms = {tf_torch:.1f} TFLOP/s | ratio "
-              f"{tf_tylo / tf_torch:.3f}")
+    """Every shape's Tylo GEMM beside torch.matmul (cuBLAS DGEMM), all cases interleaved in one run
+    (`tylo.testing.bench_gemm_beside_torch`)."""
+    testing.bench_gemm_beside_torch(
+        torch, shapes, launch, lambda C, A, B: describe(tuned(A, B).tune(C, A, B)),
+        torch.float64, torch.float64, PEAK_TFLOPS)
 
 
 def emulated_check(M: int, N: int, K: int, cfg=CONFIG) -> float:
